@@ -1,0 +1,114 @@
+/**
+ * The admission pipeline an API server runs for our kinds, as pure functions: decode (schema), default, apply the
+ * seed's shoot defaults, validate. The CLI and the webhook both call `admit`.
+ */
+import type { z } from 'zod';
+import { FieldPath, invalid, type ErrorList, type ObjectIdentity } from './field/index.js';
+import type { FeatureGates } from '../featuregate/featuregate.js';
+import { applySeedShootDefaults } from './core/v1beta1/defaults.js';
+import type { Seed } from './core/v1beta1/seed.js';
+import type { Shoot } from './core/v1beta1/shoot.js';
+import { validateShootAgainstSeed } from './core/v1beta1/validation/shoot.js';
+import { withoutNulls } from './meta/nulls.js';
+import { lookupKind, Seeds, Shoots, type KindInfo } from './registry.js';
+
+/** The input is not an object of a kind this project serves: the caller can't use it (exit 2, HTTP 400). */
+export class UnknownKindError extends Error {}
+
+export interface AdmissionInput {
+  readonly object: unknown;
+  /** The stored object, for an update. */
+  readonly oldObject?: unknown;
+  /** The seed the shoot is scheduled on, for the seed context. */
+  readonly seed?: unknown;
+  readonly gates: FeatureGates;
+}
+
+export interface AdmissionResult {
+  readonly kind: KindInfo<unknown>;
+  readonly id: ObjectIdentity;
+  /** The object after defaulting (undefined when it could not be decoded). */
+  readonly object: unknown;
+  readonly errors: ErrorList;
+}
+
+export function identify(object: unknown): KindInfo<unknown> {
+  const kind = lookupKind(object);
+  if (kind) return kind;
+  const o = (typeof object === 'object' && object !== null ? object : {}) as { apiVersion?: unknown; kind?: unknown };
+  throw new UnknownKindError(
+    `unknown kind ${JSON.stringify(o.kind ?? null)} of apiVersion ${JSON.stringify(o.apiVersion ?? null)}: ` +
+      `expected Shoot or Seed (core.gardener.cloud/v1beta1), Network, DNSRecord or OperatingSystemConfig ` +
+      `(extensions.gardener.cloud/v1alpha1)`,
+  );
+}
+
+export function identityOf(kind: KindInfo<unknown>, object: unknown): ObjectIdentity {
+  const name = (object as { metadata?: { name?: unknown } } | undefined)?.metadata?.name;
+  return { group: kind.group, kind: kind.kind, ...(typeof name === 'string' ? { name } : {}) };
+}
+
+/** Decodes with the kind's schema; type errors become field errors with the path of the offending value. */
+export function decode<T>(kind: KindInfo<T>, object: unknown): { value?: T; errors: ErrorList } {
+  const input = withoutNulls(object);
+  const parsed = kind.schema.safeParse(input);
+  if (parsed.success) return { value: parsed.data, errors: [] };
+  return { errors: parsed.error.issues.map((issue) => issueToFieldError(issue, input)) };
+}
+
+function issueToFieldError(issue: z.core.$ZodIssue, root: unknown): ReturnType<typeof invalid> {
+  let path: FieldPath | undefined;
+  let value: unknown = root;
+  for (const segment of issue.path) {
+    if (typeof segment === 'number') {
+      path = (path ?? FieldPath.root('')).index(segment);
+    } else {
+      const name = String(segment);
+      path = path ? path.child(name) : FieldPath.root(name);
+    }
+    value = typeof value === 'object' && value !== null ? (value as Record<PropertyKey, unknown>)[segment] : undefined;
+  }
+  const detail = issue.message.replace(/^Invalid input: /, '');
+  return invalid(path ?? FieldPath.root('<root>'), value, detail);
+}
+
+/** Default then validate `object` as the API server would on create (or update, with `oldObject`). */
+export function admit(input: AdmissionInput): AdmissionResult {
+  const kind = identify(input.object);
+  const id = identityOf(kind, input.object);
+  const decoded = decode(kind, input.object);
+  if (decoded.value === undefined) return { kind, id, object: undefined, errors: decoded.errors };
+  let object = kind.default(decoded.value);
+
+  let seed: Seed | undefined;
+  if (kind === Shoots && input.seed !== undefined) {
+    seed = decodeSeed(input.seed);
+    object = applySeedShootDefaults(object as Shoot, seed);
+  }
+
+  let errors: ErrorList;
+  if (input.oldObject !== undefined) {
+    if (lookupKind(input.oldObject) !== kind) {
+      throw new UnknownKindError(`the old object is not a ${kind.kind} of ${kind.group}/${kind.version}`);
+    }
+    const old = decode(kind, input.oldObject);
+    if (old.value === undefined) {
+      throw new UnknownKindError(`the old object is not a valid ${kind.kind}: ${old.errors.map((e) => e.field).join(', ')}`);
+    }
+    errors = kind.validateUpdate(object, kind.default(old.value), input.gates);
+  } else {
+    errors = kind.validate(object, input.gates);
+  }
+  if (seed) errors = [...errors, ...validateShootAgainstSeed(object as Shoot, seed)];
+  return { kind, id, object, errors };
+}
+
+/** The seed context must itself be a usable Seed. */
+export function decodeSeed(object: unknown): Seed {
+  if (lookupKind(object) !== Seeds) throw new UnknownKindError('the seed is not a Seed of core.gardener.cloud/v1beta1');
+  const decoded = decode(Seeds, object);
+  if (decoded.value === undefined) {
+    throw new UnknownKindError(`the seed is not a valid Seed: ${decoded.errors.map((e) => e.field).join(', ')}`);
+  }
+  return Seeds.default(decoded.value);
+}

@@ -1,0 +1,70 @@
+/**
+ * Defaulting for Shoot and Seed, run before validation as an API server does. Pure: returns a new object.
+ */
+import { isIPv6SingleStack } from '../../validation/ip-families.js';
+import { parseCIDR } from '../../../net/cidr.js';
+import { hasWorkers, highestMaxPods } from './helpers.js';
+import type { Seed } from './seed.js';
+import type { Shoot } from './shoot.js';
+
+/** The IPv6 node mask kube-controller-manager gets unless the user chose one: one /64 per node. */
+export const DEFAULT_NODE_CIDR_MASK_SIZE_IPV6 = 64;
+
+export function defaultShoot(input: Shoot): Shoot {
+  const shoot = structuredClone(input);
+  const networking = (shoot.spec.networking ??= {});
+  if (!networking.ipFamilies || networking.ipFamilies.length === 0) networking.ipFamilies = ['IPv4'];
+  if (hasWorkers(shoot)) defaultKubeControllerManager(shoot, networking.ipFamilies);
+  return shoot;
+}
+
+/** 32 − ceil(log2(2 × maxPods)): room for twice the pods of a node, so addresses can be reused after a restart. */
+export function ipv4NodeCIDRMaskSize(maxPods: number): number | undefined {
+  if (!Number.isInteger(maxPods) || maxPods < 1) return undefined;
+  const bitsForPods = (2 * maxPods - 1).toString(2).length;
+  return 32 - bitsForPods;
+}
+
+function defaultKubeControllerManager(shoot: Shoot, ipFamilies: readonly string[]): void {
+  const kubernetes = (shoot.spec.kubernetes ??= {});
+  const kcm = (kubernetes.kubeControllerManager ??= {});
+  if (isIPv6SingleStack(ipFamilies)) {
+    if (kcm.nodeCIDRMaskSize === undefined && kcm.nodeCIDRMaskSizeIPv6 === undefined) {
+      kcm.nodeCIDRMaskSize = DEFAULT_NODE_CIDR_MASK_SIZE_IPV6;
+    }
+    return;
+  }
+  if (kcm.nodeCIDRMaskSize === undefined) {
+    const mask = ipv4NodeCIDRMaskSize(highestMaxPods(shoot));
+    if (mask !== undefined) kcm.nodeCIDRMaskSize = mask;
+  }
+  if (ipFamilies.length > 1 && kcm.nodeCIDRMaskSizeIPv6 === undefined) {
+    kcm.nodeCIDRMaskSizeIPv6 = DEFAULT_NODE_CIDR_MASK_SIZE_IPV6;
+  }
+}
+
+export function defaultSeed(input: Seed): Seed {
+  const seed = structuredClone(input);
+  const networks = (seed.spec.networks ??= {});
+  if (!networks.ipFamilies || networks.ipFamilies.length === 0) networks.ipFamilies = ['IPv4'];
+  return seed;
+}
+
+/**
+ * The mutating admission step for a shoot on a seed: missing pods/services come from the seed's shoot defaults,
+ * when the default is of the shoot's primary family.
+ */
+export function applySeedShootDefaults(input: Shoot, seed: Seed): Shoot {
+  const shoot = structuredClone(input);
+  const networking = shoot.spec.networking;
+  const defaults = seed.spec.networks?.shootDefaults;
+  if (!networking || !defaults) return shoot;
+  const primary = networking.ipFamilies?.[0] ?? 'IPv4';
+  const ofPrimaryFamily = (value: string | undefined) => {
+    const cidr = value === undefined ? undefined : parseCIDR(value);
+    return cidr !== undefined && cidr.family === primary;
+  };
+  if (networking.pods === undefined && ofPrimaryFamily(defaults.pods)) networking.pods = defaults.pods;
+  if (networking.services === undefined && ofPrimaryFamily(defaults.services)) networking.services = defaults.services;
+  return shoot;
+}

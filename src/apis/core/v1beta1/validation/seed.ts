@@ -1,0 +1,91 @@
+/**
+ * Seed validation (`spec.networks`), per api-rules.md.
+ */
+import { FieldPath, invalid, required, type ErrorList } from '../../../field/index.js';
+import type { FeatureGates } from '../../../../featuregate/featuregate.js';
+import {
+  cidrField,
+  overlappedVPNRange,
+  validateDisjoint,
+  validateFamily,
+  validateParse,
+  type CIDRField,
+} from '../../../validation/cidr.js';
+import { familyInfo, sameList, validateIPFamilies } from '../../../validation/ip-families.js';
+import type { Seed } from '../seed.js';
+
+const NETWORKS = FieldPath.root('spec', 'networks');
+const IPV4_MAX_SERVICES_PREFIX = 8;
+
+/** The five seed ranges in the order overlaps are reported, with the kind their VPN error names. */
+function seedCIDRFields(seed: Seed): { field: CIDRField; kind: string }[] {
+  const networks = seed.spec.networks ?? {};
+  const candidates: [FieldPath, string | undefined, string][] = [
+    [NETWORKS.child('pods'), networks.pods, 'pod'],
+    [NETWORKS.child('services'), networks.services, 'service'],
+    [NETWORKS.child('nodes'), networks.nodes, 'node'],
+    [NETWORKS.child('shootDefaults', 'pods'), networks.shootDefaults?.pods, 'pod'],
+    [NETWORKS.child('shootDefaults', 'services'), networks.shootDefaults?.services, 'service'],
+  ];
+  return candidates
+    .filter((c): c is [FieldPath, string, string] => c[1] !== undefined)
+    .map(([path, value, kind]) => ({ field: cidrField(path, value), kind }));
+}
+
+export function validateSeed(seed: Seed, gates: FeatureGates): ErrorList {
+  const errors: ErrorList = [];
+  const networks = seed.spec.networks;
+  if (!networks) return [required(NETWORKS, 'field is required')];
+
+  errors.push(...validateBlockCIDRs(networks.blockCIDRs));
+  const families = validateIPFamilies(networks.ipFamilies, NETWORKS.child('ipFamilies'), gates, {
+    gateIPv6SingleStack: true,
+  });
+  errors.push(...families.errors);
+  if (!families.valid) return errors;
+
+  for (const name of ['pods', 'services'] as const) {
+    if (networks[name] === undefined || networks[name] === '') {
+      errors.push(required(NETWORKS.child(name), 'field is required'));
+    }
+  }
+  const info = familyInfo(networks.ipFamilies);
+  const fields = seedCIDRFields(seed);
+  for (const { field } of fields) {
+    errors.push(...validateParse(field), ...(info.singleStack ? validateFamily(field, info.primary) : []));
+  }
+  if (errors.length > 0) return errors;
+
+  errors.push(...validateDisjoint(fields.map((f) => f.field)));
+  for (const { field, kind } of fields) {
+    const vpn = overlappedVPNRange(field);
+    if (vpn) errors.push(invalid(field.path, field.value, `${kind} network intersects with default vpn network (${vpn})`));
+  }
+  const services = fields.find((f) => f.field.path.toString() === NETWORKS.child('services').toString())?.field;
+  if (services?.cidr?.family === 'IPv4' && services.cidr.prefix < IPV4_MAX_SERVICES_PREFIX) {
+    errors.push(invalid(services.path, services.value, `cannot be larger than /${IPV4_MAX_SERVICES_PREFIX}`));
+  }
+  return errors;
+}
+
+function validateBlockCIDRs(blockCIDRs: readonly string[] | undefined): ErrorList {
+  return (blockCIDRs ?? []).flatMap((value, i) => validateParse(cidrField(NETWORKS.child('blockCIDRs').index(i), value)));
+}
+
+export function validateSeedUpdate(next: Seed, prev: Seed, gates: FeatureGates): ErrorList {
+  const errors = validateSeed(next, gates);
+  const newNetworks = next.spec.networks ?? {};
+  const oldNetworks = prev.spec.networks ?? {};
+  if (!sameList(newNetworks.ipFamilies ?? [], oldNetworks.ipFamilies ?? [])) {
+    errors.push(invalid(NETWORKS.child('ipFamilies'), newNetworks.ipFamilies ?? [], 'field is immutable'));
+  }
+  for (const name of ['pods', 'services'] as const) {
+    if (newNetworks[name] !== oldNetworks[name]) {
+      errors.push(invalid(NETWORKS.child(name), newNetworks[name] ?? null, 'field is immutable'));
+    }
+  }
+  if (oldNetworks.nodes !== undefined && newNetworks.nodes !== oldNetworks.nodes) {
+    errors.push(invalid(NETWORKS.child('nodes'), newNetworks.nodes ?? null, 'field is immutable'));
+  }
+  return errors;
+}

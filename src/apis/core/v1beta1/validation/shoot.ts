@@ -1,0 +1,309 @@
+/**
+ * Shoot validation (create, update, and in the context of its seed), per api-rules.md.
+ */
+import {
+  FieldPath,
+  forbidden,
+  invalid,
+  required,
+  type ErrorList,
+} from '../../../field/index.js';
+import type { FeatureGates } from '../../../../featuregate/featuregate.js';
+import type { CIDR } from '../../../../net/cidr.js';
+import {
+  cidrField,
+  intersects,
+  overlappedVPNRange,
+  validateCanonical,
+  validateFamily,
+  validateParse,
+  type CIDRField,
+} from '../../../validation/cidr.js';
+import {
+  familyInfo,
+  isIPv6SingleStack,
+  validateIPFamilies,
+  validateIPFamiliesUpdate,
+  type FamilyInfo,
+} from '../../../validation/ip-families.js';
+import { hasWorkers, highestMaxPods, shootIPFamilies } from '../helpers.js';
+import type { Seed } from '../seed.js';
+import type { Shoot } from '../shoot.js';
+
+const WORKERLESS_DETAIL = 'this field should not be set for workerless Shoot clusters';
+const NETWORKING = FieldPath.root('spec', 'networking');
+const KCM = FieldPath.root('spec', 'kubernetes', 'kubeControllerManager');
+/** The largest service ranges kube-apiserver accepts for `--service-cluster-ip-range` (20 host bits). */
+const MAX_SERVICE_PREFIX: Readonly<Record<string, number>> = { IPv4: 12, IPv6: 108 };
+/** kube-controller-manager refuses a node mask more than 16 bits longer than the cluster CIDR. */
+const MAX_NODE_MASK_DIFF = 16;
+
+/** The shoot's networking CIDRs that passed parsing and the family and canonical checks. */
+interface ShootCIDRs {
+  nodes?: CIDRField;
+  pods?: CIDRField;
+  services?: CIDRField;
+}
+
+export function validateShoot(shoot: Shoot, gates: FeatureGates): ErrorList {
+  const errors: ErrorList = [];
+  const workers = hasWorkers(shoot);
+  const networking = shoot.spec.networking;
+
+  if (!networking) {
+    if (workers) errors.push(required(NETWORKING, 'networking should not be nil for a Shoot with workers'));
+  } else {
+    if (workers && !networking.type) {
+      errors.push(required(NETWORKING.child('type'), 'networking type must be provided'));
+    }
+    if (!workers) {
+      for (const name of ['type', 'providerConfig', 'pods', 'nodes'] as const) {
+        if (networking[name] !== undefined) errors.push(forbidden(NETWORKING.child(name), WORKERLESS_DETAIL));
+      }
+    }
+    const families = validateIPFamilies(networking.ipFamilies, NETWORKING.child('ipFamilies'), gates, {
+      gateIPv6SingleStack: true,
+    });
+    errors.push(...families.errors);
+    if (families.valid) errors.push(...validateShootCIDRs(shoot, familyInfo(networking.ipFamilies)).errors);
+  }
+
+  errors.push(...validateStatusNetworking(shoot));
+  errors.push(...validateKubeControllerManager(shoot, workers));
+  return errors;
+}
+
+function validateShootCIDRs(shoot: Shoot, info: FamilyInfo): { errors: ErrorList; cidrs: ShootCIDRs } {
+  const errors: ErrorList = [];
+  const cidrs: ShootCIDRs = {};
+  const networking = shoot.spec.networking ?? {};
+  for (const name of ['nodes', 'pods', 'services'] as const) {
+    const value = networking[name];
+    if (value === undefined) continue;
+    const field = cidrField(NETWORKING.child(name), value);
+    const fieldErrors = [
+      ...validateParse(field),
+      ...(info.singleStack ? validateFamily(field, info.primary) : []),
+      ...validateCanonical(field),
+    ];
+    errors.push(...fieldErrors);
+    if (fieldErrors.length === 0) cidrs[name] = field;
+  }
+
+  const { pods, nodes, services } = cidrs;
+  if (services?.cidr && services.cidr.prefix < (MAX_SERVICE_PREFIX[services.cidr.family] ?? 0)) {
+    const limit = MAX_SERVICE_PREFIX[services.cidr.family];
+    errors.push(invalid(services.path, services.value, `cannot be larger than /${limit}`));
+  }
+  if (intersects(pods, services) && services) {
+    errors.push(invalid(services.path, services.value, 'shoot pod network intersects with shoot service network'));
+  }
+  if (intersects(pods, nodes) && pods) {
+    errors.push(invalid(pods.path, pods.value, 'shoot pod network intersects with shoot node network'));
+  }
+  if (intersects(services, nodes) && services) {
+    errors.push(invalid(services.path, services.value, 'shoot service network intersects with shoot node network'));
+  }
+  return { errors, cidrs };
+}
+
+function validateStatusNetworking(shoot: Shoot): ErrorList {
+  const errors: ErrorList = [];
+  const status = shoot.status?.networking;
+  if (!status) return errors;
+  const path = FieldPath.root('status', 'networking');
+  for (const name of ['nodes', 'pods', 'services', 'egressCIDRs'] as const) {
+    (status[name] ?? []).forEach((value, i) => {
+      const field = cidrField(path.child(name).index(i), value);
+      errors.push(...validateParse(field), ...validateCanonical(field));
+    });
+  }
+  return errors;
+}
+
+function validateKubeControllerManager(shoot: Shoot, workers: boolean): ErrorList {
+  const errors: ErrorList = [];
+  const kcm = shoot.spec.kubernetes?.kubeControllerManager;
+  if (!kcm) return errors;
+  const { nodeCIDRMaskSize: mask, nodeCIDRMaskSizeIPv6: maskIPv6 } = kcm;
+  if (!workers) {
+    if (mask !== undefined) errors.push(forbidden(KCM.child('nodeCIDRMaskSize'), WORKERLESS_DETAIL));
+    if (maskIPv6 !== undefined) errors.push(forbidden(KCM.child('nodeCIDRMaskSizeIPv6'), WORKERLESS_DETAIL));
+    return errors;
+  }
+
+  const families = shootIPFamilies(shoot);
+  const ipv6SingleStack = isIPv6SingleStack(families);
+  const ipv4SingleStack = families.length === 1 && families[0] === 'IPv4';
+  if (ipv6SingleStack && mask !== undefined && maskIPv6 !== undefined) {
+    errors.push(
+      forbidden(
+        KCM.child('nodeCIDRMaskSize'),
+        'only one of nodeCIDRMaskSize or nodeCIDRMaskSizeIPv6 can be set for single-stack clusters',
+      ),
+    );
+  }
+  if (mask !== undefined) {
+    if (ipv4SingleStack && (mask < 16 || mask > 28)) {
+      errors.push(invalid(KCM.child('nodeCIDRMaskSize'), mask, 'nodeCIDRMaskSize must be between 16 and 28'));
+    } else if (ipv6SingleStack && (mask < 64 || mask > 124)) {
+      errors.push(
+        invalid(
+          KCM.child('nodeCIDRMaskSize'),
+          mask,
+          'nodeCIDRMaskSize must be between 64 and 124 for IPv6 single-stack clusters',
+        ),
+      );
+    }
+    errors.push(...validateMaskLeavesRoomForPods(mask, highestMaxPods(shoot), ipv6SingleStack ? 128 : 32));
+  }
+  if (maskIPv6 !== undefined) {
+    if (ipv4SingleStack) {
+      errors.push(
+        forbidden(
+          KCM.child('nodeCIDRMaskSizeIPv6'),
+          'nodeCIDRMaskSizeIPv6 cannot be set for IPv4 single-stack clusters',
+        ),
+      );
+    } else if (maskIPv6 < 64 || maskIPv6 > 124) {
+      errors.push(
+        invalid(KCM.child('nodeCIDRMaskSizeIPv6'), maskIPv6, 'nodeCIDRMaskSizeIPv6 must be between 64 and 124'),
+      );
+    }
+  }
+  errors.push(...validateIPv6NodeMaskAgainstPods(shoot, ipv6SingleStack));
+  return errors;
+}
+
+function validateMaskLeavesRoomForPods(mask: number, maxPods: number, addressBits: number): ErrorList {
+  const path = KCM.child('nodeCIDRMaskSize');
+  const free = addressBits - mask;
+  if (free < 0) {
+    return [invalid(path, mask, `nodeCIDRMaskSize ${mask} is larger than the address length ${addressBits}`)];
+  }
+  const usable = (1n << BigInt(free)) - 2n;
+  if (usable >= BigInt(maxPods)) return [];
+  return [
+    invalid(
+      path,
+      mask,
+      `kubelet or kube-controller-manager configuration incorrect: the nodeCIDRMaskSize of ${mask} only supports ` +
+        `${usable} IP addresses. The highest maxPod setting is ${maxPods} (of the shoot or any of its worker pools). ` +
+        `Please choose a nodeCIDRMaskSize that supports at least ${maxPods} IP addresses`,
+    ),
+  ];
+}
+
+/** kube-controller-manager cuts node ranges out of the pod range: the mask must fit in it, at most 16 bits longer. */
+function validateIPv6NodeMaskAgainstPods(shoot: Shoot, ipv6SingleStack: boolean): ErrorList {
+  const podsValue = shoot.spec.networking?.pods;
+  const pods = podsValue === undefined ? undefined : cidrField(NETWORKING.child('pods'), podsValue).cidr;
+  if (!pods || pods.family !== 'IPv6') return [];
+  const kcm = shoot.spec.kubernetes?.kubeControllerManager ?? {};
+  const [name, mask] =
+    kcm.nodeCIDRMaskSizeIPv6 !== undefined
+      ? (['nodeCIDRMaskSizeIPv6', kcm.nodeCIDRMaskSizeIPv6] as const)
+      : (['nodeCIDRMaskSize', ipv6SingleStack ? kcm.nodeCIDRMaskSize : undefined] as const);
+  if (mask === undefined) return [];
+  if (mask >= pods.prefix && mask - pods.prefix <= MAX_NODE_MASK_DIFF) return [];
+  return [
+    invalid(
+      KCM.child(name),
+      mask,
+      `must be at least the pods prefix length and at most ${MAX_NODE_MASK_DIFF} bits longer than the pods prefix ` +
+        `(pods: "${podsValue}")`,
+    ),
+  ];
+}
+
+/** Update rules, on top of validating the new object. Both objects are expected to be defaulted. */
+export function validateShootUpdate(next: Shoot, prev: Shoot, gates: FeatureGates): ErrorList {
+  const errors = validateShoot(next, gates);
+  const newNet = next.spec.networking;
+  const oldNet = prev.spec.networking;
+  if (oldNet && !newNet) {
+    errors.push(forbidden(NETWORKING, "networking cannot be set to nil if it's already set"));
+  }
+  if (oldNet && newNet) {
+    for (const name of ['type', 'pods', 'services'] as const) {
+      const before = oldNet[name];
+      if (before !== undefined && before !== '' && newNet[name] !== before) {
+        errors.push(invalid(NETWORKING.child(name), newNet[name] ?? null, 'field is immutable'));
+      }
+    }
+    errors.push(
+      ...validateIPFamiliesUpdate(newNet.ipFamilies, oldNet.ipFamilies, NETWORKING.child('ipFamilies'), gates),
+    );
+  }
+  const newKCM = next.spec.kubernetes?.kubeControllerManager ?? {};
+  const oldKCM = prev.spec.kubernetes?.kubeControllerManager ?? {};
+  if (oldKCM.nodeCIDRMaskSize !== undefined && newKCM.nodeCIDRMaskSize !== oldKCM.nodeCIDRMaskSize) {
+    errors.push(invalid(KCM.child('nodeCIDRMaskSize'), newKCM.nodeCIDRMaskSize ?? null, 'field is immutable'));
+  }
+  if (oldKCM.nodeCIDRMaskSizeIPv6 !== undefined && newKCM.nodeCIDRMaskSizeIPv6 !== oldKCM.nodeCIDRMaskSizeIPv6) {
+    errors.push(
+      invalid(KCM.child('nodeCIDRMaskSizeIPv6'), newKCM.nodeCIDRMaskSizeIPv6 ?? null, 'field is immutable'),
+    );
+  }
+  return errors;
+}
+
+const SHOOT_KINDS = [
+  ['nodes', 'node'],
+  ['services', 'service'],
+  ['pods', 'pod'],
+] as const;
+const SEED_KINDS = [
+  ['services', 'service'],
+  ['pods', 'pod'],
+  ['nodes', 'node'],
+] as const;
+
+/**
+ * Rules for a shoot scheduled on a seed. The shoot is expected to have gone through `applySeedShootDefaults`.
+ */
+export function validateShootAgainstSeed(shoot: Shoot, seed: Seed): ErrorList {
+  const errors: ErrorList = [];
+  const seedName = FieldPath.root('spec', 'seedName');
+  const seedFamilies = seed.spec.networks?.ipFamilies?.length ? seed.spec.networks.ipFamilies : ['IPv4'];
+  const shootFamilies = shootIPFamilies(shoot);
+  if (!shootFamilies.every((family) => seedFamilies.includes(family))) {
+    errors.push(
+      forbidden(
+        seedName,
+        `seed "${seed.metadata.name ?? ''}" does not support IP families [${shootFamilies.join(' ')}] of the shoot ` +
+          `(seed: [${seedFamilies.join(' ')}])`,
+      ),
+    );
+  }
+
+  const networking = shoot.spec.networking;
+  if (hasWorkers(shoot)) {
+    if (networking?.pods === undefined) errors.push(required(NETWORKING.child('pods'), 'pods is required'));
+    if (networking?.services === undefined) {
+      errors.push(required(NETWORKING.child('services'), 'services is required'));
+    }
+  }
+  if (!networking) return errors;
+
+  const seedNetworks = seed.spec.networks ?? {};
+  const seedCIDRs: Record<string, CIDR | undefined> = {};
+  for (const [name] of SEED_KINDS) {
+    const value = seedNetworks[name];
+    seedCIDRs[name] = value === undefined ? undefined : cidrField(FieldPath.root('seed'), value).cidr;
+  }
+  for (const [name, kind] of SHOOT_KINDS) {
+    const value = networking[name];
+    if (value === undefined) continue;
+    const field = cidrField(NETWORKING.child(name), value);
+    if (!field.cidr) continue;
+    for (const [seedField, seedKind] of SEED_KINDS) {
+      if (intersects(field, seedCIDRs[seedField])) {
+        errors.push(invalid(field.path, value, `shoot ${kind} network intersects with seed ${seedKind} network`));
+      }
+    }
+    const vpn = overlappedVPNRange(field);
+    if (vpn) errors.push(invalid(field.path, value, `shoot ${kind} network intersects with default vpn network (${vpn})`));
+  }
+  return errors;
+}

@@ -1,0 +1,46 @@
+import { z } from 'zod';
+import { ObjectMetaSchema, RawExtensionSchema } from '../../meta/schemas.js';
+import { API_VERSION, DefaultStatusShape } from './common.js';
+
+export const FileSchema = z.looseObject({
+  path: z.string(),
+  permissions: z.number().int().optional(),
+  content: z.looseObject({
+    inline: z.looseObject({ encoding: z.string(), data: z.string() }).optional(),
+    secretRef: z.looseObject({ name: z.string(), dataKey: z.string() }).optional(),
+  }),
+});
+export type File = z.infer<typeof FileSchema>;
+
+export const UnitSchema = z.looseObject({
+  name: z.string(),
+  command: z.string().optional(),
+  enable: z.boolean().optional(),
+  content: z.string().optional(),
+  dropIns: z.array(z.looseObject({ name: z.string(), content: z.string() })).optional(),
+  filePaths: z.array(z.string()).optional(),
+});
+export type Unit = z.infer<typeof UnitSchema>;
+
+export const OperatingSystemConfigSpecSchema = z.looseObject({
+  type: z.string().optional(),
+  class: z.string().optional(),
+  providerConfig: RawExtensionSchema.optional(),
+  purpose: z.string().optional(),
+  units: z.array(UnitSchema).optional(),
+  files: z.array(FileSchema).optional(),
+});
+
+export const OperatingSystemConfigSchema = z
+  .looseObject({
+    apiVersion: z.literal(API_VERSION),
+    kind: z.literal('OperatingSystemConfig'),
+    metadata: ObjectMetaSchema,
+    spec: OperatingSystemConfigSpecSchema,
+    status: z.looseObject({ ...DefaultStatusShape }).optional(),
+  })
+  .meta({
+    id: 'OperatingSystemConfig',
+    description: 'OperatingSystemConfig is a specification for a OperatingSystemConfig resource.',
+  });
+export type OperatingSystemConfig = z.infer<typeof OperatingSystemConfigSchema>;

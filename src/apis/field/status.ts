@@ -1,0 +1,70 @@
+import { errorBody, errorString, type FieldError } from './errors.js';
+
+/** A `v1` `Status` cause. */
+export interface StatusCause {
+  reason: string;
+  message: string;
+  field: string;
+}
+
+/** The `meta/v1` `Status` an API server answers a create or update with. */
+export interface Status {
+  apiVersion: 'v1';
+  kind: 'Status';
+  metadata: Record<string, never>;
+  status: 'Success' | 'Failure';
+  message?: string;
+  reason?: string;
+  details?: { name?: string; group?: string; kind?: string; causes?: StatusCause[] };
+  code: number;
+}
+
+export interface ObjectIdentity {
+  group: string;
+  kind: string;
+  name?: string;
+}
+
+/** The Status for a valid object. */
+export function successStatus(id: ObjectIdentity): Status {
+  return {
+    apiVersion: 'v1',
+    kind: 'Status',
+    metadata: {},
+    status: 'Success',
+    details: { ...withName(id), group: id.group, kind: id.kind },
+    code: 200,
+  };
+}
+
+/**
+ * The 422 Invalid Status apimachinery's `NewInvalid` builds: one cause per field error, and a message that lists them.
+ */
+export function invalidStatus(id: ObjectIdentity, errors: readonly FieldError[]): Status {
+  const qualified = id.group ? `${id.kind}.${id.group}` : id.kind;
+  const list = errors.map(errorString);
+  const joined = list.length === 1 ? list[0] : `[${list.join(', ')}]`;
+  return {
+    apiVersion: 'v1',
+    kind: 'Status',
+    metadata: {},
+    status: 'Failure',
+    message: `${qualified} ${JSON.stringify(id.name ?? '')} is invalid: ${joined}`,
+    reason: 'Invalid',
+    details: {
+      ...withName(id),
+      group: id.group,
+      kind: id.kind,
+      causes: errors.map((e) => ({ reason: e.type, message: errorBody(e), field: e.field })),
+    },
+    code: 422,
+  };
+}
+
+export function statusFor(id: ObjectIdentity, errors: readonly FieldError[]): Status {
+  return errors.length === 0 ? successStatus(id) : invalidStatus(id, errors);
+}
+
+function withName(id: ObjectIdentity): { name?: string } {
+  return id.name === undefined ? {} : { name: id.name };
+}

@@ -1,0 +1,83 @@
+/**
+ * Schemas shared by every group: object metadata, last operation, conditions.
+ *
+ * All object schemas are loose (unknown fields are kept), so that a real Gardener manifest survives a read/write
+ * round trip through this project even where we don't model a field.
+ */
+import { z } from 'zod';
+
+const int32 = () => z.number().int().min(-2147483648).max(2147483647);
+const int64 = () => z.number().int();
+export { int32, int64 };
+
+export const ObjectMetaSchema = z.looseObject({
+  name: z.string().optional(),
+  generateName: z.string().optional(),
+  namespace: z.string().optional(),
+  uid: z.string().optional(),
+  resourceVersion: z.string().optional(),
+  generation: int64().optional(),
+  creationTimestamp: z.string().nullable().optional(),
+  deletionTimestamp: z.string().nullable().optional(),
+  labels: z.record(z.string(), z.string()).optional(),
+  annotations: z.record(z.string(), z.string()).optional(),
+  finalizers: z.array(z.string()).optional(),
+  ownerReferences: z.array(z.looseObject({})).optional(),
+});
+export type ObjectMeta = z.infer<typeof ObjectMetaSchema>;
+
+export const LastOperationType = {
+  Create: 'Create',
+  Reconcile: 'Reconcile',
+  Delete: 'Delete',
+  Migrate: 'Migrate',
+  Restore: 'Restore',
+} as const;
+export type LastOperationType = (typeof LastOperationType)[keyof typeof LastOperationType];
+
+export const LastOperationState = {
+  Processing: 'Processing',
+  Succeeded: 'Succeeded',
+  Error: 'Error',
+  Failed: 'Failed',
+  Pending: 'Pending',
+  Aborted: 'Aborted',
+} as const;
+export type LastOperationState = (typeof LastOperationState)[keyof typeof LastOperationState];
+
+export const LastOperationSchema = z.looseObject({
+  type: z.string(),
+  state: z.string(),
+  progress: int32(),
+  description: z.string(),
+  lastUpdateTime: z.string(),
+});
+export type LastOperation = z.infer<typeof LastOperationSchema>;
+
+export const LastErrorSchema = z.looseObject({
+  description: z.string(),
+  taskID: z.string().optional(),
+  codes: z.array(z.string()).optional(),
+  lastUpdateTime: z.string().optional(),
+});
+
+export const ConditionSchema = z.looseObject({
+  type: z.string(),
+  status: z.string(),
+  lastTransitionTime: z.string().optional(),
+  lastUpdateTime: z.string().optional(),
+  reason: z.string().optional(),
+  message: z.string().optional(),
+  codes: z.array(z.string()).optional(),
+});
+export type Condition = z.infer<typeof ConditionSchema>;
+
+/**
+ * Free-form configuration an extension reads (`providerConfig`): any JSON value, kept as is (a `runtime.RawExtension`).
+ */
+export const RawExtensionSchema = z.unknown().meta({ 'x-kubernetes-preserve-unknown-fields': true });
+
+export const SecretReferenceSchema = z.looseObject({
+  name: z.string().optional(),
+  namespace: z.string().optional(),
+});

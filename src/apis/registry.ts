@@ -1,0 +1,166 @@
+/**
+ * Every kind this project serves: its schema, scope, defaulting and validation, in one table the CLI, the webhook
+ * and the CRD generator share.
+ */
+import type { z } from 'zod';
+import type { ErrorList } from './field/index.js';
+import type { FeatureGates } from '../featuregate/featuregate.js';
+import { defaultSeed, defaultShoot } from './core/v1beta1/defaults.js';
+import { SeedSchema, type Seed } from './core/v1beta1/seed.js';
+import { ShootSchema, type Shoot } from './core/v1beta1/shoot.js';
+import { validateSeed, validateSeedUpdate } from './core/v1beta1/validation/seed.js';
+import { validateShoot, validateShootUpdate } from './core/v1beta1/validation/shoot.js';
+import { defaultDNSRecord } from './extensions/v1alpha1/defaults.js';
+import { DNSRecordSchema, type DNSRecord } from './extensions/v1alpha1/dnsrecord.js';
+import { NetworkSchema, type Network } from './extensions/v1alpha1/network.js';
+import { OperatingSystemConfigSchema } from './extensions/v1alpha1/operatingsystemconfig.js';
+import { validateDNSRecord, validateDNSRecordUpdate } from './extensions/v1alpha1/validation/dnsrecord.js';
+import { validateNetwork, validateNetworkUpdate } from './extensions/v1alpha1/validation/network.js';
+
+export interface KindInfo<T = unknown> {
+  readonly group: string;
+  readonly version: string;
+  readonly kind: string;
+  readonly plural: string;
+  readonly singular: string;
+  readonly shortNames: readonly string[];
+  readonly scope: 'Namespaced' | 'Cluster';
+  readonly schema: z.ZodType<T>;
+  /** Printer columns for `kubectl get`. */
+  readonly columns: readonly { name: string; jsonPath: string; type: string; description: string }[];
+  default(object: T): T;
+  validate(object: T, gates: FeatureGates): ErrorList;
+  validateUpdate(object: T, old: T, gates: FeatureGates): ErrorList;
+}
+
+const identity = <T>(o: T): T => o;
+
+const AGE = { name: 'Age', jsonPath: '.metadata.creationTimestamp', type: 'date', description: 'creation timestamp' };
+const LAST_OP = {
+  name: 'Status',
+  jsonPath: '.status.lastOperation.state',
+  type: 'string',
+  description: 'state of the last operation',
+};
+
+export const Shoots: KindInfo<Shoot> = {
+  group: 'core.gardener.cloud',
+  version: 'v1beta1',
+  kind: 'Shoot',
+  plural: 'shoots',
+  singular: 'shoot',
+  shortNames: [],
+  scope: 'Namespaced',
+  schema: ShootSchema,
+  columns: [
+    { name: 'Seed', jsonPath: '.spec.seedName', type: 'string', description: 'seed that hosts the control plane' },
+    { name: 'IP Families', jsonPath: '.spec.networking.ipFamilies', type: 'string', description: 'IP families' },
+    LAST_OP,
+    AGE,
+  ],
+  default: defaultShoot,
+  validate: validateShoot,
+  validateUpdate: validateShootUpdate,
+};
+
+export const Seeds: KindInfo<Seed> = {
+  group: 'core.gardener.cloud',
+  version: 'v1beta1',
+  kind: 'Seed',
+  plural: 'seeds',
+  singular: 'seed',
+  shortNames: [],
+  scope: 'Cluster',
+  schema: SeedSchema,
+  columns: [
+    { name: 'IP Families', jsonPath: '.spec.networks.ipFamilies', type: 'string', description: 'IP families' },
+    LAST_OP,
+    AGE,
+  ],
+  default: defaultSeed,
+  validate: validateSeed,
+  validateUpdate: validateSeedUpdate,
+};
+
+export const Networks: KindInfo<Network> = {
+  group: 'extensions.gardener.cloud',
+  version: 'v1alpha1',
+  kind: 'Network',
+  plural: 'networks',
+  singular: 'network',
+  shortNames: [],
+  scope: 'Namespaced',
+  schema: NetworkSchema,
+  columns: [
+    { name: 'Type', jsonPath: '.spec.type', type: 'string', description: 'network provider' },
+    { name: 'Pod CIDR', jsonPath: '.spec.podCIDR', type: 'string', description: 'pod network' },
+    { name: 'Service CIDR', jsonPath: '.spec.serviceCIDR', type: 'string', description: 'service network' },
+    { name: 'Status', jsonPath: '.status.lastOperation.state', type: 'string', description: 'last operation state' },
+    AGE,
+  ],
+  default: identity,
+  validate: validateNetwork,
+  validateUpdate: validateNetworkUpdate,
+};
+
+export const DNSRecords: KindInfo<DNSRecord> = {
+  group: 'extensions.gardener.cloud',
+  version: 'v1alpha1',
+  kind: 'DNSRecord',
+  plural: 'dnsrecords',
+  singular: 'dnsrecord',
+  shortNames: ['dns'],
+  scope: 'Namespaced',
+  schema: DNSRecordSchema,
+  columns: [
+    { name: 'Type', jsonPath: '.spec.type', type: 'string', description: 'DNS provider' },
+    { name: 'Domain Name', jsonPath: '.spec.name', type: 'string', description: 'record name' },
+    { name: 'Record Type', jsonPath: '.spec.recordType', type: 'string', description: 'record type' },
+    { name: 'Status', jsonPath: '.status.lastOperation.state', type: 'string', description: 'last operation state' },
+    AGE,
+  ],
+  default: defaultDNSRecord,
+  validate: validateDNSRecord,
+  validateUpdate: (next, prev) => validateDNSRecordUpdate(next, prev),
+};
+
+export const OperatingSystemConfigs: KindInfo<z.infer<typeof OperatingSystemConfigSchema>> = {
+  group: 'extensions.gardener.cloud',
+  version: 'v1alpha1',
+  kind: 'OperatingSystemConfig',
+  plural: 'operatingsystemconfigs',
+  singular: 'operatingsystemconfig',
+  shortNames: ['osc'],
+  scope: 'Namespaced',
+  schema: OperatingSystemConfigSchema,
+  columns: [
+    { name: 'Type', jsonPath: '.spec.type', type: 'string', description: 'operating system' },
+    { name: 'Purpose', jsonPath: '.spec.purpose', type: 'string', description: 'purpose' },
+    { name: 'Status', jsonPath: '.status.lastOperation.state', type: 'string', description: 'last operation state' },
+    AGE,
+  ],
+  default: identity,
+  validate: () => [],
+  validateUpdate: () => [],
+};
+
+export const ALL_KINDS: readonly KindInfo<never>[] = [
+  Shoots,
+  Seeds,
+  Networks,
+  DNSRecords,
+  OperatingSystemConfigs,
+] as unknown as readonly KindInfo<never>[];
+
+export function apiVersionOf(info: Pick<KindInfo, 'group' | 'version'>): string {
+  return `${info.group}/${info.version}`;
+}
+
+/** The kind an object claims to be, when this project serves it. */
+export function lookupKind(object: unknown): KindInfo<unknown> | undefined {
+  if (typeof object !== 'object' || object === null) return undefined;
+  const { apiVersion, kind } = object as { apiVersion?: unknown; kind?: unknown };
+  return (ALL_KINDS as readonly KindInfo<unknown>[]).find(
+    (info) => apiVersionOf(info) === apiVersion && info.kind === kind,
+  );
+}

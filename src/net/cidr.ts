@@ -1,0 +1,140 @@
+/**
+ * IP and CIDR primitives with Go's `net.ParseCIDR` semantics, on top of ipaddr.js.
+ *
+ * ipaddr.js alone is too lenient for an API (`010.0.0.1` parses as octal, `parseCIDR` keeps host bits and mixes
+ * families in `match`), so every IP and CIDR in the project goes through this module.
+ */
+import ipaddr from 'ipaddr.js';
+
+export const IPFamily = { IPv4: 'IPv4', IPv6: 'IPv6' } as const;
+export type IPFamily = (typeof IPFamily)[keyof typeof IPFamily];
+export const IP_FAMILIES: readonly IPFamily[] = [IPFamily.IPv4, IPFamily.IPv6];
+
+const BITS: Record<IPFamily, number> = { IPv4: 32, IPv6: 128 };
+const STRICT_IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
+const IPV6_CHARS = /^[0-9a-fA-F:.]+$/;
+const PREFIX_DIGITS = /^\d{1,4}$/;
+
+/** An IP address, reduced to its family and numeric value. IPv4-mapped IPv6 addresses are IPv4. */
+export interface IP {
+  readonly family: IPFamily;
+  readonly value: bigint;
+}
+
+/** A parsed CIDR: the address as written (host bits kept), the prefix length and the network it denotes. */
+export interface CIDR {
+  readonly input: string;
+  readonly family: IPFamily;
+  readonly ip: IP;
+  readonly prefix: number;
+  /** The network address (host bits cleared). */
+  readonly network: IP;
+}
+
+/** Parses an IP address like Go's `netip.ParseAddr`: no zones, no leading zeros in IPv4 octets. */
+export function parseIP(text: unknown): IP | undefined {
+  if (typeof text !== 'string' || text.length === 0 || text.length > 64) return undefined;
+  if (STRICT_IPV4.test(text)) return { family: 'IPv4', value: bytesToBigInt(ipaddr.IPv4.parse(text).toByteArray()) };
+  if (!IPV6_CHARS.test(text) || !text.includes(':')) return undefined;
+  const embeddedIPv4 = text.includes('.') ? text.slice(text.lastIndexOf(':') + 1) : undefined;
+  if (embeddedIPv4 !== undefined && !STRICT_IPV4.test(embeddedIPv4)) return undefined;
+  if (!ipaddr.IPv6.isValid(text)) return undefined;
+  const v6 = ipaddr.IPv6.parse(text);
+  if (v6.isIPv4MappedAddress()) {
+    return { family: 'IPv4', value: bytesToBigInt(v6.toIPv4Address().toByteArray()) };
+  }
+  return { family: 'IPv6', value: bytesToBigInt(v6.toByteArray()) };
+}
+
+/** Parses `address/prefix` like Go's `net.ParseCIDR`. Host bits may be set. Returns undefined when it isn't one. */
+export function parseCIDR(text: unknown): CIDR | undefined {
+  if (typeof text !== 'string') return undefined;
+  const slash = text.indexOf('/');
+  if (slash < 0) return undefined;
+  const addressText = text.slice(0, slash);
+  const prefixText = text.slice(slash + 1);
+  if (!PREFIX_DIGITS.test(prefixText)) return undefined;
+  const ip = parseIP(addressText);
+  if (ip === undefined) return undefined;
+  let prefix = Number(prefixText);
+  const writtenAsIPv6 = addressText.includes(':');
+  if (prefix > (writtenAsIPv6 ? 128 : 32)) return undefined;
+  // An IPv4-mapped IPv6 CIDR is an IPv4 network; its mask is the low 32 bits of the IPv6 mask, as in Go.
+  if (writtenAsIPv6 && ip.family === 'IPv4') prefix = Math.max(0, prefix - 96);
+  return { input: text, family: ip.family, ip, prefix, network: { family: ip.family, value: maskValue(ip, prefix) } };
+}
+
+/** The error detail Go's `net.ParseCIDR` failure turns into in Gardener's validation. */
+export function invalidCIDRDetail(text: unknown): string {
+  return `invalid CIDR address: ${typeof text === 'string' ? text : String(text)}`;
+}
+
+/** RFC 5952 text of an address (IPv4 dotted quad, IPv6 lower-case and compressed). */
+export function formatIP(ip: IP): string {
+  const bytes = bigIntToBytes(ip.value, BITS[ip.family] / 8);
+  return ipaddr.fromByteArray(bytes).toString();
+}
+
+/** Canonical `network/prefix` text of a CIDR. */
+export function formatCIDR(cidr: CIDR): string {
+  return `${formatIP(cidr.network)}/${cidr.prefix}`;
+}
+
+/** Canonical text of an address given as text, or undefined when it isn't an address. */
+export function canonicalIP(text: string): string | undefined {
+  const ip = parseIP(text);
+  return ip === undefined ? undefined : formatIP(ip);
+}
+
+/** True when the CIDR is written with its network address (no host bits), as Gardener's canonical check wants. */
+export function isCanonical(cidr: CIDR): boolean {
+  return cidr.ip.value === cidr.network.value;
+}
+
+export function contains(cidr: CIDR, ip: IP): boolean {
+  return cidr.family === ip.family && maskValue(ip, cidr.prefix) === cidr.network.value;
+}
+
+/** Two CIDRs overlap when either contains the other's network address; different families never overlap. */
+export function overlaps(a: CIDR, b: CIDR): boolean {
+  return contains(a, b.network) || contains(b, a.network);
+}
+
+/** True when `inner` lies entirely inside `outer`. */
+export function containsCIDR(outer: CIDR, inner: CIDR): boolean {
+  return outer.family === inner.family && outer.prefix <= inner.prefix && contains(outer, inner.network);
+}
+
+/** Number of addresses in the CIDR. */
+export function addressCount(cidr: CIDR): bigint {
+  return 1n << BigInt(BITS[cidr.family] - cidr.prefix);
+}
+
+export function familyBits(family: IPFamily): number {
+  return BITS[family];
+}
+
+/** Parses a CIDR that is known to be valid (constants, tests); throws otherwise. */
+export function mustParseCIDR(text: string): CIDR {
+  const cidr = parseCIDR(text);
+  if (cidr === undefined) throw new Error(`invalid CIDR constant ${text}`);
+  return cidr;
+}
+
+function maskValue(ip: IP, prefix: number): bigint {
+  const hostBits = BigInt(BITS[ip.family] - prefix);
+  return (ip.value >> hostBits) << hostBits;
+}
+
+function bytesToBigInt(bytes: readonly number[]): bigint {
+  return bytes.reduce((acc, byte) => (acc << 8n) | BigInt(byte), 0n);
+}
+
+function bigIntToBytes(value: bigint, length: number): number[] {
+  const bytes = new Array<number>(length);
+  for (let i = length - 1; i >= 0; i--) {
+    bytes[i] = Number(value & 0xffn);
+    value >>= 8n;
+  }
+  return bytes;
+}
