@@ -38,5 +38,5 @@ export const SeedSchema = z
     spec: SeedSpecSchema,
     status: SeedStatusSchema.optional(),
   })
-  .meta({ id: 'Seed', description: 'Seed represents an installation request for an external controller.' });
+  .meta({ description: 'Seed represents an installation request for an external controller.' });
 export type Seed = z.infer<typeof SeedSchema>;

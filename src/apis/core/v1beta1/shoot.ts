@@ -102,5 +102,5 @@ export const ShootSchema = z
     spec: ShootSpecSchema,
     status: ShootStatusSchema.optional(),
   })
-  .meta({ id: 'Shoot', description: 'Shoot represents a Shoot cluster created and managed by Gardener.' });
+  .meta({ description: 'Shoot represents a Shoot cluster created and managed by Gardener.' });
 export type Shoot = z.infer<typeof ShootSchema>;

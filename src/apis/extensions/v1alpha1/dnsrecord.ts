@@ -28,5 +28,5 @@ export const DNSRecordSchema = z
     spec: DNSRecordSpecSchema,
     status: z.looseObject({ ...DefaultStatusShape, zone: z.string().optional() }).optional(),
   })
-  .meta({ id: 'DNSRecord', description: 'DNSRecord is a specification for a DNS record.' });
+  .meta({ description: 'DNSRecord is a specification for a DNS record.' });
 export type DNSRecord = z.infer<typeof DNSRecordSchema>;

@@ -20,5 +20,5 @@ export const NetworkSchema = z
     spec: NetworkSpecSchema,
     status: z.looseObject({ ...DefaultStatusShape, ipFamilies: z.array(z.string()).optional() }).optional(),
   })
-  .meta({ id: 'Network', description: 'Network is the specification for cluster networking.' });
+  .meta({ description: 'Network is the specification for cluster networking.' });
 export type Network = z.infer<typeof NetworkSchema>;

@@ -40,7 +40,6 @@ export const OperatingSystemConfigSchema = z
     status: z.looseObject({ ...DefaultStatusShape }).optional(),
   })
   .meta({
-    id: 'OperatingSystemConfig',
     description: 'OperatingSystemConfig is a specification for a OperatingSystemConfig resource.',
   });
 export type OperatingSystemConfig = z.infer<typeof OperatingSystemConfigSchema>;

@@ -1,0 +1,84 @@
+/**
+ * The `gardener-ipv6` command line. `runCli` returns the exit code so tests can call it in-process.
+ */
+import { Command, CommanderError, Option } from 'commander';
+import { FeatureGateError, parseFeatureGates } from '../featuregate/featuregate.js';
+import { runDefault } from './default.js';
+import { EXIT_UNUSABLE, InputError, processIO, type CliIO } from './io.js';
+import { runValidate } from './validate.js';
+
+const FEATURE_GATES_HELP = 'feature gates, e.g. IPv6SingleStack=true,DualStack=true (known: DualStack, IPv6SingleStack)';
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+export function buildProgram(io: CliIO, setExitCode: (code: number) => void): Command {
+  const program = new Command('gardener-ipv6')
+    .description("Gardener's IPv6 networking (GEP-21): validate, default and render IPv6 and dual-stack shoots")
+    .configureOutput({ writeOut: io.out, writeErr: io.err })
+    .exitOverride()
+    .showHelpAfterError();
+
+  program
+    .command('validate')
+    .description('default and validate Shoots, Seeds, Networks and DNSRecords as the API server would')
+    .requiredOption('-f, --filename <file>', 'YAML or JSON file with one or more objects (- for stdin); repeatable', collect)
+    .option('--old <file>', 'the stored version of each object: validate as an update')
+    .option('--seed <file>', "the Seed the Shoot is scheduled on: apply its shoot defaults and check against its networks")
+    .option('--feature-gates <list>', FEATURE_GATES_HELP)
+    .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
+    .addHelpText(
+      'after',
+      `
+Exit codes: 0 all objects valid, 1 some object invalid, 2 the input can't be used.
+
+Examples:
+  gardener-ipv6 validate -f examples/shoot-ipv6.yaml --feature-gates IPv6SingleStack=true
+  gardener-ipv6 validate -f shoot.yaml --seed examples/seed-ipv6.yaml --feature-gates IPv6SingleStack=true -o json
+  gardener-ipv6 validate -f shoot-new.yaml --old shoot-old.yaml --feature-gates DualStack=true`,
+    )
+    .action((opts: { filename: string[]; old?: string; seed?: string; featureGates?: string; output: 'text' | 'json' }) => {
+      setExitCode(
+        runValidate(
+          {
+            files: opts.filename,
+            ...(opts.old !== undefined ? { old: opts.old } : {}),
+            ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
+            gates: parseFeatureGates(opts.featureGates),
+            output: opts.output,
+          },
+          io,
+        ),
+      );
+    });
+
+  program
+    .command('default')
+    .description('print objects after defaulting, as YAML')
+    .requiredOption('-f, --filename <file>', 'YAML or JSON file with one or more objects (- for stdin); repeatable', collect)
+    .option('--feature-gates <list>', FEATURE_GATES_HELP)
+    .addHelpText('after', '\nExample:\n  gardener-ipv6 default -f examples/shoot-ipv6.yaml')
+    .action((opts: { filename: string[]; featureGates?: string }) => {
+      parseFeatureGates(opts.featureGates);
+      setExitCode(runDefault({ files: opts.filename }, io));
+    });
+
+  return program;
+}
+
+export async function runCli(argv: readonly string[], io: CliIO = processIO): Promise<number> {
+  let exitCode = 0;
+  const program = buildProgram(io, (code) => (exitCode = code));
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return exitCode;
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      return e.exitCode === 0 ? 0 : EXIT_UNUSABLE;
+    }
+    if (e instanceof InputError || e instanceof FeatureGateError) {
+      io.err(`error: ${e.message}\n`);
+      return EXIT_UNUSABLE;
+    }
+    throw e;
+  }
+}

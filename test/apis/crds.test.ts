@@ -1,0 +1,85 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { renderCRDFiles } from '../../src/apis/crd-files.js';
+import { allCRDs, structuralViolations, toStructural, type JSONSchemaProps } from '../../src/apis/crds.js';
+
+const CRD_DIR = join(import.meta.dirname, '..', '..', 'charts', 'gardener-ipv6', 'crds');
+
+describe('generated CRDs', () => {
+  it('match the committed files (run `npm run generate` after changing a schema)', () => {
+    const generated = renderCRDFiles();
+    const committed = readdirSync(CRD_DIR).filter((f) => f.endsWith('.yaml'));
+    expect(committed.sort()).toEqual([...generated.keys()].sort());
+    for (const [name, text] of generated) {
+      expect(readFileSync(join(CRD_DIR, name), 'utf8'), name).toBe(text);
+    }
+  });
+
+  it.each(allCRDs().map(({ fileName, crd }) => [fileName, crd] as const))('%s is a structural schema', (_, crd) => {
+    const schema = (crd as { spec: { versions: { schema: { openAPIV3Schema: JSONSchemaProps } }[] } }).spec
+      .versions[0]!.schema.openAPIV3Schema;
+    expect(structuralViolations(schema)).toEqual([]);
+  });
+
+  it('keeps unknown fields of loose objects and of raw extensions', () => {
+    const shoot = parse(readFileSync(join(CRD_DIR, 'core.gardener.cloud_shoots.yaml'), 'utf8'));
+    const spec = shoot.spec.versions[0].schema.openAPIV3Schema.properties.spec;
+    expect(spec['x-kubernetes-preserve-unknown-fields']).toBe(true);
+    expect(spec.properties.networking.properties.providerConfig).toEqual({
+      'x-kubernetes-preserve-unknown-fields': true,
+    });
+    expect(spec.properties.networking.properties.ipFamilies).toEqual({ type: 'array', items: { type: 'string' } });
+  });
+
+  it('models the JSON names and types Gardener uses for the extension fields', () => {
+    const network = allCRDs().find((c) => c.fileName === 'extensions.gardener.cloud_networks.yaml')!.crd as {
+      spec: { scope: string; versions: { subresources: unknown; schema: { openAPIV3Schema: JSONSchemaProps } }[] };
+    };
+    const version = network.spec.versions[0]!;
+    const spec = (version.schema.openAPIV3Schema.properties as Record<string, JSONSchemaProps>).spec!;
+    const props = spec.properties as Record<string, JSONSchemaProps>;
+    expect(network.spec.scope).toBe('Namespaced');
+    expect(version.subresources).toEqual({ status: {} });
+    expect(props.podCIDR).toEqual({ type: 'string' });
+    expect(props.serviceCIDR).toEqual({ type: 'string' });
+    const seed = allCRDs().find((c) => c.fileName === 'core.gardener.cloud_seeds.yaml')!.crd as { spec: { scope: string } };
+    expect(seed.spec.scope).toBe('Cluster');
+  });
+});
+
+describe('structuralViolations', () => {
+  it('reports what the API server rejects', () => {
+    const bad: JSONSchemaProps = {
+      type: 'object',
+      properties: {
+        a: { anyOf: [{ type: 'string' }, { type: 'number' }] },
+        b: { type: 'string', pattern: '^(?!x)' },
+        c: {},
+        d: { type: 'object', additionalProperties: false },
+      },
+    };
+    expect(structuralViolations(bad)).toEqual([
+      '$.a: anyOf is not allowed',
+      '$.a: type is required',
+      "$.b: pattern uses a lookaround, which Go's regexp engine lacks",
+      '$.c: type is required',
+      '$.d: additionalProperties: false is not allowed',
+    ]);
+  });
+
+  it('turns loose objects into preserve-unknown-fields and drops safe-integer bounds', () => {
+    expect(
+      toStructural({
+        type: 'object',
+        properties: { n: { type: 'integer', minimum: -9007199254740991, maximum: 9007199254740991 } },
+        additionalProperties: {},
+      }),
+    ).toEqual({
+      type: 'object',
+      properties: { n: { type: 'integer', format: 'int64' } },
+      'x-kubernetes-preserve-unknown-fields': true,
+    });
+  });
+});
