@@ -4,10 +4,13 @@
 import { Command, CommanderError, Option } from 'commander';
 import { FeatureGateError, parseFeatureGates } from '../featuregate/featuregate.js';
 import { runDefault } from './default.js';
+import { parseHostIPs } from '../gardenlet/provider-local/ingress.js';
+import { runRender } from './render.js';
 import { EXIT_UNUSABLE, InputError, processIO, type CliIO } from './io.js';
 import { runValidate } from './validate.js';
 
-const FEATURE_GATES_HELP = 'feature gates, e.g. IPv6SingleStack=true,DualStack=true (known: DualStack, IPv6SingleStack)';
+const FEATURE_GATES_HELP =
+  'feature gates, e.g. IPv6SingleStack=true,DualStack=true (known: DualStack, IPv6SingleStack)';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
@@ -21,9 +24,16 @@ export function buildProgram(io: CliIO, setExitCode: (code: number) => void): Co
   program
     .command('validate')
     .description('default and validate Shoots, Seeds, Networks and DNSRecords as the API server would')
-    .requiredOption('-f, --filename <file>', 'YAML or JSON file with one or more objects (- for stdin); repeatable', collect)
+    .requiredOption(
+      '-f, --filename <file>',
+      'YAML or JSON file with one or more objects (- for stdin); repeatable',
+      collect,
+    )
     .option('--old <file>', 'the stored version of each object: validate as an update')
-    .option('--seed <file>', "the Seed the Shoot is scheduled on: apply its shoot defaults and check against its networks")
+    .option(
+      '--seed <file>',
+      'the Seed the Shoot is scheduled on: apply its shoot defaults and check against its networks',
+    )
     .option('--feature-gates <list>', FEATURE_GATES_HELP)
     .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
     .addHelpText(
@@ -36,31 +46,90 @@ Examples:
   gardener-ipv6 validate -f shoot.yaml --seed examples/seed-ipv6.yaml --feature-gates IPv6SingleStack=true -o json
   gardener-ipv6 validate -f shoot-new.yaml --old shoot-old.yaml --feature-gates DualStack=true`,
     )
-    .action((opts: { filename: string[]; old?: string; seed?: string; featureGates?: string; output: 'text' | 'json' }) => {
-      setExitCode(
-        runValidate(
-          {
-            files: opts.filename,
-            ...(opts.old !== undefined ? { old: opts.old } : {}),
-            ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
-            gates: parseFeatureGates(opts.featureGates),
-            output: opts.output,
-          },
-          io,
-        ),
-      );
-    });
+    .action(
+      (opts: { filename: string[]; old?: string; seed?: string; featureGates?: string; output: 'text' | 'json' }) => {
+        setExitCode(
+          runValidate(
+            {
+              files: opts.filename,
+              ...(opts.old !== undefined ? { old: opts.old } : {}),
+              ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
+              gates: parseFeatureGates(opts.featureGates),
+              output: opts.output,
+            },
+            io,
+          ),
+        );
+      },
+    );
 
   program
     .command('default')
     .description('print objects after defaulting, as YAML')
-    .requiredOption('-f, --filename <file>', 'YAML or JSON file with one or more objects (- for stdin); repeatable', collect)
+    .requiredOption(
+      '-f, --filename <file>',
+      'YAML or JSON file with one or more objects (- for stdin); repeatable',
+      collect,
+    )
     .option('--feature-gates <list>', FEATURE_GATES_HELP)
     .addHelpText('after', '\nExample:\n  gardener-ipv6 default -f examples/shoot-ipv6.yaml')
     .action((opts: { filename: string[]; featureGates?: string }) => {
       parseFeatureGates(opts.featureGates);
       setExitCode(runDefault({ files: opts.filename }, io));
     });
+
+  program
+    .command('render')
+    .description('print the objects the gardenlet creates in the seed for each Shoot (no server needed)')
+    .requiredOption('-f, --filename <file>', 'file with the Seed and the Shoot(s) (- for stdin); repeatable', collect)
+    .option('--feature-gates <list>', FEATURE_GATES_HELP)
+    .addOption(
+      new Option('-o, --output <format>', 'YAML stream or one v1 List').choices(['yaml', 'json']).default('yaml'),
+    )
+    .option('--load-balancer-ipv4 <ip>', 'IPv4 address provider-local gives load balancers', '127.0.0.1')
+    .option('--load-balancer-ipv6 <ip>', 'IPv6 address provider-local gives load balancers', '::1')
+    .option('--dns-server <host:port>', 'DNS server the DNS records are published to', '[::1]:53')
+    .option('--domain <domain>', 'base domain of the API server records', 'local.gardener.cloud')
+    .addHelpText(
+      'after',
+      `
+Validates like \`validate\` (exit 1 with the Status when invalid), then prints the seed namespace, the API server
+LoadBalancer Service, the Network, the DNS secret and A/AAAA DNSRecords, the OperatingSystemConfig and the
+NetworkPolicies of each Shoot.
+
+Example:
+  gardener-ipv6 render -f examples/seed-ipv6.yaml -f examples/shoot-ipv6.yaml --feature-gates IPv6SingleStack=true`,
+    )
+    .action(
+      (opts: {
+        filename: string[];
+        featureGates?: string;
+        output: 'yaml' | 'json';
+        loadBalancerIpv4: string;
+        loadBalancerIpv6: string;
+        dnsServer: string;
+        domain: string;
+      }) => {
+        let hostIPs;
+        try {
+          hostIPs = parseHostIPs(opts.loadBalancerIpv4, opts.loadBalancerIpv6);
+        } catch (e) {
+          throw new InputError((e as Error).message);
+        }
+        setExitCode(
+          runRender(
+            {
+              files: opts.filename,
+              gates: parseFeatureGates(opts.featureGates),
+              output: opts.output,
+              hostIPs,
+              dns: { server: opts.dnsServer, domain: opts.domain },
+            },
+            io,
+          ),
+        );
+      },
+    );
 
   return program;
 }

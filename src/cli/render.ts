@@ -1,0 +1,77 @@
+import { stringify } from 'yaml';
+import { admit, UnknownKindError } from '../apis/admission.js';
+import type { Seed } from '../apis/core/v1beta1/seed.js';
+import type { Shoot } from '../apis/core/v1beta1/shoot.js';
+import { statusFor, type Status } from '../apis/field/index.js';
+import { Seeds, Shoots } from '../apis/registry.js';
+import type { FeatureGates } from '../featuregate/featuregate.js';
+import { localDNSProvider, type LocalDNSOptions } from '../gardenlet/dns-provider.js';
+import type { HostIPs } from '../gardenlet/provider-local/ingress.js';
+import { renderShootObjects } from '../gardenlet/shoot/desired.js';
+import { ShootNetworksError } from '../gardenlet/shoot/networks.js';
+import { EXIT_INVALID, EXIT_OK, InputError, readDocuments, type CliIO } from './io.js';
+
+export interface RenderOptions {
+  readonly files: readonly string[];
+  readonly gates: FeatureGates;
+  readonly output: 'yaml' | 'json';
+  readonly hostIPs: HostIPs;
+  readonly dns: LocalDNSOptions;
+}
+
+/**
+ * Validates the Seed and the Shoots like `validate`, then prints the objects the gardenlet's reconcile creates for
+ * each Shoot, computed by the same functions, without a server.
+ */
+export function runRender(options: RenderOptions, io: CliIO): number {
+  const documents = options.files.flatMap((file) => readDocuments(file, io));
+  const results = documents.map((document) => {
+    try {
+      return { document, result: admit({ object: document.object, gates: options.gates }) };
+    } catch (e) {
+      if (e instanceof UnknownKindError) throw new InputError(`${document.source}: ${e.message}`);
+      throw e;
+    }
+  });
+  const seeds = results.filter((r) => r.result.kind === Seeds);
+  const shoots = results.filter((r) => r.result.kind === Shoots);
+  const others = results.filter((r) => r.result.kind !== Seeds && r.result.kind !== Shoots);
+  if (seeds.length !== 1) throw new InputError(`render needs exactly one Seed, found ${seeds.length}`);
+  if (shoots.length === 0) throw new InputError('render needs at least one Shoot');
+  if (others.length > 0) throw new InputError(`${others[0]!.document.source}: render takes only a Seed and Shoots`);
+
+  const seedResult = seeds[0]!.result;
+  const shootResults = shoots.map(({ document }) =>
+    admit({ object: document.object, seed: seeds[0]!.document.object, gates: options.gates }),
+  );
+  const invalid = [seedResult, ...shootResults].filter((r) => r.errors.length > 0);
+  if (invalid.length > 0) {
+    for (const r of invalid) printStatus(statusFor(r.id, r.errors), options.output, io);
+    return EXIT_INVALID;
+  }
+
+  const seed = seedResult.object as Seed;
+  const dns = localDNSProvider(options.dns);
+  const objects = [];
+  for (const result of shootResults) {
+    try {
+      objects.push(...renderShootObjects(seed, result.object as Shoot, options.hostIPs, dns));
+    } catch (e) {
+      if (e instanceof ShootNetworksError) {
+        io.err(`error: shoot ${JSON.stringify(result.id.name ?? '')}: ${e.message}\n`);
+        return EXIT_INVALID;
+      }
+      throw e;
+    }
+  }
+  if (options.output === 'json') {
+    io.out(`${JSON.stringify({ apiVersion: 'v1', kind: 'List', metadata: {}, items: objects }, null, 2)}\n`);
+  } else {
+    io.out(objects.map((o) => `---\n${stringify(o, { lineWidth: 0 })}`).join(''));
+  }
+  return EXIT_OK;
+}
+
+function printStatus(status: Status, output: 'yaml' | 'json', io: CliIO): void {
+  io.out(output === 'json' ? `${JSON.stringify(status, null, 2)}\n` : `---\n${stringify(status, { lineWidth: 0 })}`);
+}

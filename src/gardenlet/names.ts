@@ -1,0 +1,43 @@
+/**
+ * Names and labels the gardenlet derives from a shoot. They are the contract in reconcile.md: tests and users rely on
+ * them.
+ */
+import type { Shoot } from '../apis/core/v1beta1/shoot.js';
+
+export const DEFAULT_DOMAIN = 'local.gardener.cloud';
+export const GARDEN_NAMESPACE = 'garden';
+export const SHOOT_FINALIZER = 'gardener';
+export const FIELD_MANAGER = 'gardenlet';
+
+export const Labels = {
+  role: 'gardener.cloud/role',
+  project: 'project.gardener.cloud/name',
+  shoot: 'shoot.gardener.cloud/name',
+  managedBy: 'app.kubernetes.io/managed-by',
+} as const;
+
+/** The project of a shoot: its namespace is `garden-<project>` (the `garden` namespace is project `garden`). */
+export function projectName(shoot: Shoot): string {
+  const namespace = shoot.metadata.namespace ?? 'default';
+  if (namespace === GARDEN_NAMESPACE) return GARDEN_NAMESPACE;
+  return namespace.startsWith('garden-') ? namespace.slice('garden-'.length) : namespace;
+}
+
+/** The seed namespace that holds a shoot's control plane: `shoot--<project>--<shoot>`. */
+export function seedNamespaceName(shoot: Shoot): string {
+  return `shoot--${projectName(shoot)}--${shoot.metadata.name ?? ''}`;
+}
+
+/** The labels every object the gardenlet creates for a shoot carries, so they can be found and cleaned up. */
+export function shootLabels(shoot: Shoot): Record<string, string> {
+  return {
+    [Labels.project]: projectName(shoot),
+    [Labels.shoot]: shoot.metadata.name ?? '',
+    [Labels.managedBy]: 'gardenlet',
+  };
+}
+
+/** `api.<shoot>.<project>.<external|internal>.<domain>`. */
+export function apiServerDomain(shoot: Shoot, visibility: 'external' | 'internal', domain: string): string {
+  return `api.${shoot.metadata.name ?? ''}.${projectName(shoot)}.${visibility}.${domain}`;
+}

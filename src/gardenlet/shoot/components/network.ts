@@ -1,0 +1,31 @@
+import type { Shoot } from '../../../apis/core/v1beta1/shoot.js';
+import { shootIPFamilies } from '../../../apis/core/v1beta1/helpers.js';
+import { API_VERSION } from '../../../apis/extensions/v1alpha1/common.js';
+import type { Network } from '../../../apis/extensions/v1alpha1/network.js';
+import { seedNamespaceName, shootLabels } from '../../names.js';
+
+export class MissingNetworkError extends Error {}
+
+/**
+ * The `Network` extension resource `<shoot>`: the networking type, pod and service CIDRs and the IP families copied
+ * from the shoot, its providerConfig passed through. Workerless shoots have none.
+ */
+export function desiredNetwork(shoot: Shoot): Network | undefined {
+  const networking = shoot.spec.networking;
+  if ((shoot.spec.provider?.workers?.length ?? 0) === 0 || !networking) return undefined;
+  for (const field of ['type', 'pods', 'services'] as const) {
+    if (!networking[field]) throw new MissingNetworkError(`spec.networking.${field} is not set`);
+  }
+  return {
+    apiVersion: API_VERSION,
+    kind: 'Network',
+    metadata: { name: shoot.metadata.name ?? '', namespace: seedNamespaceName(shoot), labels: shootLabels(shoot) },
+    spec: {
+      type: networking.type,
+      podCIDR: networking.pods,
+      serviceCIDR: networking.services,
+      ipFamilies: shootIPFamilies(shoot),
+      ...(networking.providerConfig !== undefined ? { providerConfig: networking.providerConfig } : {}),
+    },
+  };
+}
