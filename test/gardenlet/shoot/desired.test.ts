@@ -12,8 +12,9 @@ import {
   desiredLoadBalancerIngress,
   parseHostIPs,
 } from '../../../src/gardenlet/provider-local/ingress.js';
+import type {
+  desiredAPIServerService} from '../../../src/gardenlet/shoot/components/apiserver-service.js';
 import {
-  desiredAPIServerService,
   ingressIPsByFamily,
 } from '../../../src/gardenlet/shoot/components/apiserver-service.js';
 import { staleDNSRecordNames } from '../../../src/gardenlet/shoot/components/dns-records.js';
