@@ -14,7 +14,8 @@ export function runDefault(options: { files: readonly string[] }, io: CliIO): nu
     try {
       kind = identify(document.object);
     } catch (e) {
-      if (e instanceof UnknownKindError) throw new InputError(`${document.source}: object ${document.index + 1}: ${e.message}`);
+      if (e instanceof UnknownKindError)
+        throw new InputError(`${document.source}: object ${document.index + 1}: ${e.message}`);
       throw e;
     }
     const decoded = decode(kind, document.object);

@@ -14,6 +14,7 @@ const BITS: Record<IPFamily, number> = { IPv4: 32, IPv6: 128 };
 const STRICT_IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
 const IPV6_CHARS = /^[0-9a-fA-F:.]+$/;
 const PREFIX_DIGITS = /^\d{1,4}$/;
+const IPV4_MAPPED_PREFIX = 0xffffn << 32n;
 
 /** An IP address, reduced to its family and numeric value. IPv4-mapped IPv6 addresses are IPv4. */
 export interface IP {
@@ -36,10 +37,9 @@ export function parseIP(text: unknown): IP | undefined {
   if (typeof text !== 'string' || text.length === 0 || text.length > 64) return undefined;
   if (STRICT_IPV4.test(text)) return { family: 'IPv4', value: bytesToBigInt(ipaddr.IPv4.parse(text).toByteArray()) };
   if (!IPV6_CHARS.test(text) || !text.includes(':')) return undefined;
-  const embeddedIPv4 = text.includes('.') ? text.slice(text.lastIndexOf(':') + 1) : undefined;
-  if (embeddedIPv4 !== undefined && !STRICT_IPV4.test(embeddedIPv4)) return undefined;
-  if (!ipaddr.IPv6.isValid(text)) return undefined;
-  const v6 = ipaddr.IPv6.parse(text);
+  const hexText = text.includes('.') ? withEmbeddedIPv4AsHex(text) : text;
+  if (hexText === undefined || !ipaddr.IPv6.isValid(hexText)) return undefined;
+  const v6 = ipaddr.IPv6.parse(hexText);
   if (v6.isIPv4MappedAddress()) {
     return { family: 'IPv4', value: bytesToBigInt(v6.toIPv4Address().toByteArray()) };
   }
@@ -54,13 +54,17 @@ export function parseCIDR(text: unknown): CIDR | undefined {
   const addressText = text.slice(0, slash);
   const prefixText = text.slice(slash + 1);
   if (!PREFIX_DIGITS.test(prefixText)) return undefined;
-  const ip = parseIP(addressText);
+  let ip = parseIP(addressText);
   if (ip === undefined) return undefined;
   let prefix = Number(prefixText);
   const writtenAsIPv6 = addressText.includes(':');
   if (prefix > (writtenAsIPv6 ? 128 : 32)) return undefined;
-  // An IPv4-mapped IPv6 CIDR is an IPv4 network; its mask is the low 32 bits of the IPv6 mask, as in Go.
-  if (writtenAsIPv6 && ip.family === 'IPv4') prefix = Math.max(0, prefix - 96);
+  // An IPv4-mapped IPv6 CIDR is an IPv4 network; its mask is the low 32 bits of the IPv6 mask, as in Go. A mask
+  // shorter than /96 cuts into the ::ffff: prefix, and Go's network address is then an IPv6 one.
+  if (writtenAsIPv6 && ip.family === 'IPv4') {
+    if (prefix >= 96) prefix -= 96;
+    else ip = { family: 'IPv6', value: IPV4_MAPPED_PREFIX | ip.value };
+  }
   return { input: text, family: ip.family, ip, prefix, network: { family: ip.family, value: maskValue(ip, prefix) } };
 }
 
@@ -119,6 +123,18 @@ export function mustParseCIDR(text: string): CIDR {
   const cidr = parseCIDR(text);
   if (cidr === undefined) throw new Error(`invalid CIDR constant ${text}`);
   return cidr;
+}
+
+/**
+ * `x:…:a.b.c.d` with the dotted quad written as two hex groups, or undefined when the quad isn't strict. ipaddr.js
+ * reads `::a.b.c.d` as IPv4-mapped; Go (and RFC 4291) read it as the IPv6 address `::a0b:c0d`.
+ */
+function withEmbeddedIPv4AsHex(text: string): string | undefined {
+  const colon = text.lastIndexOf(':');
+  const quad = text.slice(colon + 1);
+  if (!STRICT_IPV4.test(quad)) return undefined;
+  const [a, b, c, d] = quad.split('.').map(Number) as [number, number, number, number];
+  return `${text.slice(0, colon + 1)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
 }
 
 function maskValue(ip: IP, prefix: number): bigint {

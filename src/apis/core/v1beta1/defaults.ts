@@ -1,6 +1,8 @@
 /**
- * Defaulting for Shoot and Seed, run before validation as an API server does. Pure: returns a new object.
+ * Defaulting for Shoot and Seed, run before validation as an API server does. Pure: returns a new object (copied
+ * with `deepCopy`, which unlike `structuredClone` copes with deeply nested unknown fields).
  */
+import { deepCopy } from '../../meta/objects.js';
 import { isIPv6SingleStack } from '../../validation/ip-families.js';
 import { parseCIDR } from '../../../net/cidr.js';
 import { hasWorkers, highestMaxPods } from './helpers.js';
@@ -11,7 +13,7 @@ import type { Shoot } from './shoot.js';
 export const DEFAULT_NODE_CIDR_MASK_SIZE_IPV6 = 64;
 
 export function defaultShoot(input: Shoot): Shoot {
-  const shoot = structuredClone(input);
+  const shoot = deepCopy(input);
   const networking = (shoot.spec.networking ??= {});
   if (!networking.ipFamilies || networking.ipFamilies.length === 0) networking.ipFamilies = ['IPv4'];
   if (hasWorkers(shoot)) defaultKubeControllerManager(shoot, networking.ipFamilies);
@@ -44,7 +46,7 @@ function defaultKubeControllerManager(shoot: Shoot, ipFamilies: readonly string[
 }
 
 export function defaultSeed(input: Seed): Seed {
-  const seed = structuredClone(input);
+  const seed = deepCopy(input);
   const networks = (seed.spec.networks ??= {});
   if (!networks.ipFamilies || networks.ipFamilies.length === 0) networks.ipFamilies = ['IPv4'];
   return seed;
@@ -52,10 +54,10 @@ export function defaultSeed(input: Seed): Seed {
 
 /**
  * The mutating admission step for a shoot on a seed: missing pods/services come from the seed's shoot defaults,
- * when the default is of the shoot's primary family.
+ * when the default is of the shoot's primary family. Workerless shoots get no pods: they must not have any.
  */
 export function applySeedShootDefaults(input: Shoot, seed: Seed): Shoot {
-  const shoot = structuredClone(input);
+  const shoot = deepCopy(input);
   const networking = shoot.spec.networking;
   const defaults = seed.spec.networks?.shootDefaults;
   if (!networking || !defaults) return shoot;
@@ -64,7 +66,8 @@ export function applySeedShootDefaults(input: Shoot, seed: Seed): Shoot {
     const cidr = value === undefined ? undefined : parseCIDR(value);
     return cidr !== undefined && cidr.family === primary;
   };
-  if (networking.pods === undefined && ofPrimaryFamily(defaults.pods)) networking.pods = defaults.pods;
+  const workers = hasWorkers(shoot);
+  if (workers && networking.pods === undefined && ofPrimaryFamily(defaults.pods)) networking.pods = defaults.pods;
   if (networking.services === undefined && ofPrimaryFamily(defaults.services)) networking.services = defaults.services;
   return shoot;
 }

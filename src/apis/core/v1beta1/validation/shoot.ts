@@ -225,7 +225,11 @@ export function validateShootUpdate(next: Shoot, prev: Shoot, gates: FeatureGate
     errors.push(forbidden(NETWORKING, "networking cannot be set to nil if it's already set"));
   }
   if (oldNet && newNet) {
-    for (const name of ['type', 'pods', 'services'] as const) {
+    // `type` is immutable outright (as in Gardener); `pods` and `services` only once set.
+    if (newNet.type !== oldNet.type) {
+      errors.push(invalid(NETWORKING.child('type'), newNet.type ?? null, 'field is immutable'));
+    }
+    for (const name of ['pods', 'services'] as const) {
       const before = oldNet[name];
       if (before !== undefined && before !== '' && newNet[name] !== before) {
         errors.push(invalid(NETWORKING.child(name), newNet[name] ?? null, 'field is immutable'));
@@ -237,10 +241,21 @@ export function validateShootUpdate(next: Shoot, prev: Shoot, gates: FeatureGate
   }
   const newKCM = next.spec.kubernetes?.kubeControllerManager ?? {};
   const oldKCM = prev.spec.kubernetes?.kubeControllerManager ?? {};
-  if (oldKCM.nodeCIDRMaskSize !== undefined && newKCM.nodeCIDRMaskSize !== oldKCM.nodeCIDRMaskSize) {
+  // `nodeCIDRMaskSize` is immutable outright (as in Gardener); `nodeCIDRMaskSizeIPv6` only once set.
+  if (newKCM.nodeCIDRMaskSize !== oldKCM.nodeCIDRMaskSize) {
     errors.push(invalid(KCM.child('nodeCIDRMaskSize'), newKCM.nodeCIDRMaskSize ?? null, 'field is immutable'));
   }
-  if (oldKCM.nodeCIDRMaskSizeIPv6 !== undefined && newKCM.nodeCIDRMaskSizeIPv6 !== oldKCM.nodeCIDRMaskSizeIPv6) {
+  // The way back from dual-stack drops the IPv6 family, and with it the IPv6 node mask (else the migration the
+  // spec allows could never pass: the mask is forbidden on IPv4 single-stack).
+  const droppingIPv6 =
+    shootIPFamilies(prev).includes('IPv6') &&
+    !shootIPFamilies(next).includes('IPv6') &&
+    newKCM.nodeCIDRMaskSizeIPv6 === undefined;
+  if (
+    oldKCM.nodeCIDRMaskSizeIPv6 !== undefined &&
+    newKCM.nodeCIDRMaskSizeIPv6 !== oldKCM.nodeCIDRMaskSizeIPv6 &&
+    !droppingIPv6
+  ) {
     errors.push(
       invalid(KCM.child('nodeCIDRMaskSizeIPv6'), newKCM.nodeCIDRMaskSizeIPv6 ?? null, 'field is immutable'),
     );

@@ -5,6 +5,7 @@ import { FieldPath, forbidden, invalid, required, type ErrorList } from '../../.
 import type { FeatureGates } from '../../../../featuregate/featuregate.js';
 import { cidrField, intersects, overlapError, validateFamily, validateParse } from '../../../validation/cidr.js';
 import { familyInfo, validateIPFamilies, validateIPFamiliesUpdate } from '../../../validation/ip-families.js';
+import { deepEqual } from '../../../meta/objects.js';
 import type { Network } from '../network.js';
 
 const SPEC = FieldPath.root('spec');
@@ -27,9 +28,11 @@ export function validateNetwork(network: Network, gates: FeatureGates): ErrorLis
       errors.push(required(SPEC.child(name), FIELD_REQUIRED));
       return undefined;
     }
+    // The CIDR checks of the section stop when an ipFamilies rule fired (api-rules.md, ipFamilies).
+    if (!families.valid) return undefined;
     const field = cidrField(SPEC.child(name), value);
     errors.push(...validateParse(field));
-    if (families.valid && info.singleStack) errors.push(...validateFamily(field, info.primary));
+    if (info.singleStack) errors.push(...validateFamily(field, info.primary));
     return field;
   });
   const [pods, services] = fields;
@@ -39,7 +42,7 @@ export function validateNetwork(network: Network, gates: FeatureGates): ErrorLis
 
 export function validateNetworkUpdate(next: Network, prev: Network, gates: FeatureGates): ErrorList {
   const errors: ErrorList = [];
-  if (prev.metadata.deletionTimestamp && JSON.stringify(next.spec) !== JSON.stringify(prev.spec)) {
+  if (prev.metadata.deletionTimestamp && !deepEqual(next.spec, prev.spec)) {
     return [forbidden(SPEC, 'cannot update network spec if deletion timestamp is set')];
   }
   errors.push(...validateNetwork(next, gates));

@@ -1,0 +1,97 @@
+/**
+ * `gardener-ipv6 up`: a local control plane for trying things out. Starts etcd and kube-apiserver, installs the
+ * CRDs, writes the admin kubeconfig, prints how to use it and a `ready` line, and runs until SIGINT or SIGTERM,
+ * when it stops everything it started. Progress goes to stderr, the lines a user (or script) needs to stdout.
+ */
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { cacheBinDir } from '../localenv/binaries.js';
+import { startControlPlane, type ControlPlane } from '../localenv/control-plane.js';
+import { netnsUnsupportedReason } from '../localenv/netns.js';
+
+export interface UpOptions {
+  /** Write the admin kubeconfig here (default: in the control plane's temporary folder). */
+  kubeconfigOut?: string;
+  /** Run in a fresh IPv6-only network namespace (needs root), as the integration tests do. */
+  ipv6Only?: boolean;
+}
+
+export interface UpIO {
+  out: (s: string) => void;
+  err: (s: string) => void;
+}
+
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM'] as const;
+
+/** Resolves with the exit code once a signal stopped the environment (0) or it failed (1). */
+export async function up(opts: UpOptions, io: UpIO): Promise<number> {
+  if (opts.ipv6Only) {
+    const reason = netnsUnsupportedReason();
+    if (reason !== undefined) {
+      io.err(`error: --ipv6-only runs the control plane in a network namespace, but ${reason}\n`);
+      return 1;
+    }
+  }
+
+  // Listen for signals from the start: a Ctrl-C while starting stops as soon as the start finished (or failed),
+  // a second one exits at once (the exit handler then kills the children and removes their files).
+  let signalled: NodeJS.Signals | undefined;
+  let wake: (() => void) | undefined;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (signalled !== undefined) {
+      io.err(`${signal} again: exiting without a graceful stop\n`);
+      process.exit(130);
+    }
+    signalled = signal;
+    io.err(`${signal}: stopping ...\n`);
+    wake?.();
+  };
+  for (const s of STOP_SIGNALS) process.on(s, onSignal);
+
+  let cp: ControlPlane | undefined;
+  try {
+    try {
+      cp = await startControlPlane({
+        ipv6Only: opts.ipv6Only ?? false,
+        handleSignals: false,
+        log: (line) => io.err(line + '\n'),
+        ...(opts.kubeconfigOut !== undefined ? { kubeconfigPath: resolve(opts.kubeconfigOut) } : {}),
+      });
+    } catch (e) {
+      io.err(`error: the control plane did not start: ${(e as Error).message}\n`);
+      return 1;
+    }
+    if (signalled !== undefined) return 0;
+
+    const kubectl = `kubectl --kubeconfig ${cp.kubeconfigPath}`;
+    io.out(`kubeconfig: ${cp.kubeconfigPath}\n`);
+    io.out(`try: ${kubectl} get crds\n`);
+    if (cp.netns !== undefined) {
+      io.out(`the API server runs in network namespace ${cp.netns} (IPv6 only) at ${cp.server}, reachable from here over ${cp.veth!.hostInterface}\n`);
+      io.out(`inside the namespace: ip netns exec ${cp.netns} ${kubectl} get crds\n`);
+    }
+    if (existsSync(resolve(cacheBinDir(), 'kubectl'))) {
+      io.out(`(a kubectl of the same version: ${resolve(cacheBinDir(), 'kubectl')})\n`);
+    }
+    io.out(`ready: API server ${cp.server} with ${cp.crds.length} CRDs; Ctrl-C to stop\n`);
+
+    const crash = await Promise.race([
+      cp.crashed,
+      new Promise<undefined>((done) => {
+        wake = () => done(undefined);
+        if (signalled !== undefined) done(undefined);
+      }),
+    ]);
+    if (crash !== undefined) {
+      io.err(`error: ${crash}\n`);
+      return 1;
+    }
+    return 0;
+  } finally {
+    if (cp !== undefined) {
+      await cp.stop();
+      io.err('stopped; removed the control plane and its files\n');
+    }
+    for (const s of STOP_SIGNALS) process.removeListener(s, onSignal);
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * The few write patterns every component uses, over the runtime's ResourceClient.
+ */
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { ResourceClient, ResourceRef } from '../runtime/client.js';
+import { NotReadyError, type ComponentContext } from './component.js';
+import { FIELD_MANAGER } from './names.js';
+
+/** Any object with a name: our zod-typed kinds and client-node's types alike. */
+export interface NamedObject {
+  readonly metadata?: { readonly name?: string; readonly namespace?: string };
+}
+
+/** Server-side apply of objects this manager owns; a no-op on the server when nothing changed. */
+export async function applyAll(
+  client: ResourceClient,
+  ref: ResourceRef,
+  objects: readonly NamedObject[],
+  ctx: ComponentContext,
+): Promise<void> {
+  for (const object of objects) {
+    await client.apply(ref, object as KubernetesObject, {
+      fieldManager: FIELD_MANAGER,
+      force: true,
+      signal: ctx.signal,
+    });
+  }
+}
+
+export async function deleteAll(
+  client: ResourceClient,
+  ref: ResourceRef,
+  names: readonly string[],
+  namespace: string | undefined,
+  ctx: ComponentContext,
+): Promise<void> {
+  for (const name of names) await client.delete(ref, name, namespace, { signal: ctx.signal });
+}
+
+/** Throws NotReadyError while any of the objects still exists. */
+export async function waitGone(
+  client: ResourceClient,
+  ref: ResourceRef,
+  names: readonly string[],
+  namespace: string | undefined,
+  ctx: ComponentContext,
+): Promise<void> {
+  for (const name of names) {
+    if (await client.get(ref, name, namespace, { signal: ctx.signal })) {
+      throw new NotReadyError(`${ref.kind} ${namespace ? `${namespace}/` : ''}${name} is still being deleted`);
+    }
+  }
+}
+
+interface ExtensionStatus {
+  metadata?: { generation?: number; name?: string; namespace?: string };
+  status?: { observedGeneration?: number; lastOperation?: { state?: string; description?: string } };
+}
+
+/**
+ * An extension resource is ready when its controller observed the current generation and the last operation
+ * succeeded. An Error state is reported (the extension retries by itself), anything else is "not yet".
+ */
+export async function waitExtensionReady(
+  client: ResourceClient,
+  ref: ResourceRef,
+  name: string,
+  namespace: string,
+  ctx: ComponentContext,
+): Promise<void> {
+  const object = await client.get<ExtensionStatus & KubernetesObject>(ref, name, namespace, { signal: ctx.signal });
+  const what = `${ref.kind} ${namespace}/${name}`;
+  if (!object) throw new NotReadyError(`${what} does not exist yet`);
+  const observed = object.status?.observedGeneration;
+  const operation = object.status?.lastOperation;
+  if (observed !== object.metadata?.generation || !operation) throw new NotReadyError(`${what} is not reconciled yet`);
+  if (operation.state === 'Error' || operation.state === 'Failed') {
+    throw new Error(`${what} reports ${operation.state}: ${operation.description ?? ''}`);
+  }
+  if (operation.state !== 'Succeeded') throw new NotReadyError(`${what} is ${operation.state ?? 'pending'}`);
+}

@@ -1,0 +1,52 @@
+/**
+ * `status.lastOperation` and conditions as Gardener writes them, and a status patch that is skipped when only
+ * timestamps would change (so a converged reconcile writes nothing).
+ */
+import type { Condition, LastOperation } from '../apis/meta/schemas.js';
+import type { Clock } from '../runtime/clock.js';
+
+export function lastOperation(
+  clock: Clock,
+  type: string,
+  state: string,
+  progress: number,
+  description: string,
+): LastOperation {
+  return {
+    type,
+    state,
+    progress,
+    description,
+    lastUpdateTime: new Date(clock.now()).toISOString().replace(/\.\d+Z$/, 'Z'),
+  };
+}
+
+export function condition(
+  clock: Clock,
+  type: string,
+  ok: boolean,
+  reason: string,
+  message: string,
+  previous?: Condition,
+): Condition {
+  const status = ok ? 'True' : 'False';
+  const now = new Date(clock.now()).toISOString().replace(/\.\d+Z$/, 'Z');
+  return {
+    type,
+    status,
+    lastTransitionTime: previous?.status === status && previous.lastTransitionTime ? previous.lastTransitionTime : now,
+    lastUpdateTime: now,
+    reason,
+    message,
+  };
+}
+
+const TIMESTAMPS = new Set(['lastUpdateTime', 'lastTransitionTime']);
+
+/** Deep equality that ignores timestamps: whether a status write would change anything a reader cares about. */
+export function sameIgnoringTimestamps(a: unknown, b: unknown): boolean {
+  return (
+    JSON.stringify(a, (k, v) => (TIMESTAMPS.has(k) ? undefined : v)) ===
+    JSON.stringify(b, (k, v) => (TIMESTAMPS.has(k) ? undefined : v))
+  );
+}

@@ -1,0 +1,26 @@
+import type { ResourceRef } from '../runtime/client.js';
+import { DNSRecords, Networks, OperatingSystemConfigs, Seeds, Shoots, type KindInfo } from '../apis/registry.js';
+
+/** The ResourceRef of one of our kinds. */
+export function refOf(kind: KindInfo<never> | KindInfo<unknown>): ResourceRef {
+  const k = kind as KindInfo<unknown>;
+  return { group: k.group, version: k.version, plural: k.plural, kind: k.kind, namespaced: k.scope === 'Namespaced' };
+}
+
+export const Refs = {
+  shoot: refOf(Shoots),
+  seed: refOf(Seeds),
+  network: refOf(Networks),
+  dnsRecord: refOf(DNSRecords),
+  operatingSystemConfig: refOf(OperatingSystemConfigs),
+  namespace: { group: '', version: 'v1', plural: 'namespaces', kind: 'Namespace', namespaced: false },
+  service: { group: '', version: 'v1', plural: 'services', kind: 'Service', namespaced: true },
+  secret: { group: '', version: 'v1', plural: 'secrets', kind: 'Secret', namespaced: true },
+  networkPolicy: {
+    group: 'networking.k8s.io',
+    version: 'v1',
+    plural: 'networkpolicies',
+    kind: 'NetworkPolicy',
+    namespaced: true,
+  },
+} as const satisfies Record<string, ResourceRef>;
