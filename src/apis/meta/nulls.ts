@@ -42,8 +42,12 @@ function copyWithoutNulls(value: unknown): unknown {
     for (const [childKey, item] of Object.entries(source)) {
       const slot = Array.isArray(copy) ? Number(childKey) : childKey;
       if (item === null && !Array.isArray(copy)) continue;
-      // Assigning now, even a placeholder, keeps the keys in their original order.
-      (copy as Record<string | number, unknown>)[slot] = item;
+      // Assigning now, even a placeholder, keeps the keys in their original order. `__proto__` is data here.
+      if (slot === '__proto__') {
+        Object.defineProperty(copy, slot, { value: item, enumerable: true, writable: true, configurable: true });
+      } else {
+        (copy as Record<string | number, unknown>)[slot] = item;
+      }
       if (typeof item === 'object' && item !== null) stack.push({ source: item, parent: copy, key: slot });
     }
   }

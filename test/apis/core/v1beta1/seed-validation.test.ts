@@ -388,6 +388,12 @@ describe('Seed validation', () => {
         'spec.networks.blockCIDRs[2]: Invalid value: "fd00::/129": invalid CIDR address: fd00::/129',
       ]);
     });
+    it('does not stop the overlap checks of the other ranges', () => {
+      const seed = seedObject({ blockCIDRs: ['bad'], services: seedObject().spec.networks!.pods! });
+      const errors = validate(seed);
+      expect(errors).toContain('spec.networks.blockCIDRs[0]: Invalid value: "bad": invalid CIDR address: bad');
+      expect(errors.some((e) => e.startsWith('spec.networks.services: Invalid value:') && e.includes('must not overlap'))).toBe(true);
+    });
   });
 
   describe('update', () => {

@@ -37,12 +37,13 @@ export function validateSeed(seed: Seed, gates: FeatureGates): ErrorList {
   const networks = seed.spec.networks;
   if (!networks) return [required(NETWORKS, 'field is required')];
 
-  errors.push(...validateBlockCIDRs(networks.blockCIDRs));
   const families = validateIPFamilies(networks.ipFamilies, NETWORKS.child('ipFamilies'), gates, {
     gateIPv6SingleStack: true,
   });
   errors.push(...families.errors);
-  if (!families.valid) return errors;
+  // blockCIDRs are independent of the other ranges: a bad one doesn't stop their checks.
+  const blockErrors = validateBlockCIDRs(networks.blockCIDRs);
+  if (!families.valid) return [...errors, ...blockErrors];
 
   for (const name of ['pods', 'services'] as const) {
     if (networks[name] === undefined || networks[name] === '') {
@@ -54,7 +55,7 @@ export function validateSeed(seed: Seed, gates: FeatureGates): ErrorList {
   for (const { field } of fields) {
     errors.push(...validateParse(field), ...(info.singleStack ? validateFamily(field, info.primary) : []));
   }
-  if (errors.length > 0) return errors;
+  if (errors.length > 0) return [...errors, ...blockErrors];
 
   errors.push(...validateDisjoint(fields.map((f) => f.field)));
   for (const { field, kind } of fields) {
@@ -65,7 +66,7 @@ export function validateSeed(seed: Seed, gates: FeatureGates): ErrorList {
   if (services?.cidr?.family === 'IPv4' && services.cidr.prefix < IPV4_MAX_SERVICES_PREFIX) {
     errors.push(invalid(services.path, services.value, `cannot be larger than /${IPV4_MAX_SERVICES_PREFIX}`));
   }
-  return errors;
+  return [...errors, ...blockErrors];
 }
 
 function validateBlockCIDRs(blockCIDRs: readonly string[] | undefined): ErrorList {
