@@ -1,8 +1,8 @@
 /**
- * Defaulting for Shoot and Seed, run before validation as an API server does. Pure: returns a new object (copied
- * with `deepCopy`, which unlike `structuredClone` copes with deeply nested unknown fields).
+ * Defaulting for Shoot and Seed, run before validation as an API server does. Pure: returns a new object that
+ * shares unchanged subtrees with the input and copies only the objects on the paths it writes (so it is cheap, and
+ * deeply nested unknown fields are never walked).
  */
-import { deepCopy } from '../../meta/objects.js';
 import { isIPv6SingleStack } from '../../validation/ip-families.js';
 import { parseCIDR } from '../../../net/cidr.js';
 import { hasWorkers, highestMaxPods } from './helpers.js';
@@ -13,10 +13,15 @@ import type { Shoot } from './shoot.js';
 export const DEFAULT_NODE_CIDR_MASK_SIZE_IPV6 = 64;
 
 export function defaultShoot(input: Shoot): Shoot {
-  const shoot = deepCopy(input);
-  const networking = (shoot.spec.networking ??= {});
+  const networking = { ...input.spec.networking };
   if (!networking.ipFamilies || networking.ipFamilies.length === 0) networking.ipFamilies = ['IPv4'];
-  if (hasWorkers(shoot)) defaultKubeControllerManager(shoot, networking.ipFamilies);
+  const shoot: Shoot = { ...input, spec: { ...input.spec, networking } };
+  if (hasWorkers(shoot)) {
+    const kubernetes = { ...shoot.spec.kubernetes };
+    kubernetes.kubeControllerManager = { ...kubernetes.kubeControllerManager };
+    shoot.spec.kubernetes = kubernetes;
+    defaultKubeControllerManager(shoot, networking.ipFamilies);
+  }
   return shoot;
 }
 
@@ -46,8 +51,8 @@ function defaultKubeControllerManager(shoot: Shoot, ipFamilies: readonly string[
 }
 
 export function defaultSeed(input: Seed): Seed {
-  const seed = deepCopy(input);
-  const networks = (seed.spec.networks ??= {});
+  const networks = { ...input.spec.networks };
+  const seed: Seed = { ...input, spec: { ...input.spec, networks } };
   if (!networks.ipFamilies || networks.ipFamilies.length === 0) networks.ipFamilies = ['IPv4'];
   return seed;
 }
@@ -57,10 +62,10 @@ export function defaultSeed(input: Seed): Seed {
  * when the default is of the shoot's primary family. Workerless shoots get no pods: they must not have any.
  */
 export function applySeedShootDefaults(input: Shoot, seed: Seed): Shoot {
-  const shoot = deepCopy(input);
-  const networking = shoot.spec.networking;
   const defaults = seed.spec.networks?.shootDefaults;
-  if (!networking || !defaults) return shoot;
+  if (!input.spec.networking || !defaults) return input;
+  const networking = { ...input.spec.networking };
+  const shoot: Shoot = { ...input, spec: { ...input.spec, networking } };
   const primary = networking.ipFamilies?.[0] ?? 'IPv4';
   const ofPrimaryFamily = (value: string | undefined) => {
     const cidr = value === undefined ? undefined : parseCIDR(value);

@@ -1,10 +1,9 @@
-import { deepCopy } from '../../meta/objects.js';
 import type { DNSRecord } from './dnsrecord.js';
 
 export const DEFAULT_DNS_RECORD_TTL = 120;
 
+/** Pure: a new object sharing unchanged subtrees with the input. */
 export function defaultDNSRecord(input: DNSRecord): DNSRecord {
-  const record = deepCopy(input);
-  if (record.spec.ttl === undefined) record.spec.ttl = DEFAULT_DNS_RECORD_TTL;
-  return record;
+  if (input.spec.ttl !== undefined) return input;
+  return { ...input, spec: { ...input.spec, ttl: DEFAULT_DNS_RECORD_TTL } };
 }
