@@ -1,32 +1,7 @@
 /**
- * Copy and compare decoded documents (plain objects, arrays, primitives). Iterative, unlike `structuredClone`,
+ * Compare decoded documents (plain objects, arrays, primitives). Iterative, unlike `structuredClone`,
  * `JSON.stringify` and `util.isDeepStrictEqual`, so a deeply nested unknown field can't overflow the stack.
  */
-
-/** A deep copy of a decoded document. Keys are copied as own properties, `__proto__` included. */
-export function deepCopy<T>(value: T): T {
-  if (typeof value !== 'object' || value === null) return value;
-  const copyOf = (source: object): object => (Array.isArray(source) ? new Array(source.length) : {});
-  const root = copyOf(value);
-  const stack: [object, object][] = [[value, root]];
-  while (stack.length > 0) {
-    const [source, copy] = stack.pop()!;
-    const target = copy as Record<string, unknown>;
-    for (const [key, item] of Object.entries(source)) {
-      let next: unknown = item;
-      if (typeof item === 'object' && item !== null) {
-        next = copyOf(item);
-        stack.push([item, next as object]);
-      }
-      if (key === '__proto__') {
-        Object.defineProperty(target, key, { value: next, enumerable: true, writable: true, configurable: true });
-      } else {
-        target[key] = next;
-      }
-    }
-  }
-  return root as T;
-}
 
 /**
  * Semantic equality of decoded documents, as Go's `apiequality.Semantic.DeepEqual` sees them: key order doesn't
