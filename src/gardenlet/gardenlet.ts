@@ -1,14 +1,10 @@
 /**
- * Wiring of the gardenlet's controllers: which informers feed which reconciler, and how events on owned objects
- * map back to their Shoot.
+ * Wiring of the gardenlet's controllers onto a Manager: which informers feed which reconciler, and how events on
+ * owned objects map back to their Shoot.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
-import type { ResourceClient } from '../runtime/client.js';
-import type { Clock } from '../runtime/clock.js';
-import { Controller, type Request } from '../runtime/controller.js';
-import { Informer } from '../runtime/informer.js';
-import type { Logger } from '../runtime/log.js';
-import type { Metrics } from '../runtime/metrics.js';
+import type { Request } from '../runtime/controller.js';
+import type { Manager } from '../runtime/manager.js';
 import { GARDEN_NAMESPACE } from './names.js';
 import { DEFAULT_HOST_IPS, type HostIPs } from './provider-local/ingress.js';
 import { isShootLoadBalancer, ServiceLoadBalancerReconciler } from './provider-local/service-controller.js';
@@ -18,20 +14,14 @@ import type { DNSProviderConfig } from './shoot/components/dns-records.js';
 import { ShootReconciler } from './shoot/reconciler.js';
 
 export interface GardenletOptions {
-  readonly client: ResourceClient;
-  readonly logger: Logger;
-  readonly metrics: Metrics;
   readonly dns: DNSProviderConfig;
+  /** Reconcile only this seed and the shoots on it; all when unset. */
   readonly seedName?: string;
+  /** The addresses provider-local hands out to load balancers. */
   readonly hostIPs?: HostIPs;
+  /** Let the shoot succeed only after the Network and DNSRecord extensions did. @default true */
   readonly waitForExtensions?: boolean;
   readonly workers?: number;
-  readonly clock?: Clock;
-}
-
-export interface ControllerSet {
-  readonly informers: Informer[];
-  readonly controllers: Controller[];
 }
 
 /** `shoot--<project>--<shoot>` → the Shoot's request (`garden-<project>`, or `garden` for project garden). */
@@ -42,64 +32,42 @@ export function shootRequestForSeedNamespace(namespace: string | undefined): Req
   return [{ namespace: project === GARDEN_NAMESPACE ? GARDEN_NAMESPACE : `garden-${project}`, name }];
 }
 
-export function gardenletControllers(options: GardenletOptions): ControllerSet {
-  const { client, logger, metrics, clock } = options;
-  const informer = (ref: (typeof Refs)[keyof typeof Refs]) =>
-    new Informer<KubernetesObject>({
-      client,
-      ref,
-      logger: logger.child({ informer: ref.plural }),
-      ...(clock ? { clock } : {}),
-    });
-  const shoots = informer(Refs.shoot);
-  const seeds = informer(Refs.seed);
-  const services = informer(Refs.service);
-  const networks = informer(Refs.network);
-  const dnsRecords = informer(Refs.dnsRecord);
-  const common = {
-    logger,
-    metrics,
-    ...(options.workers ? { workers: options.workers } : {}),
-    ...(clock ? { clock } : {}),
-  };
+/** Adds the shoot, seed and provider-local service controllers to the manager. */
+export function addGardenletControllers(manager: Manager, options: GardenletOptions): void {
+  const { client, clock } = manager;
+  const workers = options.workers !== undefined ? { workers: options.workers } : {};
+  const seedName = options.seedName !== undefined ? { seedName: options.seedName } : {};
+  const services = manager.informer<KubernetesObject>(Refs.service);
   const ownedToShoot = (o: KubernetesObject) => shootRequestForSeedNamespace(o.metadata?.namespace);
 
-  const shootController = new Controller({
-    name: 'shoot',
-    reconciler: new ShootReconciler({
-      client,
-      dns: options.dns,
-      ...(options.seedName !== undefined ? { seedName: options.seedName } : {}),
-      ...(options.waitForExtensions !== undefined ? { waitForExtensions: options.waitForExtensions } : {}),
-      ...(clock ? { clock } : {}),
-    }),
-    ...common,
-  })
-    .watch(shoots)
+  manager
+    .controller({
+      name: 'shoot',
+      reconciler: new ShootReconciler({
+        client,
+        clock,
+        dns: options.dns,
+        ...seedName,
+        ...(options.waitForExtensions !== undefined ? { waitForExtensions: options.waitForExtensions } : {}),
+      }),
+      ...workers,
+    })
+    .watch(manager.informer(Refs.shoot))
     .watch(services, ownedToShoot)
-    .watch(networks, ownedToShoot)
-    .watch(dnsRecords, ownedToShoot);
+    .watch(manager.informer(Refs.network), ownedToShoot)
+    .watch(manager.informer(Refs.dnsRecord), ownedToShoot);
 
-  const seedController = new Controller({
-    name: 'seed',
-    reconciler: new SeedReconciler({
-      client,
-      ...(options.seedName !== undefined ? { seedName: options.seedName } : {}),
-      ...(clock ? { clock } : {}),
-    }),
-    ...common,
-  }).watch(seeds);
+  manager
+    .controller({ name: 'seed', reconciler: new SeedReconciler({ client, clock, ...seedName }), ...workers })
+    .watch(manager.informer(Refs.seed));
 
-  const serviceController = new Controller({
-    name: 'provider-local-service',
-    reconciler: new ServiceLoadBalancerReconciler(client, options.hostIPs ?? DEFAULT_HOST_IPS),
-    ...common,
-  }).watch(services, (s) =>
-    isShootLoadBalancer(s) ? [{ namespace: s.metadata?.namespace ?? '', name: s.metadata?.name ?? '' }] : [],
-  );
-
-  return {
-    informers: [shoots, seeds, services, networks, dnsRecords],
-    controllers: [shootController, seedController, serviceController],
-  };
+  manager
+    .controller({
+      name: 'provider-local-service',
+      reconciler: new ServiceLoadBalancerReconciler(client, options.hostIPs ?? DEFAULT_HOST_IPS),
+      ...workers,
+    })
+    .watch(services, (s) =>
+      isShootLoadBalancer(s) ? [{ namespace: s.metadata?.namespace ?? '', name: s.metadata?.name ?? '' }] : [],
+    );
 }

@@ -1,0 +1,555 @@
+import { createHash } from 'node:crypto';
+import http from 'node:http';
+import https from 'node:https';
+import type { KubeConfig, KubernetesObject, V1Status } from '@kubernetes/client-node';
+import { Backoff } from './backoff.js';
+import { realClock, type Clock } from './clock.js';
+
+/** Which resource a call is about; works the same for core, built-in and custom resources. */
+export interface ResourceRef {
+  /** API group; `''` for the core group (served under `/api`). */
+  readonly group: string;
+  readonly version: string;
+  /** Lower-case plural, as in the URL (`configmaps`). */
+  readonly plural: string;
+  readonly kind: string;
+  readonly namespaced: boolean;
+}
+
+/** A few resources the runtime itself needs; reconcilers define their own the same way. */
+export const resources = {
+  namespace: { group: '', version: 'v1', plural: 'namespaces', kind: 'Namespace', namespaced: false },
+  configMap: { group: '', version: 'v1', plural: 'configmaps', kind: 'ConfigMap', namespaced: true },
+  secret: { group: '', version: 'v1', plural: 'secrets', kind: 'Secret', namespaced: true },
+  service: { group: '', version: 'v1', plural: 'services', kind: 'Service', namespaced: true },
+  node: { group: '', version: 'v1', plural: 'nodes', kind: 'Node', namespaced: false },
+  event: { group: '', version: 'v1', plural: 'events', kind: 'Event', namespaced: true },
+  lease: { group: 'coordination.k8s.io', version: 'v1', plural: 'leases', kind: 'Lease', namespaced: true },
+} as const satisfies Record<string, ResourceRef>;
+
+/** `apiVersion` of objects of `ref` (`v1`, `coordination.k8s.io/v1`). */
+export function apiVersionOf(ref: ResourceRef): string {
+  return ref.group === '' ? ref.version : `${ref.group}/${ref.version}`;
+}
+
+/**
+ * The URL path of a collection or object. `namespace` is ignored for cluster-scoped resources; a namespaced
+ * resource without namespace addresses all namespaces (lists and watches only).
+ */
+export function resourcePath(ref: ResourceRef, opts: { namespace?: string; name?: string; subresource?: string } = {}) {
+  let path = ref.group === '' ? `/api/${ref.version}` : `/apis/${ref.group}/${ref.version}`;
+  if (ref.namespaced && opts.namespace) path += `/namespaces/${encodeURIComponent(opts.namespace)}`;
+  path += `/${ref.plural}`;
+  if (opts.name !== undefined) path += `/${encodeURIComponent(opts.name)}`;
+  if (opts.subresource) path += `/${opts.subresource}`;
+  return path;
+}
+
+/** An error answer of the API server, carrying its Status (`reason`, `message`, `details`). */
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
+  /** HTTP status code. */
+  readonly code: number;
+  readonly status?: V1Status;
+  /** The request that failed, e.g. `PUT /api/v1/namespaces/x/configmaps/y`. */
+  readonly request?: string;
+
+  constructor(code: number, message: string, opts: { status?: V1Status; request?: string; cause?: unknown } = {}) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.code = code;
+    if (opts.status) this.status = opts.status;
+    if (opts.request) this.request = opts.request;
+  }
+
+  /** `Conflict`, `NotFound`, `AlreadyExists`, … when the server said so. */
+  get reason(): string | undefined {
+    return this.status?.reason;
+  }
+
+  /** Builds the error from a response body, using the server's Status message when the body is one. */
+  static fromResponse(code: number, body: string, request?: string): ApiError {
+    const status = parseStatus(body);
+    const message = status?.message || http.STATUS_CODES[code] || `HTTP ${code}`;
+    return new ApiError(code, message, { ...(status ? { status } : {}), ...(request ? { request } : {}) });
+  }
+}
+
+function parseStatus(body: unknown): V1Status | undefined {
+  let value = body;
+  if (typeof body === 'string') {
+    try {
+      value = JSON.parse(body);
+    } catch {
+      return undefined;
+    }
+  }
+  if (value && typeof value === 'object' && (value as { kind?: unknown }).kind === 'Status') return value as V1Status;
+  return undefined;
+}
+
+/**
+ * Converts what a Kubernetes call threw into an ApiError when it is one: our own errors, and the `ApiException`
+ * of `@kubernetes/client-node` (whose `.body` is the Status as a JSON string). Anything else (network errors) is
+ * returned undefined.
+ */
+export function asApiError(e: unknown): ApiError | undefined {
+  if (e instanceof ApiError) return e;
+  if (e instanceof Error && typeof (e as { code?: unknown }).code === 'number' && 'body' in e) {
+    const code = (e as unknown as { code: number }).code;
+    const status = parseStatus((e as { body: unknown }).body);
+    return new ApiError(code, status?.message || http.STATUS_CODES[code] || `HTTP ${code}`, {
+      ...(status ? { status } : {}),
+      cause: e,
+    });
+  }
+  return undefined;
+}
+
+function hasCode(e: unknown, code: number, reason?: string): boolean {
+  const err = asApiError(e);
+  if (!err) return false;
+  return err.code === code || (reason !== undefined && err.reason === reason);
+}
+
+export const isNotFound = (e: unknown): boolean => hasCode(e, 404, 'NotFound');
+/** 410: the resourceVersion (of a watch, or a list's continue token) is too old. */
+export const isGone = (e: unknown): boolean => hasCode(e, 410, 'Expired');
+export const isForbidden = (e: unknown): boolean => hasCode(e, 403, 'Forbidden');
+export const isInvalid = (e: unknown): boolean => hasCode(e, 422, 'Invalid');
+export const isTooManyRequests = (e: unknown): boolean => hasCode(e, 429, 'TooManyRequests');
+/** 409 because of a stale resourceVersion (not because the object already exists). */
+export function isConflict(e: unknown): boolean {
+  const err = asApiError(e);
+  return err !== undefined && err.code === 409 && err.reason !== 'AlreadyExists';
+}
+export function isAlreadyExists(e: unknown): boolean {
+  const err = asApiError(e);
+  return err !== undefined && err.code === 409 && err.reason === 'AlreadyExists';
+}
+
+export interface RetryOptions {
+  /** Attempts in all, the first included. @default 5 */
+  steps?: number;
+  /** @default 10 */
+  initialMs?: number;
+  /** @default 2 */
+  factor?: number;
+  /** @default 1000 */
+  maxMs?: number;
+  clock?: Clock;
+  signal?: AbortSignal;
+}
+
+/**
+ * Runs `fn` and re-runs it while it fails with an error `retriable` accepts, with a short backoff, like
+ * client-go's `retry.OnError`. The last error is thrown when the attempts are used up or `signal` aborts.
+ */
+export async function retryOnError<T>(
+  retriable: (e: unknown) => boolean,
+  fn: () => Promise<T>,
+  opts: RetryOptions = {},
+): Promise<T> {
+  const clock = opts.clock ?? realClock;
+  const steps = Math.max(1, opts.steps ?? 5);
+  const backoff = new Backoff({
+    initialMs: opts.initialMs ?? 10,
+    factor: opts.factor ?? 2,
+    maxMs: opts.maxMs ?? 1000,
+    jitter: 0.1,
+  });
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (e) {
+      if (attempt >= steps || !retriable(e) || opts.signal?.aborted) throw e;
+    }
+    await clock.sleep(backoff.next(), opts.signal);
+  }
+}
+
+/**
+ * Like client-go's `retry.RetryOnConflict`: `fn` must read the object fresh and write it; it is re-run on 409
+ * Conflict (5 attempts, 10 ms doubling, by default).
+ */
+export function retryOnConflict<T>(fn: () => Promise<T>, opts?: RetryOptions): Promise<T> {
+  return retryOnError(isConflict, fn, opts);
+}
+
+export interface CallOptions {
+  /** Aborts the request (e.g. the reconcile's signal). */
+  signal?: AbortSignal;
+}
+
+export interface ListOptions extends CallOptions {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** Page size; the client follows `continue` until the list is complete. @default 500 */
+  limit?: number;
+}
+
+export interface WatchOptions {
+  namespace?: string;
+  /** Where to start; from a list's resourceVersion to miss nothing. */
+  resourceVersion: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  allowWatchBookmarks: boolean;
+  /** The server ends the watch after this long. */
+  timeoutSeconds?: number;
+}
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK';
+
+export interface ClientOptions {
+  /** Timeout of a single request (not watches). @default 60_000 */
+  requestTimeoutMs?: number;
+}
+
+interface Prepared {
+  url: URL;
+  options: https.RequestOptions;
+  request: string;
+}
+
+/**
+ * Generic JSON client for any resource, over the KubeConfig's server, credentials and TLS settings. Reuses
+ * connections (keep-alive) as long as the TLS material stays the same; credentials are re-read for every request so
+ * rotating tokens and exec plugins work. Errors of the server are thrown as {@link ApiError}.
+ */
+export class ResourceClient {
+  private readonly requestTimeoutMs: number;
+  private agent?: { key: string; agent: http.Agent };
+
+  constructor(
+    readonly kubeConfig: KubeConfig,
+    opts: ClientOptions = {},
+  ) {
+    this.requestTimeoutMs = opts.requestTimeoutMs ?? 60_000;
+  }
+
+  /** The object, or undefined when it does not exist. */
+  async get<T extends KubernetesObject = KubernetesObject>(
+    ref: ResourceRef,
+    name: string,
+    namespace?: string,
+    opts: CallOptions = {},
+  ): Promise<T | undefined> {
+    try {
+      return withTypeMeta(ref, await this.call<T>('GET', resourcePath(ref, { namespace, name }), opts));
+    } catch (e) {
+      if (isNotFound(e)) return undefined;
+      throw e;
+    }
+  }
+
+  /** All objects (following pagination) and the list's resourceVersion to start a watch from. */
+  async list<T extends KubernetesObject = KubernetesObject>(
+    ref: ResourceRef,
+    opts: ListOptions = {},
+  ): Promise<{ items: T[]; resourceVersion: string }> {
+    const path = resourcePath(ref, { namespace: opts.namespace });
+    const limit = opts.limit ?? 500;
+    const items: T[] = [];
+    let cont: string | undefined;
+    for (;;) {
+      const query = { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit, continue: cont };
+      let page: { items?: T[]; metadata?: { resourceVersion?: string; continue?: string } };
+      try {
+        page = await this.call('GET', path, { ...opts, query });
+      } catch (e) {
+        // An expired continue token: start over without paging, as client-go's pager does.
+        if (cont !== undefined && isGone(e)) return this.list(ref, { ...opts, limit: 0 });
+        throw e;
+      }
+      for (const item of page.items ?? []) items.push(withTypeMeta(ref, item));
+      cont = page.metadata?.continue || undefined;
+      if (!cont || !limit) return { items, resourceVersion: page.metadata?.resourceVersion ?? '' };
+    }
+  }
+
+  async create<T extends KubernetesObject>(ref: ResourceRef, obj: T, opts: CallOptions = {}): Promise<T> {
+    const path = resourcePath(ref, { namespace: obj.metadata?.namespace });
+    return withTypeMeta(ref, await this.call<T>('POST', path, { ...opts, body: withTypeMeta(ref, obj) }));
+  }
+
+  /** PUT of the whole object; fails with Conflict when `metadata.resourceVersion` is stale. */
+  async update<T extends KubernetesObject>(ref: ResourceRef, obj: T, opts: CallOptions = {}): Promise<T> {
+    return withTypeMeta(
+      ref,
+      await this.call<T>('PUT', objectPath(ref, obj), { ...opts, body: withTypeMeta(ref, obj) }),
+    );
+  }
+
+  async updateStatus<T extends KubernetesObject>(ref: ResourceRef, obj: T, opts: CallOptions = {}): Promise<T> {
+    const path = objectPath(ref, obj, 'status');
+    return withTypeMeta(ref, await this.call<T>('PUT', path, { ...opts, body: withTypeMeta(ref, obj) }));
+  }
+
+  /** JSON merge patch (RFC 7386): `null` deletes a field, arrays are replaced. */
+  async mergePatch<T extends KubernetesObject = KubernetesObject>(
+    ref: ResourceRef,
+    name: string,
+    namespace: string | undefined,
+    patch: unknown,
+    opts: CallOptions & { subresource?: 'status' } = {},
+  ): Promise<T> {
+    const path = resourcePath(ref, { namespace, name, subresource: opts.subresource });
+    return withTypeMeta(
+      ref,
+      await this.call<T>('PATCH', path, { ...opts, body: patch, contentType: 'application/merge-patch+json' }),
+    );
+  }
+
+  /**
+   * Server-side apply: `obj` holds exactly the fields this manager owns (with apiVersion, kind, name and
+   * namespace; apiVersion and kind are filled in from `ref` when missing).
+   */
+  async apply<T extends KubernetesObject>(
+    ref: ResourceRef,
+    obj: T,
+    opts: CallOptions & { fieldManager: string; force?: boolean; subresource?: 'status' },
+  ): Promise<T> {
+    const path = objectPath(ref, obj, opts.subresource);
+    const query = { fieldManager: opts.fieldManager, force: opts.force ? 'true' : undefined };
+    return withTypeMeta(
+      ref,
+      await this.call<T>('PATCH', path, {
+        ...opts,
+        query,
+        body: withTypeMeta(ref, obj),
+        contentType: 'application/apply-patch+yaml',
+      }),
+    );
+  }
+
+  /** Deletes the object; false when it was already gone. */
+  async delete(
+    ref: ResourceRef,
+    name: string,
+    namespace?: string,
+    opts: CallOptions & {
+      propagationPolicy?: 'Foreground' | 'Background' | 'Orphan';
+      preconditions?: { uid?: string; resourceVersion?: string };
+    } = {},
+  ): Promise<boolean> {
+    const body = {
+      apiVersion: 'v1',
+      kind: 'DeleteOptions',
+      ...(opts.propagationPolicy ? { propagationPolicy: opts.propagationPolicy } : {}),
+      ...(opts.preconditions ? { preconditions: opts.preconditions } : {}),
+    };
+    try {
+      await this.call('DELETE', resourcePath(ref, { namespace, name }), { ...opts, body });
+      return true;
+    } catch (e) {
+      if (isNotFound(e)) return false;
+      throw e;
+    }
+  }
+
+  /**
+   * Starts a watch and returns at once with its handle. `onEvent` gets every event in order; `onDone` is called
+   * exactly once when the watch ends by itself: `undefined` when the server closed it cleanly, else the error (an
+   * ERROR event arrives as its ApiError, e.g. 410 Gone). After `abort()`, neither is called again.
+   */
+  async watch<T extends KubernetesObject = KubernetesObject>(
+    ref: ResourceRef,
+    opts: WatchOptions,
+    onEvent: (type: WatchEventType, obj: T) => void,
+    onDone: (err?: unknown) => void,
+  ): Promise<{ abort(): void }> {
+    const query = {
+      watch: 'true',
+      resourceVersion: opts.resourceVersion || undefined,
+      allowWatchBookmarks: opts.allowWatchBookmarks ? 'true' : undefined,
+      labelSelector: opts.labelSelector,
+      fieldSelector: opts.fieldSelector,
+      timeoutSeconds: opts.timeoutSeconds,
+    };
+    const { url, options, request } = await this.prepare('GET', resourcePath(ref, opts), query);
+    let finished = false;
+    const finish = (err?: unknown): void => {
+      if (finished) return;
+      finished = true;
+      req.destroy();
+      onDone(err);
+    };
+    const req = (url.protocol === 'https:' ? https : http).request(url, options, (res) => {
+      if (res.statusCode !== 200) {
+        readBody(res)
+          .then((body) => finish(ApiError.fromResponse(res.statusCode ?? 0, body, request)))
+          .catch(finish);
+        return;
+      }
+      res.setEncoding('utf8');
+      let buffered = '';
+      const handleLine = (line: string): void => {
+        if (finished || line.trim() === '') return;
+        let event: { type?: string; object?: unknown };
+        try {
+          event = JSON.parse(line);
+        } catch (e) {
+          finish(new Error(`${request}: malformed watch event`, { cause: e }));
+          return;
+        }
+        if (event.type === 'ERROR') {
+          const status = parseStatus(event.object);
+          finish(new ApiError(status?.code ?? 500, status?.message || 'watch error', { status, request }));
+          return;
+        }
+        const type = event.type as WatchEventType;
+        if (type !== 'ADDED' && type !== 'MODIFIED' && type !== 'DELETED' && type !== 'BOOKMARK') return;
+        onEvent(type, withTypeMeta(ref, event.object as T));
+      };
+      res.on('data', (chunk: string) => {
+        buffered += chunk;
+        let nl: number;
+        while (!finished && (nl = buffered.indexOf('\n')) >= 0) {
+          const line = buffered.slice(0, nl);
+          buffered = buffered.slice(nl + 1);
+          handleLine(line);
+        }
+      });
+      res.on('end', () => {
+        handleLine(buffered);
+        finish();
+      });
+      res.on('error', finish);
+      res.on('close', () => finish(new Error(`${request}: watch connection closed`)));
+    });
+    req.on('socket', (socket) => socket.setKeepAlive(true, 30_000));
+    req.on('error', (e) => finish(new Error(`${request}: ${e.message}`, { cause: e })));
+    req.end();
+    return {
+      abort: () => {
+        finished = true;
+        req.destroy();
+      },
+    };
+  }
+
+  /** One request; the parsed JSON answer, or ApiError. */
+  private async call<T>(
+    method: string,
+    path: string,
+    opts: CallOptions & { query?: Query; body?: unknown; contentType?: string } = {},
+  ): Promise<T> {
+    const { url, options, request } = await this.prepare(method, path, opts.query);
+    const body = opts.body === undefined ? undefined : JSON.stringify(opts.body);
+    if (body !== undefined) {
+      options.headers = {
+        ...options.headers,
+        'Content-Type': opts.contentType ?? 'application/json',
+        'Content-Length': Buffer.byteLength(body),
+      };
+    }
+    opts.signal?.throwIfAborted();
+    return new Promise<T>((resolve, reject) => {
+      const req = (url.protocol === 'https:' ? https : http).request(
+        url,
+        { ...options, signal: opts.signal },
+        (res) => {
+          readBody(res).then((text) => {
+            const code = res.statusCode ?? 0;
+            if (code < 200 || code > 299) {
+              reject(ApiError.fromResponse(code, text, request));
+              return;
+            }
+            try {
+              resolve((text === '' ? undefined : JSON.parse(text)) as T);
+            } catch (e) {
+              reject(new Error(`${request}: malformed response`, { cause: e }));
+            }
+          }, reject);
+        },
+      );
+      req.setTimeout(this.requestTimeoutMs, () =>
+        req.destroy(new Error(`${request}: no answer within ${this.requestTimeoutMs} ms`)),
+      );
+      req.on('error', (e) => reject(e.name === 'AbortError' ? e : new Error(`${request}: ${e.message}`, { cause: e })));
+      req.end(body);
+    });
+  }
+
+  private async prepare(method: string, path: string, query: Query = {}): Promise<Prepared> {
+    const cluster = this.kubeConfig.getCurrentCluster();
+    if (!cluster) throw new Error('kubeconfig has no current cluster');
+    const url = new URL(cluster.server.replace(/\/+$/, '') + path);
+    for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== '') url.searchParams.set(k, String(v));
+    const options: https.RequestOptions = {};
+    await this.kubeConfig.applyToHTTPSOptions(options);
+    const headers: http.OutgoingHttpHeaders = {
+      Accept: 'application/json',
+      ...((options.headers ?? {}) as http.OutgoingHttpHeaders),
+    };
+    if (options.auth) {
+      headers.Authorization = `Basic ${Buffer.from(options.auth).toString('base64')}`;
+    }
+    return {
+      url,
+      options: { method, headers, agent: cluster.proxyUrl ? options.agent : this.agentFor(url, options) },
+      request: `${method} ${url.pathname}`,
+    };
+  }
+
+  /** A keep-alive agent with the kubeconfig's TLS material, replaced when that material changes. */
+  private agentFor(url: URL, o: https.RequestOptions): http.Agent {
+    const hash = createHash('sha256');
+    for (const part of [o.ca, o.cert, o.key, o.pfx]) hash.update(part ? String(part) : '-').update('\0');
+    hash.update(`${o.rejectUnauthorized}|${o.servername}|${url.protocol}`);
+    const key = hash.digest('hex');
+    if (this.agent?.key !== key) {
+      this.agent?.agent.destroy();
+      const agent =
+        url.protocol === 'https:'
+          ? new https.Agent({
+              keepAlive: true,
+              ca: o.ca,
+              cert: o.cert,
+              key: o.key,
+              pfx: o.pfx,
+              passphrase: o.passphrase,
+              ...(o.rejectUnauthorized === undefined ? {} : { rejectUnauthorized: o.rejectUnauthorized }),
+              ...(o.servername ? { servername: o.servername } : {}),
+            })
+          : new http.Agent({ keepAlive: true });
+      this.agent = { key, agent };
+    }
+    return this.agent.agent;
+  }
+
+  /** Closes idle keep-alive connections (open watches end too). */
+  close(): void {
+    this.agent?.agent.destroy();
+    this.agent = undefined;
+  }
+}
+
+type Query = Record<string, string | number | undefined>;
+
+function objectPath(ref: ResourceRef, obj: KubernetesObject, subresource?: string): string {
+  const name = obj.metadata?.name;
+  if (!name) throw new Error(`${ref.kind} without metadata.name`);
+  return resourcePath(ref, { namespace: obj.metadata?.namespace, name, subresource });
+}
+
+/** Lists (and some answers) leave out apiVersion and kind of their items; fill them in. */
+function withTypeMeta<T>(ref: ResourceRef, obj: T): T {
+  if (obj && typeof obj === 'object') {
+    const o = obj as KubernetesObject;
+    if (o.apiVersion === undefined || o.kind === undefined) {
+      return { ...o, apiVersion: o.apiVersion ?? apiVersionOf(ref), kind: o.kind ?? ref.kind } as T;
+    }
+  }
+  return obj;
+}
+
+function readBody(res: http.IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    res.on('data', (c: Buffer) => chunks.push(c));
+    res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    res.on('error', reject);
+  });
+}

@@ -1,0 +1,142 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { resources } from '../../src/runtime/client.js';
+import type { Request } from '../../src/runtime/controller.js';
+import { silentLogger } from '../../src/runtime/log.js';
+import { LeadershipLostError, Manager, installSignalHandlers, type ManagerOptions } from '../../src/runtime/manager.js';
+import { Metrics } from '../../src/runtime/metrics.js';
+import { waitFor } from '../support/wait.js';
+import { FakeApiServer } from './fake-apiserver.js';
+
+const wait = { timeoutMs: 5000, intervalMs: 5 };
+const cm = resources.configMap;
+
+let server: FakeApiServer;
+let managers: Manager[];
+
+beforeEach(async () => {
+  server = await FakeApiServer.start();
+  managers = [];
+});
+
+afterEach(async () => {
+  server.clearFaults();
+  await Promise.all(managers.map((m) => m.stop()));
+  await server.close();
+});
+
+/** A manager with one controller on configmaps in `default`, recording what it reconciled. */
+function newManager(identity: string, opts: Partial<ManagerOptions> = {}) {
+  const reconciled: Request[] = [];
+  const manager = new Manager({
+    kubeConfig: server.kubeConfig(),
+    logger: silentLogger(),
+    metrics: new Metrics(),
+    health: { host: '::1', port: 0 },
+    ...opts,
+  });
+  managers.push(manager);
+  const informer = manager.informer(cm, { namespace: 'default' });
+  manager
+    .controller({
+      name: 'configmaps',
+      reconciler: {
+        reconcile: async (req) => {
+          reconciled.push(req);
+        },
+      },
+    })
+    .watch(informer);
+  return { manager, reconciled, identity };
+}
+
+function leaderElection(identity: string): ManagerOptions['leaderElection'] {
+  return {
+    name: 'lock',
+    namespace: 'garden',
+    identity,
+    leaseDurationMs: 1500,
+    renewDeadlineMs: 1000,
+    retryPeriodMs: 200,
+  };
+}
+
+describe('Manager', () => {
+  it('starts health server, informers and controllers; stops in reverse order', async () => {
+    server.upsert(cm, { metadata: { name: 'a', namespace: 'default' } } as KubernetesObject);
+    const { manager, reconciled } = newManager('m');
+    expect(manager.isReady()).toBe(false);
+    await manager.start();
+    expect(manager.isReady()).toBe(true);
+    const base = `http://[::1]:${manager.healthPort()}`;
+    expect((await fetch(`${base}/readyz`)).status).toBe(200);
+    await waitFor(() => reconciled.length === 1, wait);
+    expect(reconciled[0]).toEqual({ namespace: 'default', name: 'a' });
+
+    server.upsert(cm, { metadata: { name: 'b', namespace: 'default' } } as KubernetesObject);
+    await waitFor(() => reconciled.some((r) => r.name === 'b'), wait);
+    const metrics = await (await fetch(`${base}/metrics`)).text();
+    expect(metrics).toContain('controller_runtime_reconcile_total{controller="configmaps",result="success"}');
+
+    await manager.stop();
+    await manager.done;
+    await waitFor(() => server.openWatches() === 0, wait);
+    await expect(fetch(`${base}/healthz`)).rejects.toThrow();
+  });
+
+  it('shares one informer per resource, namespace and selector', () => {
+    const { manager } = newManager('m');
+    expect(manager.informer(cm, { namespace: 'default' })).toBe(manager.informer(cm, { namespace: 'default' }));
+    expect(manager.informer(cm, { namespace: 'other' })).not.toBe(manager.informer(cm, { namespace: 'default' }));
+  });
+
+  it('runs controllers only on the leader; a standby with warm caches takes over on release', async () => {
+    server.upsert(cm, { metadata: { name: 'a', namespace: 'default' } } as KubernetesObject);
+    const one = newManager('one', { leaderElection: leaderElection('one') });
+    await one.manager.start();
+    await waitFor(() => one.manager.isLeader(), wait);
+    await waitFor(() => one.reconciled.length === 1, wait);
+
+    const two = newManager('two', { leaderElection: leaderElection('two') });
+    await two.manager.start();
+    expect(two.manager.isReady()).toBe(true); // caches synced on the standby too
+    server.upsert(cm, { metadata: { name: 'b', namespace: 'default' } } as KubernetesObject);
+    await waitFor(() => one.reconciled.some((r) => r.name === 'b'), wait);
+    expect(two.manager.isLeader()).toBe(false);
+    expect(two.reconciled).toEqual([]);
+
+    await one.manager.stop();
+    await waitFor(() => two.manager.isLeader(), { ...wait, message: 'the standby to take over' });
+    await waitFor(() => two.reconciled.length === 2, wait);
+    expect(
+      server.objects<KubernetesObject & { spec?: { holderIdentity?: string } }>(resources.lease)[0]?.spec
+        ?.holderIdentity,
+    ).toBe('two');
+  });
+
+  it('stops everything and rejects done when the lease is lost', async () => {
+    const { manager } = newManager('m', { leaderElection: leaderElection('m') });
+    await manager.start();
+    await waitFor(() => manager.isLeader(), wait);
+    server.addFault({ method: 'PUT', pathPrefix: '/apis/coordination.k8s.io', fault: { kind: 'status', code: 500 } });
+    await expect(manager.done).rejects.toBeInstanceOf(LeadershipLostError);
+    expect(manager.isLeader()).toBe(false);
+    await waitFor(() => server.openWatches() === 0, wait);
+  });
+
+  it('installSignalHandlers stops gracefully on a signal and exits 0', async () => {
+    const { manager } = newManager('m');
+    await manager.start();
+    const exits: number[] = [];
+    const uninstall = installSignalHandlers(manager, { exit: (code) => exits.push(code), signals: ['SIGUSR2'] });
+    try {
+      process.emit('SIGUSR2', 'SIGUSR2');
+      await waitFor(() => exits.length === 1, wait);
+      expect(exits).toEqual([0]);
+      await manager.done;
+    } finally {
+      uninstall();
+    }
+    expect(process.listenerCount('SIGUSR2')).toBe(0);
+  });
+});

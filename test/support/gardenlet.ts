@@ -1,0 +1,49 @@
+/**
+ * Runs the gardenlet's controllers in the test process against the shared control plane.
+ */
+import type { KubeConfig } from '@kubernetes/client-node';
+import { localDNSProvider } from '../../src/gardenlet/dns-provider.js';
+import { addGardenletControllers, type GardenletOptions } from '../../src/gardenlet/gardenlet.js';
+import { silentLogger } from '../../src/runtime/log.js';
+import { Manager } from '../../src/runtime/manager.js';
+
+export interface RunningControllers {
+  readonly manager: Manager;
+  stop(): Promise<void>;
+}
+
+/** Starts a manager (no health server, no leader election) with what `add` puts on it. */
+export async function startManager(kc: KubeConfig, add: (manager: Manager) => void): Promise<RunningControllers> {
+  const manager = new Manager({ kubeConfig: kc, logger: silentLogger(), gracefulShutdownMs: 5_000 });
+  add(manager);
+  await manager.start();
+  return { manager, stop: () => manager.stop() };
+}
+
+export function startGardenlet(kc: KubeConfig, options: Partial<GardenletOptions> = {}): Promise<RunningControllers> {
+  return startManager(kc, (manager) =>
+    addGardenletControllers(manager, {
+      dns: localDNSProvider({ server: '[::1]:53' }),
+      waitForExtensions: false,
+      ...options,
+    }),
+  );
+}
+
+/** Informers and controllers built outside a manager (the extensions' own wiring). */
+export interface ControllerSet {
+  readonly informers: readonly { start(): Promise<void>; stop(): void }[];
+  readonly controllers: readonly { start(): Promise<void>; stop(): Promise<void> }[];
+}
+
+/** Starts the informers, waits for their first list, then the controllers. */
+export async function startControllerSet(set: ControllerSet): Promise<{ stop(): Promise<void> }> {
+  await Promise.all(set.informers.map((i) => i.start()));
+  await Promise.all(set.controllers.map((c) => c.start()));
+  return {
+    async stop() {
+      await Promise.all(set.controllers.map((c) => c.stop()));
+      for (const informer of set.informers) informer.stop();
+    },
+  };
+}
