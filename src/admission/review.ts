@@ -1,0 +1,240 @@
+/**
+ * What the gardener-apiserver's admission does for our kinds, as `admission.k8s.io/v1` AdmissionReview handling:
+ * the validating webhook answers with the same 422 Status `gardener-ipv6 validate` prints, the mutating webhook
+ * with a JSON patch to the defaulted object. Pure apart from the seed lookup, which the caller provides.
+ */
+import jsonpatch, { type Operation } from 'fast-json-patch';
+import { admit, decodeSeed, UnknownKindError, type AdmissionResult } from '../apis/admission.js';
+import { FieldPath, invalid, invalidStatus, type FieldError, type Status } from '../apis/field/index.js';
+import { deepEqual } from '../apis/meta/objects.js';
+import { withoutNulls } from '../apis/meta/nulls.js';
+import { DNSRecords, lookupKind, Networks, Seeds, Shoots, type KindInfo } from '../apis/registry.js';
+import type { FeatureGates } from '../featuregate/featuregate.js';
+
+export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
+
+export type AdmissionMode = 'validate' | 'mutate';
+
+export interface GroupVersionKind {
+  group: string;
+  version: string;
+  kind: string;
+}
+
+export interface GroupVersionResource {
+  group: string;
+  version: string;
+  resource: string;
+}
+
+/** `admission.k8s.io/v1` AdmissionRequest (the fields this webhook reads, plus the ones worth logging). */
+export interface AdmissionRequest {
+  uid: string;
+  kind?: GroupVersionKind;
+  resource?: GroupVersionResource;
+  subResource?: string;
+  name?: string;
+  namespace?: string;
+  operation?: 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
+  userInfo?: { username?: string; uid?: string; groups?: string[] };
+  object?: unknown;
+  oldObject?: unknown;
+  dryRun?: boolean;
+}
+
+export interface AdmissionResponse {
+  uid: string;
+  allowed: boolean;
+  /** Why the request was denied; the API server passes it on to the client (after `admission webhook … denied`). */
+  status?: Status;
+  /** Base64 of a JSON patch (RFC 6902). */
+  patch?: string;
+  patchType?: 'JSONPatch';
+}
+
+export interface AdmissionReview {
+  apiVersion: typeof ADMISSION_API_VERSION;
+  kind: 'AdmissionReview';
+  request?: AdmissionRequest;
+  response?: AdmissionResponse;
+}
+
+export interface AdmissionReviewResponse {
+  apiVersion: typeof ADMISSION_API_VERSION;
+  kind: 'AdmissionReview';
+  response: AdmissionResponse;
+}
+
+export interface AdmissionContext {
+  readonly gates: FeatureGates;
+  /** The Seed of that name as the API server has it, or undefined when there is none. Throws on other errors. */
+  lookupSeed(name: string): Promise<unknown>;
+  /** Told about unexpected errors, which the answer only summarizes (to log them with their stack). */
+  onInternalError?(error: unknown): void;
+}
+
+/** The kinds this webhook admits; anything else is not ours and is allowed as is. */
+export const ADMITTED_KINDS: readonly KindInfo<unknown>[] = [Shoots, Seeds, Networks, DNSRecords];
+
+/**
+ * Answers an AdmissionReview. Never throws: an unexpected error becomes a denial with code 500 (with
+ * `failurePolicy: Fail` the API server refuses the request either way, and this way the client sees why).
+ */
+export async function handleAdmissionReview(
+  review: AdmissionReview,
+  ctx: AdmissionContext,
+  mode: AdmissionMode,
+): Promise<AdmissionReviewResponse> {
+  const request = review.request;
+  const uid = typeof request?.uid === 'string' ? request.uid : '';
+  let response: AdmissionResponse;
+  try {
+    if (!request || uid === '') throw new Error('the AdmissionReview has no request with a uid');
+    response = mode === 'validate' ? await validateRequest(request, ctx) : await mutateRequest(request, ctx);
+  } catch (e) {
+    ctx.onInternalError?.(e);
+    response = { uid, allowed: false, status: internalErrorStatus(e) };
+  }
+  return { apiVersion: ADMISSION_API_VERSION, kind: 'AdmissionReview', response };
+}
+
+/** The kind of the request's object when it is one we admit on this operation. */
+function admittedKind(request: AdmissionRequest): KindInfo<unknown> | undefined {
+  if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return undefined;
+  // Main resources only: a status update must not be judged by spec rules.
+  if (request.subResource) return undefined;
+  const kind = lookupKind(request.object);
+  return kind && ADMITTED_KINDS.includes(kind) ? kind : undefined;
+}
+
+async function validateRequest(request: AdmissionRequest, ctx: AdmissionContext): Promise<AdmissionResponse> {
+  const kind = admittedKind(request);
+  if (!kind) return { uid: request.uid, allowed: true };
+  // An update that leaves the spec alone (finalizers, labels, annotations) is always admitted: otherwise an object
+  // that became invalid under newer rules, or whose seed is gone, could never lose its finalizer.
+  if (request.operation === 'UPDATE' && specUnchanged(request.object, request.oldObject)) {
+    return { uid: request.uid, allowed: true };
+  }
+
+  const seed = kind === Shoots ? await seedContext(request.object, ctx) : {};
+  let result: AdmissionResult;
+  const input = { object: request.object, gates: ctx.gates, ...(seed.seed === undefined ? {} : { seed: seed.seed }) };
+  try {
+    result = admit(request.operation === 'UPDATE' ? { ...input, oldObject: request.oldObject } : input);
+  } catch (e) {
+    // A stored object that does not decode (written before this webhook was registered): the new object still gets
+    // every create rule, but refusing every update for the old one's sake would leave the object stuck.
+    if (!(e instanceof UnknownKindError) || request.operation !== 'UPDATE') throw e;
+    result = admit(input);
+  }
+  const errors: FieldError[] = [...result.errors, ...(seed.error ? [seed.error] : [])];
+  if (errors.length === 0) return { uid: request.uid, allowed: true };
+  return { uid: request.uid, allowed: false, status: invalidStatus(result.id, errors) };
+}
+
+function specUnchanged(object: unknown, oldObject: unknown): boolean {
+  const spec = (o: unknown) => (typeof o === 'object' && o !== null ? (o as { spec?: unknown }).spec : undefined);
+  return oldObject !== undefined && deepEqual(withoutNulls(spec(object)), withoutNulls(spec(oldObject)));
+}
+
+async function mutateRequest(request: AdmissionRequest, ctx: AdmissionContext): Promise<AdmissionResponse> {
+  const kind = admittedKind(request);
+  if (!kind) return { uid: request.uid, allowed: true };
+
+  const seed = kind === Shoots ? await seedContext(request.object, ctx) : {};
+  const result = admit({
+    object: request.object,
+    gates: ctx.gates,
+    ...(seed.seed === undefined ? {} : { seed: seed.seed }),
+  });
+  // Malformed: nothing to default; the validating webhook tells the client what is wrong.
+  if (result.object === undefined) return { uid: request.uid, allowed: true };
+
+  const patch = defaultingPatch(request.object, result.object);
+  if (patch.length === 0) return { uid: request.uid, allowed: true };
+  return {
+    uid: request.uid,
+    allowed: true,
+    patchType: 'JSONPatch',
+    patch: Buffer.from(JSON.stringify(patch)).toString('base64'),
+  };
+}
+
+interface SeedContext {
+  /** The usable Seed the shoot names. */
+  seed?: unknown;
+  /** Why the named seed can't be used, on `spec.seedName`. */
+  error?: FieldError;
+}
+
+/** The Seed of a Shoot's `spec.seedName`, when it names one (an unscheduled shoot has no seed context). */
+async function seedContext(shoot: unknown, ctx: AdmissionContext): Promise<SeedContext> {
+  const name = (shoot as { spec?: { seedName?: unknown } }).spec?.seedName;
+  if (typeof name !== 'string' || name === '') return {};
+  const path = FieldPath.root('spec', 'seedName');
+  const seed = await ctx.lookupSeed(name);
+  if (seed === undefined) return { error: invalid(path, name, `seed ${JSON.stringify(name)} not found`) };
+  try {
+    decodeSeed(seed);
+  } catch (e) {
+    if (!(e instanceof UnknownKindError)) throw e;
+    return { error: invalid(path, name, `seed ${JSON.stringify(name)} cannot be used: ${e.message}`) };
+  }
+  return { seed };
+}
+
+/** Fields of the object the API server owns, or that no defaulting may change. */
+const NEVER_PATCHED = ['apiVersion', 'kind', 'metadata'] as const;
+
+/**
+ * The JSON patch that turns `original` into `defaulted`, minimal and idempotent:
+ * - it is computed against `original` without its null-valued keys (what decoding saw), so keys a manifest set to
+ *   `null` are left alone rather than removed (an `add` over such a key replaces it, per RFC 6902);
+ * - `apiVersion`, `kind` and `metadata` are never patched;
+ * - unchanged subtrees of `defaulted` are replaced by the very subtrees of `original`, so the diff only descends
+ *   where defaulting wrote (a deeply nested unknown field can't exhaust the stack).
+ */
+export function defaultingPatch(original: unknown, defaulted: unknown): Operation[] {
+  const base = withoutNulls(original);
+  if (!isPlainObject(base) || !isPlainObject(defaulted)) return [];
+  const target: Record<string, unknown> = { ...defaulted };
+  for (const key of NEVER_PATCHED) {
+    if (Object.prototype.hasOwnProperty.call(base, key)) target[key] = base[key];
+    else delete target[key];
+  }
+  return jsonpatch.compare(base, shareUnchanged(base, target) as object);
+}
+
+/** `target`, with every subtree that equals the one at the same place in `base` replaced by `base`'s. */
+function shareUnchanged(base: unknown, target: unknown): unknown {
+  if (deepEqual(base, target)) return base;
+  if (!isPlainObject(base) || !isPlainObject(target)) return target;
+  const shared: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(target)) {
+    const defined = Object.prototype.hasOwnProperty.call(base, key);
+    Object.defineProperty(shared, key, {
+      value: defined ? shareUnchanged(base[key], value) : value,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return shared;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function internalErrorStatus(e: unknown): Status {
+  const message = e instanceof Error ? e.message : String(e);
+  return {
+    apiVersion: 'v1',
+    kind: 'Status',
+    metadata: {},
+    status: 'Failure',
+    message: `internal error of the gardener-ipv6 admission webhook: ${message}`,
+    reason: 'InternalError',
+    code: 500,
+  };
+}

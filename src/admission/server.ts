@@ -1,0 +1,288 @@
+/**
+ * The admission webhook server: HTTPS, `POST /validate` and `POST /mutate` with `admission.k8s.io/v1`
+ * AdmissionReviews, `GET /healthz`. Everything about the answers is in review.ts; this file is transport.
+ */
+import { readFile } from 'node:fs/promises';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { FeatureGates } from '../featuregate/featuregate.js';
+import { Seeds } from '../apis/registry.js';
+import type { ResourceClient, ResourceRef } from '../runtime/client.js';
+import { newLogger, type Logger } from '../runtime/log.js';
+import {
+  ADMISSION_API_VERSION,
+  handleAdmissionReview,
+  type AdmissionMode,
+  type AdmissionReview,
+  type AdmissionReviewResponse,
+} from './review.js';
+import { WEBHOOK_PATHS, webhookBaseURL } from './webhook-configurations.js';
+
+/** All addresses, IPv6 and (on dual-stack hosts) IPv4. */
+export const DEFAULT_HOST = '::';
+/** controller-runtime's webhook port. */
+export const DEFAULT_PORT = 9443;
+/** An AdmissionReview carries the object twice (object, oldObject); etcd's limit per object is 1.5 MiB. */
+export const DEFAULT_MAX_BODY_BYTES = 3 * 1024 * 1024;
+/** The API server gives up after `timeoutSeconds` (10) anyway. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+/** How long close() lets requests in flight finish before it cuts their connections. */
+export const DEFAULT_CLOSE_GRACE_MS = 5_000;
+/** A seed lookup must leave time to answer within the API server's timeout. */
+export const SEED_LOOKUP_TIMEOUT_MS = 5_000;
+
+/** The serving certificate and key, as PEM or as files holding PEM. */
+export type TLSSource = { cert: string | Buffer; key: string | Buffer } | { certFile: string; keyFile: string };
+
+export interface AdmissionServerOptions {
+  readonly tls: TLSSource;
+  readonly gates: FeatureGates;
+  /** The Seed of that name, undefined when there is none (see {@link seedLookup}). */
+  readonly lookupSeed: (name: string) => Promise<unknown>;
+  /** @default {@link DEFAULT_HOST} */
+  readonly host?: string;
+  /** 0 picks a free port. @default {@link DEFAULT_PORT} */
+  readonly port?: number;
+  /** @default newLogger({ name: 'admission' }) */
+  readonly logger?: Logger;
+  /** Larger bodies are refused with 413. @default {@link DEFAULT_MAX_BODY_BYTES} */
+  readonly maxBodyBytes?: number;
+  /** @default {@link DEFAULT_REQUEST_TIMEOUT_MS} */
+  readonly requestTimeoutMs?: number;
+}
+
+export interface AdmissionServer {
+  /** The address it listens on, without brackets (`::1`). */
+  readonly host: string;
+  readonly port: number;
+  /** `https://[host]:port`, the base of the webhook URLs. */
+  readonly url: string;
+  /** Serves with a new certificate from now on (rotation); connections already open keep theirs. */
+  setTLS(tls: TLSSource): Promise<void>;
+  /** Stops accepting, lets requests in flight finish for up to `graceMs`, then closes every connection. */
+  close(opts?: { graceMs?: number }): Promise<void>;
+}
+
+/** Looks seeds up through the API server. */
+export function seedLookup(client: Pick<ResourceClient, 'get'>): (name: string) => Promise<unknown> {
+  const ref: ResourceRef = {
+    group: Seeds.group,
+    version: Seeds.version,
+    plural: Seeds.plural,
+    kind: Seeds.kind,
+    namespaced: false,
+  };
+  return (name) => client.get(ref, name, undefined, { signal: AbortSignal.timeout(SEED_LOOKUP_TIMEOUT_MS) });
+}
+
+async function readTLS(tls: TLSSource): Promise<{ cert: string | Buffer; key: string | Buffer }> {
+  if ('certFile' in tls) return { cert: await readFile(tls.certFile), key: await readFile(tls.keyFile) };
+  return { cert: tls.cert, key: tls.key };
+}
+
+class HTTPError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Starts the server; resolves once it listens. */
+export async function startAdmissionServer(opts: AdmissionServerOptions): Promise<AdmissionServer> {
+  const logger = opts.logger ?? newLogger({ name: 'admission' });
+  const maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const modes: Record<string, AdmissionMode> = {
+    [WEBHOOK_PATHS.validate]: 'validate',
+    [WEBHOOK_PATHS.mutate]: 'mutate',
+  };
+
+  const server = https.createServer({ ...(await readTLS(opts.tls)), minVersion: 'TLSv1.2' }, (req, res) => {
+    void serve(req, res).catch((e: unknown) => {
+      logger.error({ err: e }, 'serving a request failed');
+      if (!res.headersSent) sendStatus(res, 500, 'internal error');
+      else res.destroy();
+    });
+  });
+  server.requestTimeout = opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  server.headersTimeout = Math.min(server.headersTimeout, server.requestTimeout);
+  server.on('tlsClientError', (e) => logger.debug({ err: e }, 'TLS handshake failed'));
+
+  async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    // The API server appends `?timeout=10s`.
+    const path = new URL(req.url ?? '/', 'https://localhost').pathname;
+    if (path === '/healthz') {
+      if (req.method !== 'GET' && req.method !== 'HEAD') return sendMethodNotAllowed(res, 'GET, HEAD');
+      res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' }).end('ok');
+      return;
+    }
+    const mode = Object.prototype.hasOwnProperty.call(modes, path) ? modes[path] : undefined;
+    if (mode === undefined) return sendStatus(res, 404, `no handler for ${path}`);
+    if (req.method !== 'POST') return sendMethodNotAllowed(res, 'POST');
+    const contentType = req.headers['content-type'];
+    if (contentType !== undefined && !/^application\/json\b/i.test(contentType)) {
+      return sendStatus(res, 415, `unsupported content type ${JSON.stringify(contentType)}: expected application/json`);
+    }
+
+    let review: AdmissionReview;
+    try {
+      review = parseReview(await readBody(req, maxBodyBytes));
+    } catch (e) {
+      if (!(e instanceof HTTPError)) throw e;
+      logger.info({ path, code: e.code, reason: e.message }, 'refused a request');
+      // After a 413 the rest of the body is read and dropped; the connection is not reused.
+      if (e.code === 413) res.setHeader('Connection', 'close');
+      sendStatus(res, e.code, e.message);
+      return;
+    }
+
+    const started = performance.now();
+    const answer = await handleAdmissionReview(
+      review,
+      {
+        gates: opts.gates,
+        lookupSeed: opts.lookupSeed,
+        onInternalError: (e) => logger.error({ err: e, uid: review.request?.uid }, 'admission failed'),
+      },
+      mode,
+    );
+    logReview(logger, mode, review, answer, performance.now() - started);
+    const body = JSON.stringify(answer);
+    res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }).end(body);
+  }
+
+  const host = opts.host ?? DEFAULT_HOST;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen({ host, port: opts.port ?? DEFAULT_PORT }, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  server.on('error', (e) => logger.error({ err: e }, 'server error'));
+  const address = server.address() as AddressInfo;
+  logger.info({ host: address.address, port: address.port }, 'admission webhook server listening');
+
+  let closing: Promise<void> | undefined;
+  return {
+    host: address.address,
+    port: address.port,
+    url: webhookBaseURL(address.address, address.port),
+    async setTLS(tls) {
+      server.setSecureContext({ ...(await readTLS(tls)), minVersion: 'TLSv1.2' });
+    },
+    close({ graceMs = DEFAULT_CLOSE_GRACE_MS } = {}) {
+      closing ??= new Promise<void>((resolve) => {
+        const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+        timer.unref();
+        server.close(() => {
+          clearTimeout(timer);
+          logger.info('admission webhook server stopped');
+          resolve();
+        });
+        server.closeIdleConnections();
+      });
+      return closing;
+    },
+  };
+}
+
+/** The body, refusing more than `limit` bytes (413) whether announced by Content-Length or not. */
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const tooLarge = () => new HTTPError(413, `request body larger than ${limit} bytes`);
+  const announced = Number(req.headers['content-length']);
+  if (Number.isFinite(announced) && announced > limit) {
+    req.resume();
+    return Promise.reject(tooLarge());
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    req.on('data', (chunk: Buffer) => {
+      if (done) return;
+      size += chunk.length;
+      if (size > limit) {
+        done = true;
+        chunks.length = 0;
+        reject(tooLarge());
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (done) return;
+      done = true;
+      resolve(Buffer.concat(chunks));
+    });
+    req.on('error', (e) => {
+      if (done) return;
+      done = true;
+      reject(e);
+    });
+  });
+}
+
+/** The body as an AdmissionReview with a request, or a 400. */
+function parseReview(body: Buffer): AdmissionReview {
+  let value: unknown;
+  try {
+    value = JSON.parse(body.toString('utf8'));
+  } catch (e) {
+    throw new HTTPError(400, `the body is not JSON: ${(e as Error).message}`);
+  }
+  const review = value as Partial<AdmissionReview> | null;
+  if (typeof review !== 'object' || review === null || Array.isArray(review)) {
+    throw new HTTPError(400, 'the body is not an AdmissionReview');
+  }
+  if (review.apiVersion !== ADMISSION_API_VERSION || review.kind !== 'AdmissionReview') {
+    throw new HTTPError(
+      400,
+      `expected an AdmissionReview of ${ADMISSION_API_VERSION}, got kind ${JSON.stringify(review.kind ?? null)} of ` +
+        `apiVersion ${JSON.stringify(review.apiVersion ?? null)}`,
+    );
+  }
+  const request = review.request;
+  if (typeof request !== 'object' || request === null || typeof request.uid !== 'string' || request.uid === '') {
+    throw new HTTPError(400, 'the AdmissionReview has no request with a uid');
+  }
+  return review as AdmissionReview;
+}
+
+function logReview(
+  logger: Logger,
+  mode: AdmissionMode,
+  review: AdmissionReview,
+  answer: AdmissionReviewResponse,
+  durationMs: number,
+): void {
+  const request = review.request;
+  const response = answer.response;
+  const fields = {
+    webhook: mode,
+    uid: request?.uid,
+    operation: request?.operation,
+    resource: request?.resource?.resource,
+    namespace: request?.namespace,
+    name: request?.name,
+    allowed: response.allowed,
+    ...(response.status ? { code: response.status.code, reason: response.status.reason } : {}),
+    ...(response.patch ? { patched: true } : {}),
+    durationMs: Math.round(durationMs * 10) / 10,
+  };
+  if (response.allowed) logger.debug(fields, 'admitted');
+  else logger.info({ ...fields, message: response.status?.message }, 'denied');
+}
+
+/** An error answer, as a `Status` so that the API server's error message shows why. */
+function sendStatus(res: ServerResponse, code: number, message: string): void {
+  const body = JSON.stringify({ apiVersion: 'v1', kind: 'Status', metadata: {}, status: 'Failure', message, code });
+  res.writeHead(code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }).end(body);
+}
+
+function sendMethodNotAllowed(res: ServerResponse, allow: string): void {
+  res.setHeader('Allow', allow);
+  sendStatus(res, 405, `method not allowed: use ${allow}`);
+}

@@ -1,0 +1,329 @@
+/**
+ * The webhook server over real HTTPS on [::1], with a certificate made by the local environment's CA helpers.
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import https from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { AdmissionReviewResponse } from '../../src/admission/review.js';
+import { seedLookup, startAdmissionServer, type AdmissionServer } from '../../src/admission/server.js';
+import { generateCertificates } from '../../src/localenv/certs.js';
+import { newLogger, silentLogger } from '../../src/runtime/log.js';
+import { dnsRecordObject, gateSets, ipv6ShootObject } from '../fixtures/objects.js';
+
+interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+interface TLSFiles {
+  dir: string;
+  ca: Buffer;
+  cert: Buffer;
+  key: Buffer;
+  certFile: string;
+  keyFile: string;
+}
+
+async function makeCertificates(): Promise<TLSFiles> {
+  const dir = await mkdtemp(join(tmpdir(), 'gardener-ipv6-admission-'));
+  const certs = await generateCertificates(dir, { ipAddresses: ['::1'], dnsNames: ['localhost'], days: 1 });
+  return {
+    dir,
+    ca: await readFile(certs.caCert),
+    cert: await readFile(certs.serverCert),
+    key: await readFile(certs.serverKey),
+    certFile: certs.serverCert,
+    keyFile: certs.serverKey,
+  };
+}
+
+function call(
+  server: AdmissionServer,
+  ca: Buffer,
+  opts: { method?: string; path: string; body?: string | Buffer; headers?: Record<string, string>; chunked?: boolean },
+): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string | number> = { 'Content-Type': 'application/json', ...opts.headers };
+    if (opts.body !== undefined && !opts.chunked) headers['Content-Length'] = Buffer.byteLength(opts.body);
+    const req = https.request(
+      { host: '::1', port: server.port, method: opts.method ?? 'POST', path: opts.path, ca, headers, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString() }),
+        );
+        res.on('error', reject);
+      },
+    );
+    // The server may answer (413) and stop reading before the whole body is sent.
+    req.on('error', (e: NodeJS.ErrnoException) =>
+      e.code === 'EPIPE' || e.code === 'ECONNRESET' ? undefined : reject(e),
+    );
+    if (opts.body !== undefined && opts.chunked) {
+      const body = Buffer.from(opts.body);
+      for (let i = 0; i < body.length; i += 64 * 1024) req.write(body.subarray(i, i + 64 * 1024));
+      req.end();
+    } else {
+      req.end(opts.body);
+    }
+  });
+}
+
+const reviewOf = (object: unknown, uid = '5d3e1f00-0000-4000-8000-00000000000a') =>
+  JSON.stringify({
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: {
+      uid,
+      operation: 'CREATE',
+      object,
+      resource: { group: 'core.gardener.cloud', version: 'v1beta1', resource: 'shoots' },
+    },
+  });
+
+describe('admission webhook server', () => {
+  let tls: TLSFiles;
+  let server: AdmissionServer;
+  const lines: Record<string, unknown>[] = [];
+  const lookupSeed = vi.fn(async (_name: string): Promise<unknown> => undefined);
+
+  beforeAll(async () => {
+    tls = await makeCertificates();
+    const destination = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        for (const line of chunk.toString().split('\n'))
+          if (line) lines.push(JSON.parse(line) as Record<string, unknown>);
+        done();
+      },
+    });
+    server = await startAdmissionServer({
+      tls: { cert: tls.cert, key: tls.key },
+      host: '::1',
+      port: 0,
+      gates: gateSets.none,
+      lookupSeed,
+      logger: newLogger({ destination, level: 'info' }),
+    });
+  });
+
+  afterAll(async () => {
+    await server?.close();
+    if (tls) await rm(tls.dir, { recursive: true, force: true });
+  });
+
+  it('listens on the given IPv6 address and reports its bracketed URL', () => {
+    expect(server.host).toBe('::1');
+    expect(server.port).toBeGreaterThan(0);
+    expect(server.url).toBe(`https://[::1]:${server.port}`);
+  });
+
+  it('answers a validating review (with the query the API server adds)', async () => {
+    const reply = await call(server, tls.ca, { path: '/validate?timeout=10s', body: reviewOf(ipv6ShootObject()) });
+    expect(reply.status).toBe(200);
+    expect(reply.headers['content-type']).toBe('application/json');
+    const answer = JSON.parse(reply.body) as AdmissionReviewResponse;
+    expect(answer).toMatchObject({
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      response: {
+        uid: '5d3e1f00-0000-4000-8000-00000000000a',
+        allowed: false,
+        status: { code: 422, reason: 'Invalid' },
+      },
+    });
+    expect(answer.response.status?.details?.causes?.[0]?.field).toBe('spec.networking.ipFamilies');
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        msg: 'denied',
+        webhook: 'validate',
+        uid: '5d3e1f00-0000-4000-8000-00000000000a',
+        code: 422,
+        level: 'info',
+      }),
+    );
+  });
+
+  it('answers a mutating review with a JSON patch', async () => {
+    const reply = await call(server, tls.ca, { path: '/mutate', body: reviewOf(dnsRecordObject()) });
+    expect(reply.status).toBe(200);
+    const answer = JSON.parse(reply.body) as AdmissionReviewResponse;
+    expect(answer.response).toMatchObject({ allowed: true, patchType: 'JSONPatch' });
+    expect(JSON.parse(Buffer.from(answer.response.patch!, 'base64').toString())).toEqual([
+      { op: 'add', path: '/spec/ttl', value: 120 },
+    ]);
+  });
+
+  it('accepts a chunked body without Content-Length', async () => {
+    const reply = await call(server, tls.ca, { path: '/mutate', body: reviewOf(dnsRecordObject()), chunked: true });
+    expect(reply.status).toBe(200);
+  });
+
+  it('serves /healthz', async () => {
+    const reply = await call(server, tls.ca, { method: 'GET', path: '/healthz' });
+    expect(reply).toMatchObject({ status: 200, body: 'ok' });
+  });
+
+  it.each([
+    ['an unknown path', { path: '/validating' }, 404],
+    ['the root', { path: '/' }, 404],
+    ['GET on a webhook path', { method: 'GET', path: '/validate' }, 405],
+    ['POST on /healthz', { path: '/healthz', body: '{}' }, 405],
+    ['a body that is not JSON', { path: '/validate', body: '{"apiVersion": ' }, 400],
+    ['JSON that is not an object', { path: '/validate', body: '[1]' }, 400],
+    ['another kind', { path: '/mutate', body: JSON.stringify({ apiVersion: 'v1', kind: 'Status' }) }, 400],
+    [
+      'an AdmissionReview of v1beta1',
+      {
+        path: '/validate',
+        body: JSON.stringify({
+          apiVersion: 'admission.k8s.io/v1beta1',
+          kind: 'AdmissionReview',
+          request: { uid: 'x' },
+        }),
+      },
+      400,
+    ],
+    [
+      'a review without a request uid',
+      {
+        path: '/validate',
+        body: JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: {} }),
+      },
+      400,
+    ],
+    [
+      'a non-JSON content type',
+      { path: '/validate', body: reviewOf({}), headers: { 'Content-Type': 'text/plain' } },
+      415,
+    ],
+  ])('refuses %s', async (_name, opts, code) => {
+    const reply = await call(server, tls.ca, opts);
+    expect(reply.status).toBe(code);
+    expect(JSON.parse(reply.body)).toMatchObject({ kind: 'Status', status: 'Failure', code });
+    if (code === 405) expect(reply.headers.allow).toBeDefined();
+  });
+
+  it('refuses a body over 3 MiB with 413, announced or not', async () => {
+    const huge = reviewOf({ ...ipv6ShootObject(), padding: 'x'.repeat(3 * 1024 * 1024) });
+    for (const chunked of [false, true]) {
+      const reply = await call(server, tls.ca, { path: '/validate', body: huge, chunked });
+      expect(reply.status, chunked ? 'chunked' : 'Content-Length').toBe(413);
+      expect(reply.headers.connection).toBe('close');
+    }
+    // The server still works afterwards.
+    expect((await call(server, tls.ca, { method: 'GET', path: '/healthz' })).status).toBe(200);
+  });
+
+  it('denies with 500 when the seed lookup fails', async () => {
+    lookupSeed.mockRejectedValueOnce(new Error('etcdserver: request timed out'));
+    const shoot = { ...ipv6ShootObject({ seedName: 'seed-a' }) };
+    const reply = await call(server, tls.ca, { path: '/validate', body: reviewOf(shoot) });
+    expect(reply.status).toBe(200);
+    const answer = JSON.parse(reply.body) as AdmissionReviewResponse;
+    expect(answer.response).toMatchObject({ allowed: false, status: { code: 500 } });
+    expect(lines).toContainEqual(expect.objectContaining({ msg: 'admission failed', level: 'error' }));
+  });
+});
+
+describe('admission webhook server lifecycle', () => {
+  let tls: TLSFiles;
+  beforeAll(async () => {
+    tls = await makeCertificates();
+  });
+  afterAll(async () => {
+    if (tls) await rm(tls.dir, { recursive: true, force: true });
+  });
+
+  it('reads the certificate from files, rotates it, and refuses connections after close', async () => {
+    const server = await startAdmissionServer({
+      tls: { certFile: tls.certFile, keyFile: tls.keyFile },
+      host: '::1',
+      port: 0,
+      gates: gateSets.none,
+      lookupSeed: async () => undefined,
+      logger: silentLogger(),
+    });
+    try {
+      expect((await call(server, tls.ca, { method: 'GET', path: '/healthz' })).status).toBe(200);
+      const next = await makeCertificates();
+      try {
+        await server.setTLS({ cert: next.cert, key: next.key });
+        expect((await call(server, next.ca, { method: 'GET', path: '/healthz' })).status).toBe(200);
+        await expect(call(server, tls.ca, { method: 'GET', path: '/healthz' })).rejects.toThrow();
+      } finally {
+        await rm(next.dir, { recursive: true, force: true });
+      }
+    } finally {
+      await server.close();
+    }
+    await expect(call(server, tls.ca, { method: 'GET', path: '/healthz' })).rejects.toThrow(/ECONNREFUSED/);
+  });
+
+  it('lets a request in flight finish when closing', async () => {
+    let release: (seed: unknown) => void = () => {};
+    const lookupSeed = vi.fn(() => new Promise<unknown>((resolve) => (release = resolve)));
+    const server = await startAdmissionServer({
+      tls: { cert: tls.cert, key: tls.key },
+      host: '::1',
+      port: 0,
+      gates: gateSets.none,
+      lookupSeed,
+      logger: silentLogger(),
+    });
+    const pending = call(server, tls.ca, {
+      path: '/validate',
+      body: reviewOf(ipv6ShootObject({ seedName: 'seed-a' })),
+    });
+    await vi.waitFor(() => expect(lookupSeed).toHaveBeenCalled());
+    const closed = server.close({ graceMs: 5_000 });
+    release(undefined);
+    const reply = await pending;
+    expect(reply.status).toBe(200);
+    await closed;
+  });
+
+  it('fails to start on a port in use', async () => {
+    const first = await startAdmissionServer({
+      tls: { cert: tls.cert, key: tls.key },
+      host: '::1',
+      port: 0,
+      gates: gateSets.none,
+      lookupSeed: async () => undefined,
+      logger: silentLogger(),
+    });
+    try {
+      await expect(
+        startAdmissionServer({
+          tls: { cert: tls.cert, key: tls.key },
+          host: '::1',
+          port: first.port,
+          gates: gateSets.none,
+          lookupSeed: async () => undefined,
+          logger: silentLogger(),
+        }),
+      ).rejects.toThrow(/EADDRINUSE/);
+    } finally {
+      await first.close();
+    }
+  });
+});
+
+describe('seedLookup', () => {
+  it('gets the Seed through the client, undefined when missing', async () => {
+    const get = vi.fn(async (_ref: unknown, name: string) => (name === 'seed-a' ? { kind: 'Seed' } : undefined));
+    const lookup = seedLookup({ get: get as never });
+    expect(await lookup('seed-a')).toEqual({ kind: 'Seed' });
+    expect(await lookup('nope')).toBeUndefined();
+    expect(get).toHaveBeenCalledWith(
+      { group: 'core.gardener.cloud', version: 'v1beta1', plural: 'seeds', kind: 'Seed', namespaced: false },
+      'seed-a',
+      undefined,
+      { signal: expect.any(AbortSignal) },
+    );
+  });
+});

@@ -1,0 +1,318 @@
+/**
+ * The admission webhook behind the real kube-apiserver (shared control plane of the global setup): the API server
+ * calls it over HTTPS on [::1] and hands its Status to the client.
+ *
+ * Two webhook servers run, one with the alpha gates off and one with them on, each with its own pair of webhook
+ * configurations. Both pairs only match objects carrying this run's label (objectSelector), so the other test
+ * files sharing the API server never see these webhooks, and both are deleted in afterAll.
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seedLookup, startAdmissionServer, type AdmissionServer } from '../../src/admission/server.js';
+import {
+  deployWebhookConfigurations,
+  desiredWebhookConfigurations,
+  destroyWebhookConfigurations,
+  MUTATING_WEBHOOK_NAME,
+  VALIDATING_WEBHOOK_NAME,
+} from '../../src/admission/webhook-configurations.js';
+import type { Shoot } from '../../src/apis/core/v1beta1/shoot.js';
+import type { DNSRecord } from '../../src/apis/extensions/v1alpha1/dnsrecord.js';
+import { featureGates, type FeatureGates } from '../../src/featuregate/featuregate.js';
+import { Refs } from '../../src/gardenlet/resources.js';
+import { generateCertificates } from '../../src/localenv/certs.js';
+import { asApiError, ResourceClient, retryOnConflict, type ApiError } from '../../src/runtime/client.js';
+import { silentLogger } from '../../src/runtime/log.js';
+import { kubeConfig, newTestNamespace, uniqueSuffix } from '../support/kube.js';
+import { waitFor } from '../support/wait.js';
+
+const RUN_LABEL = 'admission-test.gardener-ipv6.gardener.cloud/run';
+const run = uniqueSuffix();
+const client = new ResourceClient(kubeConfig());
+
+type Gates = 'off' | 'on';
+const GATES: Record<Gates, FeatureGates> = {
+  off: featureGates(),
+  on: featureGates({ IPv6SingleStack: true, DualStack: true }),
+};
+const configName = (gates: Gates) => `gardener-ipv6-test-${run}-${gates}`;
+const labels = (gates: Gates) => ({ [RUN_LABEL]: `${run}-${gates}` });
+
+let certDir: string | undefined;
+const servers: AdmissionServer[] = [];
+const deployed: string[] = [];
+const seeds: string[] = [];
+
+type Obj = KubernetesObject & Record<string, unknown>;
+
+function shoot(namespace: string, gates: Gates, networking: Record<string, unknown>, seedName?: string): Shoot & Obj {
+  return {
+    apiVersion: 'core.gardener.cloud/v1beta1',
+    kind: 'Shoot',
+    metadata: { name: 'alpha', namespace, labels: labels(gates) },
+    spec: {
+      cloudProfileName: 'local',
+      region: 'local',
+      ...(seedName ? { seedName } : {}),
+      provider: { type: 'local', workers: [{ name: 'w1', machine: { type: 'local' }, minimum: 1, maximum: 1 }] },
+      kubernetes: { version: '1.31.1' },
+      networking: { type: 'calico', ...networking },
+    },
+  };
+}
+
+function dnsRecord(namespace: string, gates: Gates, spec: Partial<DNSRecord['spec']> = {}): DNSRecord & Obj {
+  return {
+    apiVersion: 'extensions.gardener.cloud/v1alpha1',
+    kind: 'DNSRecord',
+    metadata: { generateName: 'api-', namespace, labels: labels(gates) },
+    spec: {
+      type: 'local',
+      secretRef: { name: 'dns', namespace },
+      name: 'api.alpha.example.com',
+      recordType: 'AAAA',
+      values: ['2001:db8::10'],
+      ...spec,
+    },
+  };
+}
+
+/** The error a call failed with, as the API server sent it. */
+async function rejection(call: Promise<unknown>): Promise<ApiError> {
+  try {
+    await call;
+  } catch (e) {
+    const error = asApiError(e);
+    if (error) return error;
+    throw e;
+  }
+  throw new Error('the API server accepted the request');
+}
+
+/**
+ * The API server picks webhook configurations up through an informer: wait until both webhooks of `gates` answer,
+ * with dry-run creates (no objects are left behind).
+ */
+async function waitForWebhooks(gates: Gates, namespace = 'default'): Promise<void> {
+  const objects = KubernetesObjectApi.makeApiClient(kubeConfig());
+  await waitFor(
+    async () => {
+      const defaulted = await objects.create(dnsRecord(namespace, gates) as KubernetesObject, undefined, 'All');
+      return (defaulted as DNSRecord).spec.ttl === 120;
+    },
+    { timeoutMs: 20_000, message: `the mutating webhook of ${configName(gates)}` },
+  );
+  await waitFor(
+    async () => {
+      const invalid = dnsRecord(namespace, gates, { values: ['not-an-address'] });
+      const error = await rejection(objects.create(invalid as KubernetesObject, undefined, 'All'));
+      return error.message.includes(VALIDATING_WEBHOOK_NAME);
+    },
+    { timeoutMs: 20_000, message: `the validating webhook of ${configName(gates)}` },
+  );
+}
+
+beforeAll(async () => {
+  certDir = await mkdtemp(join(tmpdir(), 'gardener-ipv6-admission-it-'));
+  const certs = await generateCertificates(certDir, { ipAddresses: ['::1'], dnsNames: ['localhost'], days: 1 });
+  const [cert, key, ca] = await Promise.all([
+    readFile(certs.serverCert),
+    readFile(certs.serverKey),
+    readFile(certs.caCert),
+  ]);
+  for (const gates of ['off', 'on'] as const) {
+    const server = await startAdmissionServer({
+      tls: { cert, key },
+      host: '::1',
+      port: 0,
+      gates: GATES[gates],
+      lookupSeed: seedLookup(client),
+      logger: silentLogger(),
+    });
+    servers.push(server);
+    const configs = desiredWebhookConfigurations({
+      caBundle: ca,
+      url: server.url,
+      name: configName(gates),
+      objectSelector: { matchLabels: labels(gates) },
+    });
+    deployed.push(configName(gates));
+    await deployWebhookConfigurations(client, configs);
+    await waitForWebhooks(gates);
+  }
+}, 120_000);
+
+afterAll(async () => {
+  // The configurations first: with failurePolicy Fail they would refuse the labelled objects once the servers stop.
+  for (const name of deployed) await destroyWebhookConfigurations(client, name);
+  for (const seed of seeds) await client.delete(Refs.seed, seed);
+  await Promise.all(servers.map((s) => s.close()));
+  if (certDir) await rm(certDir, { recursive: true, force: true });
+});
+
+describe('admission webhook behind kube-apiserver', () => {
+  it('deploys the configurations with the URL and CA bundle', async () => {
+    const validating = await client.get<
+      KubernetesObject & { webhooks: { name: string; clientConfig: { url: string } }[] }
+    >(
+      {
+        group: 'admissionregistration.k8s.io',
+        version: 'v1',
+        plural: 'validatingwebhookconfigurations',
+        kind: 'ValidatingWebhookConfiguration',
+        namespaced: false,
+      },
+      configName('off'),
+    );
+    expect(validating?.webhooks[0]).toMatchObject({
+      name: VALIDATING_WEBHOOK_NAME,
+      clientConfig: { url: `https://[::1]:${servers[0]!.port}/validate` },
+    });
+    expect(MUTATING_WEBHOOK_NAME).toBe('default.gardener-ipv6.gardener.cloud');
+  });
+
+  it('rejects an IPv6 shoot with the gate off, with the causes of the Status', async () => {
+    const namespace = await newTestNamespace('garden-admission');
+    const networking = {
+      ipFamilies: ['IPv6'],
+      nodes: '2001:db8:2::/64',
+      pods: 'fd00:20:1::/56',
+      services: 'fd00:20:2::/112',
+    };
+    const error = await rejection(client.create(Refs.shoot, shoot(namespace, 'off', networking)));
+    expect(error.code).toBe(422);
+    expect(error.reason).toBe('Invalid');
+    expect(error.message).toBe(
+      `admission webhook "${VALIDATING_WEBHOOK_NAME}" denied the request: Shoot.core.gardener.cloud "alpha" is ` +
+        'invalid: spec.networking.ipFamilies: Invalid value: ["IPv6"]: IPv6 single-stack networking is not supported',
+    );
+    expect(error.status?.details?.causes).toEqual([
+      {
+        reason: 'FieldValueInvalid',
+        field: 'spec.networking.ipFamilies',
+        message: 'Invalid value: ["IPv6"]: IPv6 single-stack networking is not supported',
+      },
+    ]);
+    expect(await client.get(Refs.shoot, 'alpha', namespace)).toBeUndefined();
+  });
+
+  it('accepts the IPv6 shoot with the gate on, defaulted by the mutating webhook', async () => {
+    const namespace = await newTestNamespace('garden-admission');
+    const networking = {
+      ipFamilies: ['IPv6'],
+      nodes: '2001:db8:2::/64',
+      pods: 'fd00:20:1::/56',
+      services: 'fd00:20:2::/112',
+    };
+    await client.create(Refs.shoot, shoot(namespace, 'on', networking));
+    const stored = await client.get<Shoot & KubernetesObject>(Refs.shoot, 'alpha', namespace);
+    expect(stored?.spec.networking).toEqual({ type: 'calico', ...networking });
+    expect(stored?.spec.kubernetes?.kubeControllerManager).toEqual({ nodeCIDRMaskSize: 64 });
+  });
+
+  it('gives a shoot without pods and services those of its IPv6 seed', async () => {
+    const namespace = await newTestNamespace('garden-admission');
+    const seedName = `seed-admission-${uniqueSuffix()}`;
+    await client.create(Refs.seed, {
+      apiVersion: 'core.gardener.cloud/v1beta1',
+      kind: 'Seed',
+      metadata: { name: seedName, labels: labels('on') },
+      spec: {
+        provider: { type: 'local', region: 'local' },
+        networks: {
+          ipFamilies: ['IPv6'],
+          nodes: 'fd00:10::/64',
+          pods: 'fd00:10:1::/56',
+          services: 'fd00:10:2::/112',
+          shootDefaults: { pods: 'fd00:10:3::/56', services: 'fd00:10:4::/112' },
+        },
+      },
+    } as KubernetesObject);
+    seeds.push(seedName);
+
+    await client.create(
+      Refs.shoot,
+      shoot(namespace, 'on', { ipFamilies: ['IPv6'], nodes: '2001:db8:2::/64' }, seedName),
+    );
+    const stored = await client.get<Shoot & KubernetesObject>(Refs.shoot, 'alpha', namespace);
+    expect(stored?.spec.networking).toEqual({
+      type: 'calico',
+      ipFamilies: ['IPv6'],
+      nodes: '2001:db8:2::/64',
+      pods: 'fd00:10:3::/56',
+      services: 'fd00:10:4::/112',
+    });
+
+    // A shoot on a seed that does not exist is refused.
+    const orphan = { ...shoot(namespace, 'on', { ipFamilies: ['IPv6'], nodes: '2001:db8:2::/64' }, 'no-such-seed') };
+    orphan.metadata = { ...orphan.metadata, name: 'beta' };
+    const error = await rejection(client.create(Refs.shoot, orphan));
+    expect(error.code).toBe(422);
+    expect(error.status?.details?.causes).toContainEqual({
+      reason: 'FieldValueInvalid',
+      field: 'spec.seedName',
+      message: 'Invalid value: "no-such-seed": seed "no-such-seed" not found',
+    });
+  });
+
+  it('rejects a DNSRecord whose AAAA value is not an IPv6 address, naming spec.values[0]', async () => {
+    const namespace = await newTestNamespace('admission');
+    const error = await rejection(
+      client.create(Refs.dnsRecord, dnsRecord(namespace, 'off', { values: ['203.0.113.10'] })),
+    );
+    expect(error.code).toBe(422);
+    expect(error.status?.details?.causes).toEqual([
+      {
+        reason: 'FieldValueInvalid',
+        field: 'spec.values[0]',
+        message: 'Invalid value: "203.0.113.10": must be a valid IPv6 address',
+      },
+    ]);
+    const created = await client.create<DNSRecord & KubernetesObject>(Refs.dnsRecord, dnsRecord(namespace, 'off'));
+    expect(created.spec.ttl).toBe(120);
+  });
+
+  it('rejects an update that changes spec.networking.pods as immutable', async () => {
+    const namespace = await newTestNamespace('garden-admission');
+    const networking = {
+      ipFamilies: ['IPv4'],
+      nodes: '10.180.0.0/16',
+      pods: '100.96.0.0/11',
+      services: '100.64.0.0/13',
+    };
+    await client.create(Refs.shoot, shoot(namespace, 'off', networking));
+    const error = await rejection(
+      retryOnConflict(async () => {
+        const current = (await client.get<Shoot & KubernetesObject>(Refs.shoot, 'alpha', namespace))!;
+        current.spec.networking = { ...current.spec.networking, pods: '100.128.0.0/11' };
+        return client.update(Refs.shoot, current);
+      }),
+    );
+    expect(error.code).toBe(422);
+    expect(error.status?.details?.causes).toEqual([
+      {
+        reason: 'FieldValueInvalid',
+        field: 'spec.networking.pods',
+        message: 'Invalid value: "100.128.0.0/11": field is immutable',
+      },
+    ]);
+    // A change that is allowed goes through.
+    const updated = await retryOnConflict(async () => {
+      const current = (await client.get<Shoot & KubernetesObject>(Refs.shoot, 'alpha', namespace))!;
+      current.spec.networking = { ...current.spec.networking, nodes: '10.181.0.0/16' };
+      return client.update(Refs.shoot, current);
+    });
+    expect(updated.spec.networking?.nodes).toBe('10.181.0.0/16');
+  });
+
+  it('leaves objects without the run label alone', async () => {
+    const namespace = await newTestNamespace('admission');
+    const record = dnsRecord(namespace, 'off', { values: ['203.0.113.10'] });
+    record.metadata = { ...record.metadata, labels: {} };
+    const created = await client.create<DNSRecord & KubernetesObject>(Refs.dnsRecord, record);
+    expect(created.spec.ttl).toBeUndefined();
+  });
+});
