@@ -6,6 +6,8 @@ import { FeatureGateError, parseFeatureGates } from '../featuregate/featuregate.
 import { runDefault } from './default.js';
 import { parseHostIPs } from '../gardenlet/provider-local/ingress.js';
 import { runRender } from './render.js';
+import { parseComponents, runRun } from './run.js';
+import { up } from './up.js';
 import { EXIT_UNUSABLE, InputError, processIO, type CliIO } from './io.js';
 import { runValidate } from './validate.js';
 
@@ -130,6 +132,85 @@ Example:
         );
       },
     );
+
+  program
+    .command('up')
+    .description('start a local IPv6 environment: control plane, webhook, controllers, DNS server and an IPv6 shoot')
+    .option('--kubeconfig-out <path>', 'write the admin kubeconfig here')
+    .option('--ipv6-only', 'run the control plane in an IPv6-only network namespace, as the tests do (root)', false)
+    .action(async (opts: { kubeconfigOut?: string; ipv6Only: boolean }) => {
+      setExitCode(
+        await up({ ...(opts.kubeconfigOut ? { kubeconfigOut: opts.kubeconfigOut } : {}), ipv6Only: opts.ipv6Only }, io),
+      );
+    });
+
+  program
+    .command('run')
+    .description('run the admission webhook and the controllers (gardenlet, network and DNS extensions) against a cluster')
+    .option('--kubeconfig <file>', 'kubeconfig of the cluster (in-cluster config or $KUBECONFIG when omitted)')
+    .option('--components <list>', 'comma list of admission, gardenlet, network, dns', 'admission,gardenlet,network,dns')
+    .option('--feature-gates <list>', FEATURE_GATES_HELP)
+    .option('--webhook-host <ip>', 'address the webhook listens on', '::')
+    .option('--webhook-port <port>', 'port of the webhook', '9443')
+    .option('--webhook-cert-dir <dir>', 'tls.crt, tls.key and ca.crt of the webhook (self-signed when omitted)')
+    .option('--no-webhook-register', 'do not register the webhook configurations (a Helm deployment does)')
+    .option('--webhook-advertise-host <ip>', 'address the API server reaches the webhook at', '::1')
+    .option('--health-host <ip>', 'address of /healthz, /readyz and /metrics', '::')
+    .option('--health-port <port>', 'port of /healthz, /readyz and /metrics', '8080')
+    .option('--leader-elect', 'run the controllers only while holding the leader election lease', false)
+    .option('--leader-election-namespace <ns>', 'namespace of the lease', 'garden')
+    .option('--leader-election-id <name>', 'name of the lease', 'gardener-ipv6')
+    .option('--seed-name <name>', 'reconcile only this seed and its shoots')
+    .option('--dns-server <host:port>', 'DNS server the DNS records are published to', '[::1]:53')
+    .option('--dns-tsig-key-name <name>', 'TSIG key name for DNS updates')
+    .option('--dns-tsig-secret-file <file>', 'file with the base64 hmac-sha256 TSIG secret')
+    .option('--domain <domain>', 'base domain of the API server records', 'local.gardener.cloud')
+    .option('--load-balancer-ipv4 <ip>', 'IPv4 address provider-local gives load balancers', '127.0.0.1')
+    .option('--load-balancer-ipv6 <ip>', 'IPv6 address provider-local gives load balancers', '::1')
+    .option('--log-level <level>', 'log level (debug, info, warn, error)', 'info')
+    .action(async (opts: Record<string, string | boolean | undefined>) => {
+      const port = (name: string) => {
+        const value = Number(opts[name]);
+        if (!Number.isInteger(value) || value < 0 || value > 65535) {
+          throw new InputError(`--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} must be a port number`);
+        }
+        return value;
+      };
+      let hostIPs;
+      try {
+        hostIPs = parseHostIPs(opts.loadBalancerIpv4 as string, opts.loadBalancerIpv6 as string);
+      } catch (e) {
+        throw new InputError((e as Error).message);
+      }
+      const optional = (name: string) => (typeof opts[name] === 'string' ? { [name]: opts[name] as string } : {});
+      setExitCode(
+        await runRun(
+          {
+            ...optional('kubeconfig'),
+            components: parseComponents(opts.components as string),
+            gates: parseFeatureGates(opts.featureGates as string | undefined),
+            webhookHost: opts.webhookHost as string,
+            webhookPort: port('webhookPort'),
+            ...(typeof opts.webhookCertDir === 'string' ? { webhookCertDir: opts.webhookCertDir } : {}),
+            webhookRegister: opts.webhookRegister !== false,
+            webhookAdvertiseHost: opts.webhookAdvertiseHost as string,
+            healthHost: opts.healthHost as string,
+            healthPort: port('healthPort'),
+            leaderElect: opts.leaderElect === true,
+            leaderElectionNamespace: opts.leaderElectionNamespace as string,
+            leaderElectionID: opts.leaderElectionId as string,
+            ...optional('seedName'),
+            dnsServer: opts.dnsServer as string,
+            ...(typeof opts.dnsTsigKeyName === 'string' ? { dnsTSIGKeyName: opts.dnsTsigKeyName } : {}),
+            ...(typeof opts.dnsTsigSecretFile === 'string' ? { dnsTSIGSecretFile: opts.dnsTsigSecretFile } : {}),
+            domain: opts.domain as string,
+            hostIPs,
+            logLevel: opts.logLevel as string,
+          },
+          io,
+        ),
+      );
+    });
 
   return program;
 }

@@ -2,13 +2,17 @@ import { stringify } from 'yaml';
 import { admit, UnknownKindError } from '../apis/admission.js';
 import type { Seed } from '../apis/core/v1beta1/seed.js';
 import type { Shoot } from '../apis/core/v1beta1/shoot.js';
-import { statusFor, type Status } from '../apis/field/index.js';
+import type { Network } from '../apis/extensions/v1alpha1/network.js';
+import { statusFor, type FieldError, type Status } from '../apis/field/index.js';
+import { desiredNetworkResources, InvalidProviderConfigError } from '../extensions/network/actuator.js';
+import type { Manifest } from '../extensions/network/manifests.js';
+import { parseCIDR } from '../net/cidr.js';
 import { Seeds, Shoots } from '../apis/registry.js';
 import type { FeatureGates } from '../featuregate/featuregate.js';
 import { localDNSProvider, type LocalDNSOptions } from '../gardenlet/dns-provider.js';
 import type { HostIPs } from '../gardenlet/provider-local/ingress.js';
 import { renderShootObjects } from '../gardenlet/shoot/desired.js';
-import { ShootNetworksError } from '../gardenlet/shoot/networks.js';
+import { shootNetworkingStatus, ShootNetworksError } from '../gardenlet/shoot/networks.js';
 import { EXIT_INVALID, EXIT_OK, InputError, readDocuments, type CliIO } from './io.js';
 
 export interface RenderOptions {
@@ -52,11 +56,17 @@ export function runRender(options: RenderOptions, io: CliIO): number {
 
   const seed = seedResult.object as Seed;
   const dns = localDNSProvider(options.dns);
-  const objects = [];
+  const objects: unknown[] = [];
   for (const result of shootResults) {
+    const shoot = result.object as Shoot;
     try {
-      objects.push(...renderShootObjects(seed, result.object as Shoot, options.hostIPs, dns));
+      const shootObjects = renderShootObjects(seed, shoot, options.hostIPs, dns);
+      objects.push(...shootObjects, ...calicoManifests(shoot, seed, shootObjects));
     } catch (e) {
+      if (e instanceof InvalidProviderConfigError) {
+        printStatus(statusFor(result.id, prefixed(e.errors, 'spec.networking.providerConfig')), options.output, io);
+        return EXIT_INVALID;
+      }
       if (e instanceof ShootNetworksError) {
         io.err(`error: shoot ${JSON.stringify(result.id.name ?? '')}: ${e.message}\n`);
         return EXIT_INVALID;
@@ -70,6 +80,24 @@ export function runRender(options: RenderOptions, io: CliIO): number {
     io.out(objects.map((o) => `---\n${stringify(o, { lineWidth: 0 })}`).join(''));
   }
   return EXIT_OK;
+}
+
+/**
+ * What the calico extension renders for the shoot's Network (the manifests it stores for delivery to the shoot),
+ * with the second family's pod range from the shoot's networks as the gardenlet reports them.
+ */
+function calicoManifests(shoot: Shoot, seed: Seed, shootObjects: readonly { kind?: string }[]): readonly Manifest[] {
+  const network = shootObjects.find((o): o is Network => o.kind === 'Network');
+  if (!network || network.spec.type !== 'calico') return [];
+  const podCIDRs = shootNetworkingStatus(shoot, seed).pods ?? [];
+  const primary = parseCIDR(network.spec.podCIDR)?.family;
+  const second = podCIDRs.find((c) => parseCIDR(c)?.family !== primary);
+  return desiredNetworkResources(network, second ? { secondFamilyPodCIDR: second } : {}).manifests;
+}
+
+/** The extension validates its providerConfig under `spec.providerConfig`; on a Shoot it lives elsewhere. */
+function prefixed(errors: readonly FieldError[], path: string): FieldError[] {
+  return errors.map((e) => ({ ...e, field: e.field.replace(/^spec\.providerConfig/, path) }));
 }
 
 function printStatus(status: Status, output: 'yaml' | 'json', io: CliIO): void {

@@ -67,7 +67,9 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
     io.out(`kubeconfig: ${cp.kubeconfigPath}\n`);
     io.out(`try: ${kubectl} get crds\n`);
     if (cp.netns !== undefined) {
-      io.out(`the API server runs in network namespace ${cp.netns} (IPv6 only) at ${cp.server}, reachable from here over ${cp.veth!.hostInterface}\n`);
+      io.out(
+        `the API server runs in network namespace ${cp.netns} (IPv6 only) at ${cp.server}, reachable from here over ${cp.veth!.hostInterface}\n`,
+      );
       io.out(`inside the namespace: ip netns exec ${cp.netns} ${kubectl} get crds\n`);
     }
     if (existsSync(resolve(cacheBinDir(), 'kubectl'))) {

@@ -8,6 +8,7 @@ import type { Manager } from '../runtime/manager.js';
 import { GARDEN_NAMESPACE } from './names.js';
 import { DEFAULT_HOST_IPS, type HostIPs } from './provider-local/ingress.js';
 import { isShootLoadBalancer, ServiceLoadBalancerReconciler } from './provider-local/service-controller.js';
+import { extensionOutcomeChanged, loadBalancerChanged, specOrMetadataChanged } from './predicates.js';
 import { Refs } from './resources.js';
 import { SeedReconciler } from './seed/reconciler.js';
 import type { DNSProviderConfig } from './shoot/components/dns-records.js';
@@ -40,7 +41,7 @@ export function addGardenletControllers(manager: Manager, options: GardenletOpti
   const services = manager.informer<KubernetesObject>(Refs.service);
   const ownedToShoot = (o: KubernetesObject) => shootRequestForSeedNamespace(o.metadata?.namespace);
 
-  manager
+  const shootController = manager
     .controller({
       name: 'shoot',
       reconciler: new ShootReconciler({
@@ -52,14 +53,17 @@ export function addGardenletControllers(manager: Manager, options: GardenletOpti
       }),
       ...workers,
     })
-    .watch(manager.informer(Refs.shoot))
-    .watch(services, ownedToShoot)
-    .watch(manager.informer(Refs.network), ownedToShoot)
-    .watch(manager.informer(Refs.dnsRecord), ownedToShoot);
+    .watch(manager.informer(Refs.shoot), undefined, specOrMetadataChanged)
+    .watch(services, ownedToShoot, loadBalancerChanged);
+  if (options.waitForExtensions ?? true) {
+    shootController
+      .watch(manager.informer(Refs.network), ownedToShoot, extensionOutcomeChanged)
+      .watch(manager.informer(Refs.dnsRecord), ownedToShoot, extensionOutcomeChanged);
+  }
 
   manager
     .controller({ name: 'seed', reconciler: new SeedReconciler({ client, clock, ...seedName }), ...workers })
-    .watch(manager.informer(Refs.seed));
+    .watch(manager.informer(Refs.seed), undefined, specOrMetadataChanged);
 
   manager
     .controller({

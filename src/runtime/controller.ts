@@ -110,14 +110,20 @@ export class Controller {
 
   /**
    * Enqueues the requests `map` derives from every added, updated and deleted object (on update, from the new
-   * and the old object). @default map: the object's own request
+   * and the old object, unless `updated(obj, old)` says the update doesn't matter to this controller, as
+   * controller-runtime's predicates do). @default map: the object's own request
    */
-  watch<T extends KubernetesObject>(informer: Informer<T>, map: (obj: T) => Request[] = (o) => [requestFor(o)]): this {
+  watch<T extends KubernetesObject>(
+    informer: Informer<T>,
+    map: (obj: T) => Request[] = (o) => [requestFor(o)],
+    updated: (obj: T, old: T) => boolean = () => true,
+  ): this {
     const enqueueAll = (obj: T): void => {
       for (const req of map(obj)) this.enqueue(req);
     };
     informer.onAdd(enqueueAll);
     informer.onUpdate((obj, old) => {
+      if (!updated(obj, old)) return;
       enqueueAll(obj);
       enqueueAll(old);
     });

@@ -40,7 +40,10 @@ spec: {type: local, secretRef: {name: s}, name: api.example.com, recordType: A, 
   });
 
   it('exits 1 with field errors when an object cannot be decoded', async () => {
-    const file = tempFile('bad.yaml', 'apiVersion: core.gardener.cloud/v1beta1\nkind: Shoot\nmetadata: {name: a}\nspec: {networking: {ipFamilies: IPv6}}\n');
+    const file = tempFile(
+      'bad.yaml',
+      'apiVersion: core.gardener.cloud/v1beta1\nkind: Shoot\nmetadata: {name: a}\nspec: {networking: {ipFamilies: IPv6}}\n',
+    );
     const run = await cli(['default', '-f', file]);
     expect(run.code).toBe(1);
     expect(run.stderr).toContain('spec.networking.ipFamilies: Invalid value: "IPv6": expected array, received string');

@@ -18,7 +18,7 @@ describe('gardener-ipv6 render', () => {
     const run = await cli(['render', ...ipv6]);
     expect(run.code).toBe(0);
     const objects = parseAllDocuments(run.stdout).map((d) => d.toJS());
-    expect(objects.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual([
+    expect(objects.slice(0, 11).map((o) => `${o.kind}/${o.metadata.name}`)).toEqual([
       'Namespace/shoot--local--local',
       'Service/kube-apiserver',
       'Network/local',
@@ -32,6 +32,31 @@ describe('gardener-ipv6 render', () => {
       'NetworkPolicy/allow-to-dns',
     ]);
     expect(objects.find((o) => o.kind === 'Network').spec.ipFamilies).toEqual(['IPv6']);
+    // Then what the calico extension renders for that Network.
+    const pools = objects.filter((o) => o.kind === 'IPPool');
+    expect(pools.map((p) => [p.metadata.name, p.spec.cidr, p.spec.blockSize])).toEqual([['default-ipv6-ippool', 'fd00:10:3::/56', 122]]);
+    const calicoNode = objects.find((o) => o.kind === 'DaemonSet' && o.metadata.name === 'calico-node');
+    const env = calicoNode.spec.template.spec.containers[0].env as { name: string; value?: string }[];
+    expect(env).toContainEqual({ name: 'FELIX_IPV6SUPPORT', value: 'true' });
+    expect(env).toContainEqual({ name: 'IP', value: 'none' });
+  });
+
+  it('exits 1 with the Status when the shoot carries calico settings its families forbid', async () => {
+    const shoot = tempFile(
+      'shoot.yaml',
+      `apiVersion: core.gardener.cloud/v1beta1
+kind: Shoot
+metadata: {name: s, namespace: garden-dev}
+spec:
+  provider: {type: local, workers: [{name: w}]}
+  networking: {type: calico, ipFamilies: [IPv6], providerConfig: {ipv4: {pool: vxlan}}}
+`,
+    );
+    const run = await cli(['render', '-f', example('seed-ipv6.yaml'), '-f', shoot, ...ipv6.slice(4), '-o', 'json']);
+    expect(run.code).toBe(1);
+    const status = JSON.parse(run.stdout);
+    expect(status).toMatchObject({ kind: 'Status', code: 422 });
+    expect(status.details.causes[0].field).toBe('spec.networking.providerConfig.ipv4');
   });
 
   it('prints one v1 List with -o json and uses the load balancer addresses given by flags', async () => {

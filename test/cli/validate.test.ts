@@ -25,7 +25,15 @@ ${extra}`;
 
 describe('gardener-ipv6 validate', () => {
   it('prints a Success Status and exits 0 for a valid object', async () => {
-    const run = await cli(['validate', '-f', example('shoot-ipv6.yaml'), '--feature-gates', 'IPv6SingleStack=true', '-o', 'json']);
+    const run = await cli([
+      'validate',
+      '-f',
+      example('shoot-ipv6.yaml'),
+      '--feature-gates',
+      'IPv6SingleStack=true',
+      '-o',
+      'json',
+    ]);
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout)).toEqual({
       apiVersion: 'v1',
@@ -102,10 +110,24 @@ describe('gardener-ipv6 validate', () => {
   it('validates an update with --old', async () => {
     const old = tempFile('old.yaml', ipv6Shoot('    pods: fd00:10:3::/56\n'));
     const next = tempFile('new.yaml', ipv6Shoot('    pods: fd00:10:5::/56\n'));
-    const run = await cli(['validate', '-f', next, '--old', old, '--feature-gates', 'IPv6SingleStack=true', '-o', 'json']);
+    const run = await cli([
+      'validate',
+      '-f',
+      next,
+      '--old',
+      old,
+      '--feature-gates',
+      'IPv6SingleStack=true',
+      '-o',
+      'json',
+    ]);
     expect(run.code).toBe(1);
     expect(JSON.parse(run.stdout).details.causes).toEqual([
-      { reason: 'FieldValueInvalid', field: 'spec.networking.pods', message: 'Invalid value: "fd00:10:5::/56": field is immutable' },
+      {
+        reason: 'FieldValueInvalid',
+        field: 'spec.networking.pods',
+        message: 'Invalid value: "fd00:10:5::/56": field is immutable',
+      },
     ]);
   });
 
@@ -123,23 +145,53 @@ describe('gardener-ipv6 validate', () => {
       apiVersion: 'extensions.gardener.cloud/v1alpha1',
       kind: 'DNSRecord',
       metadata: { name: 'r' },
-      spec: { type: 'local', secretRef: { name: 's' }, name: 'api.example.com', recordType: 'AAAA', values: ['1.2.3.4'] },
+      spec: {
+        type: 'local',
+        secretRef: { name: 's' },
+        name: 'api.example.com',
+        recordType: 'AAAA',
+        values: ['1.2.3.4'],
+      },
     });
     const run = await cli(['validate', '-f', '-', '-o', 'json'], doc);
     expect(run.code).toBe(1);
     expect(JSON.parse(run.stdout).details.causes).toEqual([
-      { reason: 'FieldValueInvalid', field: 'spec.values[0]', message: 'Invalid value: "1.2.3.4": must be a valid IPv6 address' },
+      {
+        reason: 'FieldValueInvalid',
+        field: 'spec.values[0]',
+        message: 'Invalid value: "1.2.3.4": must be a valid IPv6 address',
+      },
     ]);
   });
 
   it.each([
     ['a missing file', ['validate', '-f', '/nonexistent/shoot.yaml'], /\/nonexistent\/shoot\.yaml: cannot read/],
-    ['bad YAML', ['validate', '-f', tempFile('bad.yaml', 'kind: Shoot\n  bad: [indent\n')], /bad\.yaml: .*(YAML|parse)/],
-    ['an unknown kind', ['validate', '-f', tempFile('cm.yaml', 'apiVersion: v1\nkind: ConfigMap\n')], /cm\.yaml: object 1: unknown kind "ConfigMap"/],
-    ['a scalar document', ['validate', '-f', tempFile('scalar.yaml', '42\n')], /scalar\.yaml: document 1 is not an object/],
+    [
+      'bad YAML',
+      ['validate', '-f', tempFile('bad.yaml', 'kind: Shoot\n  bad: [indent\n')],
+      /bad\.yaml: .*(YAML|parse)/,
+    ],
+    [
+      'an unknown kind',
+      ['validate', '-f', tempFile('cm.yaml', 'apiVersion: v1\nkind: ConfigMap\n')],
+      /cm\.yaml: object 1: unknown kind "ConfigMap"/,
+    ],
+    [
+      'a scalar document',
+      ['validate', '-f', tempFile('scalar.yaml', '42\n')],
+      /scalar\.yaml: document 1 is not an object/,
+    ],
     ['an empty file', ['validate', '-f', tempFile('empty.yaml', '')], /empty\.yaml: no objects found/],
-    ['an unknown feature gate', ['validate', '-f', example('shoot-ipv4.yaml'), '--feature-gates', 'Foo=true'], /unrecognized feature gate: Foo/],
-    ['a non-boolean gate value', ['validate', '-f', example('shoot-ipv4.yaml'), '--feature-gates', 'DualStack=yes'], /invalid value of DualStack=yes/],
+    [
+      'an unknown feature gate',
+      ['validate', '-f', example('shoot-ipv4.yaml'), '--feature-gates', 'Foo=true'],
+      /unrecognized feature gate: Foo/,
+    ],
+    [
+      'a non-boolean gate value',
+      ['validate', '-f', example('shoot-ipv4.yaml'), '--feature-gates', 'DualStack=yes'],
+      /invalid value of DualStack=yes/,
+    ],
     ['a missing -f', ['validate'], /required option '-f, --filename <file>'/],
     ['an unknown output format', ['validate', '-f', example('shoot-ipv4.yaml'), '-o', 'xml'], /invalid/],
   ])('exits 2 with a message naming the problem for %s', async (_, args, message) => {
@@ -167,9 +219,12 @@ describe('gardener-ipv6 validate', () => {
       'IPv6SingleStack=true',
     ]);
     expect(stdout).toBe('Shoot.core.gardener.cloud "local" is valid\n');
-    const failure = await promisify(execFile)(process.execPath, [bin, 'validate', '-f', example('shoot-ipv6.yaml')]).catch(
-      (e: { code: number; stdout: string }) => e,
-    );
+    const failure = await promisify(execFile)(process.execPath, [
+      bin,
+      'validate',
+      '-f',
+      example('shoot-ipv6.yaml'),
+    ]).catch((e: { code: number; stdout: string }) => e);
     expect(failure).toMatchObject({ code: 1 });
   });
 });

@@ -1,0 +1,136 @@
+/**
+ * One process with the project's server-side parts, as `gardener-ipv6 run` and `up` start it: the admission webhook
+ * (HTTPS on IPv6), and on one Manager the gardenlet's controllers and the network and DNS extensions.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { seedLookup, startAdmissionServer, type AdmissionServer } from '../admission/server.js';
+import {
+  desiredWebhookConfigurations,
+  deployWebhookConfigurations,
+  destroyWebhookConfigurations,
+  webhookBaseURL,
+} from '../admission/webhook-configurations.js';
+import { addDNSExtension } from '../extensions/dns/controller.js';
+import { addNetworkExtension } from '../extensions/network/controller.js';
+import type { FeatureGates } from '../featuregate/featuregate.js';
+import { addGardenletControllers, type GardenletOptions } from '../gardenlet/gardenlet.js';
+import { generateCertificates } from '../localenv/certs.js';
+import { ResourceClient } from '../runtime/client.js';
+import type { Logger } from '../runtime/log.js';
+import { Manager } from '../runtime/manager.js';
+
+export const COMPONENTS = ['admission', 'gardenlet', 'network', 'dns'] as const;
+export type Component = (typeof COMPONENTS)[number];
+
+export interface WebhookOptions {
+  /** Listen address, without brackets. @default '::' */
+  readonly host?: string;
+  /** @default 9443; 0 picks a free port */
+  readonly port?: number;
+  /** Folder with `tls.crt`, `tls.key` and `ca.crt`; a self-signed CA and certificate are generated when unset. */
+  readonly certDir?: string;
+  /**
+   * Register the webhook configurations with the API server, pointing at `https://[advertiseHost]:port`
+   * (a Helm deployment registers them itself, through the Service). @default true
+   */
+  readonly register?: boolean;
+  /** The address the API server reaches the webhook at. @default '::1' */
+  readonly advertiseHost?: string;
+}
+
+export interface RuntimeOptions {
+  readonly kubeConfig: KubeConfig;
+  readonly gates: FeatureGates;
+  readonly logger: Logger;
+  /** @default every component */
+  readonly components?: readonly Component[];
+  readonly webhook?: WebhookOptions;
+  readonly gardenlet: GardenletOptions;
+  /** `/healthz`, `/readyz` and `/metrics`; off when unset. */
+  readonly health?: { host?: string; port: number };
+  /** Run the controllers only while holding this Lease. */
+  readonly leaderElection?: { namespace: string; name: string };
+}
+
+export interface Runtime {
+  readonly manager: Manager;
+  readonly webhook: AdmissionServer | undefined;
+  stop(): Promise<void>;
+}
+
+interface WebhookTLS {
+  cert: string;
+  key: string;
+  ca: string;
+  cleanup(): void;
+}
+
+async function webhookTLS(options: WebhookOptions): Promise<WebhookTLS> {
+  if (options.certDir) {
+    const read = (name: string) => readFileSync(join(options.certDir!, name), 'utf8');
+    return { cert: read('tls.crt'), key: read('tls.key'), ca: read('ca.crt'), cleanup: () => {} };
+  }
+  const dir = mkdtempSync(join(process.env.GARDENER_IPV6_TMPDIR ?? tmpdir(), 'gardener-ipv6-webhook-'));
+  const advertise = options.advertiseHost ?? '::1';
+  const certs = await generateCertificates(dir, { ipAddresses: [...new Set(['::1', advertise])], dnsNames: ['localhost'], days: 365 });
+  return {
+    cert: readFileSync(certs.serverCert, 'utf8'),
+    key: readFileSync(certs.serverKey, 'utf8'),
+    ca: readFileSync(certs.caCert, 'utf8'),
+    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
+  const components = new Set(options.components ?? COMPONENTS);
+  const { logger } = options;
+  const client = new ResourceClient(options.kubeConfig);
+  let webhook: AdmissionServer | undefined;
+  let tls: WebhookTLS | undefined;
+  const registered = components.has('admission') && (options.webhook?.register ?? true);
+
+  if (components.has('admission')) {
+    const webhookOptions = options.webhook ?? {};
+    tls = await webhookTLS(webhookOptions);
+    webhook = await startAdmissionServer({
+      tls: { cert: tls.cert, key: tls.key },
+      gates: options.gates,
+      lookupSeed: seedLookup(client),
+      host: webhookOptions.host ?? '::',
+      port: webhookOptions.port ?? 9443,
+      logger: logger.child({ component: 'admission' }),
+    });
+    if (registered) {
+      const url = webhookBaseURL(webhookOptions.advertiseHost ?? '::1', webhook.port);
+      await deployWebhookConfigurations(client, desiredWebhookConfigurations({ caBundle: tls.ca, url }));
+      logger.info({ url }, 'registered the admission webhooks');
+    }
+  }
+
+  const manager = new Manager({
+    kubeConfig: options.kubeConfig,
+    logger,
+    client,
+    ...(options.health ? { health: options.health } : {}),
+    ...(options.leaderElection ? { leaderElection: options.leaderElection } : {}),
+  });
+  if (components.has('gardenlet')) addGardenletControllers(manager, options.gardenlet);
+  if (components.has('network')) addNetworkExtension(manager);
+  if (components.has('dns')) addDNSExtension(manager);
+  await manager.start();
+
+  return {
+    manager,
+    webhook,
+    async stop() {
+      await manager.stop();
+      // Unregister before closing: a registered webhook that no longer answers blocks every write (failurePolicy Fail).
+      if (registered) await destroyWebhookConfigurations(client).catch((e: unknown) => logger.warn({ err: e }, 'unregistering the webhooks failed'));
+      await webhook?.close();
+      tls?.cleanup();
+    },
+  };
+}

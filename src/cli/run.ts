@@ -1,0 +1,111 @@
+/**
+ * `gardener-ipv6 run`: the admission webhook and the controllers against a cluster, until SIGINT or SIGTERM.
+ */
+import { readFileSync } from 'node:fs';
+import { KubeConfig } from '@kubernetes/client-node';
+import { COMPONENTS, startRuntime, type Component } from '../app/runtime.js';
+import type { FeatureGates } from '../featuregate/featuregate.js';
+import { localDNSProvider } from '../gardenlet/dns-provider.js';
+import type { HostIPs } from '../gardenlet/provider-local/ingress.js';
+import { newLogger } from '../runtime/log.js';
+import { InputError, type CliIO } from './io.js';
+
+export interface RunOptions {
+  readonly kubeconfig?: string;
+  readonly components: readonly Component[];
+  readonly gates: FeatureGates;
+  readonly webhookHost: string;
+  readonly webhookPort: number;
+  readonly webhookCertDir?: string;
+  readonly webhookRegister: boolean;
+  readonly webhookAdvertiseHost: string;
+  readonly healthHost: string;
+  readonly healthPort: number;
+  readonly leaderElect: boolean;
+  readonly leaderElectionNamespace: string;
+  readonly leaderElectionID: string;
+  readonly seedName?: string;
+  readonly dnsServer: string;
+  readonly dnsTSIGKeyName?: string;
+  readonly dnsTSIGSecretFile?: string;
+  readonly domain: string;
+  readonly hostIPs: HostIPs;
+  readonly logLevel: string;
+}
+
+export function parseComponents(list: string): Component[] {
+  const names = list
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const name of names) {
+    if (!(COMPONENTS as readonly string[]).includes(name)) {
+      throw new InputError(`unknown component ${JSON.stringify(name)} (known: ${COMPONENTS.join(', ')})`);
+    }
+  }
+  if (names.length === 0) throw new InputError('--components names no component');
+  return names as Component[];
+}
+
+export function loadKubeConfig(path: string | undefined): KubeConfig {
+  const kc = new KubeConfig();
+  try {
+    if (path) kc.loadFromFile(path);
+    else kc.loadFromDefault();
+  } catch (e) {
+    throw new InputError(`cannot load the kubeconfig${path ? ` ${path}` : ''}: ${(e as Error).message}`);
+  }
+  if (!kc.getCurrentCluster()) throw new InputError(`the kubeconfig${path ? ` ${path}` : ''} has no current cluster`);
+  return kc;
+}
+
+/** Resolves with the exit code after a signal stopped everything (0), or when the runtime ended by itself (1). */
+export async function runRun(options: RunOptions, io: CliIO): Promise<number> {
+  const kubeConfig = loadKubeConfig(options.kubeconfig);
+  const tsigSecret = options.dnsTSIGSecretFile ? readFileSync(options.dnsTSIGSecretFile, 'utf8').trim() : undefined;
+  const logger = newLogger({ level: options.logLevel, name: 'gardener-ipv6' });
+  const runtime = await startRuntime({
+    kubeConfig,
+    gates: options.gates,
+    logger,
+    components: options.components,
+    webhook: {
+      host: options.webhookHost,
+      port: options.webhookPort,
+      register: options.webhookRegister,
+      advertiseHost: options.webhookAdvertiseHost,
+      ...(options.webhookCertDir ? { certDir: options.webhookCertDir } : {}),
+    },
+    gardenlet: {
+      dns: localDNSProvider({
+        server: options.dnsServer,
+        domain: options.domain,
+        ...(options.dnsTSIGKeyName && tsigSecret ? { tsigKeyName: options.dnsTSIGKeyName, tsigSecret } : {}),
+      }),
+      hostIPs: options.hostIPs,
+      ...(options.seedName ? { seedName: options.seedName } : {}),
+    },
+    health: { host: options.healthHost, port: options.healthPort },
+    ...(options.leaderElect
+      ? { leaderElection: { namespace: options.leaderElectionNamespace, name: options.leaderElectionID } }
+      : {}),
+  });
+  io.err(`running ${options.components.join(', ')} against ${kubeConfig.getCurrentCluster()?.server ?? '?'}\n`);
+  const outcome = await new Promise<number>((resolve) => {
+    const onSignal = (signal: NodeJS.Signals) => {
+      logger.info({ signal }, 'stopping');
+      resolve(0);
+    };
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+    runtime.manager.done.then(
+      () => resolve(1),
+      (e: unknown) => {
+        logger.error({ err: e }, 'controllers ended');
+        resolve(1);
+      },
+    );
+  });
+  await runtime.stop();
+  return outcome;
+}

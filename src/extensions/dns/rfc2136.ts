@@ -1,0 +1,299 @@
+/**
+ * RFC 2136 dynamic updates of one RRset at a time, optionally signed with TSIG (RFC 8945).
+ *
+ * Messages are built with dns-packet. An UPDATE reuses the query layout (RFC 2136 §2): the zone section is the
+ * question section, prerequisites are the answer section, updates the authority section. dns-packet writes rdata
+ * by record type, and "delete an RRset" (§2.5.2) needs the type with an empty rdata: for that it takes the generic
+ * encoder, which it uses for `UNKNOWN_<code>` types (the names its own decoder gives unknown types).
+ */
+import { randomInt } from 'node:crypto';
+import dnsPacket from 'dns-packet';
+import { formatIP, parseIP } from '../../net/cidr.js';
+import {
+  DEFAULT_DNS_TIMEOUT_MS,
+  exchange,
+  parseServer,
+  TransportError,
+  type ServerAddress,
+  type Transport,
+} from './transport.js';
+import { canonicalNameWire, signMessage, verifyAnswer, type TSIGKey } from './tsig.js';
+import { recordSpans } from './wire.js';
+
+export const OPCODE_UPDATE = 5;
+/** The record types the DNS extension publishes. */
+export const RECORD_TYPE_CODES = { A: 1, CNAME: 5, TXT: 16, AAAA: 28 } as const;
+export type UpdateRecordType = keyof typeof RECORD_TYPE_CODES;
+
+const FLAG_QR = 0x8000;
+const FLAG_TC = 0x0200;
+
+export interface RRsetRef {
+  /** Zone apex, e.g. `local.gardener.cloud.`; the trailing dot is optional. */
+  readonly zone: string;
+  /** Owner name inside the zone; the trailing dot is optional. */
+  readonly name: string;
+  readonly type: UpdateRecordType;
+}
+
+export interface RRset extends RRsetRef {
+  readonly ttl: number;
+  /** Record data as text: addresses for A/AAAA (written canonically), a name for CNAME, text for TXT. */
+  readonly values: readonly string[];
+}
+
+/**
+ * The canonical text of a value: RFC 5952 for AAAA (`::ffff:a.b.c.d` for IPv4-mapped ones), dotted quad for A,
+ * fully qualified for CNAME; TXT as is. Throws when the value does not fit the type.
+ */
+export function canonicalValue(type: UpdateRecordType, value: string): string {
+  switch (type) {
+    case 'A': {
+      const ip = parseIP(value);
+      if (ip?.family !== 'IPv4' || value.includes(':')) throw new Error(`"${value}" is not an IPv4 address`);
+      return formatIP(ip);
+    }
+    case 'AAAA': {
+      const ip = value.includes(':') ? parseIP(value) : undefined;
+      if (!ip) throw new Error(`"${value}" is not an IPv6 address`);
+      return ip.family === 'IPv6' ? formatIP(ip) : `::ffff:${formatIP(ip)}`;
+    }
+    case 'CNAME':
+      canonicalNameWire(value);
+      return value.endsWith('.') ? value : `${value}.`;
+    case 'TXT':
+      return value;
+  }
+}
+
+/** Text longer than 255 octets goes into several character-strings of one TXT record (RFC 1035 §3.3.14). */
+function txtStrings(value: string): Buffer[] {
+  const bytes = Buffer.from(value, 'utf8');
+  const chunks: Buffer[] = [];
+  for (let o = 0; o < bytes.length; o += 255) chunks.push(bytes.subarray(o, o + 255));
+  return chunks.length > 0 ? chunks : [Buffer.alloc(0)];
+}
+
+function addRecord(name: string, type: UpdateRecordType, ttl: number, value: string): dnsPacket.Answer {
+  switch (type) {
+    case 'A':
+    case 'AAAA':
+    case 'CNAME':
+      return { name, type, class: 'IN', ttl, data: value };
+    case 'TXT':
+      return { name, type, class: 'IN', ttl, data: txtStrings(value) };
+  }
+}
+
+/** RFC 2136 §2.5.2: class ANY, TTL 0, empty rdata deletes the RRset of (name, type). */
+function deleteRRsetRecord(name: string, type: UpdateRecordType): dnsPacket.Answer {
+  return {
+    name,
+    type: `UNKNOWN_${RECORD_TYPE_CODES[type]}`,
+    class: 'ANY',
+    ttl: 0,
+    data: Buffer.alloc(0),
+  } as unknown as dnsPacket.Answer;
+}
+
+/**
+ * The UPDATE message that makes the RRset of (name, type) exactly `values`: delete the RRset, then add one RR per
+ * value, in one message so the server applies both or nothing. No values: only the delete.
+ */
+export function encodeReplaceRRset(rrset: RRset, id: number): Buffer {
+  if (!Number.isInteger(rrset.ttl) || rrset.ttl < 0 || rrset.ttl > 2147483647) {
+    throw new Error(`invalid TTL ${rrset.ttl}`);
+  }
+  const values = [...new Set(rrset.values.map((v) => canonicalValue(rrset.type, v)))];
+  if (rrset.type === 'CNAME' && values.length > 1) throw new Error('a CNAME RRset has a single value');
+  return encodeUpdate(rrset, id, [
+    deleteRRsetRecord(rrset.name, rrset.type),
+    ...values.map((v) => addRecord(rrset.name, rrset.type, rrset.ttl, v)),
+  ]);
+}
+
+/** The UPDATE message that deletes the RRset of (name, type). Deleting what is not there is no error. */
+export function encodeDeleteRRset(ref: RRsetRef, id: number): Buffer {
+  return encodeUpdate(ref, id, [deleteRRsetRecord(ref.name, ref.type)]);
+}
+
+function encodeUpdate(ref: RRsetRef, id: number, updates: dnsPacket.Answer[]): Buffer {
+  canonicalNameWire(ref.zone);
+  canonicalNameWire(ref.name);
+  return dnsPacket.encode({
+    type: 'query',
+    id,
+    flags: OPCODE_UPDATE << 11,
+    questions: [{ name: ref.zone, type: 'SOA', class: 'IN' }],
+    answers: [],
+    authorities: updates,
+    additionals: [],
+  });
+}
+
+/** Why an update failed. */
+export type DNSUpdateFailure =
+  /** The server answered with an error RCODE (`REFUSED`, `NOTAUTH`, `NOTZONE`, `SERVFAIL`, …). */
+  | 'rcode'
+  /** The server rejected the TSIG key or signature, or the answer's signature did not verify. */
+  | 'tsig'
+  /** No answer in time. */
+  | 'timeout'
+  /** Connection refused, network unreachable, name not resolvable. */
+  | 'unreachable'
+  /** An answer that is not a valid answer to the request. */
+  | 'protocol';
+
+/** An update that did not happen; the message says what, where and the server's answer. */
+export class DNSUpdateError extends Error {
+  override readonly name = 'DNSUpdateError';
+  constructor(
+    readonly reason: DNSUpdateFailure,
+    /** The server's answer or what went wrong, e.g. `REFUSED` or `no answer from [::1]:5353 within 2s`. */
+    readonly detail: string,
+    /** What was attempted, e.g. `update of AAAA api.x.local.gardener.cloud at [::1]:5353`. */
+    readonly operation: string,
+    readonly extra: { rcode?: string; tsigError?: string; cause?: unknown } = {},
+  ) {
+    super(`${operation} failed: ${detail}`, extra.cause === undefined ? undefined : { cause: extra.cause });
+  }
+
+  get rcode(): string | undefined {
+    return this.extra.rcode;
+  }
+
+  get tsigError(): string | undefined {
+    return this.extra.tsigError;
+  }
+}
+
+export interface DNSUpdateClientOptions {
+  /** `[::1]:5353`, `::1` (port 53), `192.0.2.1:53` or `host:port`. */
+  readonly server: string;
+  /** Signs requests and requires signed answers when set. */
+  readonly tsig?: TSIGKey;
+  /** @default 2000 */
+  readonly timeoutMs?: number;
+  /** UDP, falling back to TCP on a truncated answer; or TCP only. @default 'udp' */
+  readonly transport?: Transport;
+  /** Seconds since the epoch, for TSIG times. @default the system clock */
+  readonly now?: () => number;
+}
+
+export interface CallOptions {
+  readonly signal?: AbortSignal;
+}
+
+/** Sends RFC 2136 updates to one server. */
+export class DNSUpdateClient {
+  readonly server: ServerAddress;
+  private readonly tsig: TSIGKey | undefined;
+  private readonly timeoutMs: number;
+  private readonly transport: Transport;
+  private readonly now: () => number;
+
+  constructor(opts: DNSUpdateClientOptions) {
+    this.server = parseServer(opts.server);
+    this.tsig = opts.tsig;
+    this.timeoutMs = opts.timeoutMs ?? DEFAULT_DNS_TIMEOUT_MS;
+    this.transport = opts.transport ?? 'udp';
+    this.now = opts.now ?? (() => Math.floor(Date.now() / 1000));
+  }
+
+  /** Makes the RRset of (name, type) exactly `values` with `ttl` (one atomic UPDATE). */
+  async replaceRRset(rrset: RRset, opts: CallOptions = {}): Promise<void> {
+    const operation = `update of ${rrset.type} ${displayName(rrset.name)} at ${this.server.display}`;
+    await this.send(operation, (id) => encodeReplaceRRset(rrset, id), opts);
+  }
+
+  /** Removes the RRset of (name, type); succeeds when it is already gone. */
+  async deleteRRset(ref: RRsetRef, opts: CallOptions = {}): Promise<void> {
+    const operation = `delete of ${ref.type} ${displayName(ref.name)} at ${this.server.display}`;
+    await this.send(operation, (id) => encodeDeleteRRset(ref, id), opts);
+  }
+
+  private async send(operation: string, encode: (id: number) => Buffer, opts: CallOptions): Promise<void> {
+    const id = randomInt(0, 0x10000);
+    const unsigned = encode(id);
+    const signed = this.tsig ? signMessage(unsigned, this.tsig, this.now()) : undefined;
+    const request = signed?.message ?? unsigned;
+
+    let answer: Buffer;
+    try {
+      answer = await exchange(this.server, request, { transport: this.transport, timeoutMs: this.timeoutMs, ...opts });
+      if (this.transport === 'udp' && (answer.readUInt16BE(2) & FLAG_TC) !== 0) {
+        answer = await exchange(this.server, request, { transport: 'tcp', timeoutMs: this.timeoutMs, ...opts });
+      }
+    } catch (e) {
+      if (e instanceof TransportError) throw new DNSUpdateError(e.kind, e.detail, operation, { cause: e });
+      throw e;
+    }
+    checkAnswer(
+      answer,
+      operation,
+      this.tsig && signed ? { key: this.tsig, mac: signed.mac, now: this.now() } : undefined,
+    );
+  }
+}
+
+/**
+ * Throws {@link DNSUpdateError} unless `answer` is a successful, correctly signed answer to an UPDATE. A TSIG error
+ * of the server wins over the RCODE (NOTAUTH alone would not say that the key is unknown).
+ */
+export function checkAnswer(
+  answer: Buffer,
+  operation: string,
+  tsig?: { key: TSIGKey; mac: Buffer; now: number },
+): void {
+  try {
+    recordSpans(answer);
+  } catch (e) {
+    throw new DNSUpdateError('protocol', `malformed answer: ${(e as Error).message}`, operation, { cause: e });
+  }
+  if ((answer.readUInt16BE(2) & FLAG_QR) === 0) throw new DNSUpdateError('protocol', 'not an answer', operation);
+  const opcode = (answer.readUInt16BE(2) >> 11) & 0xf;
+  if (opcode !== OPCODE_UPDATE) throw new DNSUpdateError('protocol', `answer has opcode ${opcode}`, operation);
+  const rcode = rcodeName(answer);
+
+  if (tsig) {
+    let verdict: ReturnType<typeof verifyAnswer>;
+    try {
+      verdict = verifyAnswer(answer, tsig.mac, tsig.key, tsig.now);
+    } catch (e) {
+      throw new DNSUpdateError('protocol', `malformed TSIG: ${(e as Error).message}`, operation, { cause: e });
+    }
+    if (!verdict.ok && verdict.reason === 'server-error') {
+      throw new DNSUpdateError('tsig', `${rcode} (TSIG error ${verdict.error} for key "${tsig.key.name}")`, operation, {
+        rcode,
+        tsigError: verdict.error,
+      });
+    }
+    // Servers may leave error answers (FORMERR, NOTIMP) unsigned; report the RCODE then.
+    if (!verdict.ok && rcode === 'NOERROR') throw new DNSUpdateError('tsig', verdict.detail, operation, { rcode });
+  }
+  if (rcode !== 'NOERROR') throw new DNSUpdateError('rcode', rcode, operation, { rcode });
+}
+
+/** The RCODE's name (RFC 1035, RFC 2136 §2.2). */
+export function rcodeName(message: Buffer): string {
+  const code = message.readUInt16BE(2) & 0xf;
+  return RCODES[code] ?? `RCODE ${code}`;
+}
+
+const RCODES: Readonly<Record<number, string>> = {
+  0: 'NOERROR',
+  1: 'FORMERR',
+  2: 'SERVFAIL',
+  3: 'NXDOMAIN',
+  4: 'NOTIMP',
+  5: 'REFUSED',
+  6: 'YXDOMAIN',
+  7: 'YXRRSET',
+  8: 'NXRRSET',
+  9: 'NOTAUTH',
+  10: 'NOTZONE',
+};
+
+function displayName(name: string): string {
+  return name.replace(/\.$/, '');
+}

@@ -1,0 +1,56 @@
+/**
+ * Wiring of the calico Network extension: the Network informer feeding one controller, for Networks with
+ * `spec.type: calico` only; and the Shoot informer, so that a dual-stack Network is reconciled again as soon as its
+ * Shoot's `status.networking.pods` gets the second family's range.
+ */
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { Refs } from '../../gardenlet/resources.js';
+import { seedNamespaceName } from '../../gardenlet/names.js';
+import type { Shoot } from '../../apis/core/v1beta1/shoot.js';
+import { requestFor, type Controller } from '../../runtime/controller.js';
+import type { Manager } from '../../runtime/manager.js';
+import type { ChartDefaults } from './manifests.js';
+import { isCalicoNetwork, NetworkReconciler, networkRef, type PodCIDRSource } from './reconciler.js';
+
+export const CONTROLLER_NAME = 'network-calico';
+
+export interface NetworkExtensionOptions {
+  readonly workers?: number;
+  /** Only Networks of this namespace. @default all namespaces */
+  readonly namespace?: string;
+  /** Overrides of the chart defaults (images). */
+  readonly chartValues?: Partial<ChartDefaults>;
+  /** Replaces reading the Shoot for a dual-stack Network's second pod range (tests). */
+  readonly podCIDRs?: PodCIDRSource;
+  /** Per-key error backoff. @default the controller's (100 ms doubling to 60 s) */
+  readonly backoff?: { baseDelayMs?: number; maxDelayMs?: number };
+}
+
+/** Adds the calico Network controller to the manager (before `manager.start()`). */
+export function addNetworkExtension(manager: Manager, options: NetworkExtensionOptions = {}): Controller {
+  const { client, clock } = manager;
+  const networks = manager.informer<KubernetesObject>(
+    networkRef,
+    options.namespace ? { namespace: options.namespace } : {},
+  );
+  // The gardenlet names a shoot's Network after the shoot, in the shoot's seed namespace.
+  const networkOfShoot = (shoot: KubernetesObject) => {
+    const namespace = seedNamespaceName(shoot as unknown as Shoot);
+    const matches = !options.namespace || options.namespace === namespace;
+    return matches && shoot.metadata?.name ? [{ namespace, name: shoot.metadata.name }] : [];
+  };
+  return manager
+    .controller({
+      name: CONTROLLER_NAME,
+      reconciler: new NetworkReconciler({
+        client,
+        clock,
+        ...(options.podCIDRs ? { podCIDRs: options.podCIDRs } : {}),
+        ...(options.chartValues ? { chartValues: options.chartValues } : {}),
+      }),
+      ...(options.workers ? { workers: options.workers } : {}),
+      ...(options.backoff ? { backoff: options.backoff } : {}),
+    })
+    .watch(networks, (n) => (isCalicoNetwork(n) ? [requestFor(n)] : []))
+    .watch(manager.informer<KubernetesObject>(Refs.shoot), networkOfShoot);
+}

@@ -1,0 +1,222 @@
+/**
+ * The calico Network controller's reconcile, as Gardener's extension library does it: finalizer, the manifests in
+ * a Secret behind the ManagedResource `extension-networking-calico`, and the Network's status. Deletion removes the
+ * ManagedResource, waits until it is gone (a resource manager may hold it with its own finalizer while it cleans up
+ * the shoot), removes the Secret and then the finalizer.
+ */
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { Shoot } from '../../apis/core/v1beta1/shoot.js';
+import type { Network } from '../../apis/extensions/v1alpha1/network.js';
+import { sameIgnoringTimestamps } from '../../gardenlet/last-operation.js';
+import { GARDEN_NAMESPACE, Labels } from '../../gardenlet/names.js';
+import { Refs } from '../../gardenlet/resources.js';
+import { cidrsOfFamily } from '../../gardenlet/shoot/networks.js';
+import { parseCIDR, type IPFamily } from '../../net/cidr.js';
+import { resources, type ResourceClient, type ResourceRef } from '../../runtime/client.js';
+import { realClock, type Clock } from '../../runtime/clock.js';
+import {
+  TerminalError,
+  type ReconcileContext,
+  type Reconciler,
+  type Request,
+  type Result,
+} from '../../runtime/controller.js';
+import { addFinalizer, hasFinalizer, removeFinalizer } from '../../runtime/finalizers.js';
+import { familiesOf } from './apis/config.js';
+import {
+  desiredNetworkResources,
+  EXTENSION_TYPE,
+  InvalidProviderConfigError,
+  MANAGED_RESOURCE_NAME,
+  networkStatusPatch,
+  SECRET_NAME,
+  type NetworkOutcome,
+} from './actuator.js';
+import type { ChartDefaults } from './manifests.js';
+import { managedResourceRef } from './managedresource.js';
+import { CalicoValuesError, MissingPodCIDRError } from './values.js';
+
+export const FINALIZER = 'extensions.gardener.cloud/calico';
+export const FIELD_MANAGER = 'extension-networking-calico';
+/** How often deletion looks again whether the ManagedResource is gone. */
+export const DEFAULT_DELETE_POLL_MS = 5_000;
+
+export const networkRef: ResourceRef = Refs.network;
+
+/** Gardener's error code for a problem only a change of the object fixes. */
+export const ERR_CONFIGURATION_PROBLEM = 'ERR_CONFIGURATION_PROBLEM';
+
+/** True for Networks this extension serves. */
+export function isCalicoNetwork(network: object): boolean {
+  return (network as { spec?: { type?: unknown } }).spec?.type === EXTENSION_TYPE;
+}
+
+/** Our zod types keep timestamps as strings; client-node's KubernetesObject has Dates. They are the same JSON. */
+function asObject(object: object): KubernetesObject {
+  return object as KubernetesObject;
+}
+
+/**
+ * Where the pod range of a dual-stack Network's second family comes from: the first CIDR of that family in the
+ * Shoot's `status.networking.pods` (Gardener reads it from the Cluster resource; here from the Shoot itself).
+ */
+export interface PodCIDRSource {
+  secondFamilyPodCIDR(network: Network, family: IPFamily, signal: AbortSignal): Promise<string | undefined>;
+}
+
+/** The Shoot a Network belongs to: from the gardenlet's labels, else from the namespace `shoot--<project>--<name>`. */
+export function shootOf(network: Network): { namespace: string; name: string } | undefined {
+  const labels = network.metadata.labels ?? {};
+  let project = labels[Labels.project];
+  let name = labels[Labels.shoot];
+  if (!project || !name) {
+    const match = /^shoot--([^-]+(?:-[^-]+)*)--(.+)$/.exec(network.metadata.namespace ?? '');
+    if (!match) return undefined;
+    [, project, name] = match as unknown as [string, string, string];
+  }
+  return { namespace: project === GARDEN_NAMESPACE ? GARDEN_NAMESPACE : `garden-${project}`, name };
+}
+
+/** Reads the Shoot of the Network with the client. */
+export class ShootPodCIDRs implements PodCIDRSource {
+  constructor(private readonly client: ResourceClient) {}
+
+  async secondFamilyPodCIDR(network: Network, family: IPFamily, signal: AbortSignal): Promise<string | undefined> {
+    const id = shootOf(network);
+    if (!id) return undefined;
+    const shoot = (await this.client.get(Refs.shoot, id.name, id.namespace, { signal })) as Shoot | undefined;
+    return cidrsOfFamily(shoot?.status?.networking?.pods, family)[0];
+  }
+}
+
+export interface NetworkReconcilerOptions {
+  readonly client: ResourceClient;
+  readonly clock?: Clock;
+  /** @default ShootPodCIDRs with `client` */
+  readonly podCIDRs?: PodCIDRSource;
+  /** Overrides of the chart defaults (images). */
+  readonly chartValues?: Partial<ChartDefaults>;
+  /** @default DEFAULT_DELETE_POLL_MS */
+  readonly deletePollMs?: number;
+}
+
+export class NetworkReconciler implements Reconciler {
+  private readonly client: ResourceClient;
+  private readonly clock: Clock;
+  private readonly podCIDRs: PodCIDRSource;
+  private readonly chartValues: Partial<ChartDefaults>;
+  private readonly deletePollMs: number;
+
+  constructor(opts: NetworkReconcilerOptions) {
+    this.client = opts.client;
+    this.clock = opts.clock ?? realClock;
+    this.podCIDRs = opts.podCIDRs ?? new ShootPodCIDRs(opts.client);
+    this.chartValues = opts.chartValues ?? {};
+    this.deletePollMs = opts.deletePollMs ?? DEFAULT_DELETE_POLL_MS;
+  }
+
+  async reconcile(req: Request, ctx: ReconcileContext): Promise<Result | void> {
+    const network = (await this.client.get(networkRef, req.name, req.namespace, { signal: ctx.signal })) as
+      Network | undefined;
+    if (!network || !isCalicoNetwork(network)) return;
+    if (network.metadata.deletionTimestamp) return this.delete(network, ctx);
+
+    await addFinalizer(this.client, networkRef, network, FINALIZER, { signal: ctx.signal });
+    let desired: ReturnType<typeof desiredNetworkResources>;
+    try {
+      const secondFamilyPodCIDR = await this.secondFamilyPodCIDR(network, ctx.signal);
+      desired = desiredNetworkResources(network, {
+        ...(secondFamilyPodCIDR !== undefined ? { secondFamilyPodCIDR } : {}),
+        chartValues: this.chartValues,
+      });
+    } catch (e) {
+      const terminal =
+        e instanceof InvalidProviderConfigError ||
+        (e instanceof CalicoValuesError && !(e instanceof MissingPodCIDRError));
+      await this.writeStatus(
+        network,
+        { state: 'Error', description: errorMessage(e), ...(terminal ? { codes: [ERR_CONFIGURATION_PROBLEM] } : {}) },
+        ctx,
+      );
+      // A broken Network is fixed by changing it, which triggers a reconcile; retrying would not help.
+      if (terminal) throw new TerminalError(errorMessage(e), { cause: e });
+      throw e;
+    }
+
+    const opts = { fieldManager: FIELD_MANAGER, force: true, signal: ctx.signal };
+    try {
+      await this.client.apply(resources.secret, asObject(desired.secret), opts);
+      await this.client.apply(managedResourceRef, asObject(desired.managedResource), opts);
+    } catch (e) {
+      await this.writeStatus(
+        network,
+        { state: 'Error', description: `cannot write the calico manifests: ${errorMessage(e)}` },
+        ctx,
+      );
+      throw e;
+    }
+    const description =
+      `calico deployed for ${desired.ipFamilies.join(' and ')} ` +
+      `(${desired.manifests.length} objects in ManagedResource ${MANAGED_RESOURCE_NAME})`;
+    await this.writeStatus(network, { state: 'Succeeded', ipFamilies: desired.ipFamilies, description }, ctx);
+    ctx.logger.debug({ ipFamilies: desired.ipFamilies }, 'calico manifests written');
+  }
+
+  private async delete(network: Network, ctx: ReconcileContext): Promise<Result | void> {
+    if (!hasFinalizer(network, FINALIZER)) return;
+    const namespace = network.metadata.namespace;
+    const signal = ctx.signal;
+    await this.client.delete(managedResourceRef, MANAGED_RESOURCE_NAME, namespace, { signal });
+    if (await this.client.get(managedResourceRef, MANAGED_RESOURCE_NAME, namespace, { signal })) {
+      await this.writeStatus(
+        network,
+        {
+          state: 'Processing',
+          progress: 50,
+          description: `waiting until ManagedResource ${MANAGED_RESOURCE_NAME} is deleted`,
+        },
+        ctx,
+      );
+      return { requeueAfter: this.deletePollMs };
+    }
+    await this.client.delete(resources.secret, SECRET_NAME, namespace, { signal });
+    await removeFinalizer(this.client, networkRef, network, FINALIZER, { signal });
+    ctx.logger.debug('calico manifests removed');
+  }
+
+  /** The pod range of the second family of a dual-stack Network; undefined for single-stack. */
+  private async secondFamilyPodCIDR(network: Network, signal: AbortSignal): Promise<string | undefined> {
+    const families = familiesOf(network);
+    if (families.length < 2) return undefined;
+    const primary = parseCIDR(network.spec.podCIDR)?.family;
+    const second = families.find((f): f is IPFamily => (f === 'IPv4' || f === 'IPv6') && f !== primary);
+    return second === undefined ? undefined : this.podCIDRs.secondFamilyPodCIDR(network, second, signal);
+  }
+
+  /** Merge-patches the status; skipped when nothing but timestamps would change (no needless watch events). */
+  private async writeStatus(network: Network, outcome: NetworkOutcome, ctx: ReconcileContext): Promise<void> {
+    const status = networkStatusPatch(network, outcome, this.clock.now());
+    const current = (network.status ?? {}) as Record<string, unknown>;
+    const unchanged = Object.entries(status).every(([k, v]) =>
+      v === null ? current[k] === undefined : sameIgnoringTimestamps(current[k], v),
+    );
+    if (unchanged) return;
+    try {
+      await this.client.mergePatch(
+        networkRef,
+        network.metadata.name ?? '',
+        network.metadata.namespace,
+        { status },
+        { subresource: 'status', signal: ctx.signal },
+      );
+    } catch (e) {
+      if (outcome.state !== 'Error') throw e;
+      // The reconcile error matters more; the status is written again on the retry.
+      ctx.logger.warn({ err: e }, 'cannot write the error to the Network status');
+    }
+  }
+}
+
+function errorMessage(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}

@@ -1,0 +1,365 @@
+/**
+ * The DNSRecord reconciler against a small real HTTP API server (test/runtime/fake-apiserver.ts) with a recording
+ * publisher in place of the DNS server: finalizer, status and deletion rules.
+ */
+import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { DNSRecord } from '../../../src/apis/extensions/v1alpha1/dnsrecord.js';
+import {
+  LocalDNSActuator,
+  providerFromSecret,
+  type LocalDNSProvider,
+  type RRsetPublisher,
+} from '../../../src/extensions/dns/actuator.js';
+import {
+  DEFAULT_RESYNC_INTERVAL_MS,
+  DNSRecordReconciler,
+  dnsRecordRef,
+  FINALIZER,
+} from '../../../src/extensions/dns/reconciler.js';
+import { DNSUpdateError, type RRset, type RRsetRef } from '../../../src/extensions/dns/rfc2136.js';
+import { tsigKey } from '../../../src/extensions/dns/tsig.js';
+import { resources, ResourceClient } from '../../../src/runtime/client.js';
+import { FakeClock } from '../../../src/runtime/clock.js';
+import { silentLogger } from '../../../src/runtime/log.js';
+import { FakeApiServer } from '../../runtime/fake-apiserver.js';
+
+const NS = 'shoot--project--shoot';
+const NAME = 'api.shoot.project.external.local.gardener.cloud';
+const SECRET = Buffer.alloc(32, 7).toString('base64');
+
+class RecordingPublisher implements RRsetPublisher {
+  readonly calls: ({ op: 'replace'; rrset: RRset } | { op: 'delete'; ref: RRsetRef })[] = [];
+  readonly providers: LocalDNSProvider[] = [];
+  failWith: Error | undefined;
+
+  factory = (p: LocalDNSProvider): RRsetPublisher => {
+    this.providers.push(p);
+    return this;
+  };
+
+  async replaceRRset(rrset: RRset): Promise<void> {
+    this.calls.push({ op: 'replace', rrset });
+    if (this.failWith) throw this.failWith;
+  }
+
+  async deleteRRset(ref: RRsetRef): Promise<void> {
+    this.calls.push({ op: 'delete', ref });
+    if (this.failWith) throw this.failWith;
+  }
+}
+
+function secret(data: Record<string, string>): V1Secret {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'dnsrecord-local', namespace: NS },
+    data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
+  };
+}
+
+function dnsRecord(overrides: { type?: string; values?: string[]; zone?: string } = {}): DNSRecord {
+  return {
+    apiVersion: 'extensions.gardener.cloud/v1alpha1',
+    kind: 'DNSRecord',
+    metadata: { name: 'shoot-external-v6', namespace: NS, generation: 1 },
+    spec: {
+      type: overrides.type ?? 'local',
+      secretRef: { name: 'dnsrecord-local', namespace: NS },
+      name: NAME,
+      recordType: 'AAAA',
+      values: overrides.values ?? ['::1'],
+      ttl: 120,
+      ...(overrides.zone ? { zone: overrides.zone } : {}),
+    },
+  };
+}
+
+describe('DNSRecordReconciler', () => {
+  let api: FakeApiServer;
+  let client: ResourceClient;
+  let publisher: RecordingPublisher;
+  let reconciler: DNSRecordReconciler;
+  const clock = new FakeClock();
+  const ctx = () => ({ signal: new AbortController().signal, logger: silentLogger() });
+  const req = { namespace: NS, name: 'shoot-external-v6' };
+  const stored = () => api.objects<DNSRecord & KubernetesObject>(dnsRecordRef)[0];
+  const statusWrites = () => api.requestsWhere({ method: 'PATCH' }).filter((r) => r.path.endsWith('/status')).length;
+
+  beforeEach(async () => {
+    api = await FakeApiServer.start();
+    client = new ResourceClient(api.kubeConfig());
+    publisher = new RecordingPublisher();
+    reconciler = new DNSRecordReconciler({
+      client,
+      clock,
+      actuator: new LocalDNSActuator({ client, publisher: publisher.factory }),
+    });
+    api.upsert(resources.secret, secret({ server: '[::1]:5353', zone: 'local.gardener.cloud.' }));
+  });
+  afterEach(async () => {
+    client.close();
+    await api.close();
+  });
+
+  it('adds the finalizer, publishes the RRset and reports Create Succeeded', async () => {
+    api.upsert(dnsRecordRef, dnsRecord({ values: ['2001:db8::1', '::1'] }) as unknown as KubernetesObject);
+    expect(await reconciler.reconcile(req, ctx())).toEqual({ requeueAfter: DEFAULT_RESYNC_INTERVAL_MS });
+
+    expect(publisher.providers).toEqual([{ server: '[::1]:5353', zone: 'local.gardener.cloud.' }]);
+    expect(publisher.calls).toEqual([
+      {
+        op: 'replace',
+        rrset: { zone: 'local.gardener.cloud.', name: NAME, type: 'AAAA', ttl: 120, values: ['2001:db8::1', '::1'] },
+      },
+    ]);
+    const record = stored()!;
+    expect(record.metadata.finalizers).toEqual([FINALIZER]);
+    expect(record.status).toEqual({
+      lastOperation: {
+        type: 'Create',
+        state: 'Succeeded',
+        progress: 100,
+        description: `AAAA ${NAME} published at [::1]:5353`,
+        lastUpdateTime: '2026-11-21T20:00:00Z',
+      },
+      observedGeneration: 1,
+      zone: 'local.gardener.cloud.',
+      providerStatus: {
+        apiVersion: 'dns.local.extensions.gardener.cloud/v1alpha1',
+        kind: 'DNSRecordStatus',
+        published: { zone: 'local.gardener.cloud.', name: NAME, recordType: 'AAAA' },
+      },
+    });
+  });
+
+  it('removes the RRset published before when name or type changed (nothing but validation forbids it)', async () => {
+    api.upsert(dnsRecordRef, dnsRecord() as unknown as KubernetesObject);
+    await reconciler.reconcile(req, ctx());
+    const first = stored()!;
+    const renamed = 'api2.shoot.project.external.local.gardener.cloud';
+    api.upsert(dnsRecordRef, {
+      ...first,
+      metadata: { ...first.metadata, generation: 2 },
+      spec: { ...first.spec, name: renamed },
+    } as unknown as KubernetesObject);
+    await reconciler.reconcile(req, ctx());
+    expect(publisher.calls.slice(1)).toEqual([
+      {
+        op: 'replace',
+        rrset: { zone: 'local.gardener.cloud.', name: renamed, type: 'AAAA', ttl: 120, values: ['::1'] },
+      },
+      { op: 'delete', ref: { zone: 'local.gardener.cloud.', name: NAME, type: 'AAAA' } },
+    ]);
+    expect(stored()!.status?.providerStatus).toMatchObject({ published: { name: renamed } });
+
+    await reconciler.reconcile(req, ctx());
+    expect(publisher.calls.at(-1)).toMatchObject({ op: 'replace' }); // nothing left to remove
+  });
+
+  it('publishes again on every reconcile without writing an unchanged status', async () => {
+    api.upsert(dnsRecordRef, dnsRecord() as unknown as KubernetesObject);
+    await reconciler.reconcile(req, ctx());
+    await reconciler.reconcile(req, ctx()); // Create → Reconcile
+    const writes = statusWrites();
+    await clock.advance(60_000);
+    await reconciler.reconcile(req, ctx());
+    expect(publisher.calls).toHaveLength(3);
+    expect(statusWrites()).toBe(writes);
+  });
+
+  it('reports Reconcile after the first success, with the new generation', async () => {
+    api.upsert(dnsRecordRef, dnsRecord() as unknown as KubernetesObject);
+    await reconciler.reconcile(req, ctx());
+    const next = stored()!;
+    api.upsert(dnsRecordRef, {
+      ...next,
+      metadata: { ...next.metadata, generation: 2 },
+      spec: { ...next.spec, values: ['::2'] },
+    });
+    await reconciler.reconcile(req, ctx());
+    expect(publisher.calls.at(-1)).toMatchObject({ op: 'replace', rrset: { values: ['::2'] } });
+    expect(stored()!.status).toMatchObject({
+      lastOperation: { type: 'Reconcile', state: 'Succeeded' },
+      observedGeneration: 2,
+    });
+  });
+
+  it("writes the server's answer as Error, returns the error, and clears it after a success", async () => {
+    api.upsert(dnsRecordRef, dnsRecord() as unknown as KubernetesObject);
+    publisher.failWith = new DNSUpdateError('rcode', 'REFUSED', `update of AAAA ${NAME} at [::1]:5353`, {
+      rcode: 'REFUSED',
+    });
+    await expect(reconciler.reconcile(req, ctx())).rejects.toThrow(
+      `update of AAAA ${NAME} at [::1]:5353 failed: REFUSED`,
+    );
+    expect(stored()!.metadata.finalizers).toEqual([FINALIZER]);
+    expect(stored()!.status).toMatchObject({
+      lastOperation: {
+        type: 'Create',
+        state: 'Error',
+        description: `update of AAAA ${NAME} at [::1]:5353 failed: REFUSED`,
+      },
+      lastError: {
+        description: `update of AAAA ${NAME} at [::1]:5353 failed: REFUSED`,
+        codes: ['ERR_INFRA_UNAUTHORIZED'],
+      },
+      observedGeneration: 1,
+    });
+
+    publisher.failWith = undefined;
+    await reconciler.reconcile(req, ctx());
+    expect(stored()!.status?.lastError).toBeUndefined();
+    expect(stored()!.status?.lastOperation).toMatchObject({ type: 'Create', state: 'Succeeded' });
+  });
+
+  it('reports an unreachable server as a retryable dependency problem', async () => {
+    api.upsert(dnsRecordRef, dnsRecord() as unknown as KubernetesObject);
+    publisher.failWith = new DNSUpdateError(
+      'timeout',
+      'no answer from [::1]:5353 within 2s',
+      `update of AAAA ${NAME} at [::1]:5353`,
+    );
+    await expect(reconciler.reconcile(req, ctx())).rejects.toThrow('no answer from [::1]:5353 within 2s');
+    expect(stored()!.status?.lastError?.codes).toEqual(['ERR_RETRYABLE_INFRA_DEPENDENCIES']);
+  });
+
+  it('reports a missing secret as a configuration problem', async () => {
+    api.remove(resources.secret, 'dnsrecord-local', NS);
+    api.upsert(dnsRecordRef, dnsRecord() as unknown as KubernetesObject);
+    await expect(reconciler.reconcile(req, ctx())).rejects.toThrow(
+      `secret ${NS}/dnsrecord-local (spec.secretRef) not found`,
+    );
+    expect(stored()!.status).toMatchObject({
+      lastOperation: { state: 'Error' },
+      lastError: { codes: ['ERR_CONFIGURATION_PROBLEM'] },
+    });
+    expect(publisher.calls).toEqual([]);
+  });
+
+  it('reports a value that does not fit the record type as a configuration problem', async () => {
+    api.upsert(dnsRecordRef, dnsRecord({ values: ['::1', '192.0.2.1'] }) as unknown as KubernetesObject);
+    await expect(reconciler.reconcile(req, ctx())).rejects.toThrow(
+      'spec.values[1]: "192.0.2.1" is not an IPv6 address',
+    );
+    expect(stored()!.status?.lastError?.codes).toEqual(['ERR_CONFIGURATION_PROBLEM']);
+    expect(publisher.calls).toEqual([]);
+  });
+
+  it('leaves DNSRecords of other types alone', async () => {
+    api.upsert(dnsRecordRef, dnsRecord({ type: 'aws-route53' }) as unknown as KubernetesObject);
+    expect(await reconciler.reconcile(req, ctx())).toBeUndefined();
+    expect(publisher.calls).toEqual([]);
+    expect(stored()!.metadata.finalizers).toBeUndefined();
+    expect(stored()!.status).toBeUndefined();
+  });
+
+  it('does nothing for a DNSRecord that is gone', async () => {
+    expect(await reconciler.reconcile(req, ctx())).toBeUndefined();
+    expect(publisher.calls).toEqual([]);
+  });
+
+  describe('deletion', () => {
+    const deleting = () => {
+      const r = dnsRecord();
+      return { ...r, metadata: { ...r.metadata, finalizers: [FINALIZER], deletionTimestamp: '2026-11-21T20:00:00Z' } };
+    };
+
+    it('removes the RRset, then the finalizer', async () => {
+      api.upsert(dnsRecordRef, deleting() as unknown as KubernetesObject);
+      await reconciler.reconcile(req, ctx());
+      expect(publisher.calls).toEqual([
+        { op: 'delete', ref: { zone: 'local.gardener.cloud.', name: NAME, type: 'AAAA' } },
+      ]);
+      expect(stored()!.metadata.finalizers).toEqual([]);
+    });
+
+    it('keeps the finalizer and reports Delete Error while the server cannot be reached', async () => {
+      api.upsert(dnsRecordRef, deleting() as unknown as KubernetesObject);
+      publisher.failWith = new DNSUpdateError(
+        'unreachable',
+        'connection refused by [::1]:5353 (no DNS server there?)',
+        `delete of AAAA ${NAME} at [::1]:5353`,
+      );
+      await expect(reconciler.reconcile(req, ctx())).rejects.toThrow('connection refused by [::1]:5353');
+      expect(stored()!.metadata.finalizers).toEqual([FINALIZER]);
+      expect(stored()!.status?.lastOperation).toMatchObject({
+        type: 'Delete',
+        state: 'Error',
+        description: `delete of AAAA ${NAME} at [::1]:5353 failed: connection refused by [::1]:5353 (no DNS server there?)`,
+      });
+
+      publisher.failWith = undefined;
+      await reconciler.reconcile(req, ctx());
+      expect(stored()!.metadata.finalizers).toEqual([]);
+    });
+
+    it('also removes an RRset published under an earlier name', async () => {
+      const r = deleting();
+      api.upsert(dnsRecordRef, {
+        ...r,
+        status: {
+          providerStatus: {
+            apiVersion: 'dns.local.extensions.gardener.cloud/v1alpha1',
+            kind: 'DNSRecordStatus',
+            published: { zone: 'local.gardener.cloud.', name: 'old.local.gardener.cloud', recordType: 'AAAA' },
+          },
+        },
+      } as unknown as KubernetesObject);
+      await reconciler.reconcile(req, ctx());
+      expect(publisher.calls).toEqual([
+        { op: 'delete', ref: { zone: 'local.gardener.cloud.', name: NAME, type: 'AAAA' } },
+        { op: 'delete', ref: { zone: 'local.gardener.cloud.', name: 'old.local.gardener.cloud', type: 'AAAA' } },
+      ]);
+    });
+
+    it('does nothing without its finalizer', async () => {
+      const r = deleting();
+      api.upsert(dnsRecordRef, {
+        ...r,
+        metadata: { ...r.metadata, finalizers: ['someone-else'] },
+      } as unknown as KubernetesObject);
+      await reconciler.reconcile(req, ctx());
+      expect(publisher.calls).toEqual([]);
+      expect(stored()!.metadata.finalizers).toEqual(['someone-else']);
+    });
+  });
+
+  describe('provider settings', () => {
+    it('takes the zone from spec.zone over the secret, and the TSIG key from the secret', async () => {
+      api.upsert(
+        resources.secret,
+        secret({
+          server: '[::1]:5353',
+          zone: 'local.gardener.cloud.',
+          tsigKeyName: 'gardener-ipv6',
+          tsigAlgorithm: 'hmac-sha256',
+          tsigSecret: SECRET,
+        }),
+      );
+      api.upsert(dnsRecordRef, dnsRecord({ zone: 'external.local.gardener.cloud' }) as unknown as KubernetesObject);
+      await reconciler.reconcile(req, ctx());
+      expect(publisher.providers[0]?.tsig).toEqual(tsigKey('gardener-ipv6', 'hmac-sha256', SECRET));
+      expect(publisher.calls[0]).toMatchObject({ rrset: { zone: 'external.local.gardener.cloud' } });
+      expect(stored()!.status?.zone).toBe('external.local.gardener.cloud.');
+    });
+  });
+});
+
+describe('providerFromSecret', () => {
+  it('reads base64 data and defaults nothing it cannot know', () => {
+    expect(providerFromSecret(secret({ server: '[::1]:53' }))).toEqual({ server: '[::1]:53' });
+  });
+
+  it('names what is missing', () => {
+    expect(() => providerFromSecret(secret({ zone: 'x.' }))).toThrow(`secret ${NS}/dnsrecord-local has no "server"`);
+    expect(() => providerFromSecret(secret({ server: '[::1]:53', tsigKeyName: 'k' }))).toThrow(
+      'must have both "tsigKeyName" and "tsigSecret"',
+    );
+    expect(() =>
+      providerFromSecret(
+        secret({ server: '[::1]:53', tsigKeyName: 'k', tsigSecret: SECRET, tsigAlgorithm: 'hmac-md5' }),
+      ),
+    ).toThrow('unsupported TSIG algorithm "hmac-md5"');
+  });
+});

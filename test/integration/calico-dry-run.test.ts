@@ -1,0 +1,201 @@
+/**
+ * The calico Network extension against the real API server: every rendered object passes a server-side dry-run
+ * apply (after installing the CRDs it renders), for IPv4, IPv6 and dual-stack Networks; and the reconciler writes
+ * the Secret, the ManagedResource and the Network status, and cleans up on deletion.
+ */
+import {
+  KubernetesObjectApi,
+  PatchStrategy,
+  type KubernetesObject,
+  type V1CustomResourceDefinition,
+} from '@kubernetes/client-node';
+import { CoreV1Api } from '@kubernetes/client-node';
+import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { parse } from 'yaml';
+import type { Network } from '../../src/apis/extensions/v1alpha1/network.js';
+import { MANAGED_RESOURCE_NAME, SECRET_NAME } from '../../src/extensions/network/actuator.js';
+import { managedResourceCRD } from '../../src/extensions/network/managedresource-crd.js';
+import { managedResourceRef } from '../../src/extensions/network/managedresource.js';
+import { addNetworkExtension } from '../../src/extensions/network/controller.js';
+import { FINALIZER, NetworkReconciler, networkRef } from '../../src/extensions/network/reconciler.js';
+import { Refs } from '../../src/gardenlet/resources.js';
+import { installCRDs } from '../../src/localenv/crds.js';
+import { ResourceClient, resources } from '../../src/runtime/client.js';
+import { silentLogger } from '../../src/runtime/log.js';
+import { IPV6_PODS, networkOf, renderFamily, type Family } from '../extensions/network/fixtures.js';
+import { startManager } from '../support/gardenlet.js';
+import { kubeConfig, newTestNamespace, uniqueSuffix } from '../support/kube.js';
+import { waitFor } from '../support/wait.js';
+
+const DRY_RUN_MANAGER = 'calico-dry-run-test';
+
+beforeAll(async () => {
+  const crds = renderFamily('dual').filter((m) => m.kind === 'CustomResourceDefinition');
+  await installCRDs(
+    kubeConfig(),
+    [...crds, managedResourceCRD] as unknown as V1CustomResourceDefinition[],
+    Date.now() + 60_000,
+  );
+});
+
+/** Server-side apply with dryRun=All: admission and validation run, nothing is stored. */
+async function dryRunApply(object: object): Promise<KubernetesObject> {
+  return KubernetesObjectApi.makeApiClient(kubeConfig()).patch(
+    object as KubernetesObject,
+    undefined,
+    'All',
+    DRY_RUN_MANAGER,
+    true,
+    PatchStrategy.ServerSideApply,
+  );
+}
+
+interface StatusBody {
+  details?: { causes?: { field?: string; message?: string }[] };
+}
+
+/**
+ * True when the API server refused only the privileged containers: the local kube-apiserver runs without
+ * --allow-privileged, which a shoot's API server has (calico-node must be privileged).
+ */
+function onlyPrivilegedRefused(e: unknown): boolean {
+  const body = (e as { body?: unknown }).body;
+  if (typeof body !== 'string') return false;
+  const causes = (JSON.parse(body) as StatusBody).details?.causes ?? [];
+  return (
+    causes.length > 0 &&
+    causes.every((c) => c.field?.endsWith('.securityContext.privileged') && c.message?.includes('cluster policy'))
+  );
+}
+
+function withoutPrivileged(object: object): object {
+  return JSON.parse(JSON.stringify(object), (key, value) => (key === 'privileged' ? undefined : value));
+}
+
+describe('server-side dry-run apply of the rendered calico manifests', () => {
+  it.each(['ipv4', 'ipv6', 'dual'] as const)('%s: the API server accepts every object', async (family: Family) => {
+    const manifests = renderFamily(family, family === 'ipv4' ? {} : { ipv6: { mode: 'Always' } });
+    const rejected: string[] = [];
+    for (const manifest of manifests) {
+      try {
+        let answer: KubernetesObject;
+        try {
+          answer = await dryRunApply(manifest);
+        } catch (e) {
+          if (!onlyPrivilegedRefused(e)) throw e;
+          answer = await dryRunApply(withoutPrivileged(manifest));
+        }
+        expect(answer.metadata?.name).toBe(manifest.metadata.name);
+      } catch (e) {
+        const body = (e as { body?: unknown }).body;
+        rejected.push(`${manifest.kind} ${manifest.metadata.name}: ${typeof body === 'string' ? body : String(e)}`);
+      }
+    }
+    expect(rejected).toEqual([]);
+  });
+});
+
+describe('NetworkReconciler against the API server', () => {
+  it('writes the Secret and the ManagedResource, reports the status, and cleans up on deletion', async () => {
+    const namespace = await newTestNamespace('shoot--calico');
+    const client = new ResourceClient(kubeConfig());
+    const network = networkOf('dual');
+    network.metadata = { name: 'a', namespace };
+    await client.create(networkRef, network as unknown as KubernetesObject);
+
+    const reconciler = new NetworkReconciler({
+      client,
+      podCIDRs: { secondFamilyPodCIDR: async () => IPV6_PODS },
+    });
+    const ctx = { signal: new AbortController().signal, logger: silentLogger() };
+    await reconciler.reconcile({ namespace, name: 'a' }, ctx);
+
+    const reconciled = (await client.get(networkRef, 'a', namespace)) as unknown as Network;
+    expect(reconciled.metadata.finalizers).toEqual([FINALIZER]);
+    expect(reconciled.status).toMatchObject({
+      ipFamilies: ['IPv4', 'IPv6'],
+      observedGeneration: 1,
+      lastOperation: { type: 'Create', state: 'Succeeded', progress: 100 },
+    });
+    const mr = await client.get(managedResourceRef, MANAGED_RESOURCE_NAME, namespace);
+    expect(mr).toMatchObject({ spec: { secretRefs: [{ name: SECRET_NAME }] } });
+    const secret = (await client.get(resources.secret, SECRET_NAME, namespace)) as unknown as {
+      data: Record<string, string>;
+    };
+    const pools = Object.values(secret.data)
+      .map((d) => parse(Buffer.from(d, 'base64').toString('utf8')))
+      .filter((o) => o.kind === 'IPPool');
+    expect(pools.map((p) => p.spec.cidr)).toEqual(['100.96.0.0/11', IPV6_PODS]);
+
+    await client.delete(networkRef, 'a', namespace);
+    await reconciler.reconcile({ namespace, name: 'a' }, ctx);
+    expect(await client.get(networkRef, 'a', namespace)).toBeUndefined();
+    expect(await client.get(managedResourceRef, MANAGED_RESOURCE_NAME, namespace)).toBeUndefined();
+    expect(await client.get(resources.secret, SECRET_NAME, namespace)).toBeUndefined();
+  });
+});
+
+describe('the network extension on a manager', () => {
+  /** A namespace deleted when the test ends. */
+  async function namespace(name: string): Promise<void> {
+    const core = kubeConfig().makeApiClient(CoreV1Api);
+    await core.createNamespace({ body: { metadata: { name } } });
+    onTestFinished(async () => {
+      await core.deleteNamespace({ name }).catch(() => undefined);
+    });
+  }
+
+  it('reconciles a dual-stack Network once its Shoot reports the IPv6 pod range, and deletes it', async () => {
+    const project = `c${uniqueSuffix()}`;
+    const seedNamespace = `shoot--${project}--a`;
+    await namespace(`garden-${project}`);
+    await namespace(seedNamespace);
+    const client = new ResourceClient(kubeConfig());
+    const running = await startManager(kubeConfig(), (manager) => addNetworkExtension(manager));
+    onTestFinished(() => running.stop());
+
+    await client.create(Refs.shoot, {
+      apiVersion: 'core.gardener.cloud/v1beta1',
+      kind: 'Shoot',
+      metadata: { name: 'a', namespace: `garden-${project}` },
+      spec: { region: 'local', provider: { type: 'local' }, networking: { type: 'calico' } },
+    } as KubernetesObject);
+    const network = networkOf('dual');
+    network.metadata = {
+      name: 'a',
+      namespace: seedNamespace,
+      labels: { 'project.gardener.cloud/name': project, 'shoot.gardener.cloud/name': 'a' },
+    };
+    await client.create(networkRef, network as unknown as KubernetesObject);
+    const status = async () => ((await client.get(networkRef, 'a', seedNamespace)) as unknown as Network)?.status;
+
+    const failed = await waitFor(
+      async () => ((await status())?.lastOperation?.state === 'Error' ? status() : undefined),
+      {
+        message: 'the Network to report the missing IPv6 pod range',
+      },
+    );
+    expect(failed?.lastOperation?.description).toContain('IPv6 pod range');
+
+    await client.mergePatch(
+      Refs.shoot,
+      'a',
+      `garden-${project}`,
+      { status: { networking: { pods: ['100.96.0.0/11', IPV6_PODS] } } },
+      { subresource: 'status' },
+    );
+    const succeeded = await waitFor(
+      async () => ((await status())?.lastOperation?.state === 'Succeeded' ? status() : undefined),
+      { message: 'the Network to succeed' },
+    );
+    expect(succeeded?.ipFamilies).toEqual(['IPv4', 'IPv6']);
+    expect(succeeded).not.toHaveProperty('lastError');
+    expect(await client.get(managedResourceRef, MANAGED_RESOURCE_NAME, seedNamespace)).toBeDefined();
+
+    await client.delete(networkRef, 'a', seedNamespace);
+    await waitFor(async () => (await client.get(networkRef, 'a', seedNamespace)) === undefined, {
+      message: 'the Network to be deleted',
+    });
+    expect(await client.get(resources.secret, SECRET_NAME, seedNamespace)).toBeUndefined();
+  });
+});

@@ -1,0 +1,210 @@
+/**
+ * The `local` DNS extension against the real API server and a real BIND9: DNSRecords become records a resolver
+ * answers, changes replace them, deletion removes them, and a DNS server outage shows as Error and heals by itself.
+ */
+import { Resolver } from 'node:dns/promises';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DNSRecord } from '../../src/apis/extensions/v1alpha1/dnsrecord.js';
+import { addDNSExtension } from '../../src/extensions/dns/controller.js';
+import { dnsRecordRef, FINALIZER } from '../../src/extensions/dns/reconciler.js';
+import { localDNSProvider } from '../../src/gardenlet/dns-provider.js';
+import { DNS_SECRET_NAME } from '../../src/gardenlet/shoot/components/dns-records.js';
+import { startBind9, type Bind9 } from '../../src/localenv/bind9.js';
+import { resources, ResourceClient, retryOnConflict } from '../../src/runtime/client.js';
+import { startManager, type RunningControllers } from '../support/gardenlet.js';
+import { kubeConfig, newTestNamespace } from '../support/kube.js';
+import { waitFor } from '../support/wait.js';
+
+const client = new ResourceClient(kubeConfig());
+const API_NAME = 'api.alpha.dev.external.local.gardener.cloud';
+let bind: Bind9;
+
+/** A fresh resolver per query (c-ares caches per channel): the sorted AAAA values, or the error code. */
+async function resolve(type: 'AAAA' | 'A', name = API_NAME): Promise<string[] | string> {
+  const resolver = new Resolver({ timeout: 1000, tries: 1 });
+  resolver.setServers([bind.server]);
+  try {
+    return (type === 'AAAA' ? await resolver.resolve6(name) : await resolver.resolve4(name)).sort();
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code ?? String(e);
+  }
+}
+
+function dnsRecord(namespace: string, name: string, recordType: 'A' | 'AAAA', values: string[]): DNSRecord {
+  return {
+    apiVersion: 'extensions.gardener.cloud/v1alpha1',
+    kind: 'DNSRecord',
+    metadata: { name, namespace },
+    spec: {
+      type: 'local',
+      secretRef: { name: DNS_SECRET_NAME, namespace },
+      name: API_NAME,
+      recordType,
+      values,
+      ttl: 120,
+    },
+  };
+}
+
+async function getRecord(namespace: string, name: string): Promise<DNSRecord | undefined> {
+  return (await client.get(dnsRecordRef, name, namespace)) as DNSRecord | undefined;
+}
+
+/** Waits until the record reports `state` for its current generation and returns it. */
+function waitForState(namespace: string, name: string, state: string, timeoutMs = 15_000): Promise<DNSRecord> {
+  return waitFor(
+    async () => {
+      const r = await getRecord(namespace, name);
+      return r?.status?.lastOperation?.state === state && r.status.observedGeneration === r.metadata.generation && r;
+    },
+    { timeoutMs, message: `DNSRecord ${namespace}/${name} to be ${state}` },
+  );
+}
+
+/** Creates the secret as the gardenlet writes it, and starts the extension for that namespace only. */
+async function startExtension(namespace: string): Promise<RunningControllers> {
+  const provider = localDNSProvider({
+    server: bind.server,
+    tsigKeyName: bind.tsigKeyName,
+    tsigSecret: bind.tsigSecret,
+  });
+  await client.create(resources.secret, {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: DNS_SECRET_NAME, namespace },
+    stringData: { ...provider.secretData },
+  } as KubernetesObject);
+  return startManager(kubeConfig(), (manager) =>
+    addDNSExtension(manager, {
+      namespace,
+      resyncIntervalMs: 500,
+      dnsTimeoutMs: 500,
+      backoff: { baseDelayMs: 100, maxDelayMs: 1000 },
+    }),
+  );
+}
+
+beforeAll(async () => {
+  bind = await startBind9();
+});
+afterAll(async () => {
+  await bind?.stop();
+  client.close();
+});
+
+describe('DNS extension (local)', () => {
+  it('publishes AAAA and A records, replaces changed values, and removes deleted records', async () => {
+    const ns = await newTestNamespace('dns');
+    const extension = await startExtension(ns);
+    try {
+      await client.create(dnsRecordRef, dnsRecord(ns, 'alpha-external-v6', 'AAAA', ['::1']) as KubernetesObject);
+      await client.create(dnsRecordRef, dnsRecord(ns, 'alpha-external', 'A', ['127.0.0.1']) as KubernetesObject);
+
+      const published = await waitForState(ns, 'alpha-external-v6', 'Succeeded');
+      expect(published.metadata.finalizers).toContain(FINALIZER);
+      expect(published.status).toMatchObject({
+        lastOperation: { type: 'Create', description: `AAAA ${API_NAME} published at ${bind.server}` },
+        zone: 'local.gardener.cloud.',
+        observedGeneration: 1,
+      });
+      await waitForState(ns, 'alpha-external', 'Succeeded');
+      expect(await resolve('AAAA')).toEqual(['::1']);
+      expect(await resolve('A')).toEqual(['127.0.0.1']);
+
+      await retryOnConflict(async () => {
+        const r = (await getRecord(ns, 'alpha-external-v6'))!;
+        await client.update(dnsRecordRef, {
+          ...r,
+          spec: { ...r.spec, values: ['2001:db8::1', '2001:DB8::2'] },
+        } as KubernetesObject);
+      });
+      await waitFor(async () => JSON.stringify(await resolve('AAAA')) === '["2001:db8::1","2001:db8::2"]', {
+        message: 'the new AAAA values, and only them',
+      });
+      expect((await waitForState(ns, 'alpha-external-v6', 'Succeeded')).status?.observedGeneration).toBe(2);
+
+      // Only validation makes spec.name immutable; should it change anyway, the old name must not keep resolving.
+      const renamed = 'api.renamed.dev.external.local.gardener.cloud';
+      await retryOnConflict(async () => {
+        const r = (await getRecord(ns, 'alpha-external-v6'))!;
+        await client.update(dnsRecordRef, { ...r, spec: { ...r.spec, name: renamed } } as KubernetesObject);
+      });
+      await waitFor(
+        async () => (await resolve('AAAA', renamed)).length === 2 && (await resolve('AAAA')) === 'ENODATA',
+        {
+          message: 'the AAAA RRset to move to the new name',
+        },
+      );
+      await retryOnConflict(async () => {
+        const r = (await getRecord(ns, 'alpha-external-v6'))!;
+        await client.update(dnsRecordRef, { ...r, spec: { ...r.spec, name: API_NAME } } as KubernetesObject);
+      });
+      await waitFor(
+        async () => (await resolve('AAAA', renamed)) === 'ENOTFOUND' && (await resolve('AAAA')).length === 2,
+        {
+          message: 'the AAAA RRset to move back',
+        },
+      );
+
+      await client.delete(dnsRecordRef, 'alpha-external-v6', ns);
+      await waitFor(async () => (await getRecord(ns, 'alpha-external-v6')) === undefined, {
+        message: 'the DNSRecord to be gone (finalizer removed)',
+      });
+      expect(await resolve('AAAA')).toBe('ENODATA');
+      expect(await resolve('A')).toEqual(['127.0.0.1']);
+
+      await client.delete(dnsRecordRef, 'alpha-external', ns);
+      await waitFor(async () => (await getRecord(ns, 'alpha-external')) === undefined, {
+        message: 'the A DNSRecord to be gone',
+      });
+      expect(await resolve('A')).toBe('ENOTFOUND');
+    } finally {
+      await extension.stop();
+    }
+  });
+
+  it('reports Error while BIND9 is down and heals when it is back, for reconcile and delete', async () => {
+    const ns = await newTestNamespace('dns');
+    const extension = await startExtension(ns);
+    try {
+      await client.create(dnsRecordRef, dnsRecord(ns, 'alpha-external-v6', 'AAAA', ['::1']) as KubernetesObject);
+      await waitForState(ns, 'alpha-external-v6', 'Succeeded');
+      expect(await resolve('AAAA')).toEqual(['::1']);
+
+      const { port, tsigSecret } = bind;
+      await bind.stop();
+      const failed = await waitForState(ns, 'alpha-external-v6', 'Error');
+      expect(failed.status?.lastOperation?.description).toBe(
+        `update of AAAA ${API_NAME} at [::1]:${port} failed: connection refused by [::1]:${port} (no DNS server there?)`,
+      );
+      expect(failed.status?.lastError?.codes).toEqual(['ERR_RETRYABLE_INFRA_DEPENDENCIES']);
+
+      // A restarted BIND9 starts with an empty zone: the extension publishes the record again by itself.
+      bind = await startBind9({ port, tsigSecret });
+      await waitForState(ns, 'alpha-external-v6', 'Succeeded');
+      await waitFor(async () => JSON.stringify(await resolve('AAAA')) === '["::1"]', { message: 'AAAA ::1 again' });
+      expect((await getRecord(ns, 'alpha-external-v6'))!.status?.lastError).toBeUndefined();
+
+      await bind.stop();
+      await client.delete(dnsRecordRef, 'alpha-external-v6', ns);
+      const stuck = await waitFor(
+        async () => {
+          const r = await getRecord(ns, 'alpha-external-v6');
+          return r?.status?.lastOperation?.type === 'Delete' && r.status.lastOperation.state === 'Error' && r;
+        },
+        { timeoutMs: 15_000, message: 'the deletion to report Error' },
+      );
+      expect(stuck.metadata.finalizers).toContain(FINALIZER);
+      expect(stuck.status?.lastOperation?.description).toMatch(/^delete of AAAA .* failed: connection refused by/);
+
+      bind = await startBind9({ port, tsigSecret });
+      await waitFor(async () => (await getRecord(ns, 'alpha-external-v6')) === undefined, {
+        timeoutMs: 15_000,
+        message: 'the DNSRecord to be gone once BIND9 is back',
+      });
+    } finally {
+      await extension.stop();
+    }
+  });
+});
