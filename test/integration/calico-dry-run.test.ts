@@ -50,41 +50,13 @@ async function dryRunApply(object: object): Promise<KubernetesObject> {
   );
 }
 
-interface StatusBody {
-  details?: { causes?: { field?: string; message?: string }[] };
-}
-
-/**
- * True when the API server refused only the privileged containers: the local kube-apiserver runs without
- * --allow-privileged, which a shoot's API server has (calico-node must be privileged).
- */
-function onlyPrivilegedRefused(e: unknown): boolean {
-  const body = (e as { body?: unknown }).body;
-  if (typeof body !== 'string') return false;
-  const causes = (JSON.parse(body) as StatusBody).details?.causes ?? [];
-  return (
-    causes.length > 0 &&
-    causes.every((c) => c.field?.endsWith('.securityContext.privileged') && c.message?.includes('cluster policy'))
-  );
-}
-
-function withoutPrivileged(object: object): object {
-  return JSON.parse(JSON.stringify(object), (key, value) => (key === 'privileged' ? undefined : value));
-}
-
 describe('server-side dry-run apply of the rendered calico manifests', () => {
   it.each(['ipv4', 'ipv6', 'dual'] as const)('%s: the API server accepts every object', async (family: Family) => {
     const manifests = renderFamily(family, family === 'ipv4' ? {} : { ipv6: { mode: 'Always' } });
     const rejected: string[] = [];
     for (const manifest of manifests) {
       try {
-        let answer: KubernetesObject;
-        try {
-          answer = await dryRunApply(manifest);
-        } catch (e) {
-          if (!onlyPrivilegedRefused(e)) throw e;
-          answer = await dryRunApply(withoutPrivileged(manifest));
-        }
+        const answer: KubernetesObject = await dryRunApply(manifest);
         expect(answer.metadata?.name).toBe(manifest.metadata.name);
       } catch (e) {
         const body = (e as { body?: unknown }).body;

@@ -1,0 +1,259 @@
+#!/usr/bin/env bash
+# Provides the binaries of the local control plane in .cache/bin (gitignored):
+#   kube-apiserver, kube-controller-manager (its namespace and garbage collector controllers), kubectl
+#                            built from k8s.io/kubernetes     ($KUBERNETES_VERSION)
+#   etcd                     built from go.etcd.io/etcd/server ($ETCD_VERSION)
+#   helm                     built from helm.sh/helm/v3        ($HELM_VERSION)
+# Versions are pinned in hack/versions.env. Every binary has a stamp file recording what it was built
+# from, so a second run does not even start Go and finishes in milliseconds.
+#
+# Ready-made binaries win over building, looked up per binary in this order:
+#   $GARDENER_IPV6_BIN_DIR/NAME   (project-specific; may hold all four)
+#   $KUBEBUILDER_ASSETS/NAME      (setup-envtest layout; has etcd, kube-apiserver, kubectl, not helm)
+#   .cache/bin/NAME               (built here)
+# src/localenv/binaries.ts resolves binaries the same way.
+#
+# Usage: hack/ensure-binaries.sh [NAME...]   (default: all four)
+# Env:   GARDENER_IPV6_FORCE_BUILD=1 rebuilds even when a stamp matches.
+#        GARDENER_IPV6_QUIET_CACHED=1 prints nothing when nothing needs building (for wrappers).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=hack/versions.env
+source "$ROOT/hack/versions.env"
+
+CACHE_DIR="$ROOT/.cache"
+BIN_DIR="$CACHE_DIR/bin"
+BUILD_DIR="$CACHE_DIR/build"
+ALL=(kube-apiserver kube-controller-manager etcd kubectl helm)
+
+log() { printf '[ensure-binaries] %s\n' "$*" >&2; }
+die() {
+  printf '[ensure-binaries] ERROR: %s\n' "$*" >&2
+  exit 1
+}
+
+# What a binary is built from; a change here (or in versions.env) invalidates its stamp.
+recipe() {
+  case "$1" in
+    kube-apiserver | kube-controller-manager | kubectl) echo "k8s.io/kubernetes@$KUBERNETES_VERSION recipe=1" ;;
+    etcd) echo "go.etcd.io/etcd/server/v3@$ETCD_VERSION recipe=1" ;;
+    helm) echo "helm.sh/helm/v3@$HELM_VERSION recipe=1" ;;
+    *) die "unknown binary '$1' (known: ${ALL[*]})" ;;
+  esac
+}
+
+# Prints the ready-made binary for NAME from the env overrides, if any.
+prebuilt() {
+  local name="$1" dir
+  for dir in "${GARDENER_IPV6_BIN_DIR:-}" "${KUBEBUILDER_ASSETS:-}"; do
+    if [[ -n "$dir" && -x "$dir/$name" ]]; then
+      echo "$dir/$name"
+      return 0
+    fi
+  done
+  return 1
+}
+
+is_fresh() {
+  local name="$1"
+  [[ -z "${GARDENER_IPV6_FORCE_BUILD:-}" && -x "$BIN_DIR/$name" && -f "$BIN_DIR/.$name.stamp" ]] &&
+    [[ "$(cat "$BIN_DIR/.$name.stamp")" == "$(recipe "$name")" ]]
+}
+
+# --- Go ------------------------------------------------------------------------------------------------
+GO=""
+find_go() {
+  [[ -n "$GO" ]] && return 0
+  if command -v go >/dev/null 2>&1; then
+    GO="$(command -v go)"
+  elif [[ -x /usr/local/go/bin/go ]]; then
+    GO=/usr/local/go/bin/go
+  else
+    die "Go is needed to build the binaries but 'go' is not on PATH (nor /usr/local/go/bin/go).
+Install Go >= $MIN_GO_VERSION from https://go.dev/dl/, or point GARDENER_IPV6_BIN_DIR (or KUBEBUILDER_ASSETS)
+at a folder with ready-made etcd, kube-apiserver, kubectl and helm binaries."
+  fi
+  local have
+  have="$("$GO" env GOVERSION)" # e.g. go1.26.8
+  have="${have#go}"
+  if [[ "$(printf '%s\n%s\n' "$MIN_GO_VERSION" "$have" | sort -V | head -n1)" != "$MIN_GO_VERSION" ]]; then
+    die "Go $have at $GO is too old: these versions need Go >= $MIN_GO_VERSION (see hack/versions.env)."
+  fi
+  log "using $GO (go$have), GOPROXY=$("$GO" env GOPROXY)"
+}
+
+# Runs `go build -v` for one binary, printing a progress line every 20s (packages compiled so far) rather
+# than thousands of package names; on failure shows the end of the log.
+go_build() {
+  local name="$1" pkg="$2" moddir="$3" ldflags="$4"
+  local logfile="$BUILD_DIR/$name.log" tmp="$BIN_DIR/.$name.tmp.$$"
+  local start=$SECONDS rc=0
+  log "building $name from $pkg (log: ${logfile#"$ROOT"/}) ..."
+  (
+    cd "$moddir"
+    # -mod=mod lets `go build` add the requirements and go.sum lines the throwaway module lacks.
+    GOFLAGS="${GOFLAGS:+$GOFLAGS }-mod=mod" CGO_ENABLED=0 "$GO" build -v -trimpath -ldflags "-s -w $ldflags" -o "$tmp" "$pkg"
+  ) >"$logfile" 2>&1 &
+  local pid=$!
+  while kill -0 "$pid" 2>/dev/null; do
+    for _ in $(seq 20); do
+      sleep 1
+      kill -0 "$pid" 2>/dev/null || break
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+      log "  ... $name: $((SECONDS - start))s, $(grep -vc '^go: ' "$logfile" || true) packages compiled"
+    fi
+  done
+  wait "$pid" || rc=$?
+  if [[ $rc -ne 0 ]]; then
+    rm -f "$tmp"
+    tail -n 40 "$logfile" >&2
+    if grep -qE 'dial tcp|no such host|connection refused|i/o timeout|410 Gone|404 Not Found|403 Forbidden' "$logfile"; then
+      die "building $name failed while downloading Go modules: check network access to $("$GO" env GOPROXY) (log: $logfile)"
+    fi
+    die "building $name failed (exit $rc); log: $logfile"
+  fi
+  mv -f "$tmp" "$BIN_DIR/$name"
+  recipe "$name" >"$BIN_DIR/.$name.stamp"
+  log "built $name in $((SECONDS - start))s: $(version_of "$name")"
+}
+
+version_of() {
+  local bin="$BIN_DIR/$1"
+  case "$1" in
+    kubectl) "$bin" version --client 2>/dev/null | head -n1 ;;
+    helm) "$bin" version --short 2>/dev/null ;;
+    *) "$bin" --version 2>/dev/null | head -n1 ;;
+  esac || true
+}
+
+# Writes a throwaway main module requiring MODULE@VERSION. Replace directives of dependencies are ignored by
+# Go, so the caller passes the replaces that the upstream main module relies on.
+write_module() {
+  local dir="$1" require="$2" replaces="${3:-}"
+  mkdir -p "$dir"
+  {
+    echo "// Generated by hack/ensure-binaries.sh to build pinned binaries; safe to delete."
+    echo "module gardener-ipv6.local/build"
+    echo
+    echo "go $MIN_GO_VERSION.0"
+    echo
+    echo "require $require"
+    if [[ -n "$replaces" ]]; then
+      echo
+      echo "replace ("
+      echo "$replaces"
+      echo ")"
+    fi
+  } >"$dir/go.mod.new"
+  # Keep go.sum and an identical go.mod from the previous attempt: re-running after a failure is cheaper.
+  if ! cmp -s "$dir/go.mod.new" "$dir/go.mod" 2>/dev/null; then
+    mv -f "$dir/go.mod.new" "$dir/go.mod"
+    rm -f "$dir/go.sum"
+  else
+    rm -f "$dir/go.mod.new"
+  fi
+}
+
+# k8s.io/kubernetes requires its staging modules (k8s.io/api, k8s.io/client-go, ...) at v0.0.0 and replaces
+# them with ./staging/src/...; outside the repository each must be replaced by its published v0.MINOR.PATCH.
+kubernetes_module() {
+  local dir="$BUILD_DIR/kubernetes-$KUBERNETES_VERSION"
+  [[ -f "$dir/.ready" ]] && {
+    echo "$dir"
+    return 0
+  }
+  local gomod staging_version replaces
+  log "downloading k8s.io/kubernetes@$KUBERNETES_VERSION ..."
+  local json
+  json="$(cd "$BUILD_DIR" && "$GO" mod download -json "k8s.io/kubernetes@$KUBERNETES_VERSION" 2>&1)" || true
+  if grep -q '"Error"' <<<"$json" || ! grep -q '"GoMod"' <<<"$json"; then
+    die "could not download k8s.io/kubernetes@$KUBERNETES_VERSION from $("$GO" env GOPROXY):
+$(sed -n 's/^\s*"Error": "\(.*\)",\?$/\1/p' <<<"$json" | sed 's/\\n\\t/\n  /g')"
+  fi
+  gomod="$(sed -n 's/^\s*"GoMod": "\(.*\)",\?$/\1/p' <<<"$json")"
+  [[ -f "$gomod" ]] || die "k8s.io/kubernetes@$KUBERNETES_VERSION: go.mod not found after download"
+  staging_version="v0.${KUBERNETES_VERSION#v1.}" # v1.37.2 -> v0.37.2
+  replaces="$(awk -v v="$staging_version" '$1 ~ /^k8s\.io\// && $2 == "v0.0.0" { printf "\t%s => %s %s\n", $1, $1, v }' "$gomod")"
+  [[ -n "$replaces" ]] || die "found no staging modules in $gomod"
+  log "  replacing $(wc -l <<<"$replaces") staging modules with $staging_version"
+  write_module "$dir" "k8s.io/kubernetes $KUBERNETES_VERSION" "$replaces"
+  touch "$dir/.ready"
+  echo "$dir"
+}
+
+kube_ldflags() {
+  local v="$KUBERNETES_VERSION" minor major date flags="" pkg
+  major="${v#v}"
+  major="${major%%.*}"
+  minor="${v#v*.}"
+  minor="${minor%%.*}"
+  date="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  # Same variables as Kubernetes' hack/lib/version.sh, so `--version` and `kubectl version` report the release
+  # (and the API server's /version, which clients use for skew checks).
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    flags+=" -X $pkg.gitVersion=$v -X $pkg.gitMajor=$major -X $pkg.gitMinor=$minor"
+    flags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=$date"
+  done
+  echo "$flags"
+}
+
+build_one() {
+  local name="$1" dir
+  find_go
+  mkdir -p "$BUILD_DIR"
+  case "$name" in
+    kube-apiserver | kube-controller-manager | kubectl)
+      dir="$(kubernetes_module)"
+      go_build "$name" "k8s.io/kubernetes/cmd/$name" "$dir" "$(kube_ldflags)"
+      ;;
+    etcd)
+      # The etcd server's main package is the root of go.etcd.io/etcd/server/v3; its go.mod's replaces only
+      # point at sibling folders of the same release, which the requires already pin.
+      dir="$BUILD_DIR/etcd-$ETCD_VERSION"
+      write_module "$dir" "go.etcd.io/etcd/server/v3 $ETCD_VERSION"
+      go_build etcd go.etcd.io/etcd/server/v3 "$dir" ""
+      ;;
+    helm)
+      dir="$BUILD_DIR/helm-$HELM_VERSION"
+      write_module "$dir" "helm.sh/helm/v3 $HELM_VERSION"
+      go_build helm helm.sh/helm/v3/cmd/helm "$dir" \
+        "-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
+      ;;
+  esac
+}
+
+main() {
+  local names=("$@") name found total_start=$SECONDS built=0
+  [[ ${#names[@]} -gt 0 ]] || names=("${ALL[@]}")
+  mkdir -p "$BIN_DIR"
+
+  # Serialise concurrent runs (CI step and a developer's `up`, two test runs) on the same cache.
+  if command -v flock >/dev/null 2>&1; then
+    exec 9>"$BIN_DIR/.lock"
+    if ! flock -n 9; then
+      log "another ensure-binaries run holds $BIN_DIR/.lock; waiting ..."
+      flock 9
+    fi
+  fi
+
+  for name in "${names[@]}"; do
+    recipe "$name" >/dev/null
+    if found="$(prebuilt "$name")"; then
+      quiet || log "$name: using $found (from GARDENER_IPV6_BIN_DIR/KUBEBUILDER_ASSETS)"
+    elif is_fresh "$name"; then
+      quiet || log "$name: cached ($(cat "$BIN_DIR/.$name.stamp"))"
+    else
+      build_one "$name"
+      built=1
+    fi
+  done
+  if [[ $built -eq 1 ]] || ! quiet; then
+    log "done in $((SECONDS - total_start))s"
+  fi
+}
+
+quiet() { [[ "${GARDENER_IPV6_QUIET_CACHED:-}" == 1 ]]; }
+
+main "$@"

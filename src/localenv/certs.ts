@@ -1,0 +1,157 @@
+/**
+ * Certificates of the local control plane, made with the `openssl` CLI (Node has no API to issue X.509
+ * certificates, and openssl is on every machine that runs this): a CA, the API server's serving certificate, an
+ * admin client certificate in `system:masters`, and the service-account signing key pair. ECDSA P-256 keys: instant
+ * to generate, accepted by kube-apiserver for TLS and for service-account tokens (ES256).
+ */
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+export interface Certificates {
+  dir: string;
+  caCert: string;
+  caKey: string;
+  serverCert: string;
+  serverKey: string;
+  adminCert: string;
+  adminKey: string;
+  serviceAccountKey: string;
+  serviceAccountPub: string;
+}
+
+export interface CertificateOptions {
+  /** IP SANs of the serving certificate, without brackets (`::1`, the service IP, veth addresses). */
+  ipAddresses: string[];
+  /** DNS SANs of the serving certificate. */
+  dnsNames: string[];
+  /** Validity; `up` may run for days. */
+  days?: number;
+}
+
+async function openssl(args: string[]): Promise<void> {
+  try {
+    await run('openssl', args);
+  } catch (e) {
+    const error = e as NodeJS.ErrnoException & { stderr?: string };
+    if (error.code === 'ENOENT') {
+      throw new Error(
+        'openssl is needed to make the control plane certificates but is not installed (apt-get install openssl)',
+      );
+    }
+    throw new Error(`openssl ${args[0]} failed: ${error.stderr?.trim() || error.message}`);
+  }
+}
+
+const EC_KEY = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
+
+/** Writes a key and a certificate signed by the CA, with the given extensions. */
+async function issue(dir: string, name: string, subject: string, extensions: string[], days: number): Promise<void> {
+  const ext = join(dir, `${name}.ext`);
+  await writeFile(ext, extensions.join('\n') + '\n');
+  await openssl([
+    'req',
+    '-new',
+    ...EC_KEY,
+    '-keyout',
+    join(dir, `${name}.key`),
+    '-out',
+    join(dir, `${name}.csr`),
+    '-subj',
+    subject,
+  ]);
+  await openssl([
+    'x509',
+    '-req',
+    '-in',
+    join(dir, `${name}.csr`),
+    '-CA',
+    join(dir, 'ca.crt'),
+    '-CAkey',
+    join(dir, 'ca.key'),
+    // A random serial per certificate: -CAcreateserial would race on ca.srl between the parallel issues.
+    '-set_serial',
+    `0x${randomBytes(16).toString('hex')}`,
+    '-days',
+    String(days),
+    '-sha256',
+    '-extfile',
+    ext,
+    '-out',
+    join(dir, `${name}.crt`),
+  ]);
+}
+
+/** Generates all certificates and keys into `dir` (which should be private to this control plane). */
+export async function generateCertificates(dir: string, opts: CertificateOptions): Promise<Certificates> {
+  const days = opts.days ?? 30;
+  await openssl([
+    'req',
+    '-x509',
+    '-new',
+    ...EC_KEY,
+    '-keyout',
+    join(dir, 'ca.key'),
+    '-out',
+    join(dir, 'ca.crt'),
+    '-days',
+    String(days),
+    '-sha256',
+    '-subj',
+    '/CN=gardener-ipv6-local-ca',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  ]);
+  const sans = [...opts.ipAddresses.map((ip) => `IP:${ip}`), ...opts.dnsNames.map((dns) => `DNS:${dns}`)];
+  await Promise.all([
+    issue(
+      dir,
+      'apiserver',
+      '/CN=kube-apiserver',
+      [
+        'basicConstraints=critical,CA:FALSE',
+        'keyUsage=critical,digitalSignature',
+        'extendedKeyUsage=serverAuth',
+        `subjectAltName=${sans.join(',')}`,
+      ],
+      days,
+    ),
+    // O=system:masters: bypasses RBAC, which is what an admin kubeconfig for a disposable cluster wants.
+    issue(
+      dir,
+      'admin',
+      '/O=system:masters/CN=gardener-ipv6-admin',
+      ['basicConstraints=critical,CA:FALSE', 'keyUsage=critical,digitalSignature', 'extendedKeyUsage=clientAuth'],
+      days,
+    ),
+    (async () => {
+      await openssl([
+        'genpkey',
+        '-algorithm',
+        'EC',
+        '-pkeyopt',
+        'ec_paramgen_curve:P-256',
+        '-out',
+        join(dir, 'sa.key'),
+      ]);
+      await openssl(['pkey', '-in', join(dir, 'sa.key'), '-pubout', '-out', join(dir, 'sa.pub')]);
+    })(),
+  ]);
+  return {
+    dir,
+    caCert: join(dir, 'ca.crt'),
+    caKey: join(dir, 'ca.key'),
+    serverCert: join(dir, 'apiserver.crt'),
+    serverKey: join(dir, 'apiserver.key'),
+    adminCert: join(dir, 'admin.crt'),
+    adminKey: join(dir, 'admin.key'),
+    serviceAccountKey: join(dir, 'sa.key'),
+    serviceAccountPub: join(dir, 'sa.pub'),
+  };
+}

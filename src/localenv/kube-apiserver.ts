@@ -1,0 +1,127 @@
+/**
+ * kube-apiserver for the local control plane: IPv6 bind and advertise addresses, an IPv6 service range, the
+ * generated certificates, RBAC. No controller manager, scheduler or nodes: the tests need the API machinery only.
+ */
+import { request } from 'node:https';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Certificates } from './certs.js';
+import { urlHost } from './net.js';
+import { describeExit, startProcess, type ManagedProcess } from './process.js';
+
+export const DEFAULT_SERVICE_CIDR = 'fd00:10:2::/112';
+/**
+ * A secondary IPv4 service range, so IPv4 and dual-stack shoots' LoadBalancer Services get ClusterIPs too: the
+ * primary family stays IPv6, and allocating an address from a range opens no socket (the namespace has no IPv4).
+ */
+export const SECONDARY_IPV4_SERVICE_CIDR = '10.96.0.0/16';
+
+export interface KubeAPIServerOptions {
+  bin: string;
+  dir: string;
+  certs: Certificates;
+  etcdURL: string;
+  /** Address to listen on: `::1`, or the namespace's veth address. Not `::` (see control-plane.ts). */
+  bindAddress: string;
+  /** The address clients use and the `kubernetes` service would point at. */
+  advertiseAddress: string;
+  port: number;
+  serviceCIDR?: string;
+  netns?: string;
+  extraArgs?: string[];
+}
+
+export interface KubeAPIServer {
+  process: ManagedProcess;
+  /** `https://[::1]:PORT` (the advertise address). */
+  url: string;
+}
+
+export function startKubeAPIServer(opts: KubeAPIServerOptions): KubeAPIServer {
+  const { certs } = opts;
+  const proc = startProcess({
+    name: 'kube-apiserver',
+    command: opts.bin,
+    args: [
+      `--etcd-servers=${opts.etcdURL}`,
+      `--bind-address=${opts.bindAddress}`,
+      `--advertise-address=${opts.advertiseAddress}`,
+      `--secure-port=${opts.port}`,
+      `--service-cluster-ip-range=${opts.serviceCIDR ?? DEFAULT_SERVICE_CIDR},${SECONDARY_IPV4_SERVICE_CIDR}`,
+      // Like a shoot's API server: calico-node (rendered by the network extension) is privileged.
+      '--allow-privileged=true',
+      `--cert-dir=${join(opts.dir, 'cert-dir')}`,
+      `--tls-cert-file=${certs.serverCert}`,
+      `--tls-private-key-file=${certs.serverKey}`,
+      `--client-ca-file=${certs.caCert}`,
+      `--service-account-key-file=${certs.serviceAccountPub}`,
+      `--service-account-signing-key-file=${certs.serviceAccountKey}`,
+      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+      '--authorization-mode=RBAC',
+      // The endpoint reconciler would publish the advertise address in the `kubernetes` EndpointSlice, and
+      // loopback addresses are invalid there: it would log an error every 10s. No pod needs that service here.
+      '--endpoint-reconciler-type=none',
+      '--profiling=false',
+      ...(opts.extraArgs ?? []),
+    ],
+    logFile: join(opts.dir, 'kube-apiserver.log'),
+    ...(opts.netns !== undefined ? { netns: opts.netns } : {}),
+  });
+  return { process: proc, url: `https://${urlHost(opts.advertiseAddress)}:${opts.port}` };
+}
+
+interface Probe {
+  status: number;
+  body: string;
+}
+
+/** GET a path with the admin client certificate. */
+export function adminGet(url: string, certs: Certificates, path: string, timeoutMs = 2000): Promise<Probe> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      new URL(path, url),
+      {
+        ca: readFileSync(certs.caCert),
+        cert: readFileSync(certs.adminCert),
+        key: readFileSync(certs.adminKey),
+        timeout: timeoutMs,
+      },
+      (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error(`no answer in ${timeoutMs}ms`)));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/**
+ * Polls /readyz until it answers 200. Fails early when the process exits, and at the deadline with the checks
+ * that were still failing and the end of the server's log.
+ */
+export async function waitForReady(server: KubeAPIServer, certs: Certificates, deadline: number): Promise<void> {
+  let last = 'no answer yet';
+  for (;;) {
+    const exit = server.process.exit();
+    if (exit !== undefined) {
+      throw new Error(`kube-apiserver ${describeExit(exit)} while starting:\n${server.process.tail()}`);
+    }
+    try {
+      const probe = await adminGet(server.url, certs, '/readyz?verbose');
+      if (probe.status === 200) return;
+      last = `HTTP ${probe.status}: ${probe.body
+        .split('\n')
+        .filter((l) => l.includes('failed'))
+        .join('; ')}`;
+    } catch (e) {
+      last = (e as Error).message;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`kube-apiserver at ${server.url} not ready in time (${last}):\n${server.process.tail()}`);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}

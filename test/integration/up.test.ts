@@ -1,0 +1,157 @@
+/**
+ * `up` as a user runs it: a process that prints the kubeconfig, a kubectl line and `ready`, serves the API, and on
+ * SIGTERM/SIGINT stops its processes and removes its files (and its network namespace with --ipv6-only).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { networkInterfaces, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ApiextensionsV1Api, KubeConfig } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import { netnsExists, netnsUnsupportedReason } from '../../src/localenv/netns.js';
+import { projectRoot } from '../../src/localenv/project.js';
+import { waitFor } from '../support/wait.js';
+
+interface UpProcess {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  exit: Promise<number | null>;
+}
+
+function startUp(args: string[]): UpProcess {
+  // The real command line, as a user runs it (bin/ runs the sources through tsx in a checkout).
+  const child = spawn(process.execPath, [join('bin', 'gardener-ipv6.js'), 'up', ...args], {
+    cwd: projectRoot(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, stdout: () => stdout, stderr: () => stderr, exit };
+}
+
+/**
+ * After a failed assertion: SIGTERM, so that `up` still removes its namespace and files (a SIGKILL would leave the
+ * namespace behind); SIGKILL only if it does not exit in time.
+ */
+async function stopUp(up: UpProcess): Promise<void> {
+  if (up.child.exitCode !== null || up.child.signalCode !== null) return;
+  up.child.kill('SIGTERM');
+  const timer = setTimeout(() => up.child.kill('SIGKILL'), 20_000);
+  await up.exit;
+  clearTimeout(timer);
+}
+
+async function waitForReady(up: UpProcess): Promise<void> {
+  let exited = false;
+  void up.exit.then(() => (exited = true));
+  try {
+    await waitFor(() => /\bready\b/.test(up.stdout()) || exited, { timeoutMs: 120_000, intervalMs: 100 });
+  } catch {
+    throw new Error(`up printed no ready line in 120s:\n${up.stdout()}\n${up.stderr()}`);
+  }
+  if (exited) throw new Error(`up exited early:\n${up.stdout()}\n${up.stderr()}`);
+}
+
+/** Pids of processes whose command line mentions `text` (the control plane's temporary folder). */
+function pidsMentioning(text: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(text)) pids.push(Number(entry));
+    } catch {
+      // Exited meanwhile.
+    }
+  }
+  return pids;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function crdNames(kubeconfig: string): Promise<string[]> {
+  const kc = new KubeConfig();
+  kc.loadFromFile(kubeconfig);
+  const list = await kc.makeApiClient(ApiextensionsV1Api).listCustomResourceDefinition();
+  return list.items.map((crd) => crd.metadata!.name!);
+}
+
+describe('gardener-ipv6 up', () => {
+  it('runs a control plane on [::1] until SIGTERM, then removes its processes and files', async () => {
+    const tmp = await mkdtemp(join(tmpdir(), 'gardener-ipv6-up-test-'));
+    const kubeconfig = join(tmp, 'admin.kubeconfig');
+    const up = startUp(['--kubeconfig-out', kubeconfig]);
+    try {
+      await waitForReady(up);
+      const lines = up.stdout().split('\n');
+      const ready = lines.findIndex((l) => /\bready\b/.test(l));
+      expect(lines.indexOf(`kubeconfig: ${kubeconfig}`)).toBeGreaterThanOrEqual(0);
+      expect(lines.indexOf(`kubeconfig: ${kubeconfig}`)).toBeLessThan(ready);
+      expect(lines.indexOf(`try: kubectl --kubeconfig ${kubeconfig} get crds`)).toBeLessThan(ready);
+      expect(lines.findIndex((l) => l.startsWith('try: '))).toBeGreaterThanOrEqual(0);
+
+      expect(readFileSync(kubeconfig, 'utf8')).toMatch(/server: https:\/\/\[::1\]:\d+/);
+      expect(await crdNames(kubeconfig)).toContain('shoots.core.gardener.cloud');
+
+      const dir = /control plane files \(removed on stop\): (\S+)/.exec(up.stderr())?.[1];
+      expect(dir).toBeDefined();
+      const pids = pidsMentioning(dir!);
+      expect(pids.length).toBe(2); // etcd and kube-apiserver
+
+      up.child.kill('SIGTERM');
+      expect(await up.exit).toBe(0);
+      expect(up.stderr()).toContain('stopped');
+      expect(pids.filter(alive)).toEqual([]);
+      expect(existsSync(dir!)).toBe(false);
+      expect(existsSync(kubeconfig)).toBe(false);
+    } finally {
+      await stopUp(up);
+      await rm(tmp, { recursive: true, force: true });
+    }
+  }, 180_000);
+
+  const reason = netnsUnsupportedReason();
+  it(`--ipv6-only ${reason === undefined ? 'runs in its own IPv6-only namespace until SIGINT' : 'explains why it cannot run here'}`, async () => {
+    const up = startUp(['--ipv6-only']);
+    try {
+      if (reason !== undefined) {
+        expect(await up.exit).toBe(1);
+        expect(up.stderr()).toContain(reason);
+        return;
+      }
+      await waitForReady(up);
+      const netns = /ip netns exec (\S+) kubectl --kubeconfig (\S+) get crds/.exec(up.stdout());
+      expect(netns).not.toBeNull();
+      const [, name, kubeconfig] = netns!;
+      expect(netnsExists(name!)).toBe(true);
+      // The kubeconfig points at the namespace's veth address, which we reach over the IPv6-only veth pair.
+      expect(readFileSync(kubeconfig!, 'utf8')).toMatch(/server: https:\/\/\[fd00:7a:[0-9a-f]+::2\]:6443/);
+      expect(await crdNames(kubeconfig!)).toContain('dnsrecords.extensions.gardener.cloud');
+
+      const hostInterface = /reachable from here over (\S+)/.exec(up.stdout())?.[1];
+      // Only IPv6 on our end of the pair (the ULA and a link-local address).
+      const addresses = networkInterfaces()[hostInterface!] ?? [];
+      expect(addresses.some((a) => a.address.startsWith('fd00:7a:'))).toBe(true);
+      expect(new Set(addresses.map((a) => a.family))).toEqual(new Set(['IPv6']));
+
+      up.child.kill('SIGINT');
+      expect(await up.exit).toBe(0);
+      expect(netnsExists(name!)).toBe(false);
+      expect(networkInterfaces()[hostInterface!]).toBeUndefined();
+      expect(existsSync(kubeconfig!)).toBe(false);
+    } finally {
+      await stopUp(up);
+    }
+  }, 180_000);
+});
