@@ -8,7 +8,7 @@ import type { Manager } from '../runtime/manager.js';
 import { GARDEN_NAMESPACE } from './names.js';
 import { DEFAULT_HOST_IPS, type HostIPs } from './provider-local/ingress.js';
 import { isShootLoadBalancer, ServiceLoadBalancerReconciler } from './provider-local/service-controller.js';
-import { extensionOutcomeChanged, loadBalancerChanged, specOrMetadataChanged } from './predicates.js';
+import { extensionOutcomeChanged, loadBalancerChanged, specOrMetadataChanged } from '../runtime/predicates.js';
 import { Refs } from './resources.js';
 import { SeedReconciler } from './seed/reconciler.js';
 import type { DNSProviderConfig } from './shoot/components/dns-records.js';

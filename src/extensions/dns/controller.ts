@@ -9,6 +9,7 @@ import type { Manager } from '../../runtime/manager.js';
 import { LocalDNSActuator, type PublisherFactory } from './actuator.js';
 import { DNSRecordReconciler, dnsRecordRef, isLocalDNSRecord } from './reconciler.js';
 import type { Transport } from './transport.js';
+import { specOrMetadataChanged } from '../../runtime/predicates.js';
 
 export const CONTROLLER_NAME = 'dnsrecord-local';
 
@@ -53,5 +54,5 @@ export function addDNSExtension(manager: Manager, options: DNSExtensionOptions =
       ...(options.workers ? { workers: options.workers } : {}),
       ...(options.backoff ? { backoff: options.backoff } : {}),
     })
-    .watch(records, (r) => (isLocalDNSRecord(r) ? [requestFor(r)] : []));
+    .watch(records, (r) => (isLocalDNSRecord(r) ? [requestFor(r)] : []), specOrMetadataChanged);
 }

@@ -11,6 +11,8 @@ import { requestFor, type Controller } from '../../runtime/controller.js';
 import type { Manager } from '../../runtime/manager.js';
 import type { ChartDefaults } from './manifests.js';
 import { isCalicoNetwork, NetworkReconciler, networkRef, type PodCIDRSource } from './reconciler.js';
+import { specOrMetadataChanged } from '../../runtime/predicates.js';
+import { deepEqual } from '../../apis/meta/objects.js';
 
 export const CONTROLLER_NAME = 'network-calico';
 
@@ -39,18 +41,26 @@ export function addNetworkExtension(manager: Manager, options: NetworkExtensionO
     const matches = !options.namespace || options.namespace === namespace;
     return matches && shoot.metadata?.name ? [{ namespace, name: shoot.metadata.name }] : [];
   };
-  return manager
-    .controller({
-      name: CONTROLLER_NAME,
-      reconciler: new NetworkReconciler({
-        client,
-        clock,
-        ...(options.podCIDRs ? { podCIDRs: options.podCIDRs } : {}),
-        ...(options.chartValues ? { chartValues: options.chartValues } : {}),
-      }),
-      ...(options.workers ? { workers: options.workers } : {}),
-      ...(options.backoff ? { backoff: options.backoff } : {}),
-    })
-    .watch(networks, (n) => (isCalicoNetwork(n) ? [requestFor(n)] : []))
-    .watch(manager.informer<KubernetesObject>(Refs.shoot), networkOfShoot);
+  return (
+    manager
+      .controller({
+        name: CONTROLLER_NAME,
+        reconciler: new NetworkReconciler({
+          client,
+          clock,
+          ...(options.podCIDRs ? { podCIDRs: options.podCIDRs } : {}),
+          ...(options.chartValues ? { chartValues: options.chartValues } : {}),
+        }),
+        ...(options.workers ? { workers: options.workers } : {}),
+        ...(options.backoff ? { backoff: options.backoff } : {}),
+      })
+      .watch(networks, (n) => (isCalicoNetwork(n) ? [requestFor(n)] : []), specOrMetadataChanged)
+      // A dual-stack Network waits for its Shoot's second-family pod range: only changes of the Shoot's networks matter.
+      .watch(manager.informer<KubernetesObject>(Refs.shoot), networkOfShoot, shootNetworksChanged)
+  );
+}
+
+function shootNetworksChanged(obj: KubernetesObject, old: KubernetesObject): boolean {
+  const networks = (o: KubernetesObject) => (o as { status?: { networking?: unknown } }).status?.networking;
+  return specOrMetadataChanged(obj, old) || !deepEqual(networks(obj), networks(old));
 }

@@ -1,6 +1,6 @@
 /**
- * Which updates of watched objects matter to the shoot controller. Without these, every status write (its own,
- * the load balancer's, the extensions') would start a full reconcile.
+ * Which updates of watched objects matter to a controller (controller-runtime calls these predicates). Without
+ * them, every status write (a controller's own, the load balancer's, an extension's) would start a full reconcile.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { deepEqual } from '../apis/meta/objects.js';
