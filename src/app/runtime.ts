@@ -75,7 +75,11 @@ async function webhookTLS(options: WebhookOptions): Promise<WebhookTLS> {
   }
   const dir = mkdtempSync(join(process.env.GARDENER_IPV6_TMPDIR ?? tmpdir(), 'gardener-ipv6-webhook-'));
   const advertise = options.advertiseHost ?? '::1';
-  const certs = await generateCertificates(dir, { ipAddresses: [...new Set(['::1', advertise])], dnsNames: ['localhost'], days: 365 });
+  const certs = await generateCertificates(dir, {
+    ipAddresses: [...new Set(['::1', advertise])],
+    dnsNames: ['localhost'],
+    days: 365,
+  });
   return {
     cert: readFileSync(certs.serverCert, 'utf8'),
     key: readFileSync(certs.serverKey, 'utf8'),
@@ -128,7 +132,10 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     async stop() {
       await manager.stop();
       // Unregister before closing: a registered webhook that no longer answers blocks every write (failurePolicy Fail).
-      if (registered) await destroyWebhookConfigurations(client).catch((e: unknown) => logger.warn({ err: e }, 'unregistering the webhooks failed'));
+      if (registered)
+        await destroyWebhookConfigurations(client).catch((e: unknown) =>
+          logger.warn({ err: e }, 'unregistering the webhooks failed'),
+        );
       await webhook?.close();
       tls?.cleanup();
     },

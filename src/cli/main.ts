@@ -138,17 +138,28 @@ Example:
     .description('start a local IPv6 environment: control plane, webhook, controllers, DNS server and an IPv6 shoot')
     .option('--kubeconfig-out <path>', 'write the admin kubeconfig here')
     .option('--ipv6-only', 'run the control plane in an IPv6-only network namespace, as the tests do (root)', false)
-    .action(async (opts: { kubeconfigOut?: string; ipv6Only: boolean }) => {
+    .option('--feature-gates <list>', FEATURE_GATES_HELP, 'IPv6SingleStack=true,DualStack=true')
+    .action(async (opts: { kubeconfigOut?: string; ipv6Only: boolean; featureGates: string }) => {
+      const gates = parseFeatureGates(opts.featureGates);
       setExitCode(
-        await up({ ...(opts.kubeconfigOut ? { kubeconfigOut: opts.kubeconfigOut } : {}), ipv6Only: opts.ipv6Only }, io),
+        await up(
+          { ...(opts.kubeconfigOut ? { kubeconfigOut: opts.kubeconfigOut } : {}), ipv6Only: opts.ipv6Only, gates },
+          io,
+        ),
       );
     });
 
   program
     .command('run')
-    .description('run the admission webhook and the controllers (gardenlet, network and DNS extensions) against a cluster')
+    .description(
+      'run the admission webhook and the controllers (gardenlet, network and DNS extensions) against a cluster',
+    )
     .option('--kubeconfig <file>', 'kubeconfig of the cluster (in-cluster config or $KUBECONFIG when omitted)')
-    .option('--components <list>', 'comma list of admission, gardenlet, network, dns', 'admission,gardenlet,network,dns')
+    .option(
+      '--components <list>',
+      'comma list of admission, gardenlet, network, dns',
+      'admission,gardenlet,network,dns',
+    )
     .option('--feature-gates <list>', FEATURE_GATES_HELP)
     .option('--webhook-host <ip>', 'address the webhook listens on', '::')
     .option('--webhook-port <port>', 'port of the webhook', '9443')

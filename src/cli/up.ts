@@ -1,15 +1,23 @@
 /**
- * `gardener-ipv6 up`: a local control plane for trying things out. Starts etcd and kube-apiserver, installs the
- * CRDs, writes the admin kubeconfig, prints how to use it and a `ready` line, and runs until SIGINT or SIGTERM,
- * when it stops everything it started. Progress goes to stderr, the lines a user (or script) needs to stdout.
+ * `gardener-ipv6 up`: a local IPv6 environment for trying things out. Starts etcd, kube-apiserver and
+ * kube-controller-manager, installs the CRDs, writes the admin kubeconfig, starts BIND9, the admission webhook and the
+ * controllers, applies the example IPv6 Seed and Shoot, prints a summary once the Shoot succeeded and a `ready`
+ * line, and runs until SIGINT or SIGTERM, when it stops everything it started. Progress and logs go to stderr, the
+ * lines a user (or script) needs to stdout.
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { cacheBinDir } from '../localenv/binaries.js';
 import { startControlPlane, type ControlPlane } from '../localenv/control-plane.js';
 import { netnsUnsupportedReason } from '../localenv/netns.js';
+import { applyExampleShoot, shootSummary, startLocalServices, type LocalServices } from '../app/local-environment.js';
+import { featureGates, type FeatureGates } from '../featuregate/featuregate.js';
+import { ResourceClient } from '../runtime/client.js';
+import { newLogger } from '../runtime/log.js';
 
 export interface UpOptions {
+  /** @default IPv6SingleStack and DualStack on: `up` is for trying IPv6. */
+  gates?: FeatureGates;
   /** Write the admin kubeconfig here (default: in the control plane's temporary folder). */
   kubeconfigOut?: string;
   /** Run in a fresh IPv6-only network namespace (needs root), as the integration tests do. */
@@ -49,6 +57,7 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
   for (const s of STOP_SIGNALS) process.on(s, onSignal);
 
   let cp: ControlPlane | undefined;
+  let services: LocalServices | undefined;
   try {
     try {
       cp = await startControlPlane({
@@ -75,7 +84,32 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
     if (existsSync(resolve(cacheBinDir(), 'kubectl'))) {
       io.out(`(a kubectl of the same version: ${resolve(cacheBinDir(), 'kubectl')})\n`);
     }
-    io.out(`ready: API server ${cp.server} with ${cp.crds.length} CRDs; Ctrl-C to stop\n`);
+
+    const gates = opts.gates ?? featureGates({ IPv6SingleStack: true, DualStack: true });
+    // The controllers' JSON logs go to stderr, warnings and errors only: stdout is for the user.
+    const logger = newLogger({
+      level: process.env.LOG_LEVEL ?? 'warn',
+      name: 'gardener-ipv6',
+      destination: process.stderr,
+    });
+    try {
+      services = await startLocalServices(cp, gates, logger);
+    } catch (e) {
+      io.err(`error: the webhook, controllers or DNS server did not start: ${(e as Error).message}\n`);
+      return 1;
+    }
+    io.out(`DNS server: BIND9 at ${services.bind.server} (zone ${services.bind.zone})\n`);
+    io.out(`webhook: ${services.runtime.webhook?.url ?? '-'}; controllers: gardenlet, network (calico), dns (local)\n`);
+    if (signalled !== undefined) return 0;
+    const client = new ResourceClient(cp.kubeConfig());
+    try {
+      const shoot = await applyExampleShoot(client);
+      for (const line of await shootSummary(client, shoot, services.bind)) io.out(`${line}\n`);
+    } catch (e) {
+      io.err(`error: the example shoot: ${(e as Error).message}\n`);
+      return 1;
+    }
+    io.out(`ready: API server ${cp.server} with ${cp.crds.length} CRDs and an IPv6 shoot; Ctrl-C to stop\n`);
 
     const crash = await Promise.race([
       cp.crashed,
@@ -90,6 +124,11 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
     }
     return 0;
   } finally {
+    if (services !== undefined) {
+      await services
+        .stop()
+        .catch((e: unknown) => io.err(`error while stopping the services: ${(e as Error).message}\n`));
+    }
     if (cp !== undefined) {
       await cp.stop();
       io.err('stopped; removed the control plane and its files\n');

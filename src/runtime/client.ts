@@ -180,6 +180,11 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
+export interface WriteOptions extends CallOptions {
+  /** Run admission and validation, persist nothing (`dryRun=All`). */
+  dryRun?: boolean;
+}
+
 export interface ListOptions extends CallOptions {
   namespace?: string;
   labelSelector?: string;
@@ -268,9 +273,10 @@ export class ResourceClient {
     }
   }
 
-  async create<T extends KubernetesObject>(ref: ResourceRef, obj: T, opts: CallOptions = {}): Promise<T> {
+  async create<T extends KubernetesObject>(ref: ResourceRef, obj: T, opts: WriteOptions = {}): Promise<T> {
     const path = resourcePath(ref, { namespace: obj.metadata?.namespace });
-    return withTypeMeta(ref, await this.call<T>('POST', path, { ...opts, body: withTypeMeta(ref, obj) }));
+    const query = opts.dryRun ? { dryRun: 'All' } : undefined;
+    return withTypeMeta(ref, await this.call<T>('POST', path, { ...opts, body: withTypeMeta(ref, obj), query }));
   }
 
   /** PUT of the whole object; fails with Conflict when `metadata.resourceVersion` is stale. */

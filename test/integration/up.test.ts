@@ -7,7 +7,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ApiextensionsV1Api, KubeConfig } from '@kubernetes/client-node';
+import { Resolver } from 'node:dns/promises';
+import { ApiextensionsV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { netnsExists, netnsUnsupportedReason } from '../../src/localenv/netns.js';
 import { projectRoot } from '../../src/localenv/project.js';
@@ -80,6 +81,23 @@ function alive(pid: number): boolean {
   }
 }
 
+async function customObject(
+  kubeconfig: string,
+  namespace: string,
+  plural: string,
+  name: string,
+  group: string,
+  version: string,
+) {
+  const kc = new KubeConfig();
+  kc.loadFromFile(kubeconfig);
+  return (await kc
+    .makeApiClient(CustomObjectsApi)
+    .getNamespacedCustomObject({ group, version, namespace, plural, name })) as {
+    spec: { networking: { services: string } };
+  };
+}
+
 async function crdNames(kubeconfig: string): Promise<string[]> {
   const kc = new KubeConfig();
   kc.loadFromFile(kubeconfig);
@@ -106,8 +124,22 @@ describe('gardener-ipv6 up', () => {
 
       const dir = /control plane files \(removed on stop\): (\S+)/.exec(up.stderr())?.[1];
       expect(dir).toBeDefined();
-      const pids = pidsMentioning(dir!);
-      expect(pids.length).toBe(2); // etcd and kube-apiserver
+      // etcd and kube-apiserver name the folder; kube-controller-manager names the kubeconfig it was given.
+      const pids = [...pidsMentioning(dir!), ...pidsMentioning(`--kubeconfig=${kubeconfig}`)];
+      expect(pids.length).toBe(3);
+
+      // The example IPv6 shoot succeeded, and BIND9 answers its API server's AAAA name with the IPv6 address.
+      expect(up.stdout()).toMatch(
+        /^shoot garden-local\/local: Succeeded \(ipFamilies \["IPv6"\], pods fd00:10:3::\/56/m,
+      );
+      expect(up.stdout()).toContain('AAAA api.local.local.external.local.gardener.cloud -> ::1');
+      const dns = /^DNS server: BIND9 at (\S+) /m.exec(up.stdout())?.[1];
+      expect(dns).toMatch(/^\[::1\]:\d+$/);
+      const resolver = new Resolver();
+      resolver.setServers([dns!]);
+      expect(await resolver.resolve6('api.local.local.external.local.gardener.cloud')).toEqual(['::1']);
+      const shoot = await customObject(kubeconfig, 'garden-local', 'shoots', 'local', 'core.gardener.cloud', 'v1beta1');
+      expect(shoot.spec.networking.services).toBe('fd00:10:4::/112'); // from the seed's shootDefaults (mutating webhook)
 
       up.child.kill('SIGTERM');
       expect(await up.exit).toBe(0);

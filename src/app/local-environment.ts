@@ -1,0 +1,146 @@
+/**
+ * What `gardener-ipv6 up` runs next to the control plane: BIND9 for the shoots' DNS records, the webhook and the
+ * controllers, and the example IPv6 Seed and Shoot from `examples/`.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Resolver } from 'node:dns/promises';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { parseAllDocuments } from 'yaml';
+import type { Shoot } from '../apis/core/v1beta1/shoot.js';
+import type { DNSRecord } from '../apis/extensions/v1alpha1/dnsrecord.js';
+import type { FeatureGates } from '../featuregate/featuregate.js';
+import { localDNSProvider } from '../gardenlet/dns-provider.js';
+import { apiServerDomain, DEFAULT_DOMAIN, seedNamespaceName } from '../gardenlet/names.js';
+import { Refs } from '../gardenlet/resources.js';
+import { startBind9, type Bind9 } from '../localenv/bind9.js';
+import type { ControlPlane } from '../localenv/control-plane.js';
+import { projectRoot } from '../localenv/project.js';
+import { isInvalid, ResourceClient } from '../runtime/client.js';
+import type { Logger } from '../runtime/log.js';
+import { startRuntime, type Runtime } from './runtime.js';
+
+export const EXAMPLE_SEED = 'seed-ipv6.yaml';
+export const EXAMPLE_SHOOT = 'shoot-ipv6.yaml';
+
+export interface LocalServices {
+  readonly bind: Bind9;
+  readonly runtime: Runtime;
+  stop(): Promise<void>;
+}
+
+export async function startLocalServices(
+  cp: ControlPlane,
+  gates: FeatureGates,
+  logger: Logger,
+): Promise<LocalServices> {
+  const bind = await startBind9(
+    process.env.GARDENER_IPV6_TMPDIR ? { parentDir: process.env.GARDENER_IPV6_TMPDIR } : {},
+  );
+  let runtime: Runtime;
+  try {
+    runtime = await startRuntime({
+      kubeConfig: cp.kubeConfig(),
+      gates,
+      logger,
+      // With --ipv6-only the API server reaches us over the veth pair, else on our own [::1].
+      webhook: { host: '::', port: 0, advertiseHost: cp.veth?.hostAddress ?? '::1' },
+      gardenlet: {
+        dns: localDNSProvider({ server: bind.server, tsigKeyName: bind.tsigKeyName, tsigSecret: bind.tsigSecret }),
+      },
+    });
+  } catch (e) {
+    await bind.stop();
+    throw e;
+  }
+  return {
+    bind,
+    runtime,
+    async stop() {
+      await runtime.stop();
+      await bind.stop();
+    },
+  };
+}
+
+function example(name: string): KubernetesObject {
+  const text = readFileSync(join(projectRoot(), 'examples', name), 'utf8');
+  return parseAllDocuments(text)[0]!.toJS() as KubernetesObject;
+}
+
+/**
+ * Waits until the API server calls our webhooks (a registration takes a moment to be seen), by sending a Shoot
+ * the validating webhook must reject.
+ */
+async function waitForAdmission(client: ResourceClient, deadline: number): Promise<void> {
+  const probe = {
+    apiVersion: 'core.gardener.cloud/v1beta1',
+    kind: 'Shoot',
+    metadata: { name: 'admission-probe', namespace: 'default' },
+    spec: { networking: { type: 'calico', ipFamilies: ['IPv5'] } },
+  } as KubernetesObject;
+  for (;;) {
+    try {
+      await client.create(Refs.shoot, probe, { dryRun: true });
+    } catch (e) {
+      if (isInvalid(e)) return;
+      throw e;
+    }
+    if (Date.now() > deadline) throw new Error('the API server does not call the admission webhook');
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** Applies the example IPv6 Seed and Shoot and waits until the Shoot's last operation succeeded. */
+export async function applyExampleShoot(client: ResourceClient, timeoutMs = 120_000): Promise<Shoot> {
+  const deadline = Date.now() + timeoutMs;
+  await waitForAdmission(client, deadline);
+  const seed = example(EXAMPLE_SEED);
+  const shoot = example(EXAMPLE_SHOOT);
+  const namespace = shoot.metadata?.namespace ?? 'garden-local';
+  const apply = (ref: (typeof Refs)[keyof typeof Refs], object: KubernetesObject) =>
+    client.apply(ref, object, { fieldManager: 'gardener-ipv6-up', force: true });
+  await apply(Refs.namespace, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+  await apply(Refs.seed, seed);
+  await apply(Refs.shoot, shoot);
+  for (;;) {
+    const current = await client.get<Shoot & KubernetesObject>(Refs.shoot, shoot.metadata?.name ?? '', namespace);
+    const op = current?.status?.lastOperation;
+    if (op?.state === 'Succeeded') return current!;
+    if (Date.now() > deadline) {
+      throw new Error(
+        `shoot ${namespace}/${shoot.metadata?.name} did not succeed: ${op ? `${op.state}: ${op.description}` : 'no status'}`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/** The lines `up` prints about the shoot: its families, its AAAA records as the DNS server answers them. */
+export async function shootSummary(client: ResourceClient, shoot: Shoot, bind: Bind9): Promise<string[]> {
+  const namespace = seedNamespaceName(shoot);
+  const records = (await client.list<DNSRecord & KubernetesObject>(Refs.dnsRecord, { namespace })).items;
+  const resolver = new Resolver({ timeout: 2000, tries: 2 });
+  resolver.setServers([bind.server]);
+  const lines = [
+    `shoot ${shoot.metadata.namespace}/${shoot.metadata.name}: ${shoot.status?.lastOperation?.state} ` +
+      `(ipFamilies ${JSON.stringify(shoot.spec.networking?.ipFamilies ?? [])}, pods ${shoot.status?.networking?.pods?.join(',')}, ` +
+      `services ${shoot.status?.networking?.services?.join(',')})`,
+  ];
+  for (const record of records) {
+    let answer: string;
+    try {
+      const resolved =
+        record.spec.recordType === 'AAAA'
+          ? await resolver.resolve6(record.spec.name ?? '')
+          : await resolver.resolve4(record.spec.name ?? '');
+      answer = resolved.join(', ');
+    } catch (e) {
+      answer = `no answer (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`;
+    }
+    lines.push(`  ${record.spec.recordType} ${record.spec.name} -> ${answer}`);
+  }
+  const name = apiServerDomain(shoot, 'external', DEFAULT_DOMAIN);
+  lines.push(`  try: dig @${bind.address} -p ${bind.port} AAAA ${name}`);
+  return lines;
+}
