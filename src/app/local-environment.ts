@@ -16,7 +16,8 @@ import { Refs } from '../gardenlet/resources.js';
 import { startBind9, type Bind9 } from '../localenv/bind9.js';
 import type { ControlPlane } from '../localenv/control-plane.js';
 import { projectRoot } from '../localenv/project.js';
-import { isInvalid, ResourceClient } from '../runtime/client.js';
+import type { ResourceClient } from '../runtime/client.js';
+import { isInvalid } from '../runtime/client.js';
 import type { Logger } from '../runtime/log.js';
 import { startRuntime, type Runtime } from './runtime.js';
 

@@ -12,7 +12,7 @@ import type { TestProject } from 'vitest/node';
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    /** The IP family of the cluster the tests run against: `ipv6` for the local control plane. */
+    /** The IP family of the cluster the tests run against (`ipv6` for the local control plane). */
     ipFamily: IPFamilySelection;
   }
 }
@@ -20,7 +20,10 @@ declare module 'vitest' {
 export const IP_FAMILY_SELECTIONS = ['ipv6', 'ipv4', 'dual'] as const;
 export type IPFamilySelection = (typeof IP_FAMILY_SELECTIONS)[number];
 
-/** The local control plane: an IPv6-only kube-apiserver (service range fd00:10:2::/112) started for the run. */
+/**
+ * The local control plane started for the run: kube-apiserver on IPv6 loopback, service ranges fd00:10:2::/112
+ * (primary) and an IPv4 one only for ClusterIPs of IPv4 and dual-stack shoots' Services; its family is `ipv6`.
+ */
 export interface LocalControlPlaneTarget {
   readonly kind: 'local-control-plane';
   readonly ipFamily: 'ipv6';
