@@ -13,8 +13,8 @@ import {
   destroyWebhookConfigurations,
   webhookBaseURL,
 } from '../admission/webhook-configurations.js';
-import { addDNSExtension } from '../extensions/dns/controller.js';
-import { addNetworkExtension } from '../extensions/network/controller.js';
+import { addDNSExtension, type DNSExtensionOptions } from '../extensions/dns/controller.js';
+import { addNetworkExtension, type NetworkExtensionOptions } from '../extensions/network/controller.js';
 import type { FeatureGates } from '../featuregate/featuregate.js';
 import { addGardenletControllers, type GardenletOptions } from '../gardenlet/gardenlet.js';
 import { generateCertificates } from '../localenv/certs.js';
@@ -53,6 +53,8 @@ export interface RuntimeOptions {
   readonly health?: { host?: string; port: number };
   /** Run the controllers only while holding this Lease. */
   readonly leaderElection?: { namespace: string; name: string };
+  /** Options of the extensions' controllers (tests shorten the DNS resync). */
+  readonly extensions?: { readonly network?: NetworkExtensionOptions; readonly dns?: DNSExtensionOptions };
 }
 
 export interface Runtime {
@@ -122,8 +124,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     ...(options.leaderElection ? { leaderElection: options.leaderElection } : {}),
   });
   if (components.has('gardenlet')) addGardenletControllers(manager, options.gardenlet);
-  if (components.has('network')) addNetworkExtension(manager);
-  if (components.has('dns')) addDNSExtension(manager);
+  if (components.has('network')) addNetworkExtension(manager, options.extensions?.network);
+  if (components.has('dns')) addDNSExtension(manager, options.extensions?.dns);
   await manager.start();
 
   return {

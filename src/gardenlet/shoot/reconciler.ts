@@ -106,6 +106,9 @@ export class ShootReconciler implements Reconciler {
         progress: 40,
         run: async () => {
           networking = shootNetworkingStatus(shoot, seed);
+          // Published now, not with the final status: the network extension reads the second family's pod range
+          // from here before the Network can become ready, and the shoot waits for the Network.
+          await this.patchStatus(shoot, { networking }, ctx);
         },
       },
       { name: 'deploying the Network', progress: 50, run: (x) => network.deploy(x) },
