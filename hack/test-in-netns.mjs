@@ -40,7 +40,11 @@ if (process.env.GARDENER_IPV6_SKIP_BINARIES !== '1' && !unitOnly) {
 const vitest = [process.execPath, join(root, 'node_modules', 'vitest', 'vitest.mjs'), 'run', ...args];
 const env = { ...process.env };
 let netns;
-const reason = netnsUnsupportedReason();
+// An existing cluster (KUBECONFIG and IPFAMILY, as Gardener's e2e) is not reachable from a fresh namespace.
+const existingCluster = Boolean(process.env.KUBECONFIG?.trim() && process.env.IPFAMILY?.trim());
+const reason = existingCluster
+  ? 'KUBECONFIG and IPFAMILY select an existing cluster, which a fresh namespace cannot reach'
+  : netnsUnsupportedReason();
 if (reason === undefined) {
   try {
     netns = createIPv6OnlyNetns();

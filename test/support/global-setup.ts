@@ -8,6 +8,7 @@
 import type { TestProject } from 'vitest/node';
 import { startControlPlane } from '../../src/localenv/control-plane.js';
 import { NETNS_ENV, netnsUnsupportedReason } from '../../src/localenv/netns.js';
+import { describeE2ETarget, provideExistingCluster, selectE2ETarget } from './target.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -24,6 +25,14 @@ export const HOST_NOTICE_ENV = 'GARDENER_IPV6_HOST_NOTICE_SHOWN';
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const log = (line: string) => process.stderr.write(`[control-plane] ${line}\n`);
+  // As Gardener's e2e: KUBECONFIG and IPFAMILY=ipv6|ipv4|dual select an existing (kind) cluster instead.
+  const target = selectE2ETarget();
+  project.provide('ipFamily', target.ipFamily);
+  if (target.kind === 'existing-cluster') {
+    log(describeE2ETarget(target));
+    provideExistingCluster(project, target);
+    return async () => {};
+  }
   const netns = process.env[NETNS_ENV] ?? '';
   if (netns === '' && process.env[HOST_NOTICE_ENV] === undefined) {
     const why = netnsUnsupportedReason() ?? 'vitest was started directly, not through `npm test`';

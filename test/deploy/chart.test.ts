@@ -1,0 +1,643 @@
+/**
+ * charts/gardener-ipv6 through the real helm: lint, and what `helm template` renders with the default, IPv4, IPv6 and
+ * dual-stack values — probes and non-root security contexts everywhere, `::` listen addresses, Services of the
+ * configured families, flags the binary knows, RBAC of exactly the calls each component makes, webhook
+ * configurations equal to the ones the code builds, and the values schema's messages.
+ */
+import { createHash, createPrivateKey, createPublicKey, X509Certificate } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { desiredWebhookConfigurations } from '../../src/admission/webhook-configurations.js';
+import { COMPONENTS, type Component } from '../../src/app/runtime.js';
+import { buildProgram } from '../../src/cli/main.js';
+import { managedResourceRef } from '../../src/extensions/network/managedresource.js';
+import { parseServer } from '../../src/extensions/dns/transport.js';
+import { Feature, parseFeatureGates } from '../../src/featuregate/featuregate.js';
+import { parseHostIPs } from '../../src/gardenlet/provider-local/ingress.js';
+import { Refs } from '../../src/gardenlet/resources.js';
+import { generateCertificates } from '../../src/localenv/certs.js';
+import { resources } from '../../src/runtime/client.js';
+import {
+  allow,
+  CHART_COMPONENTS,
+  CONTROLLERS,
+  EXPECTED_CLUSTER_GRANTS,
+  grants,
+  type ChartComponent,
+  type PolicyRule,
+} from './expected-rbac.js';
+import {
+  CHART_DIR,
+  helm,
+  helmBinary,
+  named,
+  ofKind,
+  parseObjects,
+  PRESETS,
+  renderChart,
+  tryRenderChart,
+  valuesArgs,
+  type K8sObject,
+  type Preset,
+} from './helm.js';
+
+const RELEASE = 'gardener-ipv6';
+const NAMESPACE = 'garden-ipv6';
+
+beforeAll(async () => {
+  await helmBinary();
+}, 20 * 60_000);
+
+// --- object shapes ------------------------------------------------------------------------------------------------
+
+interface Probe {
+  httpGet?: { path: string; port: string | number; scheme?: string };
+  tcpSocket?: { port: string | number };
+}
+interface Container {
+  name: string;
+  image: string;
+  args?: string[];
+  command?: string[];
+  ports?: { name: string; containerPort: number; protocol?: string; hostPort?: number; hostIP?: string }[];
+  livenessProbe?: Probe;
+  readinessProbe?: Probe;
+  resources?: { requests?: Record<string, unknown>; limits?: Record<string, unknown> };
+  securityContext?: Record<string, unknown> & { capabilities?: { drop?: string[]; add?: string[] } };
+  volumeMounts?: { name: string; mountPath: string }[];
+}
+interface PodSpec {
+  serviceAccountName?: string;
+  automountServiceAccountToken?: boolean;
+  hostNetwork?: boolean;
+  securityContext?: Record<string, unknown>;
+  containers: Container[];
+  initContainers?: Container[];
+  volumes?: { name: string; secret?: { secretName: string }; configMap?: { name: string } }[];
+}
+interface Deployment {
+  spec: {
+    template: { metadata: { labels: Record<string, string>; annotations?: Record<string, string> }; spec: PodSpec };
+  };
+}
+interface Service {
+  spec: {
+    ipFamilyPolicy?: string;
+    ipFamilies?: string[];
+    selector: Record<string, string>;
+    ports: { name: string; port: number; targetPort: string | number; protocol?: string }[];
+  };
+}
+interface Role {
+  rules: PolicyRule[];
+}
+interface Binding {
+  roleRef: { kind: string; name: string };
+  subjects: { kind: string; name: string; namespace?: string }[];
+}
+interface Webhook {
+  clientConfig: { caBundle: string; service: { name: string; namespace: string; path: string; port: number } };
+  [key: string]: unknown;
+}
+
+const nameOf = (component: string) => `${RELEASE}-${component}`;
+
+function deployments(objects: K8sObject[]) {
+  return ofKind<Deployment>(objects, 'Deployment');
+}
+
+function containerOf(objects: K8sObject[], component: ChartComponent): Container {
+  return named<Deployment>(objects, 'Deployment', nameOf(component)).spec.template.spec.containers[0]!;
+}
+
+/** `--name=value` → value; `--flag` → ''; absent → undefined. */
+function flag(container: Container, name: string): string | undefined {
+  for (const arg of container.args ?? []) {
+    if (arg === `--${name}`) return '';
+    if (arg.startsWith(`--${name}=`)) return arg.slice(name.length + 3);
+  }
+  return undefined;
+}
+
+// --- values presets -------------------------------------------------------------------------------------------------
+
+const PRESET_EXPECTATIONS: Record<
+  Preset,
+  { policy: string; families: string[] | undefined; gates: Partial<Record<Feature, boolean>>; ipv4Listener: boolean }
+> = {
+  default: { policy: 'SingleStack', families: undefined, gates: {}, ipv4Listener: true },
+  ipv4: { policy: 'SingleStack', families: ['IPv4'], gates: {}, ipv4Listener: true },
+  ipv6: { policy: 'SingleStack', families: ['IPv6'], gates: { IPv6SingleStack: true }, ipv4Listener: false },
+  dual: {
+    policy: 'RequireDualStack',
+    families: ['IPv6', 'IPv4'],
+    gates: { IPv6SingleStack: true, DualStack: true },
+    ipv4Listener: true,
+  },
+};
+
+function runCommand(): Command {
+  const program = buildProgram({ out: () => {}, err: () => {} }, () => {});
+  const run = program.commands.find((c) => c.name() === 'run');
+  if (!run) throw new Error('gardener-ipv6 has no run command');
+  return run;
+}
+
+describe('helm lint', () => {
+  it.each(Object.keys(PRESETS) as Preset[])('passes with the %s values (--strict)', (preset) => {
+    const result = helm(['lint', '--strict', CHART_DIR, ...valuesArgs(preset)]);
+    expect(result.stderr + result.stdout).toContain('1 chart(s) linted, 0 chart(s) failed');
+    expect(result.code).toBe(0);
+  });
+});
+
+describe.each(Object.keys(PRESETS) as Preset[])('helm template with the %s values', (preset) => {
+  const expected = PRESET_EXPECTATIONS[preset];
+  let objects: K8sObject[];
+  let text: string;
+
+  beforeAll(() => {
+    const result = tryRenderChart(preset, { release: RELEASE, namespace: NAMESPACE });
+    expect(result.stderr).toBe('');
+    text = result.stdout;
+    objects = renderChart(preset, { release: RELEASE, namespace: NAMESPACE });
+  });
+
+  it('renders the four components, the DNS server and nothing unexpected', () => {
+    expect(
+      deployments(objects)
+        .map((d) => d.metadata.name)
+        .sort(),
+    ).toEqual([...Object.keys(CHART_COMPONENTS), 'dns-server'].map(nameOf).sort());
+    const kinds = new Set(objects.map((o) => o.kind));
+    expect([...kinds].sort()).toEqual([
+      'ClusterRole',
+      'ClusterRoleBinding',
+      'ConfigMap',
+      'Deployment',
+      'MutatingWebhookConfiguration',
+      'Role',
+      'RoleBinding',
+      'Secret',
+      'Service',
+      'ServiceAccount',
+      'ValidatingWebhookConfiguration',
+    ]);
+    for (const o of objects) {
+      const clusterScoped = /^(ClusterRole|ClusterRoleBinding|.*WebhookConfiguration)$/.test(o.kind);
+      expect(o.metadata.namespace, `${o.kind}/${o.metadata.name}`).toBe(clusterScoped ? undefined : NAMESPACE);
+      expect(o.metadata.labels?.['app.kubernetes.io/instance'], `${o.kind}/${o.metadata.name}`).toBe(RELEASE);
+    }
+  });
+
+  it('gives every container liveness and readiness probes on a port it declares', () => {
+    for (const d of deployments(objects)) {
+      for (const c of [...d.spec.template.spec.containers, ...(d.spec.template.spec.initContainers ?? [])]) {
+        const where = `${d.metadata.name}/${c.name}`;
+        for (const probe of [c.livenessProbe, c.readinessProbe]) {
+          expect(probe, where).toBeDefined();
+          const port = probe!.httpGet?.port ?? probe!.tcpSocket?.port;
+          expect(port, where).toBeDefined();
+          expect(
+            c.ports?.some((p) => p.name === port || p.containerPort === port),
+            `${where}: probe port ${String(port)}`,
+          ).toBe(true);
+        }
+        expect(c.resources?.requests, `${where}: resource requests`).toBeDefined();
+        expect(c.resources?.limits?.memory, `${where}: memory limit`).toBeDefined();
+      }
+    }
+  });
+
+  it('runs every pod and container as non-root, without privileges', () => {
+    for (const d of deployments(objects)) {
+      const pod = d.spec.template.spec;
+      expect(pod.hostNetwork ?? false, d.metadata.name).toBe(false);
+      expect(pod.securityContext?.runAsNonRoot, d.metadata.name).toBe(true);
+      expect(pod.securityContext?.runAsUser, d.metadata.name).toBeGreaterThan(0);
+      expect(pod.securityContext?.seccompProfile, d.metadata.name).toEqual({ type: 'RuntimeDefault' });
+      for (const c of [...pod.containers, ...(pod.initContainers ?? [])]) {
+        const where = `${d.metadata.name}/${c.name}`;
+        const sc = c.securityContext ?? {};
+        expect(sc.runAsNonRoot, where).toBe(true);
+        expect(sc.runAsUser ?? pod.securityContext?.runAsUser, where).not.toBe(0);
+        expect(sc.allowPrivilegeEscalation, where).toBe(false);
+        expect(sc.privileged ?? false, where).toBe(false);
+        expect(sc.readOnlyRootFilesystem, where).toBe(true);
+        expect(sc.capabilities?.drop, where).toEqual(['ALL']);
+        expect(sc.capabilities?.add, where).toBeUndefined();
+      }
+    }
+  });
+
+  it('listens on :: only: no IPv4-only address, no host ports', () => {
+    expect(text).not.toMatch(/0\.0\.0\.0/);
+    for (const d of deployments(objects)) {
+      for (const c of d.spec.template.spec.containers) {
+        for (const arg of c.args ?? []) {
+          // A plain `- --health-host=::` is a YAML mapping, not a string.
+          expect(typeof arg, `${d.metadata.name}: ${JSON.stringify(arg)}`).toBe('string');
+          const listen = /^--([a-z-]+)-host=(.*)$/.exec(arg);
+          if (listen) expect(listen[2], `${d.metadata.name}: ${arg}`).toBe('::');
+        }
+        for (const p of c.ports ?? []) {
+          expect(p.hostPort, `${d.metadata.name}/${c.name}`).toBeUndefined();
+          expect(p.hostIP, `${d.metadata.name}/${c.name}`).toBeUndefined();
+        }
+      }
+    }
+    for (const component of Object.keys(CHART_COMPONENTS) as ChartComponent[]) {
+      expect(flag(containerOf(objects, component), 'health-host'), component).toBe('::');
+    }
+    expect(flag(containerOf(objects, 'admission'), 'webhook-host')).toBe('::');
+    const namedConf = named<{ data: Record<string, string> }>(objects, 'ConfigMap', nameOf('dns-server')).data[
+      'named.conf'
+    ]!;
+    expect(namedConf).toContain('listen-on-v6 port 5353 { any; };');
+    if (expected.ipv4Listener) expect(namedConf).toContain('listen-on port 5353 { any; };');
+    else expect(namedConf).toContain('listen-on { none; };');
+  });
+
+  it('gives every Service the IP families of the values and ports its pods declare', () => {
+    const services = ofKind<Service>(objects, 'Service');
+    expect(services.map((s) => s.metadata.name).sort()).toEqual(
+      ['admission', 'dns-local', 'dns-server', 'gardenlet', 'network-calico'].map(nameOf),
+    );
+    for (const s of services) {
+      expect(s.spec.ipFamilyPolicy, s.metadata.name).toBe(expected.policy);
+      expect(s.spec.ipFamilies, s.metadata.name).toEqual(expected.families);
+      const selected = deployments(objects).filter((d) =>
+        Object.entries(s.spec.selector).every(([k, v]) => d.spec.template.metadata.labels[k] === v),
+      );
+      expect(
+        selected.map((d) => d.metadata.name),
+        s.metadata.name,
+      ).toHaveLength(1);
+      const portNames = selected[0]!.spec.template.spec.containers.flatMap((c) => c.ports ?? []).map((p) => p.name);
+      for (const port of s.spec.ports) expect(portNames, `${s.metadata.name}:${port.name}`).toContain(port.targetPort);
+    }
+  });
+
+  it('runs `gardener-ipv6 run` with flags it knows and values it accepts', () => {
+    const run = runCommand();
+    const known = new Map(run.options.map((o) => [o.long!, o]));
+    const gates = parseFeatureGates(
+      Object.entries(expected.gates)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(','),
+    );
+    for (const [component, runs] of Object.entries(CHART_COMPONENTS) as [ChartComponent, Component][]) {
+      const c = containerOf(objects, component);
+      expect(c.image).toBe('gardener-ipv6:0.1.0');
+      expect(c.command).toBeUndefined();
+      expect(c.args?.[0]).toBe('run');
+      for (const arg of c.args!.slice(1)) {
+        const [name, value] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg] : [arg, undefined];
+        const option = known.get(name);
+        expect(option, `${component}: unknown flag ${name}`).toBeDefined();
+        expect(value !== undefined, `${component}: ${arg} (takes a value: ${option!.required})`).toBe(option!.required);
+      }
+      expect(flag(c, 'components'), component).toBe(runs);
+      expect(parseFeatureGates(flag(c, 'feature-gates')), component).toEqual(gates);
+      expect(flag(c, 'health-port'), component).toBe('8080');
+      expect(c.ports?.find((p) => p.name === 'health')?.containerPort).toBe(8080);
+    }
+    expect(COMPONENTS).toEqual(expect.arrayContaining(Object.values(CHART_COMPONENTS)));
+
+    const admission = containerOf(objects, 'admission');
+    expect(flag(admission, 'no-webhook-register')).toBe('');
+    expect(flag(admission, 'webhook-port')).toBe('9443');
+    expect(flag(admission, 'leader-elect')).toBeUndefined();
+    const certDir = flag(admission, 'webhook-cert-dir')!;
+    expect(admission.volumeMounts?.find((m) => m.name === 'webhook-tls')?.mountPath).toBe(certDir);
+
+    const gardenlet = containerOf(objects, 'gardenlet');
+    expect(flag(gardenlet, 'domain')).toBe('local.gardener.cloud');
+    expect(parseHostIPs(flag(gardenlet, 'load-balancer-ipv4'), flag(gardenlet, 'load-balancer-ipv6'))).toBeDefined();
+    const dnsServer = flag(gardenlet, 'dns-server')!;
+    expect(parseServer(dnsServer).display).toBe(`${nameOf('dns-server')}.${NAMESPACE}.svc:53`);
+    expect(flag(gardenlet, 'dns-tsig-key-name')).toBe('gardener-ipv6');
+    expect(flag(gardenlet, 'dns-tsig-secret-file')).toBe('/etc/gardener-ipv6/dns-tsig/secret');
+    expect(flag(gardenlet, 'seed-name')).toBeUndefined();
+  });
+
+  it('turns leader election on for the controllers, with a Lease each can create and renew', () => {
+    for (const component of CONTROLLERS) {
+      const c = containerOf(objects, component);
+      expect(flag(c, 'leader-elect'), component).toBe('');
+      expect(flag(c, 'leader-election-namespace'), component).toBe(NAMESPACE);
+      const lease = flag(c, 'leader-election-id');
+      expect(lease, component).toBe(nameOf(component));
+      const role = named<Role>(objects, 'Role', `${nameOf(component)}-leader-election`);
+      expect(role.metadata.namespace).toBe(NAMESPACE);
+      expect(role.rules.flatMap(grants).sort()).toEqual(
+        [
+          ...allow(resources.lease, ['create']),
+          ...allow(resources.lease, ['get', 'update'], { names: [lease!] }),
+        ].sort(),
+      );
+      const binding = named<Binding>(objects, 'RoleBinding', `${nameOf(component)}-leader-election`);
+      expect(binding.roleRef).toEqual({
+        apiGroup: 'rbac.authorization.k8s.io',
+        kind: 'Role',
+        name: role.metadata.name,
+      });
+      expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: nameOf(component), namespace: NAMESPACE }]);
+    }
+    expect(ofKind(objects, 'Role')).toHaveLength(CONTROLLERS.length);
+  });
+
+  it('grants each component exactly the API calls its code makes', () => {
+    for (const component of Object.keys(CHART_COMPONENTS) as ChartComponent[]) {
+      const name = nameOf(component);
+      const pod = named<Deployment>(objects, 'Deployment', name).spec.template.spec;
+      expect(pod.serviceAccountName).toBe(name);
+      expect(named(objects, 'ServiceAccount', name).metadata.namespace).toBe(NAMESPACE);
+      const role = named<Role>(objects, 'ClusterRole', name);
+      expect(role.rules.flatMap(grants).sort(), component).toEqual([...EXPECTED_CLUSTER_GRANTS[component]].sort());
+      const binding = named<Binding>(objects, 'ClusterRoleBinding', name);
+      expect(binding.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name });
+      expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name, namespace: NAMESPACE }]);
+    }
+    expect(ofKind(objects, 'ClusterRole')).toHaveLength(4);
+    expect(ofKind(objects, 'ClusterRoleBinding')).toHaveLength(4);
+    for (const role of [...ofKind<Role>(objects, 'ClusterRole'), ...ofKind<Role>(objects, 'Role')]) {
+      for (const rule of role.rules) {
+        const all = [...(rule.apiGroups ?? []), ...(rule.resources ?? []), ...rule.verbs];
+        expect(all, role.metadata.name).not.toContain('*');
+        expect(rule.nonResourceURLs, role.metadata.name).toBeUndefined();
+        if (rule.resources?.includes('secrets')) {
+          expect(rule.verbs, `${role.metadata.name} must not read all secrets`).not.toContain('list');
+          expect(rule.verbs, role.metadata.name).not.toContain('watch');
+        }
+      }
+    }
+    // The DNS server reads nothing from the API.
+    expect(named<Deployment>(objects, 'Deployment', nameOf('dns-server')).spec.template.spec).toMatchObject({
+      automountServiceAccountToken: false,
+    });
+  });
+
+  it('registers the webhooks the code would, through the Service, with a certificate for its names', () => {
+    const secret = named<{ type: string; data: Record<string, string> }>(
+      objects,
+      'Secret',
+      `${nameOf('admission')}-tls`,
+    );
+    expect(secret.type).toBe('kubernetes.io/tls');
+    const pem = (key: string) => Buffer.from(secret.data[key]!, 'base64').toString();
+    const expectedConfigs = desiredWebhookConfigurations({
+      caBundle: pem('ca.crt'),
+      service: { name: nameOf('admission'), namespace: NAMESPACE, port: 443 },
+    });
+    const validating = named<{ webhooks: Webhook[] }>(objects, 'ValidatingWebhookConfiguration', RELEASE);
+    const mutating = named<{ webhooks: Webhook[] }>(objects, 'MutatingWebhookConfiguration', RELEASE);
+    expect(validating.webhooks).toEqual(expectedConfigs.validating.webhooks);
+    expect(mutating.webhooks).toEqual(expectedConfigs.mutating.webhooks);
+
+    const ca = new X509Certificate(pem('ca.crt'));
+    const cert = new X509Certificate(pem('tls.crt'));
+    expect(ca.ca).toBe(true);
+    expect(cert.verify(ca.publicKey)).toBe(true);
+    const service = nameOf('admission');
+    for (const host of [`${service}.${NAMESPACE}.svc`, `${service}.${NAMESPACE}.svc.cluster.local`]) {
+      expect(cert.checkHost(host), host).toBe(host);
+    }
+    expect(createPublicKey(createPrivateKey(pem('tls.key'))).export({ format: 'pem', type: 'spki' })).toBe(
+      cert.publicKey.export({ format: 'pem', type: 'spki' }),
+    );
+    expect(new Date(cert.validTo).getTime() - Date.now()).toBeGreaterThan(9 * 365 * 24 * 3600_000);
+
+    // The pods roll when the certificate changes: the checksum is of the same certificate.
+    const admission = named<Deployment>(objects, 'Deployment', service).spec.template;
+    const checksum = createHash('sha256')
+      .update(JSON.stringify({ ca: pem('ca.crt'), cert: pem('tls.crt'), key: pem('tls.key') }))
+      .digest('hex');
+    expect(admission.metadata.annotations?.['checksum/webhook-tls']).toBe(checksum);
+    expect(admission.spec.volumes?.find((v) => v.name === 'webhook-tls')?.secret?.secretName).toBe(
+      secret.metadata.name,
+    );
+  });
+
+  it('shares one TSIG key between the gardenlet and the DNS server', () => {
+    const secret = named<{ data: Record<string, string> }>(objects, 'Secret', nameOf('dns-tsig'));
+    const key = Buffer.from(secret.data.secret!, 'base64').toString();
+    expect(Buffer.from(key, 'base64')).toHaveLength(32);
+    expect(Buffer.from(secret.data['named.key']!, 'base64').toString()).toBe(
+      `key "gardener-ipv6" {\n  algorithm hmac-sha256;\n  secret "${key}";\n};\n`,
+    );
+    const volumes = (component: string) =>
+      named<Deployment>(objects, 'Deployment', nameOf(component)).spec.template.spec.volumes ?? [];
+    expect(volumes('gardenlet').find((v) => v.name === 'dns-tsig')?.secret?.secretName).toBe(nameOf('dns-tsig'));
+    expect(volumes('dns-server').find((v) => v.name === 'tsig')?.secret?.secretName).toBe(nameOf('dns-tsig'));
+  });
+});
+
+describe('helm template --include-crds', () => {
+  it('brings the CRD of every custom resource the components use', () => {
+    const objects = renderChart('default', { includeCRDs: true });
+    const crds = ofKind<{ spec: { group: string; names: { plural: string } } }>(objects, 'CustomResourceDefinition');
+    const served = crds.map((c) => `${c.spec.names.plural}.${c.spec.group}`).sort();
+    const used = [Refs.shoot, Refs.seed, Refs.network, Refs.dnsRecord, Refs.operatingSystemConfig, managedResourceRef];
+    expect(served).toEqual(used.map((r) => `${r.plural}.${r.group}`).sort());
+  });
+});
+
+describe('chart values', () => {
+  it('pass feature gates, DNS server, domain, host IPs and the seed name to the gardenlet', () => {
+    const objects = renderChart('ipv6', {
+      set: {
+        'dns.server': '[fd00:10:2::53]:53',
+        'dns.domain': 'ipv6.example.org',
+        'dns.tsig.secret': Buffer.alloc(32, 7).toString('base64'),
+        'loadBalancerIPs.ipv6': 'fd00:10::1',
+        'loadBalancerIPs.ipv4': '172.18.0.2',
+        seedName: 'local-ipv6',
+        'featureGates.DualStack': 'true',
+      },
+    });
+    const gardenlet = containerOf(objects, 'gardenlet');
+    expect(flag(gardenlet, 'dns-server')).toBe('[fd00:10:2::53]:53');
+    expect(flag(gardenlet, 'domain')).toBe('ipv6.example.org');
+    expect(flag(gardenlet, 'load-balancer-ipv6')).toBe('fd00:10::1');
+    expect(flag(gardenlet, 'load-balancer-ipv4')).toBe('172.18.0.2');
+    expect(flag(gardenlet, 'seed-name')).toBe('local-ipv6');
+    expect(flag(gardenlet, 'feature-gates')).toBe('DualStack=true,IPv6SingleStack=true');
+    const secret = named<{ data: Record<string, string> }>(objects, 'Secret', nameOf('dns-tsig'));
+    expect(Buffer.from(secret.data.secret!, 'base64').toString()).toBe(Buffer.alloc(32, 7).toString('base64'));
+    const namedConf = named<{ data: Record<string, string> }>(objects, 'ConfigMap', nameOf('dns-server')).data;
+    expect(namedConf['named.conf']).toContain('zone "ipv6.example.org" {');
+    expect(namedConf.zone).toContain('$ORIGIN ipv6.example.org.');
+  });
+
+  it('leave out the DNS server and TSIG when dns.server points elsewhere', () => {
+    const objects = renderChart('ipv6', { set: { 'dns.server': '[fd00::53]:53', 'dnsServer.enabled': 'false' } });
+    expect(
+      objects.filter((o) => o.metadata.name.includes('dns-server') || o.metadata.name.includes('dns-tsig')),
+    ).toEqual([]);
+    const gardenlet = containerOf(objects, 'gardenlet');
+    expect(flag(gardenlet, 'dns-server')).toBe('[fd00::53]:53');
+    expect(flag(gardenlet, 'dns-tsig-key-name')).toBeUndefined();
+    expect(gardenlet.volumeMounts?.map((m) => m.name)).toEqual(['tmp']);
+  });
+
+  it('scope the webhooks with selectors and failurePolicy, as the code would', () => {
+    const objects = renderChart('ipv6', {
+      set: {
+        'webhook.failurePolicy': 'Ignore',
+        'webhook.timeoutSeconds': '5',
+        'webhook.objectSelector.matchLabels.gardener-ipv6/admission': 'enabled',
+        'webhook.namespaceSelector.matchLabels.gardener-ipv6/admission': 'enabled',
+      },
+    });
+    const secret = named<{ data: Record<string, string> }>(objects, 'Secret', `${nameOf('admission')}-tls`);
+    const selector = { matchLabels: { 'gardener-ipv6/admission': 'enabled' } };
+    const expectedConfigs = desiredWebhookConfigurations({
+      caBundle: Buffer.from(secret.data['ca.crt']!, 'base64'),
+      service: { name: nameOf('admission'), namespace: 'gardener-ipv6', port: 443 },
+      failurePolicy: 'Ignore',
+      timeoutSeconds: 5,
+      objectSelector: selector,
+      namespaceSelector: selector,
+    });
+    expect(named<{ webhooks: unknown[] }>(objects, 'ValidatingWebhookConfiguration', RELEASE).webhooks).toEqual(
+      expectedConfigs.validating.webhooks,
+    );
+    expect(named<{ webhooks: unknown[] }>(objects, 'MutatingWebhookConfiguration', RELEASE).webhooks).toEqual(
+      expectedConfigs.mutating.webhooks,
+    );
+  });
+
+  it('take a webhook certificate from the values', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gardener-ipv6-chart-'));
+    try {
+      const certs = await generateCertificates(dir, { ipAddresses: [], dnsNames: [`${nameOf('admission')}.x.svc`] });
+      const result = helm([
+        'template',
+        RELEASE,
+        CHART_DIR,
+        '--set-file',
+        `webhook.certificate.caCert=${certs.caCert}`,
+        '--set-file',
+        `webhook.certificate.cert=${certs.serverCert}`,
+        '--set-file',
+        `webhook.certificate.key=${certs.serverKey}`,
+      ]);
+      expect(result.stderr).toBe('');
+      const objects = parseObjects(result.stdout);
+      const secret = named<{ data: Record<string, string> }>(objects, 'Secret', `${nameOf('admission')}-tls`);
+      const decoded = (key: string) => Buffer.from(secret.data[key]!, 'base64').toString();
+      expect(decoded('ca.crt')).toBe(readFileSync(certs.caCert, 'utf8'));
+      expect(decoded('tls.crt')).toBe(readFileSync(certs.serverCert, 'utf8'));
+      expect(decoded('tls.key')).toBe(readFileSync(certs.serverKey, 'utf8'));
+      for (const kind of ['ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration']) {
+        expect(named<{ webhooks: Webhook[] }>(objects, kind, RELEASE).webhooks[0]!.clientConfig.caBundle).toBe(
+          secret.data['ca.crt'],
+        );
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('leave out what is disabled, RBAC included', () => {
+    const objects = renderChart('ipv6', {
+      set: { 'admission.enabled': 'false', 'networkExtension.enabled': 'false', 'leaderElection.enabled': 'false' },
+    });
+    expect(
+      deployments(objects)
+        .map((d) => d.metadata.name)
+        .sort(),
+    ).toEqual(['dns-local', 'dns-server', 'gardenlet'].map(nameOf));
+    expect(objects.filter((o) => /admission|network-calico/.test(o.metadata.name))).toEqual([]);
+    expect(objects.filter((o) => /WebhookConfiguration|^Role/.test(o.kind))).toEqual([]);
+    expect(flag(containerOf(objects, 'gardenlet'), 'leader-elect')).toBeUndefined();
+  });
+});
+
+describe('the values schema', () => {
+  const SCHEMA_ERROR =
+    "values don't meet the specifications of the schema(s) in the following chart(s):\ngardener-ipv6:";
+  const cases: [string, Record<string, string>, string][] = [
+    [
+      'an unknown IP family',
+      { 'service.ipFamilies': '{IPv5}' },
+      "- at '/service/ipFamilies/0': value must be one of 'IPv4', 'IPv6'",
+    ],
+    [
+      'two families for SingleStack',
+      { 'service.ipFamilies': '{IPv6,IPv4}' },
+      "- at '/service/ipFamilies': maxItems: got 2, want 1",
+    ],
+    [
+      'an unknown ipFamilyPolicy',
+      { 'service.ipFamilyPolicy': 'DualStack' },
+      "- at '/service/ipFamilyPolicy': value must be one of 'SingleStack', 'PreferDualStack', 'RequireDualStack'",
+    ],
+    ['a port out of range', { 'webhook.port': '70000' }, "- at '/webhook/port': maximum: got 70,000, want 65,535"],
+    ['port 0', { healthPort: '0' }, "- at '/healthPort': minimum: got 0, want 1"],
+    [
+      'a misspelt feature gate',
+      { 'featureGates.IPv6Singlestack': 'true' },
+      "additional properties 'IPv6Singlestack' not allowed",
+    ],
+    [
+      'a feature gate that is not a bool',
+      { 'featureGates.DualStack': 'yes' },
+      "- at '/featureGates/DualStack': got string, want boolean",
+    ],
+    [
+      'an IPv4 address as IPv6 host IP',
+      { 'loadBalancerIPs.ipv6': '127.0.0.1' },
+      "- at '/loadBalancerIPs/ipv6': '127.0.0.1' does not match pattern",
+    ],
+    [
+      'an IPv6 DNS server without brackets',
+      { 'dns.server': 'fd00::53:53' },
+      "- at '/dns/server': 'fd00::53:53' does not match pattern",
+    ],
+    ['root', { 'podSecurityContext.runAsUser': '0' }, "- at '/podSecurityContext/runAsUser': minimum: got 0, want 1"],
+    [
+      'a container allowed to run as root',
+      { 'containerSecurityContext.runAsNonRoot': 'false' },
+      "- at '/containerSecurityContext/runAsNonRoot': value must be true",
+    ],
+    [
+      'an unknown failurePolicy',
+      { 'webhook.failurePolicy': 'Sometimes' },
+      "- at '/webhook/failurePolicy': value must be one of 'Fail', 'Ignore'",
+    ],
+    ['an unknown value', { 'webhooks.port': '1' }, "- at '': additional properties 'webhooks' not allowed"],
+  ];
+
+  it.each(cases)('rejects %s with a message naming the field', (_, set, message) => {
+    const result = tryRenderChart('default', { set });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(SCHEMA_ERROR);
+    expect(result.stderr).toContain(message);
+    const lint = helm(['lint', CHART_DIR, ...valuesArgs('default', set)]);
+    expect(lint.code).toBe(1);
+    expect(lint.stdout).toContain(message);
+  });
+
+  it('leaves combinations to the templates, which fail with what to change', () => {
+    const noServer = tryRenderChart('default', { set: { 'dnsServer.enabled': 'false' } });
+    expect(noServer.code).toBe(1);
+    expect(noServer.stderr).toContain(
+      'dns.server is empty and dnsServer.enabled is false: set dns.server to the HOST:PORT of a DNS server',
+    );
+    const partialCert = tryRenderChart('default', { set: { 'webhook.certificate.cert': 'x' } });
+    expect(partialCert.code).toBe(1);
+    expect(partialCert.stderr).toContain('webhook.certificate: give caCert, cert and key together');
+  });
+
+  it('knows exactly the feature gates of the binary', () => {
+    const schema = JSON.parse(readFileSync(join(CHART_DIR, 'values.schema.json'), 'utf8')) as {
+      properties: { featureGates: { properties: Record<string, unknown> } };
+    };
+    expect(Object.keys(schema.properties.featureGates.properties).sort()).toEqual(Object.values(Feature).sort());
+  });
+});

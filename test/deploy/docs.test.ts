@@ -1,0 +1,73 @@
+/**
+ * The deployment docs: every relative link and anchor resolves, and the numbers they quote are the ones of the kind
+ * configs, the chart and the scripts.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { projectRoot } from '../../src/localenv/project.js';
+
+const ROOT = projectRoot();
+const PAGES = [
+  ...readdirSync(join(ROOT, 'docs'))
+    // local-control-plane.md belongs to the control plane's tests.
+    .filter((f) => f.endsWith('.md') && f !== 'local-control-plane.md')
+    .map((f) => join(ROOT, 'docs', f)),
+  join(ROOT, 'charts', 'gardener-ipv6', 'README.md'),
+];
+
+/** GitHub's anchor of a heading: lower case, punctuation dropped, spaces to dashes. */
+function anchor(heading: string): string {
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/[`*_]/g, '')
+    .replace(/[^\p{L}\p{N} -]/gu, '')
+    .replace(/ /g, '-');
+}
+
+function anchors(file: string): Set<string> {
+  const text = readFileSync(file, 'utf8').replace(/```[\s\S]*?```/g, '');
+  return new Set([...text.matchAll(/^#+\s+(.*)$/gm)].map((m) => anchor(m[1]!)));
+}
+
+describe.each(PAGES.map((p) => [relative(ROOT, p), p]))('%s', (_, page) => {
+  const text = readFileSync(page, 'utf8').replace(/```[\s\S]*?```/g, '');
+
+  it('links only to files and headings that exist', () => {
+    for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+      if (/^[a-z]+:/.test(target!)) continue;
+      const [path, hash] = target!.split('#') as [string, string | undefined];
+      const file = path === '' ? page : join(dirname(page), path);
+      expect(existsSync(file), `${target} from ${relative(ROOT, page)}`).toBe(true);
+      if (hash) expect(anchors(file), `#${hash} in ${relative(ROOT, file)}`).toContain(hash);
+    }
+  });
+});
+
+describe('getting-started-ipv6.md', () => {
+  const page = readFileSync(join(ROOT, 'docs', 'getting-started-ipv6.md'), 'utf8');
+
+  it('quotes the subnets of the kind configs and the calico pool', () => {
+    for (const family of ['ipv6', 'dual']) {
+      const cluster = parse(readFileSync(join(ROOT, 'hack', 'kind', `cluster-${family}.yaml`), 'utf8')) as {
+        name: string;
+        networking: { podSubnet: string; serviceSubnet: string };
+      };
+      expect(page).toContain(cluster.networking.podSubnet);
+      expect(page).toContain(cluster.networking.serviceSubnet);
+      expect(page).toContain(cluster.name.replace('-dual', '-ipv6'));
+    }
+    expect(readFileSync(join(ROOT, 'hack', 'calico', 'ipv6', 'calico-node.yaml'), 'utf8')).toContain('fd00:10:1::/56');
+    expect(page).toContain('fd00:10:1::/56');
+  });
+
+  it('shows what the scripts print without Docker and the way out', () => {
+    expect(page).toContain('Docker is not available: the docker command is installed but no Docker engine answers');
+    expect(page).toContain('npx gardener-ipv6 up');
+    const lib = readFileSync(join(ROOT, 'hack', 'local', 'lib.sh'), 'utf8');
+    expect(lib).toContain('See docs/getting-started-ipv6.md, "Without Docker".');
+    expect(anchors(join(ROOT, 'docs', 'getting-started-ipv6.md'))).toContain('without-docker');
+  });
+});

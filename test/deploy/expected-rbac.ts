@@ -1,0 +1,110 @@
+/**
+ * What the chart's RBAC must grant each component: the API calls its code makes, read off src/. Shared by the
+ * chart test (helm template) and the helm install test (SubjectAccessReviews against the real API server).
+ */
+import type { Component } from '../../src/app/runtime.js';
+import { MANAGED_RESOURCE_NAME, SECRET_NAME as CALICO_SECRET_NAME } from '../../src/extensions/network/actuator.js';
+import { managedResourceRef } from '../../src/extensions/network/managedresource.js';
+import { Refs } from '../../src/gardenlet/resources.js';
+import { API_SERVER_SERVICE_NAME } from '../../src/gardenlet/shoot/components/apiserver-service.js';
+import { DNS_SECRET_NAME } from '../../src/gardenlet/shoot/components/dns-records.js';
+import { NetworkPolicyName } from '../../src/gardenlet/shoot/components/network-policies.js';
+import { resources, type ResourceRef } from '../../src/runtime/client.js';
+
+/** Component of the chart → the `--components` value its Deployment runs. */
+export const CHART_COMPONENTS = {
+  admission: 'admission',
+  gardenlet: 'gardenlet',
+  'network-calico': 'network',
+  'dns-local': 'dns',
+} as const satisfies Record<string, Component>;
+export type ChartComponent = keyof typeof CHART_COMPONENTS;
+export const CONTROLLERS: ChartComponent[] = ['gardenlet', 'network-calico', 'dns-local'];
+
+export interface PolicyRule {
+  apiGroups?: string[];
+  resources?: string[];
+  resourceNames?: string[];
+  verbs: string[];
+  nonResourceURLs?: string[];
+}
+
+/** One permission: `group/resource[/subresource][:name] verb`, the unit the assertions compare. */
+export function grants(rule: PolicyRule): string[] {
+  const out: string[] = [];
+  for (const group of rule.apiGroups ?? [])
+    for (const resource of rule.resources ?? [])
+      for (const name of rule.resourceNames?.length ? rule.resourceNames : [''])
+        for (const verb of rule.verbs) out.push(`${group}/${resource}${name ? `:${name}` : ''} ${verb}`);
+  return out;
+}
+
+export function allow(
+  ref: Pick<ResourceRef, 'group' | 'plural'>,
+  verbs: string[],
+  opts: { sub?: string; names?: string[] } = {},
+) {
+  return grants({
+    apiGroups: [ref.group],
+    resources: [opts.sub ? `${ref.plural}/${opts.sub}` : ref.plural],
+    ...(opts.names ? { resourceNames: opts.names } : {}),
+    verbs,
+  });
+}
+
+/**
+ * What each component calls, read off its code. Every write is a server-side apply: a PATCH that the API server
+ * authorizes as `create` when the object does not exist yet (the helm install test shows it), so writers need both.
+ * Objects with fixed names are granted by name, creation included (a PATCH carries the name).
+ */
+export const EXPECTED_CLUSTER_GRANTS: Record<ChartComponent, string[]> = {
+  // src/admission/server.ts seedLookup: GET seeds/<name>.
+  admission: allow(Refs.seed, ['get']),
+  gardenlet: [
+    // informer + get in the reconciler; finalizer by merge patch (src/runtime/finalizers.ts); status merge patch.
+    ...allow(Refs.shoot, ['get', 'list', 'watch', 'patch']),
+    ...allow(Refs.shoot, ['patch'], { sub: 'status' }),
+    ...allow(Refs.seed, ['get', 'list', 'watch']),
+    ...allow(Refs.seed, ['patch'], { sub: 'status' }),
+    // SeedNamespace: apply, delete, waitGone (get).
+    ...allow(Refs.namespace, ['get', 'create', 'patch', 'delete']),
+    // Service informer (shoot and provider-local controllers), get of any LoadBalancer Service, its status.
+    ...allow(Refs.service, ['get', 'list', 'watch']),
+    ...allow(Refs.service, ['create', 'patch', 'delete'], { names: [API_SERVER_SERVICE_NAME] }),
+    ...allow(Refs.service, ['patch'], { sub: 'status' }),
+    ...allow(Refs.secret, ['create', 'patch', 'delete'], { names: [DNS_SECRET_NAME] }),
+    ...allow(Refs.networkPolicy, ['create', 'patch', 'delete'], { names: Object.values(NetworkPolicyName) }),
+    // applied, deleted, waited for (get), watched for the extensions' outcome.
+    ...allow(Refs.network, ['get', 'list', 'watch', 'create', 'patch', 'delete']),
+    ...allow(Refs.dnsRecord, ['get', 'list', 'watch', 'create', 'patch', 'delete']),
+    ...allow(Refs.operatingSystemConfig, ['get', 'create', 'patch', 'delete']),
+  ],
+  'network-calico': [
+    ...allow(Refs.network, ['get', 'list', 'watch', 'patch']),
+    ...allow(Refs.network, ['patch'], { sub: 'status' }),
+    // Shoot informer (second family's pod range) and get.
+    ...allow(Refs.shoot, ['get', 'list', 'watch']),
+    ...allow(resources.secret, ['create', 'patch', 'delete'], { names: [CALICO_SECRET_NAME] }),
+    ...allow(managedResourceRef, ['get', 'create', 'patch', 'delete'], { names: [MANAGED_RESOURCE_NAME] }),
+  ],
+  'dns-local': [
+    ...allow(Refs.dnsRecord, ['get', 'list', 'watch', 'patch']),
+    ...allow(Refs.dnsRecord, ['patch'], { sub: 'status' }),
+    // The provider secret in spec.secretRef, any name.
+    ...allow(resources.secret, ['get']),
+  ],
+};
+
+/** A grant string back as SubjectAccessReview resource attributes. */
+export function grantAttributes(grant: string): {
+  group: string;
+  resource: string;
+  subresource?: string;
+  name?: string;
+  verb: string;
+} {
+  const m = /^([^/]*)\/([^/:\s]+)(?:\/([^:\s]+))?(?::(\S+))? (\S+)$/.exec(grant);
+  if (!m) throw new Error(`not a grant: ${grant}`);
+  const [, group = '', resource = '', subresource, name, verb = ''] = m;
+  return { group, resource, ...(subresource ? { subresource } : {}), ...(name ? { name } : {}), verb };
+}

@@ -1,0 +1,323 @@
+/**
+ * hack/local/*.sh: syntax (bash -n, shellcheck when installed), the prerequisite checks (a PATH without docker, a
+ * docker without an engine, missing tools, the host's IPv6 sysctls) and, with fake docker/kind/kubectl/helm that
+ * record their calls, the commands each step runs for an IP family.
+ */
+import { spawnSync } from 'node:child_process';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { projectRoot } from '../../src/localenv/project.js';
+import { which } from '../../src/localenv/process.js';
+
+const ROOT = projectRoot();
+const SCRIPT_DIR = join(ROOT, 'hack', 'local');
+const SCRIPTS = readdirSync(SCRIPT_DIR)
+  .filter((f) => f.endsWith('.sh') && f !== 'lib.sh')
+  .sort();
+const BASH = which('bash') ?? '/bin/bash';
+/** The tools the scripts check for, never taken from the host in these tests. */
+const FAKED = ['docker', 'kind', 'kubectl', 'helm', 'uname'];
+
+let work: string;
+/** Symlinks to the host's tools except the faked ones. */
+let hostTools: string;
+
+beforeAll(() => {
+  work = mkdtempSync(join(tmpdir(), 'gardener-ipv6-scripts-'));
+  hostTools = join(work, 'host');
+  mkdirSync(hostTools);
+  for (const dir of ['/usr/local/bin', '/usr/bin', '/bin', '/usr/sbin', '/sbin']) {
+    if (!existsSync(dir)) continue;
+    for (const name of readdirSync(dir)) {
+      if (FAKED.includes(name) || existsSync(join(hostTools, name))) continue;
+      symlinkSync(join(dir, name), join(hostTools, name));
+    }
+  }
+});
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+interface Env {
+  /** Fake tools to put first on PATH. */
+  fakes?: string[];
+  /** Fake docker fails like a CLI without an engine. */
+  dockerDown?: boolean;
+  /** Contents of the fake /proc's IPv6 sysctls; the defaults are a host ready for IPv6 kind clusters. */
+  disableIPv6?: string;
+  forwarding?: string;
+  /** What the fake uname says. @default 'Linux' */
+  os?: string;
+  /** Whether the kind cluster's kubeconfig exists. */
+  cluster?: boolean;
+}
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+  /** The fake tools' calls: `tool args…`, with the KUBECONFIG kubectl saw. */
+  calls: string[];
+  /** The --config file the fake kind was given, when it was. */
+  kindConfig?: string;
+  kindDir: string;
+}
+
+function fakeTool(dir: string, name: string): void {
+  const behaviour: Record<string, string> = {
+    docker: `
+case "$1" in
+  info) if [[ -n "\${FAKE_DOCKER_DOWN:-}" ]]; then echo; echo "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?" >&2; exit 1; fi; echo 27.3.1 ;;
+esac`,
+    kind: `
+args=("$@")
+for ((i = 0; i < \${#args[@]}; i++)); do
+  case "\${args[i]}" in
+    --kubeconfig) echo "apiVersion: v1" >"\${args[i+1]}" ;;
+    --config) cp "\${args[i+1]}" "$FAKE_LOG.kind-config" ;;
+  esac
+done`,
+    kubectl: `
+echo "  KUBECONFIG=\${KUBECONFIG:-}" >>"$FAKE_LOG"
+case "$*" in
+  *"get deployments"*) printf 'deployment.apps/gardener-ipv6-%s\\n' admission gardenlet network-calico dns-local dns-server ;;
+  *"create namespace"*) printf 'apiVersion: v1\\nkind: Namespace\\nmetadata:\\n  name: garden-local\\n' ;;
+  *"apply -f -"*) cat >/dev/null ;;
+esac`,
+    helm: '',
+    uname: 'echo "${FAKE_UNAME:-Linux}"',
+  };
+  const path = join(dir, name);
+  writeFileSync(path, `#!/usr/bin/env bash\necho "${name} $*" >>"$FAKE_LOG"\n${behaviour[name] ?? ''}\n`);
+  chmodSync(path, 0o755);
+}
+
+let runs = 0;
+function runScript(script: string, args: string[], env: Env = {}): Run {
+  const dir = join(work, `run-${++runs}`);
+  const fakes = join(dir, 'bin');
+  const proc = join(dir, 'proc');
+  const kindDir = join(dir, 'kind');
+  mkdirSync(fakes, { recursive: true });
+  mkdirSync(join(proc, 'sys', 'net', 'ipv6', 'conf', 'all'), { recursive: true });
+  mkdirSync(kindDir);
+  writeFileSync(join(proc, 'sys', 'net', 'ipv6', 'conf', 'all', 'disable_ipv6'), `${env.disableIPv6 ?? '0'}\n`);
+  writeFileSync(join(proc, 'sys', 'net', 'ipv6', 'conf', 'all', 'forwarding'), `${env.forwarding ?? '1'}\n`);
+  const log = join(dir, 'calls.log');
+  writeFileSync(log, '');
+  for (const tool of new Set([...(env.fakes ?? []), 'uname'])) fakeTool(fakes, tool);
+  if (env.cluster) writeFileSync(join(kindDir, `gardener-local-${args[0] ?? 'ipv6'}.kubeconfig`), 'apiVersion: v1\n');
+  const result = spawnSync(BASH, [join(SCRIPT_DIR, script), ...args], {
+    encoding: 'utf8',
+    cwd: work,
+    env: {
+      PATH: `${fakes}:${hostTools}`,
+      HOME: dir,
+      FAKE_LOG: log,
+      GARDENER_IPV6_PROC_ROOT: proc,
+      GARDENER_IPV6_KIND_DIR: kindDir,
+      ...(env.dockerDown ? { FAKE_DOCKER_DOWN: '1' } : {}),
+      ...(env.os ? { FAKE_UNAME: env.os } : {}),
+    },
+  });
+  const configFile = `${log}.kind-config`;
+  return {
+    code: result.status ?? -1,
+    stdout: result.stdout,
+    stderr: result.stderr,
+    calls: readFileSync(log, 'utf8')
+      .split('\n')
+      .filter((l) => l !== '' && !l.startsWith('uname')),
+    ...(existsSync(configFile) ? { kindConfig: readFileSync(configFile, 'utf8') } : {}),
+    kindDir,
+  };
+}
+
+describe('the scripts', () => {
+  it.each(SCRIPTS)('%s is valid bash', (script) => {
+    const result = spawnSync(BASH, ['-n', join(SCRIPT_DIR, script)], { encoding: 'utf8' });
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+  });
+
+  it.skipIf(which('shellcheck') === undefined)('pass shellcheck', () => {
+    const result = spawnSync(
+      'shellcheck',
+      ['-x', ...SCRIPTS.map((s) => join('hack', 'local', s)), 'hack/local/lib.sh'],
+      {
+        encoding: 'utf8',
+        cwd: ROOT,
+      },
+    );
+    expect(result.stdout + result.stderr).toBe('');
+    expect(result.status).toBe(0);
+  });
+
+  it('are the six steps the getting-started page walks through', () => {
+    expect(SCRIPTS).toEqual(['calico.sh', 'deploy.sh', 'down.sh', 'examples.sh', 'kind-up.sh', 'up.sh']);
+    const page = readFileSync(join(ROOT, 'docs', 'getting-started-ipv6.md'), 'utf8');
+    for (const script of SCRIPTS) expect(page, script).toContain(`hack/local/${script}`);
+  });
+});
+
+describe('without Docker', () => {
+  it.each(SCRIPTS)('%s stops at once with "Docker is not available" and points at `gardener-ipv6 up`', (script) => {
+    const run = runScript(script, ['ipv6'], { fakes: ['kind', 'kubectl', 'helm'] });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(
+      'Docker is not available: the docker command is not on PATH. Install Docker Engine (Linux) or Docker Desktop (macOS) and start it.',
+    );
+    expect(run.stderr).toContain('npx gardener-ipv6 up');
+    expect(run.stderr).toContain('docs/getting-started-ipv6.md');
+    expect(run.calls).toEqual([]);
+    expect(readdirSync(run.kindDir)).toEqual([]);
+  });
+
+  it('says the same when the docker CLI is there but no engine answers, with docker info’s reason', () => {
+    const run = runScript('kind-up.sh', ['ipv6'], { fakes: ['docker', 'kind', 'kubectl'], dockerDown: true });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(
+      'Docker is not available: the docker command is installed but no Docker engine answers (Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?)',
+    );
+    expect(run.stderr).toContain('npx gardener-ipv6 up');
+    expect(run.calls).toEqual(['docker info --format {{.ServerVersion}}']);
+  });
+});
+
+describe('prerequisites', () => {
+  it('lists everything missing at once', () => {
+    const run = runScript('deploy.sh', ['ipv6'], { fakes: ['docker'] });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('prerequisite(s) missing:');
+    expect(run.stderr).toContain('  - kind is not on PATH: install kind');
+    expect(run.stderr).not.toContain('Docker is not available');
+    expect(run.stderr).not.toContain('gardener-ipv6 up');
+    expect(run.calls.filter((c) => !c.startsWith('docker info'))).toEqual([]);
+  });
+
+  it.each([
+    [
+      { disableIPv6: '1' },
+      'IPv6 is disabled on this host (net.ipv6.conf.all.disable_ipv6=1): sudo sysctl -w net.ipv6.conf.all.disable_ipv6=0',
+    ],
+    [
+      { forwarding: '0' },
+      'IPv6 forwarding is off on this host (net.ipv6.conf.all.forwarding=0): sudo sysctl -w net.ipv6.conf.all.forwarding=1',
+    ],
+  ])('checks the Linux host for IPv6 kind clusters (%o)', (env, message) => {
+    for (const family of ['ipv6', 'dual']) {
+      const run = runScript('kind-up.sh', [family], { fakes: ['docker', 'kind', 'kubectl'], ...env });
+      expect(run.code, family).toBe(1);
+      expect(run.stderr, family).toContain(message);
+      expect(
+        run.calls.some((c) => c.startsWith('kind create')),
+        family,
+      ).toBe(false);
+    }
+    const ipv4 = runScript('kind-up.sh', ['ipv4'], { fakes: ['docker', 'kind', 'kubectl'], ...env });
+    expect(ipv4.code).toBe(0);
+    const mac = runScript('kind-up.sh', ['ipv6'], { fakes: ['docker', 'kind', 'kubectl'], os: 'Darwin', ...env });
+    expect(mac.code).toBe(0);
+  });
+
+  it('wants the kind cluster before installing into it', () => {
+    const run = runScript('calico.sh', ['dual'], { fakes: ['docker', 'kubectl'] });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('create the cluster first with hack/local/kind-up.sh dual');
+  });
+
+  it('rejects an unknown family and explains itself with --help', () => {
+    const bad = runScript('kind-up.sh', ['ipv5'], { fakes: ['docker', 'kind', 'kubectl'] });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('unknown IP family "ipv5" (want ipv6|ipv4|dual)');
+    const help = runScript('up.sh', ['--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('usage: hack/local/up.sh [ipv6|ipv4|dual]');
+    expect(help.calls).toEqual([]);
+  });
+});
+
+describe('with Docker (faked)', () => {
+  const ALL = ['docker', 'kind', 'kubectl', 'helm'];
+
+  it('up.sh ipv6 creates the cluster, installs calico and the chart, and reconciles the example shoot', () => {
+    const run = runScript('up.sh', ['ipv6'], { fakes: ALL });
+    expect(run.stderr).not.toContain('error');
+    expect(run.code).toBe(0);
+    const kubeconfig = join(run.kindDir, 'gardener-local-ipv6.kubeconfig');
+    // The two ends of a pipe (create namespace | apply -f -) log in either order.
+    const piped = 'kubectl create namespace garden-local --dry-run=client -o yaml';
+    expect(run.calls).toContain(piped);
+    const commands = run.calls.filter(
+      (c) => !c.startsWith('  KUBECONFIG=') && !c.startsWith('docker info') && c !== piped,
+    );
+    expect(commands).toEqual([
+      'kind get clusters',
+      `kind create cluster --config ${ROOT}/hack/kind/cluster-ipv6.yaml --kubeconfig ${kubeconfig}`,
+      `kubectl apply --server-side --force-conflicts -k ${ROOT}/hack/calico/ipv6`,
+      'kubectl -n kube-system rollout status daemonset/calico-node --timeout=5m',
+      'kubectl wait --for=condition=Ready nodes --all --timeout=5m',
+      `docker build -t gardener-ipv6:dev ${ROOT}`,
+      'kind load docker-image gardener-ipv6:dev --name gardener-local-ipv6',
+      `helm upgrade --install gardener-ipv6 ${ROOT}/charts/gardener-ipv6 --kubeconfig ${kubeconfig} --namespace gardener-ipv6 --create-namespace --values ${ROOT}/charts/gardener-ipv6/ci/ipv6-values.yaml --set-string image.repository=gardener-ipv6 --set-string image.tag=dev`,
+      'kubectl -n gardener-ipv6 get deployments -l app.kubernetes.io/instance=gardener-ipv6 -o name',
+      ...['admission', 'gardenlet', 'network-calico', 'dns-local', 'dns-server'].map(
+        (d) => `kubectl -n gardener-ipv6 rollout status deployment.apps/gardener-ipv6-${d} --timeout=5m`,
+      ),
+      'kubectl -n gardener-ipv6 rollout status deployment/gardener-ipv6-admission --timeout=3m',
+      `kubectl apply -f ${ROOT}/examples/seed-ipv6.yaml`,
+      'kubectl apply -f -',
+      `kubectl apply -f ${ROOT}/examples/shoot-ipv6.yaml`,
+      'kubectl -n garden-local wait shoot/local --for=jsonpath={.status.lastOperation.state}=Succeeded --timeout=5m',
+      'kubectl get dnsrecords -n shoot--local--local -o custom-columns=NAME:.metadata.name,TYPE:.spec.recordType,DNS-NAME:.spec.name,VALUES:.spec.values,STATE:.status.lastOperation.state',
+    ]);
+    // Every kubectl call goes to the kind cluster, whatever KUBECONFIG the user had.
+    const seen = run.calls.filter((c) => c.startsWith('  KUBECONFIG=')).map((c) => c.slice('  KUBECONFIG='.length));
+    expect(new Set(seen)).toEqual(new Set([kubeconfig]));
+    expect(run.stdout).toContain('dig +tcp -p 10053 @::1 AAAA api.local.local.external.local.gardener.cloud');
+    expect(run.stdout).toContain(`export KUBECONFIG=${kubeconfig}`);
+    expect(run.kindConfig).toBe(readFileSync(join(ROOT, 'hack', 'kind', 'cluster-ipv6.yaml'), 'utf8'));
+  });
+
+  it.each([
+    ['ipv4', 'seed-ipv4.yaml', 'shoot-ipv4.yaml', 'local-v4'],
+    ['dual', 'seed-dual-stack.yaml', 'shoot-dual-stack.yaml', 'local-dual'],
+  ])('examples.sh %s applies that family’s seed and shoot', (family, seed, shoot, name) => {
+    const run = runScript('examples.sh', [family], { fakes: ALL, cluster: true });
+    expect(run.code).toBe(0);
+    expect(run.calls).toContain(`kubectl apply -f ${ROOT}/examples/${seed}`);
+    expect(run.calls).toContain(`kubectl apply -f ${ROOT}/examples/${shoot}`);
+    expect(run.calls.some((c) => c.includes(`wait shoot/${name} `))).toBe(true);
+  });
+
+  it('kind-up.sh on macOS gives kind an API server address Docker Desktop forwards (127.0.0.1)', () => {
+    const run = runScript('kind-up.sh', ['ipv6'], { fakes: ALL, os: 'Darwin' });
+    expect(run.code).toBe(0);
+    expect(run.kindConfig).toContain('networking:\n  apiServerAddress: 127.0.0.1\n  ipFamily: ipv6\n');
+  });
+
+  it('deploy.sh passes extra arguments to helm; down.sh deletes the cluster and its kubeconfig', () => {
+    const deploy = runScript('deploy.sh', ['dual', '--set', 'logLevel=debug'], { fakes: ALL, cluster: true });
+    expect(deploy.code).toBe(0);
+    expect(deploy.calls.find((c) => c.startsWith('helm '))).toMatch(
+      /--values \S+\/ci\/dual-values\.yaml .* --set logLevel=debug$/,
+    );
+    const down = runScript('down.sh', ['dual'], { fakes: ALL, cluster: true });
+    expect(down.code).toBe(0);
+    expect(down.calls).toEqual([
+      'docker info --format {{.ServerVersion}}',
+      'kind delete cluster --name gardener-local-dual',
+    ]);
+    expect(readdirSync(down.kindDir)).toEqual([]);
+  });
+});

@@ -1,0 +1,463 @@
+/**
+ * `helm install` of charts/gardener-ipv6 into the shared control plane (no nodes, so no pods: what counts is that
+ * the real API server accepts every object), then the chart's RBAC put to work: SubjectAccessReviews for what each
+ * component may and may not do, and the gardenlet and both extensions running in this process with tokens of the
+ * chart's ServiceAccounts until an IPv6 Shoot is reconciled, published to DNS and deleted again.
+ *
+ * The webhook configurations would intercept the Shoots and Seeds of every other test on this server; the install
+ * scopes them to a label nobody sets, with failurePolicy Ignore, and afterAll uninstalls the release.
+ */
+import { Resolver } from 'node:dns/promises';
+import { isIPv6 } from 'node:net';
+import { Writable } from 'node:stream';
+import {
+  AuthorizationV1Api,
+  CoreV1Api,
+  KubeConfig,
+  type KubernetesObject,
+  type V1Deployment,
+  type V1Service,
+} from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { Shoot } from '../../src/apis/core/v1beta1/shoot.js';
+import { addDNSExtension } from '../../src/extensions/dns/controller.js';
+import { addNetworkExtension } from '../../src/extensions/network/controller.js';
+import { localDNSProvider } from '../../src/gardenlet/dns-provider.js';
+import { addGardenletControllers } from '../../src/gardenlet/gardenlet.js';
+import { Refs } from '../../src/gardenlet/resources.js';
+import { startBind9, type Bind9 } from '../../src/localenv/bind9.js';
+import { resources, ResourceClient, type ResourceRef } from '../../src/runtime/client.js';
+import { newLogger } from '../../src/runtime/log.js';
+import { Manager } from '../../src/runtime/manager.js';
+import { CHART_DIR, helm, helmBinary, parseObjects, valuesArgs, type K8sObject } from '../deploy/helm.js';
+import {
+  CHART_COMPONENTS,
+  CONTROLLERS,
+  EXPECTED_CLUSTER_GRANTS,
+  grantAttributes,
+  type ChartComponent,
+} from '../deploy/expected-rbac.js';
+import { kubeConfig, uniqueSuffix } from '../support/kube.js';
+import { waitFor } from '../support/wait.js';
+
+const SUFFIX = uniqueSuffix();
+const RELEASE = `gardener-ipv6-${SUFFIX}`;
+const NAMESPACE = `gardener-ipv6-helm-${SUFFIX}`;
+/** A label no object of the other tests has: the webhooks see nothing. */
+const WEBHOOK_SCOPE = { 'gardener-ipv6.test/helm-install': SUFFIX };
+const SERVICE_RANGE = 'fd00:10:2::';
+
+const nameOf = (component: string) => `${RELEASE}-${component}`;
+const admin = new ResourceClient(kubeConfig());
+
+/** Where each kind the chart renders lives in the API. */
+const REFS: Record<string, ResourceRef> = {
+  ServiceAccount: { group: '', version: 'v1', plural: 'serviceaccounts', kind: 'ServiceAccount', namespaced: true },
+  Secret: resources.secret,
+  ConfigMap: resources.configMap,
+  Service: resources.service,
+  Deployment: { group: 'apps', version: 'v1', plural: 'deployments', kind: 'Deployment', namespaced: true },
+  ClusterRole: rbac('clusterroles', 'ClusterRole', false),
+  ClusterRoleBinding: rbac('clusterrolebindings', 'ClusterRoleBinding', false),
+  Role: rbac('roles', 'Role', true),
+  RoleBinding: rbac('rolebindings', 'RoleBinding', true),
+  ValidatingWebhookConfiguration: webhook('validatingwebhookconfigurations', 'ValidatingWebhookConfiguration'),
+  MutatingWebhookConfiguration: webhook('mutatingwebhookconfigurations', 'MutatingWebhookConfiguration'),
+};
+function rbac(plural: string, kind: string, namespaced: boolean): ResourceRef {
+  return { group: 'rbac.authorization.k8s.io', version: 'v1', plural, kind, namespaced };
+}
+function webhook(plural: string, kind: string): ResourceRef {
+  return { group: 'admissionregistration.k8s.io', version: 'v1', plural, kind, namespaced: false };
+}
+
+function helmArgs(...args: string[]): string[] {
+  return [...args, '--kubeconfig', inject('kubeconfig')];
+}
+
+let manifest: K8sObject[];
+let installOutput: string;
+
+beforeAll(async () => {
+  await helmBinary();
+  const install = helm(
+    helmArgs(
+      'install',
+      RELEASE,
+      CHART_DIR,
+      '--namespace',
+      NAMESPACE,
+      '--create-namespace',
+      '--wait=false',
+      ...valuesArgs('ipv6', {
+        'webhook.failurePolicy': 'Ignore',
+        ...Object.fromEntries(
+          Object.entries(WEBHOOK_SCOPE).flatMap(([k, v]) => [
+            [`webhook.objectSelector.matchLabels.${k.replaceAll('.', '\\.')}`, v],
+            [`webhook.namespaceSelector.matchLabels.${k.replaceAll('.', '\\.')}`, v],
+          ]),
+        ),
+      }),
+    ),
+  );
+  installOutput = install.stdout + install.stderr;
+  expect(install.code, installOutput).toBe(0);
+  const got = helm(helmArgs('get', 'manifest', RELEASE, '--namespace', NAMESPACE));
+  expect(got.code, got.stderr).toBe(0);
+  manifest = parseObjects(got.stdout);
+}, 20 * 60_000);
+
+afterAll(async () => {
+  const uninstall = helm(helmArgs('uninstall', RELEASE, '--namespace', NAMESPACE, '--wait=false'));
+  expect(uninstall.code, uninstall.stderr).toBe(0);
+  // Nothing cluster-scoped of this release may stay behind on the shared server.
+  for (const kind of [
+    'ClusterRole',
+    'ClusterRoleBinding',
+    'ValidatingWebhookConfiguration',
+    'MutatingWebhookConfiguration',
+  ]) {
+    const left = (await admin.list(REFS[kind]!)).items.filter((o) => o.metadata?.name?.startsWith(RELEASE));
+    expect(
+      left.map((o) => o.metadata?.name),
+      kind,
+    ).toEqual([]);
+  }
+  await admin.delete(resources.namespace, NAMESPACE);
+  admin.close();
+});
+
+describe('helm install', () => {
+  it('succeeds and the API server has every object of the release', async () => {
+    expect(installOutput).toContain(`STATUS: deployed`);
+    expect(installOutput).toContain(`gardener-ipv6 0.1.0 is installed in namespace ${NAMESPACE}.`);
+    expect(manifest.length).toBeGreaterThan(30);
+    for (const object of manifest) {
+      const ref = REFS[object.kind];
+      expect(ref, `a ref for ${object.kind}`).toBeDefined();
+      const stored = await admin.get(ref!, object.metadata.name, ref!.namespaced ? NAMESPACE : undefined);
+      expect(stored, `${object.kind} ${object.metadata.name}`).toBeDefined();
+      expect(stored!.metadata?.labels?.['app.kubernetes.io/managed-by']).toBe('Helm');
+    }
+  });
+
+  it('gets IPv6 single-stack Services with IPv6 cluster IPs', async () => {
+    const services = manifest.filter((o) => o.kind === 'Service');
+    expect(services).toHaveLength(5);
+    for (const s of services) {
+      const stored = (await admin.get<V1Service>(resources.service, s.metadata.name, NAMESPACE))!;
+      expect(stored.spec?.ipFamilyPolicy, s.metadata.name).toBe('SingleStack');
+      expect(stored.spec?.ipFamilies, s.metadata.name).toEqual(['IPv6']);
+      for (const ip of stored.spec?.clusterIPs ?? []) {
+        expect(isIPv6(ip) && ip.startsWith(SERVICE_RANGE), `${s.metadata.name}: ${ip}`).toBe(true);
+      }
+    }
+  });
+
+  it('keeps the Deployments as rendered: args, probes, security contexts', async () => {
+    const deployments = manifest.filter((o) => o.kind === 'Deployment') as (K8sObject & V1Deployment)[];
+    expect(deployments).toHaveLength(5);
+    for (const d of deployments) {
+      const stored = (await admin.get<V1Deployment>(REFS.Deployment!, d.metadata.name, NAMESPACE))!;
+      const [want, got] = [d.spec!.template.spec!, stored.spec!.template.spec!];
+      expect(
+        got.containers.map((c) => c.args),
+        d.metadata.name,
+      ).toEqual(want.containers.map((c) => c.args));
+      expect(got.securityContext?.runAsNonRoot, d.metadata.name).toBe(true);
+      for (const c of got.containers) {
+        expect(c.livenessProbe && c.readinessProbe, `${d.metadata.name}/${c.name}`).toBeTruthy();
+        expect(c.securityContext?.allowPrivilegeEscalation, `${d.metadata.name}/${c.name}`).toBe(false);
+      }
+    }
+  });
+
+  it('registers the webhooks through the admission Service, scoped away from the other tests', async () => {
+    for (const kind of ['ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration']) {
+      const stored = (await admin.get<KubernetesObject & { webhooks: Record<string, unknown>[] }>(
+        REFS[kind]!,
+        RELEASE,
+      ))!;
+      expect(stored.webhooks).toHaveLength(1);
+      expect(stored.webhooks[0]).toMatchObject({
+        clientConfig: { service: { name: nameOf('admission'), namespace: NAMESPACE, port: 443 } },
+        failurePolicy: 'Ignore',
+        objectSelector: { matchLabels: WEBHOOK_SCOPE },
+        namespaceSelector: { matchLabels: WEBHOOK_SCOPE },
+      });
+    }
+    const secret = (await admin.get<KubernetesObject & { data: Record<string, string> }>(
+      resources.secret,
+      `${nameOf('admission')}-tls`,
+      NAMESPACE,
+    ))!;
+    expect(Object.keys(secret.data).sort()).toEqual(['ca.crt', 'tls.crt', 'tls.key']);
+  });
+
+  it('keeps the generated certificate and TSIG key on upgrade (lookup of the stored Secrets)', async () => {
+    const read = async (name: string) =>
+      (await admin.get<KubernetesObject & { data: Record<string, string> }>(resources.secret, name, NAMESPACE))!.data;
+    const [tls, tsig] = [await read(`${nameOf('admission')}-tls`), await read(nameOf('dns-tsig'))];
+    const upgrade = helm(
+      helmArgs('upgrade', RELEASE, CHART_DIR, '--namespace', NAMESPACE, '--reuse-values', '--wait=false'),
+    );
+    expect(upgrade.code, upgrade.stderr).toBe(0);
+    expect(await read(`${nameOf('admission')}-tls`)).toEqual(tls);
+    expect(await read(nameOf('dns-tsig'))).toEqual(tsig);
+  });
+});
+
+describe("the chart's RBAC", () => {
+  const authorization = kubeConfig().makeApiClient(AuthorizationV1Api);
+
+  async function allowed(component: ChartComponent, grant: string, namespace = 'shoot--rbac--check'): Promise<boolean> {
+    const { group, resource, subresource, name, verb } = grantAttributes(grant);
+    const clusterScoped = ['namespaces', 'seeds', 'clusterroles'].includes(resource);
+    const review = await authorization.createSubjectAccessReview({
+      body: {
+        spec: {
+          user: `system:serviceaccount:${NAMESPACE}:${nameOf(component)}`,
+          groups: ['system:serviceaccounts', `system:serviceaccounts:${NAMESPACE}`, 'system:authenticated'],
+          resourceAttributes: {
+            group,
+            resource,
+            verb,
+            ...(subresource ? { subresource } : {}),
+            ...(name ? { name } : {}),
+            ...(clusterScoped ? {} : { namespace }),
+          },
+        },
+      },
+    });
+    return review.status?.allowed === true;
+  }
+
+  it.each(Object.keys(CHART_COMPONENTS) as ChartComponent[])('lets %s make the calls its code makes', async (c) => {
+    for (const grant of EXPECTED_CLUSTER_GRANTS[c]) expect(await allowed(c, grant), grant).toBe(true);
+  });
+
+  const FORBIDDEN: Record<ChartComponent, string[]> = {
+    admission: ['core.gardener.cloud/seeds list', 'core.gardener.cloud/shoots get', '/secrets get'],
+    gardenlet: [
+      '/secrets get',
+      '/secrets list',
+      '/secrets:some-other-secret patch',
+      '/secrets:some-other-secret create',
+      '/services:some-other-service delete',
+      '/services:some-other-service create',
+      '/namespaces list',
+      'core.gardener.cloud/shoots delete',
+      'core.gardener.cloud/shoots update',
+      'networking.k8s.io/networkpolicies:default-deny patch',
+      'extensions.gardener.cloud/operatingsystemconfigs list',
+      '/events create',
+    ],
+    'network-calico': [
+      '/secrets get',
+      '/secrets:dnsrecord-local patch',
+      '/secrets:dnsrecord-local create',
+      'resources.gardener.cloud/managedresources list',
+      'resources.gardener.cloud/managedresources:other patch',
+      'core.gardener.cloud/shoots patch',
+      'extensions.gardener.cloud/networks delete',
+    ],
+    'dns-local': [
+      '/secrets list',
+      '/secrets patch',
+      'extensions.gardener.cloud/dnsrecords delete',
+      'extensions.gardener.cloud/dnsrecords create',
+      'extensions.gardener.cloud/networks get',
+    ],
+  };
+
+  it.each(Object.keys(CHART_COMPONENTS) as ChartComponent[])('refuses %s anything else', async (c) => {
+    for (const grant of FORBIDDEN[c]) expect(await allowed(c, grant), grant).toBe(false);
+  });
+
+  it('lets the controllers hold only their own Lease, in the release namespace', async () => {
+    for (const c of CONTROLLERS) {
+      expect(await allowed(c, `coordination.k8s.io/leases:${nameOf(c)} update`, NAMESPACE), c).toBe(true);
+      expect(await allowed(c, 'coordination.k8s.io/leases create', NAMESPACE), c).toBe(true);
+      expect(await allowed(c, `coordination.k8s.io/leases:${nameOf('gardenlet')}-x update`, NAMESPACE), c).toBe(false);
+      expect(await allowed(c, `coordination.k8s.io/leases:${nameOf(c)} update`, 'kube-system'), c).toBe(false);
+    }
+    expect(await allowed('admission', 'coordination.k8s.io/leases create', NAMESPACE)).toBe(false);
+  });
+});
+
+describe('the controllers with the chart’s ServiceAccounts', () => {
+  const PROJECT = `helm${SUFFIX}`;
+  const PROJECT_NAMESPACE = `garden-${PROJECT}`;
+  const SHOOT = 'ipv6';
+  const SEED_NAMESPACE = `shoot--${PROJECT}--${SHOOT}`;
+  const SEED = `helm-install-${SUFFIX}`;
+  let bind: Bind9;
+  const managers: Manager[] = [];
+  /** Warnings and errors of the controllers, for failure messages (a 403 shows up here first). */
+  const logLines: string[] = [];
+  const recentLogs = () =>
+    [...new Set(logLines.map((l) => (JSON.parse(l) as { err?: { message?: string }; msg?: string }).err?.message ?? l))]
+      .slice(-5)
+      .join('\n');
+
+  async function serviceAccountKubeConfig(component: ChartComponent): Promise<KubeConfig> {
+    const core = kubeConfig().makeApiClient(CoreV1Api);
+    const token = await core.createNamespacedServiceAccountToken({
+      name: nameOf(component),
+      namespace: NAMESPACE,
+      body: { spec: { audiences: [], expirationSeconds: 3600 } },
+    });
+    const cluster = kubeConfig().getCurrentCluster()!;
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [cluster],
+      users: [{ name: component, token: token.status!.token }],
+      contexts: [{ name: component, cluster: cluster.name, user: component }],
+      currentContext: component,
+    });
+    return kc;
+  }
+
+  /** A component as the chart runs it: its ServiceAccount, leader election on its Lease in the release namespace. */
+  async function startComponent(component: ChartComponent, add: (m: Manager) => void): Promise<void> {
+    const logger = newLogger({
+      level: 'warn',
+      name: component,
+      destination: new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          logLines.push(chunk.toString().trim());
+          done();
+        },
+      }),
+    });
+    const manager = new Manager({
+      kubeConfig: await serviceAccountKubeConfig(component),
+      logger,
+      gracefulShutdownMs: 5_000,
+      leaderElection: { namespace: NAMESPACE, name: nameOf(component) },
+    });
+    add(manager);
+    managers.push(manager);
+    await manager.start();
+  }
+
+  beforeAll(async () => {
+    bind = await startBind9();
+    await startComponent('gardenlet', (m) =>
+      addGardenletControllers(m, {
+        dns: localDNSProvider({ server: bind.server, tsigKeyName: bind.tsigKeyName, tsigSecret: bind.tsigSecret }),
+        seedName: SEED,
+      }),
+    );
+    await startComponent('network-calico', (m) => addNetworkExtension(m, { namespace: SEED_NAMESPACE }));
+    await startComponent('dns-local', (m) => addDNSExtension(m, { namespace: SEED_NAMESPACE }));
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.all(managers.map((m) => m.stop()));
+    await bind?.stop();
+    await admin.delete(Refs.seed, SEED);
+    await admin.delete(resources.namespace, PROJECT_NAMESPACE);
+  });
+
+  it('hold their Leases', async () => {
+    for (const c of CONTROLLERS) {
+      const lease = await waitFor(
+        async () => {
+          const l = await admin.get<KubernetesObject & { spec?: { holderIdentity?: string } }>(
+            resources.lease,
+            nameOf(c),
+            NAMESPACE,
+          );
+          return l?.spec?.holderIdentity ? l : undefined;
+        },
+        { message: `the Lease of ${c}` },
+      );
+      expect(lease.spec?.holderIdentity, c).toBeTruthy();
+    }
+  });
+
+  it('reconcile an IPv6 shoot end to end, publish its AAAA record, and delete it again', async () => {
+    await admin.create(Refs.seed, {
+      apiVersion: 'core.gardener.cloud/v1beta1',
+      kind: 'Seed',
+      metadata: { name: SEED },
+      spec: {
+        provider: { type: 'local', region: 'local' },
+        networks: {
+          ipFamilies: ['IPv6'],
+          nodes: 'fd00:10::/64',
+          pods: 'fd00:10:1::/56',
+          services: 'fd00:10:2::/112',
+          shootDefaults: { pods: 'fd00:10:3::/56', services: 'fd00:10:4::/112' },
+        },
+      },
+    } as KubernetesObject);
+    await admin.create(resources.namespace, {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: PROJECT_NAMESPACE },
+    } as KubernetesObject);
+    await admin.create(Refs.shoot, {
+      apiVersion: 'core.gardener.cloud/v1beta1',
+      kind: 'Shoot',
+      metadata: { name: SHOOT, namespace: PROJECT_NAMESPACE },
+      spec: {
+        seedName: SEED,
+        region: 'local',
+        provider: { type: 'local', workers: [{ name: 'w1', machine: { type: 'local' }, minimum: 1, maximum: 1 }] },
+        networking: {
+          type: 'calico',
+          ipFamilies: ['IPv6'],
+          pods: 'fd00:10:3::/56',
+          services: 'fd00:10:4::/112',
+          nodes: 'fd00:10:1:100::/56',
+        },
+      },
+    } as KubernetesObject);
+
+    let last = '';
+    await waitFor(
+      async () => {
+        const shoot = await admin.get<Shoot & KubernetesObject>(Refs.shoot, SHOOT, PROJECT_NAMESPACE);
+        const op = shoot?.status?.lastOperation;
+        last = `${op?.state}: ${op?.description}`;
+        return op?.state === 'Succeeded';
+      },
+      { timeoutMs: 45_000, message: 'the shoot to succeed' },
+    ).catch((e: Error) => {
+      throw new Error(`${e.message}; last operation ${last}; controller errors:\n${recentLogs()}`);
+    });
+
+    const resolver = new Resolver({ timeout: 1000, tries: 2 });
+    resolver.setServers([bind.server]);
+    expect(await resolver.resolve6(`api.${SHOOT}.${PROJECT}.external.local.gardener.cloud`)).toEqual(['::1']);
+    const managed = await admin.get(
+      {
+        group: 'resources.gardener.cloud',
+        version: 'v1alpha1',
+        plural: 'managedresources',
+        kind: 'ManagedResource',
+        namespaced: true,
+      },
+      'extension-networking-calico',
+      SEED_NAMESPACE,
+    );
+    expect(managed).toBeDefined();
+
+    await admin.delete(Refs.shoot, SHOOT, PROJECT_NAMESPACE);
+    await waitFor(async () => (await admin.get(Refs.shoot, SHOOT, PROJECT_NAMESPACE)) === undefined, {
+      timeoutMs: 45_000,
+      message: 'the shoot to be deleted',
+    }).catch((e: Error) => {
+      throw new Error(`${e.message}; controller errors:\n${recentLogs()}`);
+    });
+    expect((await admin.list(Refs.dnsRecord, { namespace: SEED_NAMESPACE })).items).toEqual([]);
+    expect(
+      await resolver
+        .resolve6(`api.${SHOOT}.${PROJECT}.external.local.gardener.cloud`)
+        .catch((e: NodeJS.ErrnoException) => e.code),
+    ).toBe('ENOTFOUND');
+    expect(logLines.filter((l) => /forbidden/i.test(l))).toEqual([]);
+  });
+});
