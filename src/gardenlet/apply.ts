@@ -11,7 +11,7 @@ export interface NamedObject {
   readonly metadata?: { readonly name?: string; readonly namespace?: string };
 }
 
-/** Server-side apply of objects this manager owns; a no-op on the server when nothing changed. */
+/** Server-side apply of objects this manager owns, all at once; a no-op on the server when nothing changed. */
 export async function applyAll(
   client: ResourceClient,
   ref: ResourceRef,
@@ -34,7 +34,7 @@ export async function deleteAll(
   namespace: string | undefined,
   ctx: ComponentContext,
 ): Promise<void> {
-  for (const name of names) await client.delete(ref, name, namespace, { signal: ctx.signal });
+  await Promise.all(names.map((name) => client.delete(ref, name, namespace, { signal: ctx.signal })));
 }
 
 /** Throws NotReadyError while any of the objects still exists. */

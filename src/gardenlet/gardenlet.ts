@@ -2,7 +2,7 @@
  * Wiring of the gardenlet's controllers onto a Manager: which informers feed which reconciler, and how events on
  * owned objects map back to their Shoot.
  */
-import type { KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesObject, V1Service } from '@kubernetes/client-node';
 import type { Request } from '../runtime/controller.js';
 import type { Manager } from '../runtime/manager.js';
 import { GARDEN_NAMESPACE } from './names.js';
@@ -12,7 +12,7 @@ import { extensionOutcomeChanged, loadBalancerChanged, specOrMetadataChanged } f
 import { Refs } from './resources.js';
 import { SeedReconciler } from './seed/reconciler.js';
 import type { DNSProviderConfig } from './shoot/components/dns-records.js';
-import { ShootReconciler } from './shoot/reconciler.js';
+import { ShootReconciler, type ShootReader } from './shoot/reconciler.js';
 
 export interface GardenletOptions {
   readonly dns: DNSProviderConfig;
@@ -39,6 +39,14 @@ export function addGardenletControllers(manager: Manager, options: GardenletOpti
   const workers = options.workers !== undefined ? { workers: options.workers } : {};
   const seedName = options.seedName !== undefined ? { seedName: options.seedName } : {};
   const services = manager.informer<KubernetesObject>(Refs.service);
+  const shoots = manager.informer<KubernetesObject>(Refs.shoot);
+  const seeds = manager.informer<KubernetesObject>(Refs.seed);
+  // Reads of watched objects come from the informer caches, as in controller-runtime: the server only sees writes.
+  const reader: ShootReader = {
+    shoot: async (name, namespace) => shoots.get(name, namespace),
+    seed: async (name) => seeds.get(name),
+    service: async (name, namespace) => services.get(name, namespace) as V1Service | undefined,
+  };
   const ownedToShoot = (o: KubernetesObject) => shootRequestForSeedNamespace(o.metadata?.namespace);
 
   const shootController = manager
@@ -46,6 +54,7 @@ export function addGardenletControllers(manager: Manager, options: GardenletOpti
       name: 'shoot',
       reconciler: new ShootReconciler({
         client,
+        reader,
         clock,
         dns: options.dns,
         ...seedName,
@@ -53,7 +62,7 @@ export function addGardenletControllers(manager: Manager, options: GardenletOpti
       }),
       ...workers,
     })
-    .watch(manager.informer(Refs.shoot), undefined, specOrMetadataChanged)
+    .watch(shoots, undefined, specOrMetadataChanged)
     .watch(services, ownedToShoot, loadBalancerChanged);
   if (options.waitForExtensions ?? true) {
     shootController
@@ -63,7 +72,7 @@ export function addGardenletControllers(manager: Manager, options: GardenletOpti
 
   manager
     .controller({ name: 'seed', reconciler: new SeedReconciler({ client, clock, ...seedName }), ...workers })
-    .watch(manager.informer(Refs.seed), undefined, specOrMetadataChanged);
+    .watch(seeds, undefined, specOrMetadataChanged);
 
   manager
     .controller({

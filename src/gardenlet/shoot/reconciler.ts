@@ -3,6 +3,7 @@
  * service, Network, DNS records, OperatingSystemConfig and NetworkPolicies, per its IP families, and reports the
  * outcome in the Shoot's status. Deletion runs behind the `gardener` finalizer.
  */
+import type { V1Service } from '@kubernetes/client-node';
 import { decode } from '../../apis/admission.js';
 import type { Seed } from '../../apis/core/v1beta1/seed.js';
 import type { NetworkingStatus, Shoot } from '../../apis/core/v1beta1/shoot.js';
@@ -32,8 +33,26 @@ export const CONDITION_TYPE = 'NetworkingReady';
 /** How soon to look again while something is on its way (a load balancer address, an extension). */
 export const NOT_READY_REQUEUE_MS = 1_000;
 
+/** Reads of the objects the controller watches; the manager's informer caches, or the server. */
+export interface ShootReader {
+  shoot(name: string, namespace: string | undefined): Promise<unknown>;
+  seed(name: string): Promise<unknown>;
+  service(name: string, namespace: string): Promise<V1Service | undefined>;
+}
+
+/** Reads from the API server (no cache). */
+export function serverReader(client: ResourceClient): ShootReader {
+  return {
+    shoot: (name, namespace) => client.get(Refs.shoot, name, namespace),
+    seed: (name) => client.get(Refs.seed, name),
+    service: (name, namespace) => client.get<V1Service>(Refs.service, name, namespace),
+  };
+}
+
 export interface ShootReconcilerOptions {
   readonly client: ResourceClient;
+  /** Where watched objects are read from. @default the API server */
+  readonly reader?: ShootReader;
   readonly dns: DNSProviderConfig;
   /** Only shoots with this `spec.seedName`; every scheduled shoot when unset. */
   readonly seedName?: string;
@@ -50,15 +69,17 @@ interface Step {
 
 export class ShootReconciler implements Reconciler {
   private readonly client: ResourceClient;
+  private readonly reader: ShootReader;
   private readonly clock: Clock;
 
   constructor(private readonly options: ShootReconcilerOptions) {
     this.client = options.client;
+    this.reader = options.reader ?? serverReader(options.client);
     this.clock = options.clock ?? realClock;
   }
 
   async reconcile(req: Request, ctx: ReconcileContext): Promise<Result | void> {
-    const raw = await this.client.get(Refs.shoot, req.name, req.namespace, { signal: ctx.signal });
+    const raw = await this.reader.shoot(req.name, req.namespace);
     if (!raw) return;
     const decoded = decode(Shoots, raw);
     if (!decoded.value) {
@@ -70,40 +91,36 @@ export class ShootReconciler implements Reconciler {
     if (!seedName || (this.options.seedName !== undefined && seedName !== this.options.seedName)) return;
     if (shoot.metadata.deletionTimestamp) return this.delete(shoot, ctx);
 
-    const rawSeed = await this.client.get(Refs.seed, seedName, undefined, { signal: ctx.signal });
+    const rawSeed = await this.reader.seed(seedName);
     const seed = rawSeed ? decode(Seeds, rawSeed).value : undefined;
     const type = operationType(shoot);
     if (!seed) {
       await this.patchStatus(shoot, { lastOperation: this.op(type, 'Error', 0, `seed "${seedName}" not found`) }, ctx);
       return { requeueAfter: 10 * NOT_READY_REQUEUE_MS };
     }
-    await addFinalizer(this.client, Refs.shoot, shoot, SHOOT_FINALIZER, { signal: ctx.signal });
+    if (!hasFinalizer(shoot, SHOOT_FINALIZER)) {
+      await addFinalizer(this.client, Refs.shoot, shoot, SHOOT_FINALIZER, { signal: ctx.signal });
+    }
     return this.runFlow(shoot, Seeds.default(seed), type, ctx);
   }
 
   private async runFlow(shoot: Shoot, seed: Seed, type: string, ctx: ReconcileContext): Promise<Result | void> {
     const { client } = this;
     const c: ComponentContext = { signal: ctx.signal };
-    const service = new APIServerService(client, shoot);
+    const service = new APIServerService(client, shoot, (name, namespace) => this.reader.service(name, namespace));
     let networking: NetworkingStatus | undefined;
     let dnsRecords: APIServerDNSRecords | undefined;
     const network = new NetworkExtension(client, shoot);
     const waitForExtensions = this.options.waitForExtensions ?? true;
 
+    // A small task graph, as Gardener's flows: what needs no load balancer address goes first (by then the
+    // provider has usually set it), independent components deploy in parallel.
     const steps: Step[] = [
       { name: 'deploying the seed namespace', progress: 10, run: (x) => new SeedNamespace(client, shoot).deploy(x) },
       { name: 'deploying the kube-apiserver service', progress: 20, run: (x) => service.deploy(x) },
       {
-        name: 'waiting for the kube-apiserver load balancer',
-        progress: 30,
-        run: async (x) => {
-          const ready = await service.ready(x);
-          dnsRecords = new APIServerDNSRecords(client, shoot, this.options.dns, ready);
-        },
-      },
-      {
         name: 'computing the shoot networks',
-        progress: 40,
+        progress: 30,
         run: async () => {
           networking = shootNetworkingStatus(shoot, seed);
           // Published now, not with the final status: the network extension reads the second family's pod range
@@ -111,22 +128,39 @@ export class ShootReconciler implements Reconciler {
           await this.patchStatus(shoot, { networking }, ctx);
         },
       },
-      { name: 'deploying the Network', progress: 50, run: (x) => network.deploy(x) },
-      { name: 'deploying the DNS records', progress: 60, run: (x) => dnsRecords!.deploy(x) },
       {
-        name: 'deploying the OperatingSystemConfig',
+        name: 'deploying the Network, the OperatingSystemConfig and the NetworkPolicies',
+        progress: 60,
+        run: (x) =>
+          inParallel(x, [
+            ['deploying the Network', (y) => network.deploy(y)],
+            ['deploying the OperatingSystemConfig', (y) => new WorkerOperatingSystemConfig(client, shoot).deploy(y)],
+            [
+              'deploying the NetworkPolicies',
+              (y) => new EgressNetworkPolicies(client, shootNetworkPolicyValues(shoot, seed, networking!)).deploy(y),
+            ],
+          ]),
+      },
+      {
+        name: 'waiting for the kube-apiserver load balancer',
         progress: 70,
-        run: (x) => new WorkerOperatingSystemConfig(client, shoot).deploy(x),
+        run: async () => {
+          const ready = await service.ready();
+          dnsRecords = new APIServerDNSRecords(client, shoot, this.options.dns, ready);
+        },
       },
-      {
-        name: 'deploying the NetworkPolicies',
-        progress: 80,
-        run: (x) => new EgressNetworkPolicies(client, shootNetworkPolicyValues(shoot, seed, networking!)).deploy(x),
-      },
+      { name: 'deploying the DNS records', progress: 80, run: (x) => dnsRecords!.deploy(x) },
       ...(waitForExtensions
         ? [
-            { name: 'waiting for the Network', progress: 90, run: (x: ComponentContext) => network.wait(x) },
-            { name: 'waiting for the DNS records', progress: 95, run: (x: ComponentContext) => dnsRecords!.wait(x) },
+            {
+              name: 'waiting for the Network and the DNS records',
+              progress: 90,
+              run: (x: ComponentContext) =>
+                inParallel(x, [
+                  ['waiting for the Network', (y) => network.wait(y)],
+                  ['waiting for the DNS records', (y) => dnsRecords!.wait(y)],
+                ]),
+            },
           ]
         : []),
     ];
@@ -137,7 +171,8 @@ export class ShootReconciler implements Reconciler {
         await step.run(c);
       } catch (e) {
         const notReady = e instanceof NotReadyError;
-        const description = notReady ? `${step.name}: ${e.message}` : new StepError(step.name, e).message;
+        const failed = e instanceof StepError ? e : new StepError(step.name, e);
+        const description = notReady ? `${step.name}: ${e.message}` : failed.message;
         await this.patchStatus(
           shoot,
           {
@@ -156,7 +191,7 @@ export class ShootReconciler implements Reconciler {
           ctx,
         );
         if (notReady) return { requeueAfter: NOT_READY_REQUEUE_MS };
-        throw new StepError(step.name, e);
+        throw failed;
       }
     }
     await this.patchStatus(
@@ -246,6 +281,21 @@ export class ShootReconciler implements Reconciler {
       },
     );
   }
+}
+
+/**
+ * Runs independent tasks at once. A failure wins over "not ready yet" and is reported with its own task's name;
+ * otherwise the first NotReadyError is rethrown.
+ */
+async function inParallel(
+  ctx: ComponentContext,
+  tasks: readonly [string, (ctx: ComponentContext) => Promise<void>][],
+): Promise<void> {
+  const results = await Promise.allSettled(tasks.map(([, run]) => run(ctx)));
+  const failures = results.flatMap((r, i) => (r.status === 'rejected' ? [[tasks[i]![0], r.reason] as const] : []));
+  const failure = failures.find(([, reason]) => !(reason instanceof NotReadyError));
+  if (failure) throw new StepError(failure[0], failure[1]);
+  if (failures[0]) throw failures[0][1];
 }
 
 /** Create until the first reconcile succeeded, Reconcile afterwards. */

@@ -52,19 +52,20 @@ export class APIServerService implements DeployWaiter {
   constructor(
     private readonly client: ResourceClient,
     private readonly shoot: Shoot,
+    /** Where the service is read from when waiting (an informer cache); the server by default. */
+    private readonly read: (name: string, namespace: string) => Promise<V1Service | undefined> = (name, namespace) =>
+      client.get<V1Service>(Refs.service, name, namespace),
   ) {}
   deploy(ctx: ComponentContext) {
     return applyAll(this.client, Refs.service, [desiredAPIServerService(this.shoot)], ctx);
   }
-  async wait(ctx: ComponentContext): Promise<void> {
-    await this.ready(ctx);
+  async wait(): Promise<void> {
+    await this.ready();
   }
   /** The service once its load balancer has an address of each of the shoot's families. */
-  async ready(ctx: ComponentContext): Promise<V1Service> {
+  async ready(): Promise<V1Service> {
     const namespace = seedNamespaceName(this.shoot);
-    const service = await this.client.get<V1Service>(Refs.service, API_SERVER_SERVICE_NAME, namespace, {
-      signal: ctx.signal,
-    });
+    const service = await this.read(API_SERVER_SERVICE_NAME, namespace);
     const ips = ingressIPsByFamily(service);
     const missing = (shootIPFamilies(this.shoot) as IPFamily[]).filter((f) => ips[f].length === 0);
     if (!service || missing.length > 0) {
