@@ -1,7 +1,8 @@
 /**
  * Reconcile throughput: N IPv6 Shoots created up front, then the time until the gardenlet has taken all of them to
  * Succeeded; next to it, the time the same API server needs for the same number of writes from a plain client at
- * the same concurrency (the baseline). The ratio says whether the controllers or the server are the bottleneck.
+ * the same concurrency: the very same writes replayed into a copy of the objects (what the server itself costs),
+ * and as many small ConfigMap applies. The ratios say whether the controllers or the server are the bottleneck.
  */
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { Shoot } from '../src/apis/core/v1beta1/shoot.js';
@@ -16,19 +17,29 @@ import { Manager } from '../src/runtime/manager.js';
 /** Reconciles (and plain writers) running at once. */
 const CONCURRENCY = 8;
 
-/** Counts the writes that go through it. */
-class CountingClient extends ResourceClient {
-  writes = 0;
+/** One write the controllers made, to replay it from a plain client. */
+interface RecordedWrite {
+  readonly method: 'apply' | 'create' | 'update' | 'mergePatch' | 'delete';
+  readonly ref: ResourceRef;
+  readonly name: string;
+  readonly namespace: string | undefined;
+  readonly body?: unknown;
+  readonly subresource?: 'status';
+}
+
+/** Counts and records the writes that go through it. */
+class RecordingClient extends ResourceClient {
+  readonly writes: RecordedWrite[] = [];
   override async apply<T extends KubernetesObject>(ref: ResourceRef, obj: T, opts: CallOptions & { fieldManager: string }) {
-    this.writes++;
+    this.writes.push({ method: 'apply', ref, name: obj.metadata?.name ?? '', namespace: obj.metadata?.namespace, body: obj });
     return super.apply(ref, obj, opts);
   }
   override async create<T extends KubernetesObject>(ref: ResourceRef, obj: T, opts?: CallOptions) {
-    this.writes++;
+    this.writes.push({ method: 'create', ref, name: obj.metadata?.name ?? '', namespace: obj.metadata?.namespace, body: obj });
     return super.create(ref, obj, opts);
   }
   override async update<T extends KubernetesObject>(ref: ResourceRef, obj: T, opts?: CallOptions) {
-    this.writes++;
+    this.writes.push({ method: 'update', ref, name: obj.metadata?.name ?? '', namespace: obj.metadata?.namespace, body: obj });
     return super.update(ref, obj, opts);
   }
   override async mergePatch<T extends KubernetesObject = KubernetesObject>(
@@ -38,12 +49,37 @@ class CountingClient extends ResourceClient {
     patch: unknown,
     opts?: CallOptions & { subresource?: 'status' },
   ): Promise<T> {
-    this.writes++;
+    this.writes.push({ method: 'mergePatch', ref, name, namespace, body: patch, ...(opts?.subresource ? { subresource: opts.subresource } : {}) });
     return super.mergePatch<T>(ref, name, namespace, patch, opts);
   }
   override async delete(ref: ResourceRef, name: string, namespace?: string, opts?: CallOptions) {
-    this.writes++;
+    this.writes.push({ method: 'delete', ref, name, namespace });
     return super.delete(ref, name, namespace, opts);
+  }
+}
+
+/** The same write aimed at the replay copy: every name carrying the round's token gets the replay token. */
+function retarget(write: RecordedWrite, from: string, to: string): RecordedWrite {
+  const json = JSON.stringify(write).split(from).join(to);
+  const copy = JSON.parse(json) as RecordedWrite;
+  // A merge patch that carried a resourceVersion precondition (finalizers) would conflict on the copy.
+  const body = copy.body as { metadata?: { resourceVersion?: unknown } } | undefined;
+  if (copy.method === 'mergePatch' && body?.metadata) delete body.metadata.resourceVersion;
+  return copy;
+}
+
+async function replay(client: ResourceClient, write: RecordedWrite): Promise<unknown> {
+  switch (write.method) {
+    case 'apply':
+      return client.apply(write.ref, write.body as KubernetesObject, { fieldManager: 'bench-replay', force: true });
+    case 'create':
+      return client.create(write.ref, write.body as KubernetesObject).catch(() => undefined);
+    case 'update':
+      return client.update(write.ref, write.body as KubernetesObject).catch(() => undefined);
+    case 'mergePatch':
+      return client.mergePatch(write.ref, write.name, write.namespace, write.body, write.subresource ? { subresource: write.subresource } : {});
+    case 'delete':
+      return client.delete(write.ref, write.name, write.namespace);
   }
 }
 
@@ -60,18 +96,19 @@ export interface ReconcileBenchResult {
   shoots: number;
   writes: number;
   reconcileSeconds: number;
-  baselineSeconds: number;
+  /** The same writes, replayed by a plain client into a copy of the objects. */
+  replaySeconds: number;
+  /** As many server-side applies of small ConfigMaps. */
+  configMapSeconds: number;
 }
 
-async function benchOnce(client: ResourceClient, kc: KubeConfig, shoots: number, round: number): Promise<ReconcileBenchResult> {
-  const project = `bench${round}`;
-  const namespace = `garden-${project}`;
+async function createShootsAndSeed(client: ResourceClient, token: string, shoots: number): Promise<string> {
+  const namespace = `garden-${token}`;
   await client.create(Refs.namespace, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
-  const seedName = `bench-seed-${round}`;
   await client.create(Refs.seed, {
     apiVersion: 'core.gardener.cloud/v1beta1',
     kind: 'Seed',
-    metadata: { name: seedName },
+    metadata: { name: `seed-${token}` },
     spec: {
       provider: { type: 'local', region: 'local' },
       networks: { ipFamilies: ['IPv6'], nodes: 'fd00:10::/64', pods: 'fd00:10:1::/56', services: 'fd00:10:2::/112' },
@@ -84,16 +121,32 @@ async function benchOnce(client: ResourceClient, kc: KubeConfig, shoots: number,
       kind: 'Shoot',
       metadata: { name, namespace },
       spec: {
-        seedName,
+        seedName: `seed-${token}`,
         provider: { type: 'local', workers: [{ name: 'w', machine: { type: 'local' } }] },
         networking: { type: 'calico', ipFamilies: ['IPv6'], pods: 'fd00:10:3::/56', services: 'fd00:10:4::/112' },
       },
     } as KubernetesObject),
   );
+  return namespace;
+}
 
-  const counting = new CountingClient(kc);
-  const manager = new Manager({ kubeConfig: kc, client: counting, logger: silentLogger(), gracefulShutdownMs: 5_000 });
-  addGardenletControllers(manager, { dns: localDNSProvider(), seedName, waitForExtensions: false, workers: CONCURRENCY });
+/** The shoot a write is about (its seed namespace or its own name), or '' for the seed's writes. */
+function shootOf(write: RecordedWrite): string {
+  const seedNamespace = /^shoot--[^-]+--(.+)$/.exec(write.namespace ?? '');
+  if (seedNamespace) return seedNamespace[1]!;
+  return write.ref.kind === 'Shoot' ? write.name : '';
+}
+
+async function benchOnce(client: ResourceClient, kc: KubeConfig, shoots: number, round: number): Promise<ReconcileBenchResult> {
+  // Every name of this round carries the token, so the replay can aim the same writes at a copy.
+  const token = `b${round}x`;
+  const replayToken = `b${round}y`;
+  const namespace = await createShootsAndSeed(client, token, shoots);
+  await createShootsAndSeed(client, replayToken, shoots);
+
+  const recording = new RecordingClient(kc);
+  const manager = new Manager({ kubeConfig: kc, client: recording, logger: silentLogger(), gracefulShutdownMs: 5_000 });
+  addGardenletControllers(manager, { dns: localDNSProvider(), seedName: `seed-${token}`, waitForExtensions: false, workers: CONCURRENCY });
   const started = performance.now();
   await manager.start();
   for (;;) {
@@ -103,23 +156,36 @@ async function benchOnce(client: ResourceClient, kc: KubeConfig, shoots: number,
   }
   const reconcileSeconds = (performance.now() - started) / 1000;
   await manager.stop();
-  const writes = counting.writes;
+  const writes = recording.writes.length;
 
-  // Baseline: as many server-side applies of small ConfigMaps, at the same concurrency.
-  const baselineNamespace = `bench-raw-${round}`;
-  await client.create(Refs.namespace, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: baselineNamespace } });
+  // Baseline 1: the same writes from a plain client, each shoot's in their order, as many shoots at once as there
+  // were workers.
+  const byShoot = new Map<string, RecordedWrite[]>();
+  for (const write of recording.writes) {
+    const key = shootOf(write);
+    byShoot.set(key, [...(byShoot.get(key) ?? []), retarget(write, token, replayToken)]);
+  }
+  const replayStarted = performance.now();
+  await pool([...byShoot.values()], CONCURRENCY, async (group) => {
+    for (const write of group) await replay(client, write);
+  });
+  const replaySeconds = (performance.now() - replayStarted) / 1000;
+
+  // Baseline 2: as many server-side applies of small ConfigMaps, at the same concurrency.
+  const configMapNamespace = `bench-raw-${round}`;
+  await client.create(Refs.namespace, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: configMapNamespace } });
   const configMaps = Array.from({ length: writes }, (_, i) => `cm${i}`);
   const configMapRef: ResourceRef = { group: '', version: 'v1', plural: 'configmaps', kind: 'ConfigMap', namespaced: true };
-  const baselineStarted = performance.now();
+  const configMapStarted = performance.now();
   await pool(configMaps, CONCURRENCY, (name) =>
     client.apply(
       configMapRef,
-      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: baselineNamespace }, data: { family: 'IPv6' } },
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: configMapNamespace }, data: { family: 'IPv6' } },
       { fieldManager: 'bench', force: true },
     ),
   );
-  const baselineSeconds = (performance.now() - baselineStarted) / 1000;
-  return { shoots, writes, reconcileSeconds, baselineSeconds };
+  const configMapSeconds = (performance.now() - configMapStarted) / 1000;
+  return { shoots, writes, reconcileSeconds, replaySeconds, configMapSeconds };
 }
 
 export async function runReconcileBench(sizes: readonly number[]): Promise<ReconcileBenchResult[]> {

@@ -1,6 +1,5 @@
 /**
- * `status.lastOperation` and conditions as Gardener writes them, and a status patch that is skipped when only
- * timestamps would change (so a converged reconcile writes nothing).
+ * `status.lastOperation` and conditions as Gardener writes them.
  */
 import type { Condition, LastOperation } from '../apis/meta/schemas.js';
 import type { Clock } from '../runtime/clock.js';
@@ -39,14 +38,4 @@ export function condition(
     reason,
     message,
   };
-}
-
-const TIMESTAMPS = new Set(['lastUpdateTime', 'lastTransitionTime']);
-
-/** Deep equality that ignores timestamps: whether a status write would change anything a reader cares about. */
-export function sameIgnoringTimestamps(a: unknown, b: unknown): boolean {
-  return (
-    JSON.stringify(a, (k, v) => (TIMESTAMPS.has(k) ? undefined : v)) ===
-    JSON.stringify(b, (k, v) => (TIMESTAMPS.has(k) ? undefined : v))
-  );
 }

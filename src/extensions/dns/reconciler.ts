@@ -6,7 +6,8 @@ import { decode } from '../../apis/admission.js';
 import type { DNSRecord } from '../../apis/extensions/v1alpha1/dnsrecord.js';
 import type { LastOperation } from '../../apis/meta/schemas.js';
 import { DNSRecords } from '../../apis/registry.js';
-import { lastOperation, sameIgnoringTimestamps } from '../../gardenlet/last-operation.js';
+import { lastOperation } from '../../gardenlet/last-operation.js';
+import { patchStatusIfChanged } from '../../runtime/status.js';
 import type { ResourceClient, ResourceRef } from '../../runtime/client.js';
 import { realClock, type Clock } from '../../runtime/clock.js';
 import type { ReconcileContext, Reconciler, Request, Result } from '../../runtime/controller.js';
@@ -158,18 +159,7 @@ export class DNSRecordReconciler implements Reconciler {
 
   /** Merge-patches the status; skipped when nothing but timestamps would change (no needless watch events). */
   private async patchStatus(record: DNSRecord, status: Record<string, unknown>, ctx: ReconcileContext): Promise<void> {
-    const current = (record.status ?? {}) as Record<string, unknown>;
-    const unchanged = Object.entries(status).every(([k, v]) =>
-      v === null ? current[k] === undefined : sameIgnoringTimestamps(current[k], v),
-    );
-    if (unchanged) return;
-    await this.client.mergePatch(
-      dnsRecordRef,
-      record.metadata.name ?? '',
-      record.metadata.namespace,
-      { status },
-      { subresource: 'status', signal: ctx.signal },
-    );
+    await patchStatusIfChanged(this.client, dnsRecordRef, record, status, { signal: ctx.signal });
   }
 
   private op(type: OperationType, state: string, progress: number, description: string): LastOperation {

@@ -7,7 +7,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Shoot } from '../../apis/core/v1beta1/shoot.js';
 import type { Network } from '../../apis/extensions/v1alpha1/network.js';
-import { sameIgnoringTimestamps } from '../../gardenlet/last-operation.js';
+import { patchStatusIfChanged } from '../../runtime/status.js';
 import { GARDEN_NAMESPACE, Labels } from '../../gardenlet/names.js';
 import { Refs } from '../../gardenlet/resources.js';
 import { cidrsOfFamily } from '../../gardenlet/shoot/networks.js';
@@ -196,19 +196,8 @@ export class NetworkReconciler implements Reconciler {
   /** Merge-patches the status; skipped when nothing but timestamps would change (no needless watch events). */
   private async writeStatus(network: Network, outcome: NetworkOutcome, ctx: ReconcileContext): Promise<void> {
     const status = networkStatusPatch(network, outcome, this.clock.now());
-    const current = (network.status ?? {}) as Record<string, unknown>;
-    const unchanged = Object.entries(status).every(([k, v]) =>
-      v === null ? current[k] === undefined : sameIgnoringTimestamps(current[k], v),
-    );
-    if (unchanged) return;
     try {
-      await this.client.mergePatch(
-        networkRef,
-        network.metadata.name ?? '',
-        network.metadata.namespace,
-        { status },
-        { subresource: 'status', signal: ctx.signal },
-      );
+      await patchStatusIfChanged(this.client, networkRef, network, status, { signal: ctx.signal });
     } catch (e) {
       if (outcome.state !== 'Error') throw e;
       // The reconcile error matters more; the status is written again on the retry.

@@ -10,7 +10,8 @@ import type { ResourceClient } from '../../runtime/client.js';
 import { realClock, type Clock } from '../../runtime/clock.js';
 import type { ReconcileContext, Reconciler, Request } from '../../runtime/controller.js';
 import { applyAll } from '../apply.js';
-import { lastOperation, sameIgnoringTimestamps } from '../last-operation.js';
+import { patchStatusIfChanged } from '../../runtime/status.js';
+import { lastOperation } from '../last-operation.js';
 import { GARDEN_NAMESPACE, Labels } from '../names.js';
 import { Refs } from '../resources.js';
 import { EgressNetworkPolicies } from '../shoot/components/deployers.js';
@@ -63,20 +64,6 @@ export class SeedReconciler implements Reconciler {
 
   private async patchStatus(seed: Seed, op: ReturnType<typeof lastOperation>, ctx: ReconcileContext): Promise<void> {
     const status = { lastOperation: op, observedGeneration: seed.metadata.generation };
-    if (
-      sameIgnoringTimestamps(seed.status?.lastOperation, op) &&
-      seed.status?.observedGeneration === seed.metadata.generation
-    )
-      return;
-    await this.options.client.mergePatch(
-      Refs.seed,
-      seed.metadata.name ?? '',
-      undefined,
-      { status },
-      {
-        subresource: 'status',
-        signal: ctx.signal,
-      },
-    );
+    await patchStatusIfChanged(this.options.client, Refs.seed, seed, status, { signal: ctx.signal });
   }
 }

@@ -14,7 +14,8 @@ import { realClock, type Clock } from '../../runtime/clock.js';
 import type { ReconcileContext, Reconciler, Request, Result } from '../../runtime/controller.js';
 import { addFinalizer, hasFinalizer, removeFinalizer } from '../../runtime/finalizers.js';
 import { NotReadyError, StepError, type ComponentContext, type DeployWaiter } from '../component.js';
-import { condition, lastOperation, sameIgnoringTimestamps } from '../last-operation.js';
+import { patchStatusIfChanged } from '../../runtime/status.js';
+import { condition, lastOperation } from '../last-operation.js';
 import { SHOOT_FINALIZER } from '../names.js';
 import { Refs } from '../resources.js';
 import type { DNSProviderConfig } from './components/dns-records.js';
@@ -144,8 +145,8 @@ export class ShootReconciler implements Reconciler {
       {
         name: 'waiting for the kube-apiserver load balancer',
         progress: 70,
-        run: async () => {
-          const ready = await service.ready();
+        run: async (x) => {
+          const ready = await service.waitReady(this.clock, x);
           dnsRecords = new APIServerDNSRecords(client, shoot, this.options.dns, ready);
         },
       },
@@ -268,18 +269,7 @@ export class ShootReconciler implements Reconciler {
 
   /** Merge-patches the status subresource, unless nothing but timestamps would change. */
   private async patchStatus(shoot: Shoot, status: Record<string, unknown>, ctx: ReconcileContext): Promise<void> {
-    const current = (shoot.status ?? {}) as Record<string, unknown>;
-    if (Object.entries(status).every(([k, v]) => sameIgnoringTimestamps(current[k], v))) return;
-    await this.client.mergePatch(
-      Refs.shoot,
-      shoot.metadata.name ?? '',
-      shoot.metadata.namespace,
-      { status },
-      {
-        subresource: 'status',
-        signal: ctx.signal,
-      },
-    );
+    await patchStatusIfChanged(this.client, Refs.shoot, shoot, status, { signal: ctx.signal });
   }
 }
 
