@@ -132,7 +132,9 @@ async function createShootsAndSeed(client: ResourceClient, token: string, shoots
 
 /** The shoot a write is about (its seed namespace or its own name), or '' for the seed's writes. */
 function shootOf(write: RecordedWrite): string {
-  const seedNamespace = /^shoot--[^-]+--(.+)$/.exec(write.namespace ?? '');
+  // The seed namespace itself, or an object in it.
+  const namespace = write.ref.kind === 'Namespace' ? write.name : write.namespace;
+  const seedNamespace = /^shoot--[^-]+--(.+)$/.exec(namespace ?? '');
   if (seedNamespace) return seedNamespace[1]!;
   return write.ref.kind === 'Shoot' ? write.name : '';
 }

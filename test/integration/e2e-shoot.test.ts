@@ -239,15 +239,25 @@ describe('an IPv6 shoot, end to end', () => {
     },
   );
 
-  it('removes its names from the zone and everything from the seed when deleted', async () => {
-    await client.create(Refs.shoot, shootObject('gamma', 'ipv6', { ipFamilies: ['IPv6'] }));
+  it('removes its A and AAAA names from the zone and everything from the seed when deleted', async () => {
+    await client.create(
+      Refs.shoot,
+      shootObject('gamma', 'dual', {
+        ipFamilies: ['IPv4', 'IPv6'],
+        nodes: '10.10.0.0/16',
+        pods: '10.3.0.0/16',
+        services: '10.4.0.0/16',
+      }),
+    );
     await succeeded('gamma');
+    expect(await query('A', external('gamma'))).toEqual(['127.0.0.1']);
     expect(await query('AAAA', external('gamma'))).toEqual(['::1']);
     await client.delete(Refs.shoot, 'gamma', NAMESPACE);
     await waitFor(async () => (await client.get(Refs.shoot, 'gamma', NAMESPACE)) === undefined, {
       timeoutMs: 60_000,
       message: 'the shoot to be gone',
     });
+    expect(await query('A', external('gamma'))).toBe('ENOTFOUND');
     expect(await query('AAAA', external('gamma'))).toBe('ENOTFOUND');
     expect(await client.get(Refs.namespace, 'shoot--dev--gamma')).toBeUndefined();
   });
