@@ -30,16 +30,38 @@ interface RecordedWrite {
 /** Counts and records the writes that go through it. */
 class RecordingClient extends ResourceClient {
   readonly writes: RecordedWrite[] = [];
-  override async apply<T extends KubernetesObject>(ref: ResourceRef, obj: T, opts: CallOptions & { fieldManager: string }) {
-    this.writes.push({ method: 'apply', ref, name: obj.metadata?.name ?? '', namespace: obj.metadata?.namespace, body: obj });
+  override async apply<T extends KubernetesObject>(
+    ref: ResourceRef,
+    obj: T,
+    opts: CallOptions & { fieldManager: string },
+  ) {
+    this.writes.push({
+      method: 'apply',
+      ref,
+      name: obj.metadata?.name ?? '',
+      namespace: obj.metadata?.namespace,
+      body: obj,
+    });
     return super.apply(ref, obj, opts);
   }
   override async create<T extends KubernetesObject>(ref: ResourceRef, obj: T, opts?: CallOptions) {
-    this.writes.push({ method: 'create', ref, name: obj.metadata?.name ?? '', namespace: obj.metadata?.namespace, body: obj });
+    this.writes.push({
+      method: 'create',
+      ref,
+      name: obj.metadata?.name ?? '',
+      namespace: obj.metadata?.namespace,
+      body: obj,
+    });
     return super.create(ref, obj, opts);
   }
   override async update<T extends KubernetesObject>(ref: ResourceRef, obj: T, opts?: CallOptions) {
-    this.writes.push({ method: 'update', ref, name: obj.metadata?.name ?? '', namespace: obj.metadata?.namespace, body: obj });
+    this.writes.push({
+      method: 'update',
+      ref,
+      name: obj.metadata?.name ?? '',
+      namespace: obj.metadata?.namespace,
+      body: obj,
+    });
     return super.update(ref, obj, opts);
   }
   override async mergePatch<T extends KubernetesObject = KubernetesObject>(
@@ -49,7 +71,14 @@ class RecordingClient extends ResourceClient {
     patch: unknown,
     opts?: CallOptions & { subresource?: 'status' },
   ): Promise<T> {
-    this.writes.push({ method: 'mergePatch', ref, name, namespace, body: patch, ...(opts?.subresource ? { subresource: opts.subresource } : {}) });
+    this.writes.push({
+      method: 'mergePatch',
+      ref,
+      name,
+      namespace,
+      body: patch,
+      ...(opts?.subresource ? { subresource: opts.subresource } : {}),
+    });
     return super.mergePatch<T>(ref, name, namespace, patch, opts);
   }
   override async delete(ref: ResourceRef, name: string, namespace?: string, opts?: CallOptions) {
@@ -77,7 +106,13 @@ async function replay(client: ResourceClient, write: RecordedWrite): Promise<unk
     case 'update':
       return client.update(write.ref, write.body as KubernetesObject).catch(() => undefined);
     case 'mergePatch':
-      return client.mergePatch(write.ref, write.name, write.namespace, write.body, write.subresource ? { subresource: write.subresource } : {});
+      return client.mergePatch(
+        write.ref,
+        write.name,
+        write.namespace,
+        write.body,
+        write.subresource ? { subresource: write.subresource } : {},
+      );
     case 'delete':
       return client.delete(write.ref, write.name, write.namespace);
   }
@@ -139,7 +174,12 @@ function shootOf(write: RecordedWrite): string {
   return write.ref.kind === 'Shoot' ? write.name : '';
 }
 
-async function benchOnce(client: ResourceClient, kc: KubeConfig, shoots: number, round: number): Promise<ReconcileBenchResult> {
+async function benchOnce(
+  client: ResourceClient,
+  kc: KubeConfig,
+  shoots: number,
+  round: number,
+): Promise<ReconcileBenchResult> {
   // Every name of this round carries the token, so the replay can aim the same writes at a copy.
   const token = `b${round}x`;
   const replayToken = `b${round}y`;
@@ -148,7 +188,12 @@ async function benchOnce(client: ResourceClient, kc: KubeConfig, shoots: number,
 
   const recording = new RecordingClient(kc);
   const manager = new Manager({ kubeConfig: kc, client: recording, logger: silentLogger(), gracefulShutdownMs: 5_000 });
-  addGardenletControllers(manager, { dns: localDNSProvider(), seedName: `seed-${token}`, waitForExtensions: false, workers: CONCURRENCY });
+  addGardenletControllers(manager, {
+    dns: localDNSProvider(),
+    seedName: `seed-${token}`,
+    waitForExtensions: false,
+    workers: CONCURRENCY,
+  });
   const started = performance.now();
   await manager.start();
   for (;;) {
@@ -177,12 +222,23 @@ async function benchOnce(client: ResourceClient, kc: KubeConfig, shoots: number,
   const configMapNamespace = `bench-raw-${round}`;
   await client.create(Refs.namespace, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: configMapNamespace } });
   const configMaps = Array.from({ length: writes }, (_, i) => `cm${i}`);
-  const configMapRef: ResourceRef = { group: '', version: 'v1', plural: 'configmaps', kind: 'ConfigMap', namespaced: true };
+  const configMapRef: ResourceRef = {
+    group: '',
+    version: 'v1',
+    plural: 'configmaps',
+    kind: 'ConfigMap',
+    namespaced: true,
+  };
   const configMapStarted = performance.now();
   await pool(configMaps, CONCURRENCY, (name) =>
     client.apply(
       configMapRef,
-      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: configMapNamespace }, data: { family: 'IPv6' } },
+      {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name, namespace: configMapNamespace },
+        data: { family: 'IPv6' },
+      },
       { fieldManager: 'bench', force: true },
     ),
   );

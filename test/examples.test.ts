@@ -19,7 +19,11 @@ const CASES: Record<string, { gates: string; seed?: string; rejectedWithout?: bo
 
 describe('examples', () => {
   it('are all covered here', () => {
-    expect(readdirSync(EXAMPLES).filter((f) => f.endsWith('.yaml')).sort()).toEqual(Object.keys(CASES).sort());
+    expect(
+      readdirSync(EXAMPLES)
+        .filter((f) => f.endsWith('.yaml'))
+        .sort(),
+    ).toEqual(Object.keys(CASES).sort());
   });
 
   it.each(Object.entries(CASES))('%s is accepted with its gates', async (file, { gates, seed }) => {
@@ -28,7 +32,10 @@ describe('examples', () => {
     expect(await cli(args)).toMatchObject({ code: 0, stderr: '' });
   });
 
-  it.each(Object.entries(CASES).filter(([, c]) => c.rejectedWithout))('%s is rejected without its gate', async (file) => {
-    expect((await cli(['validate', '-f', join(EXAMPLES, file)])).code).toBe(1);
-  });
+  it.each(Object.entries(CASES).filter(([, c]) => c.rejectedWithout))(
+    '%s is rejected without its gate',
+    async (file) => {
+      expect((await cli(['validate', '-f', join(EXAMPLES, file)])).code).toBe(1);
+    },
+  );
 });

@@ -93,7 +93,9 @@ export function admit(input: AdmissionInput): AdmissionResult {
     }
     const old = decode(kind, input.oldObject);
     if (old.value === undefined) {
-      throw new UnknownKindError(`the old object is not a valid ${kind.kind}: ${old.errors.map((e) => e.field).join(', ')}`);
+      throw new UnknownKindError(
+        `the old object is not a valid ${kind.kind}: ${old.errors.map((e) => e.field).join(', ')}`,
+      );
     }
     errors = kind.validateUpdate(object, kind.default(old.value), input.gates);
   } else {

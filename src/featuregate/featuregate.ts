@@ -30,7 +30,10 @@ export function parseFeatureGates(text: string | undefined): FeatureGates {
     const eq = trimmed.indexOf('=');
     if (eq < 0) throw new FeatureGateError(`missing bool value for feature gate ${JSON.stringify(trimmed)}`);
     const name = trimmed.slice(0, eq).trim();
-    const value = trimmed.slice(eq + 1).trim().toLowerCase();
+    const value = trimmed
+      .slice(eq + 1)
+      .trim()
+      .toLowerCase();
     if (!isFeature(name)) {
       throw new FeatureGateError(
         `unrecognized feature gate: ${name} (known gates: ${Object.keys(DEFAULTS).sort().join(', ')})`,

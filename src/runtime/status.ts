@@ -34,9 +34,15 @@ export async function patchStatusIfChanged(
   opts: CallOptions = {},
 ): Promise<boolean> {
   if (statusUnchanged(object.status, patch)) return false;
-  await client.mergePatch(ref, object.metadata?.name ?? '', object.metadata?.namespace, { status: patch }, {
-    ...opts,
-    subresource: 'status',
-  });
+  await client.mergePatch(
+    ref,
+    object.metadata?.name ?? '',
+    object.metadata?.namespace,
+    { status: patch },
+    {
+      ...opts,
+      subresource: 'status',
+    },
+  );
   return true;
 }

@@ -18,8 +18,8 @@ describe('generated CRDs', () => {
   });
 
   it.each(allCRDs().map(({ fileName, crd }) => [fileName, crd] as const))('%s is a structural schema', (_, crd) => {
-    const schema = (crd as { spec: { versions: { schema: { openAPIV3Schema: JSONSchemaProps } }[] } }).spec
-      .versions[0]!.schema.openAPIV3Schema;
+    const schema = (crd as { spec: { versions: { schema: { openAPIV3Schema: JSONSchemaProps } }[] } }).spec.versions[0]!
+      .schema.openAPIV3Schema;
     expect(structuralViolations(schema)).toEqual([]);
   });
 
@@ -44,7 +44,9 @@ describe('generated CRDs', () => {
     expect(version.subresources).toEqual({ status: {} });
     expect(props.podCIDR).toEqual({ type: 'string' });
     expect(props.serviceCIDR).toEqual({ type: 'string' });
-    const seed = allCRDs().find((c) => c.fileName === 'core.gardener.cloud_seeds.yaml')!.crd as { spec: { scope: string } };
+    const seed = allCRDs().find((c) => c.fileName === 'core.gardener.cloud_seeds.yaml')!.crd as {
+      spec: { scope: string };
+    };
     expect(seed.spec.scope).toBe('Cluster');
   });
 });

@@ -34,7 +34,9 @@ describe('gardener-ipv6 render', () => {
     expect(objects.find((o) => o.kind === 'Network').spec.ipFamilies).toEqual(['IPv6']);
     // Then what the calico extension renders for that Network.
     const pools = objects.filter((o) => o.kind === 'IPPool');
-    expect(pools.map((p) => [p.metadata.name, p.spec.cidr, p.spec.blockSize])).toEqual([['default-ipv6-ippool', 'fd00:10:3::/56', 122]]);
+    expect(pools.map((p) => [p.metadata.name, p.spec.cidr, p.spec.blockSize])).toEqual([
+      ['default-ipv6-ippool', 'fd00:10:3::/56', 122],
+    ]);
     const calicoNode = objects.find((o) => o.kind === 'DaemonSet' && o.metadata.name === 'calico-node');
     const env = calicoNode.spec.template.spec.containers[0].env as { name: string; value?: string }[];
     expect(env).toContainEqual({ name: 'FELIX_IPV6SUPPORT', value: 'true' });

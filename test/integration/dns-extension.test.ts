@@ -62,8 +62,11 @@ function waitForState(namespace: string, name: string, state: string, timeoutMs 
   );
 }
 
-/** Creates the secret as the gardenlet writes it, and starts the extension for that namespace only. */
-async function startExtension(namespace: string): Promise<RunningControllers> {
+/**
+ * Creates the secret as the gardenlet writes it, and starts the extension for that namespace only. A short resync
+ * republishes quickly (healing after an outage); a long one keeps the first operation's type observable.
+ */
+async function startExtension(namespace: string, resyncIntervalMs = 500): Promise<RunningControllers> {
   const provider = localDNSProvider({
     server: bind.server,
     tsigKeyName: bind.tsigKeyName,
@@ -78,7 +81,7 @@ async function startExtension(namespace: string): Promise<RunningControllers> {
   return startManager(kubeConfig(), (manager) =>
     addDNSExtension(manager, {
       namespace,
-      resyncIntervalMs: 500,
+      resyncIntervalMs,
       dnsTimeoutMs: 500,
       backoff: { baseDelayMs: 100, maxDelayMs: 1000 },
     }),
@@ -96,7 +99,7 @@ afterAll(async () => {
 describe('DNS extension (local)', () => {
   it('publishes AAAA and A records, replaces changed values, and removes deleted records', async () => {
     const ns = await newTestNamespace('dns');
-    const extension = await startExtension(ns);
+    const extension = await startExtension(ns, 60_000);
     try {
       await client.create(dnsRecordRef, dnsRecord(ns, 'alpha-external-v6', 'AAAA', ['::1']) as KubernetesObject);
       await client.create(dnsRecordRef, dnsRecord(ns, 'alpha-external', 'A', ['127.0.0.1']) as KubernetesObject);

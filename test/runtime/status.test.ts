@@ -1,11 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import { sameIgnoringTimestamps, statusUnchanged } from '../../src/runtime/status.js';
 
-const op = (state: string, time: string) => ({ type: 'Reconcile', state, progress: 100, description: 'd', lastUpdateTime: time });
+const op = (state: string, time: string) => ({
+  type: 'Reconcile',
+  state,
+  progress: 100,
+  description: 'd',
+  lastUpdateTime: time,
+});
 
 describe('status writes', () => {
   it('ignore timestamps only', () => {
-    expect(sameIgnoringTimestamps(op('Succeeded', '2026-01-01T00:00:00Z'), op('Succeeded', '2026-01-02T00:00:00Z'))).toBe(true);
+    expect(
+      sameIgnoringTimestamps(op('Succeeded', '2026-01-01T00:00:00Z'), op('Succeeded', '2026-01-02T00:00:00Z')),
+    ).toBe(true);
     expect(sameIgnoringTimestamps(op('Succeeded', 't'), op('Error', 't'))).toBe(false);
   });
 

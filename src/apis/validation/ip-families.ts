@@ -70,7 +70,10 @@ export function validateIPFamiliesUpdate(
   const allowed = new Set(['IPv4=>IPv4,IPv6', 'IPv4,IPv6=>IPv4']);
   if (allowed.has(`${key(prev)}=>${key(next)}`)) return [];
   return [
-    forbidden(path, `unsupported IP family update: oldIPFamilies=[${prev.join(' ')}], newIPFamilies=[${next.join(' ')}]`),
+    forbidden(
+      path,
+      `unsupported IP family update: oldIPFamilies=[${prev.join(' ')}], newIPFamilies=[${next.join(' ')}]`,
+    ),
   ];
 }
 

@@ -12,11 +12,8 @@ import {
   desiredLoadBalancerIngress,
   parseHostIPs,
 } from '../../../src/gardenlet/provider-local/ingress.js';
-import type {
-  desiredAPIServerService} from '../../../src/gardenlet/shoot/components/apiserver-service.js';
-import {
-  ingressIPsByFamily,
-} from '../../../src/gardenlet/shoot/components/apiserver-service.js';
+import type { desiredAPIServerService } from '../../../src/gardenlet/shoot/components/apiserver-service.js';
+import { ingressIPsByFamily } from '../../../src/gardenlet/shoot/components/apiserver-service.js';
 import { staleDNSRecordNames } from '../../../src/gardenlet/shoot/components/dns-records.js';
 import { desiredNetworkPolicies } from '../../../src/gardenlet/shoot/components/network-policies.js';
 import { sysctlLines } from '../../../src/gardenlet/shoot/components/operating-system-config.js';

@@ -392,7 +392,9 @@ describe('Seed validation', () => {
       const seed = seedObject({ blockCIDRs: ['bad'], services: seedObject().spec.networks!.pods! });
       const errors = validate(seed);
       expect(errors).toContain('spec.networks.blockCIDRs[0]: Invalid value: "bad": invalid CIDR address: bad');
-      expect(errors.some((e) => e.startsWith('spec.networks.services: Invalid value:') && e.includes('must not overlap'))).toBe(true);
+      expect(
+        errors.some((e) => e.startsWith('spec.networks.services: Invalid value:') && e.includes('must not overlap')),
+      ).toBe(true);
     });
   });
 

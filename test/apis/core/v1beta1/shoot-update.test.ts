@@ -201,7 +201,9 @@ describe('Shoot update: ipFamilies', () => {
     const prev = dualStackShootObject({ nodeCIDRMaskSize: 24, nodeCIDRMaskSizeIPv6: 64 });
     expect(admitUpdate(ipv4ShootObject({ nodeCIDRMaskSize: 24 }), prev, gateSets.dual)).toEqual([]);
     // Keeping the mask on IPv4 single-stack is still forbidden.
-    expect(admitUpdate(ipv4ShootObject({ nodeCIDRMaskSize: 24, nodeCIDRMaskSizeIPv6: 64 }), prev, gateSets.dual)).toEqual([
+    expect(
+      admitUpdate(ipv4ShootObject({ nodeCIDRMaskSize: 24, nodeCIDRMaskSizeIPv6: 64 }), prev, gateSets.dual),
+    ).toEqual([
       {
         reason: 'FieldValueForbidden',
         field: `${KCM}.nodeCIDRMaskSizeIPv6`,

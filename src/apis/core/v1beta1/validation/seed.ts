@@ -60,7 +60,8 @@ export function validateSeed(seed: Seed, gates: FeatureGates): ErrorList {
   errors.push(...validateDisjoint(fields.map((f) => f.field)));
   for (const { field, kind } of fields) {
     const vpn = overlappedVPNRange(field);
-    if (vpn) errors.push(invalid(field.path, field.value, `${kind} network intersects with default vpn network (${vpn})`));
+    if (vpn)
+      errors.push(invalid(field.path, field.value, `${kind} network intersects with default vpn network (${vpn})`));
   }
   const services = fields.find((f) => f.field.path.toString() === NETWORKS.child('services').toString())?.field;
   if (services?.cidr?.family === 'IPv4' && services.cidr.prefix < IPV4_MAX_SERVICES_PREFIX) {
@@ -70,7 +71,9 @@ export function validateSeed(seed: Seed, gates: FeatureGates): ErrorList {
 }
 
 function validateBlockCIDRs(blockCIDRs: readonly string[] | undefined): ErrorList {
-  return (blockCIDRs ?? []).flatMap((value, i) => validateParse(cidrField(NETWORKS.child('blockCIDRs').index(i), value)));
+  return (blockCIDRs ?? []).flatMap((value, i) =>
+    validateParse(cidrField(NETWORKS.child('blockCIDRs').index(i), value)),
+  );
 }
 
 export function validateSeedUpdate(next: Seed, prev: Seed, gates: FeatureGates): ErrorList {

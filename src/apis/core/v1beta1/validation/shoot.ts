@@ -1,13 +1,7 @@
 /**
  * Shoot validation (create, update, and in the context of its seed), per api-rules.md.
  */
-import {
-  FieldPath,
-  forbidden,
-  invalid,
-  required,
-  type ErrorList,
-} from '../../../field/index.js';
+import { FieldPath, forbidden, invalid, required, type ErrorList } from '../../../field/index.js';
 import type { FeatureGates } from '../../../../featuregate/featuregate.js';
 import type { CIDR } from '../../../../net/cidr.js';
 import {
@@ -256,9 +250,7 @@ export function validateShootUpdate(next: Shoot, prev: Shoot, gates: FeatureGate
     newKCM.nodeCIDRMaskSizeIPv6 !== oldKCM.nodeCIDRMaskSizeIPv6 &&
     !droppingIPv6
   ) {
-    errors.push(
-      invalid(KCM.child('nodeCIDRMaskSizeIPv6'), newKCM.nodeCIDRMaskSizeIPv6 ?? null, 'field is immutable'),
-    );
+    errors.push(invalid(KCM.child('nodeCIDRMaskSizeIPv6'), newKCM.nodeCIDRMaskSizeIPv6 ?? null, 'field is immutable'));
   }
   return errors;
 }
@@ -318,7 +310,8 @@ export function validateShootAgainstSeed(shoot: Shoot, seed: Seed): ErrorList {
       }
     }
     const vpn = overlappedVPNRange(field);
-    if (vpn) errors.push(invalid(field.path, value, `shoot ${kind} network intersects with default vpn network (${vpn})`));
+    if (vpn)
+      errors.push(invalid(field.path, value, `shoot ${kind} network intersects with default vpn network (${vpn})`));
   }
   return errors;
 }
