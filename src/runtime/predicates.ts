@@ -7,14 +7,16 @@ import { deepEqual } from '../apis/meta/objects.js';
 
 type WithStatus = KubernetesObject & { status?: Record<string, unknown> };
 
-/** Spec (generation), deletion, finalizers, labels or annotations changed: not a status-only update. */
+/**
+ * Spec (generation), deletion, labels or annotations changed: not a status-only update. Finalizer changes are not
+ * enough: a controller's own finalizer patch would otherwise start a second reconcile right after the first.
+ */
 export function specOrMetadataChanged(obj: KubernetesObject, old: KubernetesObject): boolean {
   const a = obj.metadata ?? {};
   const b = old.metadata ?? {};
   return (
     a.generation !== b.generation ||
     a.deletionTimestamp !== b.deletionTimestamp ||
-    !deepEqual(a.finalizers, b.finalizers) ||
     !deepEqual(a.labels, b.labels) ||
     !deepEqual(a.annotations, b.annotations)
   );
