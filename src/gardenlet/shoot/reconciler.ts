@@ -16,12 +16,13 @@ import { addFinalizer, hasFinalizer, removeFinalizer } from '../../runtime/final
 import { NotReadyError, StepError, type ComponentContext, type DeployWaiter } from '../component.js';
 import { patchStatusIfChanged } from '../../runtime/status.js';
 import { condition, lastOperation } from '../last-operation.js';
-import { SHOOT_FINALIZER } from '../names.js';
+import { SHOOT_FINALIZER, seedNamespaceName } from '../names.js';
 import { Refs } from '../resources.js';
 import type { DNSProviderConfig } from './components/dns-records.js';
 import {
   APIServerDNSRecords,
   APIServerService,
+  destroyNetworkPolicies,
   EgressNetworkPolicies,
   NetworkExtension,
   SeedNamespace,
@@ -220,45 +221,58 @@ export class ShootReconciler implements Reconciler {
     if (!hasFinalizer(shoot, SHOOT_FINALIZER)) return;
     const { client } = this;
     const c: ComponentContext = { signal: ctx.signal };
-    const seed = shoot.spec.seedName
-      ? decode(Seeds, await client.get(Refs.seed, shoot.spec.seedName, undefined, c)).value
-      : undefined;
+    const namespace = seedNamespaceName(shoot);
     const components: [string, DeployWaiter][] = [
       ['the DNS records', new APIServerDNSRecords(client, shoot, this.options.dns, undefined)],
       ['the Network', new NetworkExtension(client, shoot)],
       ['the OperatingSystemConfig', new WorkerOperatingSystemConfig(client, shoot)],
       ['the kube-apiserver service', new APIServerService(client, shoot)],
-      ...(seed
-        ? [
-            [
-              'the NetworkPolicies',
-              new EgressNetworkPolicies(client, shootNetworkPolicyValues(shoot, Seeds.default(seed), {})),
-            ] as [string, DeployWaiter],
-          ]
-        : []),
+      ['the NetworkPolicies', { deploy: async () => {}, destroy: (x) => destroyNetworkPolicies(client, namespace, x) }],
     ];
-    const namespace = new SeedNamespace(client, shoot);
-    let stage = 'deleting';
-    try {
-      for (const [, component] of components) await component.destroy(c);
-      stage = 'waiting for the deletion of';
-      for (const [name, component] of components) {
-        stage = `waiting for the deletion of ${name}`;
-        await component.waitCleanup?.(c);
+    const seedNamespace = new SeedNamespace(client, shoot);
+    const steps: Step[] = [
+      {
+        name: 'deleting the seed objects',
+        progress: 30,
+        run: (x) =>
+          inParallel(
+            x,
+            components.map(([name, component]) => [`deleting ${name}`, (y) => component.destroy(y)]),
+          ),
+      },
+      {
+        name: 'waiting for the seed objects to be gone',
+        progress: 60,
+        run: (x) =>
+          inParallel(
+            x,
+            components.map(([name, component]) => [
+              `waiting for the deletion of ${name}`,
+              async (y) => component.waitCleanup?.(y),
+            ]),
+          ),
+      },
+      {
+        name: 'deleting the seed namespace',
+        progress: 90,
+        run: async (x) => {
+          await seedNamespace.destroy(x);
+          await seedNamespace.waitCleanup(x);
+        },
+      },
+    ];
+    for (const step of steps) {
+      try {
+        await step.run(c);
+      } catch (e) {
+        const notReady = e instanceof NotReadyError;
+        const failed = e instanceof StepError ? e : new StepError(step.name, e);
+        const description = notReady ? `${step.name}: ${e.message}` : failed.message;
+        const state = notReady ? 'Processing' : 'Error';
+        await this.patchStatus(shoot, { lastOperation: this.op('Delete', state, step.progress, description) }, ctx);
+        if (notReady) return { requeueAfter: NOT_READY_REQUEUE_MS };
+        throw failed;
       }
-      stage = 'deleting the seed namespace';
-      await namespace.destroy(c);
-      await namespace.waitCleanup(c);
-    } catch (e) {
-      const notReady = e instanceof NotReadyError;
-      const description = notReady ? e.message : new StepError(stage, e).message;
-      await this.patchStatus(
-        shoot,
-        { lastOperation: this.op('Delete', notReady ? 'Processing' : 'Error', 50, description) },
-        ctx,
-      );
-      if (notReady) return { requeueAfter: NOT_READY_REQUEUE_MS };
-      throw new StepError(stage, e);
     }
     await removeFinalizer(client, Refs.shoot, shoot, SHOOT_FINALIZER, { signal: ctx.signal });
   }

@@ -207,8 +207,17 @@ export class EgressNetworkPolicies implements DeployWaiter {
     await deleteAll(this.client, Refs.networkPolicy, staleNetworkPolicyNames(this.values), this.values.namespace, ctx);
   }
   destroy(ctx: ComponentContext) {
-    return deleteAll(this.client, Refs.networkPolicy, Object.values(NetworkPolicyName), this.values.namespace, ctx);
+    return destroyNetworkPolicies(this.client, this.values.namespace, ctx);
   }
+}
+
+/** Deletes the policies this component manages, by name: no seed needed. */
+export function destroyNetworkPolicies(
+  client: ResourceClient,
+  namespace: string,
+  ctx: ComponentContext,
+): Promise<void> {
+  return deleteAll(client, Refs.networkPolicy, Object.values(NetworkPolicyName), namespace, ctx);
 }
 
 export function shootNetworkPolicyValues(shoot: Shoot, seed: Seed, networking: NetworkingStatus): NetworkPolicyValues {
