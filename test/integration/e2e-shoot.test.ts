@@ -16,6 +16,7 @@ import { startBind9, type Bind9 } from '../../src/localenv/bind9.js';
 import { startControlPlane, type ControlPlane } from '../../src/localenv/control-plane.js';
 import { ApiError, ResourceClient, retryOnConflict } from '../../src/runtime/client.js';
 import { silentLogger } from '../../src/runtime/log.js';
+import { seedDualStackMigrationNetworks, seedIPv6Networks } from '../fixtures/objects.js';
 import { waitFor } from '../support/wait.js';
 
 let cp: ControlPlane;
@@ -65,22 +66,7 @@ afterAll(async () => {
   await cp?.stop();
 });
 
-const SEEDS = {
-  ipv6: {
-    ipFamilies: ['IPv6'],
-    nodes: 'fd00:10::/64',
-    pods: 'fd00:10:1::/56',
-    services: 'fd00:10:2::/112',
-    shootDefaults: { pods: 'fd00:10:3::/56', services: 'fd00:10:4::/112' },
-  },
-  dual: {
-    ipFamilies: ['IPv4', 'IPv6'],
-    nodes: '172.18.0.0/16',
-    pods: '10.1.0.0/16',
-    services: '10.2.0.0/16',
-    shootDefaults: { pods: 'fd00:10:3::/56', services: 'fd00:10:4::/112' },
-  },
-};
+const SEEDS = { ipv6: seedIPv6Networks, dual: seedDualStackMigrationNetworks };
 
 function shootObject(
   name: string,

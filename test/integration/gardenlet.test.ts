@@ -12,6 +12,7 @@ import { Refs } from '../../src/gardenlet/resources.js';
 import { ResourceClient, retryOnConflict } from '../../src/runtime/client.js';
 import { startGardenlet, type RunningControllers } from '../support/gardenlet.js';
 import { kubeConfig, newTestNamespace, uniqueSuffix } from '../support/kube.js';
+import { seedDualStackMigrationNetworks, seedIPv6Networks } from '../fixtures/objects.js';
 import { waitFor } from '../support/wait.js';
 
 const client = new ResourceClient(kubeConfig());
@@ -24,22 +25,7 @@ afterAll(async () => {
   await gardenlet?.stop();
 });
 
-const SEED_NETWORKS = {
-  ipv6: {
-    ipFamilies: ['IPv6'],
-    nodes: 'fd00:10::/64',
-    pods: 'fd00:10:1::/56',
-    services: 'fd00:10:2::/112',
-    shootDefaults: { pods: 'fd00:10:3::/56', services: 'fd00:10:4::/112' },
-  },
-  dual: {
-    ipFamilies: ['IPv4', 'IPv6'],
-    nodes: '172.18.0.0/16',
-    pods: '10.1.0.0/16',
-    services: '10.2.0.0/16',
-    shootDefaults: { pods: 'fd00:10:3::/56', services: 'fd00:10:4::/112' },
-  },
-};
+const SEED_NETWORKS = { ipv6: seedIPv6Networks, dual: seedDualStackMigrationNetworks };
 
 async function createSeed(networks: Record<string, unknown>): Promise<string> {
   const name = `seed-${uniqueSuffix()}`;
