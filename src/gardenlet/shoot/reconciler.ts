@@ -108,7 +108,6 @@ export class ShootReconciler implements Reconciler {
 
   private async runFlow(shoot: Shoot, seed: Seed, type: string, ctx: ReconcileContext): Promise<Result | void> {
     const { client } = this;
-    const c: ComponentContext = { signal: ctx.signal };
     const service = new APIServerService(client, shoot, (name, namespace) => this.reader.service(name, namespace));
     let networking: NetworkingStatus | undefined;
     let dnsRecords: APIServerDNSRecords | undefined;
@@ -168,34 +167,19 @@ export class ShootReconciler implements Reconciler {
     ];
 
     const previous = shoot.status?.conditions?.find((cd) => cd.type === CONDITION_TYPE);
-    for (const step of steps) {
-      try {
-        await step.run(c);
-      } catch (e) {
-        const notReady = e instanceof NotReadyError;
-        const failed = e instanceof StepError ? e : new StepError(step.name, e);
-        const description = notReady ? `${step.name}: ${e.message}` : failed.message;
-        await this.patchStatus(
-          shoot,
-          {
-            lastOperation: this.op(type, notReady ? 'Processing' : 'Error', step.progress, description),
-            conditions: [
-              condition(
-                this.clock,
-                CONDITION_TYPE,
-                false,
-                notReady ? 'Progressing' : 'ReconcileFailed',
-                description,
-                previous,
-              ),
-            ],
-          },
-          ctx,
-        );
-        if (notReady) return { requeueAfter: NOT_READY_REQUEUE_MS };
-        throw failed;
-      }
-    }
+    const pending = await this.runSteps(shoot, type, steps, ctx, (notReady, description) => ({
+      conditions: [
+        condition(
+          this.clock,
+          CONDITION_TYPE,
+          false,
+          notReady ? 'Progressing' : 'ReconcileFailed',
+          description,
+          previous,
+        ),
+      ],
+    }));
+    if (pending) return pending;
     await this.patchStatus(
       shoot,
       {
@@ -220,7 +204,6 @@ export class ShootReconciler implements Reconciler {
   private async delete(shoot: Shoot, ctx: ReconcileContext): Promise<Result | void> {
     if (!hasFinalizer(shoot, SHOOT_FINALIZER)) return;
     const { client } = this;
-    const c: ComponentContext = { signal: ctx.signal };
     const namespace = seedNamespaceName(shoot);
     const components: [string, DeployWaiter][] = [
       ['the DNS records', new APIServerDNSRecords(client, shoot, this.options.dns, undefined)],
@@ -261,6 +244,23 @@ export class ShootReconciler implements Reconciler {
         },
       },
     ];
+    const pending = await this.runSteps(shoot, 'Delete', steps, ctx);
+    if (pending) return pending;
+    await removeFinalizer(client, Refs.shoot, shoot, SHOOT_FINALIZER, { signal: ctx.signal });
+  }
+
+  /**
+   * Runs the steps in order. A step that is not ready yet reports Processing with its progress and returns the
+   * requeue; any other failure reports Error naming the step (plus `failureStatus`) and is rethrown.
+   */
+  private async runSteps(
+    shoot: Shoot,
+    type: string,
+    steps: readonly Step[],
+    ctx: ReconcileContext,
+    failureStatus: (notReady: boolean, description: string) => Record<string, unknown> = () => ({}),
+  ): Promise<Result | undefined> {
+    const c: ComponentContext = { signal: ctx.signal };
     for (const step of steps) {
       try {
         await step.run(c);
@@ -269,12 +269,16 @@ export class ShootReconciler implements Reconciler {
         const failed = e instanceof StepError ? e : new StepError(step.name, e);
         const description = notReady ? `${step.name}: ${e.message}` : failed.message;
         const state = notReady ? 'Processing' : 'Error';
-        await this.patchStatus(shoot, { lastOperation: this.op('Delete', state, step.progress, description) }, ctx);
+        await this.patchStatus(
+          shoot,
+          { lastOperation: this.op(type, state, step.progress, description), ...failureStatus(notReady, description) },
+          ctx,
+        );
         if (notReady) return { requeueAfter: NOT_READY_REQUEUE_MS };
         throw failed;
       }
     }
-    await removeFinalizer(client, Refs.shoot, shoot, SHOOT_FINALIZER, { signal: ctx.signal });
+    return undefined;
   }
 
   private op(type: string, state: string, progress: number, description: string): LastOperation {
