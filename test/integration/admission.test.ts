@@ -26,6 +26,7 @@ import { Refs } from '../../src/gardenlet/resources.js';
 import { generateCertificates } from '../../src/localenv/certs.js';
 import { asApiError, ResourceClient, retryOnConflict, type ApiError } from '../../src/runtime/client.js';
 import { silentLogger } from '../../src/runtime/log.js';
+import { seedIPv6Networks } from '../fixtures/objects.js';
 import { kubeConfig, newTestNamespace, uniqueSuffix } from '../support/kube.js';
 import { waitFor } from '../support/wait.js';
 
@@ -222,13 +223,7 @@ describe('admission webhook behind kube-apiserver', () => {
       metadata: { name: seedName, labels: labels('on') },
       spec: {
         provider: { type: 'local', region: 'local' },
-        networks: {
-          ipFamilies: ['IPv6'],
-          nodes: 'fd00:10::/64',
-          pods: 'fd00:10:1::/56',
-          services: 'fd00:10:2::/112',
-          shootDefaults: { pods: 'fd00:10:3::/56', services: 'fd00:10:4::/112' },
-        },
+        networks: seedIPv6Networks,
       },
     } as KubernetesObject);
     seeds.push(seedName);

@@ -37,6 +37,7 @@ import {
   grantAttributes,
   type ChartComponent,
 } from '../deploy/expected-rbac.js';
+import { seedIPv6Networks } from '../fixtures/objects.js';
 import { kubeConfig, uniqueSuffix } from '../support/kube.js';
 import { waitFor } from '../support/wait.js';
 
@@ -384,13 +385,7 @@ describe('the controllers with the chart’s ServiceAccounts', () => {
       metadata: { name: SEED },
       spec: {
         provider: { type: 'local', region: 'local' },
-        networks: {
-          ipFamilies: ['IPv6'],
-          nodes: 'fd00:10::/64',
-          pods: 'fd00:10:1::/56',
-          services: 'fd00:10:2::/112',
-          shootDefaults: { pods: 'fd00:10:3::/56', services: 'fd00:10:4::/112' },
-        },
+        networks: seedIPv6Networks,
       },
     } as KubernetesObject);
     await admin.create(resources.namespace, {
