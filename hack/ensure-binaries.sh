@@ -1,9 +1,17 @@
 #!/usr/bin/env bash
 # Provides the binaries of the local control plane in .cache/bin (gitignored):
-#   kube-apiserver, kube-controller-manager (its namespace and garbage collector controllers), kubectl
+#   kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kubelet, kube-proxy
 #                            built from k8s.io/kubernetes     ($KUBERNETES_VERSION)
+#   pause                    the sandbox binary, compiled with cc from the same module's build/pause/linux/pause.c
 #   etcd                     built from go.etcd.io/etcd/server ($ETCD_VERSION)
 #   helm                     built from helm.sh/helm/v3        ($HELM_VERSION)
+#   containerd, containerd-shim-runc-v2, ctr
+#                            built from github.com/containerd/containerd/v2 ($CONTAINERD_VERSION)
+#   runc                     built from github.com/opencontainers/runc ($RUNC_VERSION; cgo for nsenter, no seccomp)
+#   cni-bridge, cni-host-local, cni-loopback
+#                            built from github.com/containernetworking/plugins ($CNI_PLUGINS_VERSION)
+#   coredns                  built from github.com/coredns/coredns ($COREDNS_VERSION)
+# The control plane needs the first group (plus etcd and helm); the machines of the local provider need the rest.
 # Versions are pinned in hack/versions.env. Every binary has a stamp file recording what it was built
 # from, so a second run does not even start Go and finishes in milliseconds.
 #
@@ -13,7 +21,7 @@
 #   .cache/bin/NAME               (built here)
 # src/localenv/binaries.ts resolves binaries the same way.
 #
-# Usage: hack/ensure-binaries.sh [NAME...]   (default: all four)
+# Usage: hack/ensure-binaries.sh [NAME...]   (default: all)
 # Env:   GARDENER_IPV6_FORCE_BUILD=1 rebuilds even when a stamp matches.
 #        GARDENER_IPV6_QUIET_CACHED=1 prints nothing when nothing needs building (for wrappers).
 set -euo pipefail
@@ -25,7 +33,9 @@ source "$ROOT/hack/versions.env"
 CACHE_DIR="$ROOT/.cache"
 BIN_DIR="$CACHE_DIR/bin"
 BUILD_DIR="$CACHE_DIR/build"
-ALL=(kube-apiserver kube-controller-manager etcd kubectl helm)
+CONTROL_PLANE=(kube-apiserver kube-controller-manager kube-scheduler etcd kubectl helm)
+NODE=(kubelet kube-proxy pause containerd containerd-shim-runc-v2 ctr runc cni-bridge cni-host-local cni-loopback coredns)
+ALL=("${CONTROL_PLANE[@]}" "${NODE[@]}")
 
 log() { printf '[ensure-binaries] %s\n' "$*" >&2; }
 die() {
@@ -36,9 +46,16 @@ die() {
 # What a binary is built from; a change here (or in versions.env) invalidates its stamp.
 recipe() {
   case "$1" in
-    kube-apiserver | kube-controller-manager | kubectl) echo "k8s.io/kubernetes@$KUBERNETES_VERSION recipe=1" ;;
+    kube-apiserver | kube-controller-manager | kube-scheduler | kubectl | kubelet | kube-proxy)
+      echo "k8s.io/kubernetes@$KUBERNETES_VERSION recipe=1"
+      ;;
+    pause) echo "k8s.io/kubernetes@$KUBERNETES_VERSION build/pause recipe=1" ;;
     etcd) echo "go.etcd.io/etcd/server/v3@$ETCD_VERSION recipe=1" ;;
     helm) echo "helm.sh/helm/v3@$HELM_VERSION recipe=1" ;;
+    containerd | containerd-shim-runc-v2 | ctr) echo "github.com/containerd/containerd/v2@$CONTAINERD_VERSION recipe=1" ;;
+    runc) echo "github.com/opencontainers/runc@$RUNC_VERSION recipe=1" ;;
+    cni-bridge | cni-host-local | cni-loopback) echo "github.com/containernetworking/plugins@$CNI_PLUGINS_VERSION recipe=1" ;;
+    coredns) echo "github.com/coredns/coredns@$COREDNS_VERSION recipe=1" ;;
     *) die "unknown binary '$1' (known: ${ALL[*]})" ;;
   esac
 }
@@ -93,7 +110,8 @@ go_build() {
   (
     cd "$moddir"
     # -mod=mod lets `go build` add the requirements and go.sum lines the throwaway module lacks.
-    GOFLAGS="${GOFLAGS:+$GOFLAGS }-mod=mod" CGO_ENABLED=0 "$GO" build -v -trimpath -ldflags "-s -w $ldflags" -o "$tmp" "$pkg"
+    GOFLAGS="${GOFLAGS:+$GOFLAGS }-mod=mod" CGO_ENABLED="${BUILD_CGO:-0}" "$GO" build -v -trimpath \
+      -tags "${BUILD_TAGS:-}" -ldflags "-s -w $ldflags" -o "$tmp" "$pkg"
   ) >"$logfile" 2>&1 &
   local pid=$!
   while kill -0 "$pid" 2>/dev/null; do
@@ -124,6 +142,10 @@ version_of() {
   case "$1" in
     kubectl) "$bin" version --client 2>/dev/null | head -n1 ;;
     helm) "$bin" version --short 2>/dev/null ;;
+    pause) "$bin" -v 2>&1 | head -n1 ;;
+    cni-*) CNI_COMMAND=VERSION "$bin" </dev/null 2>/dev/null | head -n1 ;;
+    coredns) "$bin" -version 2>/dev/null | head -n1 ;;
+    ctr | runc | containerd*) "$bin" --version 2>/dev/null | head -n1 ;;
     *) "$bin" --version 2>/dev/null | head -n1 ;;
   esac || true
 }
@@ -204,9 +226,51 @@ build_one() {
   find_go
   mkdir -p "$BUILD_DIR"
   case "$name" in
-    kube-apiserver | kube-controller-manager | kubectl)
+    kube-apiserver | kube-controller-manager | kube-scheduler | kubectl | kubelet | kube-proxy)
       dir="$(kubernetes_module)"
       go_build "$name" "k8s.io/kubernetes/cmd/$name" "$dir" "$(kube_ldflags)"
+      ;;
+    pause)
+      # The sandbox image's binary: a static C program that sleeps and reaps zombies (Kubernetes' build/pause).
+      dir="$(kubernetes_module)"
+      local src
+      src="$("$GO" env GOMODCACHE)/k8s.io/kubernetes@$KUBERNETES_VERSION/build/pause/linux/pause.c"
+      [[ -f "$src" ]] || die "pause: $src not found in the module cache"
+      command -v cc >/dev/null || die "pause: a C compiler (cc) is needed; install gcc"
+      cc -Os -Wall -Werror -static -DVERSION="$KUBERNETES_VERSION" -o "$BIN_DIR/.pause.tmp.$$" "$src" ||
+        die "pause: cc failed (static linking needs libc6-dev)"
+      strip "$BIN_DIR/.pause.tmp.$$" 2>/dev/null || true
+      mv -f "$BIN_DIR/.pause.tmp.$$" "$BIN_DIR/pause"
+      recipe pause >"$BIN_DIR/.pause.stamp"
+      log "built pause: $(version_of pause)"
+      ;;
+    containerd | containerd-shim-runc-v2 | ctr)
+      dir="$BUILD_DIR/containerd-$CONTAINERD_VERSION"
+      write_module "$dir" "github.com/containerd/containerd/v2 $CONTAINERD_VERSION"
+      # no_btrfs: the btrfs snapshotter needs cgo and headers; the machines use overlayfs.
+      BUILD_TAGS="no_btrfs" go_build "$name" "github.com/containerd/containerd/v2/cmd/$name" "$dir" \
+        "-X github.com/containerd/containerd/v2/version.Version=$CONTAINERD_VERSION"
+      ;;
+    runc)
+      # runc's nsenter is C, so cgo is required; without the seccomp tag no libseccomp is needed.
+      command -v cc >/dev/null || die "runc: a C compiler (cc) is needed for cgo; install gcc"
+      dir="$BUILD_DIR/runc-$RUNC_VERSION"
+      write_module "$dir" "github.com/opencontainers/runc $RUNC_VERSION"
+      BUILD_CGO=1 go_build runc github.com/opencontainers/runc "$dir" \
+        "-X main.version=${RUNC_VERSION#v} -extldflags -static"
+      ;;
+    cni-bridge | cni-host-local | cni-loopback)
+      local plugin="${name#cni-}" kind=main
+      [[ "$plugin" == host-local ]] && kind=ipam
+      dir="$BUILD_DIR/cni-plugins-$CNI_PLUGINS_VERSION"
+      write_module "$dir" "github.com/containernetworking/plugins $CNI_PLUGINS_VERSION"
+      go_build "$name" "github.com/containernetworking/plugins/plugins/$kind/$plugin" "$dir" \
+        "-X github.com/containernetworking/plugins/pkg/utils/buildversion.BuildVersion=$CNI_PLUGINS_VERSION"
+      ;;
+    coredns)
+      dir="$BUILD_DIR/coredns-$COREDNS_VERSION"
+      write_module "$dir" "github.com/coredns/coredns $COREDNS_VERSION"
+      go_build coredns github.com/coredns/coredns "$dir" ""
       ;;
     etcd)
       # The etcd server's main package is the root of go.etcd.io/etcd/server/v3; its go.mod's replaces only
