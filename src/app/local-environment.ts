@@ -20,6 +20,11 @@ import type { ResourceClient } from '../runtime/client.js';
 import { isInvalid } from '../runtime/client.js';
 import type { Logger } from '../runtime/log.js';
 import { startRuntime, type Runtime } from './runtime.js';
+import { LocalProvider } from '../extensions/provider-local/provider.js';
+import { LoadBalancerNetwork } from '../extensions/provider-local/loadbalancer/network.js';
+import { gatewayCIDR, type LoadBalancerNetworks } from '../extensions/provider-local/loadbalancer/pool.js';
+import { ensureBinaries } from '../localenv/binaries.js';
+import { netnsUnsupportedReason } from '../localenv/netns.js';
 
 export const EXAMPLE_SEED = 'seed-ipv6.yaml';
 export const EXAMPLE_SHOOT = 'shoot-ipv6.yaml';
@@ -27,41 +32,124 @@ export const EXAMPLE_SHOOT = 'shoot-ipv6.yaml';
 export interface LocalServices {
   readonly bind: Bind9;
   readonly runtime: Runtime;
+  /** provider-local with real shoot control planes, when this process may run them (root). */
+  readonly provider: LocalProvider | undefined;
+  readonly loadBalancerNetwork: LoadBalancerNetwork | undefined;
+  /** Stops the webhook, the controllers and the shoot control planes, and starts them again on the same state. */
+  restartGardenlet(): Promise<void>;
   stop(): Promise<void>;
 }
 
+export interface LocalServicesOptions {
+  /**
+   * Run each shoot's control plane as processes (needs root for the network namespaces). @default when root
+   */
+  readonly controlPlanes?: boolean;
+  /** Load-balancer networks per family. @default fd00:ff::/64 and 172.18.255.0/24 */
+  readonly loadBalancerNetworks?: LoadBalancerNetworks;
+  /** Tells two environments of one process apart (the bridge's name). */
+  readonly tag?: string;
+  /** Shorter care and restart periods for tests. */
+  readonly careSyncPeriodMs?: number;
+  readonly restartBackoff?: { initialMs?: number; maxMs?: number };
+}
+
+/**
+ * With control planes: the load-balancer bridge, BIND9 on port 53 of its IPv6 gateway (where the control planes'
+ * and machines' namespaces can ask it), provider-local with its state under the control plane's folder.
+ */
 export async function startLocalServices(
   cp: ControlPlane,
   gates: FeatureGates,
   logger: Logger,
+  opts: LocalServicesOptions = {},
 ): Promise<LocalServices> {
-  const bind = await startBind9(
-    process.env.GARDENER_IPV6_TMPDIR ? { parentDir: process.env.GARDENER_IPV6_TMPDIR } : {},
-  );
-  let runtime: Runtime;
+  const controlPlanes = opts.controlPlanes ?? netnsUnsupportedReason() === undefined;
+  const binaries = controlPlanes
+    ? await ensureBinaries({ names: ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler'] })
+    : undefined;
+  let lbNetwork: LoadBalancerNetwork | undefined;
+  let dnsAddress: string | undefined;
+  if (controlPlanes) {
+    lbNetwork = new LoadBalancerNetwork(opts.loadBalancerNetworks, opts.tag);
+    lbNetwork.deploy();
+    dnsAddress = gatewayAddress(lbNetwork.networks.IPv6);
+  }
+  const tmp = process.env.GARDENER_IPV6_TMPDIR ? { parentDir: process.env.GARDENER_IPV6_TMPDIR } : {};
+  let bind: Bind9;
   try {
-    runtime = await startRuntime({
-      kubeConfig: cp.kubeConfig(),
-      gates,
-      logger,
-      // With --ipv6-only the API server reaches us over the veth pair, else on our own [::1].
-      webhook: { host: '::', port: 0, advertiseHost: cp.veth?.hostAddress ?? '::1' },
-      gardenlet: {
-        dns: localDNSProvider({ server: bind.server, tsigKeyName: bind.tsigKeyName, tsigSecret: bind.tsigSecret }),
-      },
-    });
+    bind = await startBind9({ ...tmp, ...(dnsAddress !== undefined ? { address: dnsAddress, port: 53 } : {}) });
   } catch (e) {
-    await bind.stop();
+    lbNetwork?.destroy();
     throw e;
   }
+  // The gardenlet with its provider: started again on the same state by restartGardenlet().
+  const startGardenlet = async (): Promise<{ runtime: Runtime; provider: LocalProvider | undefined }> => {
+    const provider =
+      lbNetwork && binaries
+        ? new LocalProvider({
+            stateDir: join(cp.dir, 'shoots'),
+            bridge: lbNetwork.bridge,
+            networks: lbNetwork.networks,
+            binaries,
+            ...(opts.restartBackoff ? { restartBackoff: opts.restartBackoff } : {}),
+          })
+        : undefined;
+    try {
+      const runtime = await startRuntime({
+        kubeConfig: cp.kubeConfig(),
+        gates,
+        logger,
+        // With --ipv6-only the API server reaches us over the veth pair, else on our own [::1].
+        webhook: { host: '::', port: 0, advertiseHost: cp.veth?.hostAddress ?? '::1' },
+        gardenlet: {
+          dns: localDNSProvider({ server: bind.server, tsigKeyName: bind.tsigKeyName, tsigSecret: bind.tsigSecret }),
+          ...(provider ? { provider } : {}),
+          ...(opts.careSyncPeriodMs !== undefined ? { careSyncPeriodMs: opts.careSyncPeriodMs } : {}),
+        },
+      });
+      return { runtime, provider };
+    } catch (e) {
+      await provider?.stop();
+      throw e;
+    }
+  };
+  let gardenlet: Awaited<ReturnType<typeof startGardenlet>>;
+  try {
+    gardenlet = await startGardenlet();
+  } catch (e) {
+    await bind.stop();
+    lbNetwork?.destroy();
+    throw e;
+  }
+  const stopGardenlet = async () => {
+    await gardenlet.runtime.stop();
+    await gardenlet.provider?.stop();
+  };
   return {
     bind,
-    runtime,
+    get runtime() {
+      return gardenlet.runtime;
+    },
+    get provider() {
+      return gardenlet.provider;
+    },
+    loadBalancerNetwork: lbNetwork,
+    async restartGardenlet() {
+      await stopGardenlet();
+      gardenlet = await startGardenlet();
+    },
     async stop() {
-      await runtime.stop();
+      await stopGardenlet();
       await bind.stop();
+      lbNetwork?.destroy();
     },
   };
+}
+
+/** `fd00:ff::/64` → `fd00:ff::1`. */
+function gatewayAddress(network: string | undefined): string | undefined {
+  return network === undefined ? undefined : gatewayCIDR(network).replace(/\/\d+$/, '');
 }
 
 function example(name: string): KubernetesObject {

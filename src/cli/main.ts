@@ -4,7 +4,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { FeatureGateError, parseFeatureGates } from '../featuregate/featuregate.js';
 import { runDefault } from './default.js';
-import { parseHostIPs } from '../gardenlet/provider-local/ingress.js';
+import { parseHostIPs } from '../extensions/provider-local/loadbalancer/ingress.js';
 import { runRender } from './render.js';
 import { parseComponents, runRun } from './run.js';
 import { up } from './up.js';

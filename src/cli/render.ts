@@ -10,7 +10,7 @@ import { parseCIDR } from '../net/cidr.js';
 import { Seeds, Shoots } from '../apis/registry.js';
 import type { FeatureGates } from '../featuregate/featuregate.js';
 import { localDNSProvider, type LocalDNSOptions } from '../gardenlet/dns-provider.js';
-import type { HostIPs } from '../gardenlet/provider-local/ingress.js';
+import type { HostIPs } from '../extensions/provider-local/loadbalancer/ingress.js';
 import { renderShootObjects } from '../gardenlet/shoot/desired.js';
 import { shootNetworkingStatus, ShootNetworksError } from '../gardenlet/shoot/networks.js';
 import { EXIT_INVALID, EXIT_OK, InputError, readDocuments, type CliIO } from './io.js';

@@ -6,7 +6,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { COMPONENTS, startRuntime, type Component } from '../app/runtime.js';
 import type { FeatureGates } from '../featuregate/featuregate.js';
 import { localDNSProvider } from '../gardenlet/dns-provider.js';
-import type { HostIPs } from '../gardenlet/provider-local/ingress.js';
+import type { HostIPs } from '../extensions/provider-local/loadbalancer/ingress.js';
 import { newLogger } from '../runtime/log.js';
 import { InputError, type CliIO } from './io.js';
 

@@ -6,10 +6,16 @@ import type { KubernetesObject, V1Service } from '@kubernetes/client-node';
 import type { Request } from '../runtime/controller.js';
 import type { Manager } from '../runtime/manager.js';
 import { GARDEN_NAMESPACE } from './names.js';
-import { DEFAULT_HOST_IPS, type HostIPs } from './provider-local/ingress.js';
-import { isShootLoadBalancer, ServiceLoadBalancerReconciler } from './provider-local/service-controller.js';
+import { DEFAULT_HOST_IPS, type HostIPs } from '../extensions/provider-local/loadbalancer/ingress.js';
+import {
+  isShootLoadBalancer,
+  ServiceLoadBalancerReconciler,
+} from '../extensions/provider-local/loadbalancer/service-controller.js';
 import { extensionOutcomeChanged, loadBalancerChanged, specOrMetadataChanged } from '../runtime/predicates.js';
+import { conditionsOrSpecChanged } from './shoot/care/reconciler.js';
 import { Refs } from './resources.js';
+import type { LocalProvider } from '../extensions/provider-local/provider.js';
+import { ShootCareReconciler } from './shoot/care/reconciler.js';
 import { SeedReconciler } from './seed/reconciler.js';
 import type { DNSProviderConfig } from './shoot/components/dns-records.js';
 import { ShootReconciler, type ShootReader } from './shoot/reconciler.js';
@@ -23,6 +29,13 @@ export interface GardenletOptions {
   /** Let the shoot succeed only after the Network and DNSRecord extensions did. @default true */
   readonly waitForExtensions?: boolean;
   readonly workers?: number;
+  /**
+   * provider-local's processes: real control planes per shoot and load-balancer addresses from its pools. Without
+   * it the gardenlet writes objects only and hands out `hostIPs` (the scale benchmark's mode).
+   */
+  readonly provider?: LocalProvider;
+  /** How often the care controller checks each shoot's control plane. @default 10 s */
+  readonly careSyncPeriodMs?: number;
 }
 
 /** `shoot--<project>--<shoot>` → the Shoot's request (`garden-<project>`, or `garden` for project garden). */
@@ -59,6 +72,7 @@ export function addGardenletControllers(manager: Manager, options: GardenletOpti
         dns: options.dns,
         ...seedName,
         ...(options.waitForExtensions !== undefined ? { waitForExtensions: options.waitForExtensions } : {}),
+        ...(options.provider ? { provider: options.provider } : {}),
       }),
       ...workers,
     })
@@ -70,6 +84,26 @@ export function addGardenletControllers(manager: Manager, options: GardenletOpti
       .watch(manager.informer(Refs.dnsRecord), ownedToShoot, extensionOutcomeChanged);
   }
 
+  if (options.provider) {
+    const { provider } = options;
+    const care = manager
+      .controller({
+        name: 'shoot-care',
+        reconciler: new ShootCareReconciler({
+          client,
+          clock,
+          provider,
+          shoot: async (name, namespace) => shoots.get(name, namespace),
+          ...seedName,
+          ...(options.careSyncPeriodMs !== undefined ? { syncPeriodMs: options.careSyncPeriodMs } : {}),
+        }),
+        ...workers,
+      })
+      .watch(shoots, undefined, conditionsOrSpecChanged);
+    // A control plane process that starts or exits is news for the shoot's conditions at once.
+    provider.onChange((namespace) => shootRequestForSeedNamespace(namespace).forEach((r) => care.enqueue(r)));
+  }
+
   manager
     .controller({ name: 'seed', reconciler: new SeedReconciler({ client, clock, ...seedName }), ...workers })
     .watch(seeds, undefined, specOrMetadataChanged);
@@ -77,7 +111,14 @@ export function addGardenletControllers(manager: Manager, options: GardenletOpti
   manager
     .controller({
       name: 'provider-local-service',
-      reconciler: new ServiceLoadBalancerReconciler(client, options.hostIPs ?? DEFAULT_HOST_IPS),
+      reconciler: new ServiceLoadBalancerReconciler({
+        client,
+        addresses: options.provider
+          ? { pool: options.provider.pool }
+          : { hostIPs: options.hostIPs ?? DEFAULT_HOST_IPS },
+        get: (name, namespace) => services.get(name, namespace) as V1Service | undefined,
+        list: () => services.list() as V1Service[],
+      }),
       ...workers,
     })
     .watch(services, (s) =>

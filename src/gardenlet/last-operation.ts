@@ -39,3 +39,20 @@ export function condition(
     message,
   };
 }
+
+/**
+ * The conditions with `updates` put in place of those of the same type (new types appended): each controller
+ * writes its own conditions and keeps the others' (a merge patch replaces the whole list).
+ */
+export function mergeConditions(
+  existing: readonly Condition[] | undefined,
+  updates: readonly Condition[],
+): Condition[] {
+  const result = [...(existing ?? [])];
+  for (const update of updates) {
+    const i = result.findIndex((c) => c.type === update.type);
+    if (i >= 0) result[i] = update;
+    else result.push(update);
+  }
+  return result;
+}

@@ -16,6 +16,7 @@ export const Refs = {
   namespace: { group: '', version: 'v1', plural: 'namespaces', kind: 'Namespace', namespaced: false },
   service: { group: '', version: 'v1', plural: 'services', kind: 'Service', namespaced: true },
   secret: { group: '', version: 'v1', plural: 'secrets', kind: 'Secret', namespaced: true },
+  configMap: { group: '', version: 'v1', plural: 'configmaps', kind: 'ConfigMap', namespaced: true },
   networkPolicy: {
     group: 'networking.k8s.io',
     version: 'v1',

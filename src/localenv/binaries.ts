@@ -9,7 +9,14 @@ import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { projectRoot } from './project.js';
 
-export const BINARY_NAMES = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kubectl', 'helm'] as const;
+export const BINARY_NAMES = [
+  'etcd',
+  'kube-apiserver',
+  'kube-controller-manager',
+  'kube-scheduler',
+  'kubectl',
+  'helm',
+] as const;
 export type BinaryName = (typeof BINARY_NAMES)[number];
 export type BinaryPaths = Record<BinaryName, string>;
 

@@ -11,7 +11,7 @@ import { which } from './process.js';
 
 export const NETNS_ENV = 'GARDENER_IPV6_NETNS';
 
-function ip(args: string[]): string {
+export function ip(args: string[]): string {
   try {
     return execFileSync(which('ip') ?? 'ip', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   } catch (e) {

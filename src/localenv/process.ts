@@ -15,6 +15,8 @@ export interface ManagedProcess {
   readonly name: string;
   readonly pid: number;
   readonly logFile: string;
+  /** When it was started (ms since epoch). */
+  readonly startedAt: number;
   /** Resolves when the process has exited, for whatever reason. */
   readonly exited: Promise<ProcessExit>;
   /** The exit, once it happened. */
@@ -58,6 +60,7 @@ export function startProcess(opts: StartOptions): ManagedProcess {
     ...opts.args,
   ];
   const fd = openSync(opts.logFile, 'a');
+  const startedAt = Date.now();
   // detached: a process group of its own, so a Ctrl-C in the terminal reaches us, not the children, and we stop
   // them in order (API server before etcd).
   const child = spawn(argv[0]!, argv.slice(1), {
@@ -95,6 +98,7 @@ export function startProcess(opts: StartOptions): ManagedProcess {
     name: opts.name,
     pid: child.pid ?? -1,
     logFile: opts.logFile,
+    startedAt,
     exited,
     exit: () => exit,
     tail(lines = 30) {

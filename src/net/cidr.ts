@@ -118,6 +118,13 @@ export function familyBits(family: IPFamily): number {
   return BITS[family];
 }
 
+/** The n-th address of the CIDR's network (0 is the network address), or undefined when it lies outside. */
+export function nthAddress(cidr: CIDR, n: bigint | number): IP | undefined {
+  const offset = BigInt(n);
+  if (offset < 0n || offset >= addressCount(cidr)) return undefined;
+  return { family: cidr.family, value: cidr.network.value + offset };
+}
+
 /** Parses a CIDR that is known to be valid (constants, tests); throws otherwise. */
 export function mustParseCIDR(text: string): CIDR {
   const cidr = parseCIDR(text);

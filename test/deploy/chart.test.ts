@@ -16,7 +16,7 @@ import { buildProgram } from '../../src/cli/main.js';
 import { managedResourceRef } from '../../src/extensions/network/managedresource.js';
 import { parseServer } from '../../src/extensions/dns/transport.js';
 import { Feature, parseFeatureGates } from '../../src/featuregate/featuregate.js';
-import { parseHostIPs } from '../../src/gardenlet/provider-local/ingress.js';
+import { parseHostIPs } from '../../src/extensions/provider-local/loadbalancer/ingress.js';
 import { Refs } from '../../src/gardenlet/resources.js';
 import { generateCertificates } from '../../src/localenv/certs.js';
 import { resources } from '../../src/runtime/client.js';

@@ -9,7 +9,7 @@ import type { DNSRecord } from '../../apis/extensions/v1alpha1/dnsrecord.js';
 import type { Network } from '../../apis/extensions/v1alpha1/network.js';
 import type { OperatingSystemConfig } from '../../apis/extensions/v1alpha1/operatingsystemconfig.js';
 import { seedNamespaceName, shootLabels } from '../names.js';
-import { desiredLoadBalancerIngress, type HostIPs } from '../provider-local/ingress.js';
+import { desiredLoadBalancerIngress, type HostIPs } from '../../extensions/provider-local/loadbalancer/ingress.js';
 import { desiredAPIServerService, ingressIPsByFamily } from './components/apiserver-service.js';
 import { desiredDNSRecords, desiredDNSSecret, type DNSProviderConfig } from './components/dns-records.js';
 import { desiredSeedNamespace } from './components/namespace.js';

@@ -15,10 +15,12 @@ import type { ReconcileContext, Reconciler, Request, Result } from '../../runtim
 import { addFinalizer, hasFinalizer, removeFinalizer } from '../../runtime/finalizers.js';
 import { NotReadyError, StepError, type ComponentContext, type DeployWaiter } from '../component.js';
 import { patchStatusIfChanged } from '../../runtime/status.js';
-import { condition, lastOperation } from '../last-operation.js';
-import { SHOOT_FINALIZER, seedNamespaceName } from '../names.js';
+import { condition, lastOperation, mergeConditions } from '../last-operation.js';
+import { apiServerDomain, SHOOT_FINALIZER, seedNamespaceName } from '../names.js';
 import { Refs } from '../resources.js';
 import type { DNSProviderConfig } from './components/dns-records.js';
+import { ShootControlPlane } from './components/control-plane.js';
+import type { LocalProvider } from '../../extensions/provider-local/provider.js';
 import {
   APIServerDNSRecords,
   APIServerService,
@@ -60,6 +62,11 @@ export interface ShootReconcilerOptions {
   readonly seedName?: string;
   /** Wait for the Network and DNSRecord extensions to report success before the shoot does. @default true */
   readonly waitForExtensions?: boolean;
+  /**
+   * Runs each shoot's control plane (provider-local's processes); without it the gardenlet writes the seed objects
+   * only (objects-only mode, for the scale benchmark).
+   */
+  readonly provider?: LocalProvider;
   readonly clock?: Clock;
 }
 
@@ -113,6 +120,14 @@ export class ShootReconciler implements Reconciler {
     let dnsRecords: APIServerDNSRecords | undefined;
     const network = new NetworkExtension(client, shoot);
     const waitForExtensions = this.options.waitForExtensions ?? true;
+    const { provider } = this.options;
+    let controlPlane: ShootControlPlane | undefined;
+    const waitName = [
+      ...(provider ? ['the control plane'] : []),
+      ...(waitForExtensions ? ['the Network', 'the DNS records'] : []),
+    ]
+      .join(', ')
+      .replace(/, ([^,]*)$/, ' and $1');
 
     // A small task graph, as Gardener's flows: what needs no load balancer address goes first (by then the
     // provider has usually set it), independent components deploy in parallel.
@@ -148,18 +163,40 @@ export class ShootReconciler implements Reconciler {
         run: async (x) => {
           const ready = await service.waitReady(this.clock, x);
           dnsRecords = new APIServerDNSRecords(client, shoot, this.options.dns, ready);
+          if (provider) {
+            controlPlane = new ShootControlPlane(client, shoot, provider, {
+              networking: networking!,
+              service: ready,
+              domain: this.options.dns.domain,
+            });
+          }
         },
       },
-      { name: 'deploying the DNS records', progress: 80, run: (x) => dnsRecords!.deploy(x) },
-      ...(waitForExtensions
+      {
+        name: provider ? 'deploying the DNS records and the control plane' : 'deploying the DNS records',
+        progress: 80,
+        run: (x) =>
+          inParallel(x, [
+            ['deploying the DNS records', (y) => dnsRecords!.deploy(y)],
+            ...(provider
+              ? [['deploying the control plane', (y: ComponentContext) => controlPlane!.deploy(y)] as const]
+              : []),
+          ]),
+      },
+      ...(waitForExtensions || provider
         ? [
             {
-              name: 'waiting for the Network and the DNS records',
+              name: waitName,
               progress: 90,
               run: (x: ComponentContext) =>
                 inParallel(x, [
-                  ['waiting for the Network', (y) => network.wait(y)],
-                  ['waiting for the DNS records', (y) => dnsRecords!.wait(y)],
+                  ...(provider ? [['waiting for the control plane', () => controlPlane!.wait()] as const] : []),
+                  ...(waitForExtensions
+                    ? ([
+                        ['waiting for the Network', (y: ComponentContext) => network.wait(y)],
+                        ['waiting for the DNS records', (y: ComponentContext) => dnsRecords!.wait(y)],
+                      ] as const)
+                    : []),
                 ]),
             },
           ]
@@ -168,7 +205,7 @@ export class ShootReconciler implements Reconciler {
 
     const previous = shoot.status?.conditions?.find((cd) => cd.type === CONDITION_TYPE);
     const pending = await this.runSteps(shoot, type, steps, ctx, (notReady, description) => ({
-      conditions: [
+      conditions: mergeConditions(shoot.status?.conditions, [
         condition(
           this.clock,
           CONDITION_TYPE,
@@ -177,14 +214,14 @@ export class ShootReconciler implements Reconciler {
           description,
           previous,
         ),
-      ],
+      ]),
     }));
     if (pending) return pending;
     await this.patchStatus(
       shoot,
       {
         lastOperation: this.op(type, 'Succeeded', 100, 'Shoot cluster has been successfully reconciled.'),
-        conditions: [
+        conditions: mergeConditions(shoot.status?.conditions, [
           condition(
             this.clock,
             CONDITION_TYPE,
@@ -193,8 +230,12 @@ export class ShootReconciler implements Reconciler {
             'Networking of every IP family is in place.',
             previous,
           ),
-        ],
+        ]),
         networking: networking ?? {},
+        advertisedAddresses: (['external', 'internal'] as const).map((name) => ({
+          name,
+          url: `https://${apiServerDomain(shoot, name, this.options.dns.domain)}`,
+        })),
         observedGeneration: shoot.metadata.generation,
       },
       ctx,
@@ -211,6 +252,9 @@ export class ShootReconciler implements Reconciler {
       ['the OperatingSystemConfig', new WorkerOperatingSystemConfig(client, shoot)],
       ['the kube-apiserver service', new APIServerService(client, shoot)],
       ['the NetworkPolicies', { deploy: async () => {}, destroy: (x) => destroyNetworkPolicies(client, namespace, x) }],
+      ...(this.options.provider
+        ? [['the control plane', new ShootControlPlane(client, shoot, this.options.provider)] as [string, DeployWaiter]]
+        : []),
     ];
     const seedNamespace = new SeedNamespace(client, shoot);
     const steps: Step[] = [
@@ -297,7 +341,7 @@ export class ShootReconciler implements Reconciler {
  */
 async function inParallel(
   ctx: ComponentContext,
-  tasks: readonly [string, (ctx: ComponentContext) => Promise<void>][],
+  tasks: readonly (readonly [string, (ctx: ComponentContext) => Promise<void>])[],
 ): Promise<void> {
   const results = await Promise.allSettled(tasks.map(([, run]) => run(ctx)));
   const failures = results.flatMap((r, i) => (r.status === 'rejected' ? [[tasks[i]![0], r.reason] as const] : []));

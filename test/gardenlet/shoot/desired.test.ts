@@ -11,7 +11,7 @@ import {
   DEFAULT_HOST_IPS,
   desiredLoadBalancerIngress,
   parseHostIPs,
-} from '../../../src/gardenlet/provider-local/ingress.js';
+} from '../../../src/extensions/provider-local/loadbalancer/ingress.js';
 import type { desiredAPIServerService } from '../../../src/gardenlet/shoot/components/apiserver-service.js';
 import { ingressIPsByFamily } from '../../../src/gardenlet/shoot/components/apiserver-service.js';
 import { staleDNSRecordNames } from '../../../src/gardenlet/shoot/components/dns-records.js';

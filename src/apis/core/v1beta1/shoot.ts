@@ -91,6 +91,7 @@ export const ShootStatusSchema = z.looseObject({
   seedName: z.string().optional(),
   technicalID: z.string().optional(),
   networking: NetworkingStatusSchema.optional(),
+  advertisedAddresses: z.array(z.looseObject({ name: z.string(), url: z.string() })).optional(),
 });
 export type ShootStatus = z.infer<typeof ShootStatusSchema>;
 

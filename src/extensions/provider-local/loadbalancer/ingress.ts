@@ -1,6 +1,6 @@
 import type { V1LoadBalancerIngress, V1Service } from '@kubernetes/client-node';
-import { isIPFamily } from '../../apis/validation/ip-families.js';
-import { canonicalIP, type IPFamily } from '../../net/cidr.js';
+import { isIPFamily } from '../../../apis/validation/ip-families.js';
+import { canonicalIP, type IPFamily } from '../../../net/cidr.js';
 
 /** The host addresses the local provider hands out as load balancer IPs, per family. */
 export type HostIPs = Readonly<Record<IPFamily, string>>;

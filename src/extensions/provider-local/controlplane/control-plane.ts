@@ -1,0 +1,215 @@
+/**
+ * One shoot's control plane as provider-local runs it: a network namespace of its own (like a pod), plugged into
+ * the load-balancer bridge with the shoot's load-balancer address per family, and in it etcd, kube-apiserver,
+ * kube-controller-manager and kube-scheduler as supervised processes of the pinned binaries. Certificates come
+ * from the shoot's CA; etcd's data stays in the shoot's state folder, so a restart of the gardenlet loses nothing.
+ */
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { request } from 'node:https';
+import { join } from 'node:path';
+import { firstServiceIP } from '../../../localenv/control-plane.js';
+import { deleteNetns } from '../../../localenv/netns.js';
+import type { IPFamily } from '../../../net/cidr.js';
+import { issueCertificate, type CertificatePair } from '../../../pki/certificates.js';
+import { renderKubeconfig } from '../../../pki/kubeconfig.js';
+import { SupervisedProcess, type SupervisedState, type SupervisorOptions } from '../../../system/supervisor.js';
+import { attachNamespace, createNamespace, netnsName, shortHash } from '../../../system/network.js';
+import {
+  apiServerURL,
+  controlPlaneFiles,
+  etcdArgs,
+  kubeAPIServerArgs,
+  kubeControllerManagerArgs,
+  kubeSchedulerArgs,
+  type ControlPlaneFiles,
+  type ControlPlaneSpec,
+} from './args.js';
+
+export const CONTROL_PLANE_BINARIES = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler'] as const;
+export type ControlPlaneBinaries = Readonly<Record<(typeof CONTROL_PLANE_BINARIES)[number], string>>;
+
+/** The shoot's long-lived secrets, kept by the gardenlet in the seed namespace. */
+export interface ControlPlaneSecrets {
+  readonly ca: CertificatePair;
+  readonly serviceAccount: { readonly privatePEM: string; readonly publicPEM: string };
+}
+
+export interface LoadBalancerAttachment {
+  readonly bridge: string;
+  /** The prefix length of each family's load-balancer network and its gateway on the bridge. */
+  readonly networks: Readonly<Partial<Record<IPFamily, { prefixLength: number; gateway: string }>>>;
+}
+
+/** How long the control plane's own certificates live; they are issued anew on every start. */
+const CERT_VALIDITY_MS = 365 * 24 * 3600_000;
+
+/** A GET against the shoot's API server with a client certificate; status and body. */
+export function shootGet(
+  url: string,
+  ca: string,
+  client: CertificatePair,
+  path: string,
+  timeoutMs = 2_000,
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      new URL(path, url),
+      { ca, cert: client.certPEM, key: client.keyPEM, timeout: timeoutMs, agent: false },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+export class LocalControlPlane {
+  readonly netns: string;
+  readonly files: ControlPlaneFiles;
+  /** A system:masters client certificate of the gardenlet's, for probes. */
+  private admin: CertificatePair | undefined;
+  private processes: SupervisedProcess[] = [];
+
+  constructor(
+    readonly spec: ControlPlaneSpec,
+    readonly secrets: ControlPlaneSecrets,
+    dir: string,
+    private readonly binaries: ControlPlaneBinaries,
+    private readonly supervisor: SupervisorOptions,
+  ) {
+    this.netns = netnsName('cp', shortHash(spec.name, 8));
+    this.files = controlPlaneFiles(dir);
+  }
+
+  /** The API server URL at the primary family's load-balancer address. */
+  get url(): string {
+    return apiServerURL(this.spec);
+  }
+
+  /** Creates the namespace, writes certificates and kubeconfigs, starts the processes. */
+  async start(lb: LoadBalancerAttachment): Promise<void> {
+    const { spec, files } = this;
+    await Promise.all([files.pki, files.etcdData, files.certDir, files.logs].map((d) => mkdir(d, { recursive: true })));
+    await this.writeCertificates();
+
+    createNamespace(this.netns, { ipv4Loopback: spec.families.includes('IPv4') });
+    const addresses: string[] = [];
+    const gateways: Partial<Record<IPFamily, string>> = {};
+    for (const family of spec.families) {
+      const network = lb.networks[family];
+      const address = spec.addresses[family];
+      if (network === undefined || address === undefined) throw new Error(`no ${family} load-balancer network`);
+      addresses.push(`${address}/${network.prefixLength}`);
+      gateways[family] = network.gateway;
+    }
+    attachNamespace(this.netns, { bridge: lb.bridge, addresses, gateways });
+
+    const run = (name: (typeof CONTROL_PLANE_BINARIES)[number], args: string[]) =>
+      new SupervisedProcess(
+        { name, command: this.binaries[name], args, logFile: join(files.logs, `${name}.log`), netns: this.netns },
+        this.supervisor,
+      );
+    // All at once: the API server waits for etcd, the controllers for the API server, each retrying on its own.
+    this.processes = [
+      run('etcd', etcdArgs(files)),
+      run('kube-apiserver', kubeAPIServerArgs(spec, files)),
+      run('kube-controller-manager', kubeControllerManagerArgs(spec, files)),
+      run('kube-scheduler', kubeSchedulerArgs(files)),
+    ];
+    for (const p of this.processes) p.start();
+  }
+
+  private async writeCertificates(): Promise<void> {
+    const { spec, files, secrets } = this;
+    const validity = { notAfter: new Date(Date.now() + CERT_VALIDITY_MS) };
+    const addresses = spec.families.map((f) => spec.addresses[f]).filter((a): a is string => a !== undefined);
+    // The `kubernetes` Service's ClusterIP of each family.
+    const serviceIPs = spec.serviceCIDRs.map(firstServiceIP);
+    const [server, kubeletClient, controllerManager, scheduler, admin] = await Promise.all([
+      issueCertificate(secrets.ca, {
+        commonName: 'kube-apiserver',
+        usages: ['server'],
+        ...validity,
+        dnsNames: [
+          spec.externalDomain,
+          spec.internalDomain,
+          'kubernetes',
+          'kubernetes.default',
+          'kubernetes.default.svc',
+          'kubernetes.default.svc.cluster.local',
+        ],
+        ipAddresses: [...addresses, ...serviceIPs],
+      }),
+      issueCertificate(secrets.ca, {
+        commonName: 'system:apiserver-kubelet-client',
+        organizations: ['system:masters'],
+        usages: ['client'],
+        ...validity,
+      }),
+      issueCertificate(secrets.ca, { commonName: 'system:kube-controller-manager', usages: ['client'], ...validity }),
+      issueCertificate(secrets.ca, { commonName: 'system:kube-scheduler', usages: ['client'], ...validity }),
+      issueCertificate(secrets.ca, {
+        commonName: 'gardenlet',
+        organizations: ['system:masters'],
+        usages: ['client'],
+        ...validity,
+      }),
+    ]);
+    this.admin = admin;
+    const kubeconfig = (name: string, pair: CertificatePair) =>
+      renderKubeconfig({ name, server: this.url, caPEM: secrets.ca.certPEM, ...pair });
+    const files600: [string, string][] = [
+      [files.caCert, secrets.ca.certPEM],
+      [files.caKey, secrets.ca.keyPEM],
+      [files.serverCert, server.certPEM],
+      [files.serverKey, server.keyPEM],
+      [files.kubeletClientCert, kubeletClient.certPEM],
+      [files.kubeletClientKey, kubeletClient.keyPEM],
+      [files.serviceAccountKey, secrets.serviceAccount.privatePEM],
+      [files.serviceAccountPub, secrets.serviceAccount.publicPEM],
+      [files.controllerManagerKubeconfig, kubeconfig('kube-controller-manager', controllerManager)],
+      [files.schedulerKubeconfig, kubeconfig('kube-scheduler', scheduler)],
+    ];
+    await Promise.all(files600.map(([path, text]) => writeFile(path, text, { mode: 0o600 })));
+  }
+
+  states(): SupervisedState[] {
+    return this.processes.map((p) => p.state());
+  }
+
+  /** The log tail of one of its processes. */
+  tail(name: string, lines?: number): string {
+    return this.processes.find((p) => p.name === name)?.tail(lines) ?? '';
+  }
+
+  /** GET against the API server with the gardenlet's admin certificate. */
+  get(path: string, timeoutMs?: number): Promise<{ status: number; body: string }> {
+    if (this.admin === undefined) return Promise.reject(new Error('the control plane was not started'));
+    return shootGet(this.url, this.secrets.ca.certPEM, this.admin, path, timeoutMs);
+  }
+
+  /** Stops the processes (API server first, etcd last) and deletes the namespace; keeps the data. */
+  async stop(): Promise<void> {
+    const byName = (name: string) => this.processes.filter((p) => p.name === name);
+    await Promise.all(byName('kube-apiserver').map((p) => p.stop(10_000)));
+    await Promise.all([...byName('kube-controller-manager'), ...byName('kube-scheduler')].map((p) => p.stop(5_000)));
+    await Promise.all(byName('etcd').map((p) => p.stop(5_000)));
+    deleteNetns(this.netns);
+  }
+
+  /** For exit handlers: kill everything at once and delete the namespace. */
+  killNow(): void {
+    for (const p of this.processes) p.killNow();
+    deleteNetns(this.netns);
+  }
+
+  /** Removes the data (after stop). */
+  async removeData(): Promise<void> {
+    await rm(this.files.dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,90 @@
+/**
+ * provider-local's service controller: plays the cloud load balancer for LoadBalancer Services in shoot
+ * namespaces. With address pools (the real local provider) each Service gets its own address per family from the
+ * pools, kept until the Service goes; without (objects-only mode, the scale benchmark) every Service gets the same
+ * host IP per family.
+ */
+import type { V1LoadBalancerIngress, V1Service } from '@kubernetes/client-node';
+import { isIPFamily } from '../../../apis/validation/ip-families.js';
+import type { ResourceClient } from '../../../runtime/client.js';
+import type { ReconcileContext, Reconciler, Request } from '../../../runtime/controller.js';
+import { canonicalIP, type IPFamily } from '../../../net/cidr.js';
+import { Refs } from '../../../gardenlet/resources.js';
+import { desiredLoadBalancerIngress, type HostIPs } from './ingress.js';
+import type { AddressPool } from './pool.js';
+
+export const SHOOT_NAMESPACE_PREFIX = 'shoot--';
+
+export function isShootLoadBalancer(service: V1Service): boolean {
+  return (
+    service.spec?.type === 'LoadBalancer' && (service.metadata?.namespace ?? '').startsWith(SHOOT_NAMESPACE_PREFIX)
+  );
+}
+
+/** Where load-balancer addresses come from: the same host IPs for all, or a pool. */
+export type AddressSource = { readonly hostIPs: HostIPs } | { readonly pool: AddressPool };
+
+export interface ServiceLoadBalancerOptions {
+  readonly client: ResourceClient;
+  readonly addresses: AddressSource;
+  /** Reads a service (an informer cache). */
+  readonly get: (name: string, namespace: string) => V1Service | undefined;
+  /** All services (the informer cache): the addresses they hold are taken. */
+  readonly list: () => readonly V1Service[];
+}
+
+const key = (s: V1Service) => `${s.metadata?.namespace}/${s.metadata?.name}`;
+
+export class ServiceLoadBalancerReconciler implements Reconciler {
+  /** Addresses handed out but maybe not yet in the cache: two workers must never pick the same one. */
+  private readonly reserved = new Map<string, V1LoadBalancerIngress[]>();
+
+  constructor(private readonly options: ServiceLoadBalancerOptions) {}
+
+  async reconcile(req: Request, ctx: ReconcileContext): Promise<void> {
+    const service = this.options.get(req.name, req.namespace ?? '');
+    if (!service || !isShootLoadBalancer(service) || service.metadata?.deletionTimestamp) {
+      // Gone (or going): its addresses are free once no status carries them.
+      this.reserved.delete(`${req.namespace}/${req.name}`);
+      return;
+    }
+    const current = (service.status?.loadBalancer?.ingress ?? []).map((i) => ({ ip: i.ip, ipMode: i.ipMode }));
+    const ingress = this.desired(service, current);
+    if (JSON.stringify(current) === JSON.stringify(ingress)) {
+      this.reserved.delete(key(service));
+      return;
+    }
+    this.reserved.set(key(service), ingress);
+    await this.options.client.mergePatch(
+      Refs.service,
+      req.name,
+      req.namespace,
+      { status: { loadBalancer: { ingress } } },
+      { subresource: 'status', signal: ctx.signal },
+    );
+  }
+
+  private desired(service: V1Service, current: V1LoadBalancerIngress[]): V1LoadBalancerIngress[] {
+    const source = this.options.addresses;
+    if ('hostIPs' in source) return desiredLoadBalancerIngress(service, source.hostIPs);
+    const { pool } = source;
+    const families = (service.spec?.ipFamilies ?? ['IPv4']).filter(isIPFamily);
+    const own = key(service);
+    const taken = new Set<string>();
+    for (const other of this.options.list()) {
+      if (key(other) === own) continue;
+      for (const i of other.status?.loadBalancer?.ingress ?? []) if (i.ip) taken.add(canonicalIP(i.ip) ?? i.ip);
+    }
+    for (const [k, ingress] of this.reserved) if (k !== own) ingress.forEach((i) => i.ip && taken.add(i.ip));
+    const mine = [...(this.reserved.get(own) ?? []), ...current];
+    return families.map((family: IPFamily) => {
+      // Keep what the service has (stable across restarts and reconciles), unless another one took it meanwhile.
+      const kept = mine
+        .map((i) => canonicalIP(i.ip ?? ''))
+        .find((ip) => ip !== undefined && pool.owns(family, ip) && !taken.has(ip));
+      const ip = kept ?? pool.allocate(family, taken);
+      taken.add(ip);
+      return { ip, ipMode: 'VIP' };
+    });
+  }
+}

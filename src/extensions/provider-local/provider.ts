@@ -1,0 +1,222 @@
+/**
+ * provider-local's room: the load-balancer address pools, and the shoot control planes it runs as processes.
+ * One instance per gardenlet; `stop()` ends every process and namespace it started (the data stays in the state
+ * folder for the next start), and an exit handler does the same if the process ends without it. Leftovers of a
+ * previous run that was killed are removed when an instance is created.
+ */
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { onEmergencyExit } from '../../localenv/cleanup.js';
+import type { IPFamily } from '../../net/cidr.js';
+import { removeOrphans } from '../../system/network.js';
+import type { SupervisedState } from '../../system/supervisor.js';
+import type { ControlPlaneSpec } from './controlplane/args.js';
+import {
+  LocalControlPlane,
+  type ControlPlaneBinaries,
+  type ControlPlaneSecrets,
+  type LoadBalancerAttachment,
+} from './controlplane/control-plane.js';
+import { AddressPool, DEFAULT_LOAD_BALANCER_NETWORKS, type LoadBalancerNetworks } from './loadbalancer/pool.js';
+import { formatIP, nthAddress } from '../../net/cidr.js';
+
+export interface LocalProviderOptions {
+  /** Persistent state: one folder per shoot control plane (etcd data, certificates, logs). */
+  readonly stateDir: string;
+  /** The bridge in our network namespace that carries the load-balancer networks (made by the environment). */
+  readonly bridge: string;
+  /** @default DEFAULT_LOAD_BALANCER_NETWORKS */
+  readonly networks?: LoadBalancerNetworks;
+  readonly binaries: ControlPlaneBinaries;
+  /** Restart backoff of crashed processes. @default 0.5 s doubling to 30 s */
+  readonly restartBackoff?: { initialMs?: number; maxMs?: number };
+}
+
+/** What a control plane's health check found. */
+export interface ControlPlaneHealth {
+  readonly apiServer: { readonly ok: boolean; readonly reason: string; readonly message: string };
+  readonly controlPlane: { readonly ok: boolean; readonly reason: string; readonly message: string };
+}
+
+/** A leader Lease renewed longer ago than this means its holder is not working. */
+const LEASE_STALE_MS = 30_000;
+
+export class LocalProvider {
+  readonly pool: AddressPool;
+  private readonly lb: LoadBalancerAttachment;
+  private readonly controlPlanes = new Map<string, { instance: LocalControlPlane; hash: string }>();
+  private readonly listeners = new Set<(name: string) => void>();
+  private readonly unregister: () => void;
+
+  constructor(private readonly options: LocalProviderOptions) {
+    const networks = options.networks ?? DEFAULT_LOAD_BALANCER_NETWORKS;
+    this.pool = new AddressPool(networks);
+    const lbNetworks: Partial<Record<IPFamily, { prefixLength: number; gateway: string }>> = {};
+    for (const family of ['IPv4', 'IPv6'] as const) {
+      const network = this.pool.network(family);
+      if (network) lbNetworks[family] = { prefixLength: network.prefix, gateway: formatIP(nthAddress(network, 1)!) };
+    }
+    this.lb = { bridge: options.bridge, networks: lbNetworks };
+    removeOrphans();
+    this.unregister = onEmergencyExit(
+      () => {
+        for (const { instance } of this.controlPlanes.values()) instance.killNow();
+      },
+      { signals: false },
+    );
+  }
+
+  /** Called with the control plane's name (the seed namespace) whenever one of its processes starts or exits. */
+  onChange(listener: (name: string) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private dir(name: string): string {
+    return join(this.options.stateDir, name);
+  }
+
+  /**
+   * Starts the control plane, or leaves it running when nothing changed; a changed spec or CA restarts it on the
+   * same data.
+   */
+  async deployControlPlane(spec: ControlPlaneSpec, secrets: ControlPlaneSecrets): Promise<LocalControlPlane> {
+    const hash = JSON.stringify([spec, secrets.ca.certPEM, secrets.serviceAccount.publicPEM, this.options.binaries]);
+    const existing = this.controlPlanes.get(spec.name);
+    if (existing?.hash === hash) return existing.instance;
+    if (existing) {
+      this.controlPlanes.delete(spec.name);
+      await existing.instance.stop();
+    }
+    const instance = new LocalControlPlane(spec, secrets, this.dir(spec.name), this.options.binaries, {
+      ...(this.options.restartBackoff ? { backoff: this.options.restartBackoff } : {}),
+      onChange: () => this.listeners.forEach((l) => l(spec.name)),
+    });
+    this.controlPlanes.set(spec.name, { instance, hash });
+    try {
+      await instance.start(this.lb);
+    } catch (e) {
+      this.controlPlanes.delete(spec.name);
+      await instance.stop();
+      throw e;
+    }
+    return instance;
+  }
+
+  controlPlane(name: string): LocalControlPlane | undefined {
+    return this.controlPlanes.get(name)?.instance;
+  }
+
+  /** Stops the control plane's processes, deletes its namespace and its data. */
+  async destroyControlPlane(name: string): Promise<void> {
+    const existing = this.controlPlanes.get(name);
+    this.controlPlanes.delete(name);
+    await existing?.instance.stop();
+    await rm(this.dir(name), { recursive: true, force: true });
+  }
+
+  /** Probes the API server's /readyz and looks at the processes and the controllers' leader Leases. */
+  async health(name: string): Promise<ControlPlaneHealth | undefined> {
+    const instance = this.controlPlane(name);
+    if (instance === undefined) return undefined;
+    const states = instance.states();
+    const state = (n: string) => states.find((s) => s.name === n);
+    const apiServer = await probeAPIServer(instance, state('kube-apiserver'));
+    const down = states.filter((s) => !s.running);
+    if (down.length > 0) {
+      return {
+        apiServer,
+        controlPlane: {
+          ok: false,
+          reason: 'ProcessDown',
+          message: down.map(describeDown).join('; '),
+        },
+      };
+    }
+    if (!apiServer.ok) {
+      return {
+        apiServer,
+        controlPlane: { ok: false, reason: 'APIServerUnavailable', message: 'the API server is not available' },
+      };
+    }
+    const stale: string[] = [];
+    for (const lease of ['kube-controller-manager', 'kube-scheduler']) {
+      const problem = await leaseProblem(instance, lease);
+      if (problem !== undefined) stale.push(problem);
+    }
+    if (stale.length > 0) {
+      return { apiServer, controlPlane: { ok: false, reason: 'LeaderLeaseStale', message: stale.join('; ') } };
+    }
+    const restarts = states.filter((s) => s.restarts > 0);
+    return {
+      apiServer,
+      controlPlane: {
+        ok: true,
+        reason: 'ControlPlaneRunning',
+        message:
+          'etcd, kube-apiserver, kube-controller-manager and kube-scheduler are running' +
+          (restarts.length > 0 ? ` (restarts: ${restarts.map((s) => `${s.name} ${s.restarts}`).join(', ')})` : '.'),
+      },
+    };
+  }
+
+  /** Stops every control plane (their data stays) and ends the exit handler. */
+  async stop(): Promise<void> {
+    const all = [...this.controlPlanes.values()];
+    this.controlPlanes.clear();
+    await Promise.all(all.map(({ instance }) => instance.stop()));
+    this.unregister();
+  }
+}
+
+function describeDown(state: SupervisedState): string {
+  return `${state.name} is not running (${state.lastExit ?? 'not started yet'}; restarts: ${state.restarts})`;
+}
+
+async function probeAPIServer(
+  instance: LocalControlPlane,
+  state: SupervisedState | undefined,
+): Promise<ControlPlaneHealth['apiServer']> {
+  if (state !== undefined && !state.running) {
+    return {
+      ok: false,
+      reason: 'APIServerDown',
+      message: `kube-apiserver is not running (${state.lastExit ?? 'not started'}); restarting with backoff (restarts: ${state.restarts})`,
+    };
+  }
+  try {
+    const probe = await instance.get('/readyz?verbose');
+    if (probe.status === 200) {
+      return { ok: true, reason: 'HealthzRequestSucceeded', message: `API server at ${instance.url} is ready.` };
+    }
+    const failed = probe.body
+      .split('\n')
+      .filter((l) => l.includes('failed'))
+      .join('; ');
+    return {
+      ok: false,
+      reason: 'HealthzRequestFailed',
+      message: `API server at ${instance.url} answered /readyz with HTTP ${probe.status}${failed ? `: ${failed}` : ''}`,
+    };
+  } catch (e) {
+    return {
+      ok: false,
+      reason: 'HealthzRequestFailed',
+      message: `API server at ${instance.url} did not answer /readyz: ${(e as Error).message}`,
+    };
+  }
+}
+
+/** Why a controller's leader Lease shows it is not working, or undefined when it was renewed recently. */
+async function leaseProblem(instance: LocalControlPlane, name: string): Promise<string | undefined> {
+  try {
+    const res = await instance.get(`/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/${name}`);
+    if (res.status === 404) return `${name} holds no leader Lease yet`;
+    if (res.status !== 200) return `reading the ${name} Lease: HTTP ${res.status}`;
+    const renew = (JSON.parse(res.body) as { spec?: { renewTime?: string } }).spec?.renewTime;
+    const age = renew === undefined ? Infinity : Date.now() - Date.parse(renew);
+    return age > LEASE_STALE_MS ? `${name} last renewed its leader Lease ${Math.round(age / 1000)} s ago` : undefined;
+  } catch (e) {
+    return `reading the ${name} Lease: ${(e as Error).message}`;
+  }
+}

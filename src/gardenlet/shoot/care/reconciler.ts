@@ -1,0 +1,132 @@
+/**
+ * The shoot care controller, as Gardener's: checks what runs for a shoot and reports it in the shoot's
+ * conditions, periodically and whenever a control plane process starts or exits.
+ *   APIServerAvailable   /readyz of the shoot's kube-apiserver at its load-balancer address
+ *   ControlPlaneHealthy  etcd, kube-apiserver, kube-controller-manager, kube-scheduler running, and the two
+ *                        controllers renewing their leader Leases
+ * Only this controller writes these conditions; the shoot reconciler keeps them when it writes its own.
+ */
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { decode } from '../../../apis/admission.js';
+import type { Condition } from '../../../apis/meta/schemas.js';
+import { Shoots } from '../../../apis/registry.js';
+import type { LocalProvider } from '../../../extensions/provider-local/provider.js';
+import { isConflict, type ResourceClient } from '../../../runtime/client.js';
+import { realClock, type Clock } from '../../../runtime/clock.js';
+import type { ReconcileContext, Reconciler, Request, Result } from '../../../runtime/controller.js';
+import { hasFinalizer } from '../../../runtime/finalizers.js';
+import { sameIgnoringTimestamps } from '../../../runtime/status.js';
+import { condition, mergeConditions } from '../../last-operation.js';
+import { SHOOT_FINALIZER, seedNamespaceName } from '../../names.js';
+import { Refs } from '../../resources.js';
+
+export const CONDITION_API_SERVER_AVAILABLE = 'APIServerAvailable';
+export const CONDITION_CONTROL_PLANE_HEALTHY = 'ControlPlaneHealthy';
+export const DEFAULT_CARE_SYNC_PERIOD_MS = 10_000;
+/** While something is wrong, look again sooner: a restarted process should turn the condition back quickly. */
+const UNHEALTHY_SYNC_PERIOD_MS = 1_000;
+
+export interface ShootCareOptions {
+  readonly client: ResourceClient;
+  readonly provider: LocalProvider;
+  /** Reads the shoot (the informer cache). */
+  readonly shoot: (name: string, namespace: string | undefined) => Promise<unknown>;
+  readonly seedName?: string;
+  readonly syncPeriodMs?: number;
+  readonly clock?: Clock;
+}
+
+/** Shoot updates the care controller reacts to: a new spec, or conditions another writer changed. */
+export function conditionsOrSpecChanged(obj: KubernetesObject, old: KubernetesObject): boolean {
+  const conditions = (o: KubernetesObject) => (o as { status?: { conditions?: unknown } }).status?.conditions;
+  return (
+    obj.metadata?.generation !== old.metadata?.generation ||
+    obj.metadata?.deletionTimestamp !== old.metadata?.deletionTimestamp ||
+    !sameIgnoringTimestamps(conditions(obj), conditions(old))
+  );
+}
+
+export class ShootCareReconciler implements Reconciler {
+  private readonly clock: Clock;
+
+  constructor(private readonly options: ShootCareOptions) {
+    this.clock = options.clock ?? realClock;
+  }
+
+  async reconcile(req: Request, ctx: ReconcileContext): Promise<Result | void> {
+    const raw = await this.options.shoot(req.name, req.namespace);
+    const shoot = raw ? decode(Shoots, raw).value : undefined;
+    if (!shoot?.spec.seedName || shoot.metadata.deletionTimestamp || !hasFinalizer(shoot, SHOOT_FINALIZER)) return;
+    if (this.options.seedName !== undefined && shoot.spec.seedName !== this.options.seedName) return;
+
+    const health = await this.options.provider.health(seedNamespaceName(shoot));
+    const previous = (type: string) => shoot.status?.conditions?.find((c) => c.type === type);
+    const updates: Condition[] =
+      health === undefined
+        ? [
+            this.condition(CONDITION_API_SERVER_AVAILABLE, false, 'ControlPlaneNotRunning', notRunning, previous),
+            this.condition(CONDITION_CONTROL_PLANE_HEALTHY, false, 'ControlPlaneNotRunning', notRunning, previous),
+          ]
+        : [
+            this.condition(
+              CONDITION_API_SERVER_AVAILABLE,
+              health.apiServer.ok,
+              health.apiServer.reason,
+              health.apiServer.message,
+              previous,
+            ),
+            this.condition(
+              CONDITION_CONTROL_PLANE_HEALTHY,
+              health.controlPlane.ok,
+              health.controlPlane.reason,
+              health.controlPlane.message,
+              previous,
+            ),
+          ];
+    await this.writeConditions(shoot as KubernetesObject & typeof shoot, updates, ctx);
+    const healthy = health?.apiServer.ok === true && health.controlPlane.ok;
+    return {
+      requeueAfter: healthy ? (this.options.syncPeriodMs ?? DEFAULT_CARE_SYNC_PERIOD_MS) : UNHEALTHY_SYNC_PERIOD_MS,
+    };
+  }
+
+  private condition(
+    type: string,
+    ok: boolean,
+    reason: string,
+    message: string,
+    previous: (type: string) => Condition | undefined,
+  ): Condition {
+    return condition(this.clock, type, ok, reason, message, previous(type));
+  }
+
+  /**
+   * Merges the conditions into the shoot's, guarded by its resourceVersion: on a conflict (the shoot reconciler
+   * wrote meanwhile) the reconcile is simply retried on the newer object.
+   */
+  private async writeConditions(
+    shoot: {
+      metadata: { name?: string; namespace?: string; resourceVersion?: string };
+      status?: { conditions?: Condition[] };
+    },
+    updates: Condition[],
+    ctx: ReconcileContext,
+  ): Promise<void> {
+    const merged = mergeConditions(shoot.status?.conditions, updates);
+    if (sameIgnoringTimestamps(shoot.status?.conditions ?? [], merged)) return;
+    try {
+      await this.options.client.mergePatch(
+        Refs.shoot,
+        shoot.metadata.name ?? '',
+        shoot.metadata.namespace,
+        { metadata: { resourceVersion: shoot.metadata.resourceVersion }, status: { conditions: merged } },
+        { subresource: 'status', signal: ctx.signal },
+      );
+    } catch (e) {
+      if (!isConflict(e)) throw e;
+      throw new Error('the shoot changed while its conditions were written; retrying', { cause: e });
+    }
+  }
+}
+
+const notRunning = 'The shoot control plane is not running (yet).';

@@ -1,0 +1,198 @@
+/**
+ * The shoot's control plane: its CA and service-account key in Secrets of the seed namespace (created once, kept
+ * for the shoot's life, as Gardener's secrets manager does), the `<shoot>.ca-cluster` ConfigMap in the project
+ * namespace for users, and the control plane itself, which the provider runs at the load-balancer addresses.
+ */
+import type { V1ConfigMap, V1Secret, V1Service } from '@kubernetes/client-node';
+import type { NetworkingStatus, Shoot } from '../../../apis/core/v1beta1/shoot.js';
+import { shootIPFamilies } from '../../../apis/core/v1beta1/helpers.js';
+import { isIPFamily } from '../../../apis/validation/ip-families.js';
+import type { ControlPlaneSpec } from '../../../extensions/provider-local/controlplane/args.js';
+import type { ControlPlaneSecrets } from '../../../extensions/provider-local/controlplane/control-plane.js';
+import type { LocalProvider } from '../../../extensions/provider-local/provider.js';
+import { parseCIDR, type IPFamily } from '../../../net/cidr.js';
+import { createCA, createSigningKeyPair } from '../../../pki/certificates.js';
+import { isAlreadyExists, type ResourceClient } from '../../../runtime/client.js';
+import { applyAll, deleteAll } from '../../apply.js';
+import { NotReadyError, type ComponentContext, type DeployWaiter } from '../../component.js';
+import { apiServerDomain, seedNamespaceName, shootLabels } from '../../names.js';
+import { Refs } from '../../resources.js';
+import { ingressIPsByFamily } from './apiserver-service.js';
+
+export const CA_SECRET_NAME = 'ca';
+export const SERVICE_ACCOUNT_KEY_SECRET_NAME = 'service-account-key';
+/** How long a shoot's CA lives (Gardener's: ten years). */
+const CA_VALIDITY_MS = 10 * 365 * 24 * 3600_000;
+
+export function caClusterName(shoot: Shoot): string {
+  return `${shoot.metadata.name ?? ''}.ca-cluster`;
+}
+
+/** The `<shoot>.ca-cluster` ConfigMap in the project namespace: the CA a kubeconfig for the shoot trusts. */
+export function desiredCAClusterConfigMap(shoot: Shoot, caPEM: string): V1ConfigMap {
+  return {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: {
+      name: caClusterName(shoot),
+      namespace: shoot.metadata.namespace ?? 'default',
+      labels: { ...shootLabels(shoot), 'gardener.cloud/purpose': 'ca-cluster' },
+    },
+    data: { 'ca.crt': caPEM },
+  };
+}
+
+/** The IPv6 node mask in effect, and the IPv4 one, as api-rules.md defines them per family. */
+export function nodeMaskSizes(shoot: Shoot): Partial<Record<IPFamily, number>> {
+  const kcm = shoot.spec.kubernetes?.kubeControllerManager;
+  const families = shootIPFamilies(shoot).filter(isIPFamily);
+  const masks: Partial<Record<IPFamily, number>> = {};
+  if (families.length === 1 && families[0] === 'IPv6') {
+    masks.IPv6 = kcm?.nodeCIDRMaskSizeIPv6 ?? kcm?.nodeCIDRMaskSize ?? 64;
+    return masks;
+  }
+  if (kcm?.nodeCIDRMaskSize !== undefined) masks.IPv4 = kcm.nodeCIDRMaskSize;
+  if (families.includes('IPv6')) masks.IPv6 = kcm?.nodeCIDRMaskSizeIPv6 ?? 64;
+  return masks;
+}
+
+/** Orders CIDRs by the shoot's families. */
+function byFamilies(cidrs: readonly string[] | undefined, families: readonly IPFamily[]): string[] {
+  const parsed = (cidrs ?? []).map((c) => parseCIDR(c)).filter((c) => c !== undefined);
+  return families.flatMap((f) => parsed.filter((c) => c.family === f).map((c) => c.input));
+}
+
+/** The provider's input: the shoot's ranges (from its networking status) and its load-balancer addresses. */
+export function controlPlaneSpec(
+  shoot: Shoot,
+  networking: NetworkingStatus,
+  service: V1Service,
+  domain: string,
+): ControlPlaneSpec {
+  const families = shootIPFamilies(shoot).filter(isIPFamily);
+  const ingress = ingressIPsByFamily(service);
+  const addresses: Partial<Record<IPFamily, string>> = {};
+  for (const family of families) {
+    const ip = ingress[family][0];
+    if (ip === undefined) throw new NotReadyError(`the kube-apiserver service has no ${family} address yet`);
+    addresses[family] = ip;
+  }
+  const workers = (shoot.spec.provider?.workers?.length ?? 0) > 0;
+  return {
+    name: seedNamespaceName(shoot),
+    families,
+    addresses,
+    serviceCIDRs: byFamilies(networking.services, families),
+    podCIDRs: workers ? byFamilies(networking.pods, families) : [],
+    nodeCIDRMaskSizes: nodeMaskSizes(shoot),
+    externalDomain: apiServerDomain(shoot, 'external', domain),
+    internalDomain: apiServerDomain(shoot, 'internal', domain),
+  };
+}
+
+const b64 = (text: string) => Buffer.from(text).toString('base64');
+const unb64 = (text: string | undefined) => Buffer.from(text ?? '', 'base64').toString('utf8');
+
+/** Reads a Secret, or creates it with `make()`'s data when it doesn't exist yet; never replaces one. */
+async function getOrCreateSecret(
+  client: ResourceClient,
+  shoot: Shoot,
+  name: string,
+  make: () => Promise<Record<string, string>>,
+  ctx: ComponentContext,
+): Promise<Record<string, string>> {
+  const namespace = seedNamespaceName(shoot);
+  const read = async () => (await client.get<V1Secret>(Refs.secret, name, namespace, { signal: ctx.signal }))?.data;
+  const existing = await read();
+  if (existing) return existing;
+  const data = Object.fromEntries(Object.entries(await make()).map(([k, v]) => [k, b64(v)]));
+  const secret: V1Secret = {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name, namespace, labels: { ...shootLabels(shoot), 'gardener.cloud/purpose': name } },
+    type: 'Opaque',
+    data,
+  };
+  try {
+    await client.create(Refs.secret, secret, { signal: ctx.signal });
+    return data;
+  } catch (e) {
+    // Another reconcile created it first: that one counts.
+    if (!isAlreadyExists(e)) throw e;
+    return (await read()) ?? data;
+  }
+}
+
+/** The shoot's CA and service-account key pair, created on first use. */
+export async function ensureControlPlaneSecrets(
+  client: ResourceClient,
+  shoot: Shoot,
+  ctx: ComponentContext,
+): Promise<ControlPlaneSecrets> {
+  const [ca, sa] = await Promise.all([
+    getOrCreateSecret(
+      client,
+      shoot,
+      CA_SECRET_NAME,
+      async () => {
+        const pair = await createCA(`shoot-ca-${seedNamespaceName(shoot)}`, {
+          notAfter: new Date(Date.now() + CA_VALIDITY_MS),
+        });
+        return { 'ca.crt': pair.certPEM, 'ca.key': pair.keyPEM };
+      },
+      ctx,
+    ),
+    getOrCreateSecret(
+      client,
+      shoot,
+      SERVICE_ACCOUNT_KEY_SECRET_NAME,
+      async () => {
+        const pair = await createSigningKeyPair();
+        return { id_rsa: pair.privatePEM, 'id_rsa.pub': pair.publicPEM };
+      },
+      ctx,
+    ),
+  ]);
+  return {
+    ca: { certPEM: unb64(ca['ca.crt']), keyPEM: unb64(ca['ca.key']) },
+    serviceAccount: { privatePEM: unb64(sa.id_rsa), publicPEM: unb64(sa['id_rsa.pub']) },
+  };
+}
+
+export class ShootControlPlane implements DeployWaiter {
+  constructor(
+    private readonly client: ResourceClient,
+    private readonly shoot: Shoot,
+    private readonly provider: LocalProvider,
+    /** The networks and load-balancer service, known once the flow got that far (not needed to destroy). */
+    private readonly inputs?: { networking: NetworkingStatus; service: V1Service; domain: string },
+  ) {}
+
+  async deploy(ctx: ComponentContext): Promise<void> {
+    if (this.inputs === undefined) throw new Error('the control plane needs the networks and the load balancer');
+    const spec = controlPlaneSpec(this.shoot, this.inputs.networking, this.inputs.service, this.inputs.domain);
+    const secrets = await ensureControlPlaneSecrets(this.client, this.shoot, ctx);
+    await applyAll(this.client, Refs.configMap, [desiredCAClusterConfigMap(this.shoot, secrets.ca.certPEM)], ctx);
+    await this.provider.deployControlPlane(spec, secrets);
+  }
+
+  /** Ready once the API server answers /readyz at its load-balancer address. */
+  async wait(): Promise<void> {
+    const instance = this.provider.controlPlane(seedNamespaceName(this.shoot));
+    if (instance === undefined) throw new NotReadyError('the control plane is not running');
+    let reason: string;
+    try {
+      const probe = await instance.get('/readyz', 1_000);
+      if (probe.status === 200) return;
+      reason = `HTTP ${probe.status}`;
+    } catch (e) {
+      reason = (e as Error).message;
+    }
+    throw new NotReadyError(`kube-apiserver at ${instance.url} is not ready yet (${reason})`);
+  }
+
+  async destroy(ctx: ComponentContext): Promise<void> {
+    await this.provider.destroyControlPlane(seedNamespaceName(this.shoot));
+    await deleteAll(this.client, Refs.configMap, [caClusterName(this.shoot)], this.shoot.metadata.namespace, ctx);
+  }
+}

@@ -1,0 +1,186 @@
+/**
+ * Links and network namespaces of the local provider (load-balancer and node networks, one namespace per shoot
+ * control plane or machine), named so that their owner can be told from the name: `<prefix><pid>...`. Whatever a
+ * process that died without cleaning up left behind is found by that pid and removed by `removeOrphans`.
+ *
+ * Synchronous like src/localenv/netns.ts: each call takes milliseconds and must also work from exit handlers.
+ */
+import { createHash } from 'node:crypto';
+import { deleteNetns, ip } from '../localenv/netns.js';
+import { parseCIDR, type IPFamily } from '../net/cidr.js';
+
+/** Prefixes of everything named here; the pid of the owner follows the prefix. */
+export const OWNED_PREFIXES = { bridge: 'gv6b', netns: 'gv6-', veth: 'gv6v' } as const;
+
+/** Linux interface names are at most 15 bytes. */
+const IFNAMSIZ = 15;
+
+/** A short, stable hex tag of a string, for names with little room. */
+export function shortHash(value: string, length = 6): string {
+  return createHash('sha256').update(value).digest('hex').slice(0, length);
+}
+
+/** `gv6b<pid><tag>`: a bridge owned by this process. */
+export function bridgeName(tag: string, pid = process.pid): string {
+  return `${OWNED_PREFIXES.bridge}${pid}${tag}`.slice(0, IFNAMSIZ);
+}
+
+/** `gv6-<pid>-<kind>-<tag>`: a namespace owned by this process. */
+export function netnsName(kind: string, tag: string, pid = process.pid): string {
+  return `${OWNED_PREFIXES.netns}${pid}-${kind}-${tag}`;
+}
+
+/** The host end of a namespace's veth pair: `gv6v<hash of the namespace name>`. */
+export function hostVethName(netns: string): string {
+  return `${OWNED_PREFIXES.veth}${shortHash(netns, IFNAMSIZ - OWNED_PREFIXES.veth.length)}`;
+}
+
+export function linkExists(name: string): boolean {
+  try {
+    ip(['link', 'show', 'dev', name]);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function deleteLink(name: string): void {
+  try {
+    ip(['link', 'del', 'dev', name]);
+  } catch {
+    // Gone already.
+  }
+}
+
+/** `fd00:ff::1/64` → `{ address: 'fd00:ff::1', prefix: 64, family: 'IPv6' }`. */
+export function interfaceAddress(cidr: string): { address: string; prefixLength: number; family: IPFamily } {
+  const slash = cidr.lastIndexOf('/');
+  const parsed = parseCIDR(cidr);
+  if (slash < 0 || parsed === undefined) throw new Error(`${JSON.stringify(cidr)} is not an address with a prefix`);
+  return { address: cidr.slice(0, slash), prefixLength: parsed.prefix, family: parsed.family };
+}
+
+/**
+ * A bridge with the given addresses (`fd00:ff::1/64`), up. An existing bridge of that name is reused, so deploying
+ * twice is harmless. `nodad`: an address under duplicate address detection can't be bound for a second or two.
+ */
+export function ensureBridge(name: string, addresses: readonly string[]): void {
+  if (!linkExists(name)) ip(['link', 'add', 'name', name, 'type', 'bridge']);
+  for (const cidr of addresses) {
+    const family = interfaceAddress(cidr).family;
+    ip(['addr', 'replace', cidr, 'dev', name, ...(family === 'IPv6' ? ['nodad'] : [])]);
+  }
+  ip(['link', 'set', 'dev', name, 'up']);
+}
+
+export interface NamespaceOptions {
+  /** Keep `127.0.0.1` on loopback (IPv4 and dual-stack); IPv6-only namespaces have `::1` alone. */
+  readonly ipv4Loopback: boolean;
+}
+
+/** A fresh network namespace with loopback up; an existing one of that name is deleted first (a stale leftover). */
+export function createNamespace(name: string, opts: NamespaceOptions): void {
+  deleteNetns(name);
+  ip(['netns', 'add', name]);
+  try {
+    ip(['-n', name, 'link', 'set', 'lo', 'up']);
+    if (!opts.ipv4Loopback) ip(['-n', name, 'addr', 'del', '127.0.0.1/8', 'dev', 'lo']);
+  } catch (e) {
+    deleteNetns(name);
+    throw e;
+  }
+}
+
+export interface Attachment {
+  /** The bridge (in our namespace) to plug the namespace into. */
+  readonly bridge: string;
+  /** Addresses of the namespace's `eth0`, with prefix (`fd00:ff::10/64`). */
+  readonly addresses: readonly string[];
+  /** Default gateways per family (the bridge's addresses, without prefix). */
+  readonly gateways: Partial<Record<IPFamily, string>>;
+}
+
+/**
+ * Connects a namespace to a bridge with a veth pair: `eth0` inside with the addresses and a default route per
+ * family, the host end (named after the namespace) on the bridge.
+ */
+export function attachNamespace(netns: string, attachment: Attachment): string {
+  const hostEnd = hostVethName(netns);
+  deleteLink(hostEnd);
+  ip(['link', 'add', hostEnd, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', netns]);
+  try {
+    ip(['link', 'set', 'dev', hostEnd, 'master', attachment.bridge]);
+    ip(['link', 'set', 'dev', hostEnd, 'up']);
+    for (const cidr of attachment.addresses) {
+      const family = interfaceAddress(cidr).family;
+      ip(['-n', netns, 'addr', 'add', cidr, 'dev', 'eth0', ...(family === 'IPv6' ? ['nodad'] : [])]);
+    }
+    ip(['-n', netns, 'link', 'set', 'dev', 'eth0', 'up']);
+    for (const [family, gateway] of Object.entries(attachment.gateways)) {
+      if (gateway === undefined) continue;
+      ip(['-n', netns, ...(family === 'IPv6' ? ['-6'] : ['-4']), 'route', 'replace', 'default', 'via', gateway]);
+    }
+  } catch (e) {
+    deleteLink(hostEnd);
+    throw e;
+  }
+  return hostEnd;
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** The owner pid in a name made here, or undefined for names that aren't ours. */
+export function ownerPid(name: string): number | undefined {
+  for (const prefix of [OWNED_PREFIXES.bridge, OWNED_PREFIXES.netns]) {
+    if (!name.startsWith(prefix)) continue;
+    const digits = /^\d+/.exec(name.slice(prefix.length));
+    return digits ? Number(digits[0]) : undefined;
+  }
+  return undefined;
+}
+
+/**
+ * Deletes the namespaces (with whatever still runs in them) and bridges whose owner process is gone: what a
+ * previous run that was killed left behind. Returns what it removed.
+ */
+export function removeOrphans(): string[] {
+  const removed: string[] = [];
+  const orphan = (name: string) => {
+    const pid = ownerPid(name);
+    return pid !== undefined && pid !== process.pid && !pidAlive(pid);
+  };
+  let namespaces: string[] = [];
+  try {
+    namespaces = ip(['netns', 'list'])
+      .split('\n')
+      .map((line) => line.split(' ')[0] ?? '')
+      .filter(Boolean);
+  } catch {
+    // No namespaces at all.
+  }
+  for (const name of namespaces.filter(orphan)) {
+    deleteNetns(name);
+    removed.push(name);
+  }
+  let links: string[] = [];
+  try {
+    links = ip(['-o', 'link', 'show', 'type', 'bridge'])
+      .split('\n')
+      .map((line) => /^\d+:\s+([^:@\s]+)/.exec(line)?.[1] ?? '')
+      .filter(Boolean);
+  } catch {
+    // No bridges.
+  }
+  for (const name of links.filter(orphan)) {
+    deleteLink(name);
+    removed.push(name);
+  }
+  return removed;
+}

@@ -1,0 +1,61 @@
+/**
+ * Helpers for tests that use a shoot as its user does: kubectl with an admin kubeconfig whose server is the shoot's
+ * DNS name, resolved by the environment's DNS server.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { onTestFinished } from 'vitest';
+import { which } from '../../src/localenv/process.js';
+
+export interface CommandResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** A file in a temporary folder removed when the test finishes. */
+export function testFile(name: string, text: string): string {
+  const dir = mkdtempSync(join(process.env.GARDENER_IPV6_TMPDIR || tmpdir(), 'gardener-ipv6-test-'));
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  const path = join(dir, name);
+  writeFileSync(path, text, { mode: 0o600 });
+  return path;
+}
+
+export function run(command: string, args: string[], timeoutMs = 30_000): Promise<CommandResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/**
+ * Runs a command in a private mount namespace whose /etc/resolv.conf names only `nameserver`, as `ip netns exec`
+ * gives a namespace its own resolv.conf: names resolve through the environment's DNS server, as for a user there.
+ */
+export function runWithNameserver(nameserver: string, command: string, args: string[]): Promise<CommandResult> {
+  const resolvConf = testFile('resolv.conf', `nameserver ${nameserver}\noptions timeout:1 attempts:2\n`);
+  return run(which('unshare') ?? 'unshare', [
+    '--mount',
+    '--propagation',
+    'private',
+    '--',
+    'sh',
+    '-c',
+    'mount --bind "$0" /etc/resolv.conf && exec "$@"',
+    resolvConf,
+    command,
+    ...args,
+  ]);
+}
