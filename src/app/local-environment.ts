@@ -205,8 +205,16 @@ export async function applyExampleShoot(client: ResourceClient, timeoutMs = 120_
   }
 }
 
-/** The lines `up` prints about the shoot: its families, its AAAA records as the DNS server answers them. */
-export async function shootSummary(client: ResourceClient, shoot: Shoot, bind: Bind9): Promise<string[]> {
+/**
+ * The lines `up` prints about the shoot: its families, its AAAA records as the DNS server answers them, and with
+ * real control planes the shoot API server's /version reached at its address and how to get a kubeconfig.
+ */
+export async function shootSummary(
+  client: ResourceClient,
+  shoot: Shoot,
+  bind: Bind9,
+  env: { provider?: LocalProvider | undefined; gardenKubeconfig: string },
+): Promise<string[]> {
   const namespace = seedNamespaceName(shoot);
   const records = (await client.list<DNSRecord & KubernetesObject>(Refs.dnsRecord, { namespace })).items;
   const resolver = new Resolver({ timeout: 2000, tries: 2 });
@@ -231,5 +239,22 @@ export async function shootSummary(client: ResourceClient, shoot: Shoot, bind: B
   }
   const name = apiServerDomain(shoot, 'external', DEFAULT_DOMAIN);
   lines.push(`  try: dig @${bind.address} -p ${bind.port} AAAA ${name}`);
+  const controlPlane = env.provider?.controlPlane(namespace);
+  if (controlPlane !== undefined) {
+    let version: string;
+    try {
+      const res = await controlPlane.get('/version');
+      version =
+        res.status === 200 ? `${(JSON.parse(res.body) as { gitVersion?: string }).gitVersion}` : `HTTP ${res.status}`;
+    } catch (e) {
+      version = `no answer (${(e as Error).message})`;
+    }
+    lines.push(`  shoot API server ${controlPlane.url}/version -> ${version}`);
+    const ref = `${shoot.metadata.namespace}/${shoot.metadata.name}`;
+    lines.push(
+      `  kubeconfig: gardener-ipv6 kubeconfig --kubeconfig ${env.gardenKubeconfig} --shoot ${ref} --pin-address > shoot.kubeconfig`,
+    );
+    lines.push('  then: kubectl --kubeconfig shoot.kubeconfig get namespaces');
+  }
   return lines;
 }

@@ -104,12 +104,19 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
     const client = new ResourceClient(cp.kubeConfig());
     try {
       const shoot = await applyExampleShoot(client);
-      for (const line of await shootSummary(client, shoot, services.bind)) io.out(`${line}\n`);
+      const summary = await shootSummary(client, shoot, services.bind, {
+        provider: services.provider,
+        gardenKubeconfig: cp.kubeconfigPath,
+      });
+      for (const line of summary) io.out(`${line}\n`);
     } catch (e) {
       io.err(`error: the example shoot: ${(e as Error).message}\n`);
       return 1;
     }
-    io.out(`ready: API server ${cp.server} with ${cp.crds.length} CRDs and an IPv6 shoot; Ctrl-C to stop\n`);
+    io.out(
+      `ready: API server ${cp.server} with ${cp.crds.length} CRDs and an IPv6 shoot` +
+        `${services.provider ? ' with its own control plane' : ' (objects only: shoot control planes need root)'}; Ctrl-C to stop\n`,
+    );
 
     const crash = await Promise.race([
       cp.crashed,

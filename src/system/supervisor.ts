@@ -3,7 +3,7 @@
  * backoff whenever it exits, stopped on request. Its state (running, restarts, last exit) is what health checks and
  * conditions report; every change is announced so a controller can react at once instead of polling.
  */
-import { Backoff } from '../runtime/backoff.js';
+import { Backoff, type BackoffOptions } from '../runtime/backoff.js';
 import {
   describeExit,
   startProcess,
@@ -26,7 +26,7 @@ export interface SupervisedState {
 
 export interface SupervisorOptions {
   /** Restart delays: doubling from `baseDelayMs` to `maxDelayMs`. */
-  readonly backoff?: { initialMs?: number; maxMs?: number };
+  readonly backoff?: BackoffOptions;
   /** A run this long counts as stable: the next crash restarts after the base delay again. @default 60 s */
   readonly stableAfterMs?: number;
   /** Called on every start and exit. */

@@ -13,7 +13,6 @@ import { startLocalServices, type LocalServices } from '../../src/app/local-envi
 import type { Shoot } from '../../src/apis/core/v1beta1/shoot.js';
 import { featureGates } from '../../src/featuregate/featuregate.js';
 import { Refs } from '../../src/gardenlet/resources.js';
-import { shootAdminKubeconfig } from '../../src/gardenlet/shoot/admin-kubeconfig.js';
 import { ensureBinaries } from '../../src/localenv/binaries.js';
 import { startControlPlane, type ControlPlane } from '../../src/localenv/control-plane.js';
 import { netnsExists, netnsPids, netnsUnsupportedReason } from '../../src/localenv/netns.js';
@@ -21,6 +20,7 @@ import { parseCIDR, parseIP, contains } from '../../src/net/cidr.js';
 import { ResourceClient } from '../../src/runtime/client.js';
 import { silentLogger } from '../../src/runtime/log.js';
 import { seedDualStackMigrationNetworks, seedIPv4Networks, seedIPv6Networks } from '../fixtures/objects.js';
+import { cli } from '../support/cli.js';
 import { run, runWithNameserver, testFile } from '../support/shoot.js';
 import { waitFor } from '../support/wait.js';
 
@@ -115,11 +115,11 @@ describe.skipIf(unsupported !== undefined)('shoot control planes (needs root)', 
     return service?.status?.loadBalancer?.ingress?.map((i) => i.ip) ?? [];
   }
 
+  /** kubectl with the kubeconfig `gardener-ipv6 kubeconfig` prints, names resolved by the environment's BIND9. */
   async function shootKubectl(name: string, args: string[]) {
-    const kubeconfig = testFile(
-      'kubeconfig',
-      await shootAdminKubeconfig(client, NAMESPACE, name, { expirationSeconds: 3600 }),
-    );
+    const printed = await cli(['kubeconfig', '--kubeconfig', cp.kubeconfigPath, '--shoot', `${NAMESPACE}/${name}`]);
+    expect(printed.code, printed.stderr).toBe(0);
+    const kubeconfig = testFile('kubeconfig', printed.stdout);
     return runWithNameserver(DNS_SERVER, kubectl, ['--kubeconfig', kubeconfig, '--request-timeout=10s', ...args]);
   }
 
@@ -178,6 +178,31 @@ describe.skipIf(unsupported !== undefined)('shoot control planes (needs root)', 
     const sockets = await listeners('v6');
     expect(sockets).toContain(`[${address}]:443`);
     for (const socket of sockets) expect(socket).toMatch(/^\[(::1|fd00:ff:e2::[0-9a-f:]+)\]:\d+$/);
+  });
+
+  it('gives a Node a pod range of the node mask (node IPAM), while a mask kube-controller-manager refuses is rejected', async () => {
+    const node = testFile(
+      'node.yaml',
+      JSON.stringify({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'machine-0', labels: { test: 'ipam' } } }),
+    );
+    const created = await shootKubectl('v6', ['create', '-f', node]);
+    expect(created.code, created.stderr).toBe(0);
+    const podCIDRs = await waitFor(
+      async () => {
+        const r = await shootKubectl('v6', ['get', 'node', 'machine-0', '-o', 'jsonpath={.spec.podCIDRs}']);
+        return r.stdout ? (JSON.parse(r.stdout) as string[]) : undefined;
+      },
+      { timeoutMs: 30_000, message: 'the Node to get a pod range' },
+    );
+    expect(podCIDRs).toHaveLength(1);
+    const cidr = parseCIDR(podCIDRs[0])!;
+    expect(cidr.prefix).toBe(64);
+    expect(contains(parseCIDR('fd00:10:3::/56')!, cidr.network)).toBe(true);
+
+    // /80 on a /56 pod range: 24 bits more, which kube-controller-manager refuses; the API rejects the shoot first.
+    const bad = shootObject('badmask', 'ipv6', { ipFamilies: ['IPv6'], nodes: 'fd00:10:1:100::/56' });
+    (bad as { spec: Record<string, unknown> }).spec.kubernetes = { kubeControllerManager: { nodeCIDRMaskSize: 80 } };
+    await expect(client.create(Refs.shoot, bad)).rejects.toThrow(/at most 16 bits longer than the pods prefix/);
   });
 
   it('a killed kube-apiserver turns APIServerAvailable False and heals by itself', async () => {

@@ -1,0 +1,82 @@
+import { describe, expect, it } from 'vitest';
+import {
+  apiServerBindAddress,
+  apiServerURL,
+  controlPlaneFiles,
+  kubeAPIServerArgs,
+  kubeControllerManagerArgs,
+  nodeMaskArgs,
+  type ControlPlaneSpec,
+} from '../../../../src/extensions/provider-local/controlplane/args.js';
+
+const files = controlPlaneFiles('/state/shoot--p--s');
+
+const ipv6: ControlPlaneSpec = {
+  name: 'shoot--p--s',
+  families: ['IPv6'],
+  addresses: { IPv6: 'fd00:ff::2' },
+  serviceCIDRs: ['fd00:10:4::/112'],
+  podCIDRs: ['fd00:10:3::/56'],
+  nodeCIDRMaskSizes: { IPv6: 64 },
+  externalDomain: 'api.s.p.external.local.gardener.cloud',
+  internalDomain: 'api.s.p.internal.local.gardener.cloud',
+};
+const dual: ControlPlaneSpec = {
+  ...ipv6,
+  families: ['IPv4', 'IPv6'],
+  addresses: { IPv4: '172.18.255.2', IPv6: 'fd00:ff::2' },
+  serviceCIDRs: ['10.4.0.0/16', 'fd00:10:4::/112'],
+  podCIDRs: ['10.3.0.0/16', 'fd00:10:3::/56'],
+  nodeCIDRMaskSizes: { IPv4: 24, IPv6: 64 },
+};
+const ipv4: ControlPlaneSpec = {
+  ...ipv6,
+  families: ['IPv4'],
+  addresses: { IPv4: '172.18.255.3' },
+  serviceCIDRs: ['10.4.0.0/16'],
+  podCIDRs: ['10.3.0.0/16'],
+  nodeCIDRMaskSizes: { IPv4: 24 },
+};
+
+const flag = (args: string[], name: string) => args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
+
+describe('kube-apiserver of a shoot', () => {
+  it('binds only the load-balancer address of a single-stack shoot, `::` in its own namespace for dual-stack', () => {
+    expect(apiServerBindAddress(ipv6)).toBe('fd00:ff::2');
+    expect(apiServerBindAddress(ipv4)).toBe('172.18.255.3');
+    expect(apiServerBindAddress(dual)).toBe('::');
+    expect(flag(kubeAPIServerArgs(ipv6, files), 'bind-address')).toBe('fd00:ff::2');
+  });
+
+  it('advertises the primary family and serves the service ranges in family order', () => {
+    expect(flag(kubeAPIServerArgs(dual, files), 'advertise-address')).toBe('172.18.255.2');
+    expect(flag(kubeAPIServerArgs(dual, files), 'service-cluster-ip-range')).toBe('10.4.0.0/16,fd00:10:4::/112');
+    expect(flag(kubeAPIServerArgs(ipv6, files), 'etcd-servers')).toBe('http://[::1]:2379');
+    expect(flag(kubeAPIServerArgs(ipv6, files), 'secure-port')).toBe('443');
+  });
+
+  it('brackets IPv6 addresses in its URL', () => {
+    expect(apiServerURL(ipv6)).toBe('https://[fd00:ff::2]:443');
+    expect(apiServerURL(dual)).toBe('https://172.18.255.2:443');
+    expect(apiServerURL(dual, 'IPv6')).toBe('https://[fd00:ff::2]:443');
+    expect(() => apiServerURL(ipv4, 'IPv6')).toThrow(/no IPv6 load-balancer address/);
+  });
+});
+
+describe('kube-controller-manager of a shoot', () => {
+  it('allocates node ranges from the pods with the node mask: one flag single-stack, one per family dual-stack', () => {
+    expect(nodeMaskArgs(ipv6)).toEqual(['--node-cidr-mask-size=64']);
+    expect(nodeMaskArgs(ipv4)).toEqual(['--node-cidr-mask-size=24']);
+    expect(nodeMaskArgs(dual)).toEqual(['--node-cidr-mask-size-ipv4=24', '--node-cidr-mask-size-ipv6=64']);
+    const args = kubeControllerManagerArgs(dual, files);
+    expect(flag(args, 'allocate-node-cidrs')).toBe('true');
+    expect(flag(args, 'cluster-cidr')).toBe('10.3.0.0/16,fd00:10:3::/56');
+  });
+
+  it('allocates nothing for a workerless shoot and listens on loopback only', () => {
+    const args = kubeControllerManagerArgs({ ...ipv6, podCIDRs: [] }, files);
+    expect(flag(args, 'allocate-node-cidrs')).toBe('false');
+    expect(flag(args, 'cluster-cidr')).toBeUndefined();
+    expect(flag(args, 'bind-address')).toBe('::1');
+  });
+});

@@ -1,0 +1,120 @@
+import type { V1Service } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import {
+  AddressPool,
+  gatewayCIDR,
+  parseLoadBalancerNetworks,
+} from '../../../../src/extensions/provider-local/loadbalancer/pool.js';
+import { ServiceLoadBalancerReconciler } from '../../../../src/extensions/provider-local/loadbalancer/service-controller.js';
+import type { ResourceClient } from '../../../../src/runtime/client.js';
+import { silentLogger } from '../../../../src/runtime/log.js';
+
+describe('AddressPool', () => {
+  it('hands out the lowest free address after the gateway, per family', () => {
+    const pool = new AddressPool({ IPv6: 'fd00:ff::/64', IPv4: '172.18.255.0/24' });
+    expect(pool.allocate('IPv6', new Set())).toBe('fd00:ff::2');
+    expect(pool.allocate('IPv6', new Set(['fd00:ff::2', 'fd00:ff::3']))).toBe('fd00:ff::4');
+    expect(pool.allocate('IPv4', new Set(['172.18.255.2']))).toBe('172.18.255.3');
+  });
+
+  it('never hands out the IPv4 broadcast address and says when it is exhausted', () => {
+    const pool = new AddressPool({ IPv4: '10.9.0.0/30' });
+    expect(pool.allocate('IPv4', new Set())).toBe('10.9.0.2');
+    expect(() => pool.allocate('IPv4', new Set(['10.9.0.2']))).toThrow(/10\.9\.0\.0\/30 has no free address left/);
+    expect(() => pool.allocate('IPv6', new Set())).toThrow(/no IPv6 load-balancer network/);
+  });
+
+  it('knows its own addresses (not the network address, not the gateway, not another family)', () => {
+    const pool = new AddressPool({ IPv6: 'fd00:ff::/64', IPv4: '172.18.255.0/24' });
+    expect(pool.owns('IPv6', 'fd00:ff::2')).toBe(true);
+    expect(pool.owns('IPv6', 'fd00:ff:0:0::ab')).toBe(true);
+    expect(pool.owns('IPv6', 'fd00:ff::1')).toBe(false);
+    expect(pool.owns('IPv6', 'fd00:fe::2')).toBe(false);
+    expect(pool.owns('IPv4', '172.18.255.255')).toBe(false);
+    expect(pool.owns('IPv4', 'fd00:ff::2')).toBe(false);
+    expect(pool.owns('IPv6', 'not an ip')).toBe(false);
+  });
+
+  it('rejects networks of the wrong family or too small, and gives the gateway with its prefix', () => {
+    expect(() => parseLoadBalancerNetworks({ IPv6: '10.0.0.0/24' })).toThrow(/not an IPv6 network/);
+    expect(() => parseLoadBalancerNetworks({ IPv4: '10.0.0.0/31' })).toThrow(/too small/);
+    expect(() => parseLoadBalancerNetworks({ IPv4: 'nope' })).toThrow(/not a CIDR/);
+    expect(gatewayCIDR('fd00:ff::/64')).toBe('fd00:ff::1/64');
+    expect(gatewayCIDR('172.18.255.0/24')).toBe('172.18.255.1/24');
+  });
+});
+
+function lbService(name: string, families: string[], ingress: string[] = []): V1Service {
+  return {
+    metadata: { name: 'kube-apiserver', namespace: `shoot--p--${name}` },
+    spec: { type: 'LoadBalancer', ipFamilies: families },
+    status: { loadBalancer: { ingress: ingress.map((ip) => ({ ip, ipMode: 'VIP' })) } },
+  };
+}
+
+/** The reconciler against an in-memory service list; patches land in the list as the informer would see them. */
+function harness(services: V1Service[]) {
+  const patches: { namespace?: string; ingress: unknown }[] = [];
+  const client = {
+    mergePatch: async (
+      _ref: unknown,
+      name: string,
+      namespace: string | undefined,
+      body: { status: { loadBalancer: { ingress: { ip: string }[] } } },
+    ) => {
+      patches.push({ namespace, ingress: body.status.loadBalancer.ingress });
+      const s = services.find((x) => x.metadata?.name === name && x.metadata?.namespace === namespace)!;
+      s.status = body.status as V1Service['status'];
+      return s;
+    },
+  } as unknown as ResourceClient;
+  const reconciler = new ServiceLoadBalancerReconciler({
+    client,
+    addresses: { pool: new AddressPool({ IPv6: 'fd00:ff::/64', IPv4: '172.18.255.0/24' }) },
+    get: (name, namespace) => services.find((s) => s.metadata?.name === name && s.metadata?.namespace === namespace),
+    list: () => services,
+  });
+  const reconcile = (shoot: string) =>
+    reconciler.reconcile(
+      { namespace: `shoot--p--${shoot}`, name: 'kube-apiserver' },
+      { signal: new AbortController().signal, logger: silentLogger() },
+    );
+  return { patches, reconcile };
+}
+
+describe('ServiceLoadBalancerReconciler with pools', () => {
+  it('gives each service its own address per family, in the order of its families, and keeps it', async () => {
+    const services = [lbService('a', ['IPv6']), lbService('b', ['IPv4', 'IPv6']), lbService('c', ['IPv6'])];
+    const { patches, reconcile } = harness(services);
+    await reconcile('a');
+    await reconcile('b');
+    await reconcile('c');
+    expect(services.map((s) => s.status?.loadBalancer?.ingress?.map((i) => i.ip))).toEqual([
+      ['fd00:ff::2'],
+      ['172.18.255.2', 'fd00:ff::3'],
+      ['fd00:ff::4'],
+    ]);
+    await reconcile('b');
+    expect(patches).toHaveLength(3);
+  });
+
+  it('hands out a deleted service address again, and never one another service holds', async () => {
+    const services = [lbService('a', ['IPv6'], ['fd00:ff::2']), lbService('b', ['IPv6'], ['fd00:ff::2'])];
+    const { reconcile } = harness(services);
+    // b claims a's address (say, restored from a backup): it gets a fresh one, a keeps its own.
+    await reconcile('b');
+    expect(services[1]!.status?.loadBalancer?.ingress?.[0]?.ip).toBe('fd00:ff::3');
+    services.splice(0, 1);
+    await reconcile('a');
+    services.push(lbService('d', ['IPv6']));
+    await reconcile('d');
+    expect(services[1]!.status?.loadBalancer?.ingress?.[0]?.ip).toBe('fd00:ff::2');
+  });
+
+  it('replaces an address outside the pool (the host IP of objects-only mode)', async () => {
+    const services = [lbService('a', ['IPv6'], ['::1'])];
+    const { reconcile } = harness(services);
+    await reconcile('a');
+    expect(services[0]!.status?.loadBalancer?.ingress).toEqual([{ ip: 'fd00:ff::2', ipMode: 'VIP' }]);
+  });
+});
