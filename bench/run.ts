@@ -4,6 +4,7 @@
  */
 import { runApiBench } from './api.js';
 import { runReconcileBench } from './reconcile.js';
+import { runShootBench } from './shoot.js';
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const args = process.argv.slice(2);
@@ -31,4 +32,17 @@ if (!only || only === 'reconcile') {
         `${r.configMapSeconds.toFixed(1)}s (ratio ${(r.reconcileSeconds / r.configMapSeconds).toFixed(2)}x)`,
     );
   }
+}
+
+if (!only || only === 'shoot') {
+  console.log('\n# shoot control plane start (IPv6 shoot: create -> kube-apiserver /readyz at its load-balancer address)');
+  const r = await runShootBench(Number(args[args.indexOf('--rounds') + 1]) || 3);
+  const f = (n: number) => n.toFixed(1);
+  console.log(
+    `gardenlet: ${f(r.gardenletSeconds)}s to ready (samples ${r.samples.gardenlet.map(f).join(', ')}), ` +
+      `${Math.round(r.gardenletRSSMiB)} MiB RSS per shoot control plane; the same binaries started directly: ` +
+      `${f(r.baselineSeconds)}s (samples ${r.samples.baseline.map(f).join(', ')}), ${Math.round(r.baselineRSSMiB)} MiB; ` +
+      `overhead ratio ${(r.gardenletSeconds / r.baselineSeconds).toFixed(2)}x time, ` +
+      `${(r.gardenletRSSMiB / r.baselineRSSMiB).toFixed(2)}x RSS (${r.rounds} alternating rounds, medians)`,
+  );
 }

@@ -145,7 +145,11 @@ export class ShootReconciler implements Reconciler {
         },
       },
       {
-        name: 'deploying the Network, the OperatingSystemConfig and the NetworkPolicies',
+        // Everything at once: what needs the load balancer address (DNS records, the control plane) waits for it
+        // while the rest is written; the control plane's processes start as early as they can.
+        name: provider
+          ? 'deploying the Network, the OperatingSystemConfig, the NetworkPolicies, the DNS records and the control plane'
+          : 'deploying the Network, the OperatingSystemConfig, the NetworkPolicies and the DNS records',
         progress: 60,
         run: (x) =>
           inParallel(x, [
@@ -155,32 +159,26 @@ export class ShootReconciler implements Reconciler {
               'deploying the NetworkPolicies',
               (y) => new EgressNetworkPolicies(client, shootNetworkPolicyValues(shoot, seed, networking!)).deploy(y),
             ],
-          ]),
-      },
-      {
-        name: 'waiting for the kube-apiserver load balancer',
-        progress: 70,
-        run: async (x) => {
-          const ready = await service.waitReady(this.clock, x);
-          dnsRecords = new APIServerDNSRecords(client, shoot, this.options.dns, ready);
-          if (provider) {
-            controlPlane = new ShootControlPlane(client, shoot, provider, {
-              networking: networking!,
-              service: ready,
-              domain: this.options.dns.domain,
-            });
-          }
-        },
-      },
-      {
-        name: provider ? 'deploying the DNS records and the control plane' : 'deploying the DNS records',
-        progress: 80,
-        run: (x) =>
-          inParallel(x, [
-            ['deploying the DNS records', (y) => dnsRecords!.deploy(y)],
-            ...(provider
-              ? [['deploying the control plane', (y: ComponentContext) => controlPlane!.deploy(y)] as const]
-              : []),
+            [
+              'waiting for the kube-apiserver load balancer',
+              async (y) => {
+                const ready = await service.waitReady(this.clock, y);
+                dnsRecords = new APIServerDNSRecords(client, shoot, this.options.dns, ready);
+                if (provider) {
+                  controlPlane = new ShootControlPlane(client, shoot, provider, {
+                    networking: networking!,
+                    service: ready,
+                    domain: this.options.dns.domain,
+                  });
+                }
+                await inParallel(y, [
+                  ['deploying the DNS records', (z) => dnsRecords!.deploy(z)],
+                  ...(provider
+                    ? [['deploying the control plane', (z: ComponentContext) => controlPlane!.deploy(z)] as const]
+                    : []),
+                ]);
+              },
+            ],
           ]),
       },
       ...(waitForExtensions || provider
@@ -346,7 +344,8 @@ async function inParallel(
   const results = await Promise.allSettled(tasks.map(([, run]) => run(ctx)));
   const failures = results.flatMap((r, i) => (r.status === 'rejected' ? [[tasks[i]![0], r.reason] as const] : []));
   const failure = failures.find(([, reason]) => !(reason instanceof NotReadyError));
-  if (failure) throw new StepError(failure[0], failure[1]);
+  // A nested task's StepError already names the innermost step.
+  if (failure) throw failure[1] instanceof StepError ? failure[1] : new StepError(failure[0], failure[1]);
   if (failures[0]) throw failures[0][1];
 }
 
