@@ -7,12 +7,13 @@ import type { Network } from '../../apis/extensions/v1alpha1/network.js';
 import { errorString, type ErrorList } from '../../apis/field/index.js';
 import type { LastOperation } from '../../apis/meta/schemas.js';
 import { IP_FAMILIES, type IPFamily } from '../../net/cidr.js';
+import { CALICO_TYPE } from './admission.js';
 import { decodeNetworkConfig } from './apis/config.js';
 import { renderCalicoManifests, type CalicoChart, type ChartDefaults, type Manifest } from './manifests.js';
 import { API_VERSION as MR_API_VERSION, KIND as MR_KIND, type ManagedResource } from './managedresource.js';
-import { calicoValues, type CalicoValues } from './values.js';
+import { calicoValues, type CalicoValues, type ShootNetworking } from './values.js';
 
-export const EXTENSION_TYPE = 'calico';
+export const EXTENSION_TYPE = CALICO_TYPE;
 export const MANAGED_RESOURCE_NAME = 'extension-networking-calico';
 /** Gardener's name for the secret of a ManagedResource: `managedresource-<name>`. */
 export const SECRET_NAME = `managedresource-${MANAGED_RESOURCE_NAME}`;
@@ -40,6 +41,8 @@ export interface ManifestSecret {
 export interface NetworkResourcesOptions {
   /** See {@link CalicoValuesOptions.secondFamilyPodCIDR}. */
   readonly secondFamilyPodCIDR?: string;
+  /** What the extension reads from the Network's Shoot. */
+  readonly shoot?: ShootNetworking;
   /** Overrides of the chart defaults (images). */
   readonly chartValues?: Partial<ChartDefaults>;
   readonly chart?: CalicoChart;
@@ -59,13 +62,12 @@ export interface NetworkResources {
  * invalid providerConfig, CalicoValuesError when families and ranges don't fit, ManifestError when rendering fails.
  */
 export function desiredNetworkResources(network: Network, options: NetworkResourcesOptions = {}): NetworkResources {
-  const { config, errors } = decodeNetworkConfig(network.spec.providerConfig, network);
+  const { config, errors } = decodeNetworkConfig(network.spec.providerConfig, network.spec.ipFamilies);
   if (errors.length > 0) throw new InvalidProviderConfigError(errors);
-  const values = calicoValues(
-    network,
-    config,
-    options.secondFamilyPodCIDR !== undefined ? { secondFamilyPodCIDR: options.secondFamilyPodCIDR } : {},
-  );
+  const values = calicoValues(network, config, {
+    ...(options.secondFamilyPodCIDR !== undefined ? { secondFamilyPodCIDR: options.secondFamilyPodCIDR } : {}),
+    ...(options.shoot !== undefined ? { shoot: options.shoot } : {}),
+  });
   const manifests = renderCalicoManifests({ ...options.chartValues, ...values }, options.chart);
   const namespace = network.metadata.namespace ?? '';
   const labels = { [MANAGED_BY_LABEL]: MANAGED_BY };
