@@ -131,7 +131,8 @@ describe('NetworkReconciler against the API server', () => {
   it('writes the Secret and the ManagedResource, reports the status, and cleans up on deletion', async () => {
     const namespace = await newTestNamespace('shoot--calico');
     const client = new ResourceClient(kubeConfig());
-    const network = networkOf('dual');
+    // With an overlay statement both pools are rendered (without one, calico-node makes the IPv4 pool itself).
+    const network = networkOf('dual', { providerConfig: { overlay: { enabled: true } } });
     network.metadata = { name: 'a', namespace };
     await client.create(networkRef, network as unknown as KubernetesObject);
 
