@@ -94,7 +94,7 @@ async function customObject(
   return (await kc
     .makeApiClient(CustomObjectsApi)
     .getNamespacedCustomObject({ group, version, namespace, plural, name })) as {
-    spec: { networking: { services: string } };
+    spec: { networking: { services: string; providerConfig?: unknown } };
   };
 }
 
