@@ -147,6 +147,7 @@ describe('NetworkReconciler against the API server', () => {
     expect(reconciled.metadata.finalizers).toEqual([FINALIZER]);
     expect(reconciled.status).toMatchObject({
       ipFamilies: ['IPv4', 'IPv6'],
+      providerStatus: { apiVersion: 'calico.networking.extensions.gardener.cloud/v1alpha1', kind: 'NetworkStatus' },
       observedGeneration: 1,
       lastOperation: { type: 'Create', state: 'Succeeded', progress: 100 },
     });

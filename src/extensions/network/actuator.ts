@@ -8,7 +8,7 @@ import { errorString, type ErrorList } from '../../apis/field/index.js';
 import type { LastOperation } from '../../apis/meta/schemas.js';
 import { IP_FAMILIES, type IPFamily } from '../../net/cidr.js';
 import { CALICO_TYPE } from './admission.js';
-import { decodeNetworkConfig } from './apis/config.js';
+import { API_VERSION as CALICO_API_VERSION, decodeNetworkConfig } from './apis/config.js';
 import { renderCalicoManifests, type CalicoChart, type ChartDefaults, type Manifest } from './manifests.js';
 import { API_VERSION as MR_API_VERSION, KIND as MR_KIND, type ManagedResource } from './managedresource.js';
 import { calicoValues, type CalicoValues, type ShootNetworking } from './values.js';
@@ -125,9 +125,13 @@ export type NetworkOutcome =
   | { readonly state: 'Processing'; readonly progress: number; readonly description: string }
   | { readonly state: 'Error'; readonly description: string; readonly codes?: readonly string[] };
 
+/** `status.providerStatus` of a reconciled Network, as networking-calico writes it (it has no fields). */
+export const NETWORK_STATUS = { apiVersion: CALICO_API_VERSION, kind: 'NetworkStatus' } as const;
+
 /**
  * The status merge patch for an outcome at time `now` (ms since the epoch): lastOperation, observedGeneration,
- * `ipFamilies` on success (IPv4 before IPv6), lastError set on Error and cleared (null) on success.
+ * `ipFamilies` and `providerStatus` on success (IPv4 before IPv6), lastError set on Error and cleared (null) on
+ * success.
  */
 export function networkStatusPatch(network: Network, outcome: NetworkOutcome, now: number): Record<string, unknown> {
   const lastUpdateTime = new Date(now).toISOString().replace(/\.\d+Z$/, 'Z');
@@ -143,6 +147,7 @@ export function networkStatusPatch(network: Network, outcome: NetworkOutcome, no
   const status: Record<string, unknown> = { lastOperation, observedGeneration: network.metadata.generation };
   if (outcome.state === 'Succeeded') {
     status.ipFamilies = IP_FAMILIES.filter((family) => outcome.ipFamilies.includes(family));
+    status.providerStatus = NETWORK_STATUS;
     status.lastError = null;
   } else if (outcome.state === 'Error') {
     status.lastError = {

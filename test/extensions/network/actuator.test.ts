@@ -103,11 +103,12 @@ describe('secretDataKey', () => {
 describe('networkStatusPatch', () => {
   const network = { ...ipv4Network(), metadata: { ...ipv4Network().metadata, generation: 3 } };
 
-  it('on success: families IPv4 first, lastOperation Succeeded, observedGeneration, lastError cleared', () => {
+  it('on success: families IPv4 first, the NetworkStatus, lastOperation Succeeded, observedGeneration, lastError cleared', () => {
     expect(
       networkStatusPatch(network, { state: 'Succeeded', ipFamilies: ['IPv6', 'IPv4'], description: 'done' }, NOW),
     ).toEqual({
       ipFamilies: ['IPv4', 'IPv6'],
+      providerStatus: { apiVersion: 'calico.networking.extensions.gardener.cloud/v1alpha1', kind: 'NetworkStatus' },
       lastOperation: {
         type: 'Create',
         state: 'Succeeded',

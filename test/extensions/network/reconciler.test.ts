@@ -62,6 +62,7 @@ describe('NetworkReconciler', () => {
     expect(network.metadata.finalizers).toEqual([FINALIZER]);
     expect(network.status).toEqual({
       ipFamilies: ['IPv4'],
+      providerStatus: { apiVersion: 'calico.networking.extensions.gardener.cloud/v1alpha1', kind: 'NetworkStatus' },
       observedGeneration: 1,
       lastOperation: {
         type: 'Create',
