@@ -6,6 +6,7 @@ import type { Network } from '../apis/extensions/v1alpha1/network.js';
 import { statusFor, type FieldError, type Status } from '../apis/field/index.js';
 import { desiredNetworkResources, InvalidProviderConfigError } from '../extensions/network/actuator.js';
 import { shootNetworkingOf } from '../extensions/network/cluster.js';
+import { CalicoValuesError } from '../extensions/network/values.js';
 import type { Manifest } from '../extensions/network/manifests.js';
 import { Seeds, Shoots } from '../apis/registry.js';
 import type { FeatureGates } from '../featuregate/featuregate.js';
@@ -67,7 +68,7 @@ export function runRender(options: RenderOptions, io: CliIO): number {
         printStatus(statusFor(result.id, prefixed(e.errors, 'spec.networking.providerConfig')), options.output, io);
         return EXIT_INVALID;
       }
-      if (e instanceof ShootNetworksError) {
+      if (e instanceof ShootNetworksError || e instanceof CalicoValuesError) {
         io.err(`error: shoot ${JSON.stringify(result.id.name ?? '')}: ${e.message}\n`);
         return EXIT_INVALID;
       }

@@ -251,9 +251,10 @@ export function calicoValues(
 
   const felixIPIP =
     !hasIPv6 && ipv4Pool === PoolType.IPIP && (ipv4Mode === PoolMode.Always || ipv4Mode === PoolMode.CrossSubnet);
-  const snatToUpstreamDNS = overlayOff && (cfg.snatToUpstreamDNS?.enabled ?? true);
+  // A stated switch without `enabled` is off, as Go decodes it; an absent one takes the default.
+  const snatToUpstreamDNS = overlayOff && (cfg.snatToUpstreamDNS ? cfg.snatToUpstreamDNS.enabled === true : true);
   const ebpf = cfg.ebpfDataplane?.enabled === true;
-  const typhaEnabled = cfg.typha?.enabled ?? true;
+  const typhaEnabled = cfg.typha ? cfg.typha.enabled === true : true;
   const bird = backend === Backend.Bird;
 
   const env: EnvVar[] = [

@@ -330,6 +330,15 @@ describe('§4 what renders per family', () => {
         });
       },
     );
+    it('a typha or snatToUpstreamDNS section without enabled is off, as networking-calico decodes it', () => {
+      expect(configData(renderFamily('ipv6', { typha: {} })).typha_service_name).toBe('none');
+      const sidecars = containersOf(
+        renderFamily('ipv6', { overlay: { enabled: false }, snatToUpstreamDNS: {} }),
+        'DaemonSet',
+        'calico-node',
+      );
+      expect(sidecars.map((c) => c.name)).toEqual(['calico-node']);
+    });
     it.each(FAMILIES)('%s: typha off: none of it', (family) => {
       const manifests = renderFamily(family, { typha: { enabled: false } });
       expect(configData(manifests).typha_service_name).toBe('none');
