@@ -10,7 +10,9 @@ import type { Seed } from './core/v1beta1/seed.js';
 import type { Shoot } from './core/v1beta1/shoot.js';
 import { validateShootAgainstSeed } from './core/v1beta1/validation/shoot.js';
 import { withoutNulls } from './meta/nulls.js';
-import { lookupKind, Seeds, Shoots, type KindInfo } from './registry.js';
+import { lookupKind, Networks, Seeds, Shoots, type KindInfo } from './registry.js';
+import type { Network } from './extensions/v1alpha1/network.js';
+import { validateCalicoNetwork, validateCalicoShoot } from '../extensions/network/admission.js';
 
 /** The input is not an object of a kind this project serves: the caller can't use it (exit 2, HTTP 400). */
 export class UnknownKindError extends Error {}
@@ -102,7 +104,18 @@ export function admit(input: AdmissionInput): AdmissionResult {
     errors = kind.validate(object, input.gates);
   }
   if (seed) errors = [...errors, ...validateShootAgainstSeed(object as Shoot, seed)];
+  errors = [...errors, ...extensionAdmission(kind, object)];
   return { kind, id, object, errors };
+}
+
+/**
+ * What the extensions' admission adds, as their webhooks do in Gardener: the calico providerConfig of Shoots and
+ * Networks of type `calico`.
+ */
+function extensionAdmission(kind: KindInfo<unknown>, object: unknown): ErrorList {
+  if (kind === Shoots) return validateCalicoShoot(object as Shoot);
+  if (kind === Networks) return validateCalicoNetwork(object as Network);
+  return [];
 }
 
 /** The seed context must itself be a usable Seed. */

@@ -5,8 +5,9 @@ import type { Shoot } from '../apis/core/v1beta1/shoot.js';
 import type { Network } from '../apis/extensions/v1alpha1/network.js';
 import { statusFor, type FieldError, type Status } from '../apis/field/index.js';
 import { desiredNetworkResources, InvalidProviderConfigError } from '../extensions/network/actuator.js';
+import { shootNetworkingOf } from '../extensions/network/cluster.js';
+import { CalicoValuesError } from '../extensions/network/values.js';
 import type { Manifest } from '../extensions/network/manifests.js';
-import { parseCIDR } from '../net/cidr.js';
 import { Seeds, Shoots } from '../apis/registry.js';
 import type { FeatureGates } from '../featuregate/featuregate.js';
 import { localDNSProvider, type LocalDNSOptions } from '../gardenlet/dns-provider.js';
@@ -67,7 +68,7 @@ export function runRender(options: RenderOptions, io: CliIO): number {
         printStatus(statusFor(result.id, prefixed(e.errors, 'spec.networking.providerConfig')), options.output, io);
         return EXIT_INVALID;
       }
-      if (e instanceof ShootNetworksError) {
+      if (e instanceof ShootNetworksError || e instanceof CalicoValuesError) {
         io.err(`error: shoot ${JSON.stringify(result.id.name ?? '')}: ${e.message}\n`);
         return EXIT_INVALID;
       }
@@ -89,10 +90,8 @@ export function runRender(options: RenderOptions, io: CliIO): number {
 function calicoManifests(shoot: Shoot, seed: Seed, shootObjects: readonly { kind?: string }[]): readonly Manifest[] {
   const network = shootObjects.find((o): o is Network => o.kind === 'Network');
   if (!network || network.spec.type !== 'calico') return [];
-  const podCIDRs = shootNetworkingStatus(shoot, seed).pods ?? [];
-  const primary = parseCIDR(network.spec.podCIDR)?.family;
-  const second = podCIDRs.find((c) => parseCIDR(c)?.family !== primary);
-  return desiredNetworkResources(network, second ? { secondFamilyPodCIDR: second } : {}).manifests;
+  const shootNetworking = shootNetworkingOf(shoot, shootNetworkingStatus(shoot, seed));
+  return desiredNetworkResources(network, { shoot: shootNetworking }).manifests;
 }
 
 /** The extension validates its providerConfig under `spec.providerConfig`; on a Shoot it lives elsewhere. */

@@ -107,6 +107,30 @@ describe('validating webhook', () => {
     });
   });
 
+  it('rejects a calico shoot whose providerConfig does not fit its families, as validate and render do', async () => {
+    const shoot = ipv6ShootObject({ providerConfig: { ipam: { type: 'calico-ipam' }, typha: { enabled: 'no' } } });
+    const answer = await review('validate', request(shoot), context(gateSets.ipv6));
+    expect(answer.response.allowed).toBe(false);
+    expect(answer.response.status).toEqual(await cliStatus(shoot, { gates: 'IPv6SingleStack=true' }));
+    expect(answer.response.status?.details?.causes).toEqual([
+      {
+        reason: 'FieldValueInvalid',
+        field: 'spec.networking.providerConfig.typha.enabled',
+        message: 'Invalid value: "no": must be of type boolean',
+      },
+      {
+        reason: 'FieldValueInvalid',
+        field: 'spec.networking.providerConfig.ipam.type',
+        message:
+          'Invalid value: "calico-ipam": IPAM type "calico-ipam" is only supported for IPv4 single-stack shoots, use "host-local" instead',
+      },
+    ]);
+    const typical = ipv6ShootObject({
+      providerConfig: { typha: { enabled: false }, overlay: { enabled: false }, snatToUpstreamDNS: { enabled: true } },
+    });
+    expect((await review('validate', request(typical), context(gateSets.ipv6))).response.allowed).toBe(true);
+  });
+
   it('allows the IPv6 shoot with the gate on', async () => {
     const answer = await review('validate', request(ipv6ShootObject()), context(gateSets.ipv6));
     expect(answer.response).toEqual({ uid: expect.any(String), allowed: true });

@@ -22,7 +22,16 @@ import { Refs } from '../../src/gardenlet/resources.js';
 import { installCRDs } from '../../src/localenv/crds.js';
 import { ResourceClient, resources } from '../../src/runtime/client.js';
 import { silentLogger } from '../../src/runtime/log.js';
-import { IPV6_PODS, networkOf, renderFamily, type Family } from '../extensions/network/fixtures.js';
+import type { NetworkConfig } from '../../src/extensions/network/apis/config.js';
+import type { ShootNetworking } from '../../src/extensions/network/values.js';
+import {
+  IPV4_NODES,
+  IPV6_NODES,
+  IPV6_PODS,
+  networkOf,
+  renderFamily,
+  type Family,
+} from '../extensions/network/fixtures.js';
 import { startManager } from '../support/gardenlet.js';
 import { kubeConfig, newTestNamespace, uniqueSuffix } from '../support/kube.js';
 import { waitFor } from '../support/wait.js';
@@ -50,9 +59,60 @@ async function dryRunApply(object: object): Promise<KubernetesObject> {
   );
 }
 
+/** Realistic configs per family: every kind of object the chart renders appears in one of them. */
+const DRY_RUN_CASES: [string, Family, NetworkConfig, ShootNetworking][] = [
+  ['ipv4, defaults', 'ipv4', {}, {}],
+  [
+    'ipv4, overlay off, typha off',
+    'ipv4',
+    { overlay: { enabled: false }, typha: { enabled: false } },
+    { nodes: IPV4_NODES },
+  ],
+  [
+    'ipv4, vxlan overlay, static requests',
+    'ipv4',
+    {
+      overlay: { enabled: true },
+      vxlan: { enabled: true },
+      autoScaling: { mode: 'static', resources: { node: { cpu: '500m' } } },
+    },
+    {},
+  ],
+  ['ipv6, defaults', 'ipv6', {}, {}],
+  [
+    'ipv6, overlay off, typha off, SNAT to upstream DNS',
+    'ipv6',
+    {
+      overlay: { enabled: false },
+      typha: { enabled: false },
+      snatToUpstreamDNS: { enabled: true },
+      ipv6: { sourceNATEnabled: true },
+    },
+    { nodes: IPV6_NODES, statusNodes: [IPV6_NODES] },
+  ],
+  [
+    'ipv6, overlay on, ebpf, wireguard',
+    'ipv6',
+    {
+      overlay: { enabled: true },
+      ebpfDataplane: { enabled: true },
+      wireguardEncryption: true,
+      serviceLoopPrevention: 'Reject',
+    },
+    { kubeProxy: { enabled: false } },
+  ],
+  ['dual, defaults', 'dual', {}, {}],
+  [
+    'dual, overlay off with pod routes',
+    'dual',
+    { overlay: { enabled: false, createPodRoutes: true } },
+    { nodes: IPV4_NODES },
+  ],
+];
+
 describe('server-side dry-run apply of the rendered calico manifests', () => {
-  it.each(['ipv4', 'ipv6', 'dual'] as const)('%s: the API server accepts every object', async (family: Family) => {
-    const manifests = renderFamily(family, family === 'ipv4' ? {} : { ipv6: { mode: 'Always' } });
+  it.each(DRY_RUN_CASES)('%s: the API server accepts every object', async (_name, family, config, shoot) => {
+    const manifests = renderFamily(family, config, shoot);
     const rejected: string[] = [];
     for (const manifest of manifests) {
       try {
@@ -71,13 +131,14 @@ describe('NetworkReconciler against the API server', () => {
   it('writes the Secret and the ManagedResource, reports the status, and cleans up on deletion', async () => {
     const namespace = await newTestNamespace('shoot--calico');
     const client = new ResourceClient(kubeConfig());
-    const network = networkOf('dual');
+    // With an overlay statement both pools are rendered (without one, calico-node makes the IPv4 pool itself).
+    const network = networkOf('dual', { providerConfig: { overlay: { enabled: true } } });
     network.metadata = { name: 'a', namespace };
     await client.create(networkRef, network as unknown as KubernetesObject);
 
     const reconciler = new NetworkReconciler({
       client,
-      podCIDRs: { secondFamilyPodCIDR: async () => IPV6_PODS },
+      shoots: { shootNetworking: async () => ({ statusPods: [IPV6_PODS] }) },
     });
     const ctx = { signal: new AbortController().signal, logger: silentLogger() };
     await reconciler.reconcile({ namespace, name: 'a' }, ctx);
@@ -86,6 +147,7 @@ describe('NetworkReconciler against the API server', () => {
     expect(reconciled.metadata.finalizers).toEqual([FINALIZER]);
     expect(reconciled.status).toMatchObject({
       ipFamilies: ['IPv4', 'IPv6'],
+      providerStatus: { apiVersion: 'calico.networking.extensions.gardener.cloud/v1alpha1', kind: 'NetworkStatus' },
       observedGeneration: 1,
       lastOperation: { type: 'Create', state: 'Succeeded', progress: 100 },
     });

@@ -4,7 +4,13 @@
  * server's answers, and the shoot's API server names queried with a real resolver.
  */
 import { Resolver } from 'node:dns/promises';
-import type { KubernetesObject } from '@kubernetes/client-node';
+import {
+  KubernetesObjectApi,
+  PatchStrategy,
+  type KubernetesObject,
+  type V1CustomResourceDefinition,
+} from '@kubernetes/client-node';
+import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRuntime, type Runtime } from '../../src/app/runtime.js';
 import type { Shoot } from '../../src/apis/core/v1beta1/shoot.js';
@@ -14,6 +20,8 @@ import { localDNSProvider } from '../../src/gardenlet/dns-provider.js';
 import { Refs } from '../../src/gardenlet/resources.js';
 import { startBind9, type Bind9 } from '../../src/localenv/bind9.js';
 import { startControlPlane, type ControlPlane } from '../../src/localenv/control-plane.js';
+import { apiErrorMessage, installCRDs } from '../../src/localenv/crds.js';
+import { SECRET_NAME } from '../../src/extensions/network/actuator.js';
 import { ApiError, ResourceClient, retryOnConflict } from '../../src/runtime/client.js';
 import { silentLogger } from '../../src/runtime/log.js';
 import { seedDualStackMigrationNetworks, seedIPv6Networks } from '../fixtures/objects.js';
@@ -246,5 +254,82 @@ describe('an IPv6 shoot, end to end', () => {
     expect(await query('A', external('gamma'))).toBe('ENOTFOUND');
     expect(await query('AAAA', external('gamma'))).toBe('ENOTFOUND');
     expect(await client.get(Refs.namespace, 'shoot--dev--gamma')).toBeUndefined();
+  });
+});
+
+describe("an IPv6 shoot with networking-calico's typical providerConfig", () => {
+  const providerConfig = {
+    apiVersion: 'calico.networking.extensions.gardener.cloud/v1alpha1',
+    kind: 'NetworkConfig',
+    typha: { enabled: false },
+    overlay: { enabled: false },
+    snatToUpstreamDNS: { enabled: true },
+    ipv6: { sourceNATEnabled: true },
+  };
+
+  it('is refused by the API server when the providerConfig does not fit its families', async () => {
+    const status = await admissionStatus(
+      shootObject('bad-calico', 'ipv6', {
+        ipFamilies: ['IPv6'],
+        providerConfig: { ...providerConfig, ipam: { type: 'calico-ipam' }, typo: 1 },
+      }),
+    );
+    expect(status).toMatchObject({ code: 422, reason: 'Invalid' });
+    expect(status?.details?.causes?.map((c) => c.field)).toEqual([
+      'spec.networking.providerConfig.typo',
+      'spec.networking.providerConfig.ipam.type',
+    ]);
+  });
+
+  it('reconciles to Succeeded with overlay and typha off, and its calico manifests pass a server-side dry-run apply', async () => {
+    await client.create(
+      Refs.shoot,
+      shootObject('delta', 'ipv6', { ipFamilies: ['IPv6'], nodes: 'fd00:10:1:100::/56', providerConfig }),
+    );
+    await succeeded('delta');
+    const network = await client.get<KubernetesObject & { status?: { ipFamilies?: string[] } }>(
+      Refs.network,
+      'delta',
+      'shoot--dev--delta',
+    );
+    expect(network?.status?.ipFamilies).toEqual(['IPv6']);
+
+    const secret = await client.get<KubernetesObject & { data: Record<string, string> }>(
+      Refs.secret,
+      SECRET_NAME,
+      'shoot--dev--delta',
+    );
+    const manifests = Object.values(secret!.data).map(
+      (d) => parse(Buffer.from(d, 'base64').toString('utf8')) as KubernetesObject & Record<string, unknown>,
+    );
+    const names = manifests.map((m) => `${m.kind}/${m.metadata?.name}`);
+    expect(names).not.toContain('Deployment/calico-typha');
+    expect(names).not.toContain('Service/calico-typha');
+    expect(names).not.toContain('Deployment/calico-kube-controllers');
+    expect(names.filter((n) => n.startsWith('IPPool/'))).toEqual(['IPPool/default-ipv6-ippool']);
+    const config = manifests.find((m) => m.kind === 'ConfigMap') as unknown as { data: Record<string, string> };
+    expect(config.data).toMatchObject({ calico_backend: 'none', typha_service_name: 'none' });
+    const node = manifests.find((m) => m.kind === 'DaemonSet') as unknown as {
+      spec: { template: { spec: { containers: { name: string; env?: { name: string; value?: string }[] }[] } } };
+    };
+    expect(node.spec.template.spec.containers.map((c) => c.name)).toEqual(['calico-node', 'snat-upstream-dns-ipv6']);
+    expect(node.spec.template.spec.containers[0]!.env).toContainEqual({
+      name: 'IP6_AUTODETECTION_METHOD',
+      value: 'cidr=fd00:10:1:100::/56',
+    });
+
+    // The calico CRDs first (the pools need them), then every object as a dry run: nothing else is stored.
+    const crds = manifests.filter((m) => m.kind === 'CustomResourceDefinition');
+    await installCRDs(cp.kubeConfig(), crds as unknown as V1CustomResourceDefinition[], Date.now() + 60_000);
+    const objects = KubernetesObjectApi.makeApiClient(cp.kubeConfig());
+    const rejected: string[] = [];
+    for (const manifest of manifests) {
+      try {
+        await objects.patch(manifest, undefined, 'All', 'e2e-dry-run', true, PatchStrategy.ServerSideApply);
+      } catch (e) {
+        rejected.push(`${manifest.kind} ${manifest.metadata?.name}: ${apiErrorMessage(e)}`);
+      }
+    }
+    expect(rejected).toEqual([]);
   });
 });

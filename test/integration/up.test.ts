@@ -94,7 +94,7 @@ async function customObject(
   return (await kc
     .makeApiClient(CustomObjectsApi)
     .getNamespacedCustomObject({ group, version, namespace, plural, name })) as {
-    spec: { networking: { services: string } };
+    spec: { networking: { services: string; providerConfig?: unknown } };
   };
 }
 
@@ -140,6 +140,11 @@ describe('gardener-ipv6 up', () => {
       expect(await resolver.resolve6('api.local.local.external.local.gardener.cloud')).toEqual(['::1']);
       const shoot = await customObject(kubeconfig, 'garden-local', 'shoots', 'local', 'core.gardener.cloud', 'v1beta1');
       expect(shoot.spec.networking.services).toBe('fd00:10:4::/112'); // from the seed's shootDefaults (mutating webhook)
+      // The example's providerConfig is networking-calico's typical IPv6 one: no overlay, no typha.
+      expect(shoot.spec.networking.providerConfig).toMatchObject({
+        overlay: { enabled: false },
+        typha: { enabled: false },
+      });
 
       up.child.kill('SIGTERM');
       expect(await up.exit).toBe(0);

@@ -7,12 +7,13 @@ import type { Network } from '../../apis/extensions/v1alpha1/network.js';
 import { errorString, type ErrorList } from '../../apis/field/index.js';
 import type { LastOperation } from '../../apis/meta/schemas.js';
 import { IP_FAMILIES, type IPFamily } from '../../net/cidr.js';
-import { decodeNetworkConfig } from './apis/config.js';
+import { CALICO_TYPE } from './admission.js';
+import { API_VERSION as CALICO_API_VERSION, decodeNetworkConfig } from './apis/config.js';
 import { renderCalicoManifests, type CalicoChart, type ChartDefaults, type Manifest } from './manifests.js';
 import { API_VERSION as MR_API_VERSION, KIND as MR_KIND, type ManagedResource } from './managedresource.js';
-import { calicoValues, type CalicoValues } from './values.js';
+import { calicoValues, type CalicoValues, type ShootNetworking } from './values.js';
 
-export const EXTENSION_TYPE = 'calico';
+export const EXTENSION_TYPE = CALICO_TYPE;
 export const MANAGED_RESOURCE_NAME = 'extension-networking-calico';
 /** Gardener's name for the secret of a ManagedResource: `managedresource-<name>`. */
 export const SECRET_NAME = `managedresource-${MANAGED_RESOURCE_NAME}`;
@@ -40,6 +41,8 @@ export interface ManifestSecret {
 export interface NetworkResourcesOptions {
   /** See {@link CalicoValuesOptions.secondFamilyPodCIDR}. */
   readonly secondFamilyPodCIDR?: string;
+  /** What the extension reads from the Network's Shoot. */
+  readonly shoot?: ShootNetworking;
   /** Overrides of the chart defaults (images). */
   readonly chartValues?: Partial<ChartDefaults>;
   readonly chart?: CalicoChart;
@@ -59,13 +62,12 @@ export interface NetworkResources {
  * invalid providerConfig, CalicoValuesError when families and ranges don't fit, ManifestError when rendering fails.
  */
 export function desiredNetworkResources(network: Network, options: NetworkResourcesOptions = {}): NetworkResources {
-  const { config, errors } = decodeNetworkConfig(network.spec.providerConfig, network);
+  const { config, errors } = decodeNetworkConfig(network.spec.providerConfig, network.spec.ipFamilies);
   if (errors.length > 0) throw new InvalidProviderConfigError(errors);
-  const values = calicoValues(
-    network,
-    config,
-    options.secondFamilyPodCIDR !== undefined ? { secondFamilyPodCIDR: options.secondFamilyPodCIDR } : {},
-  );
+  const values = calicoValues(network, config, {
+    ...(options.secondFamilyPodCIDR !== undefined ? { secondFamilyPodCIDR: options.secondFamilyPodCIDR } : {}),
+    ...(options.shoot !== undefined ? { shoot: options.shoot } : {}),
+  });
   const manifests = renderCalicoManifests({ ...options.chartValues, ...values }, options.chart);
   const namespace = network.metadata.namespace ?? '';
   const labels = { [MANAGED_BY_LABEL]: MANAGED_BY };
@@ -123,9 +125,13 @@ export type NetworkOutcome =
   | { readonly state: 'Processing'; readonly progress: number; readonly description: string }
   | { readonly state: 'Error'; readonly description: string; readonly codes?: readonly string[] };
 
+/** `status.providerStatus` of a reconciled Network, as networking-calico writes it (it has no fields). */
+export const NETWORK_STATUS = { apiVersion: CALICO_API_VERSION, kind: 'NetworkStatus' } as const;
+
 /**
  * The status merge patch for an outcome at time `now` (ms since the epoch): lastOperation, observedGeneration,
- * `ipFamilies` on success (IPv4 before IPv6), lastError set on Error and cleared (null) on success.
+ * `ipFamilies` and `providerStatus` on success (IPv4 before IPv6), lastError set on Error and cleared (null) on
+ * success.
  */
 export function networkStatusPatch(network: Network, outcome: NetworkOutcome, now: number): Record<string, unknown> {
   const lastUpdateTime = new Date(now).toISOString().replace(/\.\d+Z$/, 'Z');
@@ -141,6 +147,7 @@ export function networkStatusPatch(network: Network, outcome: NetworkOutcome, no
   const status: Record<string, unknown> = { lastOperation, observedGeneration: network.metadata.generation };
   if (outcome.state === 'Succeeded') {
     status.ipFamilies = IP_FAMILIES.filter((family) => outcome.ipFamilies.includes(family));
+    status.providerStatus = NETWORK_STATUS;
     status.lastError = null;
   } else if (outcome.state === 'Error') {
     status.lastError = {

@@ -10,7 +10,7 @@ import type { Shoot } from '../../apis/core/v1beta1/shoot.js';
 import { requestFor, type Controller } from '../../runtime/controller.js';
 import type { Manager } from '../../runtime/manager.js';
 import type { ChartDefaults } from './manifests.js';
-import { isCalicoNetwork, NetworkReconciler, networkRef, type PodCIDRSource } from './reconciler.js';
+import { isCalicoNetwork, NetworkReconciler, networkRef, type ShootNetworkingSource } from './reconciler.js';
 import { specOrMetadataChanged } from '../../runtime/predicates.js';
 import { deepEqual } from '../../apis/meta/objects.js';
 
@@ -22,8 +22,8 @@ export interface NetworkExtensionOptions {
   readonly namespace?: string;
   /** Overrides of the chart defaults (images). */
   readonly chartValues?: Partial<ChartDefaults>;
-  /** Replaces reading the Shoot for a dual-stack Network's second pod range (tests). */
-  readonly podCIDRs?: PodCIDRSource;
+  /** Replaces reading the Network's Shoot (tests). */
+  readonly shoots?: ShootNetworkingSource;
   /** Per-key error backoff. @default the controller's (100 ms doubling to 60 s) */
   readonly backoff?: { baseDelayMs?: number; maxDelayMs?: number };
 }
@@ -48,14 +48,14 @@ export function addNetworkExtension(manager: Manager, options: NetworkExtensionO
         reconciler: new NetworkReconciler({
           client,
           clock,
-          ...(options.podCIDRs ? { podCIDRs: options.podCIDRs } : {}),
+          ...(options.shoots ? { shoots: options.shoots } : {}),
           ...(options.chartValues ? { chartValues: options.chartValues } : {}),
         }),
         ...(options.workers ? { workers: options.workers } : {}),
         ...(options.backoff ? { backoff: options.backoff } : {}),
       })
       .watch(networks, (n) => (isCalicoNetwork(n) ? [requestFor(n)] : []), specOrMetadataChanged)
-      // A dual-stack Network waits for its Shoot's second-family pod range: only changes of the Shoot's networks matter.
+      // The Network's values read the Shoot's networks (node ranges, a dual-stack Network's second pod range, kube-proxy).
       .watch(manager.informer<KubernetesObject>(Refs.shoot), networkOfShoot, shootNetworksChanged)
   );
 }

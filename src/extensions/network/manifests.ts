@@ -23,7 +23,12 @@ export interface Manifest {
 /** The defaults in the chart's values.yaml. */
 export interface ChartDefaults {
   readonly namespace: string;
-  readonly images: { readonly node: string; readonly cni: string; readonly kubeControllers: string };
+  readonly images: {
+    readonly node: string;
+    readonly cni: string;
+    readonly kubeControllers: string;
+    readonly typha: string;
+  };
   readonly crds: readonly { kind: string; plural: string; singular: string; scope: string }[];
 }
 
@@ -35,10 +40,31 @@ export const TEMPLATE_ORDER = [
   'rbac.yaml',
   'config.yaml',
   'calico-node.yaml',
+  'typha.yaml',
   'kube-controllers.yaml',
   'ippools.yaml',
 ] as const;
 export type TemplateName = (typeof TEMPLATE_ORDER)[number];
+
+/**
+ * The script of the upstream-DNS source NAT sidecars: every minute, for each resolver of the sidecar's family in the
+ * node's resolv.conf, a MASQUERADE rule for DNS from the pod range to it (added once). Fixed text; the family, the
+ * pod range and the iptables binary of the family come from the container's env.
+ */
+export const SNAT_UPSTREAM_DNS_SCRIPT = [
+  'set -eu',
+  'while true; do',
+  '  for ns in $(awk \'$1 == "nameserver" { print $2 }\' /host/etc/resolv.conf); do',
+  '    case "$ns" in *:*) family=IPv6 ;; *) family=IPv4 ;; esac',
+  '    [ "$family" = "$IP_FAMILY" ] || continue',
+  '    for proto in udp tcp; do',
+  '      rule="POSTROUTING -s $POD_CIDR -d $ns -p $proto --dport 53 -j MASQUERADE"',
+  '      "$IPTABLES" -w -t nat -C $rule 2>/dev/null || "$IPTABLES" -w -t nat -A $rule',
+  '    done',
+  '  done',
+  '  sleep 60',
+  'done',
+].join('\n');
 
 /** The annotation on calico-node's pod template that changes whenever the rendered ConfigMap does. */
 export const CONFIG_CHECKSUM_ANNOTATION = 'checksum/configmap-calico-config';
@@ -103,6 +129,7 @@ export function renderCalicoTemplates(
   const context = {
     values: { ...chart.defaults, ...definedEntries(values) },
     cniNetworkConfig: cniNetworkConfigText(values.cni),
+    snatScript: SNAT_UPSTREAM_DNS_SCRIPT,
     checksums: { calicoConfig: '' },
   };
   const render = (name: TemplateName): string => {

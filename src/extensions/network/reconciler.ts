@@ -10,8 +10,6 @@ import type { Network } from '../../apis/extensions/v1alpha1/network.js';
 import { patchStatusIfChanged } from '../../runtime/status.js';
 import { GARDEN_NAMESPACE, Labels } from '../../gardenlet/names.js';
 import { Refs } from '../../gardenlet/resources.js';
-import { cidrsOfFamily } from '../../gardenlet/shoot/networks.js';
-import { parseCIDR, type IPFamily } from '../../net/cidr.js';
 import { resources, type ResourceClient, type ResourceRef } from '../../runtime/client.js';
 import { realClock, type Clock } from '../../runtime/clock.js';
 import {
@@ -22,7 +20,7 @@ import {
   type Result,
 } from '../../runtime/controller.js';
 import { addFinalizer, hasFinalizer, removeFinalizer } from '../../runtime/finalizers.js';
-import { familiesOf } from './apis/config.js';
+import { shootNetworkingOf } from './cluster.js';
 import {
   desiredNetworkResources,
   EXTENSION_TYPE,
@@ -34,7 +32,7 @@ import {
 } from './actuator.js';
 import type { ChartDefaults } from './manifests.js';
 import { managedResourceRef } from './managedresource.js';
-import { CalicoValuesError, MissingPodCIDRError } from './values.js';
+import { CalicoValuesError, MissingPodCIDRError, type ShootNetworking } from './values.js';
 
 export const FINALIZER = 'extensions.gardener.cloud/calico';
 export const FIELD_MANAGER = 'extension-networking-calico';
@@ -57,11 +55,11 @@ function asObject(object: object): KubernetesObject {
 }
 
 /**
- * Where the pod range of a dual-stack Network's second family comes from: the first CIDR of that family in the
- * Shoot's `status.networking.pods` (Gardener reads it from the Cluster resource; here from the Shoot itself).
+ * Where the extension gets the networking of a Network's Shoot (node ranges, the pod ranges of a dual-stack Network,
+ * kube-proxy). Gardener hands it over in the Cluster resource; here it is read from the Shoot itself.
  */
-export interface PodCIDRSource {
-  secondFamilyPodCIDR(network: Network, family: IPFamily, signal: AbortSignal): Promise<string | undefined>;
+export interface ShootNetworkingSource {
+  shootNetworking(network: Network, signal: AbortSignal): Promise<ShootNetworking | undefined>;
 }
 
 /** The Shoot a Network belongs to: from the gardenlet's labels, else from the namespace `shoot--<project>--<name>`. */
@@ -78,22 +76,22 @@ export function shootOf(network: Network): { namespace: string; name: string } |
 }
 
 /** Reads the Shoot of the Network with the client. */
-export class ShootPodCIDRs implements PodCIDRSource {
+export class ShootReader implements ShootNetworkingSource {
   constructor(private readonly client: ResourceClient) {}
 
-  async secondFamilyPodCIDR(network: Network, family: IPFamily, signal: AbortSignal): Promise<string | undefined> {
+  async shootNetworking(network: Network, signal: AbortSignal): Promise<ShootNetworking | undefined> {
     const id = shootOf(network);
     if (!id) return undefined;
     const shoot = (await this.client.get(Refs.shoot, id.name, id.namespace, { signal })) as Shoot | undefined;
-    return cidrsOfFamily(shoot?.status?.networking?.pods, family)[0];
+    return shoot ? shootNetworkingOf(shoot) : undefined;
   }
 }
 
 export interface NetworkReconcilerOptions {
   readonly client: ResourceClient;
   readonly clock?: Clock;
-  /** @default ShootPodCIDRs with `client` */
-  readonly podCIDRs?: PodCIDRSource;
+  /** @default ShootReader with `client` */
+  readonly shoots?: ShootNetworkingSource;
   /** Overrides of the chart defaults (images). */
   readonly chartValues?: Partial<ChartDefaults>;
   /** @default DEFAULT_DELETE_POLL_MS */
@@ -103,14 +101,14 @@ export interface NetworkReconcilerOptions {
 export class NetworkReconciler implements Reconciler {
   private readonly client: ResourceClient;
   private readonly clock: Clock;
-  private readonly podCIDRs: PodCIDRSource;
+  private readonly shoots: ShootNetworkingSource;
   private readonly chartValues: Partial<ChartDefaults>;
   private readonly deletePollMs: number;
 
   constructor(opts: NetworkReconcilerOptions) {
     this.client = opts.client;
     this.clock = opts.clock ?? realClock;
-    this.podCIDRs = opts.podCIDRs ?? new ShootPodCIDRs(opts.client);
+    this.shoots = opts.shoots ?? new ShootReader(opts.client);
     this.chartValues = opts.chartValues ?? {};
     this.deletePollMs = opts.deletePollMs ?? DEFAULT_DELETE_POLL_MS;
   }
@@ -124,9 +122,9 @@ export class NetworkReconciler implements Reconciler {
     await addFinalizer(this.client, networkRef, network, FINALIZER, { signal: ctx.signal });
     let desired: ReturnType<typeof desiredNetworkResources>;
     try {
-      const secondFamilyPodCIDR = await this.secondFamilyPodCIDR(network, ctx.signal);
+      const shoot = await this.shoots.shootNetworking(network, ctx.signal);
       desired = desiredNetworkResources(network, {
-        ...(secondFamilyPodCIDR !== undefined ? { secondFamilyPodCIDR } : {}),
+        ...(shoot !== undefined ? { shoot } : {}),
         chartValues: this.chartValues,
       });
     } catch (e) {
@@ -182,15 +180,6 @@ export class NetworkReconciler implements Reconciler {
     await this.client.delete(resources.secret, SECRET_NAME, namespace, { signal });
     await removeFinalizer(this.client, networkRef, network, FINALIZER, { signal });
     ctx.logger.debug('calico manifests removed');
-  }
-
-  /** The pod range of the second family of a dual-stack Network; undefined for single-stack. */
-  private async secondFamilyPodCIDR(network: Network, signal: AbortSignal): Promise<string | undefined> {
-    const families = familiesOf(network);
-    if (families.length < 2) return undefined;
-    const primary = parseCIDR(network.spec.podCIDR)?.family;
-    const second = families.find((f): f is IPFamily => (f === 'IPv4' || f === 'IPv6') && f !== primary);
-    return second === undefined ? undefined : this.podCIDRs.secondFamilyPodCIDR(network, second, signal);
   }
 
   /** Merge-patches the status; skipped when nothing but timestamps would change (no needless watch events). */

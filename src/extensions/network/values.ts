@@ -1,19 +1,20 @@
 /**
- * The values of the calico chart for a Network: everything that depends on the Network's IP families, pod ranges
- * and providerConfig, computed per family exactly as the table in calico-ipv6.md says. Pure.
+ * The values of the calico chart for a Network: overlay → backend and pool modes (calico-ipv6.md §3), then what
+ * renders per IP family (§4), as networking-calico computes them. Pure.
  */
 import type { Network } from '../../apis/extensions/v1alpha1/network.js';
 import { isIPFamily } from '../../apis/validation/ip-families.js';
 import { formatCIDR, parseCIDR, type IPFamily } from '../../net/cidr.js';
 import {
+  AutoscalingMode,
   Backend,
-  defaultNetworkConfig,
-  familiesOf,
+  familiesOrIPv4,
   IPAMType,
   PoolMode,
   PoolType,
+  USE_POD_CIDR,
+  vethMTUString,
   type NetworkConfig,
-  type ResolvedNetworkConfig,
 } from './apis/config.js';
 
 /** A container environment variable with a literal value. */
@@ -22,21 +23,32 @@ export interface EnvVar {
   readonly value: string;
 }
 
-/** One calico `IPPool` (crd.projectcalico.org/v1). */
+/** One calico `IPPool` (crd.projectcalico.org/v1): its name and its spec as it is rendered. */
 export interface IPPoolValues {
   readonly name: string;
+  readonly spec: IPPoolSpec;
+}
+
+export interface IPPoolSpec {
   readonly cidr: string;
-  readonly blockSize: number;
-  readonly ipipMode: PoolMode;
-  readonly vxlanMode: PoolMode;
-  readonly natOutgoing: boolean;
-  readonly nodeSelector: string;
+  readonly allowedUses?: readonly string[];
+  readonly blockSize?: number;
+  readonly ipipMode?: string;
+  readonly vxlanMode?: string;
+  readonly natOutgoing?: boolean;
+  readonly nodeSelector?: string;
+  readonly disabled?: boolean;
+  readonly disableBGPExport?: boolean;
 }
 
 /** The calico CNI plugin's `ipam` section. */
-export type CNIIPAMConfig =
-  | { readonly type: 'calico-ipam'; readonly assign_ipv4: 'true' | 'false'; readonly assign_ipv6: 'true' | 'false' }
-  | { readonly type: 'host-local'; readonly ranges: readonly (readonly { readonly subnet: string }[])[] };
+export interface CNIIPAMConfig {
+  readonly type: 'calico-ipam' | 'host-local';
+  readonly subnet?: string;
+  readonly ranges?: readonly (readonly { readonly subnet: string }[])[];
+  readonly assign_ipv4: 'true' | 'false';
+  readonly assign_ipv6: 'true' | 'false';
+}
 
 /** The CNI network configuration list calico's install-cni writes to `/etc/cni/net.d` (after substitutions). */
 export interface CNINetworkConfig {
@@ -45,15 +57,30 @@ export interface CNINetworkConfig {
   readonly plugins: readonly Record<string, unknown>[];
 }
 
+/** Resource requests of a container. */
+export interface ResourceRequests {
+  readonly cpu: string;
+  readonly memory: string;
+}
+
+/** A sidecar of calico-node that masquerades the pods' DNS traffic to the node's upstream resolvers of one family. */
+export interface SNATSidecarValues {
+  readonly name: string;
+  readonly env: readonly EnvVar[];
+}
+
 /** Everything the calico chart's templates read, apart from the chart defaults (images) in its values.yaml. */
 export interface CalicoValues {
   /** The families in effect, primary first (the Network's order). */
   readonly ipFamilies: readonly IPFamily[];
   /** Pod range per family, canonical. */
   readonly podCIDRs: Readonly<Partial<Record<IPFamily, string>>>;
-  readonly config: ResolvedNetworkConfig;
   /** `calico_backend` of the ConfigMap: `bird`, `vxlan` or `none`. */
   readonly backend: string;
+  /** `veth_mtu` of the ConfigMap; `"0"` lets calico detect it. */
+  readonly vethMTU: string;
+  /** `typha_service_name` of the ConfigMap: `calico-typha`, or `none` without typha. */
+  readonly typhaServiceName: string;
   /** The CNI configuration list; `mtu` holds {@link CNI_MTU_PLACEHOLDER}, which install-cni replaces. */
   readonly cni: CNINetworkConfig;
   readonly node: {
@@ -61,7 +88,18 @@ export interface CalicoValues {
     readonly env: readonly EnvVar[];
     readonly livenessProbe: readonly string[];
     readonly readinessProbe: readonly string[];
+    readonly resources: ResourceRequests;
+    /** Source NAT of the pods' DNS traffic to the node's upstream resolvers (overlay off). */
+    readonly snatToUpstreamDNS: boolean;
+    /** One per family when source NAT to the upstream DNS servers is on; empty otherwise. */
+    readonly snatSidecars: readonly SNATSidecarValues[];
   };
+  readonly typha: {
+    readonly enabled: boolean;
+    readonly env: readonly EnvVar[];
+    readonly resources: ResourceRequests;
+  };
+  readonly kubeControllers: { readonly enabled: boolean };
   readonly ipPools: readonly IPPoolValues[];
 }
 
@@ -70,18 +108,42 @@ export const CNI_MTU_PLACEHOLDER = '__CNI_MTU__';
 
 export const IPV4_POOL_NAME = 'default-ipv4-ippool';
 export const IPV6_POOL_NAME = 'default-ipv6-ippool';
+export const NO_SNAT_POOL_NAME = 'no-snat-for-node-cidr';
 export const IPV4_BLOCK_SIZE = 26;
 export const IPV6_BLOCK_SIZE = 122;
+export const TYPHA_SERVICE_NAME = 'calico-typha';
+export const TYPHA_PORT = 5473;
+export const TYPHA_HEALTH_PORT = 9098;
 
-/** Loopback of each family, where felix serves its health endpoint for the probes (never the wildcard address). */
+export const DEFAULT_NODE_REQUESTS: ResourceRequests = { cpu: '250m', memory: '100Mi' };
+export const DEFAULT_TYPHA_REQUESTS: ResourceRequests = { cpu: '200m', memory: '100Mi' };
+
+/** Loopback of each family, where felix serves its health endpoint for the exec probes. */
 const LOOPBACK: Record<IPFamily, string> = { IPv4: '127.0.0.1', IPv6: '::1' };
+/** Wildcard of each family, where typha serves its health endpoint for the kubelet's HTTP probes. */
+const WILDCARD: Record<IPFamily, string> = { IPv4: '0.0.0.0', IPv6: '::' };
+/** The packet filter of each family in the calico-node image. */
+const IPTABLES: Record<IPFamily, string> = { IPv4: 'iptables', IPv6: 'ip6tables' };
+
+/** What the extension reads from the Shoot (Gardener: from the Cluster resource). */
+export interface ShootNetworking {
+  /** `spec.networking.nodes`. */
+  readonly nodes?: string;
+  /** `status.networking.nodes`: the node ranges per family once known. */
+  readonly statusNodes?: readonly string[];
+  /** `status.networking.pods`: where the pod range of a dual-stack Network's second family comes from. */
+  readonly statusPods?: readonly string[];
+  /** `spec.kubernetes.kubeProxy`. */
+  readonly kubeProxy?: { readonly enabled?: boolean; readonly mode?: string };
+}
 
 export interface CalicoValuesOptions {
   /**
-   * The pod range of the family of a dual-stack Network that `spec.podCIDR` does not cover: the first CIDR of that
-   * family in the Shoot's `status.networking.pods`. Required for dual-stack Networks, ignored otherwise.
+   * The pod range of the family of a dual-stack Network that `spec.podCIDR` does not cover. Taken from
+   * `shoot.statusPods` when not given; required for dual-stack Networks, ignored otherwise.
    */
   readonly secondFamilyPodCIDR?: string;
+  readonly shoot?: ShootNetworking;
 }
 
 /** The Network can't be rendered: its families or ranges are inconsistent, or the second pod range is missing. */
@@ -94,118 +156,271 @@ export class MissingPodCIDRError extends CalicoValuesError {
   override readonly name = 'MissingPodCIDRError';
 }
 
+export const KUBE_PROXY_WITHOUT_EBPF =
+  'Disabling kube-proxy is forbidden in conjunction with calico without running in ebpf dataplane';
+
+/** True when the shoot turns kube-proxy off, which calico only supports with its eBPF dataplane. */
+export function kubeProxyNeedsEBPF(config: NetworkConfig | undefined, shoot: ShootNetworking | undefined): boolean {
+  return shoot?.kubeProxy?.enabled === false && config?.ebpfDataplane?.enabled !== true;
+}
+
+/** The pool modes and backend after the overlay statement (§3): what networking-calico's actuator writes. */
+interface OverlayOutcome {
+  readonly backend?: string;
+  readonly ipv4Mode?: string;
+  readonly ipv6Mode?: string;
+}
+
+function applyOverlay(config: NetworkConfig, hasIPv6: boolean): OverlayOutcome {
+  let backend = config.backend;
+  let ipv4Mode = config.ipv4 !== undefined ? config.ipv4.mode : config.ipip;
+  let ipv6Mode = config.ipv6?.mode;
+  const setPoolMode = (mode: PoolMode) => {
+    if (hasIPv6) ipv6Mode = mode;
+    else ipv4Mode = mode;
+    backend = mode === PoolMode.Never ? Backend.None : Backend.Bird;
+  };
+  const overlay = config.overlay;
+  if (overlay) {
+    if (overlay.enabled === true) {
+      setPoolMode(PoolMode.Always);
+      if (config.vxlan?.enabled === true) backend = Backend.VXLAN;
+    } else {
+      setPoolMode(PoolMode.Never);
+      if (overlay.createPodRoutes === true) backend = Backend.Bird;
+    }
+  } else if (hasIPv6) {
+    setPoolMode(PoolMode.Never);
+  }
+  return { backend, ipv4Mode, ipv6Mode };
+}
+
 /**
  * The chart values for `network` with its (decoded, valid) providerConfig `config`. Throws CalicoValuesError when
  * the Network's families and pod ranges don't fit together.
  */
 export function calicoValues(
   network: Network,
-  config: NetworkConfig | ResolvedNetworkConfig | undefined,
+  config: NetworkConfig | undefined,
   options: CalicoValuesOptions = {},
 ): CalicoValues {
+  const cfg = config ?? {};
+  const shoot = options.shoot ?? {};
   const families = networkFamilies(network);
   const podCIDRs = podCIDRsByFamily(network, families, options);
-  const resolved = defaultNetworkConfig(config, podCIDRs.IPv6);
   const has = (family: IPFamily) => families.includes(family);
+  const hasIPv4 = has('IPv4');
+  const hasIPv6 = has('IPv6');
   const primary = families[0]!;
-  const { ipv4, ipv6 } = resolved;
+  if (kubeProxyNeedsEBPF(cfg, shoot))
+    throw new CalicoValuesError(`spec.kubernetes.kubeProxy.enabled: ${KUBE_PROXY_WITHOUT_EBPF}`);
+
+  const overlay = applyOverlay(cfg, hasIPv6);
+  const overlayStated = cfg.overlay !== undefined;
+  const overlayOff = overlayStated && cfg.overlay?.enabled !== true;
+  const vxlanOverlay = cfg.overlay?.enabled === true && cfg.vxlan?.enabled === true;
+
+  // networking-calico's merge of the defaults with the config, in its order.
+  const backend = overlay.backend ?? Backend.Bird;
+  let ipamType: string = cfg.ipam?.type ? cfg.ipam.type : IPAMType.HostLocal;
+  let ipv4Pool: string = PoolType.IPIP;
+  let ipv4Mode: string = PoolMode.Always;
+  if (backend === Backend.None || overlayOff) ipv4Mode = PoolMode.Never;
+  if (hasIPv4 && cfg.vxlan?.enabled === true) {
+    ipv4Pool = PoolType.VXLAN;
+    ipv4Mode = PoolMode.Always;
+    // calico-ipam is for IPv4 single-stack only (the validation refuses it with IPv6).
+    if (!hasIPv6) ipamType = IPAMType.Calico;
+  }
+  if (cfg.ipv4?.pool !== undefined) ipv4Pool = cfg.ipv4.pool;
+  if (overlay.ipv4Mode !== undefined) ipv4Mode = overlay.ipv4Mode;
+  const ipv6Mode = overlay.ipv6Mode ?? PoolMode.Never;
+  const wireguard = cfg.wireguardEncryption === true;
+  const ipv6NATOutgoing = cfg.ipv6?.sourceNATEnabled ?? wireguard;
+
+  const autoDetection: Partial<Record<IPFamily, string>> = {};
+  const ipv4Method = cfg.ipv4 !== undefined ? cfg.ipv4.autoDetectionMethod : cfg.ipAutodetectionMethod;
+  if (ipv4Method) autoDetection.IPv4 = ipv4Method;
+  if (cfg.ipv6?.autoDetectionMethod) autoDetection.IPv6 = cfg.ipv6.autoDetectionMethod;
+  // The node ranges Gardener knows beat a method from the providerConfig.
+  if (shoot.nodes && hasIPv4) autoDetection.IPv4 = `cidr=${shoot.nodes}`;
+  for (const family of families) {
+    const ranges = (shoot.statusNodes ?? []).filter((c) => parseCIDR(c)?.family === family);
+    if (ranges.length > 0) autoDetection[family] = `cidr=${ranges.join(',')}`;
+  }
+
+  const felixIPIP =
+    !hasIPv6 && ipv4Pool === PoolType.IPIP && (ipv4Mode === PoolMode.Always || ipv4Mode === PoolMode.CrossSubnet);
+  // A stated switch without `enabled` is off, as Go decodes it; an absent one takes the default.
+  const snatToUpstreamDNS = overlayOff && (cfg.snatToUpstreamDNS ? cfg.snatToUpstreamDNS.enabled === true : true);
+  const ebpf = cfg.ebpfDataplane?.enabled === true;
+  const typhaEnabled = cfg.typha ? cfg.typha.enabled === true : true;
+  const bird = backend === Backend.Bird;
 
   const env: EnvVar[] = [
     { name: 'DATASTORE_TYPE', value: 'kubernetes' },
     { name: 'WAIT_FOR_DATASTORE', value: 'true' },
-    { name: 'CLUSTER_TYPE', value: resolved.backend === Backend.Bird ? 'k8s,bgp' : 'k8s' },
+    { name: 'CLUSTER_TYPE', value: bird ? 'k8s,bgp' : 'k8s' },
     { name: 'CALICO_DISABLE_FILE_LOGGING', value: 'true' },
     { name: 'FELIX_DEFAULTENDPOINTTOHOSTACTION', value: 'ACCEPT' },
     { name: 'FELIX_LOGSEVERITYSCREEN', value: 'info' },
     { name: 'FELIX_HEALTHENABLED', value: 'true' },
     { name: 'FELIX_HEALTHHOST', value: LOOPBACK[primary] },
   ];
-  if (has('IPv4')) {
+  if (hasIPv4) {
     env.push({ name: 'IP', value: 'autodetect' });
-    if (ipv4.autoDetectionMethod !== undefined) {
-      env.push({ name: 'IP_AUTODETECTION_METHOD', value: ipv4.autoDetectionMethod });
-    }
+    if (autoDetection.IPv4 !== undefined) env.push({ name: 'IP_AUTODETECTION_METHOD', value: autoDetection.IPv4 });
     env.push(
       { name: 'CALICO_IPV4POOL_CIDR', value: podCIDRs.IPv4! },
       { name: 'CALICO_IPV4POOL_BLOCK_SIZE', value: String(IPV4_BLOCK_SIZE) },
-      { name: ipv4.pool === PoolType.IPIP ? 'CALICO_IPV4POOL_IPIP' : 'CALICO_IPV4POOL_VXLAN', value: ipv4.mode },
+      { name: ipv4Pool === PoolType.VXLAN ? 'CALICO_IPV4POOL_VXLAN' : 'CALICO_IPV4POOL_IPIP', value: ipv4Mode },
       { name: 'CALICO_IPV4POOL_NAT_OUTGOING', value: 'true' },
     );
   } else {
     env.push({ name: 'IP', value: 'none' });
   }
-  if (has('IPv6')) {
+  if (hasIPv6) {
     env.push({ name: 'IP6', value: 'autodetect' });
-    if (ipv6.autoDetectionMethod !== undefined) {
-      env.push({ name: 'IP6_AUTODETECTION_METHOD', value: ipv6.autoDetectionMethod });
-    }
+    if (autoDetection.IPv6 !== undefined) env.push({ name: 'IP6_AUTODETECTION_METHOD', value: autoDetection.IPv6 });
     env.push(
       { name: 'CALICO_IPV6POOL_CIDR', value: podCIDRs.IPv6! },
       { name: 'CALICO_IPV6POOL_BLOCK_SIZE', value: String(IPV6_BLOCK_SIZE) },
-      { name: 'CALICO_IPV6POOL_VXLAN', value: ipv6.mode },
-      { name: 'CALICO_IPV6POOL_NAT_OUTGOING', value: String(ipv6.sourceNATEnabled) },
+      { name: 'CALICO_IPV6POOL_VXLAN', value: ipv6Mode },
+      { name: 'CALICO_IPV6POOL_NAT_OUTGOING', value: String(ipv6NATOutgoing) },
     );
   }
-  env.push({ name: 'FELIX_IPV6SUPPORT', value: String(has('IPv6')) });
-  const ipip = has('IPv4') && ipv4.pool === PoolType.IPIP && ipv4.mode !== PoolMode.Never;
-  env.push({ name: 'FELIX_IPINIPENABLED', value: String(ipip) });
+  env.push({ name: 'FELIX_IPV6SUPPORT', value: String(hasIPv6) });
+  env.push({ name: 'FELIX_IPINIPENABLED', value: String(felixIPIP) });
   // BGP needs a 32-bit router id, which calico takes from the node's IPv4 address unless told to hash the name.
-  if (!has('IPv4')) env.push({ name: 'CALICO_ROUTER_ID', value: 'hash' });
-  if (resolved.ipam.type === IPAMType.HostLocal) env.push({ name: 'USE_POD_CIDR', value: 'true' });
+  if (!hasIPv4) env.push({ name: 'CALICO_ROUTER_ID', value: 'hash' });
+  if (ipamType === IPAMType.HostLocal) env.push({ name: 'USE_POD_CIDR', value: 'true' });
+  if (ebpf) env.push({ name: 'FELIX_BPFENABLED', value: 'true' });
+  if (shoot.kubeProxy?.enabled === false) env.push({ name: 'FELIX_BPFKUBEPROXYIPTABLESCLEANUPENABLED', value: 'true' });
+  if (shoot.kubeProxy?.enabled !== false && shoot.kubeProxy?.mode === 'NFTables') {
+    env.push({ name: 'FELIX_NFTABLESMODE', value: 'Enabled' });
+  }
+  if (wireguard) {
+    env.push(
+      { name: 'FELIX_WIREGUARDENABLED', value: String(hasIPv4) },
+      { name: 'FELIX_WIREGUARDENABLEDV6', value: String(hasIPv6) },
+    );
+  }
+  if (cfg.serviceLoopPrevention !== undefined) {
+    env.push({ name: 'FELIX_SERVICELOOPPREVENTION', value: cfg.serviceLoopPrevention });
+  }
+  // The masquerade rules of the sidecar must come before felix's, which accept pod traffic.
+  if (snatToUpstreamDNS) env.push({ name: 'FELIX_CHAININSERTMODE', value: 'Append' });
 
   const ipPools: IPPoolValues[] = [];
-  if (has('IPv4')) {
+  if (hasIPv4 && overlayStated) {
+    const encapsulated = !overlayOff;
     ipPools.push({
       name: IPV4_POOL_NAME,
-      cidr: podCIDRs.IPv4!,
-      blockSize: IPV4_BLOCK_SIZE,
-      ipipMode: ipv4.pool === PoolType.IPIP ? ipv4.mode : PoolMode.Never,
-      vxlanMode: ipv4.pool === PoolType.VXLAN ? ipv4.mode : PoolMode.Never,
-      natOutgoing: true,
-      nodeSelector: 'all()',
+      spec: {
+        cidr: podCIDRs.IPv4!,
+        allowedUses: ['Workload', 'Tunnel'],
+        blockSize: IPV4_BLOCK_SIZE,
+        ipipMode: encapsulated && !vxlanOverlay ? PoolMode.Always : PoolMode.Never,
+        vxlanMode: encapsulated && vxlanOverlay ? PoolMode.Always : PoolMode.Never,
+        natOutgoing: true,
+        nodeSelector: 'all()',
+      },
     });
+    if (overlayOff && shoot.nodes) {
+      ipPools.push({ name: NO_SNAT_POOL_NAME, spec: { cidr: shoot.nodes, disabled: true, disableBGPExport: true } });
+    }
   }
-  if (has('IPv6')) {
+  if (hasIPv6) {
     ipPools.push({
       name: IPV6_POOL_NAME,
-      cidr: podCIDRs.IPv6!,
-      blockSize: IPV6_BLOCK_SIZE,
-      ipipMode: PoolMode.Never,
-      vxlanMode: ipv6.mode,
-      natOutgoing: ipv6.sourceNATEnabled,
-      nodeSelector: 'all()',
+      spec: {
+        cidr: podCIDRs.IPv6!,
+        allowedUses: ['Workload', 'Tunnel'],
+        blockSize: IPV6_BLOCK_SIZE,
+        ipipMode: PoolMode.Never,
+        vxlanMode: PoolMode.Never,
+        natOutgoing: ipv6NATOutgoing,
+        nodeSelector: 'all()',
+      },
     });
   }
 
-  const bird = resolved.backend === Backend.Bird;
+  const staticResources = cfg.autoScaling?.mode === AutoscalingMode.Static ? cfg.autoScaling.resources : undefined;
   return {
     ipFamilies: families,
     podCIDRs,
-    config: resolved,
-    backend: resolved.backend,
-    cni: cniNetworkConfig(families, resolved),
+    backend,
+    vethMTU: vethMTUString(cfg.vethMTU),
+    typhaServiceName: typhaEnabled ? TYPHA_SERVICE_NAME : 'none',
+    cni: cniNetworkConfig(families, ipamType, cfg.ipam?.cidr),
     node: {
       env,
       livenessProbe: ['/bin/calico-node', '-felix-live', ...(bird ? ['-bird-live'] : [])],
       readinessProbe: ['/bin/calico-node', '-felix-ready', ...(bird ? ['-bird-ready'] : [])],
+      resources: requests(staticResources?.node, DEFAULT_NODE_REQUESTS),
+      snatToUpstreamDNS,
+      snatSidecars: snatToUpstreamDNS
+        ? families.map((family) => ({
+            name: `snat-upstream-dns-${family.toLowerCase()}`,
+            env: [
+              { name: 'IP_FAMILY', value: family },
+              { name: 'POD_CIDR', value: podCIDRs[family]! },
+              { name: 'IPTABLES', value: IPTABLES[family] },
+            ],
+          }))
+        : [],
     },
+    typha: {
+      enabled: typhaEnabled,
+      env: [
+        { name: 'TYPHA_LOGSEVERITYSCREEN', value: 'info' },
+        { name: 'TYPHA_LOGFILEPATH', value: 'none' },
+        { name: 'TYPHA_LOGSEVERITYSYS', value: 'none' },
+        { name: 'TYPHA_DATASTORETYPE', value: 'kubernetes' },
+        { name: 'TYPHA_HEALTHENABLED', value: 'true' },
+        { name: 'TYPHA_HEALTHHOST', value: WILDCARD[primary] },
+        { name: 'TYPHA_HEALTHPORT', value: String(TYPHA_HEALTH_PORT) },
+        { name: 'TYPHA_K8SNAMESPACE', value: 'kube-system' },
+      ],
+      resources: requests(staticResources?.typha, DEFAULT_TYPHA_REQUESTS),
+    },
+    kubeControllers: { enabled: backend !== Backend.None },
     ipPools,
   };
 }
 
-function cniNetworkConfig(families: readonly IPFamily[], config: ResolvedNetworkConfig): CNINetworkConfig {
-  const ipam: CNIIPAMConfig =
-    config.ipam.type === IPAMType.HostLocal
-      ? {
-          type: 'host-local',
-          // The node's podCIDR(s) as kube-controller-manager assigns them, primary family first.
-          ranges: families.map((family) => [{ subnet: family === 'IPv4' ? 'usePodCidr' : 'usePodCidrIPv6' }]),
-        }
-      : {
-          type: 'calico-ipam',
-          assign_ipv4: families.includes('IPv4') ? 'true' : 'false',
-          assign_ipv6: families.includes('IPv6') ? 'true' : 'false',
-        };
+/** Static requests from a ResourceList of the providerConfig over the defaults. */
+function requests(list: Record<string, string | number> | undefined, defaults: ResourceRequests): ResourceRequests {
+  return {
+    cpu: list?.cpu !== undefined ? String(list.cpu) : defaults.cpu,
+    memory: list?.memory !== undefined ? String(list.memory) : defaults.memory,
+  };
+}
+
+/** The keyword of the host-local plugin for the node's pod range of a family. */
+const USE_POD_CIDR_KEYWORD: Record<IPFamily, string> = { IPv4: 'usePodCidr', IPv6: 'usePodCidrIPv6' };
+
+function cniNetworkConfig(families: readonly IPFamily[], ipamType: string, ipamCIDR?: string): CNINetworkConfig {
+  const assign = {
+    assign_ipv4: families.includes('IPv4') ? 'true' : 'false',
+    assign_ipv6: families.includes('IPv6') ? 'true' : 'false',
+  } as const;
+  let ipam: CNIIPAMConfig;
+  if (ipamType !== IPAMType.HostLocal) {
+    ipam = { type: 'calico-ipam', ...assign };
+  } else if (families.length > 1) {
+    // The node's pod ranges as kube-controller-manager assigns them, IPv6 first as networking-calico has it.
+    const ordered = [...families].sort((a, b) => (a === 'IPv6' ? -1 : b === 'IPv6' ? 1 : 0));
+    ipam = { type: 'host-local', ranges: ordered.map((f) => [{ subnet: USE_POD_CIDR_KEYWORD[f] }]), ...assign };
+  } else {
+    const family = families[0]!;
+    const cidr = ipamCIDR === undefined ? undefined : parseCIDR(ipamCIDR);
+    const subnet =
+      cidr !== undefined && ipamCIDR?.toLowerCase() !== USE_POD_CIDR.toLowerCase()
+        ? formatCIDR(cidr)
+        : USE_POD_CIDR_KEYWORD[family];
+    ipam = { type: 'host-local', subnet, ...assign };
+  }
   return {
     name: 'k8s-pod-network',
     cniVersion: '0.3.1',
@@ -237,7 +452,7 @@ export function cniNetworkConfigText(cni: CNINetworkConfig): string {
 
 /** The Network's families, primary first; none means IPv4. */
 function networkFamilies(network: Network): IPFamily[] {
-  const families = familiesOf(network);
+  const families = familiesOrIPv4(network.spec.ipFamilies);
   const bad = families.find((f) => !isIPFamily(f));
   if (bad !== undefined) throw new CalicoValuesError(`spec.ipFamilies: unsupported IP family ${JSON.stringify(bad)}`);
   if (new Set(families).size !== families.length) {
@@ -263,7 +478,8 @@ function podCIDRsByFamily(
   const cidrs: Partial<Record<IPFamily, string>> = { [podCIDR.family]: formatCIDR(podCIDR) };
   for (const family of families) {
     if (family === podCIDR.family) continue;
-    const second = options.secondFamilyPodCIDR;
+    const second =
+      options.secondFamilyPodCIDR ?? (options.shoot?.statusPods ?? []).find((c) => parseCIDR(c)?.family === family);
     if (second === undefined) {
       throw new MissingPodCIDRError(
         `the ${family} pod range of the dual-stack network is missing: the shoot's status.networking.pods has no ${family} CIDR yet`,

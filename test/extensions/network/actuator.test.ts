@@ -56,6 +56,7 @@ describe('desiredNetworkResources', () => {
       node: 'registry.example/node:1',
       cni: 'registry.example/cni:1',
       kubeControllers: 'registry.example/kc:1',
+      typha: 'registry.example/typha:1',
     };
     const desired = desiredNetworkResources(ipv4Network(), { chartValues: { images } });
     const ds = desired.manifests.find((m) => m.kind === 'DaemonSet') as unknown as {
@@ -76,8 +77,8 @@ describe('desiredNetworkResources', () => {
     expect(error).toBeInstanceOf(InvalidProviderConfigError);
     expect((error as InvalidProviderConfigError).errors).toHaveLength(2);
     expect((error as Error).message).toBe(
-      'invalid providerConfig: spec.providerConfig.ipv6.pool: Unsupported value: "ipip": supported values: "vxlan"; ' +
-        'spec.providerConfig.ipv4: Forbidden: IPv4 settings are not allowed on an IPv6 single-stack network',
+      "invalid providerConfig: spec.providerConfig.ipv4: Forbidden: IPv4 configuration must not be specified if the shoot doesn't use IPv4 networking; " +
+        'spec.providerConfig.ipv6.pool: Unsupported value: "ipip": supported values: "vxlan"',
     );
   });
 
@@ -102,11 +103,12 @@ describe('secretDataKey', () => {
 describe('networkStatusPatch', () => {
   const network = { ...ipv4Network(), metadata: { ...ipv4Network().metadata, generation: 3 } };
 
-  it('on success: families IPv4 first, lastOperation Succeeded, observedGeneration, lastError cleared', () => {
+  it('on success: families IPv4 first, the NetworkStatus, lastOperation Succeeded, observedGeneration, lastError cleared', () => {
     expect(
       networkStatusPatch(network, { state: 'Succeeded', ipFamilies: ['IPv6', 'IPv4'], description: 'done' }, NOW),
     ).toEqual({
       ipFamilies: ['IPv4', 'IPv6'],
+      providerStatus: { apiVersion: 'calico.networking.extensions.gardener.cloud/v1alpha1', kind: 'NetworkStatus' },
       lastOperation: {
         type: 'Create',
         state: 'Succeeded',

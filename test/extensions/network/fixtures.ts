@@ -4,7 +4,12 @@
 import type { Network, NetworkSpec } from '../../../src/apis/extensions/v1alpha1/network.js';
 import type { NetworkConfig } from '../../../src/extensions/network/apis/config.js';
 import { renderCalicoManifests, type Manifest } from '../../../src/extensions/network/manifests.js';
-import { calicoValues, CNI_MTU_PLACEHOLDER } from '../../../src/extensions/network/values.js';
+import {
+  calicoValues,
+  CNI_MTU_PLACEHOLDER,
+  type CalicoValues,
+  type ShootNetworking,
+} from '../../../src/extensions/network/values.js';
 import { networkObject } from '../../fixtures/objects.js';
 
 export const IPV4_PODS = '100.96.0.0/11';
@@ -38,11 +43,19 @@ export function networkOf(family: Family, spec: Partial<NetworkSpec> = {}): Netw
   return family === 'ipv4' ? ipv4Network(spec) : family === 'ipv6' ? ipv6Network(spec) : dualStackNetwork(spec);
 }
 
+/** The node ranges of the shoots of each family. */
+export const IPV4_NODES = '10.250.0.0/16';
+export const IPV6_NODES = 'fd00:10:1:100::/56';
+
+/** The values of a Network of `family` with `config`; a dual-stack one gets its IPv6 pods from the shoot's status. */
+export function valuesOf(family: Family, config: NetworkConfig = {}, shoot: ShootNetworking = {}): CalicoValues {
+  const statusPods = family === 'dual' ? { statusPods: [IPV4_PODS, IPV6_PODS] } : {};
+  return calicoValues(networkOf(family), config, { shoot: { ...statusPods, ...shoot } });
+}
+
 /** Renders the manifests of a Network of `family` with `config`. */
-export function renderFamily(family: Family, config: NetworkConfig = {}): Manifest[] {
-  const network = networkOf(family);
-  const options = family === 'dual' ? { secondFamilyPodCIDR: IPV6_PODS } : {};
-  return renderCalicoManifests(calicoValues(network, config, options));
+export function renderFamily(family: Family, config: NetworkConfig = {}, shoot: ShootNetworking = {}): Manifest[] {
+  return renderCalicoManifests(valuesOf(family, config, shoot));
 }
 
 export function find(manifests: readonly Manifest[], kind: string, name: string): Manifest {
@@ -51,25 +64,43 @@ export function find(manifests: readonly Manifest[], kind: string, name: string)
   return found;
 }
 
-interface Container {
+export interface Container {
   name: string;
+  image?: string;
+  command?: string[];
+  resources?: { requests?: Record<string, string> };
   env?: { name: string; value?: string; valueFrom?: unknown }[];
   livenessProbe?: { exec?: { command: string[] } };
   readinessProbe?: { exec?: { command: string[] } };
 }
 
-export function calicoNodeContainer(manifests: readonly Manifest[]): Container {
-  const ds = find(manifests, 'DaemonSet', 'calico-node') as unknown as {
+/** The containers of the pod template of a Deployment or DaemonSet. */
+export function containersOf(manifests: readonly Manifest[], kind: string, name: string): Container[] {
+  const workload = find(manifests, kind, name) as unknown as {
     spec: { template: { spec: { containers: Container[] } } };
   };
-  return ds.spec.template.spec.containers.find((c) => c.name === 'calico-node')!;
+  return workload.spec.template.spec.containers;
+}
+
+export function calicoNodeContainer(manifests: readonly Manifest[]): Container {
+  return containersOf(manifests, 'DaemonSet', 'calico-node').find((c) => c.name === 'calico-node')!;
+}
+
+/** The literal env of a container as a map (valueFrom entries left out). */
+export function envOf(container: Container): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const e of container.env ?? []) if (e.value !== undefined) env[e.name] = e.value;
+  return env;
+}
+
+/** The data of the ConfigMap calico-config. */
+export function configData(manifests: readonly Manifest[]): Record<string, string> {
+  return (find(manifests, 'ConfigMap', 'calico-config') as unknown as { data: Record<string, string> }).data;
 }
 
 /** The calico-node container's literal env as a map (valueFrom entries left out). */
 export function nodeEnv(manifests: readonly Manifest[]): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const e of calicoNodeContainer(manifests).env ?? []) if (e.value !== undefined) env[e.name] = e.value;
-  return env;
+  return envOf(calicoNodeContainer(manifests));
 }
 
 /** The CNI configuration of the ConfigMap, parsed as install-cni would after putting in an MTU. */

@@ -91,7 +91,24 @@ const withEnv = (v: ChartValues, name: string, value: (old: string) => string): 
 });
 const withPool = (v: ChartValues, change: Partial<CalicoValues['ipPools'][number]>): ChartValues => ({
   ...v,
-  ipPools: v.ipPools.map((p, i) => (i === 1 ? { ...p, ...change } : p)),
+  ipPools: v.ipPools.map((p) => (p.name === 'default-ipv6-ippool' ? { ...p, ...change } : p)),
+});
+const withPoolSpec = (v: ChartValues, change: Record<string, unknown>): ChartValues => ({
+  ...v,
+  ipPools: v.ipPools.map((p) => (p.name === 'default-ipv6-ippool' ? { ...p, spec: { ...p.spec, ...change } } : p)),
+});
+const withSidecarEnv = (v: ChartValues, name: string, value: string): ChartValues => ({
+  ...v,
+  node: {
+    ...v.node,
+    snatSidecars: v.node.snatSidecars.map((c, i) =>
+      i === 1 ? { ...c, env: c.env.map((e) => (e.name === name ? { ...e, value } : e)) } : c,
+    ),
+  },
+});
+const withTyphaEnv = (v: ChartValues, name: string, value: string): ChartValues => ({
+  ...v,
+  typha: { ...v.typha, env: v.typha.env.map((e) => (e.name === name ? { ...e, value } : e)) },
 });
 const withCNI = (v: ChartValues, change: Record<string, unknown>): ChartValues => ({
   ...v,
@@ -104,7 +121,30 @@ const POINTS: InjectionPoint[] = [
   { name: 'images.node', inject: (v, s) => ({ ...v, images: { ...IMAGES, node: s } }) },
   { name: 'images.cni', inject: (v, s) => ({ ...v, images: { ...IMAGES, cni: s } }) },
   { name: 'images.kubeControllers', inject: (v, s) => ({ ...v, images: { ...IMAGES, kubeControllers: s } }) },
+  { name: 'images.typha', inject: (v, s) => ({ ...v, images: { ...IMAGES, typha: s } }) },
   { name: 'backend', inject: (v, s) => ({ ...v, backend: s }) },
+  { name: 'vethMTU', inject: (v, s) => ({ ...v, vethMTU: s }) },
+  { name: 'typhaServiceName', inject: (v, s) => ({ ...v, typhaServiceName: s }) },
+  { name: 'FELIX_SERVICELOOPPREVENTION', inject: (v, s) => withEnv(v, 'FELIX_SERVICELOOPPREVENTION', () => s) },
+  {
+    name: 'node resources cpu',
+    inject: (v, s) => ({ ...v, node: { ...v.node, resources: { ...v.node.resources, cpu: s } } }),
+  },
+  {
+    name: 'node resources memory',
+    inject: (v, s) => ({ ...v, node: { ...v.node, resources: { ...v.node.resources, memory: s } } }),
+  },
+  {
+    name: 'typha resources cpu',
+    inject: (v, s) => ({ ...v, typha: { ...v.typha, resources: { ...v.typha.resources, cpu: s } } }),
+  },
+  {
+    name: 'typha resources memory',
+    inject: (v, s) => ({ ...v, typha: { ...v.typha, resources: { ...v.typha.resources, memory: s } } }),
+  },
+  { name: 'TYPHA_HEALTHHOST', inject: (v, s) => withTyphaEnv(v, 'TYPHA_HEALTHHOST', s) },
+  { name: 'sidecar POD_CIDR', inject: (v, s) => withSidecarEnv(v, 'POD_CIDR', s) },
+  { name: 'sidecar IPTABLES', inject: (v, s) => withSidecarEnv(v, 'IPTABLES', s) },
   { name: 'IP_AUTODETECTION_METHOD', inject: (v, s) => withEnv(v, 'IP_AUTODETECTION_METHOD', () => s) },
   { name: 'IP6_AUTODETECTION_METHOD', inject: (v, s) => withEnv(v, 'IP6_AUTODETECTION_METHOD', () => s) },
   { name: 'CALICO_IPV6POOL_CIDR', inject: (v, s) => withEnv(v, 'CALICO_IPV6POOL_CIDR', () => s) },
@@ -113,8 +153,15 @@ const POINTS: InjectionPoint[] = [
     inject: (v, s) => ({ ...v, node: { ...v.node, env: [...v.node.env, { name: s, value: 'x' }] } }),
   },
   { name: 'pool name', inject: (v, s) => withPool(v, { name: s }) },
-  { name: 'pool cidr', inject: (v, s) => withPool(v, { cidr: s }) },
-  { name: 'pool nodeSelector', inject: (v, s) => withPool(v, { nodeSelector: s }) },
+  { name: 'pool cidr', inject: (v, s) => withPoolSpec(v, { cidr: s }) },
+  { name: 'pool nodeSelector', inject: (v, s) => withPoolSpec(v, { nodeSelector: s }) },
+  {
+    name: 'no-snat pool cidr',
+    inject: (v, s) => ({
+      ...v,
+      ipPools: v.ipPools.map((p) => (p.name === 'no-snat-for-node-cidr' ? { ...p, spec: { ...p.spec, cidr: s } } : p)),
+    }),
+  },
   {
     name: 'probe argument',
     inject: (v, s) => ({
@@ -199,10 +246,17 @@ function baseRendered(base: ChartValues): ReturnType<typeof renderLeaves> {
 
 describe('hostile strings stay data', () => {
   const network = dualStackNetwork();
+  // Every templated value is rendered: both families, overlay off (the pools, the no-SNAT pool and the sidecars),
+  // typha on, kube-controllers on (routes by bird), a loop prevention setting.
   const base: ChartValues = calicoValues(
     network,
-    { ipv4: { autoDetectionMethod: 'first-found' }, ipv6: { autoDetectionMethod: 'first-found' } },
-    { secondFamilyPodCIDR: IPV6_PODS },
+    {
+      ipv4: { autoDetectionMethod: 'first-found' },
+      ipv6: { autoDetectionMethod: 'first-found' },
+      overlay: { enabled: false, createPodRoutes: true },
+      serviceLoopPrevention: 'Drop',
+    },
+    { shoot: { statusPods: [IPV6_PODS], nodes: '10.250.0.0/16' } },
   );
 
   it.each(POINTS.map((p) => [p.name, p] as const))('through %s', (_name, point) => {
@@ -229,6 +283,28 @@ describe('hostile strings stay data', () => {
       ),
       { numRuns: 150 },
     );
+  });
+
+  it('every templated value of the chart is an injection point here', () => {
+    // The values that reach the templates: the pools' names and specs, both sidecars, typha, kube-controllers.
+    expect(base.ipPools.map((p) => p.name)).toEqual([
+      'default-ipv4-ippool',
+      'no-snat-for-node-cidr',
+      'default-ipv6-ippool',
+    ]);
+    expect(base.node.snatSidecars).toHaveLength(2);
+    expect(base.typha.enabled && base.kubeControllers.enabled).toBe(true);
+    expect(base.node.env.map((e) => e.name)).toContain('FELIX_SERVICELOOPPREVENTION');
+  });
+
+  it('a sidecar name that is not a DNS label is refused by the manifest checks, whatever it holds', () => {
+    for (const hostile of HOSTILE.filter((h) => !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(h))) {
+      const values = {
+        ...base,
+        node: { ...base.node, snatSidecars: base.node.snatSidecars.map((c) => ({ ...c, name: hostile })) },
+      };
+      expect(() => renderCalicoManifests(values), JSON.stringify(hostile)).toThrow(/must be a DNS label/);
+    }
   });
 
   it('a hostile value never adds a document: e.g. a Secret smuggled in through the namespace', () => {

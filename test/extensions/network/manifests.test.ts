@@ -21,8 +21,19 @@ import {
   type ChartValues,
   type Manifest,
 } from '../../../src/extensions/network/manifests.js';
-import { calicoValues, CNI_MTU_PLACEHOLDER } from '../../../src/extensions/network/values.js';
-import { allStrings, find, IPV6_PODS, networkOf, renderFamily, type Family } from './fixtures.js';
+import type { NetworkConfig } from '../../../src/extensions/network/apis/config.js';
+import { calicoValues, CNI_MTU_PLACEHOLDER, type ShootNetworking } from '../../../src/extensions/network/values.js';
+import {
+  allStrings,
+  containersOf,
+  find,
+  IPV4_NODES,
+  IPV6_NODES,
+  IPV6_PODS,
+  networkOf,
+  renderFamily,
+  type Family,
+} from './fixtures.js';
 
 const GOLDEN_DIR = join(import.meta.dirname, 'golden');
 const GOLDEN_HEADER =
@@ -35,10 +46,56 @@ async function goldenText(manifests: readonly Manifest[], file: string): Promise
   return prettier.format(text, { ...options, parser: 'yaml' });
 }
 
+/**
+ * Realistic configs per family: the defaults, networking-calico's typical setup without overlay and typha (with
+ * the shoot's node range), and an overlay with extras.
+ */
+const GOLDEN: Record<string, { family: Family; config: NetworkConfig; shoot?: ShootNetworking }> = {
+  ipv4: { family: 'ipv4', config: {} },
+  'ipv4-no-overlay': {
+    family: 'ipv4',
+    config: { overlay: { enabled: false }, typha: { enabled: false }, vethMTU: '1440' },
+    shoot: { nodes: IPV4_NODES },
+  },
+  'ipv4-vxlan-overlay': {
+    family: 'ipv4',
+    config: { overlay: { enabled: true }, vxlan: { enabled: true }, autoScaling: { mode: 'vpa' } },
+    shoot: { nodes: IPV4_NODES },
+  },
+  ipv6: { family: 'ipv6', config: {} },
+  'ipv6-no-overlay-no-typha': {
+    family: 'ipv6',
+    config: {
+      typha: { enabled: false },
+      overlay: { enabled: false },
+      snatToUpstreamDNS: { enabled: true },
+      ipv6: { sourceNATEnabled: true },
+    },
+    shoot: { nodes: IPV6_NODES, statusNodes: [IPV6_NODES] },
+  },
+  'ipv6-ebpf-overlay': {
+    family: 'ipv6',
+    config: {
+      overlay: { enabled: true },
+      ebpfDataplane: { enabled: true },
+      serviceLoopPrevention: 'Drop',
+      autoScaling: { mode: 'static', resources: { node: { cpu: '500m', memory: '500Mi' } } },
+    },
+    shoot: { kubeProxy: { enabled: false } },
+  },
+  dual: { family: 'dual', config: {} },
+  'dual-routes-wireguard': {
+    family: 'dual',
+    config: { overlay: { enabled: false, createPodRoutes: true }, wireguardEncryption: true },
+    shoot: { nodes: IPV4_NODES, statusNodes: [IPV4_NODES, IPV6_NODES] },
+  },
+};
+
 describe('golden manifests', () => {
-  it.each(['ipv4', 'ipv6', 'dual'] as const)('%s', async (family) => {
-    const file = join(GOLDEN_DIR, `${family}.yaml`);
-    const actual = await goldenText(renderFamily(family), file);
+  it.each(Object.keys(GOLDEN))('%s', async (name) => {
+    const { family, config, shoot } = GOLDEN[name]!;
+    const file = join(GOLDEN_DIR, `${name}.yaml`);
+    const actual = await goldenText(renderFamily(family, config, shoot), file);
     if (process.env.UPDATE_GOLDEN === '1') {
       writeFileSync(file, actual);
       return;
@@ -58,8 +115,8 @@ describe('rendering', () => {
     }
   });
 
-  it('returns CRDs, RBAC, the ConfigMap, calico-node, kube-controllers and the pools, in that order', () => {
-    const kinds = renderFamily('dual').map((m) => m.kind);
+  it('returns CRDs, RBAC, the ConfigMap, calico-node, typha, kube-controllers and the pools, in that order', () => {
+    const manifests = renderFamily('dual', { overlay: { enabled: true } });
     const order = [
       'CustomResourceDefinition',
       'ServiceAccount',
@@ -67,11 +124,16 @@ describe('rendering', () => {
       'ClusterRoleBinding',
       'ConfigMap',
       'DaemonSet',
+      'Service',
       'Deployment',
       'IPPool',
     ];
-    expect([...new Set(kinds)]).toEqual(order);
-    expect(kinds.filter((k) => k === 'IPPool')).toHaveLength(2);
+    expect([...new Set(manifests.map((m) => m.kind))]).toEqual(order);
+    expect(manifests.filter((m) => m.kind === 'Deployment').map((m) => m.metadata.name)).toEqual([
+      'calico-typha',
+      'calico-kube-controllers',
+    ]);
+    expect(manifests.filter((m) => m.kind === 'IPPool')).toHaveLength(2);
   });
 
   it('puts namespaced objects into kube-system and gives every object apiVersion, kind and name', () => {
@@ -131,13 +193,19 @@ describe('the checksum annotation of calico-node', () => {
 
   it('changes with the ConfigMap, and only with it', () => {
     const base = checksum(renderFamily('ipv6'));
-    expect(checksum(renderFamily('ipv6', { ipam: { type: 'host-local' } }))).not.toBe(base);
-    expect(checksum(renderFamily('ipv6', { backend: 'vxlan' }))).not.toBe(base);
+    expect(checksum(renderFamily('ipv6', { vethMTU: '1400' }))).not.toBe(base);
+    expect(checksum(renderFamily('ipv6', { typha: { enabled: false } }))).not.toBe(base);
+    expect(checksum(renderFamily('ipv6', { overlay: { enabled: true } }))).not.toBe(base);
     expect(checksum(renderFamily('dual'))).not.toBe(base);
     // The env of calico-node is in the DaemonSet itself: changing it rolls the pods without the checksum.
     expect(checksum(renderFamily('ipv6', { ipv6: { mode: 'Always' } }))).toBe(base);
     const values = calicoValues(networkOf('ipv6'), {});
-    const otherImages = { node: 'example.com/node:1', cni: 'example.com/cni:1', kubeControllers: 'example.com/kc:1' };
+    const otherImages = {
+      node: 'example.com/node:1',
+      cni: 'example.com/cni:1',
+      kubeControllers: 'example.com/kc:1',
+      typha: 'example.com/typha:1',
+    };
     expect(checksum(renderCalicoManifests({ ...values, images: otherImages }))).toBe(base);
   });
 });
@@ -163,7 +231,12 @@ function ipLiterals(manifests: readonly Manifest[]): { text: string; family: str
 
 describe('IP literals', () => {
   it('an IPv6-only render has no IPv4 literal at all', () => {
-    for (const config of [{}, { backend: 'vxlan' as const, ipam: { type: 'host-local' as const } }]) {
+    const configs: NetworkConfig[] = [
+      {},
+      { overlay: { enabled: true }, vxlan: { enabled: true } },
+      { overlay: { enabled: false }, typha: { enabled: false } },
+    ];
+    for (const config of configs) {
       const literals = ipLiterals(renderFamily('ipv6', config));
       expect(literals.filter((l) => l.family === 'IPv4')).toEqual([]);
       expect(literals.map((l) => l.text)).toEqual(expect.arrayContaining(['::1', IPV6_PODS]));
@@ -177,10 +250,19 @@ describe('IP literals', () => {
     expect(literals.map((l) => l.text)).toContain('127.0.0.1');
   });
 
-  it('no render binds or probes the wildcard address', () => {
-    for (const family of ['ipv4', 'ipv6', 'dual'] as const) {
-      const strings = allStrings(renderFamily(family));
-      expect(strings.filter((s) => s.includes('0.0.0.0') || s === '::' || s.includes('[::]'))).toEqual([]);
+  it("only typha's health endpoint binds a wildcard address, the one of the primary family", () => {
+    for (const [family, wildcard] of [
+      ['ipv4', '0.0.0.0'],
+      ['ipv6', '::'],
+      ['dual', '0.0.0.0'],
+    ] as const) {
+      const manifests = renderFamily(family, { overlay: { enabled: false } });
+      const strings = allStrings(manifests);
+      expect(strings.filter((s) => s.includes('0.0.0.0') || s === '::' || s.includes('[::]'))).toEqual([wildcard]);
+      const typha = containersOf(manifests, 'Deployment', 'calico-typha')[0]!;
+      expect(typha.env).toContainEqual({ name: 'TYPHA_HEALTHHOST', value: wildcard });
+      const noTypha = allStrings(renderFamily(family, { typha: { enabled: false } }));
+      expect(noTypha.filter((s) => s.includes('0.0.0.0') || s === '::')).toEqual([]);
     }
   });
 
@@ -229,7 +311,7 @@ describe('missing and mistyped values fail the render', () => {
       'templates/calico-node.yaml: a value the template uses is missing',
     ],
     ['no backend', { ...values, backend: undefined }, 'templates/config.yaml: a value the template uses is missing'],
-    ['pool without cidr', { ...values, ipPools: [{ ...values.ipPools[0], cidr: undefined }] }, 'missing'],
+    ['pool without spec', { ...values, ipPools: [{ ...values.ipPools[0], spec: undefined }] }, 'missing'],
     [
       'empty pool name',
       { ...values, ipPools: [{ ...values.ipPools[0], name: '' }] },
@@ -238,7 +320,7 @@ describe('missing and mistyped values fail the render', () => {
     [
       'env value not a string',
       { ...values, node: { ...values.node, env: [{ name: 'A', value: 1 }] } },
-      'env[5].value must be a string',
+      'env[8].value must be a string',
     ],
     [
       'duplicate pools',
@@ -312,6 +394,8 @@ describe('checks on rendered documents', () => {
   });
 });
 
-it('every golden family renders from the fixtures used above', () => {
-  for (const family of ['ipv4', 'ipv6', 'dual'] as Family[]) expect(renderFamily(family).length).toBeGreaterThan(30);
+it('every golden case renders a full set of objects', () => {
+  for (const { family, config, shoot } of Object.values(GOLDEN)) {
+    expect(renderFamily(family, config, shoot).length).toBeGreaterThan(30);
+  }
 });

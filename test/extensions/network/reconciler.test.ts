@@ -9,7 +9,7 @@ import {
   NetworkReconciler,
   networkRef,
   shootOf,
-  type PodCIDRSource,
+  type ShootNetworkingSource,
 } from '../../../src/extensions/network/reconciler.js';
 import { MissingPodCIDRError } from '../../../src/extensions/network/values.js';
 import { FakeClock } from '../../../src/runtime/clock.js';
@@ -22,7 +22,7 @@ import { dualStackNetwork, ipv4Network, ipv6Network, IPV4_PODS, IPV6_PODS } from
 const NS = 'shoot--dev--a';
 const REQ = { namespace: NS, name: 'a' };
 
-function setup(network?: Network, opts: { podCIDRs?: PodCIDRSource } = {}) {
+function setup(network?: Network, opts: { shoots?: ShootNetworkingSource } = {}) {
   const client = new FakeClient();
   if (network) client.seed(networkRef, network);
   const clock = new FakeClock();
@@ -62,20 +62,26 @@ describe('NetworkReconciler', () => {
     expect(network.metadata.finalizers).toEqual([FINALIZER]);
     expect(network.status).toEqual({
       ipFamilies: ['IPv4'],
+      providerStatus: { apiVersion: 'calico.networking.extensions.gardener.cloud/v1alpha1', kind: 'NetworkStatus' },
       observedGeneration: 1,
       lastOperation: {
         type: 'Create',
         state: 'Succeeded',
         progress: 100,
-        description: `calico deployed for IPv4 (32 objects in ManagedResource ${MANAGED_RESOURCE_NAME})`,
+        description: `calico deployed for IPv4 (33 objects in ManagedResource ${MANAGED_RESOURCE_NAME})`,
         lastUpdateTime: '2026-11-21T20:00:00Z',
       },
     });
     const mr = client.peek(managedResourceRef, MANAGED_RESOURCE_NAME, NS);
     expect(mr).toMatchObject({ spec: { secretRefs: [{ name: SECRET_NAME }] } });
     const objects = secretObjects();
-    expect(objects).toHaveLength(32);
-    expect(objects.filter((o) => o.kind === 'IPPool').map((o) => o.metadata.name)).toEqual(['default-ipv4-ippool']);
+    expect(objects).toHaveLength(33);
+    // IPv4 without an overlay statement: calico-node creates the pool from its env, none is rendered.
+    expect(objects.filter((o) => o.kind === 'IPPool')).toEqual([]);
+    expect(objects.filter((o) => o.kind === 'Deployment').map((o) => o.metadata.name)).toEqual([
+      'calico-typha',
+      'calico-kube-controllers',
+    ]);
   });
 
   it('writes no status when nothing but timestamps would change', async () => {
@@ -95,7 +101,8 @@ describe('NetworkReconciler', () => {
   });
 
   it('takes the second pod range of a dual-stack Network from the Shoot status', async () => {
-    const { client, reconcile, current, secretObjects } = setup(dualStackNetwork());
+    const network = dualStackNetwork({ providerConfig: { overlay: { enabled: true } } });
+    const { client, reconcile, current, secretObjects } = setup(network);
     client.seed(Refs.shoot, shoot([IPV4_PODS, 'fd00:10:3::/56', 'fd00:99::/56']));
     await reconcile();
     expect(current()!.status).toMatchObject({ ipFamilies: ['IPv4', 'IPv6'], lastOperation: { state: 'Succeeded' } });
@@ -128,19 +135,46 @@ describe('NetworkReconciler', () => {
     expect(current()!.status).not.toHaveProperty('lastError');
   });
 
-  it('uses an injected pod range source', async () => {
+  it('uses an injected source of the shoot networking', async () => {
     const asked: string[] = [];
-    const podCIDRs: PodCIDRSource = {
-      secondFamilyPodCIDR: async (_network, family) => {
-        asked.push(family);
-        return IPV4_PODS;
+    const shoots: ShootNetworkingSource = {
+      shootNetworking: async (network) => {
+        asked.push(network.metadata.name ?? '');
+        return { statusPods: [IPV6_PODS, IPV4_PODS] };
       },
     };
     const network = dualStackNetwork({ ipFamilies: ['IPv6', 'IPv4'], podCIDR: IPV6_PODS });
-    const { reconcile, current } = setup(network, { podCIDRs });
+    const { reconcile, current } = setup(network, { shoots });
     await reconcile();
-    expect(asked).toEqual(['IPv4']);
+    expect(asked).toEqual(['a']);
     expect(current()!.status!.ipFamilies).toEqual(['IPv4', 'IPv6']);
+  });
+
+  it("renders with the shoot's node ranges and reports kube-proxy off without ebpf as a configuration problem", async () => {
+    const network = ipv4Network({ providerConfig: { overlay: { enabled: false } } });
+    const { client, reconcile, secretObjects } = setup(network);
+    client.seed(Refs.shoot, {
+      ...shoot([IPV4_PODS]),
+      spec: { networking: { type: 'calico', nodes: '10.250.0.0/16' } },
+    });
+    await reconcile();
+    const pools = secretObjects().filter((o) => o.kind === 'IPPool');
+    expect(pools.map((p) => [p.metadata.name, p.spec.cidr])).toEqual([
+      ['default-ipv4-ippool', IPV4_PODS],
+      ['no-snat-for-node-cidr', '10.250.0.0/16'],
+    ]);
+
+    const other = setup(ipv6Network());
+    other.client.seed(Refs.shoot, {
+      ...shoot([IPV6_PODS]),
+      spec: { networking: { type: 'calico' }, kubernetes: { kubeProxy: { enabled: false } } },
+    });
+    const error = await other.reconcile().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TerminalError);
+    expect(other.current()!.status!.lastError).toMatchObject({
+      description: expect.stringContaining('Disabling kube-proxy is forbidden'),
+      codes: ['ERR_CONFIGURATION_PROBLEM'],
+    });
   });
 
   it('reports an invalid providerConfig as a configuration problem and does not retry', async () => {

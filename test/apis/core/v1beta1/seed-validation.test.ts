@@ -360,6 +360,52 @@ describe('Seed validation', () => {
     });
   });
 
+  describe("Gardener's reserved IPv4 mapping ranges 240-244/8", () => {
+    it.each([
+      ['240.0.0.0/8', 'kube-apiserver mapping range'],
+      ['241.0.0.0/8', 'seed pod network mapping range'],
+      ['242.0.0.0/8', 'shoot node network mapping range'],
+      ['243.0.0.0/8', 'shoot service network mapping range'],
+      ['244.0.0.0/8', 'shoot pod network mapping range'],
+    ])('%s (%s) is refused for every IPv4 range', (range, name) => {
+      const inside = range.replace('.0.0.0/8', '.10.0.0/16');
+      for (const [field, kind] of [
+        ['pods', 'pod'],
+        ['services', 'service'],
+        ['nodes', 'node'],
+      ] as const) {
+        expect(validate(seedObject({ [field]: inside }))).toEqual([
+          `spec.networks.${field}: Invalid value: "${inside}": ${kind} network intersects with reserved ${name} (${range})`,
+        ]);
+      }
+      for (const [field, kind] of [
+        ['pods', 'pod'],
+        ['services', 'service'],
+      ] as const) {
+        const shootDefaults = { ...seedIPv4Networks.shootDefaults, [field]: inside };
+        expect(validate(seedObject({ shootDefaults }))).toEqual([
+          `spec.networks.shootDefaults.${field}: Invalid value: "${inside}": ${kind} network intersects with reserved ${name} (${range})`,
+        ]);
+      }
+    });
+
+    it('a range covering several reserved ranges gets one error per range', () => {
+      expect(validate(seedObject({ nodes: '240.0.0.0/6' }))).toEqual([
+        'spec.networks.nodes: Invalid value: "240.0.0.0/6": node network intersects with reserved kube-apiserver mapping range (240.0.0.0/8)',
+        'spec.networks.nodes: Invalid value: "240.0.0.0/6": node network intersects with reserved seed pod network mapping range (241.0.0.0/8)',
+        'spec.networks.nodes: Invalid value: "240.0.0.0/6": node network intersects with reserved shoot node network mapping range (242.0.0.0/8)',
+        'spec.networks.nodes: Invalid value: "240.0.0.0/6": node network intersects with reserved shoot service network mapping range (243.0.0.0/8)',
+      ]);
+      expect(validate(seedObject({ nodes: '240.0.0.0/4' }))).toHaveLength(5);
+    });
+
+    it('ranges next to them, and IPv6 ranges, are fine', () => {
+      expect(validate(seedObject({ nodes: '239.255.0.0/16' }))).toEqual([]);
+      expect(validate(seedObject({ nodes: '245.0.0.0/8' }))).toEqual([]);
+      expect(validate(dualSeed({ nodes: 'fd00:f0::/64' }), DUAL)).toEqual([]);
+    });
+  });
+
   describe('IPv4 services size', () => {
     it('rejects IPv4 services larger than /8', () => {
       expect(validate(seedObject({ services: '12.0.0.0/7' }))).toEqual([

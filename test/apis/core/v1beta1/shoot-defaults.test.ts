@@ -218,7 +218,11 @@ describe('Shoot through admit(): unknown fields and the input object', () => {
   /** A shoot with fields this project does not model, at every level. */
   function shootWithUnknownFields(): Record<string, unknown> {
     const object = ipv4ShootObject({
-      providerConfig: { apiVersion: 'calico/v1alpha1', kind: 'NetworkConfig', ipam: { type: 'host-local' } },
+      providerConfig: {
+        apiVersion: 'calico.networking.extensions.gardener.cloud/v1alpha1',
+        kind: 'NetworkConfig',
+        ipam: { type: 'host-local' },
+      },
     }) as unknown as {
       metadata: Record<string, unknown>;
       spec: Record<string, unknown> & {

@@ -130,16 +130,25 @@ describe('DNSRecord validation', () => {
       },
     );
 
-    it.each(['192.0.2.1', 'fe80::1%eth0', '2001:db8::g', '2001:db8:::1', '1:2:3:4:5:6:7:8:9', 'example.com', ''])(
-      'AAAA rejects %j',
-      (value) => {
-        expect(validate(dnsRecordObject({ recordType: 'AAAA', values: [value] }))).toEqual([
-          `spec.values[0]: Invalid value: ${JSON.stringify(value)}: must be a valid IPv6 address`,
-        ]);
-      },
-    );
+    it.each([
+      '192.0.2.1',
+      '::ffff:192.0.2.1',
+      '::FFFF:192.0.2.1',
+      '::ffff:c000:201',
+      '0:0:0:0:0:ffff:192.0.2.1',
+      'fe80::1%eth0',
+      '2001:db8::g',
+      '2001:db8:::1',
+      '1:2:3:4:5:6:7:8:9',
+      'example.com',
+      '',
+    ])('AAAA rejects %j (an IPv4-mapped address counts as IPv4)', (value) => {
+      expect(validate(dnsRecordObject({ recordType: 'AAAA', values: [value] }))).toEqual([
+        `spec.values[0]: Invalid value: ${JSON.stringify(value)}: must be a valid IPv6 address`,
+      ]);
+    });
 
-    it.each(['::1', '::', '2001:db8:0:0:1:0:0:1', '64:ff9b::192.0.2.1', '::ffff:192.0.2.1', 'FE80::ABCD'])(
+    it.each(['::1', '::', '2001:db8:0:0:1:0:0:1', '64:ff9b::192.0.2.1', '::192.0.2.1', 'FE80::ABCD'])(
       'AAAA accepts any valid IPv6 text form: %j',
       (value) => {
         expect(validate(dnsRecordObject({ recordType: 'AAAA', values: [value] }))).toEqual([]);

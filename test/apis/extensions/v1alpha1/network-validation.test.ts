@@ -231,7 +231,7 @@ describe('Network validation', () => {
 
       it('applies through admit', () => {
         const old = deleting();
-        const result = admit({ object: deleting({ providerConfig: { x: 1 } }), oldObject: old, gates: OFF });
+        const result = admit({ object: deleting({ providerConfig: { vethMTU: '1400' } }), oldObject: old, gates: OFF });
         expect(result.errors.map((e) => [e.type, e.field])).toEqual([['FieldValueForbidden', 'spec']]);
       });
     });

@@ -12,10 +12,20 @@ import {
   type CIDRField,
 } from '../../../validation/cidr.js';
 import { familyInfo, sameList, validateIPFamilies } from '../../../validation/ip-families.js';
+import { formatCIDR, mustParseCIDR, overlaps, type CIDR } from '../../../../net/cidr.js';
 import type { Seed } from '../seed.js';
 
 const NETWORKS = FieldPath.root('spec', 'networks');
 const IPV4_MAX_SERVICES_PREFIX = 8;
+
+/** Gardener's reserved IPv4 ranges, which it maps networks into; a seed's IPv4 ranges must stay out of them. */
+export const RESERVED_IPV4_RANGES: readonly { readonly cidr: CIDR; readonly name: string }[] = [
+  ['240.0.0.0/8', 'kube-apiserver mapping range'],
+  ['241.0.0.0/8', 'seed pod network mapping range'],
+  ['242.0.0.0/8', 'shoot node network mapping range'],
+  ['243.0.0.0/8', 'shoot service network mapping range'],
+  ['244.0.0.0/8', 'shoot pod network mapping range'],
+].map(([cidr, name]) => ({ cidr: mustParseCIDR(cidr!), name: name! }));
 
 /** The five seed ranges in the order overlaps are reported, with the kind their VPN error names. */
 function seedCIDRFields(seed: Seed): { field: CIDRField; kind: string }[] {
@@ -62,6 +72,14 @@ export function validateSeed(seed: Seed, gates: FeatureGates): ErrorList {
     const vpn = overlappedVPNRange(field);
     if (vpn)
       errors.push(invalid(field.path, field.value, `${kind} network intersects with default vpn network (${vpn})`));
+  }
+  for (const { field, kind } of fields) {
+    if (field.cidr?.family !== 'IPv4') continue;
+    for (const reserved of RESERVED_IPV4_RANGES) {
+      if (!overlaps(field.cidr, reserved.cidr)) continue;
+      const detail = `${kind} network intersects with reserved ${reserved.name} (${formatCIDR(reserved.cidr)})`;
+      errors.push(invalid(field.path, field.value, detail));
+    }
   }
   const services = fields.find((f) => f.field.path.toString() === NETWORKS.child('services').toString())?.field;
   if (services?.cidr?.family === 'IPv4' && services.cidr.prefix < IPV4_MAX_SERVICES_PREFIX) {

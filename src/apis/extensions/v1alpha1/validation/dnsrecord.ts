@@ -44,8 +44,9 @@ function validateValue(recordType: string, value: string, path: FieldPath): Erro
     case 'A':
       return parseIP(value)?.family === 'IPv4' ? [] : [invalid(path, value, 'must be a valid IPv4 address')];
     case 'AAAA':
-      // Any IPv6 text is fine here, including the IPv4-mapped form; publishing writes it canonically.
-      return value.includes(':') && parseIP(value) ? [] : [invalid(path, value, 'must be a valid IPv6 address')];
+      // Any IPv6 text is fine (publishing writes it canonically), but an IPv4-mapped address (`::ffff:a.b.c.d`)
+      // counts as IPv4, as everywhere else in the API rules.
+      return parseIP(value)?.family === 'IPv6' ? [] : [invalid(path, value, 'must be a valid IPv6 address')];
     case 'CNAME':
       return validateFullyQualifiedDomainName(path, value);
     default:
