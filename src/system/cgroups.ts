@@ -5,6 +5,7 @@
  *
  * Synchronous: cleanup runs from `exit` handlers too.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -61,13 +62,41 @@ export function cgroupV1Hierarchies(
   return hierarchies;
 }
 
+/**
+ * The cgroup v1 hierarchies, mounting them under /sys/fs/cgroup first when this process belongs to v1 hierarchies
+ * that are not mounted in its mount namespace: `ip netns exec` mounts a fresh sysfs over /sys, which hides the
+ * host's cgroup mounts (and its mount namespace is private, so mounting them again there changes nothing outside).
+ */
+export function mountedCgroupV1Hierarchies(): CgroupHierarchy[] {
+  const found = cgroupV1Hierarchies();
+  if (found.length > 0) return found;
+  const wanted: string[] = [];
+  for (const line of readFileSync('/proc/self/cgroup', 'utf8').split('\n')) {
+    const m = /^\d+:([^:]+):/.exec(line);
+    if (m) wanted.push(m[1]!);
+  }
+  if (wanted.length === 0) return [];
+  const mount = (args: string[]) => execFileSync('mount', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const mountinfo = readFileSync('/proc/self/mountinfo', 'utf8');
+  if (!mountinfo.split('\n').some((l) => l.split(' ')[4] === '/sys/fs/cgroup')) {
+    mount(['-t', 'tmpfs', '-o', 'mode=755', 'cgroup', '/sys/fs/cgroup']);
+  }
+  for (const controllers of wanted) {
+    const named = controllers.startsWith('name=');
+    const dir = join('/sys/fs/cgroup', named ? controllers.slice('name='.length) : controllers);
+    mkdirSync(dir, { recursive: true });
+    mount(['-t', 'cgroup', '-o', named ? `none,${controllers}` : controllers, 'cgroup', dir]);
+  }
+  return cgroupV1Hierarchies();
+}
+
 /** A named cgroup in every v1 hierarchy, below our own cgroup in each. */
 export class CgroupSubtree {
   readonly dirs: string[];
 
   constructor(
     readonly name: string,
-    readonly hierarchies: readonly CgroupHierarchy[] = cgroupV1Hierarchies(),
+    readonly hierarchies: readonly CgroupHierarchy[] = mountedCgroupV1Hierarchies(),
   ) {
     if (hierarchies.length === 0) {
       throw new Error(
@@ -160,7 +189,10 @@ function removeTree(dir: string): void {
 }
 
 /** Names of the subtrees directly below our own cgroup (in the first hierarchy) that match, for janitors. */
-export function listSubtrees(match: RegExp, hierarchies: readonly CgroupHierarchy[] = cgroupV1Hierarchies()): string[] {
+export function listSubtrees(
+  match: RegExp,
+  hierarchies: readonly CgroupHierarchy[] = mountedCgroupV1Hierarchies(),
+): string[] {
   const names = new Set<string>();
   for (const h of hierarchies) {
     const dir = join(h.mountPoint, h.ownPath);

@@ -32,7 +32,7 @@ import type { IPFamily } from '../../../net/cidr.js';
 import { deleteNetns, netnsExists } from '../../../localenv/netns.js';
 import { startProcess, which, type ManagedProcess } from '../../../localenv/process.js';
 import { onEmergencyExit } from '../../../localenv/cleanup.js';
-import { CgroupSubtree, cgroupV1Hierarchies, listSubtrees } from '../../../system/cgroups.js';
+import { CgroupSubtree, listSubtrees, mountedCgroupV1Hierarchies } from '../../../system/cgroups.js';
 import { SupervisedProcess } from '../../../system/supervised-process.js';
 import { applyOperatingSystemConfig, directoryTarget, type ApplyResult } from '../node-agent/node-agent.js';
 import { nodeReady, requestJSON, type APIServerAccess, type ClientCredentials, type NodeInfo } from './api-client.js';
@@ -371,7 +371,7 @@ export class Machine {
   }
 
   private async startHolder(): Promise<void> {
-    const hierarchies = cgroupV1Hierarchies().map((h) => `${h.mountPoint.split('/').pop()}:${h.options}`);
+    const hierarchies = mountedCgroupV1Hierarchies().map((h) => `${h.mountPoint.split('/').pop()}:${h.options}`);
     const holder = startProcess({
       name: 'holder',
       command: '/bin/sh',
@@ -699,4 +699,3 @@ export function machineLeftovers(id: string): string[] {
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
-
