@@ -30,10 +30,10 @@ import { join } from 'node:path';
 import type { File } from '../../../apis/extensions/v1alpha1/operatingsystemconfig.js';
 import type { IPFamily } from '../../../net/cidr.js';
 import { deleteNetns, netnsExists } from '../../../localenv/netns.js';
-import { startProcess, which, type ManagedProcess } from '../../../localenv/process.js';
+import { startProcess, which, type ManagedProcess, type StartOptions } from '../../../localenv/process.js';
 import { onEmergencyExit } from '../../../localenv/cleanup.js';
 import { CgroupSubtree, listSubtrees, mountedCgroupV1Hierarchies } from '../../../system/cgroups.js';
-import { SupervisedProcess } from '../../../system/supervised-process.js';
+import { SupervisedProcess, type SupervisedState } from '../../../system/supervisor.js';
 import { applyOperatingSystemConfig, directoryTarget, type ApplyResult } from '../node-agent/node-agent.js';
 import { nodeReady, requestJSON, type APIServerAccess, type ClientCredentials, type NodeInfo } from './api-client.js';
 import {
@@ -51,8 +51,12 @@ import {
 import type { BuiltImage } from './images.js';
 import { desiredPodRoutes, diffRoutes, type PodRoute } from './routes.js';
 
-/** Prefix of every machine's network namespace and cgroup: `gipv6m-<owner pid>-<name>`. */
-export const MACHINE_PREFIX = 'gipv6m';
+/**
+ * Names of a machine's network namespace and cgroup: `gv6-<owner pid>-machine-<name>`, the scheme of the local
+ * provider's other namespaces (src/system/network.ts of the control planes), so one janitor finds them all.
+ */
+export const MACHINE_PREFIX = 'gv6-';
+const MACHINE_KIND = 'machine';
 export const DEFAULT_READY_TIMEOUT_MS = 120_000;
 /** How often a machine reads the Nodes (its podCIDRs, the other machines' routes). */
 export const NODE_SYNC_INTERVAL_MS = 2_000;
@@ -111,19 +115,19 @@ export interface MachineOptions {
 export interface MachineStatus {
   name: string;
   netns: string;
-  processes: { name: string; running: boolean; restarts: number; lastExit?: string }[];
+  processes: SupervisedState[];
   podRoutes: PodRoute[];
   cniConfigured: boolean;
 }
 
-/** `gipv6m-<pid>-<name>`, the name of the machine's network namespace and cgroup. */
+/** `gv6-<pid>-machine-<name>`, the name of the machine's network namespace and cgroup. */
 export function machineID(name: string, ownerPid = process.pid): string {
-  return `${MACHINE_PREFIX}-${ownerPid}-${name}`;
+  return `${MACHINE_PREFIX}${ownerPid}-${MACHINE_KIND}-${name}`;
 }
 
-/** The host end of the machine's veth: at most 15 characters, derived from the machine's id. */
+/** The host end of the machine's veth: `gv6v` and a hash of the namespace name, 15 characters. */
 export function hostVethName(id: string): string {
-  return `gm${createHash('sha256').update(id).digest('hex').slice(0, 11)}`;
+  return `gv6v${createHash('sha256').update(id).digest('hex').slice(0, 11)}`;
 }
 
 function ip(args: string[]): string {
@@ -213,10 +217,10 @@ export class Machine {
     };
   }
 
-  /** Starts a command inside the machine, in the cgroup `system` of the machine. */
-  private startInside(name: string, command: string, args: string[]): ManagedProcess {
+  /** How to start a command inside the machine, in the cgroup `system` of the machine. */
+  private insideSpec(name: string, command: string, args: string[]): StartOptions {
     if (this.holder === undefined) throw new Error(`machine ${this.opts.name} is not deployed`);
-    return startProcess({
+    return {
       name,
       command,
       args,
@@ -234,7 +238,7 @@ export class Machine {
         '--',
       ],
       env: { ...this.env(), GIPV6_CGROUP_PROCS: this.cgroup.procsFiles('system').join(' ') },
-    });
+    };
   }
 
   /** Runs a command inside the machine to completion; stdin from a file when given. */
@@ -476,11 +480,10 @@ export class Machine {
   }
 
   private supervise(name: string, command: string, args: string[]): void {
-    const p = new SupervisedProcess({
-      name,
-      start: () => this.startInside(name, command, args),
-      onExit: (exit, delay) =>
-        this.log(`machine ${this.opts.name}: ${name} exited (${exit.code ?? exit.signal}), restart in ${delay}ms`),
+    const p = new SupervisedProcess(this.insideSpec(name, command, args), {
+      onChange: (state) => {
+        if (!state.running) this.log(`machine ${this.opts.name}: ${name} ${state.lastExit ?? 'stopped'}; restarting`);
+      },
     });
     this.supervised.push(p);
     p.start();
@@ -571,7 +574,7 @@ export class Machine {
         last = (e as Error).message;
       }
       if (Date.now() > deadline) {
-        const tails = this.supervised.map((p) => `--- ${p.process?.name}:\n${p.process?.tail(15) ?? ''}`).join('\n');
+        const tails = this.supervised.map((p) => `--- ${p.name}:\n${p.tail(15)}`).join('\n');
         throw new Error(`machine ${this.opts.name}: Node not Ready in ${timeoutMs}ms (${last})\n${tails}`);
       }
       await sleep(500);
@@ -582,12 +585,7 @@ export class Machine {
     return {
       name: this.opts.name,
       netns: this.netns,
-      processes: this.supervised.map((p) => ({
-        name: p.process?.name ?? '?',
-        running: p.running,
-        restarts: p.restarts,
-        ...(p.lastExit !== undefined ? { lastExit: p.lastExit } : {}),
-      })),
+      processes: this.supervised.map((p) => p.state()),
       podRoutes: [...this.routes.values()],
       cniConfigured: this.cniWritten !== undefined,
     };
@@ -665,7 +663,7 @@ function pidAlive(pid: number): boolean {
  * cgroups, and with them every process. Returns the ids removed.
  */
 export function cleanupOrphanedMachines(): string[] {
-  const pattern = new RegExp(`^${MACHINE_PREFIX}-(\\d+)-`);
+  const pattern = new RegExp(`^${MACHINE_PREFIX}(\\d+)-${MACHINE_KIND}-`);
   const ids = new Set<string>();
   let netnsNames: string[] = [];
   try {
