@@ -228,3 +228,12 @@ export function testImageSpec(busyboxBinary = DEBIAN_STATIC_BUSYBOX): ImageSpec 
 export function corednsImageSpec(corednsBinary: string): ImageSpec {
   return { name: COREDNS_IMAGE, files: [{ path: 'coredns', source: corednsBinary }], entrypoint: ['/coredns'] };
 }
+
+/** The images every machine gets: the sandbox, the test image and CoreDNS, built from the binaries in `binDir`. */
+export function buildMachineImages(binDir: string, cacheDir: string): Promise<BuiltImage[]> {
+  return Promise.all([
+    buildImage(pauseImageSpec(join(binDir, 'pause')), cacheDir),
+    buildImage(testImageSpec(), cacheDir),
+    buildImage(corednsImageSpec(join(binDir, 'coredns')), cacheDir),
+  ]);
+}
