@@ -77,6 +77,9 @@ export function containerdConfig(opts: ContainerdConfigOptions): string {
     '',
     "[plugins.'io.containerd.cri.v1.runtime']",
     '  enable_selinux = false',
+    // Machines share the host: no pod (nor the sandbox's default -998) gets an OOM score below containerd's own.
+    // It also keeps pods starting where this process lacks CAP_SYS_RESOURCE (lowering a score needs it).
+    '  restrict_oom_score_adj = true',
     '',
     "[plugins.'io.containerd.cri.v1.runtime'.cni]",
     `  bin_dirs = [${q(MACHINE_PATHS.cniBinDir)}]`,
@@ -131,6 +134,8 @@ export function kubeletConfig(opts: KubeletConfigOptions): string {
     cgroupsPerQOS: true,
     failCgroupV1: false,
     failSwapOn: false,
+    // The kubelet's default -999 needs CAP_SYS_RESOURCE and would protect it at the host's expense.
+    oomScoreAdj: 0,
     containerRuntimeEndpoint: `unix://${MACHINE_PATHS.containerdSocket}`,
     clusterDNS: opts.clusterDNS,
     clusterDomain: opts.clusterDomain,
@@ -219,6 +224,7 @@ export function kubeProxyConfig(opts: KubeProxyConfigOptions): string {
     bindAddress: '::',
     healthzBindAddress: '[::]:10256',
     metricsBindAddress: '[::1]:10249',
+    oomScoreAdj: 0,
     conntrack: { maxPerCore: 0, min: 0, tcpEstablishedTimeout: '0s', tcpCloseWaitTimeout: '0s' },
     nftables: { syncPeriod: '30s', minSyncPeriod: '1s' },
   });

@@ -348,8 +348,9 @@ export class Machine {
     const ns = this.netns;
     ip(['netns', 'add', ns]);
     ip(['-n', ns, 'link', 'set', 'lo', 'up']);
-    // An IPv6-only machine has no IPv4 at all, as in the test namespace: nothing may rely on 127.0.0.1.
-    if (!this.opts.families.includes('IPv4')) ip(['-n', ns, 'addr', 'del', '127.0.0.1/8', 'dev', 'lo']);
+    // Loopback keeps 127.0.0.1 even on IPv6-only machines, as on a real IPv6-only node: without it Go programs
+    // (kubelet, kube-proxy) listening on `::` fall back to an IPv4-only socket (Go's net package binds 0.0.0.0
+    // when IPv4-mapped addresses don't work), and the kubelet would not answer on its IPv6 node address.
     ip(['link', 'add', this.vethName, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', ns]);
     ip(['link', 'set', this.vethName, 'master', this.opts.bridge]);
     ip(['link', 'set', this.vethName, 'up']);
@@ -523,9 +524,11 @@ export class Machine {
 
   /** One pass: the CNI config from our Node's podCIDRs, the routes to the other Nodes' podCIDRs. */
   async syncNodes(): Promise<void> {
+    // The Node authorizer lets a node read only its own Node; kube-proxy's identity (system:node-proxier) may list
+    // them all, as calico-node's ServiceAccount may.
     const list = await requestJSON<{ items: NodeInfo[] }>(
       this.opts.apiServer,
-      this.opts.credentials,
+      this.opts.kubeProxyCredentials,
       'GET',
       '/api/v1/nodes',
     );
