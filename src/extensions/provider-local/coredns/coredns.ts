@@ -64,7 +64,8 @@ export function corefile(opts: Pick<CoreDNSOptions, 'clusterDomain' | 'upstreams
     '    }',
     ...(opts.upstreams?.length ? [`    forward . ${opts.upstreams.join(' ')}`] : []),
     '    cache 30',
-    '    loop',
+    // Without upstreams there is nothing to loop through (and the loop probe only logs errors).
+    ...(opts.upstreams?.length ? ['    loop'] : []),
     '    loadbalance',
     '}',
     '',

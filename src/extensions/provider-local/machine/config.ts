@@ -290,3 +290,30 @@ export function familyOf(addressOrCIDR: string): IPFamily {
   if (parsed === undefined) throw new Error(`invalid address ${JSON.stringify(addressOrCIDR)}`);
   return parsed.family;
 }
+
+/** The nftables table of a machine's own rules (kube-proxy keeps to its `kube-proxy` tables). */
+export const MACHINE_NFT_TABLE = 'gardener-ipv6-machine';
+
+/**
+ * Outgoing NAT of pod traffic, as calico's IP pools do by default (`natOutgoing: true`): packets from the shoot's
+ * pods to anything outside the pods' ranges leave with the machine's address, so the API server (outside the
+ * cluster network, e.g. for the `kubernetes` Service) and other hosts can answer without routes to the pods.
+ * Pod-to-pod traffic keeps its addresses. An nft script that replaces the table as a whole.
+ */
+export function natOutgoingRules(podCIDRs: readonly string[]): string {
+  const rules = podCIDRs.map((cidr) => {
+    const family = familyOf(cidr) === 'IPv6' ? 'ip6' : 'ip';
+    return `    ${family} saddr ${cidr} ${family} daddr != ${cidr} masquerade`;
+  });
+  return [
+    `table inet ${MACHINE_NFT_TABLE}`,
+    `delete table inet ${MACHINE_NFT_TABLE}`,
+    `table inet ${MACHINE_NFT_TABLE} {`,
+    '  chain nat-outgoing {',
+    '    type nat hook postrouting priority srcnat; policy accept;',
+    ...rules,
+    '  }',
+    '}',
+    '',
+  ].join('\n');
+}

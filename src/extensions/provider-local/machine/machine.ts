@@ -47,6 +47,7 @@ import {
   kubeletArgs,
   kubeletConfig,
   machineResolvConf,
+  natOutgoingRules,
 } from './config.js';
 import type { BuiltImage } from './images.js';
 import { desiredPodRoutes, diffRoutes, type PodRoute } from './routes.js';
@@ -281,6 +282,7 @@ export class Machine {
     try {
       await this.prepareStateDir();
       this.createNetwork();
+      this.programNATOutgoing();
       this.cgroup.create('system');
       await this.startHolder();
       await this.writeConfigs();
@@ -372,6 +374,19 @@ export class Machine {
         'dev',
         'eth0',
       ]);
+    }
+  }
+
+  /** Outgoing NAT of pod traffic leaving the pod ranges (see natOutgoingRules). */
+  private programNATOutgoing(): void {
+    try {
+      execFileSync(which('ip') ?? 'ip', ['netns', 'exec', this.netns, which('nft') ?? 'nft', '-f', '-'], {
+        input: natOutgoingRules(this.opts.podCIDRs),
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
+    } catch (e) {
+      const error = e as Error & { stderr?: Buffer };
+      throw new Error(`machine ${this.opts.name}: nft: ${error.stderr?.toString().trim() || error.message}`);
     }
   }
 

@@ -9,6 +9,7 @@ import {
   kubeconfig,
   kubeletArgs,
   kubeletConfig,
+  natOutgoingRules,
 } from '../../../../src/extensions/provider-local/machine/config.js';
 
 describe('machine configuration', () => {
@@ -106,5 +107,16 @@ describe('machine configuration', () => {
     expect(familyOf('fd00:10:1::a/64')).toBe('IPv6');
     expect(familyOf('10.0.0.1')).toBe('IPv4');
     expect(() => familyOf('x')).toThrow(/invalid address/);
+  });
+});
+
+describe('outgoing NAT of pod traffic', () => {
+  it('masquerades traffic from the pod ranges to anything outside them, per family, replacing the table', () => {
+    const script = natOutgoingRules(['fd00:10:3::/56', '10.3.0.0/16']);
+    expect(script).toContain('ip6 saddr fd00:10:3::/56 ip6 daddr != fd00:10:3::/56 masquerade');
+    expect(script).toContain('ip saddr 10.3.0.0/16 ip daddr != 10.3.0.0/16 masquerade');
+    expect(script.indexOf('delete table inet gardener-ipv6-machine')).toBeLessThan(
+      script.indexOf('chain nat-outgoing'),
+    );
   });
 });
