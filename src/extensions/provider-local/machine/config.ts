@@ -207,6 +207,8 @@ export interface KubeProxyConfigOptions {
   nodeName: string;
   /** The shoot's pod ranges (all families). */
   clusterCIDRs: string[];
+  /** The machine's primary node IP: kube-proxy takes the cluster's primary family from it. */
+  primaryNodeIP: string;
 }
 
 /**
@@ -221,7 +223,7 @@ export function kubeProxyConfig(opts: KubeProxyConfigOptions): string {
     mode: 'nftables',
     hostnameOverride: opts.nodeName,
     clusterCIDR: opts.clusterCIDRs.join(','),
-    bindAddress: '::',
+    bindAddress: opts.primaryNodeIP,
     healthzBindAddress: '[::]:10256',
     metricsBindAddress: '[::1]:10249',
     oomScoreAdj: 0,

@@ -457,7 +457,7 @@ export class Machine {
     );
     await this.writeFileInside(
       MACHINE_PATHS.kubeProxyConfig,
-      kubeProxyConfig({ nodeName: o.name, clusterCIDRs: o.podCIDRs }),
+      kubeProxyConfig({ nodeName: o.name, clusterCIDRs: o.podCIDRs, primaryNodeIP: this.nodeIPs[0]! }),
     );
     await this.writeFileInside(
       MACHINE_PATHS.kubeProxyKubeconfig,

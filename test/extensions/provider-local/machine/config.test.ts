@@ -56,12 +56,19 @@ describe('machine configuration', () => {
   });
 
   it('kube-proxy: nftables mode, the shoot pods as cluster CIDR, conntrack limits left to the host', () => {
-    const config = parse(kubeProxyConfig({ nodeName: 'm1', clusterCIDRs: ['fd00:10:3::/56', '10.3.0.0/16'] }));
+    const config = parse(
+      kubeProxyConfig({
+        nodeName: 'm1',
+        clusterCIDRs: ['fd00:10:3::/56', '10.3.0.0/16'],
+        primaryNodeIP: 'fd00:10:1::a',
+      }),
+    );
     expect(config).toMatchObject({
       kind: 'KubeProxyConfiguration',
       mode: 'nftables',
       clusterCIDR: 'fd00:10:3::/56,10.3.0.0/16',
       hostnameOverride: 'm1',
+      bindAddress: 'fd00:10:1::a',
       conntrack: { maxPerCore: 0 },
       healthzBindAddress: '[::]:10256',
     });
