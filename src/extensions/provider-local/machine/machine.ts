@@ -1,26 +1,35 @@
 /**
  * A machine of the local provider: a worker node without a VM or Docker.
  *
- *   network   a named network namespace (`gipv6m-<owner pid>-<name>`) with `eth0`, one end of a veth whose other
+ *   network   a named network namespace (`gv6-<owner pid>-machine-<name>`) with `eth0`, one end of a veth whose other
  *             end is a port of the caller's node bridge; the caller's addresses (one per family) and a default
  *             route per family via the bridge's gateway addresses.
  *   mounts    a private mount namespace, anchored by a `pause` process (the holder): a fresh sysfs of the machine's
  *             network namespace, the cgroup hierarchies of the machine's cgroup namespace, `/etc` as an overlay of
  *             the host's with the machine's changes in `<stateDir>/etc`, `/var` and `/opt` from the state dir,
  *             `/run` a fresh tmpfs. The machine's files survive a restart; nothing is mounted in the caller's view.
- *   cgroups   a subtree `gipv6m-<owner pid>-<name>` below the caller's cgroup in every cgroup v1 hierarchy, and a
+ *   cgroups   a subtree of the same name below the caller's cgroup in every cgroup v1 hierarchy, and a
  *             cgroup namespace rooted there: the kubelet's `cgroupRoot: /` is the machine's subtree, so several
  *             kubelets coexist, and every process of the machine (containers and shims included) is found there.
  *   processes containerd, then (after the OperatingSystemConfig is applied by the node agent) kubelet and
  *             kube-proxy, each entered into the machine's namespaces and restarted with backoff when they exit.
- *   node      a loop that reads the Nodes with the machine's credentials: writes the CNI config once the machine's
- *             Node has spec.podCIDRs, and keeps a route to every other Node's podCIDRs via its InternalIP.
+ *   node      a loop that reads the Nodes (with kube-proxy's identity: the Node authorizer lets a node read only its
+ *             own Node): writes the CNI config once the machine's Node has spec.podCIDRs, and keeps a route to every
+ *             other Node's podCIDRs via its InternalIP, as calico does with its overlay off. Pod traffic to anything
+ *             outside the pod ranges is masqueraded to the machine's address (calico's `natOutgoing`), so the API
+ *             server and the caller's namespace answer without routes to the pods.
  *
  * Lifecycle: `deploy()` creates all of that and returns once the processes run; `wait()` resolves when the Node is
  * Ready; `destroy()` stops everything and removes the namespaces, cgroups, veth and the state dir.
  * `cleanupOrphanedMachines()` removes what a previous run left when it died (its owner pid is gone).
  *
- * Needs root and a cgroup v1 host (see cgroups.ts).
+ * What the caller provides: the node bridge with the gateway addresses (in its network namespace, where the API
+ * server's load-balancer address must be reachable too), a node client certificate (CN=system:node:<name>,
+ * O=system:nodes) and kube-proxy's (CN=system:kube-proxy), an API server with `--authorization-mode=Node,RBAC` that
+ * publishes its address in the `kubernetes` endpoints (in-cluster clients such as CoreDNS use that Service), and
+ * kube-controller-manager with node IPAM. The images (buildMachineImages) are imported before the kubelet starts.
+ *
+ * Needs root, `nft` and `sysctl`, and a cgroup v1 host (see cgroups.ts).
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -177,6 +186,7 @@ export class Machine {
   private readonly routes = new Map<string, PodRoute>();
   private cniWritten: string | undefined;
   private lastSyncError: string | undefined;
+  private destroying = false;
   private unregisterEmergency: (() => void) | undefined;
   private readonly log: (line: string) => void;
 
@@ -498,7 +508,9 @@ export class Machine {
   private supervise(name: string, command: string, args: string[]): void {
     const p = new SupervisedProcess(this.insideSpec(name, command, args), {
       onChange: (state) => {
-        if (!state.running) this.log(`machine ${this.opts.name}: ${name} ${state.lastExit ?? 'stopped'}; restarting`);
+        if (!state.running && !this.destroying) {
+          this.log(`machine ${this.opts.name}: ${name} ${state.lastExit ?? 'stopped'}; restarting`);
+        }
       },
     });
     this.supervised.push(p);
@@ -630,6 +642,7 @@ export class Machine {
 
   /** Stops the processes gracefully, then removes everything of the machine, its state dir included. */
   async destroy(): Promise<void> {
+    this.destroying = true;
     clearTimeout(this.syncTimer);
     this.syncTimer = undefined;
     await this.syncing;

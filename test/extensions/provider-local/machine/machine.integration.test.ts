@@ -5,6 +5,7 @@
  * forwarding turned off through the worker's sysctls breaks cross-machine pod traffic and turned on fixes it;
  * destroy leaves nothing.
  */
+import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { contains, parseCIDR, parseIP, type IPFamily } from '../../../../src/net/cidr.js';
@@ -231,10 +232,31 @@ function variant(families: IPFamily[]) {
       expect(body.trim()).toBe(pods[1]!.metadata!.name);
     }, 90_000);
 
+    it.runIf(families.length === 1 && families[0] === 'IPv6')(
+      'a killed kubelet is started again and its Node stays Ready',
+      async () => {
+        const a = machines[0]!;
+        const before = a.status().processes.find((p) => p.name === 'kubelet')!;
+        expect(before.running).toBe(true);
+        process.kill(before.pid!, 'SIGKILL');
+        await waitFor(
+          () => {
+            const now = a.status().processes.find((p) => p.name === 'kubelet')!;
+            return now.running && now.restarts === before.restarts + 1 && now.pid !== before.pid;
+          },
+          { timeoutMs: 20_000, message: 'the kubelet running again' },
+        );
+        await a.wait(60_000);
+      },
+      90_000,
+    );
+
     it('destroy leaves nothing: namespaces, cgroups, processes, veths', async () => {
       const ids = machines.map((m) => m.id);
+      const stateDirs = machines.map((m) => m.opts.stateDir);
       for (const m of machines.splice(0)) await m.destroy();
       for (const id of ids) expect(machineLeftovers(id)).toEqual([]);
+      for (const dir of stateDirs) expect(existsSync(dir)).toBe(false);
     }, 90_000);
   });
 }
