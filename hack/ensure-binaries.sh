@@ -7,7 +7,7 @@
 #   helm                     built from helm.sh/helm/v3        ($HELM_VERSION)
 #   containerd, containerd-shim-runc-v2, ctr
 #                            built from github.com/containerd/containerd/v2 ($CONTAINERD_VERSION)
-#   runc                     built from github.com/opencontainers/runc ($RUNC_VERSION; cgo for nsenter, no seccomp)
+#   runc                     built from github.com/opencontainers/runc ($RUNC_VERSION; cgo for nsenter, with seccomp)
 #   cni-bridge, cni-host-local, cni-loopback
 #                            built from github.com/containernetworking/plugins ($CNI_PLUGINS_VERSION)
 #   coredns                  built from github.com/coredns/coredns ($COREDNS_VERSION)
@@ -53,7 +53,7 @@ recipe() {
     etcd) echo "go.etcd.io/etcd/server/v3@$ETCD_VERSION recipe=1" ;;
     helm) echo "helm.sh/helm/v3@$HELM_VERSION recipe=1" ;;
     containerd | containerd-shim-runc-v2 | ctr) echo "github.com/containerd/containerd/v2@$CONTAINERD_VERSION recipe=1" ;;
-    runc) echo "github.com/opencontainers/runc@$RUNC_VERSION recipe=1" ;;
+    runc) echo "github.com/opencontainers/runc@$RUNC_VERSION recipe=2 seccomp" ;;
     cni-bridge | cni-host-local | cni-loopback) echo "github.com/containernetworking/plugins@$CNI_PLUGINS_VERSION recipe=1" ;;
     coredns) echo "github.com/coredns/coredns@$COREDNS_VERSION recipe=1" ;;
     *) die "unknown binary '$1' (known: ${ALL[*]})" ;;
@@ -252,11 +252,14 @@ build_one() {
         "-X github.com/containerd/containerd/v2/version.Version=$CONTAINERD_VERSION"
       ;;
     runc)
-      # runc's nsenter is C, so cgo is required; without the seccomp tag no libseccomp is needed.
+      # runc's nsenter is C, so cgo is required. With seccomp: containerd gives every pod sandbox the
+      # RuntimeDefault profile whenever the kernel supports seccomp, and a runc without it refuses to start them.
+      # Linked statically against libseccomp.a (Debian's libseccomp-dev, found through pkg-config).
       command -v cc >/dev/null || die "runc: a C compiler (cc) is needed for cgo; install gcc"
+      pkg-config --exists libseccomp 2>/dev/null || die "runc: libseccomp is needed; install libseccomp-dev and pkg-config"
       dir="$BUILD_DIR/runc-$RUNC_VERSION"
       write_module "$dir" "github.com/opencontainers/runc $RUNC_VERSION"
-      BUILD_CGO=1 go_build runc github.com/opencontainers/runc "$dir" \
+      BUILD_CGO=1 BUILD_TAGS="seccomp" go_build runc github.com/opencontainers/runc "$dir" \
         "-X main.version=${RUNC_VERSION#v} -extldflags -static"
       ;;
     cni-bridge | cni-host-local | cni-loopback)

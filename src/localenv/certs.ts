@@ -6,7 +6,7 @@
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 
@@ -154,4 +154,37 @@ export async function generateCertificates(dir: string, opts: CertificateOptions
     serviceAccountKey: join(dir, 'sa.key'),
     serviceAccountPub: join(dir, 'sa.pub'),
   };
+}
+
+export interface ClientCertificate {
+  certPEM: string;
+  keyPEM: string;
+}
+
+/**
+ * A client certificate signed by the control plane's CA, e.g. a node's (`system:node:<name>` in `system:nodes`)
+ * or kube-proxy's (`system:kube-proxy`). Written into the certificates' folder as `<file>.crt`/`.key`.
+ */
+export async function issueClientCertificate(
+  certs: Pick<Certificates, 'dir'>,
+  opts: { file: string; commonName: string; organizations?: string[]; days?: number },
+): Promise<ClientCertificate> {
+  if (!/^[A-Za-z0-9._-]+$/.test(opts.file))
+    throw new Error(`invalid certificate file name ${JSON.stringify(opts.file)}`);
+  const escape = (s: string) => s.replace(/[/\\=+,]/g, (c) => `\\${c}`);
+  const subject = [...(opts.organizations ?? []).map((o) => `/O=${escape(o)}`), `/CN=${escape(opts.commonName)}`].join(
+    '',
+  );
+  await issue(
+    certs.dir,
+    opts.file,
+    subject,
+    ['basicConstraints=critical,CA:FALSE', 'keyUsage=critical,digitalSignature', 'extendedKeyUsage=clientAuth'],
+    opts.days ?? 30,
+  );
+  const [certPEM, keyPEM] = await Promise.all([
+    readFile(join(certs.dir, `${opts.file}.crt`), 'utf8'),
+    readFile(join(certs.dir, `${opts.file}.key`), 'utf8'),
+  ]);
+  return { certPEM, keyPEM };
 }

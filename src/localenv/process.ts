@@ -36,6 +36,11 @@ export interface StartOptions {
   logFile: string;
   /** Run inside this network namespace (`ip netns exec`); needs root. */
   netns?: string;
+  /**
+   * Commands the process is started through after setpriv, each exec'ing the next (e.g. `nsenter --target PID
+   * --mount --net --`), so the pid stays the process's.
+   */
+  wrap?: string[];
   env?: NodeJS.ProcessEnv;
 }
 
@@ -56,6 +61,7 @@ export function startProcess(opts: StartOptions): ManagedProcess {
   const argv = [
     ...(opts.netns !== undefined ? [which('ip') ?? 'ip', 'netns', 'exec', opts.netns] : []),
     ...(setpriv !== undefined ? [setpriv, '--pdeathsig', 'SIGKILL', '--'] : []),
+    ...(opts.wrap ?? []),
     opts.command,
     ...opts.args,
   ];

@@ -1,0 +1,186 @@
+/**
+ * CoreDNS of a local shoot, in its kube-system namespace as Gardener deploys it: a Deployment of the `coredns`
+ * binary (in an image built here, see machine/images.ts), a `kube-dns` Service on the cluster DNS address the
+ * kubelets use (the 10th address of the primary service range), for the shoot's families, and the RBAC to read
+ * Services and EndpointSlices. The machines have no upstream resolver, so names outside the cluster domain get
+ * SERVFAIL unless `upstreams` are given.
+ */
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { ResourceClient, ResourceRef } from '../../../runtime/client.js';
+import type { IPFamily } from '../../../net/cidr.js';
+import { COREDNS_IMAGE } from '../machine/images.js';
+
+export const COREDNS_NAMESPACE = 'kube-system';
+export const COREDNS_FIELD_MANAGER = 'gardener-ipv6-provider-local';
+
+export interface CoreDNSOptions {
+  /** The Service's ClusterIP(s): the cluster DNS address first, a second family's address optional. */
+  clusterIPs: string[];
+  families: IPFamily[];
+  /** @default cluster.local */
+  clusterDomain?: string;
+  /** @default 1 */
+  replicas?: number;
+  /** @default COREDNS_IMAGE */
+  image?: string;
+  /** Resolvers for names outside the cluster domain. @default none */
+  upstreams?: string[];
+}
+
+export const COREDNS_RESOURCES = {
+  serviceAccount: { group: '', version: 'v1', plural: 'serviceaccounts', kind: 'ServiceAccount', namespaced: true },
+  configMap: { group: '', version: 'v1', plural: 'configmaps', kind: 'ConfigMap', namespaced: true },
+  service: { group: '', version: 'v1', plural: 'services', kind: 'Service', namespaced: true },
+  clusterRole: {
+    group: 'rbac.authorization.k8s.io',
+    version: 'v1',
+    plural: 'clusterroles',
+    kind: 'ClusterRole',
+    namespaced: false,
+  },
+  clusterRoleBinding: {
+    group: 'rbac.authorization.k8s.io',
+    version: 'v1',
+    plural: 'clusterrolebindings',
+    kind: 'ClusterRoleBinding',
+    namespaced: false,
+  },
+  deployment: { group: 'apps', version: 'v1', plural: 'deployments', kind: 'Deployment', namespaced: true },
+} as const satisfies Record<string, ResourceRef>;
+
+export function corefile(opts: Pick<CoreDNSOptions, 'clusterDomain' | 'upstreams'>): string {
+  const domain = opts.clusterDomain ?? 'cluster.local';
+  return [
+    '.:53 {',
+    '    errors',
+    '    health {',
+    '        lameduck 5s',
+    '    }',
+    '    ready',
+    `    kubernetes ${domain} in-addr.arpa ip6.arpa {`,
+    '        pods insecure',
+    '        fallthrough in-addr.arpa ip6.arpa',
+    '        ttl 30',
+    '    }',
+    ...(opts.upstreams?.length ? [`    forward . ${opts.upstreams.join(' ')}`] : []),
+    '    cache 30',
+    // Without upstreams there is nothing to loop through (and the loop probe only logs errors).
+    ...(opts.upstreams?.length ? ['    loop'] : []),
+    '    loadbalance',
+    '}',
+    '',
+  ].join('\n');
+}
+
+const LABELS = { 'k8s-app': 'kube-dns' };
+
+/** The objects, in apply order. */
+export function coreDNSObjects(opts: CoreDNSOptions): { ref: ResourceRef; object: KubernetesObject }[] {
+  const ns = COREDNS_NAMESPACE;
+  const meta = (name: string, namespaced = true) => ({
+    name,
+    ...(namespaced ? { namespace: ns } : {}),
+    labels: LABELS,
+  });
+  return [
+    { ref: COREDNS_RESOURCES.serviceAccount, object: { metadata: meta('coredns') } },
+    {
+      ref: COREDNS_RESOURCES.clusterRole,
+      object: {
+        metadata: meta('system:coredns', false),
+        rules: [
+          { apiGroups: [''], resources: ['endpoints', 'services', 'pods', 'namespaces'], verbs: ['list', 'watch'] },
+          { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['list', 'watch'] },
+        ],
+      } as KubernetesObject,
+    },
+    {
+      ref: COREDNS_RESOURCES.clusterRoleBinding,
+      object: {
+        metadata: meta('system:coredns', false),
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:coredns' },
+        subjects: [{ kind: 'ServiceAccount', name: 'coredns', namespace: ns }],
+      } as KubernetesObject,
+    },
+    {
+      ref: COREDNS_RESOURCES.configMap,
+      object: { metadata: meta('coredns'), data: { Corefile: corefile(opts) } } as KubernetesObject,
+    },
+    {
+      ref: COREDNS_RESOURCES.deployment,
+      object: {
+        metadata: meta('coredns'),
+        spec: {
+          replicas: opts.replicas ?? 1,
+          selector: { matchLabels: LABELS },
+          template: {
+            metadata: { labels: LABELS },
+            spec: {
+              serviceAccountName: 'coredns',
+              // CoreDNS must not resolve through itself.
+              dnsPolicy: 'Default',
+              containers: [
+                {
+                  name: 'coredns',
+                  image: opts.image ?? COREDNS_IMAGE,
+                  imagePullPolicy: 'IfNotPresent',
+                  args: ['-conf', '/etc/coredns/Corefile'],
+                  ports: [
+                    { name: 'dns', containerPort: 53, protocol: 'UDP' },
+                    { name: 'dns-tcp', containerPort: 53, protocol: 'TCP' },
+                  ],
+                  readinessProbe: { httpGet: { path: '/ready', port: 8181 }, periodSeconds: 2 },
+                  livenessProbe: {
+                    httpGet: { path: '/health', port: 8080 },
+                    initialDelaySeconds: 10,
+                    periodSeconds: 10,
+                  },
+                  volumeMounts: [{ name: 'config', mountPath: '/etc/coredns', readOnly: true }],
+                },
+              ],
+              volumes: [{ name: 'config', configMap: { name: 'coredns' } }],
+            },
+          },
+        },
+      } as KubernetesObject,
+    },
+    {
+      ref: COREDNS_RESOURCES.service,
+      object: {
+        metadata: meta('kube-dns'),
+        spec: {
+          selector: LABELS,
+          clusterIP: opts.clusterIPs[0],
+          clusterIPs: opts.clusterIPs,
+          ipFamilies: opts.families,
+          ipFamilyPolicy: opts.families.length > 1 ? 'RequireDualStack' : 'SingleStack',
+          ports: [
+            { name: 'dns', port: 53, targetPort: 53, protocol: 'UDP' },
+            { name: 'dns-tcp', port: 53, targetPort: 53, protocol: 'TCP' },
+          ],
+        },
+      } as KubernetesObject,
+    },
+  ];
+}
+
+/** Applies the objects (server-side apply, so re-running it converges). */
+export async function deployCoreDNS(client: ResourceClient, opts: CoreDNSOptions): Promise<void> {
+  for (const { ref, object } of coreDNSObjects(opts)) {
+    await client.apply(ref, object, { fieldManager: COREDNS_FIELD_MANAGER, force: true });
+  }
+}
+
+/** Whether all replicas of the Deployment are available. */
+export async function coreDNSReady(client: ResourceClient): Promise<boolean> {
+  const d = await client.get<
+    KubernetesObject & { spec?: { replicas?: number }; status?: { availableReplicas?: number } }
+  >(COREDNS_RESOURCES.deployment, 'coredns', COREDNS_NAMESPACE);
+  return d !== undefined && (d.status?.availableReplicas ?? 0) >= (d.spec?.replicas ?? 1);
+}
+
+export async function destroyCoreDNS(client: ResourceClient): Promise<void> {
+  for (const { ref, object } of coreDNSObjects({ clusterIPs: [], families: [] }).reverse()) {
+    await client.delete(ref, object.metadata!.name!, object.metadata!.namespace);
+  }
+}

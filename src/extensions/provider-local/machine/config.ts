@@ -1,0 +1,321 @@
+/**
+ * The configuration files of a machine, as pure functions of its options: containerd's config (2.x, version 3),
+ * the KubeletConfiguration, kubeconfigs, kube-proxy's configuration and the CNI network (bridge + host-local).
+ * Paths are as the machine sees them (inside its mount namespace, see machine.ts).
+ */
+import { stringify } from 'yaml';
+import type { IPFamily } from '../../../net/cidr.js';
+import { parseCIDR, parseIP } from '../../../net/cidr.js';
+import { urlHost } from '../../../localenv/net.js';
+import { PAUSE_IMAGE } from './images.js';
+
+/** Where things live inside a machine. */
+export const MACHINE_PATHS = {
+  containerdConfig: '/etc/containerd/config.toml',
+  containerdRoot: '/var/lib/containerd',
+  containerdState: '/run/containerd',
+  containerdSocket: '/run/containerd/containerd.sock',
+  kubeletDir: '/var/lib/kubelet',
+  kubeletConfig: '/etc/kubernetes/kubelet/config.yaml',
+  kubeletKubeconfig: '/etc/kubernetes/kubelet/kubeconfig',
+  kubeProxyConfig: '/etc/kubernetes/kube-proxy/config.yaml',
+  kubeProxyKubeconfig: '/etc/kubernetes/kube-proxy/kubeconfig',
+  caFile: '/etc/kubernetes/pki/ca.crt',
+  resolvConf: '/etc/kubernetes/resolv.conf',
+  cniConfDir: '/etc/cni/net.d',
+  cniConfig: '/etc/cni/net.d/10-gardener-ipv6.conflist',
+  cniBinDir: '/opt/cni/bin',
+  sysctlDir: '/etc/sysctl.d',
+} as const;
+
+/** The CNI plugins the machines use, named as containerd looks them up in the CNI bin dir. */
+export const CNI_PLUGINS = ['bridge', 'host-local', 'loopback'] as const;
+
+/** The bridge the CNI plugin creates in each machine for its pods. */
+export const CNI_BRIDGE = 'cni0';
+
+export interface ContainerdConfigOptions {
+  /** runc, by absolute path (containerd's PATH need not have it). */
+  runcBinary: string;
+  sandboxImage?: string;
+}
+
+/**
+ * containerd 2.x: CRI with runc through the v2 shim, cgroupfs (no systemd in a machine), overlayfs snapshots, CNI
+ * from the machine's dirs; the sandbox image pinned so it is never garbage collected or pulled; the streaming
+ * server (exec, logs through the kubelet) on ::1 rather than 127.0.0.1, which IPv6-only machines lack.
+ */
+export function containerdConfig(opts: ContainerdConfigOptions): string {
+  const q = (s: string) => `'${s.replace(/'/g, '')}'`;
+  return [
+    'version = 3',
+    `root = ${q(MACHINE_PATHS.containerdRoot)}`,
+    `state = ${q(MACHINE_PATHS.containerdState)}`,
+    // Snapshotters and services a machine never uses: less memory and start time per machine.
+    'disabled_plugins = [',
+    "  'io.containerd.snapshotter.v1.blockfile',",
+    "  'io.containerd.snapshotter.v1.btrfs',",
+    "  'io.containerd.snapshotter.v1.devmapper',",
+    "  'io.containerd.snapshotter.v1.erofs',",
+    "  'io.containerd.snapshotter.v1.zfs',",
+    "  'io.containerd.tracing.processor.v1.otlp',",
+    "  'io.containerd.internal.v1.tracing',",
+    ']',
+    '',
+    '[grpc]',
+    `  address = ${q(MACHINE_PATHS.containerdSocket)}`,
+    '',
+    "[plugins.'io.containerd.grpc.v1.cri']",
+    "  stream_server_address = '::1'",
+    "  stream_server_port = '0'",
+    '',
+    "[plugins.'io.containerd.cri.v1.images']",
+    "  snapshotter = 'overlayfs'",
+    '',
+    "[plugins.'io.containerd.cri.v1.images'.pinned_images]",
+    `  sandbox = ${q(opts.sandboxImage ?? PAUSE_IMAGE)}`,
+    '',
+    "[plugins.'io.containerd.cri.v1.runtime']",
+    '  enable_selinux = false',
+    // Machines share the host: no pod (nor the sandbox's default -998) gets an OOM score below containerd's own.
+    // It also keeps pods starting where this process lacks CAP_SYS_RESOURCE (lowering a score needs it).
+    '  restrict_oom_score_adj = true',
+    '',
+    "[plugins.'io.containerd.cri.v1.runtime'.cni]",
+    `  bin_dirs = [${q(MACHINE_PATHS.cniBinDir)}]`,
+    `  conf_dir = ${q(MACHINE_PATHS.cniConfDir)}`,
+    '  max_conf_num = 1',
+    '',
+    "[plugins.'io.containerd.cri.v1.runtime'.containerd]",
+    "  default_runtime_name = 'runc'",
+    '',
+    "[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]",
+    "  runtime_type = 'io.containerd.runc.v2'",
+    '',
+    "[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]",
+    `  BinaryName = ${q(opts.runcBinary)}`,
+    '  SystemdCgroup = false',
+    '',
+  ].join('\n');
+}
+
+export interface KubeletConfigOptions {
+  clusterDNS: string[];
+  clusterDomain: string;
+  /** Kubelet's client-certificate authority for its own API (the shoot CA). */
+  clientCAFile?: string;
+  /** Pods per node. @default 110 */
+  maxPods?: number;
+}
+
+/**
+ * The KubeletConfiguration. cgroup v1: this host mounts cgroup v1 hierarchies and the kubelet refuses v1 since
+ * 1.35 unless `failCgroupV1: false`; each machine gets its own cgroup namespace rooted at the machine's cgroup
+ * (machine.ts), so `cgroupRoot: /` is the machine's own subtree and several kubelets coexist.
+ */
+export function kubeletConfig(opts: KubeletConfigOptions): string {
+  return stringify({
+    apiVersion: 'kubelet.config.k8s.io/v1beta1',
+    kind: 'KubeletConfiguration',
+    // The kubelet API (logs, exec) accepts clients with a certificate of the shoot CA, like the API server's.
+    authentication: {
+      anonymous: { enabled: false },
+      webhook: { enabled: false },
+      x509: { clientCAFile: opts.clientCAFile ?? MACHINE_PATHS.caFile },
+    },
+    authorization: { mode: 'AlwaysAllow' },
+    address: '::',
+    port: 10250,
+    readOnlyPort: 0,
+    healthzBindAddress: '::1',
+    healthzPort: 10248,
+    cgroupDriver: 'cgroupfs',
+    cgroupRoot: '/',
+    cgroupsPerQOS: true,
+    failCgroupV1: false,
+    failSwapOn: false,
+    // The kubelet's default -999 needs CAP_SYS_RESOURCE and would protect it at the host's expense.
+    oomScoreAdj: 0,
+    containerRuntimeEndpoint: `unix://${MACHINE_PATHS.containerdSocket}`,
+    clusterDNS: opts.clusterDNS,
+    clusterDomain: opts.clusterDomain,
+    resolvConf: MACHINE_PATHS.resolvConf,
+    maxPods: opts.maxPods ?? 110,
+    // The machines share the host's disk: eviction thresholds of a real node would evict on any busy laptop.
+    evictionHard: { 'memory.available': '50Mi', 'nodefs.available': '1%', 'imagefs.available': '1%' },
+    imageGCHighThresholdPercent: 100,
+    imageGCLowThresholdPercent: 99,
+    // Our images are imported, not pulled: nothing to garbage collect by age.
+    protectKernelDefaults: false,
+    serializeImagePulls: false,
+    rotateCertificates: false,
+    serverTLSBootstrap: false,
+    nodeStatusReportFrequency: '10s',
+    nodeStatusUpdateFrequency: '5s',
+    syncFrequency: '10s',
+    fileCheckFrequency: '20s',
+    localStorageCapacityIsolation: false,
+  });
+}
+
+export interface KubeconfigOptions {
+  server: string;
+  caPEM: string;
+  certPEM: string;
+  keyPEM: string;
+  tlsServerName?: string;
+  user: string;
+}
+
+export function kubeconfig(opts: KubeconfigOptions): string {
+  const b64 = (s: string) => Buffer.from(s).toString('base64');
+  return stringify({
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [
+      {
+        name: 'shoot',
+        cluster: {
+          server: opts.server,
+          'certificate-authority-data': b64(opts.caPEM),
+          ...(opts.tlsServerName ? { 'tls-server-name': opts.tlsServerName } : {}),
+        },
+      },
+    ],
+    users: [
+      { name: opts.user, user: { 'client-certificate-data': b64(opts.certPEM), 'client-key-data': b64(opts.keyPEM) } },
+    ],
+    contexts: [{ name: 'shoot', context: { cluster: 'shoot', user: opts.user } }],
+    'current-context': 'shoot',
+  });
+}
+
+/** kubelet's flags besides the config file. */
+export function kubeletArgs(opts: { nodeName: string; nodeIPs: string[] }): string[] {
+  return [
+    `--config=${MACHINE_PATHS.kubeletConfig}`,
+    `--kubeconfig=${MACHINE_PATHS.kubeletKubeconfig}`,
+    `--root-dir=${MACHINE_PATHS.kubeletDir}`,
+    `--hostname-override=${opts.nodeName}`,
+    // One address per family, primary first: the Node's InternalIPs, in this order.
+    `--node-ip=${opts.nodeIPs.join(',')}`,
+    '--v=1',
+  ];
+}
+
+export interface KubeProxyConfigOptions {
+  nodeName: string;
+  /** The shoot's pod ranges (all families). */
+  clusterCIDRs: string[];
+  /** The machine's primary node IP: kube-proxy takes the cluster's primary family from it. */
+  primaryNodeIP: string;
+}
+
+/**
+ * kube-proxy in nftables mode. `conntrack.maxPerCore: 0` leaves nf_conntrack_max alone, which is read-only in a
+ * network namespace other than the host's (kind does the same).
+ */
+export function kubeProxyConfig(opts: KubeProxyConfigOptions): string {
+  return stringify({
+    apiVersion: 'kubeproxy.config.k8s.io/v1alpha1',
+    kind: 'KubeProxyConfiguration',
+    clientConnection: { kubeconfig: MACHINE_PATHS.kubeProxyKubeconfig },
+    mode: 'nftables',
+    hostnameOverride: opts.nodeName,
+    clusterCIDR: opts.clusterCIDRs.join(','),
+    bindAddress: opts.primaryNodeIP,
+    healthzBindAddress: '[::]:10256',
+    metricsBindAddress: '[::1]:10249',
+    oomScoreAdj: 0,
+    conntrack: { maxPerCore: 0, min: 0, tcpEstablishedTimeout: '0s', tcpCloseWaitTimeout: '0s' },
+    nftables: { syncPeriod: '30s', minSyncPeriod: '1s' },
+  });
+}
+
+export interface CNIConfigOptions {
+  /** The Node's spec.podCIDRs (one per family, primary first). */
+  podCIDRs: string[];
+}
+
+/**
+ * The CNI network: a bridge per machine with the pods' gateway addresses (isGateway), host-local addresses from
+ * the Node's podCIDRs (one range set per family, so dual-stack pods get both), a default route per family. No
+ * masquerading: pods reach pods on other machines with their own addresses, routed by the machines (routes.ts),
+ * as calico does with its overlay off.
+ */
+export function cniConfig(opts: CNIConfigOptions): string {
+  const families = opts.podCIDRs.map((cidr) => {
+    const parsed = parseCIDR(cidr);
+    if (parsed === undefined) throw new Error(`spec.podCIDRs: invalid CIDR ${JSON.stringify(cidr)}`);
+    return parsed.family;
+  });
+  return (
+    JSON.stringify(
+      {
+        cniVersion: '1.0.0',
+        name: 'gardener-ipv6',
+        plugins: [
+          {
+            type: 'bridge',
+            bridge: CNI_BRIDGE,
+            isGateway: true,
+            ipMasq: false,
+            hairpinMode: true,
+            ipam: {
+              type: 'host-local',
+              ranges: opts.podCIDRs.map((subnet) => [{ subnet }]),
+              routes: families.map((family) => ({ dst: family === 'IPv6' ? '::/0' : '0.0.0.0/0' })),
+              dataDir: '/var/lib/cni/networks',
+            },
+          },
+        ],
+      },
+      null,
+      2,
+    ) + '\n'
+  );
+}
+
+/** A resolv.conf for the kubelet's `resolvConf`: the machines have no upstream resolver. */
+export function machineResolvConf(): string {
+  return '# gardener-ipv6 machine: no upstream resolver; pods use the cluster DNS.\noptions ndots:5\n';
+}
+
+/** `https://[addr]:443` from an address, for callers that have one. */
+export function apiServerURL(address: string, port = 443): string {
+  return `https://${urlHost(address)}:${port}`;
+}
+
+/** The family of an address or CIDR with prefix (`fd00::a/64`). */
+export function familyOf(addressOrCIDR: string): IPFamily {
+  const parsed = parseIP(addressOrCIDR.split('/')[0]);
+  if (parsed === undefined) throw new Error(`invalid address ${JSON.stringify(addressOrCIDR)}`);
+  return parsed.family;
+}
+
+/** The nftables table of a machine's own rules (kube-proxy keeps to its `kube-proxy` tables). */
+export const MACHINE_NFT_TABLE = 'gardener-ipv6-machine';
+
+/**
+ * Outgoing NAT of pod traffic, as calico's IP pools do by default (`natOutgoing: true`): packets from the shoot's
+ * pods to anything outside the pods' ranges leave with the machine's address, so the API server (outside the
+ * cluster network, e.g. for the `kubernetes` Service) and other hosts can answer without routes to the pods.
+ * Pod-to-pod traffic keeps its addresses. An nft script that replaces the table as a whole.
+ */
+export function natOutgoingRules(podCIDRs: readonly string[]): string {
+  const rules = podCIDRs.map((cidr) => {
+    const family = familyOf(cidr) === 'IPv6' ? 'ip6' : 'ip';
+    return `    ${family} saddr ${cidr} ${family} daddr != ${cidr} masquerade`;
+  });
+  return [
+    `table inet ${MACHINE_NFT_TABLE}`,
+    `delete table inet ${MACHINE_NFT_TABLE}`,
+    `table inet ${MACHINE_NFT_TABLE} {`,
+    '  chain nat-outgoing {',
+    '    type nat hook postrouting priority srcnat; policy accept;',
+    ...rules,
+    '  }',
+    '}',
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,730 @@
+/**
+ * A machine of the local provider: a worker node without a VM or Docker.
+ *
+ *   network   a named network namespace (`gv6-<owner pid>-machine-<name>`) with `eth0`, one end of a veth whose other
+ *             end is a port of the caller's node bridge; the caller's addresses (one per family) and a default
+ *             route per family via the bridge's gateway addresses.
+ *   mounts    a private mount namespace, anchored by a `pause` process (the holder): a fresh sysfs of the machine's
+ *             network namespace, the cgroup hierarchies of the machine's cgroup namespace, `/etc` as an overlay of
+ *             the host's with the machine's changes in `<stateDir>/etc`, `/var` and `/opt` from the state dir,
+ *             `/run` a fresh tmpfs. The machine's files survive a restart; nothing is mounted in the caller's view.
+ *   cgroups   a subtree of the same name below the caller's cgroup in every cgroup v1 hierarchy, and a
+ *             cgroup namespace rooted there: the kubelet's `cgroupRoot: /` is the machine's subtree, so several
+ *             kubelets coexist, and every process of the machine (containers and shims included) is found there.
+ *   processes containerd, then (after the OperatingSystemConfig is applied by the node agent) kubelet and
+ *             kube-proxy, each entered into the machine's namespaces and restarted with backoff when they exit.
+ *   node      a loop that reads the Nodes (with kube-proxy's identity: the Node authorizer lets a node read only its
+ *             own Node): writes the CNI config once the machine's Node has spec.podCIDRs, and keeps a route to every
+ *             other Node's podCIDRs via its InternalIP, as calico does with its overlay off. Pod traffic to anything
+ *             outside the pod ranges is masqueraded to the machine's address (calico's `natOutgoing`), so the API
+ *             server and the caller's namespace answer without routes to the pods.
+ *
+ * Lifecycle: `deploy()` creates all of that and returns once the processes run; `wait()` resolves when the Node is
+ * Ready; `destroy()` stops everything and removes the namespaces, cgroups, veth and the state dir.
+ * `cleanupOrphanedMachines()` removes what a previous run left when it died (its owner pid is gone).
+ *
+ * What the caller provides: the node bridge with the gateway addresses (in its network namespace, where the API
+ * server's load-balancer address must be reachable too), a node client certificate (CN=system:node:<name>,
+ * O=system:nodes) and kube-proxy's (CN=system:kube-proxy), an API server with `--authorization-mode=Node,RBAC` that
+ * publishes its address in the `kubernetes` endpoints (in-cluster clients such as CoreDNS use that Service), and
+ * kube-controller-manager with node IPAM. The images (buildMachineImages) are imported before the kubelet starts.
+ *
+ * Needs root, `nft` and `sysctl`, and a cgroup v1 host (see cgroups.ts).
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { createReadStream, existsSync, readFileSync, readdirSync } from 'node:fs';
+import { mkdir, rm, symlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { File } from '../../../apis/extensions/v1alpha1/operatingsystemconfig.js';
+import type { IPFamily } from '../../../net/cidr.js';
+import { deleteNetns, netnsExists } from '../../../localenv/netns.js';
+import { startProcess, which, type ManagedProcess, type StartOptions } from '../../../localenv/process.js';
+import { onEmergencyExit } from '../../../localenv/cleanup.js';
+import { CgroupSubtree, listSubtrees, mountedCgroupV1Hierarchies } from '../../../system/cgroups.js';
+import { SupervisedProcess, type SupervisedState } from '../../../system/supervisor.js';
+import { applyOperatingSystemConfig, directoryTarget, type ApplyResult } from '../node-agent/node-agent.js';
+import { nodeReady, requestJSON, type APIServerAccess, type ClientCredentials, type NodeInfo } from './api-client.js';
+import {
+  CNI_PLUGINS,
+  MACHINE_PATHS,
+  cniConfig,
+  containerdConfig,
+  familyOf,
+  kubeProxyConfig,
+  kubeconfig,
+  kubeletArgs,
+  kubeletConfig,
+  machineResolvConf,
+  natOutgoingRules,
+} from './config.js';
+import type { BuiltImage } from './images.js';
+import { desiredPodRoutes, diffRoutes, type PodRoute } from './routes.js';
+
+/**
+ * Names of a machine's network namespace and cgroup: `gv6-<owner pid>-machine-<name>`, the scheme of the local
+ * provider's other namespaces (src/system/network.ts of the control planes), so one janitor finds them all.
+ */
+export const MACHINE_PREFIX = 'gv6-';
+const MACHINE_KIND = 'machine';
+export const DEFAULT_READY_TIMEOUT_MS = 120_000;
+/** How often a machine reads the Nodes (its podCIDRs, the other machines' routes). */
+export const NODE_SYNC_INTERVAL_MS = 2_000;
+
+/** The node binaries, by the names hack/ensure-binaries.sh builds them under. */
+export const MACHINE_BINARIES = [
+  'kubelet',
+  'kube-proxy',
+  'containerd',
+  'containerd-shim-runc-v2',
+  'ctr',
+  'runc',
+  'pause',
+  'cni-bridge',
+  'cni-host-local',
+  'cni-loopback',
+] as const;
+
+export interface MachineOptions {
+  /** Also the Node's name. Lowercase letters, digits and '-'. */
+  name: string;
+  /** The machine's persistent files (containerd's images, kubelet's state, /etc changes). */
+  stateDir: string;
+  /** The folder with MACHINE_BINARIES. */
+  binDir: string;
+  /** The node bridge in the caller's network namespace (the caller creates it, with the gateway addresses). */
+  bridge: string;
+  /** The machine's addresses with prefix length, one per family, primary first: `['fd00:10:1::a/64']`. */
+  addresses: string[];
+  /** The gateways on the bridge, one per family (any order). */
+  gateways: string[];
+  /** The shoot's families, primary first. */
+  families: IPFamily[];
+  apiServer: APIServerAccess;
+  /** The node's client certificate: CN=system:node:<name>, O=system:nodes. */
+  credentials: ClientCredentials;
+  /** kube-proxy's client certificate: CN=system:kube-proxy (bound to system:node-proxier by default RBAC). */
+  kubeProxyCredentials: ClientCredentials;
+  /** The cluster DNS address (10th of the primary service range). */
+  clusterDNS: string;
+  /** @default cluster.local */
+  clusterDomain?: string;
+  /** The shoot's pod ranges, one per family (kube-proxy's clusterCIDR). */
+  podCIDRs: string[];
+  /** The shoot's service ranges, one per family. */
+  serviceCIDRs: string[];
+  /** The worker's OperatingSystemConfig; the machine starts its kubelet only after the node agent applied it. */
+  operatingSystemConfig: { spec: { files?: File[] } };
+  /** The worker pool's `sysctls`, overriding the OSC's. */
+  sysctls?: Record<string, string>;
+  /** Image archives imported into containerd before the kubelet starts (pause, test, CoreDNS images). */
+  images: BuiltImage[];
+  log?: (line: string) => void;
+}
+
+export interface MachineStatus {
+  name: string;
+  netns: string;
+  processes: SupervisedState[];
+  podRoutes: PodRoute[];
+  cniConfigured: boolean;
+}
+
+/** `gv6-<pid>-machine-<name>`, the name of the machine's network namespace and cgroup. */
+export function machineID(name: string, ownerPid = process.pid): string {
+  return `${MACHINE_PREFIX}${ownerPid}-${MACHINE_KIND}-${name}`;
+}
+
+/** The host end of the machine's veth: `gv6v` and a hash of the namespace name, 15 characters. */
+export function hostVethName(id: string): string {
+  return `gv6v${createHash('sha256').update(id).digest('hex').slice(0, 11)}`;
+}
+
+function ip(args: string[]): string {
+  try {
+    return execFileSync(which('ip') ?? 'ip', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (e) {
+    const error = e as Error & { stderr?: string };
+    throw new Error(`ip ${args.join(' ')}: ${error.stderr?.trim() || error.message}`);
+  }
+}
+
+const MOVE_INTO_CGROUP = 'for f in $GIPV6_CGROUP_PROCS; do echo $$ > "$f"; done; unset GIPV6_CGROUP_PROCS; exec "$@"';
+
+/**
+ * The holder's setup, run inside the new mount and cgroup namespaces (and the machine's network namespace), then
+ * `exec pause`. $1 is the state dir, $2 the pause binary, the rest `dir:options` of the cgroup hierarchies.
+ * Order matters when the state dir lies below one of the folders mounted over: /var and /run come last.
+ */
+const HOLDER_SETUP = `set -e
+state="$1"; pause="$2"; shift 2
+mount -t sysfs sysfs /sys
+mount -t tmpfs -o mode=755 cgroup /sys/fs/cgroup
+for h in "$@"; do
+  dir="\${h%%:*}"; opts="\${h#*:}"
+  mkdir -p "/sys/fs/cgroup/$dir"
+  mount -t cgroup -o "$opts" cgroup "/sys/fs/cgroup/$dir"
+done
+mount -t overlay overlay -o "lowerdir=/etc,upperdir=$state/etc,workdir=$state/.etc-work" /etc
+mount --bind "$state/opt" /opt
+mount --bind "$state/var" /var
+mount -t tmpfs -o mode=755 tmpfs /run
+mkdir -p /run/lock /run/netns
+touch /run/.gardener-ipv6-machine-ready
+exec "$pause"
+`;
+
+export class Machine {
+  readonly id: string;
+  readonly netns: string;
+  private readonly vethName: string;
+  private readonly cgroup: CgroupSubtree;
+  private holder: ManagedProcess | undefined;
+  private readonly supervised: SupervisedProcess[] = [];
+  private syncTimer: NodeJS.Timeout | undefined;
+  private syncing: Promise<void> | undefined;
+  private readonly routes = new Map<string, PodRoute>();
+  private cniWritten: string | undefined;
+  private lastSyncError: string | undefined;
+  private destroying = false;
+  private unregisterEmergency: (() => void) | undefined;
+  private readonly log: (line: string) => void;
+
+  constructor(readonly opts: MachineOptions) {
+    if (!/^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$/.test(opts.name)) {
+      throw new Error(`machine name ${JSON.stringify(opts.name)}: lowercase letters, digits and '-', at most 40`);
+    }
+    if (opts.addresses.length !== opts.families.length) {
+      throw new Error(
+        `machine ${opts.name}: one address per family (${opts.families.join(', ')}), got ${opts.addresses.join(', ')}`,
+      );
+    }
+    opts.addresses.forEach((a, i) => {
+      if (!a.includes('/')) throw new Error(`machine ${opts.name}: addresses[${i}] needs a prefix length: ${a}`);
+      if (familyOf(a) !== opts.families[i])
+        throw new Error(`machine ${opts.name}: addresses[${i}] ${a} is not ${opts.families[i]}`);
+    });
+    this.id = machineID(opts.name);
+    this.netns = this.id;
+    this.vethName = hostVethName(this.id);
+    this.cgroup = new CgroupSubtree(this.id);
+    this.log = opts.log ?? (() => {});
+  }
+
+  /** The machine's root as seen from here (through the holder's mount namespace). */
+  get rootDir(): string {
+    if (this.holder === undefined) throw new Error(`machine ${this.opts.name} is not deployed`);
+    return `/proc/${this.holder.pid}/root`;
+  }
+
+  private get nodeIPs(): string[] {
+    return this.opts.addresses.map((a) => a.split('/')[0]!);
+  }
+
+  private env(): NodeJS.ProcessEnv {
+    return {
+      PATH: `${this.opts.binDir}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`,
+      HOME: '/root',
+    };
+  }
+
+  /** How to start a command inside the machine, in the cgroup `system` of the machine. */
+  private insideSpec(name: string, command: string, args: string[]): StartOptions {
+    if (this.holder === undefined) throw new Error(`machine ${this.opts.name} is not deployed`);
+    return {
+      name,
+      command,
+      args,
+      logFile: join(this.opts.stateDir, 'logs', `${name}.log`),
+      wrap: [
+        '/bin/sh',
+        '-c',
+        MOVE_INTO_CGROUP,
+        'cgroup-move',
+        which('nsenter') ?? 'nsenter',
+        `--target=${this.holder.pid}`,
+        '--mount',
+        '--net',
+        '--cgroup',
+        '--',
+      ],
+      env: { ...this.env(), GIPV6_CGROUP_PROCS: this.cgroup.procsFiles('system').join(' ') },
+    };
+  }
+
+  /** Runs a command inside the machine to completion; stdin from a file when given. */
+  private execInside(command: string, args: string[], stdinFile?: string, timeoutMs = 120_000): Promise<string> {
+    if (this.holder === undefined) throw new Error(`machine ${this.opts.name} is not deployed`);
+    const argv = [
+      which('nsenter') ?? 'nsenter',
+      `--target=${this.holder.pid}`,
+      '--mount',
+      '--net',
+      '--cgroup',
+      '--',
+      command,
+      ...args,
+    ];
+    return new Promise((resolve, reject) => {
+      const child = spawn(argv[0]!, argv.slice(1), { env: this.env(), stdio: ['pipe', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+      child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+      const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+      child.on('error', reject);
+      child.on('close', (code) => {
+        clearTimeout(timer);
+        if (code === 0) resolve(out);
+        else
+          reject(
+            new Error(`${command} ${args.join(' ')} in machine ${this.opts.name} failed (${code}): ${out.trim()}`),
+          );
+      });
+      if (stdinFile !== undefined) createReadStream(stdinFile).pipe(child.stdin);
+      else child.stdin.end();
+    });
+  }
+
+  async deploy(): Promise<void> {
+    const started = Date.now();
+    if (netnsExists(this.netns) || this.cgroup.exists()) removeMachineResources(this.id, this.vethName);
+    this.unregisterEmergency = onEmergencyExit(() => this.destroySync(), { signals: false });
+    try {
+      await this.prepareStateDir();
+      this.createNetwork();
+      this.programNATOutgoing();
+      this.cgroup.create('system');
+      await this.startHolder();
+      await this.writeConfigs();
+      await this.applyOperatingSystemConfig(this.opts.operatingSystemConfig, this.opts.sysctls);
+      this.supervise('containerd', join(this.opts.binDir, 'containerd'), ['--config', MACHINE_PATHS.containerdConfig]);
+      await this.waitForContainerd(started + 60_000);
+      for (const image of this.opts.images) {
+        await this.execInside(
+          join(this.opts.binDir, 'ctr'),
+          [
+            '--address',
+            MACHINE_PATHS.containerdSocket,
+            '-n',
+            'k8s.io',
+            'images',
+            'import',
+            '--snapshotter',
+            'overlayfs',
+            '--digests',
+            '-',
+          ],
+          image.archive,
+        );
+      }
+      this.supervise(
+        'kubelet',
+        join(this.opts.binDir, 'kubelet'),
+        kubeletArgs({ nodeName: this.opts.name, nodeIPs: this.nodeIPs }),
+      );
+      this.supervise('kube-proxy', join(this.opts.binDir, 'kube-proxy'), [
+        `--config=${MACHINE_PATHS.kubeProxyConfig}`,
+        '--v=1',
+      ]);
+      this.startNodeSync();
+      this.log(`machine ${this.opts.name}: processes started in ${Date.now() - started}ms`);
+    } catch (e) {
+      await this.destroy().catch(() => {});
+      throw e;
+    }
+  }
+
+  private async prepareStateDir(): Promise<void> {
+    const s = this.opts.stateDir;
+    for (const dir of [
+      'etc',
+      '.etc-work',
+      'opt/cni/bin',
+      'var/lib/kubelet',
+      'var/lib/containerd',
+      'var/log',
+      'var/tmp',
+      'logs',
+    ]) {
+      await mkdir(join(s, dir), { recursive: true });
+    }
+    for (const [link, target] of [
+      ['var/run', '/run'],
+      ['var/lock', '/run/lock'],
+    ] as const) {
+      if (!existsSync(join(s, link))) await symlink(target, join(s, link));
+    }
+  }
+
+  private createNetwork(): void {
+    const ns = this.netns;
+    ip(['netns', 'add', ns]);
+    ip(['-n', ns, 'link', 'set', 'lo', 'up']);
+    // Loopback keeps 127.0.0.1 even on IPv6-only machines, as on a real IPv6-only node: without it Go programs
+    // (kubelet, kube-proxy) listening on `::` fall back to an IPv4-only socket (Go's net package binds 0.0.0.0
+    // when IPv4-mapped addresses don't work), and the kubelet would not answer on its IPv6 node address.
+    ip(['link', 'add', this.vethName, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', ns]);
+    ip(['link', 'set', this.vethName, 'master', this.opts.bridge]);
+    ip(['link', 'set', this.vethName, 'up']);
+    for (const address of this.opts.addresses) ip(['-n', ns, 'addr', 'add', address, 'dev', 'eth0', 'nodad']);
+    ip(['-n', ns, 'link', 'set', 'eth0', 'up']);
+    for (const family of this.opts.families) {
+      const gateway = this.opts.gateways.find((g) => familyOf(g) === family);
+      if (gateway === undefined)
+        throw new Error(`machine ${this.opts.name}: no ${family} gateway in ${this.opts.gateways.join(', ')}`);
+      ip([
+        '-n',
+        ns,
+        family === 'IPv6' ? '-6' : '-4',
+        'route',
+        'add',
+        'default',
+        'via',
+        gateway.split('/')[0]!,
+        'dev',
+        'eth0',
+      ]);
+    }
+  }
+
+  /** Outgoing NAT of pod traffic leaving the pod ranges (see natOutgoingRules). */
+  private programNATOutgoing(): void {
+    try {
+      execFileSync(which('ip') ?? 'ip', ['netns', 'exec', this.netns, which('nft') ?? 'nft', '-f', '-'], {
+        input: natOutgoingRules(this.opts.podCIDRs),
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
+    } catch (e) {
+      const error = e as Error & { stderr?: Buffer };
+      throw new Error(`machine ${this.opts.name}: nft: ${error.stderr?.toString().trim() || error.message}`);
+    }
+  }
+
+  private async startHolder(): Promise<void> {
+    const hierarchies = mountedCgroupV1Hierarchies().map((h) => `${h.mountPoint.split('/').pop()}:${h.options}`);
+    const holder = startProcess({
+      name: 'holder',
+      command: '/bin/sh',
+      args: ['-c', HOLDER_SETUP, 'machine-holder', this.opts.stateDir, join(this.opts.binDir, 'pause'), ...hierarchies],
+      logFile: join(this.opts.stateDir, 'logs', 'holder.log'),
+      wrap: [
+        '/bin/sh',
+        '-c',
+        MOVE_INTO_CGROUP,
+        'cgroup-move',
+        which('nsenter') ?? 'nsenter',
+        `--net=/run/netns/${this.netns}`,
+        '--',
+        which('unshare') ?? 'unshare',
+        '--cgroup',
+        '--mount',
+        '--propagation',
+        'private',
+        '--',
+      ],
+      env: { ...this.env(), GIPV6_CGROUP_PROCS: this.cgroup.procsFiles().join(' ') },
+    });
+    this.holder = holder;
+    const deadline = Date.now() + 10_000;
+    while (!existsSync(`/proc/${holder.pid}/root/run/.gardener-ipv6-machine-ready`)) {
+      if (holder.exit() !== undefined || Date.now() > deadline) {
+        throw new Error(`machine ${this.opts.name}: namespace setup failed:\n${holder.tail()}`);
+      }
+      await sleep(20);
+    }
+  }
+
+  private async writeFileInside(path: string, content: string, mode = 0o644): Promise<void> {
+    await directoryTarget({ rootDir: this.rootDir }).writeFile(path, Buffer.from(content), mode);
+  }
+
+  private async writeConfigs(): Promise<void> {
+    const o = this.opts;
+    const server = {
+      server: o.apiServer.url,
+      caPEM: o.apiServer.caPEM,
+      ...(o.apiServer.tlsServerName ? { tlsServerName: o.apiServer.tlsServerName } : {}),
+    };
+    await this.writeFileInside(
+      MACHINE_PATHS.containerdConfig,
+      containerdConfig({ runcBinary: join(o.binDir, 'runc') }),
+    );
+    await this.writeFileInside(MACHINE_PATHS.caFile, o.apiServer.caPEM);
+    await this.writeFileInside(MACHINE_PATHS.resolvConf, machineResolvConf());
+    await this.writeFileInside(
+      MACHINE_PATHS.kubeletConfig,
+      kubeletConfig({ clusterDNS: [o.clusterDNS], clusterDomain: o.clusterDomain ?? 'cluster.local' }),
+    );
+    await this.writeFileInside(
+      MACHINE_PATHS.kubeletKubeconfig,
+      kubeconfig({
+        ...server,
+        certPEM: o.credentials.certPEM,
+        keyPEM: o.credentials.keyPEM,
+        user: `system:node:${o.name}`,
+      }),
+      0o600,
+    );
+    await this.writeFileInside(
+      MACHINE_PATHS.kubeProxyConfig,
+      kubeProxyConfig({ nodeName: o.name, clusterCIDRs: o.podCIDRs, primaryNodeIP: this.nodeIPs[0]! }),
+    );
+    await this.writeFileInside(
+      MACHINE_PATHS.kubeProxyKubeconfig,
+      kubeconfig({
+        ...server,
+        certPEM: o.kubeProxyCredentials.certPEM,
+        keyPEM: o.kubeProxyCredentials.keyPEM,
+        user: 'system:kube-proxy',
+      }),
+      0o600,
+    );
+    // The CNI plugins under the names containerd looks for; the files stay in binDir.
+    for (const plugin of CNI_PLUGINS) {
+      const link = join(this.rootDir, MACHINE_PATHS.cniBinDir, plugin);
+      await rm(link, { force: true });
+      await symlink(join(o.binDir, `cni-${plugin}`), link);
+    }
+    await mkdir(join(this.rootDir, MACHINE_PATHS.cniConfDir), { recursive: true });
+  }
+
+  /**
+   * The node agent's work: the OSC's files into the machine, its sysctls (with the worker's overrides) into the
+   * machine's network namespace. Called again when the OSC or the worker's sysctls change.
+   */
+  async applyOperatingSystemConfig(
+    osc: { spec: { files?: File[] } },
+    sysctls: Record<string, string> = {},
+  ): Promise<ApplyResult> {
+    const result = await applyOperatingSystemConfig(
+      osc,
+      directoryTarget({ rootDir: this.rootDir, netns: this.netns }),
+      sysctls,
+    );
+    for (const s of result.sysctls.skipped) this.log(`machine ${this.opts.name}: sysctl ${s.key} skipped: ${s.reason}`);
+    return result;
+  }
+
+  private supervise(name: string, command: string, args: string[]): void {
+    const p = new SupervisedProcess(this.insideSpec(name, command, args), {
+      onChange: (state) => {
+        if (!state.running && !this.destroying) {
+          this.log(`machine ${this.opts.name}: ${name} ${state.lastExit ?? 'stopped'}; restarting`);
+        }
+      },
+    });
+    this.supervised.push(p);
+    p.start();
+  }
+
+  private async waitForContainerd(deadline: number): Promise<void> {
+    const ctr = join(this.opts.binDir, 'ctr');
+    for (;;) {
+      try {
+        await this.execInside(ctr, ['--address', MACHINE_PATHS.containerdSocket, 'version'], undefined, 5_000);
+        return;
+      } catch (e) {
+        if (Date.now() > deadline) {
+          const proc = this.supervised.find((p) => p.process?.name === 'containerd')?.process;
+          throw new Error(
+            `machine ${this.opts.name}: containerd not up in time (${(e as Error).message}):\n${proc?.tail() ?? ''}`,
+          );
+        }
+      }
+      await sleep(200);
+    }
+  }
+
+  private startNodeSync(): void {
+    const tick = () => {
+      this.syncing = this.syncNodes()
+        .catch((e: Error) => {
+          if (this.lastSyncError !== e.message) this.log(`machine ${this.opts.name}: node sync: ${e.message}`);
+          this.lastSyncError = e.message;
+        })
+        .finally(() => {
+          if (this.syncTimer !== undefined) this.syncTimer = setTimeout(tick, NODE_SYNC_INTERVAL_MS);
+        });
+    };
+    this.syncTimer = setTimeout(tick, 0);
+  }
+
+  /** One pass: the CNI config from our Node's podCIDRs, the routes to the other Nodes' podCIDRs. */
+  async syncNodes(): Promise<void> {
+    // The Node authorizer lets a node read only its own Node; kube-proxy's identity (system:node-proxier) may list
+    // them all, as calico-node's ServiceAccount may.
+    const list = await requestJSON<{ items: NodeInfo[] }>(
+      this.opts.apiServer,
+      this.opts.kubeProxyCredentials,
+      'GET',
+      '/api/v1/nodes',
+    );
+    this.lastSyncError = undefined;
+    const self = list.items.find((n) => n.metadata.name === this.opts.name);
+    const podCIDRs = self?.spec?.podCIDRs ?? [];
+    if (podCIDRs.length > 0) {
+      const config = cniConfig({ podCIDRs });
+      if (config !== this.cniWritten) {
+        await this.writeFileInside(MACHINE_PATHS.cniConfig, config);
+        this.cniWritten = config;
+        this.log(`machine ${this.opts.name}: CNI configured for ${podCIDRs.join(', ')}`);
+      }
+    }
+    const { add, remove } = diffRoutes(this.routes, desiredPodRoutes(this.opts.name, list.items));
+    for (const r of remove) {
+      try {
+        ip(['-n', this.netns, 'route', 'del', r.cidr]);
+      } catch {
+        // Gone already.
+      }
+      this.routes.delete(r.cidr);
+    }
+    for (const r of add) {
+      ip(['-n', this.netns, 'route', 'replace', r.cidr, 'via', r.via, 'dev', 'eth0']);
+      this.routes.set(r.cidr, r);
+    }
+  }
+
+  /** Resolves when the machine's Node is Ready; fails at the deadline with what was missing. */
+  async wait(timeoutMs = DEFAULT_READY_TIMEOUT_MS): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    let last = 'no answer yet';
+    for (;;) {
+      try {
+        const node = await requestJSON<NodeInfo>(
+          this.opts.apiServer,
+          this.opts.credentials,
+          'GET',
+          `/api/v1/nodes/${this.opts.name}`,
+        );
+        if (nodeReady(node)) return;
+        const ready = node.status?.conditions?.find((c) => c.type === 'Ready');
+        last = `Ready=${ready?.status ?? 'unknown'}: ${ready?.reason ?? ''} ${ready?.message ?? ''}`.trim();
+      } catch (e) {
+        last = (e as Error).message;
+      }
+      if (Date.now() > deadline) {
+        const tails = this.supervised.map((p) => `--- ${p.name}:\n${p.tail(15)}`).join('\n');
+        throw new Error(`machine ${this.opts.name}: Node not Ready in ${timeoutMs}ms (${last})\n${tails}`);
+      }
+      await sleep(500);
+    }
+  }
+
+  status(): MachineStatus {
+    return {
+      name: this.opts.name,
+      netns: this.netns,
+      processes: this.supervised.map((p) => p.state()),
+      podRoutes: [...this.routes.values()],
+      cniConfigured: this.cniWritten !== undefined,
+    };
+  }
+
+  /** The pids of every process of the machine (its own, shims and containers). */
+  pids(): number[] {
+    return this.cgroup.pids();
+  }
+
+  /** Resident memory of all the machine's processes, in bytes. */
+  rssBytes(): number {
+    let total = 0;
+    for (const pid of this.pids()) {
+      try {
+        const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+        if (m) total += Number(m[1]) * 1024;
+      } catch {
+        // Exited meanwhile.
+      }
+    }
+    return total;
+  }
+
+  /** Stops the processes gracefully, then removes everything of the machine, its state dir included. */
+  async destroy(): Promise<void> {
+    this.destroying = true;
+    clearTimeout(this.syncTimer);
+    this.syncTimer = undefined;
+    await this.syncing;
+    // kube-proxy and kubelet first, containerd last; the pods die with the cgroup below.
+    for (const p of [...this.supervised].reverse()) await p.stop(5_000);
+    this.destroySync();
+    await rm(this.opts.stateDir, { recursive: true, force: true });
+  }
+
+  /** Kills and removes everything but the state dir; synchronous, for exit handlers. */
+  private destroySync(): void {
+    clearTimeout(this.syncTimer);
+    this.syncTimer = undefined;
+    for (const p of this.supervised) p.killNow();
+    this.holder?.killNow();
+    removeMachineResources(this.id, this.vethName);
+    this.routes.clear();
+    this.unregisterEmergency?.();
+    this.unregisterEmergency = undefined;
+  }
+}
+
+/** Kills every process of a machine and removes its cgroups, network namespace and veth. Never throws. */
+function removeMachineResources(id: string, vethName: string): void {
+  try {
+    new CgroupSubtree(id).destroy();
+  } catch {
+    // Reported by the leak checks of the callers; keep cleaning.
+  }
+  deleteNetns(id);
+  try {
+    ip(['link', 'del', vethName]);
+  } catch {
+    // Went with the namespace.
+  }
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Removes the machines of owners that are gone (a crashed gardenlet or test run): their network namespaces and
+ * cgroups, and with them every process. Returns the ids removed.
+ */
+export function cleanupOrphanedMachines(): string[] {
+  const pattern = new RegExp(`^${MACHINE_PREFIX}(\\d+)-${MACHINE_KIND}-`);
+  const ids = new Set<string>();
+  let netnsNames: string[] = [];
+  try {
+    netnsNames = readdirSync('/run/netns');
+  } catch {
+    // No namespaces.
+  }
+  for (const name of [...netnsNames, ...listSubtrees(pattern)]) {
+    const m = pattern.exec(name);
+    if (m && !pidAlive(Number(m[1]))) ids.add(name);
+  }
+  for (const id of ids) removeMachineResources(id, hostVethName(id));
+  return [...ids];
+}
+
+/** Whether anything of a machine is left: for leak checks. */
+export function machineLeftovers(id: string): string[] {
+  const left: string[] = [];
+  if (netnsExists(id)) left.push(`network namespace ${id}`);
+  const cgroup = new CgroupSubtree(id);
+  if (cgroup.exists()) left.push(`cgroup ${id} (pids: ${cgroup.pids().join(', ') || 'none'})`);
+  try {
+    ip(['link', 'show', hostVethName(id)]);
+    left.push(`veth ${hostVethName(id)}`);
+  } catch {
+    // Gone, as it should be.
+  }
+  return left;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}

@@ -1,0 +1,129 @@
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import {
+  MACHINE_PATHS,
+  cniConfig,
+  containerdConfig,
+  familyOf,
+  kubeProxyConfig,
+  kubeconfig,
+  kubeletArgs,
+  kubeletConfig,
+  natOutgoingRules,
+} from '../../../../src/extensions/provider-local/machine/config.js';
+
+describe('machine configuration', () => {
+  it('containerd 2.x: version 3, runc through the v2 shim with cgroupfs, pinned sandbox image, CNI dirs', () => {
+    const toml = containerdConfig({ runcBinary: '/bin/dir/runc' });
+    expect(toml.startsWith('version = 3\n')).toBe(true);
+    expect(toml).toContain(
+      "[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]\n  runtime_type = 'io.containerd.runc.v2'",
+    );
+    expect(toml).toContain("BinaryName = '/bin/dir/runc'\n  SystemdCgroup = false");
+    expect(toml).toContain(
+      "[plugins.'io.containerd.cri.v1.images'.pinned_images]\n  sandbox = 'registry.k8s.io/pause:3.10'",
+    );
+    expect(toml).toContain(`bin_dirs = ['${MACHINE_PATHS.cniBinDir}']`);
+    expect(toml).toContain("snapshotter = 'overlayfs'");
+    // No IPv4 loopback in IPv6-only machines: the streaming server binds ::1.
+    expect(toml).toContain("stream_server_address = '::1'");
+    expect(toml).not.toContain('127.0.0.1');
+  });
+
+  it('kubelet: cgroup v1 allowed, cgroupfs in the machine cgroup namespace, cluster DNS, no IPv4 listeners', () => {
+    const config = parse(kubeletConfig({ clusterDNS: ['fd00:10:2::a'], clusterDomain: 'cluster.local' }));
+    expect(config).toMatchObject({
+      kind: 'KubeletConfiguration',
+      failCgroupV1: false,
+      failSwapOn: false,
+      cgroupDriver: 'cgroupfs',
+      cgroupRoot: '/',
+      clusterDNS: ['fd00:10:2::a'],
+      clusterDomain: 'cluster.local',
+      containerRuntimeEndpoint: 'unix:///run/containerd/containerd.sock',
+      address: '::',
+      healthzBindAddress: '::1',
+      readOnlyPort: 0,
+    });
+    expect(config.authentication.anonymous.enabled).toBe(false);
+  });
+
+  it('kubelet flags: one node IP per family, primary first', () => {
+    expect(kubeletArgs({ nodeName: 'm1', nodeIPs: ['fd00:10:1::a', '10.10.0.10'] })).toContain(
+      '--node-ip=fd00:10:1::a,10.10.0.10',
+    );
+    expect(kubeletArgs({ nodeName: 'm1', nodeIPs: ['fd00:10:1::a'] })).toContain('--hostname-override=m1');
+  });
+
+  it('kube-proxy: nftables mode, the shoot pods as cluster CIDR, conntrack limits left to the host', () => {
+    const config = parse(
+      kubeProxyConfig({
+        nodeName: 'm1',
+        clusterCIDRs: ['fd00:10:3::/56', '10.3.0.0/16'],
+        primaryNodeIP: 'fd00:10:1::a',
+      }),
+    );
+    expect(config).toMatchObject({
+      kind: 'KubeProxyConfiguration',
+      mode: 'nftables',
+      clusterCIDR: 'fd00:10:3::/56,10.3.0.0/16',
+      hostnameOverride: 'm1',
+      bindAddress: 'fd00:10:1::a',
+      conntrack: { maxPerCore: 0 },
+      healthzBindAddress: '[::]:10256',
+    });
+  });
+
+  it.each([
+    ['IPv6', ['fd00:10:3:1::/64'], ['::/0']],
+    ['IPv4', ['10.3.1.0/24'], ['0.0.0.0/0']],
+    ['dual-stack', ['fd00:10:3:1::/64', '10.3.1.0/24'], ['::/0', '0.0.0.0/0']],
+  ])('CNI for %s pods: bridge + host-local with one range set and default route per family', (_, podCIDRs, routes) => {
+    const config = JSON.parse(cniConfig({ podCIDRs }));
+    const bridge = config.plugins[0];
+    expect(bridge).toMatchObject({ type: 'bridge', isGateway: true, ipMasq: false });
+    expect(bridge.ipam.type).toBe('host-local');
+    expect(bridge.ipam.ranges).toEqual(podCIDRs.map((subnet) => [{ subnet }]));
+    expect(bridge.ipam.routes.map((r: { dst: string }) => r.dst)).toEqual(routes);
+  });
+
+  it('CNI: an invalid podCIDR is an error naming the field', () => {
+    expect(() => cniConfig({ podCIDRs: ['nope'] })).toThrow(/spec\.podCIDRs: invalid CIDR "nope"/);
+  });
+
+  it('kubeconfig: embedded CA and client certificate, optional TLS server name', () => {
+    const config = parse(
+      kubeconfig({
+        server: 'https://[fd00:ff::10]:443',
+        caPEM: 'CA',
+        certPEM: 'C',
+        keyPEM: 'K',
+        user: 'u',
+        tlsServerName: 'api.x',
+      }),
+    );
+    expect(config.clusters[0].cluster).toEqual({
+      server: 'https://[fd00:ff::10]:443',
+      'certificate-authority-data': Buffer.from('CA').toString('base64'),
+      'tls-server-name': 'api.x',
+    });
+    expect(config.users[0].user['client-key-data']).toBe(Buffer.from('K').toString('base64'));
+  });
+
+  it('families of addresses and CIDRs', () => {
+    expect(familyOf('fd00:10:1::a/64')).toBe('IPv6');
+    expect(familyOf('10.0.0.1')).toBe('IPv4');
+    expect(() => familyOf('x')).toThrow(/invalid address/);
+  });
+});
+
+describe('outgoing NAT of pod traffic', () => {
+  it('masquerades traffic from the pod ranges to anything outside them, per family, replacing the table', () => {
+    const script = natOutgoingRules(['fd00:10:3::/56', '10.3.0.0/16']);
+    expect(script).toContain('ip6 saddr fd00:10:3::/56 ip6 daddr != fd00:10:3::/56 masquerade');
+    expect(script).toContain('ip saddr 10.3.0.0/16 ip daddr != 10.3.0.0/16 masquerade');
+    expect(script.indexOf('delete table inet gardener-ipv6-machine')).toBeLessThan(
+      script.indexOf('chain nat-outgoing'),
+    );
+  });
+});
