@@ -3,7 +3,7 @@
  * controllers, and the example IPv6 Seed and Shoot from `examples/`.
  */
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Resolver } from 'node:dns/promises';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
@@ -23,7 +23,9 @@ import { startRuntime, type Runtime } from './runtime.js';
 import { LocalProvider } from '../extensions/provider-local/provider.js';
 import { LoadBalancerNetwork } from '../extensions/provider-local/loadbalancer/network.js';
 import { gatewayCIDR, type LoadBalancerNetworks } from '../extensions/provider-local/loadbalancer/pool.js';
-import { ensureBinaries } from '../localenv/binaries.js';
+import { ensureBinaries, NODE_BINARY_NAMES } from '../localenv/binaries.js';
+import type { MachinesOptions } from '../extensions/provider-local/worker/workers.js';
+import { buildMachineImages, type BuiltImage } from '../extensions/provider-local/machine/images.js';
 import { netnsUnsupportedReason } from '../localenv/netns.js';
 
 export const EXAMPLE_SEED = 'seed-ipv6.yaml';
@@ -49,6 +51,8 @@ export interface LocalServicesOptions {
   readonly loadBalancerNetworks?: LoadBalancerNetworks;
   /** Tells two environments of one process apart (the bridge's name). */
   readonly tag?: string;
+  /** Machines for the shoots' worker pools (kubelet, containerd, ...). @default with control planes */
+  readonly machines?: boolean;
   /** Shorter care and restart periods for tests. */
   readonly careSyncPeriodMs?: number;
   readonly restartBackoff?: { initialMs?: number; maxMs?: number };
@@ -68,6 +72,7 @@ export async function startLocalServices(
   const binaries = controlPlanes
     ? await ensureBinaries({ names: ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler'] })
     : undefined;
+  const machines = controlPlanes && (opts.machines ?? true) ? await machinesOptions() : undefined;
   let lbNetwork: LoadBalancerNetwork | undefined;
   let dnsAddress: string | undefined;
   if (controlPlanes) {
@@ -92,6 +97,7 @@ export async function startLocalServices(
             bridge: lbNetwork.bridge,
             networks: lbNetwork.networks,
             binaries,
+            ...(machines ? { machines } : {}),
             ...(opts.restartBackoff ? { restartBackoff: opts.restartBackoff } : {}),
           })
         : undefined;
@@ -144,6 +150,17 @@ export async function startLocalServices(
       await bind.stop();
       lbNetwork?.destroy();
     },
+  };
+}
+
+/** The node binaries (built like the control plane's) and the machine images, built once and cached. */
+async function machinesOptions(): Promise<MachinesOptions> {
+  const paths = await ensureBinaries({ names: NODE_BINARY_NAMES });
+  const binDir = dirname(paths.kubelet);
+  let images: Promise<BuiltImage[]> | undefined;
+  return {
+    binDir,
+    images: () => (images ??= buildMachineImages(binDir, join(projectRoot(), '.cache', 'images'))),
   };
 }
 

@@ -9,6 +9,21 @@ import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { projectRoot } from './project.js';
 
+/** The machines' binaries: node components, the sandbox binary, CNI plugins and CoreDNS (for its image). */
+export const NODE_BINARY_NAMES = [
+  'kubelet',
+  'kube-proxy',
+  'pause',
+  'containerd',
+  'containerd-shim-runc-v2',
+  'ctr',
+  'runc',
+  'cni-bridge',
+  'cni-host-local',
+  'cni-loopback',
+  'coredns',
+] as const;
+
 export const BINARY_NAMES = [
   'etcd',
   'kube-apiserver',
@@ -16,6 +31,7 @@ export const BINARY_NAMES = [
   'kube-scheduler',
   'kubectl',
   'helm',
+  ...NODE_BINARY_NAMES,
 ] as const;
 export type BinaryName = (typeof BINARY_NAMES)[number];
 export type BinaryPaths = Record<BinaryName, string>;

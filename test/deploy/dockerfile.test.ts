@@ -223,7 +223,8 @@ describe('the runtime image’s files', () => {
       );
     const imported = new Set<string>();
     for (const file of files(join(app, 'dist'))) {
-      for (const m of readFileSync(file, 'utf8').matchAll(/(?:from|import)\s*\(?\s*['"]([^'".][^'"]*)['"]/g)) {
+      // A module name has no whitespace: `'import', '--flag'` (an argv) is no import.
+      for (const m of readFileSync(file, 'utf8').matchAll(/(?:from|import)\s*\(?\s*['"]([^'".\s,][^'"\s]*)['"]/g)) {
         const spec = m[1]!;
         if (spec.startsWith('node:') || builtinModules.includes(spec)) continue;
         imported.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!);

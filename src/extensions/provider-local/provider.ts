@@ -17,6 +17,9 @@ import {
   type ControlPlaneSecrets,
   type LoadBalancerAttachment,
 } from './controlplane/control-plane.js';
+import { LocalWorkers, type MachinesOptions, type WorkersHealth, type WorkersSpec } from './worker/workers.js';
+import type { Machine } from './machine/machine.js';
+import { cleanupOrphanedMachines } from './machine/machine.js';
 import { AddressPool, DEFAULT_LOAD_BALANCER_NETWORKS, type LoadBalancerNetworks } from './loadbalancer/pool.js';
 import { formatIP, nthAddress } from '../../net/cidr.js';
 
@@ -30,6 +33,8 @@ export interface LocalProviderOptions {
   readonly binaries: ControlPlaneBinaries;
   /** Restart backoff of crashed processes. @default 0.5 s doubling to 30 s */
   readonly restartBackoff?: { initialMs?: number; maxMs?: number };
+  /** Machines for the shoots' worker pools; without it shoots get control planes only. */
+  readonly machines?: MachinesOptions;
 }
 
 /** What a control plane's health check found. */
@@ -45,6 +50,7 @@ export class LocalProvider {
   readonly pool: AddressPool;
   private readonly lb: LoadBalancerAttachment;
   private readonly controlPlanes = new Map<string, { instance: LocalControlPlane; hash: string }>();
+  private readonly workers = new Map<string, LocalWorkers>();
   private readonly listeners = new Set<(name: string) => void>();
   private readonly unregister: () => void;
 
@@ -57,6 +63,7 @@ export class LocalProvider {
       if (network) lbNetworks[family] = { prefixLength: network.prefix, gateway: formatIP(nthAddress(network, 1)!) };
     }
     this.lb = { bridge: options.bridge, networks: lbNetworks };
+    cleanupOrphanedMachines();
     removeOrphans();
     this.unregister = onEmergencyExit(
       () => {
@@ -85,6 +92,8 @@ export class LocalProvider {
     const existing = this.controlPlanes.get(spec.name);
     if (existing?.hash === hash) return existing.instance;
     if (existing) {
+      // The machines hang off the control plane's namespace: they go with it and come back with the next deploy.
+      await this.destroyWorkers(spec.name);
       this.controlPlanes.delete(spec.name);
       await existing.instance.stop();
     }
@@ -107,8 +116,56 @@ export class LocalProvider {
     return this.controlPlanes.get(name)?.instance;
   }
 
+  /** Whether this provider runs machines. */
+  get runsMachines(): boolean {
+    return this.options.machines !== undefined;
+  }
+
+  /** Brings the shoot's machines to its worker pools' minimum (needs its control plane running). */
+  async deployWorkers(spec: WorkersSpec): Promise<void> {
+    const machines = this.options.machines;
+    if (machines === undefined) return;
+    const controlPlane = this.controlPlane(spec.name);
+    if (controlPlane === undefined) throw new Error(`the control plane of ${spec.name} is not running`);
+    let workers = this.workers.get(spec.name);
+    if (workers === undefined) {
+      workers = new LocalWorkers(controlPlane, join(this.dir(spec.name), 'machines'), machines);
+      this.workers.set(spec.name, workers);
+    }
+    await workers.deploy(spec);
+  }
+
+  /** What the shoot's machines still lack, or undefined when its Nodes are Ready (and CoreDNS runs). */
+  async workersNotReady(name: string): Promise<string | undefined> {
+    const workers = this.workers.get(name);
+    return workers === undefined ? 'no machines yet' : workers.notReady();
+  }
+
+  /** The shoot's Nodes and system components, or undefined when it has no machines. */
+  async workersHealth(name: string): Promise<WorkersHealth | undefined> {
+    const workers = this.workers.get(name);
+    if (workers === undefined) return undefined;
+    try {
+      return await workers.health();
+    } catch (e) {
+      const failed = { ok: false, reason: 'HealthCheckFailed', message: (e as Error).message };
+      return { nodes: failed, system: failed };
+    }
+  }
+
+  machines(name: string): Machine[] {
+    return this.workers.get(name)?.machineList() ?? [];
+  }
+
+  async destroyWorkers(name: string): Promise<void> {
+    const workers = this.workers.get(name);
+    this.workers.delete(name);
+    await workers?.destroy();
+  }
+
   /** Stops the control plane's processes, deletes its namespace and its data. */
   async destroyControlPlane(name: string): Promise<void> {
+    await this.destroyWorkers(name);
     const existing = this.controlPlanes.get(name);
     this.controlPlanes.delete(name);
     await existing?.instance.stop();
@@ -162,6 +219,7 @@ export class LocalProvider {
 
   /** Stops every control plane (their data stays) and ends the exit handler. */
   async stop(): Promise<void> {
+    await Promise.all([...this.workers.keys()].map((name) => this.destroyWorkers(name)));
     const all = [...this.controlPlanes.values()];
     this.controlPlanes.clear();
     await Promise.all(all.map(({ instance }) => instance.stop()));

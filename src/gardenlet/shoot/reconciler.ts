@@ -20,6 +20,7 @@ import { apiServerDomain, SHOOT_FINALIZER, seedNamespaceName } from '../names.js
 import { Refs } from '../resources.js';
 import type { DNSProviderConfig } from './components/dns-records.js';
 import { ShootControlPlane } from './components/control-plane.js';
+import { ShootWorkers } from './components/workers.js';
 import type { LocalProvider } from '../../extensions/provider-local/provider.js';
 import {
   APIServerDNSRecords,
@@ -122,6 +123,9 @@ export class ShootReconciler implements Reconciler {
     const waitForExtensions = this.options.waitForExtensions ?? true;
     const { provider } = this.options;
     let controlPlane: ShootControlPlane | undefined;
+    // Machines for the worker pools, once the control plane is up (and the OperatingSystemConfig exists).
+    const withMachines = provider?.runsMachines === true && (shoot.spec.provider?.workers?.length ?? 0) > 0;
+    const workers = () => new ShootWorkers(client, shoot, provider!, networking!);
     const waitName = [
       ...(provider ? ['the control plane'] : []),
       ...(waitForExtensions ? ['the Network', 'the DNS records'] : []),
@@ -197,6 +201,12 @@ export class ShootReconciler implements Reconciler {
                     : []),
                 ]),
             },
+          ]
+        : []),
+      ...(withMachines
+        ? [
+            { name: 'deploying the machines', progress: 92, run: (x: ComponentContext) => workers().deploy(x) },
+            { name: 'waiting for the machines', progress: 95, run: () => workers().wait() },
           ]
         : []),
     ];

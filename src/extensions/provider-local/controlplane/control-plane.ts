@@ -178,6 +178,12 @@ export class LocalControlPlane {
     await Promise.all(files600.map(([path, text]) => writeFile(path, text, { mode: 0o600 })));
   }
 
+  /** The gardenlet's `system:masters` client certificate for this shoot. */
+  adminCredentials(): CertificatePair {
+    if (this.admin === undefined) throw new Error('the control plane was not started');
+    return this.admin;
+  }
+
   states(): SupervisedState[] {
     return this.processes.map((p) => p.state());
   }

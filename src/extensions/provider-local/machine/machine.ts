@@ -94,6 +94,8 @@ export interface MachineOptions {
   binDir: string;
   /** The node bridge in the caller's network namespace (the caller creates it, with the gateway addresses). */
   bridge: string;
+  /** The network namespace the bridge is in, when not the caller's. */
+  bridgeNetns?: string;
   /** The machine's addresses with prefix length, one per family, primary first: `['fd00:10:1::a/64']`. */
   addresses: string[];
   /** The gateways on the bridge, one per family (any order). */
@@ -363,9 +365,11 @@ export class Machine {
     // Loopback keeps 127.0.0.1 even on IPv6-only machines, as on a real IPv6-only node: without it Go programs
     // (kubelet, kube-proxy) listening on `::` fall back to an IPv4-only socket (Go's net package binds 0.0.0.0
     // when IPv4-mapped addresses don't work), and the kubelet would not answer on its IPv6 node address.
-    ip(['link', 'add', this.vethName, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', ns]);
-    ip(['link', 'set', this.vethName, 'master', this.opts.bridge]);
-    ip(['link', 'set', this.vethName, 'up']);
+    // The bridge may live in another namespace (the shoot's control plane namespace, its network's router).
+    const at = this.opts.bridgeNetns !== undefined ? ['-n', this.opts.bridgeNetns] : [];
+    ip([...at, 'link', 'add', this.vethName, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', ns]);
+    ip([...at, 'link', 'set', this.vethName, 'master', this.opts.bridge]);
+    ip([...at, 'link', 'set', this.vethName, 'up']);
     for (const address of this.opts.addresses) ip(['-n', ns, 'addr', 'add', address, 'dev', 'eth0', 'nodad']);
     ip(['-n', ns, 'link', 'set', 'eth0', 'up']);
     for (const family of this.opts.families) {

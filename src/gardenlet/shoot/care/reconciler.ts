@@ -4,6 +4,8 @@
  *   APIServerAvailable   /readyz of the shoot's kube-apiserver at its load-balancer address
  *   ControlPlaneHealthy  etcd, kube-apiserver, kube-controller-manager, kube-scheduler running, and the two
  *                        controllers renewing their leader Leases
+ *   EveryNodeReady       (with machines) every machine has a Node, and every Node is Ready
+ *   SystemComponentsHealthy  (with machines) CoreDNS available; containerd, kubelet, kube-proxy run everywhere
  * Only this controller writes these conditions; the shoot reconciler keeps them when it writes its own.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
@@ -22,6 +24,8 @@ import { Refs } from '../../resources.js';
 
 export const CONDITION_API_SERVER_AVAILABLE = 'APIServerAvailable';
 export const CONDITION_CONTROL_PLANE_HEALTHY = 'ControlPlaneHealthy';
+export const CONDITION_EVERY_NODE_READY = 'EveryNodeReady';
+export const CONDITION_SYSTEM_COMPONENTS_HEALTHY = 'SystemComponentsHealthy';
 export const DEFAULT_CARE_SYNC_PERIOD_MS = 10_000;
 /** While something is wrong, look again sooner: a restarted process should turn the condition back quickly. */
 const UNHEALTHY_SYNC_PERIOD_MS = 1_000;
@@ -83,8 +87,21 @@ export class ShootCareReconciler implements Reconciler {
               previous,
             ),
           ];
+    const withMachines =
+      this.options.provider.runsMachines && (shoot.spec.provider?.workers ?? []).some((w) => (w.minimum ?? 0) > 0);
+    let workersHealthy = true;
+    if (withMachines) {
+      const workers = await this.options.provider.workersHealth(seedNamespaceName(shoot));
+      const nodes = workers?.nodes ?? { ok: false, reason: 'MissingNodes', message: 'no machines yet' };
+      const system = workers?.system ?? { ok: false, reason: 'MissingNodes', message: 'no machines yet' };
+      updates.push(
+        this.condition(CONDITION_EVERY_NODE_READY, nodes.ok, nodes.reason, nodes.message, previous),
+        this.condition(CONDITION_SYSTEM_COMPONENTS_HEALTHY, system.ok, system.reason, system.message, previous),
+      );
+      workersHealthy = nodes.ok && system.ok;
+    }
     await this.writeConditions(shoot as KubernetesObject & typeof shoot, updates, ctx);
-    const healthy = health?.apiServer.ok === true && health.controlPlane.ok;
+    const healthy = health?.apiServer.ok === true && health.controlPlane.ok && workersHealthy;
     return {
       requeueAfter: healthy ? (this.options.syncPeriodMs ?? DEFAULT_CARE_SYNC_PERIOD_MS) : UNHEALTHY_SYNC_PERIOD_MS,
     };

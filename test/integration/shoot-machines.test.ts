@@ -1,0 +1,359 @@
+/**
+ * The e2e presubmit per IP family, as Gardener's: a Shoot with two machines through the whole stack (webhook,
+ * gardenlet, provider-local's control plane and machines, BIND9), then what a user checks with kubectl: both Nodes
+ * Ready with InternalIPs from the shoot's nodes and podCIDRs of the node mask inside its pods; a Deployment spread
+ * over both machines with pod IPs of the shoot's families; pod A reaching pod B across machines by IP, through a
+ * ClusterIP Service and by its DNS name through CoreDNS. The regression it exists for: forwarding turned off through
+ * the Shoot's worker `sysctls` breaks cross-machine pod traffic, turned on again it works. Deleting the shoot leaves
+ * no machine behind.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLocalServices, type LocalServices } from '../../src/app/local-environment.js';
+import type { Shoot } from '../../src/apis/core/v1beta1/shoot.js';
+import { TEST_IMAGE } from '../../src/extensions/provider-local/machine/images.js';
+import { machineLeftovers } from '../../src/extensions/provider-local/machine/machine.js';
+import { featureGates } from '../../src/featuregate/featuregate.js';
+import { Refs } from '../../src/gardenlet/resources.js';
+import { ensureBinaries } from '../../src/localenv/binaries.js';
+import { startControlPlane, type ControlPlane } from '../../src/localenv/control-plane.js';
+import { which } from '../../src/localenv/process.js';
+import { contains, parseCIDR, parseIP, type IPFamily } from '../../src/net/cidr.js';
+import { ResourceClient, retryOnConflict } from '../../src/runtime/client.js';
+import { silentLogger } from '../../src/runtime/log.js';
+import { seedDualStackMigrationNetworks, seedIPv4Networks, seedIPv6Networks } from '../fixtures/objects.js';
+import { cli } from '../support/cli.js';
+import { run, testFile } from '../support/shoot.js';
+import { waitFor } from '../support/wait.js';
+
+const unsupported =
+  process.getuid?.() !== 0
+    ? 'machines need root'
+    : !which('nft')
+      ? 'nft (nftables) is missing'
+      : undefined;
+
+const NAMESPACE = 'garden-e2e';
+const LB_NETWORKS = { IPv6: 'fd00:ff:e3::/64', IPv4: '172.31.252.0/24' };
+
+interface FamilyCase {
+  readonly label: string;
+  readonly families: IPFamily[];
+  readonly seed: string;
+  readonly networking: Record<string, unknown>;
+  /** Per family, in the shoot's family order. */
+  readonly nodes: string[];
+  readonly pods: string[];
+  readonly masks: number[];
+}
+
+const CASES: FamilyCase[] = [
+  {
+    label: 'IPv6',
+    families: ['IPv6'],
+    seed: 'ipv6',
+    networking: { ipFamilies: ['IPv6'], nodes: 'fd00:10:1:100::/64' },
+    nodes: ['fd00:10:1:100::/64'],
+    pods: ['fd00:10:3::/56'],
+    masks: [64],
+  },
+  {
+    label: 'dual-stack',
+    families: ['IPv4', 'IPv6'],
+    seed: 'dual',
+    networking: { ipFamilies: ['IPv4', 'IPv6'], nodes: '10.10.0.0/16', pods: '10.3.0.0/16', services: '10.4.0.0/16' },
+    // The IPv6 node range of a dual-stack shoot is provider-local's default (its spec has one node range).
+    nodes: ['10.10.0.0/16', 'fd00:fe::/64'],
+    pods: ['10.3.0.0/16', 'fd00:10:3::/56'],
+    masks: [24, 64],
+  },
+  {
+    label: 'IPv4',
+    families: ['IPv4'],
+    seed: 'ipv4',
+    networking: { nodes: '10.20.0.0/16', pods: '10.21.0.0/16', services: '10.22.0.0/16' },
+    nodes: ['10.20.0.0/16'],
+    pods: ['10.21.0.0/16'],
+    masks: [24],
+  },
+];
+
+const SEEDS = { ipv6: seedIPv6Networks, dual: seedDualStackMigrationNetworks, ipv4: seedIPv4Networks };
+const inCIDR = (cidr: string, ip: string) => contains(parseCIDR(cidr)!, parseIP(ip)!);
+const urlHost = (ip: string) => (ip.includes(':') ? `[${ip}]` : ip);
+
+let cp: ControlPlane;
+let services: LocalServices;
+let client: ResourceClient;
+let kubectlBin: string;
+let dir: string;
+
+interface Pod {
+  metadata: { name: string };
+  spec: { nodeName?: string };
+  status?: { podIPs?: { ip: string }[]; conditions?: { type: string; status: string }[] };
+}
+
+describe.skipIf(unsupported !== undefined).sequential('shoots with machines, end to end (needs root)', () => {
+  beforeAll(async () => {
+    kubectlBin = (await ensureBinaries({ names: ['kubectl'] })).kubectl;
+    dir = mkdtempSync(join(process.env.GARDENER_IPV6_TMPDIR || tmpdir(), 'gardener-ipv6-test-'));
+    cp = await startControlPlane();
+    services = await startLocalServices(cp, featureGates({ IPv6SingleStack: true, DualStack: true }), silentLogger(), {
+      controlPlanes: true,
+      machines: true,
+      loadBalancerNetworks: LB_NETWORKS,
+      tag: 'm',
+      careSyncPeriodMs: 2_000,
+    });
+    client = new ResourceClient(cp.kubeConfig());
+    await client.create(Refs.namespace, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
+    for (const [name, networks] of Object.entries(SEEDS)) {
+      await waitFor(
+        () =>
+          client
+            .create(Refs.seed, {
+              apiVersion: 'core.gardener.cloud/v1beta1',
+              kind: 'Seed',
+              metadata: { name },
+              spec: { provider: { type: 'local', region: 'local' }, networks },
+            } as KubernetesObject)
+            .then(() => true),
+        { timeoutMs: 30_000, message: `seed ${name} to be admitted` },
+      );
+    }
+  }, 240_000);
+
+  afterAll(async () => {
+    await services?.stop();
+    await cp?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  }, 120_000);
+
+  for (const c of CASES) {
+    describe.sequential(`an ${c.label} shoot with two machines`, () => {
+      const name = c.label === 'IPv6' ? 'm6' : c.label === 'IPv4' ? 'm4' : 'mds';
+      let kubeconfig: string;
+      let pods: Pod[] = [];
+      const kubectl = async (args: string[]) => {
+        const r = await run(kubectlBin, ['--kubeconfig', kubeconfig, '--request-timeout=20s', ...args], 40_000);
+        if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr.trim()}`);
+        return r.stdout;
+      };
+      const exec = (pod: string, command: string[]) => kubectl(['exec', '-n', 'default', pod, '--', ...command]);
+      const fetch = (pod: string, url: string) => exec(pod, ['timeout', '4', 'wget', '-q', '-O', '-', url]);
+
+      it('reaches Succeeded with both Nodes Ready, InternalIPs from its nodes and podCIDRs inside its pods', async () => {
+        const started = Date.now();
+        await client.create(Refs.shoot, {
+          apiVersion: 'core.gardener.cloud/v1beta1',
+          kind: 'Shoot',
+          metadata: { name, namespace: NAMESPACE },
+          spec: {
+            seedName: c.seed,
+            region: 'local',
+            provider: {
+              type: 'local',
+              workers: [{ name: 'w', machine: { type: 'local' }, minimum: 2, maximum: 2 }],
+            },
+            networking: { type: 'calico', ...c.networking },
+          },
+        } as KubernetesObject);
+        let last = '';
+        await waitFor(
+          async () => {
+            const s = await client.get<Shoot & KubernetesObject>(Refs.shoot, name, NAMESPACE);
+            const conditions = s?.status?.conditions ?? [];
+            last = `${s?.status?.lastOperation?.description}; ${conditions.map((x) => `${x.type}=${x.status}: ${x.message}`).join('; ')}`;
+            const isTrue = (t: string) => conditions.some((x) => x.type === t && x.status === 'True');
+            return (
+              s?.status?.lastOperation?.state === 'Succeeded' &&
+              ['APIServerAvailable', 'ControlPlaneHealthy', 'EveryNodeReady', 'SystemComponentsHealthy'].every(isTrue)
+            );
+          },
+          { timeoutMs: 240_000, intervalMs: 500, message: `shoot ${name} with Ready nodes` },
+        ).catch((e: Error) => {
+          throw new Error(`${e.message}; last: ${last}`);
+        });
+        process.stderr.write(`[e2e ${c.label}] shoot with 2 Ready nodes after ${Date.now() - started} ms\n`);
+        const printed = await cli([
+          'kubeconfig',
+          '--kubeconfig',
+          cp.kubeconfigPath,
+          '--shoot',
+          `${NAMESPACE}/${name}`,
+          '--pin-address',
+        ]);
+        expect(printed.code, printed.stderr).toBe(0);
+        // In the file's folder: the later tests of the block use it.
+        kubeconfig = join(dir, `${name}.kubeconfig`);
+        writeFileSync(kubeconfig, printed.stdout, { mode: 0o600 });
+
+        const nodes = JSON.parse(await kubectl(['get', 'nodes', '-o', 'json'])) as {
+          items: {
+            metadata: { name: string };
+            spec: { podCIDRs: string[] };
+            status: { addresses: { type: string; address: string }[] };
+          }[];
+        };
+        expect(nodes.items).toHaveLength(2);
+        for (const node of nodes.items) {
+          const internal = node.status.addresses.filter((a) => a.type === 'InternalIP').map((a) => a.address);
+          expect(internal.map((ip) => parseIP(ip)!.family)).toEqual(c.families);
+          internal.forEach((ip, i) => expect(inCIDR(c.nodes[i]!, ip)).toBe(true));
+          expect(node.spec.podCIDRs).toHaveLength(c.families.length);
+          node.spec.podCIDRs.forEach((cidr, i) => {
+            expect(parseCIDR(cidr)!.prefix).toBe(c.masks[i]);
+            expect(inCIDR(c.pods[i]!, cidr.split('/')[0]!)).toBe(true);
+          });
+        }
+      }, 300_000);
+
+      it('runs a Deployment over both machines, and pod A reaches pod B by IP, through a Service and by DNS', async () => {
+        const manifest = testFile(
+          'web.json',
+          JSON.stringify({
+            apiVersion: 'v1',
+            kind: 'List',
+            items: [
+              {
+                apiVersion: 'apps/v1',
+                kind: 'Deployment',
+                metadata: { name: 'web', namespace: 'default' },
+                spec: {
+                  replicas: 2,
+                  selector: { matchLabels: { app: 'web' } },
+                  template: {
+                    metadata: { labels: { app: 'web' } },
+                    spec: {
+                      topologySpreadConstraints: [
+                        {
+                          maxSkew: 1,
+                          topologyKey: 'kubernetes.io/hostname',
+                          whenUnsatisfiable: 'DoNotSchedule',
+                          labelSelector: { matchLabels: { app: 'web' } },
+                        },
+                      ],
+                      terminationGracePeriodSeconds: 1,
+                      containers: [
+                        {
+                          name: 'web',
+                          image: TEST_IMAGE,
+                          command: ['sh', '-c', 'hostname > /www/index.html && exec httpd -f -p 8080 -h /www'],
+                        },
+                      ],
+                    },
+                  },
+                },
+              },
+            ],
+          }),
+        );
+        await waitFor(() => kubectl(['get', 'serviceaccount', 'default']).then(() => true), {
+          timeoutMs: 30_000,
+          message: 'the default ServiceAccount',
+        });
+        await kubectl(['apply', '-f', manifest]);
+        pods = await waitFor(
+          async () => {
+            const list = JSON.parse(await kubectl(['get', 'pods', '-l', 'app=web', '-o', 'json'])) as { items: Pod[] };
+            const ready = list.items.filter((p) =>
+              p.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True'),
+            );
+            return ready.length === 2 ? ready : undefined;
+          },
+          { timeoutMs: 120_000, intervalMs: 500, message: 'two web pods Ready' },
+        );
+        expect(new Set(pods.map((p) => p.spec.nodeName)).size).toBe(2);
+        for (const pod of pods) {
+          expect(pod.status!.podIPs!.map((p) => parseIP(p.ip)!.family)).toEqual(c.families);
+        }
+        const [a, b] = pods as [Pod, Pod];
+
+        // By IP, every family.
+        for (const { ip } of b.status!.podIPs!) {
+          expect((await fetch(a.metadata.name, `http://${urlHost(ip)}:8080/`)).trim()).toBe(b.metadata.name);
+        }
+        // Through a ClusterIP Service in front of pod B only, on the shoot's families.
+        await kubectl(['label', 'pod', b.metadata.name, 'role=b']);
+        const service = testFile(
+          'svc.json',
+          JSON.stringify({
+            apiVersion: 'v1',
+            kind: 'Service',
+            metadata: { name: 'web-b', namespace: 'default' },
+            spec: {
+              selector: { role: 'b' },
+              ipFamilies: c.families,
+              ipFamilyPolicy: c.families.length > 1 ? 'RequireDualStack' : 'SingleStack',
+              ports: [{ port: 80, targetPort: 8080 }],
+            },
+          }),
+        );
+        await kubectl(['apply', '-f', service]);
+        const clusterIPs = JSON.parse(await kubectl(['get', 'service', 'web-b', '-o', 'jsonpath={.spec.clusterIPs}'])) as string[];
+        expect(clusterIPs.map((ip) => parseIP(ip)!.family)).toEqual(c.families);
+        for (const ip of clusterIPs) {
+          const body = await waitFor(() => fetch(a.metadata.name, `http://${urlHost(ip)}/`), {
+            timeoutMs: 30_000,
+            intervalMs: 500,
+            message: `an answer through the Service at ${ip}`,
+          });
+          expect(body.trim()).toBe(b.metadata.name);
+        }
+        // By name, through CoreDNS at the cluster DNS address.
+        const dnsName = 'web-b.default.svc.cluster.local';
+        const body = await waitFor(() => fetch(a.metadata.name, `http://${dnsName}/`), {
+          timeoutMs: 60_000,
+          intervalMs: 500,
+          message: `${dnsName} through CoreDNS`,
+        });
+        expect(body.trim()).toBe(b.metadata.name);
+      }, 300_000);
+
+      it('breaks cross-machine pod traffic when the worker sysctls turn forwarding off, and heals when on', async () => {
+        const key = c.families[0] === 'IPv6' ? 'net.ipv6.conf.all.forwarding' : 'net.ipv4.conf.all.forwarding';
+        const [a, b] = pods as [Pod, Pod];
+        const podB = `http://${urlHost(b.status!.podIPs![0]!.ip)}:8080/`;
+        const setSysctls = (value: string) =>
+          retryOnConflict(async () => {
+            const shoot = (await client.get<Shoot & KubernetesObject>(Refs.shoot, name, NAMESPACE))!;
+            (shoot.spec.provider!.workers![0] as { sysctls?: Record<string, string> }).sysctls = { [key]: value };
+            return client.update(Refs.shoot, shoot as KubernetesObject);
+          });
+        await setSysctls('0');
+        const error = await waitFor(
+          () =>
+            fetch(a.metadata.name, podB).then(
+              () => undefined,
+              (e: Error) => e,
+            ),
+          { timeoutMs: 60_000, intervalMs: 500, message: 'cross-machine traffic to fail with forwarding off' },
+        );
+        expect(error.message).toMatch(/timeout|wget|exit|terminated|command/i);
+        await setSysctls('1');
+        const body = await waitFor(() => fetch(a.metadata.name, podB), {
+          timeoutMs: 60_000,
+          intervalMs: 500,
+          message: 'cross-machine traffic to work again with forwarding on',
+        });
+        expect(body.trim()).toBe(b.metadata.name);
+      }, 180_000);
+
+      it('leaves no machine behind when the shoot is deleted', async () => {
+        const machines = services.provider!.machines(`shoot--e2e--${name}`);
+        expect(machines).toHaveLength(2);
+        const ids = machines.map((m) => m.id);
+        await client.delete(Refs.shoot, name, NAMESPACE);
+        await waitFor(async () => !(await client.get(Refs.shoot, name, NAMESPACE)), {
+          timeoutMs: 120_000,
+          message: `shoot ${name} deleted`,
+        });
+        for (const id of ids) expect(machineLeftovers(id)).toEqual([]);
+      }, 180_000);
+    });
+  }
+});
