@@ -35,7 +35,9 @@ if (!only || only === 'reconcile') {
 }
 
 if (!only || only === 'shoot') {
-  console.log('\n# shoot control plane start (IPv6 shoot: create -> kube-apiserver /readyz at its load-balancer address)');
+  console.log(
+    '\n# shoot control plane start (IPv6 shoot: create -> kube-apiserver /readyz at its load-balancer address)',
+  );
   const r = await runShootBench(Number(args[args.indexOf('--rounds') + 1]) || 3);
   const f = (n: number) => n.toFixed(1);
   console.log(

@@ -12,7 +12,10 @@ import { join } from 'node:path';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { startLocalServices } from '../src/app/local-environment.js';
 import type { ControlPlaneSpec } from '../src/extensions/provider-local/controlplane/args.js';
-import { LocalControlPlane, type ControlPlaneBinaries } from '../src/extensions/provider-local/controlplane/control-plane.js';
+import {
+  LocalControlPlane,
+  type ControlPlaneBinaries,
+} from '../src/extensions/provider-local/controlplane/control-plane.js';
 import { featureGates } from '../src/featuregate/featuregate.js';
 import { Refs } from '../src/gardenlet/resources.js';
 import { ensureBinaries } from '../src/localenv/binaries.js';
@@ -71,11 +74,17 @@ export async function runShootBench(rounds = 3): Promise<ShootBenchResult> {
     names: ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler'],
   })) as unknown as ControlPlaneBinaries;
   const cp = await startControlPlane({ startTimeoutMs: 120_000 });
-  const services = await startLocalServices(cp, featureGates({ IPv6SingleStack: true, DualStack: true }), silentLogger(), {
-    controlPlanes: true,
-    loadBalancerNetworks: LB_NETWORKS,
-    tag: 'bench',
-  });
+  const services = await startLocalServices(
+    cp,
+    featureGates({ IPv6SingleStack: true, DualStack: true }),
+    silentLogger(),
+    {
+      controlPlanes: true,
+      machines: false,
+      loadBalancerNetworks: LB_NETWORKS,
+      tag: 'bench',
+    },
+  );
   const client = new ResourceClient(cp.kubeConfig());
   const samples = { gardenlet: [] as number[], baseline: [] as number[] };
   const rss = { gardenlet: [] as number[], baseline: [] as number[] };
@@ -184,6 +193,10 @@ async function startByHand(round: number, binaries: ControlPlaneBinaries, bridge
   ]);
   const instance = new LocalControlPlane(spec, { ca, serviceAccount }, dir, binaries, {});
   await instance.start({ bridge, networks: { IPv6: { prefixLength: 64, gateway: 'fd00:ff:be::1' } } });
-  await until(async () => ((await instance.get('/readyz', 1_000)).status === 200 ? true : undefined), 120_000, 'by hand');
+  await until(
+    async () => ((await instance.get('/readyz', 1_000)).status === 200 ? true : undefined),
+    120_000,
+    'by hand',
+  );
   return { instance, dir, seconds: (Date.now() - started) / 1000 };
 }

@@ -41,6 +41,8 @@ describe.skipIf(unsupported !== undefined)('shoot control planes (needs root)', 
     cp = await startControlPlane();
     services = await startLocalServices(cp, featureGates({ IPv6SingleStack: true, DualStack: true }), silentLogger(), {
       controlPlanes: true,
+      // The machines have an e2e of their own (shoot-machines.test.ts).
+      machines: false,
       loadBalancerNetworks: LB_NETWORKS,
       tag: 'e2e',
       careSyncPeriodMs: 2_000,

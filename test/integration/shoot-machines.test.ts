@@ -30,11 +30,7 @@ import { run, testFile } from '../support/shoot.js';
 import { waitFor } from '../support/wait.js';
 
 const unsupported =
-  process.getuid?.() !== 0
-    ? 'machines need root'
-    : !which('nft')
-      ? 'nft (nftables) is missing'
-      : undefined;
+  process.getuid?.() !== 0 ? 'machines need root' : !which('nft') ? 'nft (nftables) is missing' : undefined;
 
 const NAMESPACE = 'garden-e2e';
 const LB_NETWORKS = { IPv6: 'fd00:ff:e3::/64', IPv4: '172.31.252.0/24' };
@@ -294,7 +290,9 @@ describe.skipIf(unsupported !== undefined).sequential('shoots with machines, end
           }),
         );
         await kubectl(['apply', '-f', service]);
-        const clusterIPs = JSON.parse(await kubectl(['get', 'service', 'web-b', '-o', 'jsonpath={.spec.clusterIPs}'])) as string[];
+        const clusterIPs = JSON.parse(
+          await kubectl(['get', 'service', 'web-b', '-o', 'jsonpath={.spec.clusterIPs}']),
+        ) as string[];
         expect(clusterIPs.map((ip) => parseIP(ip)!.family)).toEqual(c.families);
         for (const ip of clusterIPs) {
           const body = await waitFor(() => fetch(a.metadata.name, `http://${urlHost(ip)}/`), {

@@ -8,6 +8,8 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { onEmergencyExit } from '../../localenv/cleanup.js';
 import type { IPFamily } from '../../net/cidr.js';
+import type { ResourceClient } from '../../runtime/client.js';
+import type { PodCheckResult } from './worker/pod-check.js';
 import { removeOrphans } from '../../system/network.js';
 import type { SupervisedState } from '../../system/supervisor.js';
 import type { ControlPlaneSpec } from './controlplane/args.js';
@@ -151,6 +153,18 @@ export class LocalProvider {
       const failed = { ok: false, reason: 'HealthCheckFailed', message: (e as Error).message };
       return { nodes: failed, system: failed };
     }
+  }
+
+  /** A pod-to-pod check across the shoot's machines over `family`. */
+  async podCheck(name: string, family: IPFamily, timeoutMs?: number): Promise<PodCheckResult> {
+    const workers = this.workers.get(name);
+    if (workers === undefined) throw new Error(`${name} has no machines`);
+    return workers.podCheck(family, timeoutMs);
+  }
+
+  /** An admin client of the shoot's API server (the caller closes it), while it has machines. */
+  async shootClient(name: string): Promise<ResourceClient | undefined> {
+    return this.workers.get(name)?.shootClient();
   }
 
   machines(name: string): Machine[] {

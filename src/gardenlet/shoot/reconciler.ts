@@ -122,6 +122,10 @@ export class ShootReconciler implements Reconciler {
     const network = new NetworkExtension(client, shoot);
     const waitForExtensions = this.options.waitForExtensions ?? true;
     const { provider } = this.options;
+    const advertisedAddresses = (['external', 'internal'] as const).map((name) => ({
+      name,
+      url: `https://${apiServerDomain(shoot, name, this.options.dns.domain)}`,
+    }));
     let controlPlane: ShootControlPlane | undefined;
     // Machines for the worker pools, once the control plane is up (and the OperatingSystemConfig exists).
     const withMachines = provider?.runsMachines === true && (shoot.spec.provider?.workers?.length ?? 0) > 0;
@@ -144,8 +148,9 @@ export class ShootReconciler implements Reconciler {
         run: async () => {
           networking = shootNetworkingStatus(shoot, seed);
           // Published now, not with the final status: the network extension reads the second family's pod range
-          // from here before the Network can become ready, and the shoot waits for the Network.
-          await this.patchStatus(shoot, { networking }, ctx);
+          // from here before the Network can become ready, and the shoot waits for the Network. The addresses
+          // too: a user can fetch a kubeconfig as soon as the API server answers.
+          await this.patchStatus(shoot, { networking, advertisedAddresses }, ctx);
         },
       },
       {
@@ -240,10 +245,7 @@ export class ShootReconciler implements Reconciler {
           ),
         ]),
         networking: networking ?? {},
-        advertisedAddresses: (['external', 'internal'] as const).map((name) => ({
-          name,
-          url: `https://${apiServerDomain(shoot, name, this.options.dns.domain)}`,
-        })),
+        advertisedAddresses,
         observedGeneration: shoot.metadata.generation,
       },
       ctx,

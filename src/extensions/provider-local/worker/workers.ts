@@ -19,6 +19,7 @@ import type { LocalControlPlane } from '../controlplane/control-plane.js';
 import { nodeReady, type NodeInfo } from '../machine/api-client.js';
 import type { BuiltImage } from '../machine/images.js';
 import { Machine } from '../machine/machine.js';
+import { podToPodCheck, type PodCheckResult } from './pod-check.js';
 import { join } from 'node:path';
 import { rm } from 'node:fs/promises';
 
@@ -123,8 +124,8 @@ export class LocalWorkers {
     private readonly options: MachinesOptions,
   ) {}
 
-  /** The admin client of the shoot (CoreDNS, Nodes). */
-  private async shootClient(): Promise<ResourceClient> {
+  /** The admin client of the shoot (CoreDNS, Nodes); the caller closes it. */
+  async shootClient(): Promise<ResourceClient> {
     const admin = this.controlPlane.adminCredentials();
     const kc = new KubeConfig();
     kc.loadFromOptions({
@@ -288,6 +289,25 @@ export class LocalWorkers {
                 message: 'CoreDNS is available; containerd, kubelet and kube-proxy run on every machine.',
               };
       return { nodes: nodesHealth, system };
+    } finally {
+      client.close();
+    }
+  }
+
+  /** A pod-to-pod check over `family` between the first and the last machine. */
+  async podCheck(family: IPFamily, timeoutMs?: number): Promise<PodCheckResult> {
+    const client = await this.shootClient();
+    try {
+      return await podToPodCheck(
+        client,
+        async (path) => {
+          const res = await this.controlPlane.get(path, 10_000);
+          if (res.status !== 200) throw new Error(`GET ${path}: HTTP ${res.status} ${res.body.slice(0, 200)}`);
+          return res.body;
+        },
+        family,
+        timeoutMs,
+      );
     } finally {
       client.close();
     }

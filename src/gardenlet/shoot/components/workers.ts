@@ -52,8 +52,7 @@ export class ShootWorkers implements DeployWaiter {
     const oscName = desiredOperatingSystemConfig(this.shoot).metadata.name ?? '';
     // As gardener-node-agent: a machine boots with the OperatingSystemConfig the seed holds, never without one.
     const osc = (await this.client.get(Refs.operatingSystemConfig, oscName, namespace, { signal: ctx.signal })) as
-      | OperatingSystemConfig
-      | undefined;
+      OperatingSystemConfig | undefined;
     if (osc === undefined) throw new NotReadyError(`OperatingSystemConfig ${namespace}/${oscName} does not exist yet`);
     const families = shootIPFamilies(this.shoot).filter(isIPFamily);
     const byFamilies = (cidrs: readonly string[] | undefined) =>
