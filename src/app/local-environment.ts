@@ -24,6 +24,8 @@ import { LocalProvider } from '../extensions/provider-local/provider.js';
 import { LoadBalancerNetwork } from '../extensions/provider-local/loadbalancer/network.js';
 import { gatewayCIDR, type LoadBalancerNetworks } from '../extensions/provider-local/loadbalancer/pool.js';
 import { ensureBinaries, NODE_BINARY_NAMES } from '../localenv/binaries.js';
+import { urlHost } from '../localenv/net.js';
+import type { IPFamily } from '../net/cidr.js';
 import type { MachinesOptions } from '../extensions/provider-local/worker/workers.js';
 import { buildMachineImages, type BuiltImage } from '../extensions/provider-local/machine/images.js';
 import { netnsUnsupportedReason } from '../localenv/netns.js';
@@ -153,6 +155,47 @@ export async function startLocalServices(
   };
 }
 
+/** The shoot's Nodes as its API server lists them, and a pod-to-pod check over its primary family. */
+async function machineSummary(provider: LocalProvider, namespace: string, shoot: Shoot): Promise<string[]> {
+  const client = await provider.shootClient(namespace);
+  if (client === undefined) return [];
+  const lines: string[] = [];
+  try {
+    const nodes = (
+      await client.list<
+        KubernetesObject & {
+          spec?: { podCIDRs?: string[] };
+          status?: {
+            addresses?: { type: string; address: string }[];
+            conditions?: { type: string; status: string }[];
+          };
+        }
+      >({ group: '', version: 'v1', plural: 'nodes', kind: 'Node', namespaced: false }, {})
+    ).items;
+    for (const node of nodes) {
+      const ips = (node.status?.addresses ?? []).filter((a) => a.type === 'InternalIP').map((a) => a.address);
+      const ready = node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+      lines.push(
+        `  node ${node.metadata?.name}: ${ready ? 'Ready' : 'NotReady'}, InternalIP ${ips.join(', ')}, ` +
+          `podCIDRs ${(node.spec?.podCIDRs ?? []).join(', ')}`,
+      );
+    }
+  } finally {
+    client.close();
+  }
+  const family = (shoot.spec.networking?.ipFamilies?.[0] ?? 'IPv4') as IPFamily;
+  try {
+    const check = await provider.podCheck(namespace, family, 60_000);
+    lines.push(
+      `  pod-to-pod over ${family}: a pod on ${check.client.node} fetched http://${urlHost(check.server.ip)}:8080/ ` +
+        `from a pod on ${check.server.node}: "${check.answer}"`,
+    );
+  } catch (e) {
+    lines.push(`  pod-to-pod over ${family}: failed: ${(e as Error).message}`);
+  }
+  return lines;
+}
+
 /** The node binaries (built like the control plane's) and the machine images, built once and cached. */
 async function machinesOptions(): Promise<MachinesOptions> {
   const paths = await ensureBinaries({ names: NODE_BINARY_NAMES });
@@ -198,7 +241,7 @@ async function waitForAdmission(client: ResourceClient, deadline: number): Promi
 }
 
 /** Applies the example IPv6 Seed and Shoot and waits until the Shoot's last operation succeeded. */
-export async function applyExampleShoot(client: ResourceClient, timeoutMs = 120_000): Promise<Shoot> {
+export async function applyExampleShoot(client: ResourceClient, timeoutMs = 300_000): Promise<Shoot> {
   const deadline = Date.now() + timeoutMs;
   await waitForAdmission(client, deadline);
   const seed = example(EXAMPLE_SEED);
@@ -271,7 +314,8 @@ export async function shootSummary(
     lines.push(
       `  kubeconfig: gardener-ipv6 kubeconfig --kubeconfig ${env.gardenKubeconfig} --shoot ${ref} --pin-address > shoot.kubeconfig`,
     );
-    lines.push('  then: kubectl --kubeconfig shoot.kubeconfig get namespaces');
+    lines.push('  then: kubectl --kubeconfig shoot.kubeconfig get nodes -o wide');
+    lines.push(...(await machineSummary(env.provider!, namespace, shoot)));
   }
   return lines;
 }

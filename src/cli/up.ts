@@ -22,6 +22,8 @@ export interface UpOptions {
   kubeconfigOut?: string;
   /** Run in a fresh IPv6-only network namespace (needs root), as the integration tests do. */
   ipv6Only?: boolean;
+  /** Machines for the example shoot (root). @default true */
+  machines?: boolean;
 }
 
 export interface UpIO {
@@ -93,7 +95,7 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
       destination: process.stderr,
     });
     try {
-      services = await startLocalServices(cp, gates, logger);
+      services = await startLocalServices(cp, gates, logger, { machines: opts.machines ?? true });
     } catch (e) {
       io.err(`error: the webhook, controllers or DNS server did not start: ${(e as Error).message}\n`);
       return 1;

@@ -2,7 +2,7 @@
  * `up` as a user runs it: a process that prints the kubeconfig, a kubectl line and `ready`, serves the API, and on
  * SIGTERM/SIGINT stops its processes and removes its files (and its network namespace with --ipv6-only).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { networkInterfaces, tmpdir } from 'node:os';
@@ -51,9 +51,10 @@ async function waitForReady(up: UpProcess): Promise<void> {
   let exited = false;
   void up.exit.then(() => (exited = true));
   try {
-    await waitFor(() => /\bready\b/.test(up.stdout()) || exited, { timeoutMs: 120_000, intervalMs: 100 });
+    // With root, the example shoot gets its control plane and two machines before `ready`.
+    await waitFor(() => /\bready\b/.test(up.stdout()) || exited, { timeoutMs: 300_000, intervalMs: 100 });
   } catch {
-    throw new Error(`up printed no ready line in 120s:\n${up.stdout()}\n${up.stderr()}`);
+    throw new Error(`up printed no ready line in 300s:\n${up.stdout()}\n${up.stderr()}`);
   }
   if (exited) throw new Error(`up exited early:\n${up.stdout()}\n${up.stderr()}`);
 }
@@ -124,20 +125,33 @@ describe('gardener-ipv6 up', () => {
 
       const dir = /control plane files \(removed on stop\): (\S+)/.exec(up.stderr())?.[1];
       expect(dir).toBeDefined();
-      // etcd and kube-apiserver name the folder; kube-controller-manager names the kubeconfig it was given.
-      const pids = [...pidsMentioning(dir!), ...pidsMentioning(`--kubeconfig=${kubeconfig}`)];
-      expect(pids.length).toBe(3);
+      // etcd and kube-apiserver name the folder; kube-controller-manager names the kubeconfig it was given. The
+      // shoot's control plane keeps its state below the folder too.
+      const gardenPids = [...pidsMentioning(dir!), ...pidsMentioning(`--kubeconfig=${kubeconfig}`)].filter(
+        (pid) => !readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('/shoots/'),
+      );
+      expect(gardenPids.length).toBe(3);
+      const pids = [...new Set([...gardenPids, ...pidsMentioning(dir!)])];
 
       // The example IPv6 shoot succeeded, and BIND9 answers its API server's AAAA name with the IPv6 address.
       expect(up.stdout()).toMatch(
         /^shoot garden-local\/local: Succeeded \(ipFamilies \["IPv6"\], pods fd00:10:3::\/56/m,
       );
-      expect(up.stdout()).toContain('AAAA api.local.local.external.local.gardener.cloud -> ::1');
+      const address = /AAAA api\.local\.local\.external\.local\.gardener\.cloud -> (fd00:ff::[0-9a-f:]+)$/m.exec(
+        up.stdout(),
+      )?.[1];
+      expect(address).toBeDefined();
       const dns = /^DNS server: BIND9 at (\S+) /m.exec(up.stdout())?.[1];
-      expect(dns).toMatch(/^\[::1\]:\d+$/);
+      expect(dns).toBe('[fd00:ff::1]:53');
       const resolver = new Resolver();
       resolver.setServers([dns!]);
-      expect(await resolver.resolve6('api.local.local.external.local.gardener.cloud')).toEqual(['::1']);
+      expect(await resolver.resolve6('api.local.local.external.local.gardener.cloud')).toEqual([address]);
+      // The shoot's own API server answered over IPv6, and its two machines run pods that talk over IPv6.
+      expect(up.stdout()).toMatch(new RegExp(`shoot API server https://\\[${address}\\]:443/version -> v1\\.`));
+      expect(up.stdout()).toMatch(/kubeconfig: gardener-ipv6 kubeconfig --kubeconfig \S+ --shoot garden-local\/local/);
+      const nodes = up.stdout().match(/^  node machine-\S+: Ready, InternalIP fd00:10:1:100::[0-9a-f]+, podCIDRs fd00:10:3:/gm);
+      expect(nodes).toHaveLength(2);
+      expect(up.stdout()).toMatch(/^  pod-to-pod over IPv6: a pod on \S+ fetched http:\/\/\[fd00:10:3:[0-9a-f:]+\]:8080\/ from a pod on \S+: "pod-check-server-/m);
       const shoot = await customObject(kubeconfig, 'garden-local', 'shoots', 'local', 'core.gardener.cloud', 'v1beta1');
       expect(shoot.spec.networking.services).toBe('fd00:10:4::/112'); // from the seed's shootDefaults (mutating webhook)
       // The example's providerConfig is networking-calico's typical IPv6 one: no overlay, no typha.
@@ -151,16 +165,20 @@ describe('gardener-ipv6 up', () => {
       expect(up.stderr()).toContain('stopped');
       expect(pids.filter(alive)).toEqual([]);
       expect(existsSync(dir!)).toBe(false);
+      // No namespace of the shoot's control plane or machines is left.
+      expect(execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' })).not.toMatch(
+        new RegExp(`^gv6-${up.child.pid}-`, 'm'),
+      );
       expect(existsSync(kubeconfig)).toBe(false);
     } finally {
       await stopUp(up);
       await rm(tmp, { recursive: true, force: true });
     }
-  }, 180_000);
+  }, 400_000);
 
   const reason = netnsUnsupportedReason();
   it(`--ipv6-only ${reason === undefined ? 'runs in its own IPv6-only namespace until SIGINT' : 'explains why it cannot run here'}`, async () => {
-    const up = startUp(['--ipv6-only']);
+    const up = startUp(['--ipv6-only', '--no-machines']);
     try {
       if (reason !== undefined) {
         expect(await up.exit).toBe(1);
@@ -190,5 +208,5 @@ describe('gardener-ipv6 up', () => {
     } finally {
       await stopUp(up);
     }
-  }, 180_000);
+  }, 400_000);
 });

@@ -234,7 +234,11 @@ export class LocalWorkers {
     const client = await this.shootClient();
     try {
       await deployCoreDNS(client, {
-        clusterIPs: [spec.clusterDNS],
+        // The cluster DNS address first; a second family's tenth address, so kube-dns serves both families.
+        clusterIPs: [
+          spec.clusterDNS,
+          ...spec.serviceCIDRs.slice(1).map((c) => formatIP(nthAddress(parseCIDR(c)!, 10)!)),
+        ],
         families: [...spec.families],
         replicas: Math.min(2, Math.max(1, desired.length)),
       });
