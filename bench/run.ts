@@ -4,6 +4,7 @@
  */
 import { runApiBench } from './api.js';
 import { runReconcileBench } from './reconcile.js';
+import { runMachinesBench } from './machines.js';
 import { runShootBench } from './shoot.js';
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
@@ -46,5 +47,20 @@ if (!only || only === 'shoot') {
       `${f(r.baselineSeconds)}s (samples ${r.samples.baseline.map(f).join(', ')}), ${Math.round(r.baselineRSSMiB)} MiB; ` +
       `overhead ratio ${(r.gardenletSeconds / r.baselineSeconds).toFixed(2)}x time, ` +
       `${(r.gardenletRSSMiB / r.baselineRSSMiB).toFixed(2)}x RSS (${r.rounds} alternating rounds, medians)`,
+  );
+}
+
+if (!only || only === 'shoot' || only === 'machines') {
+  console.log(
+    '\n# IPv6 shoot with two machines: create -> both Nodes Ready -> first pod-to-pod answer across machines',
+  );
+  const r = await runMachinesBench();
+  const f = (n: number) => n.toFixed(1);
+  console.log(
+    `gardenlet: Nodes Ready after ${f(r.gardenlet.readySeconds)}s, pod-to-pod answer after ${f(r.gardenlet.podSeconds)}s, ` +
+      `${Math.round(r.gardenlet.rssMiB)} MiB RSS for the shoot (control plane and machines); the same steps directly: ` +
+      `${f(r.direct.readySeconds)}s, ${f(r.direct.podSeconds)}s, ${Math.round(r.direct.rssMiB)} MiB; ` +
+      `ratios ${(r.gardenlet.podSeconds / r.direct.podSeconds).toFixed(2)}x time, ${(r.gardenlet.rssMiB / r.direct.rssMiB).toFixed(2)}x RSS ` +
+      '(target: <= 120 s and <= 3 GiB)',
   );
 }

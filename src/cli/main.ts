@@ -138,7 +138,7 @@ Example:
     .description('start a local IPv6 environment: control plane, webhook, controllers, DNS server and an IPv6 shoot')
     .option('--kubeconfig-out <path>', 'write the admin kubeconfig here')
     .option('--ipv6-only', 'run the control plane in an IPv6-only network namespace, as the tests do (root)', false)
-    .option('--no-machines', "give shoots control planes but no machines (root)")
+    .option('--no-machines', 'give shoots control planes but no machines (root)')
     .option('--feature-gates <list>', FEATURE_GATES_HELP, 'IPv6SingleStack=true,DualStack=true')
     .action(async (opts: { kubeconfigOut?: string; ipv6Only: boolean; featureGates: string; machines: boolean }) => {
       const gates = parseFeatureGates(opts.featureGates);

@@ -149,9 +149,13 @@ describe('gardener-ipv6 up', () => {
       // The shoot's own API server answered over IPv6, and its two machines run pods that talk over IPv6.
       expect(up.stdout()).toMatch(new RegExp(`shoot API server https://\\[${address}\\]:443/version -> v1\\.`));
       expect(up.stdout()).toMatch(/kubeconfig: gardener-ipv6 kubeconfig --kubeconfig \S+ --shoot garden-local\/local/);
-      const nodes = up.stdout().match(/^  node machine-\S+: Ready, InternalIP fd00:10:1:100::[0-9a-f]+, podCIDRs fd00:10:3:/gm);
+      const nodes = up
+        .stdout()
+        .match(/^  node machine-\S+: Ready, InternalIP fd00:10:1:100::[0-9a-f]+, podCIDRs fd00:10:3:/gm);
       expect(nodes).toHaveLength(2);
-      expect(up.stdout()).toMatch(/^  pod-to-pod over IPv6: a pod on \S+ fetched http:\/\/\[fd00:10:3:[0-9a-f:]+\]:8080\/ from a pod on \S+: "pod-check-server-/m);
+      expect(up.stdout()).toMatch(
+        /^  pod-to-pod over IPv6: a pod on \S+ fetched http:\/\/\[fd00:10:3:[0-9a-f:]+\]:8080\/ from a pod on \S+: "pod-check-server-/m,
+      );
       const shoot = await customObject(kubeconfig, 'garden-local', 'shoots', 'local', 'core.gardener.cloud', 'v1beta1');
       expect(shoot.spec.networking.services).toBe('fd00:10:4::/112'); // from the seed's shootDefaults (mutating webhook)
       // The example's providerConfig is networking-calico's typical IPv6 one: no overlay, no typha.
