@@ -10,6 +10,8 @@ import type { Seed } from './core/v1beta1/seed.js';
 import type { Shoot } from './core/v1beta1/shoot.js';
 import { validateShootAgainstSeed } from './core/v1beta1/validation/shoot.js';
 import { withoutNulls } from './meta/nulls.js';
+import type { ObjectMeta } from './meta/schemas.js';
+import { validateObjectMeta } from './validation/object-meta.js';
 import { lookupKind, Seeds, Shoots, type KindInfo } from './registry.js';
 
 /** The input is not an object of a kind this project serves: the caller can't use it (exit 2, HTTP 400). */
@@ -102,6 +104,11 @@ export function admit(input: AdmissionInput): AdmissionResult {
     errors = kind.validate(object, input.gates);
   }
   if (seed) errors = [...errors, ...validateShootAgainstSeed(object as Shoot, seed)];
+  const metadata = (object as { metadata?: ObjectMeta }).metadata;
+  errors = [
+    ...validateObjectMeta(metadata, { namespaced: kind.scope === 'Namespaced', name: kind.nameRule }),
+    ...errors,
+  ];
   return { kind, id, object, errors };
 }
 

@@ -19,10 +19,11 @@ import type { FeatureGates } from '../featuregate/featuregate.js';
 import { addGardenletControllers, type GardenletOptions } from '../gardenlet/gardenlet.js';
 import { generateCertificates } from '../localenv/certs.js';
 import { ResourceClient } from '../runtime/client.js';
+import { addSchedulerController } from '../scheduler/scheduler.js';
 import type { Logger } from '../runtime/log.js';
 import { Manager } from '../runtime/manager.js';
 
-export const COMPONENTS = ['admission', 'gardenlet', 'network', 'dns'] as const;
+export const COMPONENTS = ['admission', 'gardenlet', 'network', 'dns', 'scheduler'] as const;
 export type Component = (typeof COMPONENTS)[number];
 
 export interface WebhookOptions {
@@ -126,6 +127,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   if (components.has('gardenlet')) addGardenletControllers(manager, options.gardenlet);
   if (components.has('network')) addNetworkExtension(manager, options.extensions?.network);
   if (components.has('dns')) addDNSExtension(manager, options.extensions?.dns);
+  if (components.has('scheduler')) addSchedulerController(manager);
   await manager.start();
 
   return {
