@@ -79,6 +79,7 @@ function shootObject(
     metadata: { name, namespace: NAMESPACE },
     spec: {
       seedName,
+      cloudProfile: { name: 'local' },
       region: 'local',
       provider: { type: 'local', workers: [{ name: 'w', machine: { type: 'local' }, minimum: 1, maximum: 1 }] },
       networking: { type: 'calico', ...networking },

@@ -399,6 +399,7 @@ describe('the controllers with the chart’s ServiceAccounts', () => {
       metadata: { name: SHOOT, namespace: PROJECT_NAMESPACE },
       spec: {
         seedName: SEED,
+        cloudProfile: { name: 'local' },
         region: 'local',
         provider: { type: 'local', workers: [{ name: 'w1', machine: { type: 'local' }, minimum: 1, maximum: 1 }] },
         networking: {
