@@ -6,6 +6,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { DEFAULT_REGISTERED_EXTENSION_TYPES, type RegisteredExtensionTypes } from '../admission/extensions.js';
 import { seedLookup, startAdmissionServer, type AdmissionServer } from '../admission/server.js';
 import {
   desiredWebhookConfigurations,
@@ -40,6 +41,8 @@ export interface WebhookOptions {
   readonly register?: boolean;
   /** The address the API server reaches the webhook at. @default '::1' */
   readonly advertiseHost?: string;
+  /** The extension types Shoots may use. @default DEFAULT_REGISTERED_EXTENSION_TYPES */
+  readonly extensions?: RegisteredExtensionTypes;
 }
 
 export interface RuntimeOptions {
@@ -106,6 +109,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       tls: { cert: tls.cert, key: tls.key },
       gates: options.gates,
       lookupSeed: seedLookup(client),
+      extensions: webhookOptions.extensions ?? DEFAULT_REGISTERED_EXTENSION_TYPES,
       host: webhookOptions.host ?? '::',
       port: webhookOptions.port ?? 9443,
       logger: logger.child({ component: 'admission' }),

@@ -3,6 +3,7 @@
  */
 import { Command, CommanderError, Option } from 'commander';
 import { FeatureGateError, parseFeatureGates } from '../featuregate/featuregate.js';
+import { parseTypeList } from '../admission/extensions.js';
 import { runDefault } from './default.js';
 import { parseHostIPs } from '../gardenlet/provider-local/ingress.js';
 import { runRender } from './render.js';
@@ -157,8 +158,8 @@ Example:
     .option('--kubeconfig <file>', 'kubeconfig of the cluster (in-cluster config or $KUBECONFIG when omitted)')
     .option(
       '--components <list>',
-      'comma list of admission, gardenlet, network, dns',
-      'admission,gardenlet,network,dns',
+      'comma list of admission, gardenlet, network, dns, scheduler',
+      'admission,gardenlet,network,dns,scheduler',
     )
     .option('--feature-gates <list>', FEATURE_GATES_HELP)
     .option('--webhook-host <ip>', 'address the webhook listens on', '::')
@@ -179,6 +180,9 @@ Example:
     .option('--load-balancer-ipv4 <ip>', 'IPv4 address provider-local gives load balancers', '127.0.0.1')
     .option('--load-balancer-ipv6 <ip>', 'IPv6 address provider-local gives load balancers', '::1')
     .option('--log-level <level>', 'log level (debug, info, warn, error)', 'info')
+    .option('--provider-types <list>', 'provider types Shoots may use (the webhook refuses others)', 'local')
+    .option('--networking-types <list>', 'networking types Shoots may use (the webhook refuses others)', 'calico')
+    .option('--dns-provider-types <list>', 'DNS provider types Shoots may use (the webhook refuses others)', 'local')
     .action(async (opts: Record<string, string | boolean | undefined>) => {
       const port = (name: string) => {
         const value = Number(opts[name]);
@@ -217,6 +221,11 @@ Example:
             domain: opts.domain as string,
             hostIPs,
             logLevel: opts.logLevel as string,
+            extensionTypes: {
+              provider: parseTypeList(opts.providerTypes as string),
+              networking: parseTypeList(opts.networkingTypes as string),
+              dns: parseTypeList(opts.dnsProviderTypes as string),
+            },
           },
           io,
         ),
