@@ -311,6 +311,10 @@ describe.each(Object.keys(PRESETS) as Preset[])('helm template with the %s value
     expect(flag(admission, 'no-webhook-register')).toBe('');
     expect(flag(admission, 'webhook-port')).toBe('9443');
     expect(flag(admission, 'leader-elect')).toBeUndefined();
+    // The extension types of the installation, which the webhook holds Shoots to.
+    expect(flag(admission, 'provider-types')).toBe('local');
+    expect(flag(admission, 'networking-types')).toBe('calico');
+    expect(flag(admission, 'dns-provider-types')).toBe('local');
     const certDir = flag(admission, 'webhook-cert-dir')!;
     expect(admission.volumeMounts?.find((m) => m.name === 'webhook-tls')?.mountPath).toBe(certDir);
 
