@@ -191,7 +191,7 @@ describe('an IPv6 shoot, end to end', () => {
       expect(await query('AAAA', external('beta'))).toBe('ENODATA');
 
       // The migration happens while the DNS server is down: the new AAAA records report Error, the shoot waits.
-      await bind.process.stop(5_000);
+      await bind.stop();
       const generation = await setFamilies('beta', ['IPv4', 'IPv6']);
       const failing = await waitFor(
         async () => {
