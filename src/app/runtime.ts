@@ -24,8 +24,8 @@ import { addSchedulerController } from '../scheduler/scheduler.js';
 import type { Logger } from '../runtime/log.js';
 import { Manager } from '../runtime/manager.js';
 
-export const COMPONENTS = ['admission', 'gardenlet', 'network', 'dns', 'scheduler'] as const;
-export type Component = (typeof COMPONENTS)[number];
+import { COMPONENTS, type Component } from './components.js';
+export { COMPONENTS, type Component };
 
 export interface WebhookOptions {
   /** Listen address, without brackets. @default '::' */
