@@ -15,13 +15,18 @@ export const SCHEDULER_NAME = 'gardener-ipv6-scheduler';
 export interface SchedulerOptions {
   /** @default 1: one decision at a time, so two shoots don't both count a seed as the emptiest. */
   readonly workers?: number;
+  /** Only the Shoots of this namespace (and their usage of the seeds); all namespaces when unset. */
+  readonly namespace?: string;
 }
 
 const unscheduled = (shoot: KubernetesObject) =>
   !(shoot as { spec?: { seedName?: string } }).spec?.seedName && !shoot.metadata?.deletionTimestamp;
 
 export function addSchedulerController(manager: Manager, options: SchedulerOptions = {}): void {
-  const shoots = manager.informer<KubernetesObject>(Refs.shoot);
+  const shoots = manager.informer<KubernetesObject>(
+    Refs.shoot,
+    options.namespace !== undefined ? { namespace: options.namespace } : {},
+  );
   const seeds = manager.informer<KubernetesObject>(Refs.seed);
   const unscheduledShoots = (): Request[] => shoots.list().filter(unscheduled).map(requestFor);
   manager
