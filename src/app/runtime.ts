@@ -23,8 +23,8 @@ import { ResourceClient } from '../runtime/client.js';
 import { addSchedulerController } from '../scheduler/scheduler.js';
 import type { Logger } from '../runtime/log.js';
 import { Manager } from '../runtime/manager.js';
-
 import { COMPONENTS, type Component } from './components.js';
+
 export { COMPONENTS, type Component };
 
 export interface WebhookOptions {

@@ -7,7 +7,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { decode } from '../apis/admission.js';
 import type { Seed } from '../apis/core/v1beta1/seed.js';
 import type { Shoot } from '../apis/core/v1beta1/shoot.js';
-import { Seeds, Shoots } from '../apis/registry.js';
+import { Seeds, Shoots, type KindInfo } from '../apis/registry.js';
 import { lastOperation } from '../gardenlet/last-operation.js';
 import { Refs } from '../gardenlet/resources.js';
 import { asApiError, type ResourceClient } from '../runtime/client.js';
@@ -36,10 +36,11 @@ export interface ShootSchedulerOptions {
   readonly clock?: Clock;
 }
 
-function decodeAll<T>(kind: typeof Seeds | typeof Shoots, objects: readonly unknown[]): T[] {
+/** The objects of the kind that decode, defaulted; the others can't take part in a decision. */
+function decodeAll<T>(kind: KindInfo<T>, objects: readonly unknown[]): T[] {
   return objects.flatMap((o) => {
-    const value = decode(kind as never, o).value as T | undefined;
-    return value === undefined ? [] : [(kind.default as (v: T) => T)(value)];
+    const { value } = decode(kind, o);
+    return value === undefined ? [] : [kind.default(value)];
   });
 }
 
@@ -61,8 +62,8 @@ export class ShootSchedulerReconciler implements Reconciler {
     const shoot = Shoots.default(decoded.value);
     if (shoot.spec.seedName || shoot.metadata.deletionTimestamp) return;
 
-    const seeds = decodeAll<Seed>(Seeds, await this.options.reader.seeds());
-    const shoots = decodeAll<Shoot>(Shoots, await this.options.reader.shoots());
+    const seeds: Seed[] = decodeAll(Seeds, await this.options.reader.seeds());
+    const shoots: Shoot[] = decodeAll(Shoots, await this.options.reader.shoots());
     const decision = determineSeed(shoot, seeds, shoots);
     if ('error' in decision) return this.reportFailure(shoot, decision.error, ctx);
 

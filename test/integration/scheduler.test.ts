@@ -118,13 +118,11 @@ describe('the scheduler', () => {
       // The binding went through the mutating webhook: the IPv6 seed's shootDefaults gave the shoot its ranges.
       expect(done.spec.networking).toMatchObject({ pods: 'fd00:10:3::/56', services: 'fd00:10:4::/112' });
       expect(done.status?.networking?.pods).toEqual(['fd00:10:3::/56']);
-      expect(await events('local')).toContainEqual(
-        expect.objectContaining({
-          type: 'Normal',
-          reason: 'SchedulingSuccessful',
-          message: "Scheduled to seed 'local-ipv6'",
-        }),
+      const scheduledEvent = await waitFor(
+        async () => (await events('local')).find((e) => e.reason === 'SchedulingSuccessful'),
+        { message: 'the SchedulingSuccessful event' },
       );
+      expect(scheduledEvent).toMatchObject({ type: 'Normal', message: "Scheduled to seed 'local-ipv6'" });
     },
   );
 
@@ -158,9 +156,11 @@ describe('the scheduler', () => {
         message: 'the scheduling failure to be reported',
       });
       expect(pending).toMatchObject({ type: 'Create', state: 'Pending', description: expected });
-      expect(await events('dual')).toContainEqual(
-        expect.objectContaining({ type: 'Warning', reason: 'SchedulingFailed', message: expected }),
-      );
+      // The event follows the status write.
+      const failed = await waitFor(async () => (await events('dual')).find((e) => e.reason === 'SchedulingFailed'), {
+        message: 'the SchedulingFailed event',
+      });
+      expect(failed).toMatchObject({ type: 'Warning', message: expected });
       expect((await shoot('dual')).spec.seedName).toBeUndefined();
 
       await client.create(Refs.seed, seed('local-dual', seedDualStackMigrationNetworks));
