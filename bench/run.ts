@@ -1,8 +1,9 @@
 /**
  * `npm run bench`: every benchmark of the project, each reported with its baseline measured in the same run.
- * `npm run bench -- api` or `-- reconcile` runs one of them; `--sizes 200,1000` sets the reconcile sizes.
+ * `npm run bench -- api`, `-- cli` or `-- reconcile` runs one of them; `--sizes 200,1000` sets the reconcile sizes.
  */
 import { runApiBench } from './api.js';
+import { CLI_TARGET_MS, runCliBench } from './cli.js';
 import { runReconcileBench } from './reconcile.js';
 import { runMachinesBench } from './machines.js';
 import { runShootBench } from './shoot.js';
@@ -19,6 +20,16 @@ if (!only || only === 'api') {
     console.log(
       `${r.name}: ${fmt(r.objectsPerSecond)} objects/s admitted; baseline schema parse ${fmt(r.baselinePerSecond)} ` +
         `objects/s; admit costs ${(r.baselinePerSecond / r.objectsPerSecond).toFixed(2)}x the baseline`,
+    );
+  }
+}
+
+if (!only || only === 'cli') {
+  console.log('\n# command line start-up (compiled, as installed; whole processes, medians of runs taken in turn)');
+  for (const r of await runCliBench()) {
+    console.log(
+      `${r.name}: ${r.medianMs.toFixed(0)} ms (target < ${CLI_TARGET_MS} ms${r.medianMs < CLI_TARGET_MS ? ', met' : ', MISSED'}); ` +
+        `baseline node -e 0: ${r.baselineMs.toFixed(0)} ms; ratio ${r.ratio.toFixed(2)}x`,
     );
   }
 }

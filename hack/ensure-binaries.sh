@@ -305,6 +305,14 @@ main() {
     fi
   fi
 
+  # Everything the build needs, named at once, before anything starts (hack/check-prerequisites.sh).
+  for name in "${names[@]}"; do
+    if ! prebuilt "$name" >/dev/null && ! is_fresh "$name"; then
+      bash "$ROOT/hack/check-prerequisites.sh" build || exit 1
+      break
+    fi
+  done
+
   for name in "${names[@]}"; do
     recipe "$name" >/dev/null
     if found="$(prebuilt "$name")"; then

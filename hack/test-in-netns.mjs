@@ -6,9 +6,10 @@
 // Before entering the namespace (which has no route to the internet) it runs hack/ensure-binaries.sh, which is
 // instant when the binaries are cached. Skipped with GARDENER_IPV6_SKIP_BINARIES=1 or `--project unit`.
 //
-// Arguments are passed to `vitest run`. The exit code is vitest's (128+N when it died of signal N).
+// Arguments are passed to `vitest run`. The exit code is vitest's (128+N when it died of signal N), or 1 when the
+// tests passed but left temporary files behind.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { constants, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -35,6 +36,11 @@ if (process.env.GARDENER_IPV6_SKIP_BINARIES !== '1' && !unitOnly) {
     say('hack/ensure-binaries.sh failed; the integration tests need its binaries');
     process.exit(built.status ?? 1);
   }
+}
+
+// Tests that need a missing tool skip themselves; say which tools once, up front, instead of silently.
+if (spawnSync('bash', [join(root, 'hack', 'check-prerequisites.sh'), 'test'], { stdio: 'inherit' }).status !== 0) {
+  say('some tests will be skipped or fail without the prerequisites above');
 }
 
 const vitest = [process.execPath, join(root, 'node_modules', 'vitest', 'vitest.mjs'), 'run', ...args];
@@ -64,6 +70,11 @@ env.GARDENER_IPV6_HOST_NOTICE_SHOWN = '1';
 // vitest is killed (its children die with it through setpriv --pdeathsig, and with the namespace).
 const runDir = mkdtempSync(join(tmpdir(), 'gardener-ipv6-test-run-'));
 env.GARDENER_IPV6_TMPDIR = runDir;
+// Every temporary file of the run goes there too (os.tmpdir() reads TMPDIR): what a finished run leaves in it is a
+// test that does not clean up, and fails the run below.
+env.TMPDIR = runDir;
+// Servers that drop root (the chart's BIND9 runs as its pod user) must reach their folders in it.
+chmodSync(runDir, 0o711);
 
 const command = netns !== undefined ? [which('ip') ?? 'ip', 'netns', 'exec', netns, ...vitest] : vitest;
 const child = spawn(command[0], command.slice(1), { cwd: root, env, stdio: 'inherit' });
@@ -88,7 +99,23 @@ child.on('error', (e) => {
   cleanup();
   process.exit(1);
 });
+/** What the tests left in the run's temporary folder (nothing, when every test cleans up after itself). */
+function leftovers() {
+  try {
+    // tsx keeps its compile cache in the temp dir (tsx-UID): a tool's cache, not a test's leftover.
+    return readdirSync(runDir).filter((name) => !/^tsx-\d+$/.test(name));
+  } catch {
+    return [];
+  }
+}
+
 child.on('exit', (code, signal) => {
+  let exitCode = code ?? 128 + (constants.signals[signal] ?? 15);
+  const left = code === null ? [] : leftovers();
+  if (left.length > 0) {
+    say(`the tests left ${left.length} temporary files or folders behind in ${runDir}: ${left.sort().join(', ')}`);
+    if (exitCode === 0) exitCode = 1;
+  }
   cleanup();
-  process.exit(code ?? 128 + (constants.signals[signal] ?? 15));
+  process.exit(exitCode);
 });

@@ -4,6 +4,8 @@
  * with a JSON patch to the defaulted object. Pure apart from the seed lookup, which the caller provides.
  */
 import jsonpatch, { type Operation } from 'fast-json-patch';
+import { validateShootExtensionTypes, type RegisteredExtensionTypes } from './extensions.js';
+import type { Shoot } from '../apis/core/v1beta1/shoot.js';
 import { admit, decodeSeed, UnknownKindError, type AdmissionResult } from '../apis/admission.js';
 import { FieldPath, invalid, invalidStatus, type FieldError, type Status } from '../apis/field/index.js';
 import { deepEqual } from '../apis/meta/objects.js';
@@ -71,6 +73,8 @@ export interface AdmissionContext {
   lookupSeed(name: string): Promise<unknown>;
   /** Told about unexpected errors, which the answer only summarizes (to log them with their stack). */
   onInternalError?(error: unknown): void;
+  /** The extension types this installation runs; a Shoot using another is refused. Unchecked when unset. */
+  readonly extensions?: RegisteredExtensionTypes;
 }
 
 /** The kinds this webhook admits; anything else is not ours and is allowed as is. */
@@ -128,6 +132,9 @@ async function validateRequest(request: AdmissionRequest, ctx: AdmissionContext)
     result = admit(input);
   }
   const errors: FieldError[] = [...result.errors, ...(seed.error ? [seed.error] : [])];
+  if (kind === Shoots && ctx.extensions && result.object !== undefined) {
+    errors.push(...validateShootExtensionTypes(result.object as Shoot, ctx.extensions));
+  }
   if (errors.length === 0) return { uid: request.uid, allowed: true };
   return { uid: request.uid, allowed: false, status: invalidStatus(result.id, errors) };
 }

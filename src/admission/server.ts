@@ -10,6 +10,7 @@ import type { FeatureGates } from '../featuregate/featuregate.js';
 import { Seeds } from '../apis/registry.js';
 import type { ResourceClient, ResourceRef } from '../runtime/client.js';
 import { newLogger, type Logger } from '../runtime/log.js';
+import type { RegisteredExtensionTypes } from './extensions.js';
 import {
   ADMISSION_API_VERSION,
   handleAdmissionReview,
@@ -50,6 +51,8 @@ export interface AdmissionServerOptions {
   readonly maxBodyBytes?: number;
   /** @default {@link DEFAULT_REQUEST_TIMEOUT_MS} */
   readonly requestTimeoutMs?: number;
+  /** Refuse Shoots using extension types outside this set; unchecked when unset. */
+  readonly extensions?: RegisteredExtensionTypes;
 }
 
 export interface AdmissionServer {
@@ -144,6 +147,7 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
       {
         gates: opts.gates,
         lookupSeed: opts.lookupSeed,
+        ...(opts.extensions ? { extensions: opts.extensions } : {}),
         onInternalError: (e) => logger.error({ err: e, uid: review.request?.uid }, 'admission failed'),
       },
       mode,

@@ -13,6 +13,8 @@ import { withoutNulls } from './meta/nulls.js';
 import { lookupKind, Networks, Seeds, Shoots, type KindInfo } from './registry.js';
 import type { Network } from './extensions/v1alpha1/network.js';
 import { validateCalicoNetwork, validateCalicoShoot } from '../extensions/network/admission.js';
+import type { ObjectMeta } from './meta/schemas.js';
+import { validateObjectMeta } from './validation/object-meta.js';
 
 /** The input is not an object of a kind this project serves: the caller can't use it (exit 2, HTTP 400). */
 export class UnknownKindError extends Error {}
@@ -105,6 +107,11 @@ export function admit(input: AdmissionInput): AdmissionResult {
   }
   if (seed) errors = [...errors, ...validateShootAgainstSeed(object as Shoot, seed)];
   errors = [...errors, ...extensionAdmission(kind, object)];
+  const metadata = (object as { metadata?: ObjectMeta }).metadata;
+  errors = [
+    ...validateObjectMeta(metadata, { namespaced: kind.scope === 'Namespaced', name: kind.nameRule }),
+    ...errors,
+  ];
   return { kind, id, object, errors };
 }
 

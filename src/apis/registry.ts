@@ -9,6 +9,7 @@ import { defaultSeed, defaultShoot } from './core/v1beta1/defaults.js';
 import { SeedSchema, type Seed } from './core/v1beta1/seed.js';
 import { ShootSchema, type Shoot } from './core/v1beta1/shoot.js';
 import { validateSeed, validateSeedUpdate } from './core/v1beta1/validation/seed.js';
+import { nameIsDNSLabel, type NameRule } from './validation/object-meta.js';
 import { validateShoot, validateShootUpdate } from './core/v1beta1/validation/shoot.js';
 import { defaultDNSRecord } from './extensions/v1alpha1/defaults.js';
 import { DNSRecordSchema, type DNSRecord } from './extensions/v1alpha1/dnsrecord.js';
@@ -28,6 +29,8 @@ export interface KindInfo<T = unknown> {
   readonly schema: z.ZodType<T>;
   /** Printer columns for `kubectl get`. */
   readonly columns: readonly { name: string; jsonPath: string; type: string; description: string }[];
+  /** How `metadata.name` is checked. @default nameIsDNSSubdomain, as the API server checks custom resources */
+  readonly nameRule?: NameRule;
   default(object: T): T;
   validate(object: T, gates: FeatureGates): ErrorList;
   validateUpdate(object: T, old: T, gates: FeatureGates): ErrorList;
@@ -58,6 +61,8 @@ export const Shoots: KindInfo<Shoot> = {
     LAST_OP,
     AGE,
   ],
+  // Gardener: a Shoot name is a DNS label (it becomes part of namespaces and domain names).
+  nameRule: nameIsDNSLabel,
   default: defaultShoot,
   validate: validateShoot,
   validateUpdate: validateShootUpdate,

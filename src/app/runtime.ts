@@ -6,6 +6,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { DEFAULT_REGISTERED_EXTENSION_TYPES, type RegisteredExtensionTypes } from '../admission/extensions.js';
 import { seedLookup, startAdmissionServer, type AdmissionServer } from '../admission/server.js';
 import {
   desiredWebhookConfigurations,
@@ -19,11 +20,12 @@ import type { FeatureGates } from '../featuregate/featuregate.js';
 import { addGardenletControllers, type GardenletOptions } from '../gardenlet/gardenlet.js';
 import { generateCertificates } from '../localenv/certs.js';
 import { ResourceClient } from '../runtime/client.js';
+import { addSchedulerController } from '../scheduler/scheduler.js';
 import type { Logger } from '../runtime/log.js';
 import { Manager } from '../runtime/manager.js';
+import { COMPONENTS, type Component } from './components.js';
 
-export const COMPONENTS = ['admission', 'gardenlet', 'network', 'dns'] as const;
-export type Component = (typeof COMPONENTS)[number];
+export { COMPONENTS, type Component };
 
 export interface WebhookOptions {
   /** Listen address, without brackets. @default '::' */
@@ -39,6 +41,8 @@ export interface WebhookOptions {
   readonly register?: boolean;
   /** The address the API server reaches the webhook at. @default '::1' */
   readonly advertiseHost?: string;
+  /** The extension types Shoots may use. @default DEFAULT_REGISTERED_EXTENSION_TYPES */
+  readonly extensions?: RegisteredExtensionTypes;
 }
 
 export interface RuntimeOptions {
@@ -105,6 +109,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       tls: { cert: tls.cert, key: tls.key },
       gates: options.gates,
       lookupSeed: seedLookup(client),
+      extensions: webhookOptions.extensions ?? DEFAULT_REGISTERED_EXTENSION_TYPES,
       host: webhookOptions.host ?? '::',
       port: webhookOptions.port ?? 9443,
       logger: logger.child({ component: 'admission' }),
@@ -126,6 +131,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   if (components.has('gardenlet')) addGardenletControllers(manager, options.gardenlet);
   if (components.has('network')) addNetworkExtension(manager, options.extensions?.network);
   if (components.has('dns')) addDNSExtension(manager, options.extensions?.dns);
+  if (components.has('scheduler')) addSchedulerController(manager);
   await manager.start();
 
   return {

@@ -1,7 +1,8 @@
 import { stringify } from 'yaml';
 import { decode, identify, UnknownKindError } from '../apis/admission.js';
 import { errorString } from '../apis/field/index.js';
-import { EXIT_INVALID, EXIT_OK, InputError, readDocuments, type CliIO } from './io.js';
+import { readDocuments } from './documents.js';
+import { EXIT_INVALID, EXIT_OK, InputError, type CliIO } from './io.js';
 
 /** Prints the objects of the files after defaulting, as a YAML stream. */
 export function runDefault(options: { files: readonly string[] }, io: CliIO): number {

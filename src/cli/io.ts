@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { parseAllDocuments } from 'yaml';
 
 /** Where a command writes; tests capture it, the binary passes process.stdout/stderr. */
 export interface CliIO {
@@ -15,58 +14,32 @@ export const processIO: CliIO = {
   readStdin: () => readFileSync(0, 'utf8'),
 };
 
+/** C0 controls but tab and newline, DEL and C1 controls: bytes that would steer a terminal, not print. */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const CONTROL_CHARACTERS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+
+/**
+ * Control characters as visible escapes (`\r`, `\u001b`): input echoed in a message (a YAML error frame, a name)
+ * must not clear the screen or rewrite the line above.
+ */
+export function escapeControlCharacters(text: string): string {
+  return text.replace(CONTROL_CHARACTERS, (c) =>
+    c === '\r' ? '\\r' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}
+
+/** The same output, with control characters escaped: what every command writes goes through this. */
+export function escapingIO(io: CliIO): CliIO {
+  return {
+    ...io,
+    out: (text) => io.out(escapeControlCharacters(text)),
+    err: (text) => io.err(escapeControlCharacters(text)),
+  };
+}
+
 /** The input can't be used at all (unreadable, not YAML, unknown kind): exit code 2. */
 export class InputError extends Error {}
 
 export const EXIT_OK = 0;
 export const EXIT_INVALID = 1;
 export const EXIT_UNUSABLE = 2;
-
-/** A decoded document and where it came from, for messages. */
-export interface SourcedDocument {
-  readonly source: string;
-  readonly index: number;
-  readonly object: unknown;
-}
-
-/**
- * Reads every document of a YAML or JSON file (`-` is stdin). Empty documents are skipped; a `v1` `List` contributes
- * its items.
- */
-export function readDocuments(file: string, io: CliIO): SourcedDocument[] {
-  let text: string;
-  try {
-    text = file === '-' ? (io.readStdin ?? processIO.readStdin!)() : readFileSync(file, 'utf8');
-  } catch (e) {
-    throw new InputError(`${file}: cannot read: ${(e as Error).message}`);
-  }
-  let documents;
-  try {
-    documents = parseAllDocuments(text, { uniqueKeys: true });
-  } catch (e) {
-    throw new InputError(`${file}: cannot parse: ${(e as Error).message}`);
-  }
-  if (!Array.isArray(documents)) documents = [documents];
-  const result: SourcedDocument[] = [];
-  documents.forEach((document, i) => {
-    const firstError = document.errors[0];
-    if (firstError) throw new InputError(`${file}: document ${i + 1} is not valid YAML: ${firstError.message}`);
-    let value: unknown;
-    try {
-      value = document.toJS({ maxAliasCount: 100 });
-    } catch (e) {
-      throw new InputError(`${file}: document ${i + 1} cannot be read: ${(e as Error).message}`);
-    }
-    if (value === null || value === undefined) return;
-    if (typeof value !== 'object' || Array.isArray(value)) {
-      throw new InputError(`${file}: document ${i + 1} is not an object`);
-    }
-    const list = value as { apiVersion?: unknown; kind?: unknown; items?: unknown };
-    if (list.apiVersion === 'v1' && list.kind === 'List' && Array.isArray(list.items)) {
-      list.items.forEach((item) => result.push({ source: file, index: result.length, object: item }));
-    } else {
-      result.push({ source: file, index: result.length, object: value });
-    }
-  });
-  return result;
-}

@@ -1,15 +1,40 @@
 /**
  * The `gardener-ipv6` command line. `runCli` returns the exit code so tests can call it in-process.
  */
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
+import { COMPONENTS } from '../app/components.js';
 import { FeatureGateError, parseFeatureGates } from '../featuregate/featuregate.js';
-import { runDefault } from './default.js';
-import { parseHostIPs } from '../extensions/provider-local/loadbalancer/ingress.js';
-import { runRender } from './render.js';
-import { parseComponents, runRun } from './run.js';
-import { up } from './up.js';
-import { EXIT_UNUSABLE, InputError, processIO, type CliIO } from './io.js';
-import { runValidate } from './validate.js';
+import { projectRoot } from '../localenv/project.js';
+import { escapingIO, EXIT_UNUSABLE, InputError, processIO, type CliIO } from './io.js';
+
+/**
+ * Each command's module, loaded when the command runs: `--help`, `--version` and a `validate` load neither the
+ * controllers nor the Kubernetes client (module loading is most of a short command's time).
+ */
+const commandModules = {
+  validate: () => import('./validate.js'),
+  default: () => import('./default.js'),
+  render: () => import('./render.js'),
+  up: () => import('./up.js'),
+  run: () => import('./run.js'),
+  hostIPs: () => import('../extensions/provider-local/loadbalancer/ingress.js'),
+};
+
+/** The package's version, from its package.json. */
+export function cliVersion(): string {
+  return (JSON.parse(readFileSync(`${projectRoot()}/package.json`, 'utf8')) as { version: string }).version;
+}
+
+/** `--load-balancer-ipv4/-ipv6` as HostIPs; a bad address is an input error. */
+async function hostIPsOption(ipv4: string, ipv6: string) {
+  const { parseHostIPs } = await commandModules.hostIPs();
+  try {
+    return parseHostIPs(ipv4, ipv6);
+  } catch (e) {
+    throw new InputError((e as Error).message);
+  }
+}
 
 const FEATURE_GATES_HELP =
   'feature gates, e.g. IPv6SingleStack=true,DualStack=true (known: DualStack, IPv6SingleStack)';
@@ -20,6 +45,7 @@ export function buildProgram(io: CliIO, setExitCode: (code: number) => void): Co
   const program = new Command('gardener-ipv6')
     .description("Gardener's IPv6 networking (GEP-21): validate, default and render IPv6 and dual-stack shoots")
     .configureOutput({ writeOut: io.out, writeErr: io.err })
+    .version(cliVersion(), '-V, --version', 'print the version')
     .exitOverride()
     .showHelpAfterError();
 
@@ -49,7 +75,14 @@ Examples:
   gardener-ipv6 validate -f shoot-new.yaml --old shoot-old.yaml --feature-gates DualStack=true`,
     )
     .action(
-      (opts: { filename: string[]; old?: string; seed?: string; featureGates?: string; output: 'text' | 'json' }) => {
+      async (opts: {
+        filename: string[];
+        old?: string;
+        seed?: string;
+        featureGates?: string;
+        output: 'text' | 'json';
+      }) => {
+        const { runValidate } = await commandModules.validate();
         setExitCode(
           runValidate(
             {
@@ -75,8 +108,9 @@ Examples:
     )
     .option('--feature-gates <list>', FEATURE_GATES_HELP)
     .addHelpText('after', '\nExample:\n  gardener-ipv6 default -f examples/shoot-ipv6.yaml')
-    .action((opts: { filename: string[]; featureGates?: string }) => {
+    .action(async (opts: { filename: string[]; featureGates?: string }) => {
       parseFeatureGates(opts.featureGates);
+      const { runDefault } = await commandModules.default();
       setExitCode(runDefault({ files: opts.filename }, io));
     });
 
@@ -103,7 +137,7 @@ Example:
   gardener-ipv6 render -f examples/seed-ipv6.yaml -f examples/shoot-ipv6.yaml --feature-gates IPv6SingleStack=true`,
     )
     .action(
-      (opts: {
+      async (opts: {
         filename: string[];
         featureGates?: string;
         output: 'yaml' | 'json';
@@ -112,12 +146,8 @@ Example:
         dnsServer: string;
         domain: string;
       }) => {
-        let hostIPs;
-        try {
-          hostIPs = parseHostIPs(opts.loadBalancerIpv4, opts.loadBalancerIpv6);
-        } catch (e) {
-          throw new InputError((e as Error).message);
-        }
+        const hostIPs = await hostIPsOption(opts.loadBalancerIpv4, opts.loadBalancerIpv6);
+        const { runRender } = await commandModules.render();
         setExitCode(
           runRender(
             {
@@ -142,6 +172,7 @@ Example:
     .option('--feature-gates <list>', FEATURE_GATES_HELP, 'IPv6SingleStack=true,DualStack=true')
     .action(async (opts: { kubeconfigOut?: string; ipv6Only: boolean; featureGates: string; machines: boolean }) => {
       const gates = parseFeatureGates(opts.featureGates);
+      const { up } = await commandModules.up();
       setExitCode(
         await up(
           {
@@ -184,11 +215,7 @@ Example:
       'run the admission webhook and the controllers (gardenlet, network and DNS extensions) against a cluster',
     )
     .option('--kubeconfig <file>', 'kubeconfig of the cluster (in-cluster config or $KUBECONFIG when omitted)')
-    .option(
-      '--components <list>',
-      'comma list of admission, gardenlet, network, dns',
-      'admission,gardenlet,network,dns',
-    )
+    .option('--components <list>', `comma list of ${COMPONENTS.join(', ')}`, COMPONENTS.join(','))
     .option('--feature-gates <list>', FEATURE_GATES_HELP)
     .option('--webhook-host <ip>', 'address the webhook listens on', '::')
     .option('--webhook-port <port>', 'port of the webhook', '9443')
@@ -208,6 +235,9 @@ Example:
     .option('--load-balancer-ipv4 <ip>', 'IPv4 address provider-local gives load balancers', '127.0.0.1')
     .option('--load-balancer-ipv6 <ip>', 'IPv6 address provider-local gives load balancers', '::1')
     .option('--log-level <level>', 'log level (debug, info, warn, error)', 'info')
+    .option('--provider-types <list>', 'provider types Shoots may use (the webhook refuses others)', 'local')
+    .option('--networking-types <list>', 'networking types Shoots may use (the webhook refuses others)', 'calico')
+    .option('--dns-provider-types <list>', 'DNS provider types Shoots may use (the webhook refuses others)', 'local')
     .action(async (opts: Record<string, string | boolean | undefined>) => {
       const port = (name: string) => {
         const value = Number(opts[name]);
@@ -216,12 +246,9 @@ Example:
         }
         return value;
       };
-      let hostIPs;
-      try {
-        hostIPs = parseHostIPs(opts.loadBalancerIpv4 as string, opts.loadBalancerIpv6 as string);
-      } catch (e) {
-        throw new InputError((e as Error).message);
-      }
+      const hostIPs = await hostIPsOption(opts.loadBalancerIpv4 as string, opts.loadBalancerIpv6 as string);
+      const { parseComponents, runRun } = await commandModules.run();
+      const { parseTypeList } = await import('../admission/extensions.js');
       const optional = (name: string) => (typeof opts[name] === 'string' ? { [name]: opts[name] as string } : {});
       setExitCode(
         await runRun(
@@ -246,6 +273,11 @@ Example:
             domain: opts.domain as string,
             hostIPs,
             logLevel: opts.logLevel as string,
+            extensionTypes: {
+              provider: parseTypeList(opts.providerTypes as string),
+              networking: parseTypeList(opts.networkingTypes as string),
+              dns: parseTypeList(opts.dnsProviderTypes as string),
+            },
           },
           io,
         ),
@@ -255,8 +287,10 @@ Example:
   return program;
 }
 
-export async function runCli(argv: readonly string[], io: CliIO = processIO): Promise<number> {
+export async function runCli(argv: readonly string[], rawIO: CliIO = processIO): Promise<number> {
   let exitCode = 0;
+  // Input shows up in messages (names, YAML error frames): nothing reaches the terminal unescaped.
+  const io = escapingIO(rawIO);
   const program = buildProgram(io, (code) => (exitCode = code));
   try {
     await program.parseAsync([...argv], { from: 'user' });

@@ -14,7 +14,8 @@ import { localDNSProvider, type LocalDNSOptions } from '../gardenlet/dns-provide
 import type { HostIPs } from '../extensions/provider-local/loadbalancer/ingress.js';
 import { renderShootObjects } from '../gardenlet/shoot/desired.js';
 import { shootNetworkingStatus, ShootNetworksError } from '../gardenlet/shoot/networks.js';
-import { EXIT_INVALID, EXIT_OK, InputError, readDocuments, type CliIO } from './io.js';
+import { readDocuments } from './documents.js';
+import { EXIT_INVALID, EXIT_OK, InputError, type CliIO } from './io.js';
 
 export interface RenderOptions {
   readonly files: readonly string[];

@@ -3,6 +3,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { KubeConfig } from '@kubernetes/client-node';
+import type { RegisteredExtensionTypes } from '../admission/extensions.js';
 import { COMPONENTS, startRuntime, type Component } from '../app/runtime.js';
 import type { FeatureGates } from '../featuregate/featuregate.js';
 import { localDNSProvider } from '../gardenlet/dns-provider.js';
@@ -31,6 +32,8 @@ export interface RunOptions {
   readonly domain: string;
   readonly hostIPs: HostIPs;
   readonly logLevel: string;
+  /** The extension types the webhook lets Shoots use. */
+  readonly extensionTypes: RegisteredExtensionTypes;
 }
 
 export function parseComponents(list: string): Component[] {
@@ -74,6 +77,7 @@ export async function runRun(options: RunOptions, io: CliIO): Promise<number> {
       port: options.webhookPort,
       register: options.webhookRegister,
       advertiseHost: options.webhookAdvertiseHost,
+      extensions: options.extensionTypes,
       ...(options.webhookCertDir ? { certDir: options.webhookCertDir } : {}),
     },
     gardenlet: {

@@ -10,6 +10,8 @@ import { resolve } from 'node:path';
 import { cacheBinDir } from '../localenv/binaries.js';
 import { startControlPlane, type ControlPlane } from '../localenv/control-plane.js';
 import { netnsUnsupportedReason } from '../localenv/netns.js';
+import { missingUpPrerequisites } from '../localenv/prerequisites.js';
+import { onParentExit } from './parent-exit.js';
 import { applyExampleShoot, shootSummary, startLocalServices, type LocalServices } from '../app/local-environment.js';
 import { featureGates, type FeatureGates } from '../featuregate/featuregate.js';
 import { ResourceClient } from '../runtime/client.js';
@@ -35,6 +37,11 @@ const STOP_SIGNALS = ['SIGINT', 'SIGTERM'] as const;
 
 /** Resolves with the exit code once a signal stopped the environment (0) or it failed (1). */
 export async function up(opts: UpOptions, io: UpIO): Promise<number> {
+  const missing = missingUpPrerequisites({ ipv6Only: opts.ipv6Only ?? false });
+  if (missing !== undefined) {
+    io.err(missing);
+    return 1;
+  }
   if (opts.ipv6Only) {
     const reason = netnsUnsupportedReason();
     if (reason !== undefined) {
@@ -57,6 +64,13 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
     wake?.();
   };
   for (const s of STOP_SIGNALS) process.on(s, onSignal);
+  // Started through npx, a signal may end npm and its shell but never reach us: their going is our stop signal.
+  const stopWatchingParent = onParentExit(() => {
+    if (signalled !== undefined) return;
+    signalled = 'SIGHUP';
+    io.err('the parent process exited: stopping ...\n');
+    wake?.();
+  });
 
   let cp: ControlPlane | undefined;
   let services: LocalServices | undefined;
@@ -143,5 +157,6 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
       io.err('stopped; removed the control plane and its files\n');
     }
     for (const s of STOP_SIGNALS) process.removeListener(s, onSignal);
+    stopWatchingParent();
   }
 }

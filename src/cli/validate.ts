@@ -1,7 +1,8 @@
 import { admit, UnknownKindError } from '../apis/admission.js';
 import { statusFor, type Status } from '../apis/field/index.js';
 import type { FeatureGates } from '../featuregate/featuregate.js';
-import { EXIT_INVALID, EXIT_OK, InputError, readDocuments, type CliIO } from './io.js';
+import { readDocuments } from './documents.js';
+import { EXIT_INVALID, EXIT_OK, InputError, type CliIO } from './io.js';
 
 export interface ValidateOptions {
   readonly files: readonly string[];

@@ -3,6 +3,7 @@
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { ResourceClient, ResourceRef } from '../runtime/client.js';
+import { realClock, type Clock } from '../runtime/clock.js';
 import { NotReadyError, type ComponentContext } from './component.js';
 import { FIELD_MANAGER } from './names.js';
 
@@ -53,13 +54,36 @@ export async function waitGone(
 }
 
 interface ExtensionStatus {
-  metadata?: { generation?: number; name?: string; namespace?: string };
+  metadata?: {
+    generation?: number;
+    name?: string;
+    namespace?: string;
+    creationTimestamp?: string | Date;
+    managedFields?: { time?: string | Date }[];
+  };
+  spec?: { type?: string };
   status?: { observedGeneration?: number; lastOperation?: { state?: string; description?: string } };
 }
 
 /**
+ * How long an extension resource may go unreconciled after its last write before the wait gives up with an error
+ * (the shoot's last operation then says which extension is missing; the reconcile is retried with backoff).
+ */
+export const EXTENSION_PICKUP_TIMEOUT_MS = 2 * 60_000;
+
+/** The time of the object's last write: its newest managed field entry, else its creation. */
+function lastWriteTime(object: ExtensionStatus): number | undefined {
+  const times = [object.metadata?.creationTimestamp, ...(object.metadata?.managedFields ?? []).map((f) => f.time)]
+    .filter((t): t is string | Date => t !== undefined)
+    .map((t) => new Date(t).getTime())
+    .filter((t) => !Number.isNaN(t));
+  return times.length > 0 ? Math.max(...times) : undefined;
+}
+
+/**
  * An extension resource is ready when its controller observed the current generation and the last operation
- * succeeded. An Error state is reported (the extension retries by itself), anything else is "not yet".
+ * succeeded. An Error state is reported (the extension retries by itself), anything else is "not yet", until
+ * `EXTENSION_PICKUP_TIMEOUT_MS` after its last write: then no extension is taking care of it, which is an error.
  */
 export async function waitExtensionReady(
   client: ResourceClient,
@@ -67,13 +91,26 @@ export async function waitExtensionReady(
   name: string,
   namespace: string,
   ctx: ComponentContext,
+  opts: { clock?: Clock; pickupTimeoutMs?: number } = {},
 ): Promise<void> {
   const object = await client.get<ExtensionStatus & KubernetesObject>(ref, name, namespace, { signal: ctx.signal });
   const what = `${ref.kind} ${namespace}/${name}`;
   if (!object) throw new NotReadyError(`${what} does not exist yet`);
   const observed = object.status?.observedGeneration;
   const operation = object.status?.lastOperation;
-  if (observed !== object.metadata?.generation || !operation) throw new NotReadyError(`${what} is not reconciled yet`);
+  if (observed !== object.metadata?.generation || !operation) {
+    const timeoutMs = opts.pickupTimeoutMs ?? EXTENSION_PICKUP_TIMEOUT_MS;
+    const written = lastWriteTime(object);
+    const now = (opts.clock ?? realClock).now();
+    if (written !== undefined && now - written > timeoutMs) {
+      const type = object.spec?.type;
+      throw new Error(
+        `${what} was not reconciled within ${Math.round(timeoutMs / 1000)}s of its last change: no extension for ` +
+          `${ref.kind}${type ? ` type ${JSON.stringify(type)}` : ''} seems to run in this installation`,
+      );
+    }
+    throw new NotReadyError(`${what} is not reconciled yet`);
+  }
   if (operation.state === 'Error' || operation.state === 'Failed') {
     throw new Error(`${what} reports ${operation.state}: ${operation.description ?? ''}`);
   }

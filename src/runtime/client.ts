@@ -218,6 +218,39 @@ interface Prepared {
 }
 
 /**
+ * The requests in flight per caller signal, behind one abort listener per signal. Handing the signal to each
+ * `http.request` instead adds a listener per request, and a reconcile's parallel requests share one signal: more
+ * than ten at once is Node's MaxListenersExceededWarning.
+ */
+const inFlight = new WeakMap<AbortSignal, { requests: Set<http.ClientRequest>; onAbort: () => void }>();
+
+function trackRequest(signal: AbortSignal, req: http.ClientRequest): () => void {
+  let entry = inFlight.get(signal);
+  if (!entry) {
+    const requests = new Set<http.ClientRequest>();
+    const onAbort = () => {
+      // What http.request({ signal }) throws: an AbortError carrying the reason.
+      const error = Object.assign(new Error('The operation was aborted', { cause: signal.reason }), {
+        name: 'AbortError',
+        code: 'ABORT_ERR',
+      });
+      for (const r of requests) r.destroy(error);
+    };
+    entry = { requests, onAbort };
+    inFlight.set(signal, entry);
+    signal.addEventListener('abort', onAbort, { once: true });
+  }
+  const { requests, onAbort } = entry;
+  requests.add(req);
+  return () => {
+    requests.delete(req);
+    if (requests.size > 0 || inFlight.get(signal) !== entry) return;
+    inFlight.delete(signal);
+    signal.removeEventListener('abort', onAbort);
+  };
+}
+
+/**
  * Generic JSON client for any resource, over the KubeConfig's server, credentials and TLS settings. Reuses
  * connections (keep-alive) as long as the TLS material stays the same; credentials are re-read for every request so
  * rotating tokens and exec plugins work. Errors of the server are thrown as {@link ApiError}.
@@ -452,24 +485,24 @@ export class ResourceClient {
     }
     opts.signal?.throwIfAborted();
     return new Promise<T>((resolve, reject) => {
-      const req = (url.protocol === 'https:' ? https : http).request(
-        url,
-        { ...options, signal: opts.signal },
-        (res) => {
-          readBody(res).then((text) => {
-            const code = res.statusCode ?? 0;
-            if (code < 200 || code > 299) {
-              reject(ApiError.fromResponse(code, text, request));
-              return;
-            }
-            try {
-              resolve((text === '' ? undefined : JSON.parse(text)) as T);
-            } catch (e) {
-              reject(new Error(`${request}: malformed response`, { cause: e }));
-            }
-          }, reject);
-        },
-      );
+      const req = (url.protocol === 'https:' ? https : http).request(url, options, (res) => {
+        readBody(res).then((text) => {
+          const code = res.statusCode ?? 0;
+          if (code < 200 || code > 299) {
+            reject(ApiError.fromResponse(code, text, request));
+            return;
+          }
+          try {
+            resolve((text === '' ? undefined : JSON.parse(text)) as T);
+          } catch (e) {
+            reject(new Error(`${request}: malformed response`, { cause: e }));
+          }
+        }, reject);
+      });
+      if (opts.signal) {
+        const untrack = trackRequest(opts.signal, req);
+        req.once('close', untrack);
+      }
       req.setTimeout(this.requestTimeoutMs, () =>
         req.destroy(new Error(`${request}: no answer within ${this.requestTimeoutMs} ms`)),
       );

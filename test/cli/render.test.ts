@@ -50,6 +50,8 @@ describe('gardener-ipv6 render', () => {
 kind: Shoot
 metadata: {name: s, namespace: garden-dev}
 spec:
+  cloudProfile: {name: local}
+  region: local
   provider: {type: local, workers: [{name: w}]}
   networking: {type: calico, ipFamilies: [IPv6], providerConfig: {ipv4: {pool: vxlan}}}
 `,

@@ -13,6 +13,9 @@ metadata:
   name: s6
   namespace: garden-dev
 spec:
+  cloudProfile:
+    name: local
+  region: local
   provider:
     type: local
     workers:

@@ -166,7 +166,7 @@ describe.each(Object.keys(PRESETS) as Preset[])('helm template with the %s value
     objects = renderChart(preset, { release: RELEASE, namespace: NAMESPACE });
   });
 
-  it('renders the four components, the DNS server and nothing unexpected', () => {
+  it('renders the five components, the DNS server and nothing unexpected', () => {
     expect(
       deployments(objects)
         .map((d) => d.metadata.name)
@@ -264,7 +264,7 @@ describe.each(Object.keys(PRESETS) as Preset[])('helm template with the %s value
   it('gives every Service the IP families of the values and ports its pods declare', () => {
     const services = ofKind<Service>(objects, 'Service');
     expect(services.map((s) => s.metadata.name).sort()).toEqual(
-      ['admission', 'dns-local', 'dns-server', 'gardenlet', 'network-calico'].map(nameOf),
+      ['admission', 'dns-local', 'dns-server', 'gardenlet', 'network-calico', 'scheduler'].map(nameOf),
     );
     for (const s of services) {
       expect(s.spec.ipFamilyPolicy, s.metadata.name).toBe(expected.policy);
@@ -311,6 +311,10 @@ describe.each(Object.keys(PRESETS) as Preset[])('helm template with the %s value
     expect(flag(admission, 'no-webhook-register')).toBe('');
     expect(flag(admission, 'webhook-port')).toBe('9443');
     expect(flag(admission, 'leader-elect')).toBeUndefined();
+    // The extension types of the installation, which the webhook holds Shoots to.
+    expect(flag(admission, 'provider-types')).toBe('local');
+    expect(flag(admission, 'networking-types')).toBe('calico');
+    expect(flag(admission, 'dns-provider-types')).toBe('local');
     const certDir = flag(admission, 'webhook-cert-dir')!;
     expect(admission.volumeMounts?.find((m) => m.name === 'webhook-tls')?.mountPath).toBe(certDir);
 
@@ -362,8 +366,9 @@ describe.each(Object.keys(PRESETS) as Preset[])('helm template with the %s value
       expect(binding.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name });
       expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name, namespace: NAMESPACE }]);
     }
-    expect(ofKind(objects, 'ClusterRole')).toHaveLength(4);
-    expect(ofKind(objects, 'ClusterRoleBinding')).toHaveLength(4);
+    const components = Object.keys(CHART_COMPONENTS).length;
+    expect(ofKind(objects, 'ClusterRole')).toHaveLength(components);
+    expect(ofKind(objects, 'ClusterRoleBinding')).toHaveLength(components);
     for (const role of [...ofKind<Role>(objects, 'ClusterRole'), ...ofKind<Role>(objects, 'Role')]) {
       for (const rule of role.rules) {
         const all = [...(rule.apiGroups ?? []), ...(rule.resources ?? []), ...rule.verbs];
@@ -551,7 +556,7 @@ describe('chart values', () => {
       deployments(objects)
         .map((d) => d.metadata.name)
         .sort(),
-    ).toEqual(['dns-local', 'dns-server', 'gardenlet'].map(nameOf));
+    ).toEqual(['dns-local', 'dns-server', 'gardenlet', 'scheduler'].map(nameOf));
     expect(objects.filter((o) => /admission|network-calico/.test(o.metadata.name))).toEqual([]);
     expect(objects.filter((o) => /WebhookConfiguration|^Role/.test(o.kind))).toEqual([]);
     expect(flag(containerOf(objects, 'gardenlet'), 'leader-elect')).toBeUndefined();

@@ -10,16 +10,18 @@ import { API_SERVER_SERVICE_NAME } from '../../src/gardenlet/shoot/components/ap
 import { DNS_SECRET_NAME } from '../../src/gardenlet/shoot/components/dns-records.js';
 import { NetworkPolicyName } from '../../src/gardenlet/shoot/components/network-policies.js';
 import { resources, type ResourceRef } from '../../src/runtime/client.js';
+import { EventRef } from '../../src/runtime/events.js';
 
 /** Component of the chart → the `--components` value its Deployment runs. */
 export const CHART_COMPONENTS = {
   admission: 'admission',
   gardenlet: 'gardenlet',
+  scheduler: 'scheduler',
   'network-calico': 'network',
   'dns-local': 'dns',
 } as const satisfies Record<string, Component>;
 export type ChartComponent = keyof typeof CHART_COMPONENTS;
-export const CONTROLLERS: ChartComponent[] = ['gardenlet', 'network-calico', 'dns-local'];
+export const CONTROLLERS: ChartComponent[] = ['gardenlet', 'scheduler', 'network-calico', 'dns-local'];
 
 export interface PolicyRule {
   apiGroups?: string[];
@@ -78,6 +80,13 @@ export const EXPECTED_CLUSTER_GRANTS: Record<ChartComponent, string[]> = {
     ...allow(Refs.network, ['get', 'list', 'watch', 'create', 'patch', 'delete']),
     ...allow(Refs.dnsRecord, ['get', 'list', 'watch', 'create', 'patch', 'delete']),
     ...allow(Refs.operatingSystemConfig, ['get', 'create', 'patch', 'delete']),
+  ],
+  // src/scheduler: informers of Shoots and Seeds, the binding and the failure status by merge patch, events.
+  scheduler: [
+    ...allow(Refs.shoot, ['get', 'list', 'watch', 'patch']),
+    ...allow(Refs.shoot, ['patch'], { sub: 'status' }),
+    ...allow(Refs.seed, ['get', 'list', 'watch']),
+    ...allow(EventRef, ['create']),
   ],
   'network-calico': [
     ...allow(Refs.network, ['get', 'list', 'watch', 'patch']),

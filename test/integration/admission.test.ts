@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_REGISTERED_EXTENSION_TYPES } from '../../src/admission/extensions.js';
 import { seedLookup, startAdmissionServer, type AdmissionServer } from '../../src/admission/server.js';
 import {
   deployWebhookConfigurations,
@@ -132,6 +133,7 @@ beforeAll(async () => {
       gates: GATES[gates],
       lookupSeed: seedLookup(client),
       logger: silentLogger(),
+      extensions: DEFAULT_REGISTERED_EXTENSION_TYPES,
     });
     servers.push(server);
     const configs = desiredWebhookConfigurations({
@@ -198,6 +200,34 @@ describe('admission webhook behind kube-apiserver', () => {
       },
     ]);
     expect(await client.get(Refs.shoot, 'alpha', namespace)).toBeUndefined();
+  });
+
+  it('rejects a shoot whose provider, networking or DNS provider type no extension here handles', async () => {
+    const namespace = await newTestNamespace('garden-admission');
+    const object = shoot(namespace, 'on', { type: 'cilium' });
+    object.spec.provider!.type = 'aws';
+    object.spec.dns = { providers: [{ type: 'aws-route53', primary: true }, { type: 'other' }] };
+    const error = await rejection(client.create(Refs.shoot, object));
+    expect(error.code).toBe(422);
+    const registered = (what: string, types: string) =>
+      `given Shoot uses non-registered ${what} (registered in this installation: ${types})`;
+    expect(error.status?.details?.causes).toEqual([
+      {
+        reason: 'FieldValueInvalid',
+        field: 'spec.provider.type',
+        message: `Invalid value: "aws": ${registered('provider type', '"local"')}`,
+      },
+      {
+        reason: 'FieldValueInvalid',
+        field: 'spec.networking.type',
+        message: `Invalid value: "cilium": ${registered('networking type', '"calico"')}`,
+      },
+      {
+        reason: 'FieldValueInvalid',
+        field: 'spec.dns.providers[0].type',
+        message: `Invalid value: "aws-route53": ${registered('DNS provider type', '"local"')}`,
+      },
+    ]);
   });
 
   it('accepts the IPv6 shoot with the gate on, defaulted by the mutating webhook', async () => {

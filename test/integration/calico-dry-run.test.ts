@@ -192,7 +192,12 @@ describe('the network extension on a manager', () => {
       apiVersion: 'core.gardener.cloud/v1beta1',
       kind: 'Shoot',
       metadata: { name: 'a', namespace: `garden-${project}` },
-      spec: { region: 'local', provider: { type: 'local' }, networking: { type: 'calico' } },
+      spec: {
+        cloudProfile: { name: 'local' },
+        region: 'local',
+        provider: { type: 'local' },
+        networking: { type: 'calico' },
+      },
     } as KubernetesObject);
     const network = networkOf('dual');
     network.metadata = {

@@ -87,6 +87,7 @@ function shootObject(
     metadata: { name, namespace: NAMESPACE },
     spec: {
       seedName,
+      cloudProfile: { name: 'local' },
       region: 'local',
       provider: { type: 'local', workers: [{ name: 'w', machine: { type: 'local' }, minimum: 1, maximum: 1 }] },
       networking: { type: 'calico', ...networking },
@@ -198,7 +199,7 @@ describe('an IPv6 shoot, end to end', () => {
       expect(await query('AAAA', external('beta'))).toBe('ENODATA');
 
       // The migration happens while the DNS server is down: the new AAAA records report Error, the shoot waits.
-      await bind.process.stop(5_000);
+      await bind.stop();
       const generation = await setFamilies('beta', ['IPv4', 'IPv6']);
       const failing = await waitFor(
         async () => {

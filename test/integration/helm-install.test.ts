@@ -23,6 +23,7 @@ import type { Shoot } from '../../src/apis/core/v1beta1/shoot.js';
 import { addDNSExtension } from '../../src/extensions/dns/controller.js';
 import { addNetworkExtension } from '../../src/extensions/network/controller.js';
 import { localDNSProvider } from '../../src/gardenlet/dns-provider.js';
+import { addSchedulerController } from '../../src/scheduler/scheduler.js';
 import { addGardenletControllers } from '../../src/gardenlet/gardenlet.js';
 import { Refs } from '../../src/gardenlet/resources.js';
 import { startBind9, type Bind9 } from '../../src/localenv/bind9.js';
@@ -144,7 +145,7 @@ describe('helm install', () => {
 
   it('gets IPv6 single-stack Services with IPv6 cluster IPs', async () => {
     const services = manifest.filter((o) => o.kind === 'Service');
-    expect(services).toHaveLength(5);
+    expect(services).toHaveLength(Object.keys(CHART_COMPONENTS).length + 1); // and the DNS server's
     for (const s of services) {
       const stored = (await admin.get<V1Service>(resources.service, s.metadata.name, NAMESPACE))!;
       expect(stored.spec?.ipFamilyPolicy, s.metadata.name).toBe('SingleStack');
@@ -157,7 +158,7 @@ describe('helm install', () => {
 
   it('keeps the Deployments as rendered: args, probes, security contexts', async () => {
     const deployments = manifest.filter((o) => o.kind === 'Deployment') as (K8sObject & V1Deployment)[];
-    expect(deployments).toHaveLength(5);
+    expect(deployments).toHaveLength(Object.keys(CHART_COMPONENTS).length + 1);
     for (const d of deployments) {
       const stored = (await admin.get<V1Deployment>(REFS.Deployment!, d.metadata.name, NAMESPACE))!;
       const [want, got] = [d.spec!.template.spec!, stored.spec!.template.spec!];
@@ -262,6 +263,14 @@ describe("the chart's RBAC", () => {
       'core.gardener.cloud/shoots patch',
       'extensions.gardener.cloud/networks delete',
     ],
+    scheduler: [
+      '/secrets get',
+      'core.gardener.cloud/shoots delete',
+      'core.gardener.cloud/shoots update',
+      'core.gardener.cloud/seeds patch',
+      '/events delete',
+      '/namespaces create',
+    ],
     'dns-local': [
       '/secrets list',
       '/secrets patch',
@@ -352,6 +361,8 @@ describe('the controllers with the chart’s ServiceAccounts', () => {
     );
     await startComponent('network-calico', (m) => addNetworkExtension(m, { namespace: SEED_NAMESPACE }));
     await startComponent('dns-local', (m) => addDNSExtension(m, { namespace: SEED_NAMESPACE }));
+    // Its own namespace only: the other tests' unscheduled Shoots on this server are not its business.
+    await startComponent('scheduler', (m) => addSchedulerController(m, { namespace: PROJECT_NAMESPACE }));
   }, 60_000);
 
   afterAll(async () => {
@@ -399,6 +410,7 @@ describe('the controllers with the chart’s ServiceAccounts', () => {
       metadata: { name: SHOOT, namespace: PROJECT_NAMESPACE },
       spec: {
         seedName: SEED,
+        cloudProfile: { name: 'local' },
         region: 'local',
         provider: { type: 'local', workers: [{ name: 'w1', machine: { type: 'local' }, minimum: 1, maximum: 1 }] },
         networking: {

@@ -3,7 +3,7 @@
  * SIGTERM/SIGINT stops its processes and removes its files (and its network namespace with --ipv6-only).
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +12,7 @@ import { ApiextensionsV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/cl
 import { describe, expect, it } from 'vitest';
 import { netnsExists, netnsUnsupportedReason } from '../../src/localenv/netns.js';
 import { projectRoot } from '../../src/localenv/project.js';
+import { alive, pidsMentioning } from '../support/processes.js';
 import { waitFor } from '../support/wait.js';
 
 interface UpProcess {
@@ -57,29 +58,6 @@ async function waitForReady(up: UpProcess): Promise<void> {
     throw new Error(`up printed no ready line in 300s:\n${up.stdout()}\n${up.stderr()}`);
   }
   if (exited) throw new Error(`up exited early:\n${up.stdout()}\n${up.stderr()}`);
-}
-
-/** Pids of processes whose command line mentions `text` (the control plane's temporary folder). */
-function pidsMentioning(text: string): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(text)) pids.push(Number(entry));
-    } catch {
-      // Exited meanwhile.
-    }
-  }
-  return pids;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 async function customObject(

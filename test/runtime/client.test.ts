@@ -240,6 +240,32 @@ describe('ResourceClient against nock (IPv6 server URL)', () => {
     expect(Date.now() - started).toBeLessThan(5000);
     await expect(client().get(resources.configMap, 'x', 'ns', { signal: abort.signal })).rejects.toThrow(/abort/i);
   });
+
+  it('shares one abort listener among the requests of a signal: no MaxListenersExceededWarning, all abort', async () => {
+    const names = Array.from({ length: 30 }, (_, i) => `slow-${i}`);
+    for (const name of names) nock(SERVER).get(`/api/v1/namespaces/ns/configmaps/${name}`).delay(10_000).reply(200, {});
+    const warnings: Error[] = [];
+    const onWarning = (w: Error) => warnings.push(w);
+    process.on('warning', onWarning);
+    try {
+      const abort = new AbortController();
+      const c = client();
+      const calls = names.map((name) => c.get(resources.configMap, name, 'ns', { signal: abort.signal }));
+      // Every request on its way (nock consumed its interceptor), then all aborted at once.
+      await waitFor(() => nock.pendingMocks().length === 0, { message: 'the requests to reach the server' });
+      abort.abort();
+      const outcomes = await Promise.allSettled(calls);
+      expect(outcomes.map((o) => o.status === 'rejected' && (o.reason as Error).name)).toEqual(
+        names.map(() => 'AbortError'),
+      );
+      // Warnings are emitted on the next tick.
+      await new Promise((r) => setImmediate(r));
+      expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+      nock.cleanAll();
+    }
+  });
 });
 
 describe('ResourceClient against the fake API server', () => {

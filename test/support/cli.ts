@@ -1,6 +1,7 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll, onTestFinished } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
 
 export interface CliRun {
@@ -21,9 +22,16 @@ export async function cli(args: string[], stdin = ''): Promise<CliRun> {
   return { code, stdout, stderr };
 }
 
-/** Writes text to a fresh temporary file and returns its path. */
+/** Writes text to a fresh temporary file and returns its path; removed after the test (or file) that made it. */
 export function tempFile(name: string, text: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'gardener-ipv6-test-'));
+  const remove = () => rmSync(dir, { recursive: true, force: true });
+  // Called in a test: gone when it finishes; while collecting (an it.each table): when the file's tests finished.
+  try {
+    onTestFinished(remove);
+  } catch {
+    afterAll(remove);
+  }
   const path = join(dir, name);
   writeFileSync(path, text);
   return path;

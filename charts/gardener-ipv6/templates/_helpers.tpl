@@ -362,7 +362,7 @@ timeoutSeconds: {{ .Values.webhook.timeoutSeconds }}
 {{- end }}
 
 {{/*
-Deployment of an extension controller (network, dns): run args, leader election, health port.
+Deployment of a controller component (network, dns, scheduler): run args, leader election, health port.
 Call with (list $ "network-calico" "network" .Values.networkExtension).
 */}}
 {{- define "gardener-ipv6.extensionDeployment" -}}

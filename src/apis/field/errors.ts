@@ -7,6 +7,7 @@ export const ErrorType = {
   NotSupported: 'FieldValueNotSupported',
   Duplicate: 'FieldValueDuplicate',
   Forbidden: 'FieldValueForbidden',
+  TooLong: 'FieldValueTooLong',
 } as const;
 export type ErrorType = (typeof ErrorType)[keyof typeof ErrorType];
 
@@ -46,6 +47,8 @@ export function errorBody(error: FieldError): string {
       return error.detail ? `Required value: ${error.detail}` : 'Required value';
     case ErrorType.Forbidden:
       return error.detail ? `Forbidden: ${error.detail}` : 'Forbidden';
+    case ErrorType.TooLong:
+      return error.detail ? `Too long: ${error.detail}` : 'Too long';
   }
 }
 
@@ -73,4 +76,10 @@ export function duplicate(path: FieldPath, badValue: unknown): FieldError {
 
 export function forbidden(path: FieldPath, detail: string): FieldError {
   return { type: ErrorType.Forbidden, field: path.toString(), detail };
+}
+
+/** apimachinery's `field.TooLong`: the value is longer than `maxLength` bytes. */
+export function tooLong(path: FieldPath, badValue: unknown, maxLength: number): FieldError {
+  const detail = `may not be more than ${maxLength} ${maxLength === 1 ? 'byte' : 'bytes'}`;
+  return { type: ErrorType.TooLong, field: path.toString(), badValue, detail };
 }

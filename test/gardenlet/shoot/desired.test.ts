@@ -38,6 +38,8 @@ function shootOn(seed: Seed, networking: Record<string, unknown>, name = 'alpha'
       kind: 'Shoot',
       metadata: { name, namespace: 'garden-dev' },
       spec: {
+        cloudProfile: { name: 'local' },
+        region: 'local',
         seedName: seed.metadata.name,
         provider: { type: 'local', workers: [{ name: 'w' }] },
         networking: { type: 'calico', ...networking },

@@ -17,8 +17,22 @@ export const SeedNetworksSchema = z.looseObject({
 });
 export type SeedNetworks = z.infer<typeof SeedNetworksSchema>;
 
+/** A taint keeps shoots off the seed unless they tolerate it (see Shoot `spec.tolerations`). */
+export const SeedTaintSchema = z.looseObject({
+  key: z.string(),
+  value: z.string().optional(),
+});
+export type SeedTaint = z.infer<typeof SeedTaintSchema>;
+
+export const SeedSettingsSchema = z.looseObject({
+  /** `visible: false` hides the seed from the scheduler (shoots may still name it). @default true */
+  scheduling: z.looseObject({ visible: z.boolean().optional() }).optional(),
+});
+
 export const SeedSpecSchema = z.looseObject({
   provider: z.looseObject({ type: z.string().optional(), region: z.string().optional() }).optional(),
+  taints: z.array(SeedTaintSchema).optional(),
+  settings: SeedSettingsSchema.optional(),
   networks: SeedNetworksSchema.optional(),
   dns: z.looseObject({}).optional(),
   ingress: z.looseObject({ domain: z.string().optional() }).optional(),

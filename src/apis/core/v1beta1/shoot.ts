@@ -8,6 +8,7 @@ import {
   ObjectMetaSchema,
   RawExtensionSchema,
 } from '../../meta/schemas.js';
+import { LabelSelectorSchema } from '../../meta/label-selector.js';
 
 export const GROUP = 'core.gardener.cloud';
 export const VERSION = 'v1beta1';
@@ -59,6 +60,23 @@ export const ProviderSchema = z.looseObject({
   controlPlaneConfig: RawExtensionSchema.optional(),
 });
 
+/** A seed taint a shoot tolerates: any value of `key`, or only `value` when given (Gardener's `Toleration`). */
+export const TolerationSchema = z.looseObject({
+  key: z.string(),
+  value: z.string().optional(),
+});
+export type Toleration = z.infer<typeof TolerationSchema>;
+
+/** Which seeds the scheduler may choose: a label selector on the Seed, as Gardener's `SeedSelector`. */
+export const SeedSelectorSchema = LabelSelectorSchema.extend({
+  providerTypes: z.array(z.string()).optional(),
+});
+
+export const DNSProviderSchema = z.looseObject({
+  type: z.string().optional(),
+  primary: z.boolean().optional(),
+});
+
 export const ShootSpecSchema = z.looseObject({
   cloudProfileName: z.string().optional(),
   cloudProfile: z.looseObject({ name: z.string().optional(), kind: z.string().optional() }).optional(),
@@ -69,7 +87,9 @@ export const ShootSpecSchema = z.looseObject({
   provider: ProviderSchema.optional(),
   networking: NetworkingSchema.optional(),
   kubernetes: KubernetesSchema.optional(),
-  dns: z.looseObject({ domain: z.string().optional() }).optional(),
+  dns: z.looseObject({ domain: z.string().optional(), providers: z.array(DNSProviderSchema).optional() }).optional(),
+  seedSelector: SeedSelectorSchema.optional(),
+  tolerations: z.array(TolerationSchema).optional(),
   purpose: z.string().optional(),
 });
 export type ShootSpec = z.infer<typeof ShootSpecSchema>;

@@ -1,7 +1,7 @@
 /**
  * Shoot validation (create, update, and in the context of its seed), per api-rules.md.
  */
-import { FieldPath, forbidden, invalid, required, type ErrorList } from '../../../field/index.js';
+import { duplicate, FieldPath, forbidden, invalid, required, tooLong, type ErrorList } from '../../../field/index.js';
 import type { FeatureGates } from '../../../../featuregate/featuregate.js';
 import type { CIDR } from '../../../../net/cidr.js';
 import {
@@ -20,6 +20,7 @@ import {
   validateIPFamiliesUpdate,
   type FamilyInfo,
 } from '../../../validation/ip-families.js';
+import { dns1123LabelErrors } from '../../../validation/dns-name.js';
 import { hasWorkers, highestMaxPods, shootIPFamilies } from '../helpers.js';
 import type { Seed } from '../seed.js';
 import type { Shoot } from '../shoot.js';
@@ -39,10 +40,84 @@ interface ShootCIDRs {
   services?: CIDRField;
 }
 
-export function validateShoot(shoot: Shoot, gates: FeatureGates): ErrorList {
+/** Gardener's limit of project name plus shoot name: both end up in the seed namespace and in domain names. */
+export const SHOOT_AND_PROJECT_NAME_MAX_LENGTH = 21;
+/** Gardener's limit of a worker pool name (it ends up in machine and node names). */
+export const WORKER_NAME_MAX_LENGTH = 15;
+const CONSECUTIVE_HYPHENS = 'name may not contain two consecutive hyphens';
+
+/** The project of a project namespace: `garden` for `garden`, `x` for `garden-x`; undefined for other namespaces. */
+export function projectOfNamespace(namespace: string | undefined): string | undefined {
+  if (namespace === 'garden') return 'garden';
+  return namespace?.startsWith('garden-') ? namespace.slice('garden-'.length) : undefined;
+}
+
+/**
+ * Gardener's name rules beyond the API server's (which `validateObjectMeta` checks): no `--` in shoot and project
+ * names (the seed namespace `shoot--<project>--<shoot>` must name one shoot), and a limit on both names together.
+ */
+function validateShootNames(shoot: Shoot): ErrorList {
   const errors: ErrorList = [];
+  const name = shoot.metadata.name ?? '';
+  const namePath = FieldPath.root('metadata', 'name');
+  if (name.includes('--')) errors.push(invalid(namePath, name, CONSECUTIVE_HYPHENS));
+  const namespace = shoot.metadata.namespace;
+  const project = projectOfNamespace(namespace);
+  if (project === undefined) return errors;
+  const namespacePath = FieldPath.root('metadata', 'namespace');
+  if (project.includes('--') || project.startsWith('-')) {
+    errors.push(invalid(namespacePath, namespace, `project ${JSON.stringify(project)}: ${CONSECUTIVE_HYPHENS}`));
+  }
+  for (const msg of dns1123LabelErrors(project)) {
+    errors.push(invalid(namespacePath, namespace, `project ${JSON.stringify(project)}: ${msg}`));
+  }
+  if (name && project.length + name.length > SHOOT_AND_PROJECT_NAME_MAX_LENGTH) {
+    errors.push(
+      invalid(
+        namePath,
+        name,
+        `the length of the shoot name and the project name must not exceed ${SHOOT_AND_PROJECT_NAME_MAX_LENGTH} ` +
+          `characters (project: ${project}; shoot: ${name})`,
+      ),
+    );
+  }
+  return errors;
+}
+
+/** What Gardener requires of every Shoot outside networking; the Kubernetes version may come from the profile. */
+function validateShootRequiredFields(shoot: Shoot): ErrorList {
+  const errors: ErrorList = [];
+  const spec = FieldPath.root('spec');
+  if (!shoot.spec.provider?.type) errors.push(required(spec.child('provider', 'type'), 'must specify a provider type'));
+  if (!shoot.spec.region) errors.push(required(spec.child('region'), 'must specify a region'));
+  if (!shoot.spec.cloudProfileName && !shoot.spec.cloudProfile?.name) {
+    errors.push(required(spec.child('cloudProfile', 'name'), 'must specify a cloud profile'));
+  }
+  if (shoot.spec.seedName === '') {
+    errors.push(invalid(spec.child('seedName'), '', 'seed name must not be empty when providing the key'));
+  }
+  return errors;
+}
+
+function validateWorkerNames(shoot: Shoot): ErrorList {
+  const errors: ErrorList = [];
+  const seen = new Set<string>();
+  (shoot.spec.provider?.workers ?? []).forEach((worker, i) => {
+    const path = FieldPath.root('spec', 'provider', 'workers').index(i).child('name');
+    const name = worker.name;
+    for (const msg of dns1123LabelErrors(name)) errors.push(invalid(path, name, msg));
+    if (name.length > WORKER_NAME_MAX_LENGTH) errors.push(tooLong(path, name, WORKER_NAME_MAX_LENGTH));
+    if (seen.has(name)) errors.push(duplicate(path, name));
+    seen.add(name);
+  });
+  return errors;
+}
+
+export function validateShoot(shoot: Shoot, gates: FeatureGates): ErrorList {
+  const errors: ErrorList = [...validateShootNames(shoot), ...validateShootRequiredFields(shoot)];
   const workers = hasWorkers(shoot);
   const networking = shoot.spec.networking;
+  errors.push(...validateWorkerNames(shoot));
 
   if (!networking) {
     if (workers) errors.push(required(NETWORKING, 'networking should not be nil for a Shoot with workers'));

@@ -1,0 +1,46 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { escapeControlCharacters } from '../../src/cli/io.js';
+import { cli, tempFile } from '../support/cli.js';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const version = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+
+describe('gardener-ipv6', () => {
+  it.each([['--version'], ['-V']])('%s prints the version', async (flag) => {
+    expect(await cli([flag])).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
+  });
+
+  it('--help lists every command', async () => {
+    const run = await cli(['--help']);
+    expect(run.code).toBe(0);
+    for (const command of ['validate', 'default', 'render', 'up', 'run']) expect(run.stdout).toContain(command);
+  });
+
+  it('escapes control bytes of the input in its messages (a YAML error frame echoes the line)', async () => {
+    const file = tempFile('bad.yaml', 'kind: \u001b[2J\u009bShoot: [\r\n');
+    const run = await cli(['validate', '-f', file]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('kind: \\u001b[2J\\u009bShoot: [');
+    expect(escapeControlCharacters(run.stderr)).toBe(run.stderr);
+  });
+
+  it('escapes them in names too', async () => {
+    const file = tempFile(
+      's.yaml',
+      'apiVersion: core.gardener.cloud/v1beta1\nkind: Seed\nmetadata: {name: "a\\bb"}\nspec: {}\n',
+    );
+    const run = await cli(['validate', '-f', file]);
+    expect(run.stdout).toContain('Seed.core.gardener.cloud "a\\bb" is invalid');
+    expect(run.stdout).not.toContain('\b');
+  });
+
+  it.each([
+    ['tab and newline stay', 'a\tb\nc', 'a\tb\nc'],
+    ['escape, bell, carriage return, DEL, C1', '\u001b]0;x\u0007\r\u007f\u0085', '\\u001b]0;x\\u0007\\r\\u007f\\u0085'],
+    ['printable unicode stays', 'fd00::1 ✓ ü', 'fd00::1 ✓ ü'],
+  ])('escapeControlCharacters: %s', (_, input, expected) => {
+    expect(escapeControlCharacters(input)).toBe(expected);
+  });
+});
