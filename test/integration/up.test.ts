@@ -129,10 +129,10 @@ describe('gardener-ipv6 up', () => {
       expect(up.stdout()).toMatch(/kubeconfig: gardener-ipv6 kubeconfig --kubeconfig \S+ --shoot garden-local\/local/);
       const nodes = up
         .stdout()
-        .match(/^  node machine-\S+: Ready, InternalIP fd00:10:1:100::[0-9a-f]+, podCIDRs fd00:10:3:/gm);
+        .match(/^ {2}node machine-\S+: Ready, InternalIP fd00:10:1:100::[0-9a-f]+, podCIDRs fd00:10:3:/gm);
       expect(nodes).toHaveLength(2);
       expect(up.stdout()).toMatch(
-        /^  pod-to-pod over IPv6: a pod on \S+ fetched http:\/\/\[fd00:10:3:[0-9a-f:]+\]:8080\/ from a pod on \S+: "pod-check-server-/m,
+        /^ {2}pod-to-pod over IPv6: a pod on \S+ fetched http:\/\/\[fd00:10:3:[0-9a-f:]+\]:8080\/ from a pod on \S+: "pod-check-server-/m,
       );
       const shoot = await customObject(kubeconfig, 'garden-local', 'shoots', 'local', 'core.gardener.cloud', 'v1beta1');
       expect(shoot.spec.networking.services).toBe('fd00:10:4::/112'); // from the seed's shootDefaults (mutating webhook)
