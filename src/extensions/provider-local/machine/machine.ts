@@ -149,7 +149,13 @@ function ip(args: string[]): string {
   }
 }
 
-const MOVE_INTO_CGROUP = 'for f in $GIPV6_CGROUP_PROCS; do echo $$ > "$f"; done; unset GIPV6_CGROUP_PROCS; exec "$@"';
+/** Writes its pid into the cgroup.procs files in $GIPV6_CGROUP_PROCS, then execs the rest of the command line. */
+const MOVE_INTO_CGROUP = [
+  '/bin/sh',
+  '-c',
+  'for f in $GIPV6_CGROUP_PROCS; do echo $$ > "$f"; done; unset GIPV6_CGROUP_PROCS; exec "$@"',
+  'cgroup-move',
+];
 
 /**
  * The holder's setup, run inside the new mount and cgroup namespaces (and the machine's network namespace), then
@@ -228,6 +234,12 @@ export class Machine {
     };
   }
 
+  /** The command prefix that enters the machine's mount, network and cgroup namespaces (through the holder). */
+  private enterMachine(): string[] {
+    if (this.holder === undefined) throw new Error(`machine ${this.opts.name} is not deployed`);
+    return [which('nsenter') ?? 'nsenter', `--target=${this.holder.pid}`, '--mount', '--net', '--cgroup', '--'];
+  }
+
   /** How to start a command inside the machine, in the cgroup `system` of the machine. */
   private insideSpec(name: string, command: string, args: string[]): StartOptions {
     if (this.holder === undefined) throw new Error(`machine ${this.opts.name} is not deployed`);
@@ -236,18 +248,7 @@ export class Machine {
       command,
       args,
       logFile: join(this.opts.stateDir, 'logs', `${name}.log`),
-      wrap: [
-        '/bin/sh',
-        '-c',
-        MOVE_INTO_CGROUP,
-        'cgroup-move',
-        which('nsenter') ?? 'nsenter',
-        `--target=${this.holder.pid}`,
-        '--mount',
-        '--net',
-        '--cgroup',
-        '--',
-      ],
+      wrap: [...MOVE_INTO_CGROUP, ...this.enterMachine()],
       env: { ...this.env(), GIPV6_CGROUP_PROCS: this.cgroup.procsFiles('system').join(' ') },
     };
   }
@@ -255,16 +256,7 @@ export class Machine {
   /** Runs a command inside the machine to completion; stdin from a file when given. */
   private execInside(command: string, args: string[], stdinFile?: string, timeoutMs = 120_000): Promise<string> {
     if (this.holder === undefined) throw new Error(`machine ${this.opts.name} is not deployed`);
-    const argv = [
-      which('nsenter') ?? 'nsenter',
-      `--target=${this.holder.pid}`,
-      '--mount',
-      '--net',
-      '--cgroup',
-      '--',
-      command,
-      ...args,
-    ];
+    const argv = [...this.enterMachine(), command, ...args];
     return new Promise((resolve, reject) => {
       const child = spawn(argv[0]!, argv.slice(1), { env: this.env(), stdio: ['pipe', 'pipe', 'pipe'] });
       let out = '';
@@ -408,10 +400,7 @@ export class Machine {
       args: ['-c', HOLDER_SETUP, 'machine-holder', this.opts.stateDir, join(this.opts.binDir, 'pause'), ...hierarchies],
       logFile: join(this.opts.stateDir, 'logs', 'holder.log'),
       wrap: [
-        '/bin/sh',
-        '-c',
-        MOVE_INTO_CGROUP,
-        'cgroup-move',
+        ...MOVE_INTO_CGROUP,
         which('nsenter') ?? 'nsenter',
         `--net=/run/netns/${this.netns}`,
         '--',
