@@ -279,6 +279,7 @@ export class Machine {
 
   async deploy(): Promise<void> {
     const started = Date.now();
+    checkRuncSeccomp(join(this.opts.binDir, 'runc'));
     if (netnsExists(this.netns) || this.cgroup.exists()) removeMachineResources(this.id, this.vethName);
     this.unregisterEmergency = onEmergencyExit(() => this.destroySync(), { signals: false });
     try {
@@ -667,6 +668,28 @@ function removeMachineResources(id: string, vethName: string): void {
   } catch {
     // Went with the namespace.
   }
+}
+
+const runcChecked = new Set<string>();
+
+/**
+ * containerd gives every pod sandbox the RuntimeDefault seccomp profile when the kernel has seccomp, and a runc
+ * built without seccomp then refuses to start any pod: say so before a machine is created.
+ */
+function checkRuncSeccomp(runc: string): void {
+  if (runcChecked.has(runc)) return;
+  let version: string;
+  try {
+    version = execFileSync(runc, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (e) {
+    throw new Error(`cannot run ${runc}: ${(e as Error).message}`);
+  }
+  if (!/^libseccomp:/m.test(version)) {
+    throw new Error(
+      `${runc} was built without seccomp; pods could not start (rebuild it: hack/ensure-binaries.sh runc)`,
+    );
+  }
+  runcChecked.add(runc);
 }
 
 function pidAlive(pid: number): boolean {
