@@ -20,7 +20,8 @@
  *             server and the caller's namespace answer without routes to the pods.
  *
  * Lifecycle: `deploy()` creates all of that and returns once the processes run; `wait()` resolves when the Node is
- * Ready; `destroy()` stops everything and removes the namespaces, cgroups, veth and the state dir.
+ * Ready; `stop()` shuts the machine down and keeps its state dir (`deploy()` brings the same node back);
+ * `destroy()` also removes the state dir. Neither deletes the Node object: the caller does, when it scales down.
  * `cleanupOrphanedMachines()` removes what a previous run left when it died (its owner pid is gone).
  *
  * What the caller provides: the node bridge with the gateway addresses (in its network namespace, where the API
@@ -133,6 +134,16 @@ export interface MachineStatus {
 /** `gv6-<pid>-machine-<name>`, the name of the machine's network namespace and cgroup. */
 export function machineID(name: string, ownerPid = process.pid): string {
   return `${MACHINE_PREFIX}${ownerPid}-${MACHINE_KIND}-${name}`;
+}
+
+/** A locally administered unicast MAC address, stable for a machine's name and addresses. */
+export function machineMAC(name: string, addresses: readonly string[]): string {
+  const bytes = createHash('sha256')
+    .update(`${name}\n${addresses.join(',')}`)
+    .digest()
+    .subarray(0, 6);
+  bytes[0] = (bytes[0]! & 0xfe) | 0x02;
+  return [...bytes].map((b) => b.toString(16).padStart(2, '0')).join(':');
 }
 
 /** The host end of the machine's veth: `gv6v` and a hash of the namespace name, 15 characters. */
@@ -278,6 +289,7 @@ export class Machine {
   }
 
   async deploy(): Promise<void> {
+    if (this.holder !== undefined) throw new Error(`machine ${this.opts.name} is deployed already`);
     const started = Date.now();
     checkRuncSeccomp(join(this.opts.binDir, 'runc'));
     if (netnsExists(this.netns) || this.cgroup.exists()) removeMachineResources(this.id, this.vethName);
@@ -356,7 +368,10 @@ export class Machine {
     // Loopback keeps 127.0.0.1 even on IPv6-only machines, as on a real IPv6-only node: without it Go programs
     // (kubelet, kube-proxy) listening on `::` fall back to an IPv4-only socket (Go's net package binds 0.0.0.0
     // when IPv4-mapped addresses don't work), and the kubelet would not answer on its IPv6 node address.
-    ip(['link', 'add', this.vethName, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', ns]);
+    // A MAC address of its own for good: the other machines' neighbor caches stay right when it comes back after a
+    // restart (a new random MAC would leave them sending to the old one until their entries expire, ~30 s).
+    const mac = machineMAC(this.opts.name, this.opts.addresses);
+    ip(['link', 'add', this.vethName, 'type', 'veth', 'peer', 'name', 'eth0', 'address', mac, 'netns', ns]);
     ip(['link', 'set', this.vethName, 'master', this.opts.bridge]);
     ip(['link', 'set', this.vethName, 'up']);
     for (const address of this.opts.addresses) ip(['-n', ns, 'addr', 'add', address, 'dev', 'eth0', 'nodad']);
@@ -632,6 +647,15 @@ export class Machine {
 
   /** Stops the processes gracefully, then removes everything of the machine, its state dir included. */
   async destroy(): Promise<void> {
+    await this.stop();
+    await rm(this.opts.stateDir, { recursive: true, force: true });
+  }
+
+  /**
+   * Stops the machine like a shutdown: the processes (gracefully), its namespaces, cgroups and veth go, its files
+   * in the state dir stay, so `deploy()` brings the same node back (a gardenlet restart, `up` run again).
+   */
+  async stop(): Promise<void> {
     this.destroying = true;
     clearTimeout(this.syncTimer);
     this.syncTimer = undefined;
@@ -639,7 +663,10 @@ export class Machine {
     // kube-proxy and kubelet first, containerd last; the pods die with the cgroup below.
     for (const p of [...this.supervised].reverse()) await p.stop(5_000);
     this.destroySync();
-    await rm(this.opts.stateDir, { recursive: true, force: true });
+    this.supervised.length = 0;
+    this.holder = undefined;
+    this.cniWritten = undefined;
+    this.destroying = false;
   }
 
   /** Kills and removes everything but the state dir; synchronous, for exit handlers. */
