@@ -223,8 +223,9 @@ describe('the runtime image’s files', () => {
       );
     const imported = new Set<string>();
     for (const file of files(join(app, 'dist'))) {
-      // A module name has no whitespace: `'import', '--flag'` (an argv) is no import.
-      for (const m of readFileSync(file, 'utf8').matchAll(/(?:from|import)\s*\(?\s*['"]([^'".\s,][^'"\s]*)['"]/g)) {
+      // `from`/`import` as keywords, not inside a string such as ctr's 'images', 'import' arguments.
+      const imports = /(?:^|[^\w'"$.])(?:from|import)\s*\(?\s*['"]([^'".][^'"]*)['"]/gm;
+      for (const m of readFileSync(file, 'utf8').matchAll(imports)) {
         const spec = m[1]!;
         if (spec.startsWith('node:') || builtinModules.includes(spec)) continue;
         imported.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!);

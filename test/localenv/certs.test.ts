@@ -4,7 +4,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { generateCertificates } from '../../src/localenv/certs.js';
+import { generateCertificates, issueClientCertificate } from '../../src/localenv/certs.js';
 import { firstServiceIP } from '../../src/localenv/control-plane.js';
 import { writeAdminKubeconfig } from '../../src/localenv/kubeconfig.js';
 import { parse } from 'yaml';
@@ -29,6 +29,25 @@ describe('control plane certificates', async () => {
     expect(openssl('verify', '-CAfile', certs.caCert, certs.serverCert)).toContain('OK');
     expect(openssl('x509', '-in', certs.serverCert, '-noout', '-ext', 'extendedKeyUsage')).toContain(
       'TLS Web Server Authentication',
+    );
+  });
+
+  it('issues client certificates for nodes and kube-proxy, signed by the CA', async () => {
+    const node = await issueClientCertificate(certs, {
+      file: 'node-a',
+      commonName: 'system:node:a',
+      organizations: ['system:nodes'],
+    });
+    const file = join(dir, 'node-a.crt');
+    expect(await readFile(file, 'utf8')).toBe(node.certPEM);
+    expect(node.keyPEM).toContain('PRIVATE KEY');
+    expect(openssl('x509', '-in', file, '-noout', '-subject')).toMatch(/O\s*=\s*system:nodes, CN\s*=\s*system:node:a/);
+    expect(openssl('x509', '-in', file, '-noout', '-ext', 'extendedKeyUsage')).toContain(
+      'TLS Web Client Authentication',
+    );
+    expect(openssl('verify', '-CAfile', certs.caCert, file)).toContain('OK');
+    await expect(issueClientCertificate(certs, { file: '../x', commonName: 'x' })).rejects.toThrow(
+      /invalid certificate file name/,
     );
   });
 

@@ -6,7 +6,7 @@
  * SERVFAIL unless `upstreams` are given.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
-import type { ResourceClient, ResourceRef } from '../../../runtime/client.js';
+import { resources, type ResourceClient, type ResourceRef } from '../../../runtime/client.js';
 import type { IPFamily } from '../../../net/cidr.js';
 import { COREDNS_IMAGE } from '../machine/images.js';
 
@@ -29,8 +29,8 @@ export interface CoreDNSOptions {
 
 export const COREDNS_RESOURCES = {
   serviceAccount: { group: '', version: 'v1', plural: 'serviceaccounts', kind: 'ServiceAccount', namespaced: true },
-  configMap: { group: '', version: 'v1', plural: 'configmaps', kind: 'ConfigMap', namespaced: true },
-  service: { group: '', version: 'v1', plural: 'services', kind: 'Service', namespaced: true },
+  configMap: resources.configMap,
+  service: resources.service,
   clusterRole: {
     group: 'rbac.authorization.k8s.io',
     version: 'v1',

@@ -20,7 +20,8 @@
  *             server and the caller's namespace answer without routes to the pods.
  *
  * Lifecycle: `deploy()` creates all of that and returns once the processes run; `wait()` resolves when the Node is
- * Ready; `destroy()` stops everything and removes the namespaces, cgroups, veth and the state dir.
+ * Ready; `stop()` shuts the machine down and keeps its state dir (`deploy()` brings the same node back);
+ * `destroy()` also removes the state dir. Neither deletes the Node object: the caller does, when it scales down.
  * `cleanupOrphanedMachines()` removes what a previous run left when it died (its owner pid is gone).
  *
  * What the caller provides: the node bridge with the gateway addresses (in its network namespace, where the API
@@ -137,6 +138,16 @@ export function machineID(name: string, ownerPid = process.pid): string {
   return `${MACHINE_PREFIX}${ownerPid}-${MACHINE_KIND}-${name}`;
 }
 
+/** A locally administered unicast MAC address, stable for a machine's name and addresses. */
+export function machineMAC(name: string, addresses: readonly string[]): string {
+  const bytes = createHash('sha256')
+    .update(`${name}\n${addresses.join(',')}`)
+    .digest()
+    .subarray(0, 6);
+  bytes[0] = (bytes[0]! & 0xfe) | 0x02;
+  return [...bytes].map((b) => b.toString(16).padStart(2, '0')).join(':');
+}
+
 /** The host end of the machine's veth: `gv6v` and a hash of the namespace name, 15 characters. */
 export function hostVethName(id: string): string {
   return `gv6v${createHash('sha256').update(id).digest('hex').slice(0, 11)}`;
@@ -151,7 +162,13 @@ function ip(args: string[]): string {
   }
 }
 
-const MOVE_INTO_CGROUP = 'for f in $GIPV6_CGROUP_PROCS; do echo $$ > "$f"; done; unset GIPV6_CGROUP_PROCS; exec "$@"';
+/** Writes its pid into the cgroup.procs files in $GIPV6_CGROUP_PROCS, then execs the rest of the command line. */
+const MOVE_INTO_CGROUP = [
+  '/bin/sh',
+  '-c',
+  'for f in $GIPV6_CGROUP_PROCS; do echo $$ > "$f"; done; unset GIPV6_CGROUP_PROCS; exec "$@"',
+  'cgroup-move',
+];
 
 /**
  * The holder's setup, run inside the new mount and cgroup namespaces (and the machine's network namespace), then
@@ -230,6 +247,12 @@ export class Machine {
     };
   }
 
+  /** The command prefix that enters the machine's mount, network and cgroup namespaces (through the holder). */
+  private enterMachine(): string[] {
+    if (this.holder === undefined) throw new Error(`machine ${this.opts.name} is not deployed`);
+    return [which('nsenter') ?? 'nsenter', `--target=${this.holder.pid}`, '--mount', '--net', '--cgroup', '--'];
+  }
+
   /** How to start a command inside the machine, in the cgroup `system` of the machine. */
   private insideSpec(name: string, command: string, args: string[]): StartOptions {
     if (this.holder === undefined) throw new Error(`machine ${this.opts.name} is not deployed`);
@@ -238,18 +261,7 @@ export class Machine {
       command,
       args,
       logFile: join(this.opts.stateDir, 'logs', `${name}.log`),
-      wrap: [
-        '/bin/sh',
-        '-c',
-        MOVE_INTO_CGROUP,
-        'cgroup-move',
-        which('nsenter') ?? 'nsenter',
-        `--target=${this.holder.pid}`,
-        '--mount',
-        '--net',
-        '--cgroup',
-        '--',
-      ],
+      wrap: [...MOVE_INTO_CGROUP, ...this.enterMachine()],
       env: { ...this.env(), GIPV6_CGROUP_PROCS: this.cgroup.procsFiles('system').join(' ') },
     };
   }
@@ -257,16 +269,7 @@ export class Machine {
   /** Runs a command inside the machine to completion; stdin from a file when given. */
   private execInside(command: string, args: string[], stdinFile?: string, timeoutMs = 120_000): Promise<string> {
     if (this.holder === undefined) throw new Error(`machine ${this.opts.name} is not deployed`);
-    const argv = [
-      which('nsenter') ?? 'nsenter',
-      `--target=${this.holder.pid}`,
-      '--mount',
-      '--net',
-      '--cgroup',
-      '--',
-      command,
-      ...args,
-    ];
+    const argv = [...this.enterMachine(), command, ...args];
     return new Promise((resolve, reject) => {
       const child = spawn(argv[0]!, argv.slice(1), { env: this.env(), stdio: ['pipe', 'pipe', 'pipe'] });
       let out = '';
@@ -288,7 +291,9 @@ export class Machine {
   }
 
   async deploy(): Promise<void> {
+    if (this.holder !== undefined) throw new Error(`machine ${this.opts.name} is deployed already`);
     const started = Date.now();
+    checkRuncSeccomp(join(this.opts.binDir, 'runc'));
     if (netnsExists(this.netns) || this.cgroup.exists()) removeMachineResources(this.id, this.vethName);
     this.unregisterEmergency = onEmergencyExit(() => this.destroySync(), { signals: false });
     try {
@@ -365,9 +370,12 @@ export class Machine {
     // Loopback keeps 127.0.0.1 even on IPv6-only machines, as on a real IPv6-only node: without it Go programs
     // (kubelet, kube-proxy) listening on `::` fall back to an IPv4-only socket (Go's net package binds 0.0.0.0
     // when IPv4-mapped addresses don't work), and the kubelet would not answer on its IPv6 node address.
+    // A MAC address of its own for good: the other machines' neighbor caches stay right when it comes back after a
+    // restart (a new random MAC would leave them sending to the old one until their entries expire, ~30 s).
+    const mac = machineMAC(this.opts.name, this.opts.addresses);
     // The bridge may live in another namespace (the shoot's control plane namespace, its network's router).
     const at = this.opts.bridgeNetns !== undefined ? ['-n', this.opts.bridgeNetns] : [];
-    ip([...at, 'link', 'add', this.vethName, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', ns]);
+    ip([...at, 'link', 'add', this.vethName, 'type', 'veth', 'peer', 'name', 'eth0', 'address', mac, 'netns', ns]);
     ip([...at, 'link', 'set', this.vethName, 'master', this.opts.bridge]);
     ip([...at, 'link', 'set', this.vethName, 'up']);
     for (const address of this.opts.addresses) ip(['-n', ns, 'addr', 'add', address, 'dev', 'eth0', 'nodad']);
@@ -412,10 +420,7 @@ export class Machine {
       args: ['-c', HOLDER_SETUP, 'machine-holder', this.opts.stateDir, join(this.opts.binDir, 'pause'), ...hierarchies],
       logFile: join(this.opts.stateDir, 'logs', 'holder.log'),
       wrap: [
-        '/bin/sh',
-        '-c',
-        MOVE_INTO_CGROUP,
-        'cgroup-move',
+        ...MOVE_INTO_CGROUP,
         which('nsenter') ?? 'nsenter',
         `--net=/run/netns/${this.netns}`,
         '--',
@@ -646,6 +651,15 @@ export class Machine {
 
   /** Stops the processes gracefully, then removes everything of the machine, its state dir included. */
   async destroy(): Promise<void> {
+    await this.stop();
+    await rm(this.opts.stateDir, { recursive: true, force: true });
+  }
+
+  /**
+   * Stops the machine like a shutdown: the processes (gracefully), its namespaces, cgroups and veth go, its files
+   * in the state dir stay, so `deploy()` brings the same node back (a gardenlet restart, `up` run again).
+   */
+  async stop(): Promise<void> {
     this.destroying = true;
     clearTimeout(this.syncTimer);
     this.syncTimer = undefined;
@@ -653,7 +667,10 @@ export class Machine {
     // kube-proxy and kubelet first, containerd last; the pods die with the cgroup below.
     for (const p of [...this.supervised].reverse()) await p.stop(5_000);
     this.destroySync();
-    await rm(this.opts.stateDir, { recursive: true, force: true });
+    this.supervised.length = 0;
+    this.holder = undefined;
+    this.cniWritten = undefined;
+    this.destroying = false;
   }
 
   /** Kills and removes everything but the state dir; synchronous, for exit handlers. */
@@ -682,6 +699,28 @@ function removeMachineResources(id: string, vethName: string): void {
   } catch {
     // Went with the namespace.
   }
+}
+
+const runcChecked = new Set<string>();
+
+/**
+ * containerd gives every pod sandbox the RuntimeDefault seccomp profile when the kernel has seccomp, and a runc
+ * built without seccomp then refuses to start any pod: say so before a machine is created.
+ */
+function checkRuncSeccomp(runc: string): void {
+  if (runcChecked.has(runc)) return;
+  let version: string;
+  try {
+    version = execFileSync(runc, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (e) {
+    throw new Error(`cannot run ${runc}: ${(e as Error).message}`);
+  }
+  if (!/^libseccomp:/m.test(version)) {
+    throw new Error(
+      `${runc} was built without seccomp; pods could not start (rebuild it: hack/ensure-binaries.sh runc)`,
+    );
+  }
+  runcChecked.add(runc);
 }
 
 function pidAlive(pid: number): boolean {

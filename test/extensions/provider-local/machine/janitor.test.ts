@@ -6,6 +6,7 @@ import {
   hostVethName,
   machineID,
   machineLeftovers,
+  machineMAC,
 } from '../../../../src/extensions/provider-local/machine/machine.js';
 import { netnsUnsupportedReason } from '../../../../src/localenv/netns.js';
 import { which } from '../../../../src/localenv/process.js';
@@ -24,6 +25,14 @@ describe('machine janitor', () => {
   it('names a machine after its owner pid, with a veth name of at most 15 characters', () => {
     expect(machineID('worker-a', 4242)).toBe('gv6-4242-machine-worker-a');
     expect(hostVethName(machineID('worker-a', 4242))).toMatch(/^gv6v[0-9a-f]{11}$/);
+  });
+
+  it('gives a machine a stable, locally administered unicast MAC address', () => {
+    const mac = machineMAC('worker-a', ['fd00:10:1::a/64']);
+    expect(mac).toMatch(/^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/);
+    expect(parseInt(mac.slice(0, 2), 16) & 0x03).toBe(0x02);
+    expect(machineMAC('worker-a', ['fd00:10:1::a/64'])).toBe(mac);
+    expect(machineMAC('worker-b', ['fd00:10:1::b/64'])).not.toBe(mac);
   });
 
   it.runIf(netnsUnsupportedReason() === undefined)(

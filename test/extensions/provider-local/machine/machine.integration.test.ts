@@ -162,17 +162,14 @@ function variant(families: IPFamily[]) {
       }
     }, 180_000);
 
-    it('pod A reaches pod B on the other machine by IP, per family', () => {
+    it('pod A reaches pod B on the other machine by IP, per family', async () => {
       for (const ip of pods[1]!.status!.podIPs!.map((p) => p.ip)) {
-        const body = exec(pods[0]!.metadata!.name!, [
-          'timeout',
-          '5',
-          'wget',
-          '-q',
-          '-O',
-          '-',
-          `http://${urlHost(ip)}:8080/`,
-        ]);
+        // A fresh pod's address can take a moment to settle (duplicate address detection): retry, with a deadline.
+        const body = await waitFor(
+          () =>
+            exec(pods[0]!.metadata!.name!, ['timeout', '3', 'wget', '-q', '-O', '-', `http://${urlHost(ip)}:8080/`]),
+          { timeoutMs: 20_000, intervalMs: 500, message: `pod B at ${ip}` },
+        );
         expect(body.trim()).toBe(pods[1]!.metadata!.name);
       }
     }, 60_000);
@@ -249,6 +246,32 @@ function variant(families: IPFamily[]) {
         await a.wait(60_000);
       },
       90_000,
+    );
+
+    it.runIf(families.length === 1 && families[0] === 'IPv6')(
+      'a machine stopped and deployed again on its state dir comes back with its pod',
+      async () => {
+        const b = machines[1]!;
+        await b.stop();
+        expect(machineLeftovers(b.id)).toEqual([]);
+        expect(existsSync(b.opts.stateDir)).toBe(true);
+        await b.deploy();
+        await b.wait(60_000);
+        // The kubelet starts the Pod the API server still has on this node again: a new sandbox with a new
+        // address, which the Pod's status shows a moment later. Ask for the address on every try.
+        const body = await waitFor(
+          async () => {
+            const pod = (await env.client.get(ref.pod, pods[1]!.metadata!.name!, ns)) as Pod;
+            const ip = pod.status?.podIPs?.[0]?.ip;
+            if (ip === undefined) return undefined;
+            const url = `http://${urlHost(ip)}:8080/`;
+            return exec(pods[0]!.metadata!.name!, ['timeout', '3', 'wget', '-q', '-O', '-', url]);
+          },
+          { timeoutMs: 60_000, intervalMs: 500, message: 'pod B answering again after the restart' },
+        );
+        expect(body.trim()).toBe(pods[1]!.metadata!.name);
+      },
+      120_000,
     );
 
     it('destroy leaves nothing: namespaces, cgroups, processes, veths', async () => {

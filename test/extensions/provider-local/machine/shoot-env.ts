@@ -20,28 +20,18 @@ import { freePorts } from '../../../../src/localenv/net.js';
 import { startProcess, which, type ManagedProcess } from '../../../../src/localenv/process.js';
 import { ResourceClient } from '../../../../src/runtime/client.js';
 import type { IPFamily } from '../../../../src/net/cidr.js';
-import { Machine, type MachineOptions } from '../../../../src/extensions/provider-local/machine/machine.js';
+import {
+  MACHINE_BINARIES,
+  Machine,
+  type MachineOptions,
+} from '../../../../src/extensions/provider-local/machine/machine.js';
 import { buildMachineImages, type BuiltImage } from '../../../../src/extensions/provider-local/machine/images.js';
 import { projectRoot } from '../../../../src/localenv/project.js';
 
 export const BIN_DIR = process.env.GARDENER_IPV6_BIN_DIR ?? join(projectRoot(), '.cache', 'bin');
 export const NEEDED_BINARIES = [
-  'etcd',
-  'kube-apiserver',
-  'kube-controller-manager',
-  'kube-scheduler',
-  'kubectl',
-  'kubelet',
-  'kube-proxy',
-  'containerd',
-  'containerd-shim-runc-v2',
-  'ctr',
-  'runc',
-  'pause',
-  'cni-bridge',
-  'cni-host-local',
-  'cni-loopback',
-  'coredns',
+  ...['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kubectl', 'coredns'],
+  ...MACHINE_BINARIES,
 ];
 
 /** Why the machine tests can't run here, or undefined. */
