@@ -1,15 +1,20 @@
 /**
  * `npm run bench`: every benchmark of the project, each reported with its baseline measured in the same run.
- * `npm run bench -- api` or `-- reconcile` runs one of them; `--sizes 200,1000` sets the reconcile sizes.
+ * `npm run bench -- api`, `-- reconcile [--sizes 200,1000]` or `-- webhook [--rounds 2] [--duration 10]
+ * [--rss-seconds 60] [--cpu-prof DIR]` runs one of them.
  */
 import { runApiBench } from './api.js';
 import { runReconcileBench } from './reconcile.js';
+import { formatWebhookBench, runWebhookBench } from './webhook.js';
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const args = process.argv.slice(2);
-const only = args.find((a) => !a.startsWith('--') && !/^\d/.test(a));
-const sizesArg = args[args.indexOf('--sizes') + 1];
-const sizes = args.includes('--sizes') && sizesArg ? sizesArg.split(',').map(Number) : [200, 1000];
+const valueOf = (flag: string): string | undefined => (args.includes(flag) ? args[args.indexOf(flag) + 1] : undefined);
+const flagValues = new Set(['--sizes', '--rounds', '--duration', '--rss-seconds', '--cpu-prof'].map(valueOf));
+const only = args.find((a) => !a.startsWith('--') && !flagValues.has(a));
+const sizes = valueOf('--sizes')?.split(',').map(Number) ?? [200, 1000];
+const numberOf = (flag: string): number | undefined =>
+  valueOf(flag) === undefined ? undefined : Number(valueOf(flag));
 
 if (!only || only === 'api') {
   console.log('# validate+default throughput (one core, mix of IPv4, IPv6 and dual-stack objects)');
@@ -31,4 +36,16 @@ if (!only || only === 'reconcile') {
         `${r.configMapSeconds.toFixed(1)}s (ratio ${(r.reconcileSeconds / r.configMapSeconds).toFixed(2)}x)`,
     );
   }
+}
+
+if (!only || only === 'webhook') {
+  console.log('\n# admission webhook under load (h2load over HTTPS on [::1]; baseline: bare Node HTTPS server)');
+  const cpuProfileDir = valueOf('--cpu-prof');
+  const result = await runWebhookBench({
+    durationSeconds: numberOf('--duration'),
+    rounds: numberOf('--rounds'),
+    rssSeconds: numberOf('--rss-seconds'),
+    ...(cpuProfileDir ? { cpuProfileDir } : {}),
+  });
+  console.log(formatWebhookBench(result));
 }

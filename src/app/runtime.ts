@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { seedLookup, startAdmissionServer, type AdmissionServer } from '../admission/server.js';
+import { startAdmissionServer, type AdmissionServer } from '../admission/server.js';
 import {
   desiredWebhookConfigurations,
   deployWebhookConfigurations,
@@ -21,6 +21,7 @@ import { generateCertificates } from '../localenv/certs.js';
 import { ResourceClient } from '../runtime/client.js';
 import type { Logger } from '../runtime/log.js';
 import { Manager } from '../runtime/manager.js';
+import { sharedReaders, type SharedReaders } from './readers.js';
 
 export const COMPONENTS = ['admission', 'gardenlet', 'network', 'dns'] as const;
 export type Component = (typeof COMPONENTS)[number];
@@ -59,6 +60,8 @@ export interface RuntimeOptions {
 
 export interface Runtime {
   readonly manager: Manager;
+  /** The caches the components share. */
+  readonly readers: SharedReaders;
   readonly webhook: AdmissionServer | undefined;
   stop(): Promise<void>;
 }
@@ -98,13 +101,27 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   let tls: WebhookTLS | undefined;
   const registered = components.has('admission') && (options.webhook?.register ?? true);
 
+  const manager = new Manager({
+    kubeConfig: options.kubeConfig,
+    logger,
+    client,
+    ...(options.health ? { health: options.health } : {}),
+    ...(options.leaderElection ? { leaderElection: options.leaderElection } : {}),
+  });
+  // One cache per kind for the components of the process that read it; the informers start with the manager.
+  const readers = sharedReaders(manager);
+
   if (components.has('admission')) {
     const webhookOptions = options.webhook ?? {};
     tls = await webhookTLS(webhookOptions);
+    const seeds = readers.seeds;
     webhook = await startAdmissionServer({
       tls: { cert: tls.cert, key: tls.key },
       gates: options.gates,
-      lookupSeed: seedLookup(client),
+      // Until the cache has synced, every lookup is a miss and reads from the API server.
+      lookupSeed: (name) => seeds.get(name),
+      ready: () => seeds.hasSynced(),
+      metrics: manager.metrics.registry,
       host: webhookOptions.host ?? '::',
       port: webhookOptions.port ?? 9443,
       logger: logger.child({ component: 'admission' }),
@@ -116,20 +133,14 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     }
   }
 
-  const manager = new Manager({
-    kubeConfig: options.kubeConfig,
-    logger,
-    client,
-    ...(options.health ? { health: options.health } : {}),
-    ...(options.leaderElection ? { leaderElection: options.leaderElection } : {}),
-  });
-  if (components.has('gardenlet')) addGardenletControllers(manager, options.gardenlet);
+  if (components.has('gardenlet')) addGardenletControllers(manager, { ...options.gardenlet, seeds: readers.seeds });
   if (components.has('network')) addNetworkExtension(manager, options.extensions?.network);
   if (components.has('dns')) addDNSExtension(manager, options.extensions?.dns);
   await manager.start();
 
   return {
     manager,
+    readers,
     webhook,
     async stop() {
       await manager.stop();
