@@ -12,7 +12,7 @@
  * the webhook's RSS every second.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -190,9 +190,9 @@ async function apiRequestCounts(kc: KubeConfig): Promise<{ seeds: number; all: n
   for (const line of text.split('\n')) {
     if (!line.startsWith('apiserver_request_total{')) continue;
     const value = Number(line.slice(line.lastIndexOf(' ') + 1));
-    if (/resource=""/.test(line)) continue;
+    if (/[{,]resource=""/.test(line)) continue;
     all += value;
-    if (/resource="seeds"/.test(line)) seeds += value;
+    if (/[{,]resource="seeds"/.test(line)) seeds += value;
   }
   return { seeds, all };
 }
@@ -222,6 +222,8 @@ function h2load(port: number, bodyFile: string, seconds: number, load: Load, log
     `https://[::1]:${port}/mutate?timeout=10s`,
     `https://[::1]:${port}/validate?timeout=10s`,
   ];
+  // h2load appends to its log file.
+  rmSync(logFile, { force: true });
   return new Promise((resolve, reject) => {
     const child = spawn('h2load', args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
@@ -323,6 +325,7 @@ export async function runWebhookBench(opts: WebhookBenchOptions = {}): Promise<W
     await client.create(Refs.seed, seed);
 
     const certDir = join(dir, 'certs');
+    mkdirSync(certDir);
     const certs = await generateCertificates(certDir, { ipAddresses: ['::1'], dnsNames: ['localhost'], days: 1 });
     copyFileSync(certs.serverCert, join(certDir, 'tls.crt'));
     copyFileSync(certs.serverKey, join(certDir, 'tls.key'));
@@ -389,7 +392,8 @@ export async function runWebhookBench(opts: WebhookBenchOptions = {}): Promise<W
           ]);
           process.stderr.write(
             `round ${round + 1}/${rounds} ${target} @ ${load ?? 'max'}: ${run.reviews} reviews, ` +
-              `${(run.reviews / run.seconds).toFixed(0)}/s, p99 ${percentile(run.latencies, 99).toFixed(2)} ms\n`,
+              `${(run.reviews / run.seconds).toFixed(0)}/s, p99 ${percentile(run.latencies, 99).toFixed(2)} ms, ` +
+              `${requests.seeds - before.requests.seeds} seed requests\n`,
           );
         }
       }
