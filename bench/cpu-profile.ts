@@ -22,6 +22,11 @@ interface Profile {
 /** The first rule whose test matches a frame (or, for native frames, its nearest JavaScript caller) names its step. */
 const STEPS: [step: string, test: (fn: string, url: string) => boolean][] = [
   ['garbage collection', (fn) => fn === '(garbage collector)'],
+  // Writes to a TLS socket encrypt in these native calls.
+  [
+    'TLS: encrypt and write',
+    (fn) => /^(writev|writeLatin1String|writeUtf8String|writeBuffer|writeString|writeAsciiString)$/.test(fn),
+  ],
   // Native code with no JavaScript on the stack: mostly TLS records (OpenSSL) and socket I/O (libuv).
   ['native: TLS records and socket I/O', (fn) => fn === '(program)'],
   ['JSON decode (body)', (fn) => fn === 'parse' || fn === 'parseReview'],
@@ -42,7 +47,7 @@ const STEPS: [step: string, test: (fn: string, url: string) => boolean][] = [
   ['logging (pino)', (_fn, url) => url.includes('/pino') || url.includes('sonic-boom') || url.endsWith('/log.ts')],
   ['metrics (prom-client)', (_fn, url) => url.includes('prom-client') || url.endsWith('admission/metrics.ts')],
   ['review handling (review.ts, server.ts)', (_fn, url) => url.includes('/admission/')],
-  ['TLS', (fn, url) => /tls|crypto/i.test(url) || /^(SSL|Tls|TLS)|encrypt|decrypt/i.test(fn)],
+  ['TLS: other', (fn, url) => /tls|crypto/i.test(url) || /^(SSL|Tls|TLS)|encrypt|decrypt/i.test(fn)],
   ['HTTP and body read', (_fn, url) => /node:(_http|http|net|stream|internal\/streams|events|buffer)/.test(url)],
 ];
 

@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: every benchmark of the project, each reported with its baseline measured in the same run.
  * `npm run bench -- api`, `-- reconcile [--sizes 200,1000]` or `-- webhook [--rounds 2] [--duration 10]
- * [--rss-seconds 60] [--cpu-prof DIR]` runs one of them.
+ * [--rss-seconds 60] [--rss-warmup-seconds 90] [--cpu-prof DIR]` runs one of them (the webhook benchmark needs
+ * h2load: Debian's `nghttp2-client`).
  */
 import { runApiBench } from './api.js';
 import { runReconcileBench } from './reconcile.js';
@@ -10,7 +11,9 @@ import { formatWebhookBench, runWebhookBench } from './webhook.js';
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const args = process.argv.slice(2);
 const valueOf = (flag: string): string | undefined => (args.includes(flag) ? args[args.indexOf(flag) + 1] : undefined);
-const flagValues = new Set(['--sizes', '--rounds', '--duration', '--rss-seconds', '--cpu-prof'].map(valueOf));
+const flagValues = new Set(
+  ['--sizes', '--rounds', '--duration', '--rss-seconds', '--rss-warmup-seconds', '--cpu-prof'].map(valueOf),
+);
 const only = args.find((a) => !a.startsWith('--') && !flagValues.has(a));
 const sizes = valueOf('--sizes')?.split(',').map(Number) ?? [200, 1000];
 const numberOf = (flag: string): number | undefined =>
@@ -45,6 +48,7 @@ if (!only || only === 'webhook') {
     durationSeconds: numberOf('--duration'),
     rounds: numberOf('--rounds'),
     rssSeconds: numberOf('--rss-seconds'),
+    rssWarmupSeconds: numberOf('--rss-warmup-seconds'),
     ...(cpuProfileDir ? { cpuProfileDir } : {}),
   });
   console.log(formatWebhookBench(result));

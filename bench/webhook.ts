@@ -31,6 +31,11 @@ export interface WebhookBenchOptions {
   readonly rounds?: number;
   /** Seconds of the RSS phase. @default 60 */
   readonly rssSeconds?: number;
+  /**
+   * Seconds at the RSS phase's load before it is measured. V8 grows the old generation lazily: a fresh process's RSS
+   * rises for a minute or two at this load until the first full collection, then stays flat. @default 90
+   */
+  readonly rssWarmupSeconds?: number;
   /** Write a V8 CPU profile of the webhook process into this folder (`node --cpu-prof`). */
   readonly cpuProfileDir?: string;
 }
@@ -68,6 +73,9 @@ export interface LoadResult {
 
 export interface RSSResult {
   readonly seconds: number;
+  readonly warmupSeconds: number;
+  /** MiB, one sample per second of the warm-up. */
+  readonly warmupSamples: readonly number[];
   readonly reviews: number;
   readonly errors: number;
   /** MiB, one sample per second. */
@@ -278,7 +286,8 @@ async function startServer(config: WebhookServerConfig, dir: string, cpuProfileD
       join(import.meta.dirname, 'webhook-server.ts'),
       JSON.stringify(config),
     ],
-    { stdio: ['ignore', openSync(logFile, 'a'), 'inherit', 'ipc'] },
+    // In the project, where `--import tsx` resolves.
+    { cwd: join(import.meta.dirname, '..'), stdio: ['ignore', openSync(logFile, 'a'), 'inherit', 'ipc'] },
   );
   const ready = await new Promise<{ port: number; healthPort?: number }>((resolve, reject) => {
     child.once('message', (m) => resolve(m as { port: number; healthPort?: number }));
@@ -314,6 +323,7 @@ export async function runWebhookBench(opts: WebhookBenchOptions = {}): Promise<W
   const durationSeconds = opts.durationSeconds ?? 10;
   const rounds = opts.rounds ?? 2;
   const rssSeconds = opts.rssSeconds ?? 60;
+  const rssWarmupSeconds = opts.rssWarmupSeconds ?? 90;
   const dir = mkdtempSync(join(tmpdir(), 'gardener-ipv6-bench-webhook-'));
   const cp = await startControlPlane({ log: () => {} });
   const servers: ServerProcess[] = [];
@@ -425,14 +435,27 @@ export async function runWebhookBench(opts: WebhookBenchOptions = {}): Promise<W
       }
     }
 
-    // RSS over time at a steady 1000 reviews/s with seed context.
+    // RSS over time at a steady 1000 reviews/s with seed context, after a warm-up at that load.
+    const warmupSamples: number[] = [];
+    let sampler = setInterval(() => warmupSamples.push(rssMiB(webhook.child.pid!)), 1000);
+    if (rssWarmupSeconds > 0) {
+      await h2load(webhook.port, bodyFiles['valid+seed'], rssWarmupSeconds, 1000, join(dir, 'rss.log'));
+    }
+    clearInterval(sampler);
     const samples: number[] = [];
-    const sampler = setInterval(() => samples.push(rssMiB(webhook.child.pid!)), 1000);
+    sampler = setInterval(() => samples.push(rssMiB(webhook.child.pid!)), 1000);
     const rssRun = await h2load(webhook.port, bodyFiles['valid+seed'], rssSeconds, 1000, join(dir, 'rss.log'));
     clearInterval(sampler);
     return {
       results,
-      rss: { seconds: rssSeconds, reviews: rssRun.reviews, errors: rssRun.errors, samples },
+      rss: {
+        seconds: rssSeconds,
+        warmupSeconds: rssWarmupSeconds,
+        warmupSamples,
+        reviews: rssRun.reviews,
+        errors: rssRun.errors,
+        samples,
+      },
       rounds,
       durationSeconds,
     };
@@ -493,14 +516,16 @@ export function formatWebhookBench(r: WebhookBenchResult): string {
   };
   for (const target of TARGETS) lines.push(`CPU per review over all loads, ${target}: ${fmt(cpu(target))} µs`);
   const s = r.rss.samples;
-  const head = s.slice(5, 15);
+  const head = s.slice(0, 10);
   const tail = s.slice(-10);
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
   lines.push(
-    `RSS over ${r.rss.seconds} s at 1000 reviews/s (valid+seed, ${r.rss.reviews} reviews, ${r.rss.errors} errors): ` +
-      `${fmt(mean(head), 1)} MiB (s 5-15) -> ${fmt(mean(tail), 1)} MiB (last 10 s), max ${fmt(Math.max(...s), 1)} MiB ` +
+    `RSS over ${r.rss.seconds} s at 1000 reviews/s after ${r.rss.warmupSeconds} s at that load (valid+seed, ` +
+      `${r.rss.reviews} reviews, ${r.rss.errors} errors): ` +
+      `${fmt(mean(head), 1)} MiB (first 10 s) -> ${fmt(mean(tail), 1)} MiB (last 10 s), max ${fmt(Math.max(...s), 1)} MiB ` +
       `(${fmt((100 * (mean(tail) - mean(head))) / mean(head), 1)} %)`,
   );
+  lines.push(`RSS samples of the warm-up (MiB, 1/s): ${r.rss.warmupSamples.map((x) => x.toFixed(0)).join(' ')}`);
   lines.push(`RSS samples (MiB, 1/s): ${s.map((x) => x.toFixed(0)).join(' ')}`);
   return lines.join('\n');
 }

@@ -293,8 +293,12 @@ function shareUnchanged(base: unknown, target: unknown): unknown {
 
 function put(frame: ShareFrame, key: string, value: unknown, equal: boolean): void {
   if (!equal) frame.equal = false;
-  // defineProperty: a `__proto__` key of parsed JSON is an own property, not the prototype.
-  Object.defineProperty(frame.shared, key, { value, enumerable: true, writable: true, configurable: true });
+  // A `__proto__` key of parsed JSON is an own property; assigning it would set the prototype instead.
+  if (key === '__proto__') {
+    Object.defineProperty(frame.shared, key, { value, enumerable: true, writable: true, configurable: true });
+  } else {
+    (frame.shared as Record<string, unknown>)[key] = value;
+  }
 }
 
 function isContainer(value: unknown): value is Container {
