@@ -1,18 +1,26 @@
 /**
  * `npm run bench`: every benchmark of the project, each reported with its baseline measured in the same run.
- * `npm run bench -- api`, `-- cli` or `-- reconcile` runs one of them; `--sizes 200,1000` sets the reconcile sizes.
+ * `npm run bench -- api`, `-- cli`, `-- reconcile [--sizes 200,1000]`, `-- shoot` (control planes and machines),
+ * `-- machines` or `-- webhook [--rounds 2] [--duration 10] [--rss-seconds 60] [--rss-warmup-seconds 90]
+ * [--cpu-prof DIR]` runs one of them (the webhook benchmark needs h2load: Debian's `nghttp2-client`).
  */
 import { runApiBench } from './api.js';
 import { CLI_TARGET_MS, runCliBench } from './cli.js';
 import { runReconcileBench } from './reconcile.js';
 import { runMachinesBench } from './machines.js';
 import { runShootBench } from './shoot.js';
+import { formatWebhookBench, runWebhookBench } from './webhook.js';
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const args = process.argv.slice(2);
-const only = args.find((a) => !a.startsWith('--') && !/^\d/.test(a));
-const sizesArg = args[args.indexOf('--sizes') + 1];
-const sizes = args.includes('--sizes') && sizesArg ? sizesArg.split(',').map(Number) : [200, 1000];
+const valueOf = (flag: string): string | undefined => (args.includes(flag) ? args[args.indexOf(flag) + 1] : undefined);
+const flagValues = new Set(
+  ['--sizes', '--rounds', '--duration', '--rss-seconds', '--rss-warmup-seconds', '--cpu-prof'].map(valueOf),
+);
+const only = args.find((a) => !a.startsWith('--') && !flagValues.has(a));
+const sizes = valueOf('--sizes')?.split(',').map(Number) ?? [200, 1000];
+const numberOf = (flag: string): number | undefined =>
+  valueOf(flag) === undefined ? undefined : Number(valueOf(flag));
 
 if (!only || only === 'api') {
   console.log('# validate+default throughput (one core, mix of IPv4, IPv6 and dual-stack objects)');
@@ -74,4 +82,17 @@ if (!only || only === 'shoot' || only === 'machines') {
       `ratios ${(r.gardenlet.podSeconds / r.direct.podSeconds).toFixed(2)}x time, ${(r.gardenlet.rssMiB / r.direct.rssMiB).toFixed(2)}x RSS ` +
       '(target: <= 120 s and <= 3 GiB)',
   );
+}
+
+if (!only || only === 'webhook') {
+  console.log('\n# admission webhook under load (h2load over HTTPS on [::1]; baseline: bare Node HTTPS server)');
+  const cpuProfileDir = valueOf('--cpu-prof');
+  const result = await runWebhookBench({
+    durationSeconds: numberOf('--duration'),
+    rounds: numberOf('--rounds'),
+    rssSeconds: numberOf('--rss-seconds'),
+    rssWarmupSeconds: numberOf('--rss-warmup-seconds'),
+    ...(cpuProfileDir ? { cpuProfileDir } : {}),
+  });
+  console.log(formatWebhookBench(result));
 }

@@ -6,7 +6,8 @@
 import jsonpatch, { type Operation } from 'fast-json-patch';
 import { validateShootExtensionTypes, type RegisteredExtensionTypes } from './extensions.js';
 import type { Shoot } from '../apis/core/v1beta1/shoot.js';
-import { admit, decodeSeed, UnknownKindError, type AdmissionResult } from '../apis/admission.js';
+import { admit, decodeSeed, defaultObject, UnknownKindError, type AdmissionResult } from '../apis/admission.js';
+import type { Seed } from '../apis/core/v1beta1/seed.js';
 import { FieldPath, invalid, invalidStatus, type FieldError, type Status } from '../apis/field/index.js';
 import { deepEqual } from '../apis/meta/objects.js';
 import { withoutNulls } from '../apis/meta/nulls.js';
@@ -122,7 +123,7 @@ async function validateRequest(request: AdmissionRequest, ctx: AdmissionContext)
 
   const seed = kind === Shoots ? await seedContext(request.object, ctx) : {};
   let result: AdmissionResult;
-  const input = { object: request.object, gates: ctx.gates, ...(seed.seed === undefined ? {} : { seed: seed.seed }) };
+  const input = { object: request.object, gates: ctx.gates, ...seedInput(seed) };
   try {
     result = admit(request.operation === 'UPDATE' ? { ...input, oldObject: request.oldObject } : input);
   } catch (e) {
@@ -149,11 +150,8 @@ async function mutateRequest(request: AdmissionRequest, ctx: AdmissionContext): 
   if (!kind) return { uid: request.uid, allowed: true };
 
   const seed = kind === Shoots ? await seedContext(request.object, ctx) : {};
-  const result = admit({
-    object: request.object,
-    gates: ctx.gates,
-    ...(seed.seed === undefined ? {} : { seed: seed.seed }),
-  });
+  // Defaults only: validating is the validating webhook's job.
+  const result = defaultObject({ object: request.object, gates: ctx.gates, ...seedInput(seed) });
   // Malformed: nothing to default; the validating webhook tells the client what is wrong.
   if (result.object === undefined) return { uid: request.uid, allowed: true };
 
@@ -168,10 +166,35 @@ async function mutateRequest(request: AdmissionRequest, ctx: AdmissionContext): 
 }
 
 interface SeedContext {
-  /** The usable Seed the shoot names. */
-  seed?: unknown;
+  /** The usable Seed the shoot names, as the lookup returned it and decoded. */
+  seed?: { object: unknown; decoded: Seed };
   /** Why the named seed can't be used, on `spec.seedName`. */
   error?: FieldError;
+}
+
+function seedInput(context: SeedContext): { seed?: unknown; decodedSeed?: Seed } {
+  return context.seed ? { seed: context.seed.object, decodedSeed: context.seed.decoded } : {};
+}
+
+/**
+ * Decoded seeds (or why they can't be used) by the object the lookup returned: the shared cache hands out the same
+ * object until the Seed changes, so each version of a Seed is decoded once, not twice per review.
+ */
+const decodedSeeds = new WeakMap<object, { decoded: Seed } | { unusable: string }>();
+
+function decodeSeedOnce(seed: unknown): { decoded: Seed } | { unusable: string } {
+  const key = typeof seed === 'object' && seed !== null ? seed : undefined;
+  const known = key && decodedSeeds.get(key);
+  if (known) return known;
+  let outcome: { decoded: Seed } | { unusable: string };
+  try {
+    outcome = { decoded: decodeSeed(seed) };
+  } catch (e) {
+    if (!(e instanceof UnknownKindError)) throw e;
+    outcome = { unusable: e.message };
+  }
+  if (key) decodedSeeds.set(key, outcome);
+  return outcome;
 }
 
 /** The Seed of a Shoot's `spec.seedName`, when it names one (an unscheduled shoot has no seed context). */
@@ -181,13 +204,11 @@ async function seedContext(shoot: unknown, ctx: AdmissionContext): Promise<SeedC
   const path = FieldPath.root('spec', 'seedName');
   const seed = await ctx.lookupSeed(name);
   if (seed === undefined) return { error: invalid(path, name, `seed ${JSON.stringify(name)} not found`) };
-  try {
-    decodeSeed(seed);
-  } catch (e) {
-    if (!(e instanceof UnknownKindError)) throw e;
-    return { error: invalid(path, name, `seed ${JSON.stringify(name)} cannot be used: ${e.message}`) };
+  const outcome = decodeSeedOnce(seed);
+  if ('unusable' in outcome) {
+    return { error: invalid(path, name, `seed ${JSON.stringify(name)} cannot be used: ${outcome.unusable}`) };
   }
-  return { seed };
+  return { seed: { object: seed, decoded: outcome.decoded } };
 }
 
 /** Fields of the object the API server owns, or that no defaulting may change. */
@@ -212,21 +233,89 @@ export function defaultingPatch(original: unknown, defaulted: unknown): Operatio
   return jsonpatch.compare(base, shareUnchanged(base, target) as object);
 }
 
-/** `target`, with every subtree that equals the one at the same place in `base` replaced by `base`'s. */
+type Container = Record<string, unknown> | unknown[];
+
+/** One object or array of the walk in {@link shareUnchanged}. */
+interface ShareFrame {
+  readonly base: Container;
+  readonly target: Container;
+  readonly keys: string[];
+  next: number;
+  /** Deep-equal to `base` so far. */
+  equal: boolean;
+  readonly shared: Container;
+  readonly parent: ShareFrame | undefined;
+  readonly key: string;
+}
+
+/**
+ * `target`, with every subtree that equals (as {@link deepEqual} sees it) the one at the same place in `base`
+ * replaced by `base`'s. One iterative post-order walk: linear in the size of `target`, whatever its depth.
+ */
 function shareUnchanged(base: unknown, target: unknown): unknown {
-  if (deepEqual(base, target)) return base;
-  if (!isPlainObject(base) || !isPlainObject(target)) return target;
-  const shared: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(target)) {
-    const defined = Object.prototype.hasOwnProperty.call(base, key);
-    Object.defineProperty(shared, key, {
-      value: defined ? shareUnchanged(base[key], value) : value,
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
+  const open = (b: unknown, t: unknown, parent: ShareFrame | undefined, key: string): ShareFrame | undefined => {
+    if (!isContainer(b) || !isContainer(t) || Array.isArray(b) !== Array.isArray(t)) return undefined;
+    const keys = Object.keys(t);
+    return {
+      base: b,
+      target: t,
+      keys,
+      next: 0,
+      equal: definedCount(t, keys) === definedCount(b, Object.keys(b)),
+      shared: Array.isArray(t) ? new Array<unknown>(t.length) : {},
+      parent,
+      key,
+    };
+  };
+  const root = open(base, target, undefined, '');
+  if (!root) return deepEqual(base, target) ? base : target;
+  let result: unknown = target;
+  const stack: ShareFrame[] = [root];
+  while (stack.length > 0) {
+    const frame = stack[stack.length - 1]!;
+    if (frame.next === frame.keys.length) {
+      stack.pop();
+      const value = frame.equal ? frame.base : frame.shared;
+      if (frame.parent) put(frame.parent, frame.key, value, frame.equal);
+      else result = value;
+      continue;
+    }
+    const key = frame.keys[frame.next++]!;
+    const t = (frame.target as Record<string, unknown>)[key];
+    if (!Object.prototype.hasOwnProperty.call(frame.base, key)) {
+      put(frame, key, t, t === undefined);
+      continue;
+    }
+    const b = (frame.base as Record<string, unknown>)[key];
+    if (b === t) {
+      put(frame, key, b, true);
+      continue;
+    }
+    const child = open(b, t, frame, key);
+    if (child) stack.push(child);
+    else put(frame, key, t, false);
   }
-  return shared;
+  return result;
+}
+
+function put(frame: ShareFrame, key: string, value: unknown, equal: boolean): void {
+  if (!equal) frame.equal = false;
+  // A `__proto__` key of parsed JSON is an own property; assigning it would set the prototype instead.
+  if (key === '__proto__') {
+    Object.defineProperty(frame.shared, key, { value, enumerable: true, writable: true, configurable: true });
+  } else {
+    (frame.shared as Record<string, unknown>)[key] = value;
+  }
+}
+
+function isContainer(value: unknown): value is Container {
+  return typeof value === 'object' && value !== null;
+}
+
+function definedCount(value: Container, keys: string[]): number {
+  let count = 0;
+  for (const key of keys) if ((value as Record<string, unknown>)[key] !== undefined) count++;
+  return count;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

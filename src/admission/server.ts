@@ -1,18 +1,20 @@
 /**
  * The admission webhook server: HTTPS, `POST /validate` and `POST /mutate` with `admission.k8s.io/v1`
- * AdmissionReviews, `GET /healthz`. Everything about the answers is in review.ts; this file is transport.
+ * AdmissionReviews, `GET /healthz` and `GET /readyz`. Everything about the answers is in review.ts; this file is
+ * transport, logging and metrics.
  */
 import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import type { Registry } from 'prom-client';
 import type { FeatureGates } from '../featuregate/featuregate.js';
-import { Seeds } from '../apis/registry.js';
-import type { ResourceClient, ResourceRef } from '../runtime/client.js';
 import { newLogger, type Logger } from '../runtime/log.js';
 import type { RegisteredExtensionTypes } from './extensions.js';
+import { AdmissionMetrics, ReviewResult } from './metrics.js';
 import {
   ADMISSION_API_VERSION,
+  ADMITTED_KINDS,
   handleAdmissionReview,
   type AdmissionMode,
   type AdmissionReview,
@@ -30,8 +32,6 @@ export const DEFAULT_MAX_BODY_BYTES = 3 * 1024 * 1024;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 /** How long close() lets requests in flight finish before it cuts their connections. */
 export const DEFAULT_CLOSE_GRACE_MS = 5_000;
-/** A seed lookup must leave time to answer within the API server's timeout. */
-export const SEED_LOOKUP_TIMEOUT_MS = 5_000;
 
 /** The serving certificate and key, as PEM or as files holding PEM. */
 export type TLSSource = { cert: string | Buffer; key: string | Buffer } | { certFile: string; keyFile: string };
@@ -39,8 +39,15 @@ export type TLSSource = { cert: string | Buffer; key: string | Buffer } | { cert
 export interface AdmissionServerOptions {
   readonly tls: TLSSource;
   readonly gates: FeatureGates;
-  /** The Seed of that name, undefined when there is none (see {@link seedLookup}). */
+  /**
+   * The Seed of that name, undefined when there is none. The runtime passes the shared cached reader
+   * (src/runtime/cached-reader.ts): reviews then cost the API server nothing.
+   */
   readonly lookupSeed: (name: string) => Promise<unknown>;
+  /** `/readyz` answers 200 while true (the caches `lookupSeed` reads are synced), 503 otherwise. @default always */
+  readonly ready?: () => boolean;
+  /** Where to register the review metrics (see {@link AdmissionMetrics}). @default not collected */
+  readonly metrics?: Registry;
   /** @default {@link DEFAULT_HOST} */
   readonly host?: string;
   /** 0 picks a free port. @default {@link DEFAULT_PORT} */
@@ -65,18 +72,6 @@ export interface AdmissionServer {
   setTLS(tls: TLSSource): Promise<void>;
   /** Stops accepting, lets requests in flight finish for up to `graceMs`, then closes every connection. */
   close(opts?: { graceMs?: number }): Promise<void>;
-}
-
-/** Looks seeds up through the API server. */
-export function seedLookup(client: Pick<ResourceClient, 'get'>): (name: string) => Promise<unknown> {
-  const ref: ResourceRef = {
-    group: Seeds.group,
-    version: Seeds.version,
-    plural: Seeds.plural,
-    kind: Seeds.kind,
-    namespaced: false,
-  };
-  return (name) => client.get(ref, name, undefined, { signal: AbortSignal.timeout(SEED_LOOKUP_TIMEOUT_MS) });
 }
 
 async function readTLS(tls: TLSSource): Promise<{ cert: string | Buffer; key: string | Buffer }> {
@@ -113,12 +108,20 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
   server.headersTimeout = Math.min(server.headersTimeout, server.requestTimeout);
   server.on('tlsClientError', (e) => logger.debug({ err: e }, 'TLS handshake failed'));
 
+  const metrics = opts.metrics ? new AdmissionMetrics(opts.metrics) : undefined;
+  const ready = opts.ready ?? (() => true);
+
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     // The API server appends `?timeout=10s`.
-    const path = new URL(req.url ?? '/', 'https://localhost').pathname;
-    if (path === '/healthz') {
+    const url = req.url ?? '/';
+    const query = url.indexOf('?');
+    const path = query < 0 ? url : url.slice(0, query);
+    if (path === '/healthz' || path === '/readyz') {
       if (req.method !== 'GET' && req.method !== 'HEAD') return sendMethodNotAllowed(res, 'GET, HEAD');
-      res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' }).end('ok');
+      const ok = path === '/healthz' || isReady(ready);
+      res
+        .writeHead(ok ? 200 : 503, { 'Content-Type': 'text/plain; charset=utf-8' })
+        .end(ok ? 'ok' : 'not ready: caches not synced');
       return;
     }
     const mode = Object.prototype.hasOwnProperty.call(modes, path) ? modes[path] : undefined;
@@ -152,7 +155,11 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
       },
       mode,
     );
-    logReview(logger, mode, review, answer, performance.now() - started);
+    const durationMs = performance.now() - started;
+    const result = resultOf(answer);
+    metrics?.observe(mode, kindOf(review), result, durationMs / 1000);
+    // A denial is an ordinary answer (the client gets the reasons); errors were logged by onInternalError.
+    if (logger.isLevelEnabled('debug')) logReview(logger, mode, review, answer, durationMs);
     const body = JSON.stringify(answer);
     res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }).end(body);
   }
@@ -255,6 +262,28 @@ function parseReview(body: Buffer): AdmissionReview {
   return review as AdmissionReview;
 }
 
+const ADMITTED_KIND_NAMES: ReadonlySet<string> = new Set(ADMITTED_KINDS.map((k) => k.kind));
+
+/** The `kind` label: one of the admitted kinds, or `other` (bounded, whatever clients send). */
+function kindOf(review: AdmissionReview): string {
+  const request = review.request;
+  const kind = request?.kind?.kind ?? (request?.object as { kind?: unknown } | undefined)?.kind;
+  return typeof kind === 'string' && ADMITTED_KIND_NAMES.has(kind) ? kind : 'other';
+}
+
+function resultOf(answer: AdmissionReviewResponse): ReviewResult {
+  if (answer.response.allowed) return ReviewResult.Allowed;
+  return answer.response.status?.reason === 'InternalError' ? ReviewResult.Error : ReviewResult.Denied;
+}
+
+function isReady(ready: () => boolean): boolean {
+  try {
+    return ready();
+  } catch {
+    return false;
+  }
+}
+
 function logReview(
   logger: Logger,
   mode: AdmissionMode,
@@ -264,20 +293,23 @@ function logReview(
 ): void {
   const request = review.request;
   const response = answer.response;
-  const fields = {
-    webhook: mode,
-    uid: request?.uid,
-    operation: request?.operation,
-    resource: request?.resource?.resource,
-    namespace: request?.namespace,
-    name: request?.name,
-    allowed: response.allowed,
-    ...(response.status ? { code: response.status.code, reason: response.status.reason } : {}),
-    ...(response.patch ? { patched: true } : {}),
-    durationMs: Math.round(durationMs * 10) / 10,
-  };
-  if (response.allowed) logger.debug(fields, 'admitted');
-  else logger.info({ ...fields, message: response.status?.message }, 'denied');
+  logger.debug(
+    {
+      webhook: mode,
+      uid: request?.uid,
+      operation: request?.operation,
+      resource: request?.resource?.resource,
+      namespace: request?.namespace,
+      name: request?.name,
+      allowed: response.allowed,
+      ...(response.status
+        ? { code: response.status.code, reason: response.status.reason, message: response.status.message }
+        : {}),
+      ...(response.patch ? { patched: true } : {}),
+      durationMs: Math.round(durationMs * 10) / 10,
+    },
+    response.allowed ? 'admitted' : 'denied',
+  );
 }
 
 /** An error answer, as a `Status` so that the API server's error message shows why. */

@@ -25,6 +25,8 @@ export interface AdmissionInput {
   readonly oldObject?: unknown;
   /** The seed the shoot is scheduled on, for the seed context. */
   readonly seed?: unknown;
+  /** `seed` as {@link decodeSeed} returned it, when the caller has it already (the webhook decodes each Seed once). */
+  readonly decodedSeed?: Seed;
   readonly gates: FeatureGates;
 }
 
@@ -78,17 +80,8 @@ function issueToFieldError(issue: z.core.$ZodIssue, root: unknown): ReturnType<t
 
 /** Default then validate `object` as the API server would on create (or update, with `oldObject`). */
 export function admit(input: AdmissionInput): AdmissionResult {
-  const kind = identify(input.object);
-  const id = identityOf(kind, input.object);
-  const decoded = decode(kind, input.object);
-  if (decoded.value === undefined) return { kind, id, object: undefined, errors: decoded.errors };
-  let object = kind.default(decoded.value);
-
-  let seed: Seed | undefined;
-  if (kind === Shoots && input.seed !== undefined) {
-    seed = decodeSeed(input.seed);
-    object = applySeedShootDefaults(object as Shoot, seed);
-  }
+  const { kind, id, object, errors: decodeErrors, seed } = defaultObject(input);
+  if (object === undefined) return { kind, id, object, errors: decodeErrors };
 
   let errors: ErrorList;
   if (input.oldObject !== undefined) {
@@ -123,6 +116,23 @@ function extensionAdmission(kind: KindInfo<unknown>, object: unknown): ErrorList
   if (kind === Shoots) return validateCalicoShoot(object as Shoot);
   if (kind === Networks) return validateCalicoNetwork(object as Network);
   return [];
+}
+
+/**
+ * Decode and default `object`, with the seed's shoot defaults for a shoot on a seed, without validating it: the
+ * mutating webhook's step (`errors` are the decoding errors only).
+ */
+export function defaultObject(input: Omit<AdmissionInput, 'oldObject'>): AdmissionResult & { seed?: Seed } {
+  const kind = identify(input.object);
+  const id = identityOf(kind, input.object);
+  const decoded = decode(kind, input.object);
+  if (decoded.value === undefined) return { kind, id, object: undefined, errors: decoded.errors };
+  const object = kind.default(decoded.value);
+  if (kind !== Shoots || (input.seed === undefined && input.decodedSeed === undefined)) {
+    return { kind, id, object, errors: [] };
+  }
+  const seed = input.decodedSeed ?? decodeSeed(input.seed);
+  return { kind, id, object: applySeedShootDefaults(object as Shoot, seed), errors: [], seed };
 }
 
 /** The seed context must itself be a usable Seed. */

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { DEFAULT_REGISTERED_EXTENSION_TYPES, type RegisteredExtensionTypes } from '../admission/extensions.js';
-import { seedLookup, startAdmissionServer, type AdmissionServer } from '../admission/server.js';
+import { startAdmissionServer, type AdmissionServer } from '../admission/server.js';
 import {
   desiredWebhookConfigurations,
   deployWebhookConfigurations,
@@ -24,6 +24,7 @@ import { addSchedulerController } from '../scheduler/scheduler.js';
 import type { Logger } from '../runtime/log.js';
 import { Manager } from '../runtime/manager.js';
 import { COMPONENTS, type Component } from './components.js';
+import { sharedReaders, type SharedReaders } from './readers.js';
 
 export { COMPONENTS, type Component };
 
@@ -63,6 +64,8 @@ export interface RuntimeOptions {
 
 export interface Runtime {
   readonly manager: Manager;
+  /** The caches the components share. */
+  readonly readers: SharedReaders;
   readonly webhook: AdmissionServer | undefined;
   stop(): Promise<void>;
 }
@@ -102,14 +105,28 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   let tls: WebhookTLS | undefined;
   const registered = components.has('admission') && (options.webhook?.register ?? true);
 
+  const manager = new Manager({
+    kubeConfig: options.kubeConfig,
+    logger,
+    client,
+    ...(options.health ? { health: options.health } : {}),
+    ...(options.leaderElection ? { leaderElection: options.leaderElection } : {}),
+  });
+  // One cache per kind for the components of the process that read it; the informers start with the manager.
+  const readers = sharedReaders(manager);
+
   if (components.has('admission')) {
     const webhookOptions = options.webhook ?? {};
     tls = await webhookTLS(webhookOptions);
+    const seeds = readers.seeds;
     webhook = await startAdmissionServer({
       tls: { cert: tls.cert, key: tls.key },
       gates: options.gates,
-      lookupSeed: seedLookup(client),
       extensions: webhookOptions.extensions ?? DEFAULT_REGISTERED_EXTENSION_TYPES,
+      // Until the cache has synced, every lookup is a miss and reads from the API server.
+      lookupSeed: (name) => seeds.get(name),
+      ready: () => seeds.hasSynced(),
+      metrics: manager.metrics.registry,
       host: webhookOptions.host ?? '::',
       port: webhookOptions.port ?? 9443,
       logger: logger.child({ component: 'admission' }),
@@ -121,14 +138,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     }
   }
 
-  const manager = new Manager({
-    kubeConfig: options.kubeConfig,
-    logger,
-    client,
-    ...(options.health ? { health: options.health } : {}),
-    ...(options.leaderElection ? { leaderElection: options.leaderElection } : {}),
-  });
-  if (components.has('gardenlet')) addGardenletControllers(manager, options.gardenlet);
+  if (components.has('gardenlet')) addGardenletControllers(manager, { ...options.gardenlet, seeds: readers.seeds });
   if (components.has('network')) addNetworkExtension(manager, options.extensions?.network);
   if (components.has('dns')) addDNSExtension(manager, options.extensions?.dns);
   if (components.has('scheduler')) addSchedulerController(manager);
@@ -136,6 +146,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
 
   return {
     manager,
+    readers,
     webhook,
     async stop() {
       await manager.stop();

@@ -3,6 +3,7 @@
  * owned objects map back to their Shoot.
  */
 import type { KubernetesObject, V1Service } from '@kubernetes/client-node';
+import { CachedReader } from '../runtime/cached-reader.js';
 import type { Request } from '../runtime/controller.js';
 import type { Manager } from '../runtime/manager.js';
 import { GARDEN_NAMESPACE } from './names.js';
@@ -36,6 +37,11 @@ export interface GardenletOptions {
   readonly provider?: LocalProvider;
   /** How often the care controller checks each shoot's control plane. @default 10 s */
   readonly careSyncPeriodMs?: number;
+  /**
+   * Seeds as the process shares them (src/app/readers.ts): the cache and its reader that the admission webhook and
+   * the scheduler read too. @default a reader of its own on the manager's Seed informer
+   */
+  readonly seeds?: CachedReader<KubernetesObject>;
 }
 
 /** `shoot--<project>--<shoot>` → the Shoot's request (`garden-<project>`, or `garden` for project garden). */
@@ -53,11 +59,14 @@ export function addGardenletControllers(manager: Manager, options: GardenletOpti
   const seedName = options.seedName !== undefined ? { seedName: options.seedName } : {};
   const services = manager.informer<KubernetesObject>(Refs.service);
   const shoots = manager.informer<KubernetesObject>(Refs.shoot);
-  const seeds = manager.informer<KubernetesObject>(Refs.seed);
-  // Reads of watched objects come from the informer caches, as in controller-runtime: the server only sees writes.
+  const seedReader =
+    options.seeds ?? new CachedReader({ informer: manager.informer(Refs.seed), client, ref: Refs.seed });
+  const seeds = seedReader.informer;
+  // Reads of watched objects come from the informer caches, as in controller-runtime: the server only sees writes
+  // (and, for a seed, a GET when it is not cached yet).
   const reader: ShootReader = {
     shoot: async (name, namespace) => shoots.get(name, namespace),
-    seed: async (name) => seeds.get(name),
+    seed: (name) => seedReader.get(name),
     service: async (name, namespace) => services.get(name, namespace) as V1Service | undefined,
   };
   const ownedToShoot = (o: KubernetesObject) => shootRequestForSeedNamespace(o.metadata?.namespace);

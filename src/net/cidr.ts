@@ -46,9 +46,28 @@ export function parseIP(text: unknown): IP | undefined {
   return { family: 'IPv6', value: bytesToBigInt(v6.toByteArray()) };
 }
 
+/**
+ * Parsed CIDRs by their text. Admission parses the same few for every review (a seed's networks and shoot defaults,
+ * the VPN ranges, the shoot's own), and an IPv6 parse costs microseconds. Bounded (cleared when full); the CIDRs
+ * are frozen, so sharing them is safe. Longer texts are never CIDRs and are not kept.
+ */
+const parsedCIDRs = new Map<string, CIDR | null>();
+const PARSED_CIDRS_MAX = 4096;
+const CIDR_TEXT_MAX = 72;
+
 /** Parses `address/prefix` like Go's `net.ParseCIDR`. Host bits may be set. Returns undefined when it isn't one. */
 export function parseCIDR(text: unknown): CIDR | undefined {
   if (typeof text !== 'string') return undefined;
+  if (text.length > CIDR_TEXT_MAX) return parseCIDRText(text);
+  const known = parsedCIDRs.get(text);
+  if (known !== undefined) return known ?? undefined;
+  const cidr = parseCIDRText(text);
+  if (parsedCIDRs.size >= PARSED_CIDRS_MAX) parsedCIDRs.clear();
+  parsedCIDRs.set(text, cidr === undefined ? null : cidr);
+  return cidr;
+}
+
+function parseCIDRText(text: string): CIDR | undefined {
   const slash = text.indexOf('/');
   if (slash < 0) return undefined;
   const addressText = text.slice(0, slash);
@@ -65,7 +84,8 @@ export function parseCIDR(text: unknown): CIDR | undefined {
     if (prefix >= 96) prefix -= 96;
     else ip = { family: 'IPv6', value: IPV4_MAPPED_PREFIX | ip.value };
   }
-  return { input: text, family: ip.family, ip, prefix, network: { family: ip.family, value: maskValue(ip, prefix) } };
+  const network = Object.freeze({ family: ip.family, value: maskValue(ip, prefix) });
+  return Object.freeze({ input: text, family: ip.family, ip: Object.freeze(ip), prefix, network });
 }
 
 /** The error detail Go's `net.ParseCIDR` failure turns into in Gardener's validation. */

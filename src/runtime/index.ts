@@ -1,4 +1,5 @@
 export * from './backoff.js';
+export * from './cached-reader.js';
 export * from './client.js';
 export * from './clock.js';
 export * from './controller.js';

@@ -12,7 +12,8 @@ export interface MetricsOptions {
  * `controller_runtime_reconcile_total{controller,result}`, `controller_runtime_reconcile_errors_total{controller}`,
  * `controller_runtime_reconcile_time_seconds{controller}`, `controller_runtime_active_workers{controller}`,
  * `controller_runtime_max_concurrent_reconciles{controller}`, `workqueue_depth{name}`, `workqueue_adds_total{name}`,
- * `workqueue_retries_total{name}`, `leader_election_master_status{name}`.
+ * `workqueue_retries_total{name}`, `leader_election_master_status{name}`; and the reads of the shared caches,
+ * `cached_reader_reads_total{resource,result}` (`hit`, or `miss`: read from the API server).
  */
 export class Metrics {
   readonly registry: Registry;
@@ -24,6 +25,7 @@ export class Metrics {
   readonly workqueueAdds: Counter<'name'>;
   readonly workqueueRetries: Counter<'name'>;
   readonly leaderStatus: Gauge<'name'>;
+  readonly cachedReads: Counter<'resource' | 'result'>;
   private readonly queueDepths = new Map<string, () => number>();
 
   constructor(opts: MetricsOptions = {}) {
@@ -87,6 +89,12 @@ export class Metrics {
       name: 'leader_election_master_status',
       help: '1 while this process holds the named lease, 0 otherwise',
       labelNames: ['name'],
+      registers,
+    });
+    this.cachedReads = new Counter({
+      name: 'cached_reader_reads_total',
+      help: 'Reads through the shared caches per resource: hit (from the cache) or miss (read from the API server)',
+      labelNames: ['resource', 'result'],
       registers,
     });
   }

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import jsonpatch, { type Operation } from 'fast-json-patch';
 import { describe, expect, it, vi } from 'vitest';
 import { admit } from '../../src/apis/admission.js';
@@ -377,6 +378,46 @@ describe('mutating webhook', () => {
   it('keys with JSON pointer specials are escaped', () => {
     const patch = defaultingPatch({ spec: {} }, { spec: { 'a/b~c': 1 } });
     expect(patch).toEqual([{ op: 'add', path: '/spec/a~1b~0c', value: 1 }]);
+  });
+
+  it('keeps a `__proto__` key of parsed JSON as a field', () => {
+    const original = JSON.parse('{"spec": {"x": {"__proto__": {"a": 1}}, "y": [{"__proto__": 2}]}}') as Json;
+    const defaulted = JSON.parse('{"spec": {"x": {"__proto__": {"a": 1}}, "y": [{"__proto__": 3}], "z": 1}}') as Json;
+    const patch = defaultingPatch(original, defaulted);
+    expect(patch).toEqual([
+      { op: 'replace', path: '/spec/y/0/__proto__', value: 3 },
+      { op: 'add', path: '/spec/z', value: 1 },
+    ]);
+  });
+
+  it('turns the original into the defaulted object, and is empty when they are equal (property)', () => {
+    // JSON without nulls (decoding drops them) under fixed apiVersion, kind and metadata.
+    const withoutNull = (v: unknown): unknown => {
+      if (Array.isArray(v)) return v.filter((x) => x !== null).map(withoutNull);
+      if (typeof v === 'object' && v !== null) {
+        return Object.fromEntries(
+          Object.entries(v)
+            .filter(([, x]) => x !== null)
+            .map(([k, x]) => [k, withoutNull(x)]),
+        );
+      }
+      return v;
+    };
+    const spec = fc
+      .dictionary(fc.string({ maxLength: 4 }), fc.jsonValue({ maxDepth: 4 }), { maxKeys: 5 })
+      .map((d) => withoutNull(d) as Json);
+    const head = { apiVersion: 'v1', kind: 'Thing', metadata: { name: 'x' } };
+    fc.assert(
+      fc.property(spec, spec, (before, after) => {
+        const original = { ...head, spec: before };
+        const defaulted = { ...head, spec: after };
+        const patch = defaultingPatch(original, defaulted);
+        const result = jsonpatch.applyPatch(structuredClone(original), patch, true, false).newDocument;
+        expect(result).toEqual(defaulted);
+        expect(defaultingPatch(original, structuredClone(original))).toEqual([]);
+      }),
+      { numRuns: 300 },
+    );
   });
 });
 

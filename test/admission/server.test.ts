@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { AdmissionReviewResponse } from '../../src/admission/review.js';
-import { seedLookup, startAdmissionServer, type AdmissionServer } from '../../src/admission/server.js';
+import { Registry } from 'prom-client';
+import { startAdmissionServer, type AdmissionServer } from '../../src/admission/server.js';
 import { generateCertificates } from '../../src/localenv/certs.js';
 import { newLogger, silentLogger } from '../../src/runtime/log.js';
 import { dnsRecordObject, gateSets, ipv6ShootObject } from '../fixtures/objects.js';
@@ -91,6 +92,8 @@ describe('admission webhook server', () => {
   let server: AdmissionServer;
   const lines: Record<string, unknown>[] = [];
   const lookupSeed = vi.fn(async (_name: string): Promise<unknown> => undefined);
+  const registry = new Registry();
+  let ready = false;
 
   beforeAll(async () => {
     tls = await makeCertificates();
@@ -107,7 +110,9 @@ describe('admission webhook server', () => {
       port: 0,
       gates: gateSets.none,
       lookupSeed,
-      logger: newLogger({ destination, level: 'info' }),
+      ready: () => ready,
+      metrics: registry,
+      logger: newLogger({ destination, level: 'debug' }),
     });
   });
 
@@ -137,15 +142,23 @@ describe('admission webhook server', () => {
       },
     });
     expect(answer.response.status?.details?.causes?.[0]?.field).toBe('spec.networking.ipFamilies');
+    // A denial is an ordinary answer: logged at debug, with the reasons, and counted.
     expect(lines).toContainEqual(
       expect.objectContaining({
         msg: 'denied',
         webhook: 'validate',
         uid: '5d3e1f00-0000-4000-8000-00000000000a',
         code: 422,
-        level: 'info',
+        level: 'debug',
+        message: expect.stringContaining('spec.networking.ipFamilies'),
       }),
     );
+    expect(lines.filter((l) => l.level !== 'debug' && l.msg !== 'admission webhook server listening')).toEqual([]);
+    const counted = await registry.getSingleMetric('admission_webhook_reviews_total')?.get();
+    expect(counted?.values).toContainEqual({
+      labels: { webhook: 'validate', kind: 'Shoot', result: 'denied' },
+      value: 1,
+    });
   });
 
   it('answers a mutating review with a JSON patch', async () => {
@@ -166,6 +179,13 @@ describe('admission webhook server', () => {
   it('serves /healthz', async () => {
     const reply = await call(server, tls.ca, { method: 'GET', path: '/healthz' });
     expect(reply).toMatchObject({ status: 200, body: 'ok' });
+  });
+
+  it('serves /readyz: 503 until its caches are synced', async () => {
+    ready = false;
+    expect(await call(server, tls.ca, { method: 'GET', path: '/readyz' })).toMatchObject({ status: 503 });
+    ready = true;
+    expect(await call(server, tls.ca, { method: 'GET', path: '/readyz' })).toMatchObject({ status: 200, body: 'ok' });
   });
 
   it.each([
@@ -227,6 +247,29 @@ describe('admission webhook server', () => {
     const answer = JSON.parse(reply.body) as AdmissionReviewResponse;
     expect(answer.response).toMatchObject({ allowed: false, status: { code: 500 } });
     expect(lines).toContainEqual(expect.objectContaining({ msg: 'admission failed', level: 'error' }));
+    const counted = await registry.getSingleMetric('admission_webhook_reviews_total')?.get();
+    expect(counted?.values).toContainEqual({
+      labels: { webhook: 'validate', kind: 'Shoot', result: 'error' },
+      value: 1,
+    });
+  });
+
+  it('counts admitted reviews and kinds it does not admit', async () => {
+    const allowed = await call(server, tls.ca, { path: '/mutate', body: reviewOf(dnsRecordObject()) });
+    expect(allowed.status).toBe(200);
+    const other = JSON.stringify({
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      request: { uid: 'x', operation: 'CREATE', kind: { group: '', version: 'v1', kind: 'ConfigMap' }, object: {} },
+    });
+    expect((await call(server, tls.ca, { path: '/validate', body: other })).status).toBe(200);
+    const counted = await registry.getSingleMetric('admission_webhook_reviews_total')?.get();
+    expect(counted?.values).toContainEqual(
+      expect.objectContaining({ labels: { webhook: 'validate', kind: 'other', result: 'allowed' } }),
+    );
+    expect(counted?.values).toContainEqual(
+      expect.objectContaining({ labels: { webhook: 'mutate', kind: 'DNSRecord', result: 'allowed' } }),
+    );
   });
 });
 
@@ -310,20 +353,5 @@ describe('admission webhook server lifecycle', () => {
     } finally {
       await first.close();
     }
-  });
-});
-
-describe('seedLookup', () => {
-  it('gets the Seed through the client, undefined when missing', async () => {
-    const get = vi.fn(async (_ref: unknown, name: string) => (name === 'seed-a' ? { kind: 'Seed' } : undefined));
-    const lookup = seedLookup({ get: get as never });
-    expect(await lookup('seed-a')).toEqual({ kind: 'Seed' });
-    expect(await lookup('nope')).toBeUndefined();
-    expect(get).toHaveBeenCalledWith(
-      { group: 'core.gardener.cloud', version: 'v1beta1', plural: 'seeds', kind: 'Seed', namespaced: false },
-      'seed-a',
-      undefined,
-      { signal: expect.any(AbortSignal) },
-    );
   });
 });

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_REGISTERED_EXTENSION_TYPES } from '../../src/admission/extensions.js';
-import { seedLookup, startAdmissionServer, type AdmissionServer } from '../../src/admission/server.js';
+import { startAdmissionServer, type AdmissionServer } from '../../src/admission/server.js';
 import {
   deployWebhookConfigurations,
   desiredWebhookConfigurations,
@@ -25,7 +25,9 @@ import type { DNSRecord } from '../../src/apis/extensions/v1alpha1/dnsrecord.js'
 import { featureGates, type FeatureGates } from '../../src/featuregate/featuregate.js';
 import { Refs } from '../../src/gardenlet/resources.js';
 import { generateCertificates } from '../../src/localenv/certs.js';
+import { CachedReader } from '../../src/runtime/cached-reader.js';
 import { asApiError, ResourceClient, retryOnConflict, type ApiError } from '../../src/runtime/client.js';
+import { Informer } from '../../src/runtime/informer.js';
 import { silentLogger } from '../../src/runtime/log.js';
 import { seedIPv6Networks } from '../fixtures/objects.js';
 import { kubeConfig, newTestNamespace, uniqueSuffix } from '../support/kube.js';
@@ -34,6 +36,9 @@ import { waitFor } from '../support/wait.js';
 const RUN_LABEL = 'admission-test.gardener-ipv6.gardener.cloud/run';
 const run = uniqueSuffix();
 const client = new ResourceClient(kubeConfig());
+// The webhooks read seeds as the runtime has them read: from one informer's cache, from the server on a miss.
+const seedInformer = new Informer({ client, ref: Refs.seed, logger: silentLogger() });
+const seedReader = new CachedReader({ informer: seedInformer, client, ref: Refs.seed });
 
 type Gates = 'off' | 'on';
 const GATES: Record<Gates, FeatureGates> = {
@@ -125,13 +130,15 @@ beforeAll(async () => {
     readFile(certs.serverKey),
     readFile(certs.caCert),
   ]);
+  await seedInformer.start();
   for (const gates of ['off', 'on'] as const) {
     const server = await startAdmissionServer({
       tls: { cert, key },
       host: '::1',
       port: 0,
       gates: GATES[gates],
-      lookupSeed: seedLookup(client),
+      lookupSeed: (name) => seedReader.get(name),
+      ready: () => seedReader.hasSynced(),
       logger: silentLogger(),
       extensions: DEFAULT_REGISTERED_EXTENSION_TYPES,
     });
@@ -153,6 +160,8 @@ afterAll(async () => {
   for (const name of deployed) await destroyWebhookConfigurations(client, name);
   for (const seed of seeds) await client.delete(Refs.seed, seed);
   await Promise.all(servers.map((s) => s.close()));
+  seedInformer.stop();
+  await seedInformer.stopped();
   if (certDir) await rm(certDir, { recursive: true, force: true });
 });
 

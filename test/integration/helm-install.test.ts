@@ -239,7 +239,7 @@ describe("the chart's RBAC", () => {
   });
 
   const FORBIDDEN: Record<ChartComponent, string[]> = {
-    admission: ['core.gardener.cloud/seeds list', 'core.gardener.cloud/shoots get', '/secrets get'],
+    admission: ['core.gardener.cloud/seeds update', 'core.gardener.cloud/shoots get', '/secrets get'],
     gardenlet: [
       '/secrets get',
       '/secrets list',

@@ -139,6 +139,15 @@ describe('parseCIDR', () => {
     expect(parseCIDR(value)).toBeUndefined();
   });
 
+  it('hands out one frozen CIDR per text (admission parses the same ones for every review)', () => {
+    const first = parseCIDR('fd00:10:1::/56');
+    expect(parseCIDR('fd00:10:1::/56')).toBe(first);
+    expect(Object.isFrozen(first) && Object.isFrozen(first?.ip) && Object.isFrozen(first?.network)).toBe(true);
+    expect(() => ((first as { prefix: number }).prefix = 64)).toThrow(TypeError);
+    expect(parseCIDR('fd00:10:1::/129')).toBeUndefined();
+    expect(parseCIDR('fd00:10:1::/129')).toBeUndefined();
+  });
+
   it('counts addresses', () => {
     expect(addressCount(mustParseCIDR('10.0.0.0/24'))).toBe(256n);
     expect(addressCount(mustParseCIDR('2001:db8::/64'))).toBe(1n << 64n);

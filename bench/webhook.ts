@@ -1,0 +1,533 @@
+/**
+ * Admission webhook under load: h2load (Debian's `nghttp2-client`) sends Shoot AdmissionReviews over HTTPS on [::1]
+ * to the webhook (a child process running the runtime composition against a real kube-apiserver) and, in the same
+ * run and alternating with it, to a bare Node HTTPS server with the same certificate that answers a fixed
+ * AdmissionReview (the baseline: what HTTPS and the body read cost alone).
+ *
+ * Scenarios: valid and invalid Shoots, each without and with seed context (`spec.seedName` of an existing Seed);
+ * every connection alternates `/mutate` and `/validate`, as the API server calls both for each write. Loads: 200
+ * and 1000 reviews/s and full speed (10 connections). Per scenario and load: p50/p90/p99/max latency, errors,
+ * throughput, webhook CPU per review (from /proc), kube-apiserver + etcd CPU per review, API server requests per
+ * review (`apiserver_request_total`), log bytes per review. Then 60 s at 1000 reviews/s with seed context, sampling
+ * the webhook's RSS every second.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import https from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import { Refs } from '../src/gardenlet/resources.js';
+import { generateCertificates } from '../src/localenv/certs.js';
+import { startControlPlane } from '../src/localenv/control-plane.js';
+import { ResourceClient } from '../src/runtime/client.js';
+import { benchSeed, benchShoot } from './objects.js';
+import type { WebhookServerConfig } from './webhook-server.js';
+
+export interface WebhookBenchOptions {
+  /** Seconds per load step. @default 10 */
+  readonly durationSeconds?: number;
+  /** Rounds over all scenarios and loads (alternating the order). @default 2 */
+  readonly rounds?: number;
+  /** Seconds of the RSS phase. @default 60 */
+  readonly rssSeconds?: number;
+  /**
+   * Seconds at the RSS phase's load before it is measured. V8 grows the old generation lazily: a fresh process's RSS
+   * rises for a minute or two at this load until the first full collection, then stays flat. @default 90
+   */
+  readonly rssWarmupSeconds?: number;
+  /** Write a V8 CPU profile of the webhook process into this folder (`node --cpu-prof`). */
+  readonly cpuProfileDir?: string;
+}
+
+const CONNECTIONS = 10;
+/** Reviews per second of the paced loads; `undefined` is full speed. */
+const LOADS = [200, 1000, undefined] as const;
+type Load = (typeof LOADS)[number];
+const SEED_NAME = 'bench-seed';
+
+export type Target = 'baseline' | 'valid' | 'valid+seed' | 'invalid' | 'invalid+seed';
+const TARGETS: readonly Target[] = ['baseline', 'valid', 'valid+seed', 'invalid', 'invalid+seed'];
+
+export interface LoadResult {
+  readonly target: Target;
+  /** Reviews/s asked for; undefined at full speed. */
+  readonly load: number | undefined;
+  readonly reviews: number;
+  readonly reviewsPerSecond: number;
+  readonly p50Ms: number;
+  readonly p90Ms: number;
+  readonly p99Ms: number;
+  readonly maxMs: number;
+  readonly errors: number;
+  /** CPU of the server process per review. */
+  readonly cpuMicrosPerReview: number;
+  /** CPU of kube-apiserver and etcd per review. */
+  readonly apiServerCpuMicrosPerReview: number;
+  /** Requests on seeds (any verb) the API server served per review. */
+  readonly seedRequestsPerReview: number;
+  /** All resource requests the API server served per review (includes the controller manager's background). */
+  readonly apiRequestsPerReview: number;
+  readonly logBytesPerReview: number;
+}
+
+export interface RSSResult {
+  readonly seconds: number;
+  readonly warmupSeconds: number;
+  /** MiB, one sample per second of the warm-up. */
+  readonly warmupSamples: readonly number[];
+  readonly reviews: number;
+  readonly errors: number;
+  /** MiB, one sample per second. */
+  readonly samples: readonly number[];
+}
+
+export interface WebhookBenchResult {
+  readonly results: readonly LoadResult[];
+  readonly rss: RSSResult;
+  readonly rounds: number;
+  readonly durationSeconds: number;
+}
+
+function shootReview(target: Exclude<Target, 'baseline'>): string {
+  const shoot = benchShoot(1, 'ipv6') as { spec: Record<string, unknown> & { networking: Record<string, unknown> } };
+  const withSeed = target.endsWith('+seed');
+  if (withSeed) {
+    shoot.spec.seedName = SEED_NAME;
+    // pods and services come from the seed's shootDefaults (the mutating webhook adds them).
+    shoot.spec.networking = { type: 'calico', ipFamilies: ['IPv6'], nodes: 'fd00:20:1::/64' };
+  } else {
+    delete shoot.spec.seedName;
+  }
+  if (target === 'invalid') shoot.spec.networking.pods = '100.96.0.0/11';
+  // Overlaps the seed's pod network: only the seed context finds that.
+  if (target === 'invalid+seed') shoot.spec.networking.nodes = 'fd00:10:1::/64';
+  return JSON.stringify({
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: {
+      uid: '6f1c0a00-0000-4000-8000-000000000001',
+      kind: { group: 'core.gardener.cloud', version: 'v1beta1', kind: 'Shoot' },
+      resource: { group: 'core.gardener.cloud', version: 'v1beta1', resource: 'shoots' },
+      name: 'shoot-1',
+      namespace: 'garden-bench',
+      operation: 'CREATE',
+      userInfo: { username: 'bench', groups: ['system:authenticated'] },
+      object: shoot,
+      dryRun: false,
+    },
+  });
+}
+
+function post(port: number, path: string, body: string, ca: Buffer): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = https.request(
+      {
+        host: '::1',
+        port,
+        path,
+        method: 'POST',
+        ca,
+        agent: false,
+        headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** Each scenario answers as it should (else the figures would measure something else). */
+async function preflight(port: number, bodies: Record<Target, string>, ca: Buffer): Promise<void> {
+  const expect: Record<Exclude<Target, 'baseline'>, { allowed: boolean }> = {
+    valid: { allowed: true },
+    'valid+seed': { allowed: true },
+    invalid: { allowed: false },
+    'invalid+seed': { allowed: false },
+  };
+  for (const [target, want] of Object.entries(expect) as [Exclude<Target, 'baseline'>, { allowed: boolean }][]) {
+    const validate = JSON.parse((await post(port, '/validate', bodies[target], ca)).body) as {
+      response: { allowed: boolean; status?: { message?: string } };
+    };
+    const mutate = JSON.parse((await post(port, '/mutate', bodies[target], ca)).body) as {
+      response: { allowed: boolean };
+    };
+    if (validate.response.allowed !== want.allowed || !mutate.response.allowed) {
+      throw new Error(
+        `${target}: unexpected answers: validate ${JSON.stringify(validate.response)}, mutate ${JSON.stringify(mutate.response)}`,
+      );
+    }
+  }
+}
+
+/** utime + stime of a process, in microseconds. */
+function cpuMicros(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // Fields 14 and 15 of proc(5), counted from the state (field 3).
+  return ((Number(fields[11]) + Number(fields[12])) * 1_000_000) / clockTicks;
+}
+const clockTicks = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+
+function rssMiB(pid: number): number {
+  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return Number(match?.[1] ?? 0) / 1024;
+}
+
+/** `apiserver_request_total` summed: on seeds, and over every resource (non-resource URLs such as /metrics left out). */
+async function apiRequestCounts(kc: KubeConfig): Promise<{ seeds: number; all: number }> {
+  const cluster = kc.getCurrentCluster()!;
+  const options: https.RequestOptions = {};
+  await kc.applyToHTTPSOptions(options);
+  const text = await new Promise<string>((resolve, reject) => {
+    const req = https.request(new URL('/metrics', cluster.server), { ...options, method: 'GET' }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve(Buffer.concat(chunks).toString()));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+  let seeds = 0;
+  let all = 0;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('apiserver_request_total{')) continue;
+    const value = Number(line.slice(line.lastIndexOf(' ') + 1));
+    if (/[{,]resource=""/.test(line)) continue;
+    all += value;
+    if (/[{,]resource="seeds"/.test(line)) seeds += value;
+  }
+  return { seeds, all };
+}
+
+interface H2LoadRun {
+  readonly reviews: number;
+  readonly errors: number;
+  readonly seconds: number;
+  /** Milliseconds, sorted. */
+  readonly latencies: number[];
+}
+
+function h2load(port: number, bodyFile: string, seconds: number, load: Load, logFile: string): Promise<H2LoadRun> {
+  const args = [
+    '--h1',
+    '-c',
+    String(CONNECTIONS),
+    '-D',
+    String(seconds),
+    '-H',
+    'content-type: application/json',
+    '-d',
+    bodyFile,
+    '--log-file',
+    logFile,
+    ...(load === undefined ? [] : ['--rps', String(load / CONNECTIONS)]),
+    `https://[::1]:${port}/mutate?timeout=10s`,
+    `https://[::1]:${port}/validate?timeout=10s`,
+  ];
+  // h2load appends to its log file.
+  rmSync(logFile, { force: true });
+  return new Promise((resolve, reject) => {
+    const child = spawn('h2load', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code !== 0) return reject(new Error(`h2load exited with ${code}:\n${out}`));
+      const requests =
+        /requests: (\d+) total, (\d+) started, (\d+) done, (\d+) succeeded, (\d+) failed, (\d+) errored, (\d+) timeout/.exec(
+          out,
+        );
+      const codes = /status codes: (\d+) 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx/.exec(out);
+      const finished = /finished in ([\d.]+)s/.exec(out);
+      if (!requests || !codes || !finished) return reject(new Error(`unexpected h2load output:\n${out}`));
+      const latencies = readFileSync(logFile, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => Number(line.split('\t')[2]) / 1000)
+        .sort((a, b) => a - b);
+      const succeeded = Number(codes[1]);
+      resolve({
+        reviews: succeeded,
+        errors: Number(requests[5]) + Number(requests[6]) + Number(requests[7]) + Number(requests[3]) - succeeded,
+        seconds: Number(finished[1]),
+        latencies,
+      });
+    });
+  });
+}
+
+const percentile = (sorted: readonly number[], p: number) =>
+  sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+
+interface ServerProcess {
+  readonly child: ChildProcess;
+  readonly port: number;
+  readonly healthPort?: number;
+  readonly logFile: string;
+}
+
+async function startServer(config: WebhookServerConfig, dir: string, cpuProfileDir?: string): Promise<ServerProcess> {
+  const logFile = join(dir, `${config.target}.log`);
+  writeFileSync(logFile, '');
+  const { openSync } = await import('node:fs');
+  const child = spawn(
+    process.execPath,
+    [
+      ...(cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfileDir}`] : []),
+      '--import',
+      'tsx',
+      join(import.meta.dirname, 'webhook-server.ts'),
+      JSON.stringify(config),
+    ],
+    // In the project, where `--import tsx` resolves.
+    { cwd: join(import.meta.dirname, '..'), stdio: ['ignore', openSync(logFile, 'a'), 'inherit', 'ipc'] },
+  );
+  const ready = await new Promise<{ port: number; healthPort?: number }>((resolve, reject) => {
+    child.once('message', (m) => resolve(m as { port: number; healthPort?: number }));
+    child.once('exit', (code) => reject(new Error(`${config.target} server exited with ${code}`)));
+  });
+  return { child, ...ready, logFile };
+}
+
+/** /readyz of the health port: the webhook's caches are synced. */
+async function waitReady(healthPort: number): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    const ok = await fetch(`http://[::1]:${healthPort}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('the webhook did not get ready within 60 s');
+}
+
+async function stopServer(server: ServerProcess): Promise<void> {
+  const exited = new Promise((resolve) => server.child.once('exit', resolve));
+  server.child.kill('SIGTERM');
+  await exited;
+}
+
+export async function runWebhookBench(opts: WebhookBenchOptions = {}): Promise<WebhookBenchResult> {
+  if (spawnSync('h2load', ['--version']).status !== 0) {
+    throw new Error("h2load is missing: install Debian's nghttp2-client (apt-get install -y nghttp2-client)");
+  }
+  const durationSeconds = opts.durationSeconds ?? 10;
+  const rounds = opts.rounds ?? 2;
+  const rssSeconds = opts.rssSeconds ?? 60;
+  const rssWarmupSeconds = opts.rssWarmupSeconds ?? 90;
+  const dir = mkdtempSync(join(tmpdir(), 'gardener-ipv6-bench-webhook-'));
+  const cp = await startControlPlane({ log: () => {} });
+  const servers: ServerProcess[] = [];
+  try {
+    const kc = cp.kubeConfig();
+    const client = new ResourceClient(kc);
+    const seed = benchSeed(0, 'ipv6') as KubernetesObject;
+    seed.metadata = { name: SEED_NAME };
+    await client.create(Refs.seed, seed);
+
+    const certDir = join(dir, 'certs');
+    mkdirSync(certDir);
+    const certs = await generateCertificates(certDir, { ipAddresses: ['::1'], dnsNames: ['localhost'], days: 1 });
+    copyFileSync(certs.serverCert, join(certDir, 'tls.crt'));
+    copyFileSync(certs.serverKey, join(certDir, 'tls.key'));
+    const ca = readFileSync(certs.caCert);
+
+    const bodies = {} as Record<Target, string>;
+    const bodyFiles = {} as Record<Target, string>;
+    for (const target of TARGETS) {
+      bodies[target] = target === 'baseline' ? shootReview('valid') : shootReview(target);
+      bodyFiles[target] = join(dir, `${target}.json`);
+      writeFileSync(bodyFiles[target], bodies[target]);
+    }
+
+    const baseline = await startServer({ target: 'baseline', certDir }, dir);
+    servers.push(baseline);
+    const webhook = await startServer(
+      { target: 'webhook', certDir, kubeconfig: cp.kubeconfigPath },
+      dir,
+      opts.cpuProfileDir,
+    );
+    servers.push(webhook);
+    await waitReady(webhook.healthPort!);
+    await preflight(webhook.port, bodies, ca);
+
+    const apiPids = cp.processes.filter((p) => p.name !== 'kube-controller-manager').map((p) => p.pid);
+    const apiCpu = () => apiPids.reduce((sum, pid) => sum + cpuMicros(pid), 0);
+    const serverOf = (target: Target) => (target === 'baseline' ? baseline : webhook);
+
+    // Warm-up (JIT, connections): a few seconds of each scenario at full speed, not measured.
+    for (const target of TARGETS) {
+      await h2load(serverOf(target).port, bodyFiles[target], 2, undefined, join(dir, 'warmup.log'));
+    }
+
+    const runs = new Map<
+      string,
+      { run: H2LoadRun; cpu: number; apiCpu: number; seeds: number; all: number; logBytes: number }[]
+    >();
+    for (let round = 0; round < rounds; round++) {
+      for (const load of LOADS) {
+        // Alternate the order from round to round, so no target always runs first or right after another.
+        const order = TARGETS.map((_, i) => TARGETS[(i + round) % TARGETS.length]!);
+        for (const target of round % 2 === 0 ? order : [...order].reverse()) {
+          const server = serverOf(target);
+          const before = {
+            cpu: cpuMicros(server.child.pid!),
+            apiCpu: apiCpu(),
+            requests: await apiRequestCounts(kc),
+            log: statSync(server.logFile).size,
+          };
+          const run = await h2load(server.port, bodyFiles[target], durationSeconds, load, join(dir, 'latency.log'));
+          const requests = await apiRequestCounts(kc);
+          const key = JSON.stringify([target, load ?? null]);
+          runs.set(key, [
+            ...(runs.get(key) ?? []),
+            {
+              run,
+              cpu: cpuMicros(server.child.pid!) - before.cpu,
+              apiCpu: apiCpu() - before.apiCpu,
+              seeds: requests.seeds - before.requests.seeds,
+              // The two scrapes' own requests are not resource requests; the seeds' informer watch may end here.
+              all: requests.all - before.requests.all,
+              logBytes: statSync(server.logFile).size - before.log,
+            },
+          ]);
+          process.stderr.write(
+            `round ${round + 1}/${rounds} ${target} @ ${load ?? 'max'}: ${run.reviews} reviews, ` +
+              `${(run.reviews / run.seconds).toFixed(0)}/s, p99 ${percentile(run.latencies, 99).toFixed(2)} ms, ` +
+              `${requests.seeds - before.requests.seeds} seed requests\n`,
+          );
+        }
+      }
+    }
+
+    const results: LoadResult[] = [];
+    for (const load of LOADS) {
+      for (const target of TARGETS) {
+        const list = runs.get(JSON.stringify([target, load ?? null])) ?? [];
+        const latencies = list.flatMap((r) => r.run.latencies).sort((a, b) => a - b);
+        const reviews = list.reduce((s, r) => s + r.run.reviews, 0);
+        const sum = (f: (r: (typeof list)[number]) => number) => list.reduce((s, r) => s + f(r), 0);
+        results.push({
+          target,
+          load,
+          reviews,
+          reviewsPerSecond: reviews / sum((r) => r.run.seconds),
+          p50Ms: percentile(latencies, 50),
+          p90Ms: percentile(latencies, 90),
+          p99Ms: percentile(latencies, 99),
+          maxMs: latencies[latencies.length - 1] ?? NaN,
+          errors: sum((r) => r.run.errors),
+          cpuMicrosPerReview: sum((r) => r.cpu) / reviews,
+          apiServerCpuMicrosPerReview: sum((r) => r.apiCpu) / reviews,
+          seedRequestsPerReview: sum((r) => r.seeds) / reviews,
+          apiRequestsPerReview: sum((r) => r.all) / reviews,
+          logBytesPerReview: sum((r) => r.logBytes) / reviews,
+        });
+      }
+    }
+
+    // RSS over time at a steady 1000 reviews/s with seed context, after a warm-up at that load.
+    const warmupSamples: number[] = [];
+    let sampler = setInterval(() => warmupSamples.push(rssMiB(webhook.child.pid!)), 1000);
+    if (rssWarmupSeconds > 0) {
+      await h2load(webhook.port, bodyFiles['valid+seed'], rssWarmupSeconds, 1000, join(dir, 'rss.log'));
+    }
+    clearInterval(sampler);
+    const samples: number[] = [];
+    sampler = setInterval(() => samples.push(rssMiB(webhook.child.pid!)), 1000);
+    const rssRun = await h2load(webhook.port, bodyFiles['valid+seed'], rssSeconds, 1000, join(dir, 'rss.log'));
+    clearInterval(sampler);
+    return {
+      results,
+      rss: {
+        seconds: rssSeconds,
+        warmupSeconds: rssWarmupSeconds,
+        warmupSamples,
+        reviews: rssRun.reviews,
+        errors: rssRun.errors,
+        samples,
+      },
+      rounds,
+      durationSeconds,
+    };
+  } finally {
+    for (const server of servers) await stopServer(server).catch(() => {});
+    await cp.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const fmt = (n: number, digits = 0) =>
+  Number.isFinite(n)
+    ? n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
+    : '-';
+
+/** The report: one table per load, then the ratios the issue asks for. */
+export function formatWebhookBench(r: WebhookBenchResult): string {
+  const lines: string[] = [];
+  lines.push(
+    `${r.rounds} rounds of ${r.durationSeconds} s per scenario and load, ${CONNECTIONS} connections, /mutate and ` +
+      `/validate alternating; latencies pooled over the rounds`,
+  );
+  for (const load of LOADS) {
+    lines.push('', `## ${load === undefined ? 'full speed' : `${load} reviews/s`}`, '');
+    lines.push(
+      '| target | reviews/s | p50 ms | p90 ms | p99 ms | max ms | errors | CPU µs/review | apiserver+etcd CPU µs/review | seed requests/review | API requests/review | log bytes/review |',
+      '|---|---|---|---|---|---|---|---|---|---|---|---|',
+    );
+    for (const x of r.results.filter((x) => x.load === load)) {
+      lines.push(
+        `| ${x.target} | ${fmt(x.reviewsPerSecond)} | ${fmt(x.p50Ms, 2)} | ${fmt(x.p90Ms, 2)} | ${fmt(x.p99Ms, 2)} | ` +
+          `${fmt(x.maxMs, 1)} | ${x.errors} | ${fmt(x.cpuMicrosPerReview)} | ${fmt(x.apiServerCpuMicrosPerReview)} | ` +
+          `${fmt(x.seedRequestsPerReview, 3)} | ${fmt(x.apiRequestsPerReview, 3)} | ${fmt(x.logBytesPerReview)} |`,
+      );
+    }
+  }
+  const at = (target: Target, load: Load) => r.results.find((x) => x.target === target && x.load === load)!;
+  lines.push('', '## ratios', '');
+  for (const load of [200, 1000] as const) {
+    for (const target of ['valid+seed', 'invalid+seed', 'valid', 'invalid'] as const) {
+      lines.push(
+        `p99 at ${load}/s, ${target} / baseline: ${fmt(at(target, load).p99Ms / at('baseline', load).p99Ms, 2)}x`,
+      );
+    }
+  }
+  for (const [withSeed, without] of [
+    ['valid+seed', 'valid'],
+    ['invalid+seed', 'invalid'],
+  ] as const) {
+    lines.push(
+      `max throughput ${withSeed} / ${without}: ${fmt((100 * at(withSeed, undefined).reviewsPerSecond) / at(without, undefined).reviewsPerSecond)} %; ` +
+        `${withSeed} / baseline: ${fmt(at(withSeed, undefined).reviewsPerSecond / at('baseline', undefined).reviewsPerSecond, 2)}x`,
+    );
+  }
+  const cpu = (target: Target) => {
+    const list = r.results.filter((x) => x.target === target);
+    return list.reduce((s, x) => s + x.cpuMicrosPerReview * x.reviews, 0) / list.reduce((s, x) => s + x.reviews, 0);
+  };
+  for (const target of TARGETS) lines.push(`CPU per review over all loads, ${target}: ${fmt(cpu(target))} µs`);
+  const s = r.rss.samples;
+  // The second 10 s: the heap refills for a few seconds after a full collection that may just have happened.
+  const head = s.slice(10, 20);
+  const tail = s.slice(-10);
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+  lines.push(
+    `RSS over ${r.rss.seconds} s at 1000 reviews/s after ${r.rss.warmupSeconds} s at that load (valid+seed, ` +
+      `${r.rss.reviews} reviews, ${r.rss.errors} errors): ` +
+      `${fmt(mean(head), 1)} MiB (s 10-20) -> ${fmt(mean(tail), 1)} MiB (last 10 s), min ${fmt(Math.min(...s), 1)}, ` +
+      `max ${fmt(Math.max(...s), 1)} MiB ` +
+      `(${fmt((100 * (mean(tail) - mean(head))) / mean(head), 1)} %)`,
+  );
+  lines.push(`RSS samples of the warm-up (MiB, 1/s): ${r.rss.warmupSamples.map((x) => x.toFixed(0)).join(' ')}`);
+  lines.push(`RSS samples (MiB, 1/s): ${s.map((x) => x.toFixed(0)).join(' ')}`);
+  return lines.join('\n');
+}

@@ -1,0 +1,83 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { Counter } from 'prom-client';
+import type { ResourceClient, ResourceRef } from './client.js';
+import type { Informer } from './informer.js';
+
+/** A live read on a cache miss must leave a caller (e.g. a webhook within the API server's 10 s) time to answer. */
+export const DEFAULT_LIVE_READ_TIMEOUT_MS = 5_000;
+
+/** Reads objects of one kind by name. */
+export interface ObjectReader<T extends KubernetesObject = KubernetesObject> {
+  /** The object, or undefined when there is none. Throws when the server can't say. */
+  get(name: string, namespace?: string): Promise<T | undefined>;
+}
+
+export interface CachedReaderOptions<T extends KubernetesObject> {
+  /** The cache; shared with the controllers that watch the kind (one list+watch per process). */
+  readonly informer: Informer<T>;
+  /** For the live read on a cache miss. */
+  readonly client: Pick<ResourceClient, 'get'>;
+  readonly ref: ResourceRef;
+  /** @default DEFAULT_LIVE_READ_TIMEOUT_MS */
+  readonly liveReadTimeoutMs?: number;
+  /** Counts reads as `{resource, result: hit|miss}`. */
+  readonly reads?: Counter<'resource' | 'result'>;
+}
+
+/**
+ * Reads from an informer's cache, as controller-runtime's cached client and the gardener-apiserver's listers do, so
+ * that steady-state reads cost the API server nothing. On a miss (an object created a moment ago that the watch has
+ * not delivered yet, or a cache that has not synced) it asks the server: one GET per name at a time, however many
+ * callers miss at once. What the GET finds is not kept: the watch brings it.
+ *
+ * Objects from the cache are shared: callers must not modify them.
+ */
+export class CachedReader<T extends KubernetesObject = KubernetesObject> implements ObjectReader<T> {
+  readonly informer: Informer<T>;
+  private readonly client: Pick<ResourceClient, 'get'>;
+  private readonly ref: ResourceRef;
+  private readonly liveReadTimeoutMs: number;
+  private readonly hits?: { inc(): void };
+  private readonly misses?: { inc(): void };
+  private readonly inFlight = new Map<string, Promise<T | undefined>>();
+
+  constructor(opts: CachedReaderOptions<T>) {
+    this.informer = opts.informer;
+    this.client = opts.client;
+    this.ref = opts.ref;
+    this.liveReadTimeoutMs = opts.liveReadTimeoutMs ?? DEFAULT_LIVE_READ_TIMEOUT_MS;
+    const resource = opts.ref.group ? `${opts.ref.plural}.${opts.ref.group}` : opts.ref.plural;
+    this.hits = opts.reads?.labels({ resource, result: 'hit' });
+    this.misses = opts.reads?.labels({ resource, result: 'miss' });
+  }
+
+  get(name: string, namespace?: string): Promise<T | undefined> {
+    const cached = this.informer.get(name, namespace);
+    if (cached !== undefined) {
+      this.hits?.inc();
+      return Promise.resolve(cached);
+    }
+    this.misses?.inc();
+    const key = namespace && this.ref.namespaced ? `${namespace}/${name}` : name;
+    let read = this.inFlight.get(key);
+    if (!read) {
+      read = this.client
+        .get<T>(this.ref, name, this.ref.namespaced ? namespace : undefined, {
+          signal: AbortSignal.timeout(this.liveReadTimeoutMs),
+        })
+        .finally(() => this.inFlight.delete(key));
+      this.inFlight.set(key, read);
+    }
+    return read;
+  }
+
+  /** Every cached object (empty until synced). */
+  list(): T[] {
+    return this.informer.list();
+  }
+
+  /** The cache holds the first list: readiness of whoever reads through it. */
+  hasSynced(): boolean {
+    return this.informer.hasSynced();
+  }
+}
