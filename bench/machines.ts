@@ -71,6 +71,7 @@ const shootSpec = (name: string) =>
     metadata: { name, namespace: 'garden-bench' },
     spec: {
       seedName: 'ipv6',
+      cloudProfile: { name: 'local' },
       region: 'local',
       provider: { type: 'local', workers: [{ name: 'w', machine: { type: 'local' }, minimum: 2, maximum: 2 }] },
       networking: { type: 'calico', ipFamilies: ['IPv6'], nodes: 'fd00:10:1:100::/64' },

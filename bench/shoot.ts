@@ -123,6 +123,7 @@ export async function runShootBench(rounds = 3): Promise<ShootBenchResult> {
         metadata: { name, namespace: 'garden-bench' },
         spec: {
           seedName: 'ipv6',
+          cloudProfile: { name: 'local' },
           region: 'local',
           provider: { type: 'local', workers: [{ name: 'w', machine: { type: 'local' }, minimum: 1, maximum: 1 }] },
           networking: { type: 'calico', ipFamilies: ['IPv6'], nodes: 'fd00:10:1:100::/56' },

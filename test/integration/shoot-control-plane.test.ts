@@ -78,6 +78,7 @@ describe.skipIf(unsupported !== undefined)('shoot control planes (needs root)', 
       metadata: { name, namespace: NAMESPACE },
       spec: {
         seedName,
+        cloudProfile: { name: 'local' },
         region: 'local',
         provider: { type: 'local', workers: [{ name: 'w', machine: { type: 'local' }, minimum: 1, maximum: 1 }] },
         networking: { type: 'calico', ...networking },

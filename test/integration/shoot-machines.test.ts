@@ -150,6 +150,7 @@ describe.skipIf(unsupported !== undefined).sequential('shoots with machines, end
           metadata: { name, namespace: NAMESPACE },
           spec: {
             seedName: c.seed,
+            cloudProfile: { name: 'local' },
             region: 'local',
             provider: {
               type: 'local',
