@@ -342,9 +342,36 @@ describe.skipIf(unsupported !== undefined).sequential('shoots with machines, end
         expect(body.trim()).toBe(b.metadata.name);
       }, 180_000);
 
+      it.runIf(c.label === 'IPv6')(
+        'scales its pool down to a new minimum, machine and Node',
+        async () => {
+          const before = services.provider!.machines(`shoot--e2e--${name}`).map((m) => m.id);
+          await retryOnConflict(async () => {
+            const shoot = (await client.get<Shoot & KubernetesObject>(Refs.shoot, name, NAMESPACE))!;
+            Object.assign(shoot.spec.provider!.workers![0]!, { minimum: 1, maximum: 1 });
+            return client.update(Refs.shoot, shoot as KubernetesObject);
+          });
+          const nodes = await waitFor(
+            async () => {
+              const list = JSON.parse(await kubectl(['get', 'nodes', '-o', 'json'])) as {
+                items: { metadata: { name: string } }[];
+              };
+              return list.items.length === 1 ? list.items : undefined;
+            },
+            { timeoutMs: 60_000, intervalMs: 500, message: 'one Node left' },
+          );
+          const after = services.provider!.machines(`shoot--e2e--${name}`);
+          expect(after.map((m) => m.opts.name)).toEqual([nodes[0]!.metadata.name]);
+          const removed = before.filter((id) => !after.some((m) => m.id === id));
+          expect(removed).toHaveLength(1);
+          expect(machineLeftovers(removed[0]!)).toEqual([]);
+        },
+        120_000,
+      );
+
       it('leaves no machine behind when the shoot is deleted', async () => {
         const machines = services.provider!.machines(`shoot--e2e--${name}`);
-        expect(machines).toHaveLength(2);
+        expect(machines).toHaveLength(c.label === 'IPv6' ? 1 : 2);
         const ids = machines.map((m) => m.id);
         await client.delete(Refs.shoot, name, NAMESPACE);
         await waitFor(async () => !(await client.get(Refs.shoot, name, NAMESPACE)), {

@@ -171,10 +171,19 @@ export class LocalWorkers {
     this.ensureBridge(network);
     const desired = desiredMachineNames(spec.name, spec.pools);
     const names = new Set(desired.map((d) => d.name));
-    for (const [name, { machine }] of this.machines) {
-      if (names.has(name)) continue;
+    const surplus = [...this.machines.entries()].filter(([name]) => !names.has(name));
+    for (const [name, { machine }] of surplus) {
       this.machines.delete(name);
       await machine.destroy();
+    }
+    if (surplus.length > 0) {
+      // Drain-free scale-down: the machine is gone, so is its Node (a kubelet never deletes its own).
+      const client = await this.shootClient();
+      try {
+        await Promise.all(surplus.map(([name]) => client.delete(NODES, name)));
+      } finally {
+        client.close();
+      }
     }
     this.kubeProxy ??= await issueCertificate(spec.ca, {
       commonName: 'system:kube-proxy',
