@@ -158,6 +158,7 @@ async function validateShootOn(port: number, seedName: string): Promise<Admissio
         metadata: { name: 'alpha', namespace: 'garden-dev' },
         spec: {
           seedName,
+          cloudProfile: { name: 'local' },
           region: 'local',
           provider: { type: 'local', workers: [{ name: 'w1', machine: { type: 'local' }, minimum: 1, maximum: 1 }] },
           networking: { type: 'calico', ipFamilies: ['IPv6'], nodes: '2001:db8:2::/64' },
