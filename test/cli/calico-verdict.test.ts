@@ -211,11 +211,14 @@ describe('validate and render agree on the providerConfig', () => {
             services: '10.4.0.0/16',
             providerConfig: { anything: 'goes' },
           },
+          cloudProfile: { name: 'local' },
+          region: 'local',
           provider: { type: 'local', workers: [{ name: 'w' }] },
         },
       }),
     );
-    expect(await cli(['validate', '-f', cilium])).toMatchObject({ code: 0 });
+    const verdict = await cli(['validate', '-f', cilium]);
+    expect(verdict, verdict.stdout).toMatchObject({ code: 0 });
   });
 
   it('validates a Network of type calico under spec.providerConfig', async () => {
