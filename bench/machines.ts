@@ -5,10 +5,8 @@
  * started without any API object, controller or webhook, then the same Ready poll and the same pod check.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
-import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import type { KubernetesObject } from '@kubernetes/client-node';
 import { startLocalServices } from '../src/app/local-environment.js';
 import type { ControlPlaneSpec } from '../src/extensions/provider-local/controlplane/args.js';
 import {
@@ -27,6 +25,7 @@ import { projectRoot } from '../src/localenv/project.js';
 import { createCA, createSigningKeyPair } from '../src/pki/certificates.js';
 import { ResourceClient } from '../src/runtime/client.js';
 import { silentLogger } from '../src/runtime/log.js';
+import { BENCH_NAMESPACE, benchShoot, createBenchSeed, rssMiB, until } from './support.js';
 
 const LB_NETWORKS = { IPv6: 'fd00:ff:bf::/64', IPv4: '172.31.249.0/24' };
 
@@ -34,49 +33,6 @@ export interface MachinesBenchResult {
   readonly gardenlet: { readySeconds: number; podSeconds: number; rssMiB: number };
   readonly direct: { readySeconds: number; podSeconds: number; rssMiB: number };
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(fn: () => Promise<T | undefined>, timeoutMs: number, what: string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v !== undefined) return v;
-    } catch {
-      // Not yet.
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(200);
-  }
-}
-
-function rssMiB(pids: readonly (number | undefined)[], extraBytes = 0): number {
-  let kib = 0;
-  for (const pid of pids) {
-    if (pid === undefined) continue;
-    try {
-      kib += Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
-    } catch {
-      // Exited meanwhile.
-    }
-  }
-  return (kib * 1024 + extraBytes) / 2 ** 20;
-}
-
-const shootSpec = (name: string) =>
-  ({
-    apiVersion: 'core.gardener.cloud/v1beta1',
-    kind: 'Shoot',
-    metadata: { name, namespace: 'garden-bench' },
-    spec: {
-      seedName: 'ipv6',
-      cloudProfile: { name: 'local' },
-      region: 'local',
-      provider: { type: 'local', workers: [{ name: 'w', machine: { type: 'local' }, minimum: 2, maximum: 2 }] },
-      networking: { type: 'calico', ipFamilies: ['IPv6'], nodes: 'fd00:10:1:100::/64' },
-    },
-  }) as KubernetesObject;
 
 export async function runMachinesBench(): Promise<MachinesBenchResult> {
   const binaries = (await ensureBinaries({
@@ -97,38 +53,17 @@ export async function runMachinesBench(): Promise<MachinesBenchResult> {
   );
   const client = new ResourceClient(cp.kubeConfig());
   try {
-    await client.create(Refs.namespace, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'garden-bench' } });
-    await until(
-      () =>
-        client
-          .create(Refs.seed, {
-            apiVersion: 'core.gardener.cloud/v1beta1',
-            kind: 'Seed',
-            metadata: { name: 'ipv6' },
-            spec: {
-              provider: { type: 'local', region: 'local' },
-              networks: {
-                ipFamilies: ['IPv6'],
-                nodes: 'fd00:10::/64',
-                pods: 'fd00:10:1::/56',
-                services: 'fd00:10:2::/112',
-                shootDefaults: { pods: 'fd00:10:3::/56', services: 'fd00:10:4::/112' },
-              },
-            },
-          } as KubernetesObject)
-          .then(() => true),
-      30_000,
-      'the seed to be admitted',
-    );
+    await createBenchSeed(client);
 
     // Through the gardenlet.
     const started = Date.now();
-    await client.create(Refs.shoot, shootSpec('mb'));
+    await client.create(Refs.shoot, benchShoot('mb', 2, 'fd00:10:1:100::/64'));
     const namespace = 'shoot--bench--mb';
     await until(
       async () => ((await services.provider!.workersNotReady(namespace)) === undefined ? true : undefined),
       300_000,
       'both Nodes Ready',
+      200,
     );
     const readySeconds = (Date.now() - started) / 1000;
     await services.provider!.podCheck(namespace, 'IPv6', 120_000);
@@ -143,11 +78,12 @@ export async function runMachinesBench(): Promise<MachinesBenchResult> {
         machines.reduce((sum, m) => sum + m.rssBytes(), 0),
       ),
     };
-    await client.delete(Refs.shoot, 'mb', 'garden-bench');
+    await client.delete(Refs.shoot, 'mb', BENCH_NAMESPACE);
     await until(
-      async () => ((await client.get(Refs.shoot, 'mb', 'garden-bench')) ? undefined : true),
+      async () => ((await client.get(Refs.shoot, 'mb', BENCH_NAMESPACE)) ? undefined : true),
       180_000,
       'the shoot to be deleted',
+      200,
     );
 
     // Directly: the same control plane and machines, no objects, no controllers.
@@ -190,9 +126,10 @@ async function runDirect(
       async () => ((await controlPlane.get('/readyz', 1_000)).status === 200 ? true : undefined),
       120_000,
       'readyz',
+      200,
     );
     const osc = desiredOperatingSystemConfig({
-      metadata: { name: 'direct', namespace: 'garden-bench' },
+      metadata: { name: 'direct', namespace: BENCH_NAMESPACE },
       spec: { networking: { ipFamilies: ['IPv6'] } },
     } as unknown as Shoot);
     await workers.deploy({
@@ -201,12 +138,12 @@ async function runDirect(
       nodeCIDRs: ['fd00:10:1:100::/64'],
       podCIDRs: spec.podCIDRs,
       serviceCIDRs: spec.serviceCIDRs,
-      clusterDNS: 'fd00:10:4::a',
+      clusterDNS: ['fd00:10:4::a'],
       pools: [{ name: 'w', minimum: 2 }],
       operatingSystemConfig: { spec: { files: osc.spec.files ?? [] } },
       ca,
     });
-    await until(async () => ((await workers.notReady()) === undefined ? true : undefined), 300_000, 'Nodes Ready');
+    await until(async () => ((await workers.notReady()) === undefined ? true : undefined), 300_000, 'Nodes Ready', 200);
     const readySeconds = (Date.now() - started) / 1000;
     await workers.podCheck('IPv6', 120_000);
     const podSeconds = (Date.now() - started) / 1000;

@@ -6,10 +6,8 @@
  * the webhook, the extensions and the load-balancer controller cost on top. Rounds alternate between the two.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
-import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { KubernetesObject } from '@kubernetes/client-node';
 import { startLocalServices } from '../src/app/local-environment.js';
 import type { ControlPlaneSpec } from '../src/extensions/provider-local/controlplane/args.js';
 import {
@@ -24,6 +22,7 @@ import { netnsUnsupportedReason } from '../src/localenv/netns.js';
 import { createCA, createSigningKeyPair } from '../src/pki/certificates.js';
 import { ResourceClient } from '../src/runtime/client.js';
 import { silentLogger } from '../src/runtime/log.js';
+import { BENCH_NAMESPACE, benchShoot, createBenchSeed, rssMiB, until } from './support.js';
 
 const LB_NETWORKS = { IPv6: 'fd00:ff:be::/64', IPv4: '172.31.250.0/24' };
 const SETTLE_MS = 10_000;
@@ -42,30 +41,6 @@ export interface ShootBenchResult {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function rssMiB(pids: readonly (number | undefined)[]): number {
-  let kib = 0;
-  for (const pid of pids) {
-    if (pid === undefined) continue;
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    kib += Number(m?.[1] ?? 0);
-  }
-  return kib / 1024;
-}
-
-async function until<T>(fn: () => Promise<T | undefined>, timeoutMs: number, what: string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v !== undefined) return v;
-    } catch {
-      // Not yet.
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
 
 export async function runShootBench(rounds = 3): Promise<ShootBenchResult> {
   const reason = netnsUnsupportedReason();
@@ -89,46 +64,13 @@ export async function runShootBench(rounds = 3): Promise<ShootBenchResult> {
   const samples = { gardenlet: [] as number[], baseline: [] as number[] };
   const rss = { gardenlet: [] as number[], baseline: [] as number[] };
   try {
-    await client.create(Refs.namespace, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'garden-bench' } });
-    await until(
-      () =>
-        client
-          .create(Refs.seed, {
-            apiVersion: 'core.gardener.cloud/v1beta1',
-            kind: 'Seed',
-            metadata: { name: 'ipv6' },
-            spec: {
-              provider: { type: 'local', region: 'local' },
-              networks: {
-                ipFamilies: ['IPv6'],
-                nodes: 'fd00:10::/64',
-                pods: 'fd00:10:1::/56',
-                services: 'fd00:10:2::/112',
-                shootDefaults: { pods: 'fd00:10:3::/56', services: 'fd00:10:4::/112' },
-              },
-            },
-          } as KubernetesObject)
-          .then(() => true),
-      30_000,
-      'the seed to be admitted',
-    );
+    await createBenchSeed(client);
 
     for (let round = 0; round < rounds; round++) {
       // Through the gardenlet: create, then /readyz at the address the service got.
       const name = `b${round}`;
       const started = Date.now();
-      await client.create(Refs.shoot, {
-        apiVersion: 'core.gardener.cloud/v1beta1',
-        kind: 'Shoot',
-        metadata: { name, namespace: 'garden-bench' },
-        spec: {
-          seedName: 'ipv6',
-          cloudProfile: { name: 'local' },
-          region: 'local',
-          provider: { type: 'local', workers: [{ name: 'w', machine: { type: 'local' }, minimum: 1, maximum: 1 }] },
-          networking: { type: 'calico', ipFamilies: ['IPv6'], nodes: 'fd00:10:1:100::/56' },
-        },
-      } as KubernetesObject);
+      await client.create(Refs.shoot, benchShoot(name, 1, 'fd00:10:1:100::/56'));
       const instance = await until(
         async () => {
           const i = services.provider!.controlPlane(`shoot--bench--${name}`);
@@ -140,9 +82,9 @@ export async function runShootBench(rounds = 3): Promise<ShootBenchResult> {
       samples.gardenlet.push((Date.now() - started) / 1000);
       await sleep(SETTLE_MS);
       rss.gardenlet.push(rssMiB(instance.states().map((s) => s.pid)));
-      await client.delete(Refs.shoot, name, 'garden-bench');
+      await client.delete(Refs.shoot, name, BENCH_NAMESPACE);
       await until(
-        async () => ((await client.get(Refs.shoot, name, 'garden-bench')) ? undefined : true),
+        async () => ((await client.get(Refs.shoot, name, BENCH_NAMESPACE)) ? undefined : true),
         120_000,
         `shoot ${name} to be deleted`,
       );

@@ -127,7 +127,8 @@ export function attachNamespace(netns: string, attachment: Attachment): string {
   return hostEnd;
 }
 
-function pidAlive(pid: number): boolean {
+/** Whether a process with this pid exists (EPERM: it does, under another user). */
+export function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

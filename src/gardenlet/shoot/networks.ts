@@ -5,7 +5,7 @@
 import type { Seed } from '../../apis/core/v1beta1/seed.js';
 import type { NetworkingStatus, Shoot } from '../../apis/core/v1beta1/shoot.js';
 import { shootIPFamilies } from '../../apis/core/v1beta1/helpers.js';
-import { formatCIDR, parseCIDR, type IPFamily } from '../../net/cidr.js';
+import { formatCIDR, parseCIDR, type CIDR, type IP, type IPFamily } from '../../net/cidr.js';
 
 export class ShootNetworksError extends Error {}
 
@@ -39,6 +39,16 @@ export function shootNetworkingStatus(shoot: Shoot, seed: Seed): NetworkingStatu
     }
   }
   return status;
+}
+
+/** The CIDRs of a networking status list in the order of the shoot's families. */
+export function cidrsByFamilies(cidrs: readonly string[] | undefined, families: readonly IPFamily[]): string[] {
+  return families.flatMap((family) => cidrsOfFamily(cidrs, family));
+}
+
+/** The cluster DNS Service takes the tenth address of a service range, as kubeadm and Gardener do. */
+export function clusterDNSAddress(serviceRange: CIDR): IP {
+  return { family: serviceRange.family, value: serviceRange.network.value + 10n };
 }
 
 /** The CIDRs of one family in a networking status list. */

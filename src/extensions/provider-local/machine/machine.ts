@@ -39,7 +39,8 @@ import { mkdir, rm, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { File } from '../../../apis/extensions/v1alpha1/operatingsystemconfig.js';
 import type { IPFamily } from '../../../net/cidr.js';
-import { deleteNetns, netnsExists } from '../../../localenv/netns.js';
+import { deleteNetns, ip, netnsExists } from '../../../localenv/netns.js';
+import { hostVethName, pidAlive } from '../../../system/network.js';
 import { startProcess, which, type ManagedProcess, type StartOptions } from '../../../localenv/process.js';
 import { onEmergencyExit } from '../../../localenv/cleanup.js';
 import { CgroupSubtree, listSubtrees, mountedCgroupV1Hierarchies } from '../../../system/cgroups.js';
@@ -148,19 +149,8 @@ export function machineMAC(name: string, addresses: readonly string[]): string {
   return [...bytes].map((b) => b.toString(16).padStart(2, '0')).join(':');
 }
 
-/** The host end of the machine's veth: `gv6v` and a hash of the namespace name, 15 characters. */
-export function hostVethName(id: string): string {
-  return `gv6v${createHash('sha256').update(id).digest('hex').slice(0, 11)}`;
-}
-
-function ip(args: string[]): string {
-  try {
-    return execFileSync(which('ip') ?? 'ip', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-  } catch (e) {
-    const error = e as Error & { stderr?: string };
-    throw new Error(`ip ${args.join(' ')}: ${error.stderr?.trim() || error.message}`);
-  }
-}
+/** The host end of a machine's veth: named after its namespace, as the control planes' (src/system/network.ts). */
+export { hostVethName };
 
 /** Writes its pid into the cgroup.procs files in $GIPV6_CGROUP_PROCS, then execs the rest of the command line. */
 const MOVE_INTO_CGROUP = [
@@ -721,15 +711,6 @@ function checkRuncSeccomp(runc: string): void {
     );
   }
   runcChecked.add(runc);
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /**

@@ -48,7 +48,8 @@ export interface WorkersSpec {
   /** In family order. */
   readonly podCIDRs: readonly string[];
   readonly serviceCIDRs: readonly string[];
-  readonly clusterDNS: string;
+  /** The cluster DNS address of each service range, primary first. */
+  readonly clusterDNS: readonly string[];
   readonly pools: readonly WorkerPoolSpec[];
   readonly operatingSystemConfig: { readonly spec: { readonly files?: File[] } };
   readonly ca: CertificatePair;
@@ -194,7 +195,7 @@ export class LocalWorkers {
     await Promise.all(
       desired.map(async ({ name, pool }, index) => {
         const addresses = machineAddresses(network, spec.families, index);
-        const hash = JSON.stringify([addresses, spec.podCIDRs, spec.serviceCIDRs, spec.clusterDNS]);
+        const hash = JSON.stringify([addresses, spec.podCIDRs, spec.serviceCIDRs, spec.clusterDNS[0]]);
         const existing = this.machines.get(name);
         const osc = { spec: { files: [...(spec.operatingSystemConfig.spec.files ?? [])] } };
         if (existing?.hash === hash) {
@@ -224,7 +225,7 @@ export class LocalWorkers {
           apiServer: { url: this.controlPlane.url, caPEM: spec.ca.certPEM },
           credentials,
           kubeProxyCredentials: this.kubeProxy!,
-          clusterDNS: spec.clusterDNS,
+          clusterDNS: spec.clusterDNS[0]!,
           podCIDRs: [...spec.podCIDRs],
           serviceCIDRs: [...spec.serviceCIDRs],
           operatingSystemConfig: { spec: { files: [...(spec.operatingSystemConfig.spec.files ?? [])] } },
@@ -243,11 +244,8 @@ export class LocalWorkers {
     const client = await this.shootClient();
     try {
       await deployCoreDNS(client, {
-        // The cluster DNS address first; a second family's tenth address, so kube-dns serves both families.
-        clusterIPs: [
-          spec.clusterDNS,
-          ...spec.serviceCIDRs.slice(1).map((c) => formatIP(nthAddress(parseCIDR(c)!, 10)!)),
-        ],
+        // Every family's cluster DNS address, so kube-dns serves all of them.
+        clusterIPs: [...spec.clusterDNS],
         families: [...spec.families],
         replicas: Math.min(2, Math.max(1, desired.length)),
       });

@@ -10,7 +10,8 @@ import { isIPFamily } from '../../../apis/validation/ip-families.js';
 import type { ControlPlaneSpec } from '../../../extensions/provider-local/controlplane/args.js';
 import type { ControlPlaneSecrets } from '../../../extensions/provider-local/controlplane/control-plane.js';
 import type { LocalProvider } from '../../../extensions/provider-local/provider.js';
-import { parseCIDR, type IPFamily } from '../../../net/cidr.js';
+import type { IPFamily } from '../../../net/cidr.js';
+import { cidrsByFamilies } from '../networks.js';
 import { createCA, createSigningKeyPair } from '../../../pki/certificates.js';
 import { isAlreadyExists, type ResourceClient } from '../../../runtime/client.js';
 import { applyAll, deleteAll } from '../../apply.js';
@@ -56,12 +57,6 @@ export function nodeMaskSizes(shoot: Shoot): Partial<Record<IPFamily, number>> {
   return masks;
 }
 
-/** Orders CIDRs by the shoot's families. */
-function byFamilies(cidrs: readonly string[] | undefined, families: readonly IPFamily[]): string[] {
-  const parsed = (cidrs ?? []).map((c) => parseCIDR(c)).filter((c) => c !== undefined);
-  return families.flatMap((f) => parsed.filter((c) => c.family === f).map((c) => c.input));
-}
-
 /** The provider's input: the shoot's ranges (from its networking status) and its load-balancer addresses. */
 export function controlPlaneSpec(
   shoot: Shoot,
@@ -82,8 +77,8 @@ export function controlPlaneSpec(
     name: seedNamespaceName(shoot),
     families,
     addresses,
-    serviceCIDRs: byFamilies(networking.services, families),
-    podCIDRs: workers ? byFamilies(networking.pods, families) : [],
+    serviceCIDRs: cidrsByFamilies(networking.services, families),
+    podCIDRs: workers ? cidrsByFamilies(networking.pods, families) : [],
     nodeCIDRMaskSizes: nodeMaskSizes(shoot),
     externalDomain: apiServerDomain(shoot, 'external', domain),
     internalDomain: apiServerDomain(shoot, 'internal', domain),

@@ -2,6 +2,7 @@
  * The egress NetworkPolicies of a seed namespace (a shoot's control plane, or `garden` for the seed itself), per IP
  * family of the seed. Pods opt in with the label `networking.gardener.cloud/<policy target>: allowed`.
  */
+import { clusterDNSAddress } from '../networks.js';
 import type { V1NetworkPolicy, V1NetworkPolicyPeer } from '@kubernetes/client-node';
 import type { Seed } from '../../../apis/core/v1beta1/seed.js';
 import type { NetworkingStatus } from '../../../apis/core/v1beta1/shoot.js';
@@ -29,8 +30,6 @@ export const NODE_LOCAL_DNS: Readonly<Record<IPFamily, string>> = {
   IPv4: '169.254.20.10/32',
   IPv6: 'fd30:1319:f1e:230b::1/128',
 };
-/** The cluster DNS service takes the tenth address of the service range, as kubeadm and Gardener do. */
-const CLUSTER_DNS_OFFSET = 10n;
 const DNS_PORTS = [53, 8053];
 
 export const NetworkPolicyName = {
@@ -154,7 +153,7 @@ export function dnsPolicy(values: NetworkPolicyValues): V1NetworkPolicy {
   const peers: V1NetworkPolicyPeer[] = [];
   for (const family of families) {
     for (const range of services.filter((s) => s.family === family)) {
-      const ip = formatIP({ family, value: range.network.value + CLUSTER_DNS_OFFSET });
+      const ip = formatIP(clusterDNSAddress(range));
       peers.push({ ipBlock: { cidr: `${ip}/${family === 'IPv4' ? 32 : 128}` } });
     }
     peers.push({ ipBlock: { cidr: NODE_LOCAL_DNS[family] } });

@@ -9,20 +9,14 @@ import type { OperatingSystemConfig } from '../../../apis/extensions/v1alpha1/op
 import { isIPFamily } from '../../../apis/validation/ip-families.js';
 import type { LocalProvider } from '../../../extensions/provider-local/provider.js';
 import type { WorkerPoolSpec, WorkersSpec } from '../../../extensions/provider-local/worker/workers.js';
-import { formatIP, nthAddress, parseCIDR, type IPFamily } from '../../../net/cidr.js';
+import { formatIP, parseCIDR } from '../../../net/cidr.js';
+import { cidrsByFamilies, clusterDNSAddress } from '../networks.js';
 import type { ResourceClient } from '../../../runtime/client.js';
 import { NotReadyError, type ComponentContext, type DeployWaiter } from '../../component.js';
 import { seedNamespaceName } from '../../names.js';
 import { Refs } from '../../resources.js';
 import { ensureControlPlaneSecrets } from './control-plane.js';
 import { desiredOperatingSystemConfig } from './operating-system-config.js';
-
-/** The cluster DNS Service address: the tenth of the primary service range, as kubeadm and Gardener do. */
-export function clusterDNSAddress(serviceCIDRs: readonly string[], family: IPFamily): string {
-  const range = serviceCIDRs.map((c) => parseCIDR(c)).find((c) => c?.family === family);
-  if (range === undefined) throw new Error(`no ${family} service range`);
-  return formatIP(nthAddress(range, 10)!);
-}
 
 /** The worker pools as the provider wants them: name, minimum, and the pool's `sysctls`. */
 export function workerPools(shoot: Shoot): WorkerPoolSpec[] {
@@ -55,17 +49,16 @@ export class ShootWorkers implements DeployWaiter {
       OperatingSystemConfig | undefined;
     if (osc === undefined) throw new NotReadyError(`OperatingSystemConfig ${namespace}/${oscName} does not exist yet`);
     const families = shootIPFamilies(this.shoot).filter(isIPFamily);
-    const byFamilies = (cidrs: readonly string[] | undefined) =>
-      families.flatMap((f) => (cidrs ?? []).filter((c) => parseCIDR(c)?.family === f));
-    const services = byFamilies(this.networking.services);
+    const services = cidrsByFamilies(this.networking.services, families);
     const { ca } = await ensureControlPlaneSecrets(this.client, this.shoot, ctx);
     const spec: WorkersSpec = {
       name: namespace,
       families,
       nodeCIDRs: this.networking.nodes ?? [],
-      podCIDRs: byFamilies(this.networking.pods),
+      podCIDRs: cidrsByFamilies(this.networking.pods, families),
       serviceCIDRs: services,
-      clusterDNS: clusterDNSAddress(services, families[0]!),
+      // One per family, the primary first: the kubelets use the first, kube-dns serves all of them.
+      clusterDNS: services.map((c) => formatIP(clusterDNSAddress(parseCIDR(c)!))),
       pools: workerPools(this.shoot),
       operatingSystemConfig: { spec: { files: osc.spec.files ?? [] } },
       ca,

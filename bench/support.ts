@@ -1,0 +1,93 @@
+/**
+ * What the shoot benchmarks share: polling with a deadline, the RSS of processes, and the garden objects they start
+ * from (the project namespace and an IPv6 seed).
+ */
+import { readFileSync } from 'node:fs';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { Refs } from '../src/gardenlet/resources.js';
+import type { ResourceClient } from '../src/runtime/client.js';
+
+export const BENCH_NAMESPACE = 'garden-bench';
+export const BENCH_SEED = 'ipv6';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Calls `fn` every `intervalMs` until it returns a value (errors count as "not yet"); throws at the deadline. */
+export async function until<T>(
+  fn: () => Promise<T | undefined>,
+  timeoutMs: number,
+  what: string,
+  intervalMs = 50,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v !== undefined) return v;
+    } catch {
+      // Not yet.
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(intervalMs);
+  }
+}
+
+/** MiB resident of the processes (an exited one counts 0), plus `extraBytes`. */
+export function rssMiB(pids: readonly (number | undefined)[], extraBytes = 0): number {
+  let kib = 0;
+  for (const pid of pids) {
+    if (pid === undefined) continue;
+    try {
+      kib += Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+    } catch {
+      // Exited meanwhile.
+    }
+  }
+  return (kib * 1024 + extraBytes) / 2 ** 20;
+}
+
+/** The project namespace and the IPv6 seed the benchmark shoots are scheduled on (once the webhook admits it). */
+export async function createBenchSeed(client: ResourceClient): Promise<void> {
+  await client.create(Refs.namespace, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: BENCH_NAMESPACE } });
+  await until(
+    () =>
+      client
+        .create(Refs.seed, {
+          apiVersion: 'core.gardener.cloud/v1beta1',
+          kind: 'Seed',
+          metadata: { name: BENCH_SEED },
+          spec: {
+            provider: { type: 'local', region: 'local' },
+            networks: {
+              ipFamilies: ['IPv6'],
+              nodes: 'fd00:10::/64',
+              pods: 'fd00:10:1::/56',
+              services: 'fd00:10:2::/112',
+              shootDefaults: { pods: 'fd00:10:3::/56', services: 'fd00:10:4::/112' },
+            },
+          },
+        } as KubernetesObject)
+        .then(() => true),
+    30_000,
+    'the seed to be admitted',
+  );
+}
+
+/** An IPv6 Shoot on the benchmark seed with one worker pool of `machines` machines. */
+export function benchShoot(name: string, machines: number, nodes: string): KubernetesObject {
+  return {
+    apiVersion: 'core.gardener.cloud/v1beta1',
+    kind: 'Shoot',
+    metadata: { name, namespace: BENCH_NAMESPACE },
+    spec: {
+      seedName: BENCH_SEED,
+      cloudProfile: { name: 'local' },
+      region: 'local',
+      provider: {
+        type: 'local',
+        workers: [{ name: 'w', machine: { type: 'local' }, minimum: machines, maximum: machines }],
+      },
+      networking: { type: 'calico', ipFamilies: ['IPv6'], nodes },
+    },
+  } as KubernetesObject;
+}
