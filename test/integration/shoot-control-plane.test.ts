@@ -21,7 +21,7 @@ import { ResourceClient } from '../../src/runtime/client.js';
 import { silentLogger } from '../../src/runtime/log.js';
 import { seedDualStackMigrationNetworks, seedIPv4Networks, seedIPv6Networks } from '../fixtures/objects.js';
 import { cli } from '../support/cli.js';
-import { run, runWithNameserver, testFile } from '../support/shoot.js';
+import { createProjectAndSeeds, run, runWithNameserver, testFile } from '../support/shoot.js';
 import { waitFor } from '../support/wait.js';
 
 const unsupported = netnsUnsupportedReason();
@@ -49,21 +49,7 @@ describe.skipIf(unsupported !== undefined)('shoot control planes (needs root)', 
       restartBackoff: { initialMs: 200, maxMs: 2_000 },
     });
     client = new ResourceClient(cp.kubeConfig());
-    await client.create(Refs.namespace, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
-    for (const [name, networks] of Object.entries(SEEDS)) {
-      await waitFor(
-        () =>
-          client
-            .create(Refs.seed, {
-              apiVersion: 'core.gardener.cloud/v1beta1',
-              kind: 'Seed',
-              metadata: { name },
-              spec: { provider: { type: 'local', region: 'local' }, networks },
-            } as KubernetesObject)
-            .then(() => true),
-        { timeoutMs: 30_000, message: `seed ${name} to be admitted` },
-      );
-    }
+    await createProjectAndSeeds(client, NAMESPACE, SEEDS);
   }, 180_000);
 
   afterAll(async () => {

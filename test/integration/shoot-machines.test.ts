@@ -26,7 +26,7 @@ import { ResourceClient, retryOnConflict } from '../../src/runtime/client.js';
 import { silentLogger } from '../../src/runtime/log.js';
 import { seedDualStackMigrationNetworks, seedIPv4Networks, seedIPv6Networks } from '../fixtures/objects.js';
 import { cli } from '../support/cli.js';
-import { run, testFile } from '../support/shoot.js';
+import { createProjectAndSeeds, run, testFile } from '../support/shoot.js';
 import { waitFor } from '../support/wait.js';
 
 const unsupported =
@@ -106,21 +106,7 @@ describe.skipIf(unsupported !== undefined).sequential('shoots with machines, end
       careSyncPeriodMs: 2_000,
     });
     client = new ResourceClient(cp.kubeConfig());
-    await client.create(Refs.namespace, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
-    for (const [name, networks] of Object.entries(SEEDS)) {
-      await waitFor(
-        () =>
-          client
-            .create(Refs.seed, {
-              apiVersion: 'core.gardener.cloud/v1beta1',
-              kind: 'Seed',
-              metadata: { name },
-              spec: { provider: { type: 'local', region: 'local' }, networks },
-            } as KubernetesObject)
-            .then(() => true),
-        { timeoutMs: 30_000, message: `seed ${name} to be admitted` },
-      );
-    }
+    await createProjectAndSeeds(client, NAMESPACE, SEEDS);
   }, 240_000);
 
   afterAll(async () => {

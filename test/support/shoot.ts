@@ -7,7 +7,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { onTestFinished } from 'vitest';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { Refs } from '../../src/gardenlet/resources.js';
 import { which } from '../../src/localenv/process.js';
+import type { ResourceClient } from '../../src/runtime/client.js';
+import { waitFor } from './wait.js';
 
 export interface CommandResult {
   code: number | null;
@@ -58,4 +62,30 @@ export function runWithNameserver(nameserver: string, command: string, args: str
     command,
     ...args,
   ]);
+}
+
+/**
+ * The project namespace and a local Seed per entry, each created once the webhook admits it (its registration takes a
+ * moment to reach the API server).
+ */
+export async function createProjectAndSeeds(
+  client: ResourceClient,
+  namespace: string,
+  seeds: Readonly<Record<string, unknown>>,
+): Promise<void> {
+  await client.create(Refs.namespace, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+  for (const [name, networks] of Object.entries(seeds)) {
+    await waitFor(
+      () =>
+        client
+          .create(Refs.seed, {
+            apiVersion: 'core.gardener.cloud/v1beta1',
+            kind: 'Seed',
+            metadata: { name },
+            spec: { provider: { type: 'local', region: 'local' }, networks },
+          } as KubernetesObject)
+          .then(() => true),
+      { timeoutMs: 30_000, message: `seed ${name} to be admitted` },
+    );
+  }
 }
