@@ -59,10 +59,65 @@ interface ExtensionStatus {
     name?: string;
     namespace?: string;
     creationTimestamp?: string | Date;
+    deletionTimestamp?: string | Date;
     managedFields?: { time?: string | Date }[];
   };
   spec?: { type?: string };
-  status?: { observedGeneration?: number; lastOperation?: { state?: string; description?: string } };
+  status?: {
+    observedGeneration?: number;
+    lastOperation?: { type?: string; state?: string; description?: string };
+    lastError?: { description?: string };
+  };
+}
+
+const FAILED_STATES = new Set(['Error', 'Failed']);
+
+/**
+ * Why deleting an extension object fails, as its extension reports it (a last operation of type Delete in state
+ * Error or Failed), or undefined while nothing failed.
+ */
+export function extensionDeletionError(object: ExtensionStatus & { kind?: string }): string | undefined {
+  const operation = object.status?.lastOperation;
+  if (
+    !object.metadata?.deletionTimestamp ||
+    operation?.type !== 'Delete' ||
+    !FAILED_STATES.has(operation.state ?? '')
+  ) {
+    return undefined;
+  }
+  const what = `${object.kind ?? 'object'} ${object.metadata.namespace ?? ''}/${object.metadata.name ?? ''}`;
+  return `${what} reports ${operation.state} while being deleted: ${object.status?.lastError?.description ?? operation.description ?? ''}`;
+}
+
+/**
+ * Throws NotReadyError while any of the extension objects (`names`, or every one of the namespace) still exists,
+ * and an Error when its extension reports that deleting it fails: the shoot shows a failing extension object while
+ * it is deleted just as while it is created (the extension retries by itself; so does the reconcile).
+ */
+export async function waitExtensionsGone(
+  client: ResourceClient,
+  ref: ResourceRef,
+  names: readonly string[] | 'all',
+  namespace: string,
+  ctx: ComponentContext,
+): Promise<void> {
+  const remaining: (ExtensionStatus & KubernetesObject)[] =
+    names === 'all'
+      ? (await client.list<ExtensionStatus & KubernetesObject>(ref, { namespace, signal: ctx.signal })).items
+      : (
+          await Promise.all(
+            names.map((name) =>
+              client.get<ExtensionStatus & KubernetesObject>(ref, name, namespace, { signal: ctx.signal }),
+            ),
+          )
+        ).filter((o) => o !== undefined);
+  if (remaining.length === 0) return;
+  const failures = remaining
+    .map((o) => extensionDeletionError({ ...o, kind: ref.kind }))
+    .filter((f) => f !== undefined);
+  if (failures.length > 0) throw new Error(failures.join('; '));
+  const listed = remaining.map((o) => `${namespace}/${o.metadata?.name ?? ''}`).join(', ');
+  throw new NotReadyError(`${ref.kind} ${listed} ${remaining.length === 1 ? 'is' : 'are'} still being deleted`);
 }
 
 /**

@@ -6,7 +6,7 @@ import type { KubernetesObject, V1Service } from '@kubernetes/client-node';
 import { CachedReader } from '../runtime/cached-reader.js';
 import type { Request } from '../runtime/controller.js';
 import type { Manager } from '../runtime/manager.js';
-import { GARDEN_NAMESPACE } from './names.js';
+import { Labels, projectNamespace } from './names.js';
 import { DEFAULT_HOST_IPS, type HostIPs } from '../extensions/provider-local/loadbalancer/ingress.js';
 import {
   isShootLoadBalancer,
@@ -44,12 +44,31 @@ export interface GardenletOptions {
   readonly seeds?: CachedReader<KubernetesObject>;
 }
 
-/** `shoot--<project>--<shoot>` → the Shoot's request (`garden-<project>`, or `garden` for project garden). */
-export function shootRequestForSeedNamespace(namespace: string | undefined): Request[] {
-  const match = /^shoot--(.+?)--(.+)$/.exec(namespace ?? '');
-  if (!match) return [];
-  const [, project, name] = match as unknown as [string, string, string];
-  return [{ namespace: project === GARDEN_NAMESPACE ? GARDEN_NAMESPACE : `garden-${project}`, name }];
+/**
+ * `shoot--<project>--<shoot>` → the requests of every Shoot the name can stand for (`garden-<project>`, or `garden`
+ * for project garden). One, unless names contain `--` (which validation forbids): then each reading, so the shoot
+ * that owns the namespace hears of it whichever it is.
+ */
+export function shootRequestsForSeedNamespace(namespace: string | undefined): Request[] {
+  const parts = /^shoot--(.+)$/.exec(namespace ?? '')?.[1]?.split('--') ?? [];
+  const requests: Request[] = [];
+  for (let i = 1; i < parts.length; i++) {
+    const project = parts.slice(0, i).join('--');
+    const name = parts.slice(i).join('--');
+    if (project && name) requests.push({ namespace: projectNamespace(project), name });
+  }
+  return requests;
+}
+
+/** The Shoot an object in a seed namespace belongs to: its labels say exactly; else every reading of the namespace. */
+export function shootRequestsForSeedObject(object: KubernetesObject): Request[] {
+  const labels = object.metadata?.labels ?? {};
+  const project = labels[Labels.project];
+  const name = labels[Labels.shoot];
+  if (project && name && object.metadata?.namespace?.startsWith('shoot--')) {
+    return [{ namespace: projectNamespace(project), name }];
+  }
+  return shootRequestsForSeedNamespace(object.metadata?.namespace);
 }
 
 /** Adds the shoot, seed and provider-local service controllers to the manager. */
@@ -69,7 +88,7 @@ export function addGardenletControllers(manager: Manager, options: GardenletOpti
     seed: (name) => seedReader.get(name),
     service: async (name, namespace) => services.get(name, namespace) as V1Service | undefined,
   };
-  const ownedToShoot = (o: KubernetesObject) => shootRequestForSeedNamespace(o.metadata?.namespace);
+  const ownedToShoot = shootRequestsForSeedObject;
 
   const shootController = manager
     .controller({
@@ -110,7 +129,7 @@ export function addGardenletControllers(manager: Manager, options: GardenletOpti
       })
       .watch(shoots, undefined, conditionsOrSpecChanged);
     // A control plane process that starts or exits is news for the shoot's conditions at once.
-    provider.onChange((namespace) => shootRequestForSeedNamespace(namespace).forEach((r) => care.enqueue(r)));
+    provider.onChange((namespace) => shootRequestsForSeedNamespace(namespace).forEach((r) => care.enqueue(r)));
   }
 
   manager

@@ -14,6 +14,13 @@ export const Labels = {
   project: 'project.gardener.cloud/name',
   shoot: 'shoot.gardener.cloud/name',
   managedBy: 'app.kubernetes.io/managed-by',
+  /** The UID of the shoot an object belongs to (Gardener's key; on the seed namespace also as an annotation). */
+  shootUID: 'shoot.gardener.cloud/uid',
+} as const;
+
+export const Annotations = {
+  /** Gardener's annotation on the seed namespace: the UID of the shoot that owns it. */
+  shootUID: 'shoot.gardener.cloud/uid',
 } as const;
 
 /** The project of a shoot: its namespace is `garden-<project>` (the `garden` namespace is project `garden`). */
@@ -23,17 +30,26 @@ export function projectName(shoot: Shoot): string {
   return namespace.startsWith('garden-') ? namespace.slice('garden-'.length) : namespace;
 }
 
+/** The namespace of a project in the garden: `garden-<project>`, or `garden` for project `garden`. */
+export function projectNamespace(project: string): string {
+  return project === GARDEN_NAMESPACE ? GARDEN_NAMESPACE : `garden-${project}`;
+}
+
 /** The seed namespace that holds a shoot's control plane: `shoot--<project>--<shoot>`. */
 export function seedNamespaceName(shoot: Shoot): string {
   return `shoot--${projectName(shoot)}--${shoot.metadata.name ?? ''}`;
 }
 
-/** The labels every object the gardenlet creates for a shoot carries, so they can be found and cleaned up. */
+/**
+ * The labels every object the gardenlet creates for a shoot carries, so they can be found and cleaned up, and so
+ * they name their owner: the shoot's UID when it has one (a shoot read from a file for `render` has none).
+ */
 export function shootLabels(shoot: Shoot): Record<string, string> {
   return {
     [Labels.project]: projectName(shoot),
     [Labels.shoot]: shoot.metadata.name ?? '',
     [Labels.managedBy]: 'gardenlet',
+    ...(shoot.metadata.uid ? { [Labels.shootUID]: shoot.metadata.uid } : {}),
   };
 }
 

@@ -83,6 +83,9 @@ export class ShootReader implements ShootNetworkingSource {
     const id = shootOf(network);
     if (!id) return undefined;
     const shoot = (await this.client.get(Refs.shoot, id.name, id.namespace, { signal })) as Shoot | undefined;
+    // A Network of another shoot of the same name (a former one, or one whose seed namespace collides) is not this.
+    const uid = network.metadata.labels?.[Labels.shootUID];
+    if (uid !== undefined && shoot?.metadata.uid !== undefined && shoot.metadata.uid !== uid) return undefined;
     return shoot ? shootNetworkingOf(shoot) : undefined;
   }
 }

@@ -13,7 +13,7 @@ import { urlHost } from '../../localenv/net.js';
 import { issueCertificate } from '../../pki/certificates.js';
 import { renderKubeconfig } from '../../pki/kubeconfig.js';
 import type { ResourceClient } from '../../runtime/client.js';
-import { seedNamespaceName } from '../names.js';
+import { Labels, seedNamespaceName } from '../names.js';
 import { Refs } from '../resources.js';
 import { ingressIPsByFamily, API_SERVER_SERVICE_NAME } from './components/apiserver-service.js';
 import { CA_SECRET_NAME } from './components/control-plane.js';
@@ -60,6 +60,12 @@ export async function shootAdminKubeconfig(
   }
   const seedNamespace = seedNamespaceName(shoot);
   const secret = await client.get<V1Secret>(Refs.secret, CA_SECRET_NAME, seedNamespace);
+  const owner = secret?.metadata?.labels?.[Labels.shootUID];
+  if (owner !== undefined && shoot.metadata.uid !== undefined && owner !== shoot.metadata.uid) {
+    throw new AdminKubeconfigError(
+      `shoot ${namespace}/${name}: the CA in ${seedNamespace} belongs to another shoot (uid ${owner}), not to this one`,
+    );
+  }
   const caPEM = Buffer.from(secret?.data?.['ca.crt'] ?? '', 'base64').toString('utf8');
   const caKeyPEM = Buffer.from(secret?.data?.['ca.key'] ?? '', 'base64').toString('utf8');
   if (!caPEM || !caKeyPEM) {

@@ -19,7 +19,7 @@ import { condition, lastOperation, mergeConditions } from '../last-operation.js'
 import { apiServerDomain, SHOOT_FINALIZER, seedNamespaceName } from '../names.js';
 import { Refs } from '../resources.js';
 import type { DNSProviderConfig } from './components/dns-records.js';
-import { ShootControlPlane } from './components/control-plane.js';
+import { caClusterName, ShootControlPlane } from './components/control-plane.js';
 import { ShootWorkers } from './components/workers.js';
 import type { LocalProvider } from '../../extensions/provider-local/provider.js';
 import {
@@ -33,6 +33,8 @@ import {
   WorkerOperatingSystemConfig,
 } from './components/deployers.js';
 import { shootNetworkingStatus } from './networks.js';
+import { seedNamespaceOwnership } from './ownership.js';
+import { deleteAll } from '../apply.js';
 
 export const CONDITION_TYPE = 'NetworkingReady';
 /** How soon to look again while something is on its way (a load balancer address, an extension). */
@@ -234,6 +236,7 @@ export class ShootReconciler implements Reconciler {
       shoot,
       {
         lastOperation: this.op(type, 'Succeeded', 100, 'Shoot cluster has been successfully reconciled.'),
+        lastErrors: null,
         conditions: mergeConditions(shoot.status?.conditions, [
           condition(
             this.clock,
@@ -256,6 +259,15 @@ export class ShootReconciler implements Reconciler {
     if (!hasFinalizer(shoot, SHOOT_FINALIZER)) return;
     const { client } = this;
     const namespace = seedNamespaceName(shoot);
+    const ownership = await seedNamespaceOwnership(client, shoot, { signal: ctx.signal });
+    if (ownership.kind === 'foreign') {
+      // The namespace, what is in it and what is keyed by its name (provider-local's control plane, machines and
+      // load balancers) are the other shoot's: this one was refused before it wrote any of it.
+      ctx.logger.info({ namespace, owner: ownership.owner }, 'seed namespace belongs to another shoot, left alone');
+      await deleteAll(client, Refs.configMap, [caClusterName(shoot)], shoot.metadata.namespace, { signal: ctx.signal });
+      await removeFinalizer(client, Refs.shoot, shoot, SHOOT_FINALIZER, { signal: ctx.signal });
+      return;
+    }
     const components: [string, DeployWaiter][] = [
       ['the DNS records', new APIServerDNSRecords(client, shoot, this.options.dns, undefined)],
       ['the Network', new NetworkExtension(client, shoot)],
@@ -323,9 +335,14 @@ export class ShootReconciler implements Reconciler {
         const failed = e instanceof StepError ? e : new StepError(step.name, e);
         const description = notReady ? `${step.name}: ${e.message}` : failed.message;
         const state = notReady ? 'Processing' : 'Error';
+        const operation = this.op(type, state, step.progress, description);
+        // As Gardener: the failed task's error in lastErrors as well, until an operation succeeds.
+        const lastErrors = notReady
+          ? {}
+          : { lastErrors: [{ description, taskID: failed.step, lastUpdateTime: operation.lastUpdateTime }] };
         await this.patchStatus(
           shoot,
-          { lastOperation: this.op(type, state, step.progress, description), ...failureStatus(notReady, description) },
+          { lastOperation: operation, ...lastErrors, ...failureStatus(notReady, description) },
           ctx,
         );
         if (notReady) return { requeueAfter: NOT_READY_REQUEUE_MS };

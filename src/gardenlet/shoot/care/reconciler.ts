@@ -8,7 +8,7 @@
  *   SystemComponentsHealthy  (with machines) CoreDNS available; containerd, kubelet, kube-proxy run everywhere
  * Only this controller writes these conditions; the shoot reconciler keeps them when it writes its own.
  */
-import type { KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesObject, V1Namespace } from '@kubernetes/client-node';
 import { decode } from '../../../apis/admission.js';
 import type { Condition } from '../../../apis/meta/schemas.js';
 import { Shoots } from '../../../apis/registry.js';
@@ -21,6 +21,7 @@ import { sameIgnoringTimestamps } from '../../../runtime/status.js';
 import { condition, mergeConditions } from '../../last-operation.js';
 import { SHOOT_FINALIZER, seedNamespaceName } from '../../names.js';
 import { Refs } from '../../resources.js';
+import { classifySeedNamespace } from '../ownership.js';
 
 export const CONDITION_API_SERVER_AVAILABLE = 'APIServerAvailable';
 export const CONDITION_CONTROL_PLANE_HEALTHY = 'ControlPlaneHealthy';
@@ -62,6 +63,11 @@ export class ShootCareReconciler implements Reconciler {
     const shoot = raw ? decode(Shoots, raw).value : undefined;
     if (!shoot?.spec.seedName || shoot.metadata.deletionTimestamp || !hasFinalizer(shoot, SHOOT_FINALIZER)) return;
     if (this.options.seedName !== undefined && shoot.spec.seedName !== this.options.seedName) return;
+    // What runs under the seed namespace's name is another shoot's when that shoot owns the namespace (ownership.ts).
+    const namespace = await this.options.client.get<V1Namespace>(Refs.namespace, seedNamespaceName(shoot), undefined, {
+      signal: ctx.signal,
+    });
+    if (classifySeedNamespace(namespace, shoot).kind === 'foreign') return;
 
     const health = await this.options.provider.health(seedNamespaceName(shoot));
     const previous = (type: string) => shoot.status?.conditions?.find((c) => c.type === type);

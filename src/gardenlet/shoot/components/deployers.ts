@@ -2,25 +2,28 @@
  * The shoot's components with their deploy/destroy/wait steps. Each gets its desired objects from the pure
  * functions next to it and its client injected.
  */
-import type { V1Service } from '@kubernetes/client-node';
+import type { KubernetesObject, V1Service } from '@kubernetes/client-node';
 import type { Seed } from '../../../apis/core/v1beta1/seed.js';
 import type { NetworkingStatus, Shoot } from '../../../apis/core/v1beta1/shoot.js';
-import type { ResourceClient } from '../../../runtime/client.js';
+import type { DNSRecord } from '../../../apis/extensions/v1alpha1/dnsrecord.js';
+import { isAlreadyExists, type ResourceClient } from '../../../runtime/client.js';
+import { removeFinalizer } from '../../../runtime/finalizers.js';
 import type { Clock } from '../../../runtime/clock.js';
-import { applyAll, deleteAll, waitExtensionReady, waitGone } from '../../apply.js';
+import { applyAll, deleteAll, waitExtensionReady, waitExtensionsGone, waitGone } from '../../apply.js';
 import { NotReadyError, type ComponentContext, type DeployWaiter } from '../../component.js';
 import { seedNamespaceName, shootLabels } from '../../names.js';
 import { Refs } from '../../resources.js';
 import { API_SERVER_SERVICE_NAME, desiredAPIServerService, ingressIPsByFamily } from './apiserver-service.js';
 import {
+  DNS_SECRET_FINALIZER,
   DNS_SECRET_NAME,
-  dnsRecordName,
   desiredDNSRecords,
   desiredDNSSecret,
   staleDNSRecordNames,
   type DNSProviderConfig,
 } from './dns-records.js';
 import { desiredSeedNamespace } from './namespace.js';
+import { describeOwner, SeedNamespaceOwnedError, seedNamespaceOwnership } from '../ownership.js';
 import {
   desiredNetworkPolicies,
   NetworkPolicyName,
@@ -30,18 +33,53 @@ import {
 import { desiredNetwork } from './network.js';
 import { desiredOperatingSystemConfig } from './operating-system-config.js';
 import { shootIPFamilies } from '../../../apis/core/v1beta1/helpers.js';
-import { IP_FAMILIES, type IPFamily } from '../../../net/cidr.js';
+import type { IPFamily } from '../../../net/cidr.js';
 
+/**
+ * The seed namespace, the shoot's own only: one another shoot owns is neither adopted nor deleted (see
+ * ownership.ts). One that is being deleted is waited for (and created again once it is gone).
+ */
 export class SeedNamespace implements DeployWaiter {
   constructor(
     private readonly client: ResourceClient,
     private readonly shoot: Shoot,
   ) {}
-  deploy(ctx: ComponentContext) {
-    return applyAll(this.client, Refs.namespace, [desiredSeedNamespace(this.shoot)], ctx);
+  async deploy(ctx: ComponentContext) {
+    const name = seedNamespaceName(this.shoot);
+    const ownership = await seedNamespaceOwnership(this.client, this.shoot, ctx);
+    switch (ownership.kind) {
+      case 'absent':
+        try {
+          await this.client.create(Refs.namespace, desiredSeedNamespace(this.shoot), { signal: ctx.signal });
+        } catch (e) {
+          // Created meanwhile (by whom decides the next look).
+          if (isAlreadyExists(e)) throw new NotReadyError(`the seed namespace ${name} was created meanwhile`);
+          throw e;
+        }
+        return;
+      case 'foreign':
+        if (ownership.terminating) {
+          throw new NotReadyError(`the seed namespace ${name} of ${describeOwner(ownership.owner)} is being deleted`);
+        }
+        throw new SeedNamespaceOwnedError(name, ownership.owner);
+      default:
+        if (ownership.terminating) {
+          // Deleted under the shoot: its DNS records go with it, and they need their secret until then.
+          await releaseDNSSecret(this.client, name, ctx);
+          throw new NotReadyError(`the seed namespace ${name} is being deleted; it is created again once it is gone`);
+        }
+        await applyAll(this.client, Refs.namespace, [desiredSeedNamespace(this.shoot)], ctx);
+    }
   }
-  destroy(ctx: ComponentContext) {
-    return deleteAll(this.client, Refs.namespace, [seedNamespaceName(this.shoot)], undefined, ctx);
+  /** Deletes the namespace when it is the shoot's (exactly the one checked: a UID precondition). */
+  async destroy(ctx: ComponentContext) {
+    const ownership = await seedNamespaceOwnership(this.client, this.shoot, ctx);
+    if (ownership.kind !== 'own' && ownership.kind !== 'orphaned') return;
+    if (ownership.terminating) return;
+    await this.client.delete(Refs.namespace, seedNamespaceName(this.shoot), undefined, {
+      signal: ctx.signal,
+      ...(ownership.uid ? { preconditions: { uid: ownership.uid } } : {}),
+    });
   }
   waitCleanup(ctx: ComponentContext) {
     return waitGone(this.client, Refs.namespace, [seedNamespaceName(this.shoot)], undefined, ctx);
@@ -127,11 +165,17 @@ export class NetworkExtension implements DeployWaiter {
     return deleteAll(this.client, Refs.network, [this.shoot.metadata.name ?? ''], seedNamespaceName(this.shoot), ctx);
   }
   waitCleanup(ctx: ComponentContext) {
-    return waitGone(this.client, Refs.network, [this.shoot.metadata.name ?? ''], seedNamespaceName(this.shoot), ctx);
+    const name = this.shoot.metadata.name ?? '';
+    return waitExtensionsGone(this.client, Refs.network, [name], seedNamespaceName(this.shoot), ctx);
   }
 }
 
-/** The API server's A/AAAA records (and the provider secret they reference); records of a family that left go. */
+/**
+ * The API server's A/AAAA records and the provider secret they reference; records of a family that left go. The
+ * secret carries a finalizer of the gardenlet's as long as a DNSRecord of the namespace references it: however the
+ * records go (the shoot's deletion, or the namespace deleted under it), the DNS extension can still read the
+ * secret to remove them, and no record is left with a finalizer nobody can remove.
+ */
 export class APIServerDNSRecords implements DeployWaiter {
   constructor(
     private readonly client: ResourceClient,
@@ -139,14 +183,11 @@ export class APIServerDNSRecords implements DeployWaiter {
     private readonly provider: DNSProviderConfig,
     private readonly service: V1Service | undefined,
   ) {}
-  private allNames(): string[] {
-    return IP_FAMILIES.flatMap((family) =>
-      (['external', 'internal'] as const).map((v) => dnsRecordName(this.shoot, v, family)),
-    );
-  }
   async deploy(ctx: ComponentContext) {
     const namespace = seedNamespaceName(this.shoot);
-    await applyAll(this.client, Refs.secret, [desiredDNSSecret(this.shoot, this.provider)], ctx);
+    const secret = desiredDNSSecret(this.shoot, this.provider);
+    secret.metadata = { ...secret.metadata, finalizers: [DNS_SECRET_FINALIZER] };
+    await applyAll(this.client, Refs.secret, [secret], ctx);
     await applyAll(
       this.client,
       Refs.dnsRecord,
@@ -162,15 +203,37 @@ export class APIServerDNSRecords implements DeployWaiter {
     }
     await waitGone(this.client, Refs.dnsRecord, staleDNSRecordNames(this.shoot), namespace, ctx);
   }
+  /** Deletes every DNSRecord of the seed namespace: the namespace is the shoot's, and they all need the secret. */
   async destroy(ctx: ComponentContext) {
-    await deleteAll(this.client, Refs.dnsRecord, this.allNames(), seedNamespaceName(this.shoot), ctx);
+    const namespace = seedNamespaceName(this.shoot);
+    const records = await this.client.list(Refs.dnsRecord, { namespace, signal: ctx.signal });
+    const names = records.items.map((r) => r.metadata?.name ?? '');
+    await deleteAll(this.client, Refs.dnsRecord, names, namespace, ctx);
   }
   async waitCleanup(ctx: ComponentContext) {
     const namespace = seedNamespaceName(this.shoot);
-    await waitGone(this.client, Refs.dnsRecord, this.allNames(), namespace, ctx);
-    // The extension reads the secret until its records are gone: remove it last.
+    await waitExtensionsGone(this.client, Refs.dnsRecord, 'all', namespace, ctx);
+    // The extension reads the secret until the records are gone: remove it last.
+    await releaseDNSSecret(this.client, namespace, ctx);
     await deleteAll(this.client, Refs.secret, [DNS_SECRET_NAME], namespace, ctx);
   }
+}
+
+/**
+ * Removes the gardenlet's finalizer from the namespace's DNS secret once no DNSRecord of the namespace references
+ * it any more; true when it is released (or gone).
+ */
+export async function releaseDNSSecret(client: ResourceClient, namespace: string, ctx: ComponentContext) {
+  const records = await client.list<DNSRecord & KubernetesObject>(Refs.dnsRecord, { namespace, signal: ctx.signal });
+  if (records.items.some((r) => usesSecret(r, namespace, DNS_SECRET_NAME))) return false;
+  const secret = { metadata: { name: DNS_SECRET_NAME, namespace } };
+  await removeFinalizer(client, Refs.secret, secret, DNS_SECRET_FINALIZER, { signal: ctx.signal });
+  return true;
+}
+
+function usesSecret(record: DNSRecord, namespace: string, name: string): boolean {
+  const ref = record.spec?.secretRef;
+  return ref?.name === name && (ref.namespace ?? record.metadata.namespace ?? namespace) === namespace;
 }
 
 export class WorkerOperatingSystemConfig implements DeployWaiter {
@@ -192,7 +255,8 @@ export class WorkerOperatingSystemConfig implements DeployWaiter {
     return deleteAll(this.client, Refs.operatingSystemConfig, [this.name()], seedNamespaceName(this.shoot), ctx);
   }
   waitCleanup(ctx: ComponentContext) {
-    return waitGone(this.client, Refs.operatingSystemConfig, [this.name()], seedNamespaceName(this.shoot), ctx);
+    const namespace = seedNamespaceName(this.shoot);
+    return waitExtensionsGone(this.client, Refs.operatingSystemConfig, [this.name()], namespace, ctx);
   }
 }
 

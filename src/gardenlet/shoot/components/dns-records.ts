@@ -21,6 +21,8 @@ export interface DNSProviderConfig {
 }
 
 export const DNS_SECRET_NAME = 'dnsrecord-local';
+/** The gardenlet's finalizer on the DNS secret while a DNSRecord of its namespace references it. */
+export const DNS_SECRET_FINALIZER = 'gardenlet.gardener.cloud/dnsrecords';
 
 export function dnsRecordName(shoot: Shoot, visibility: 'external' | 'internal', family: IPFamily): string {
   return `${shoot.metadata.name ?? ''}-${visibility}${FAMILY_SUFFIX[family]}`;
