@@ -68,13 +68,14 @@ export const EXPECTED_CLUSTER_GRANTS: Record<ChartComponent, string[]> = {
     ...allow(Refs.shoot, ['patch'], { sub: 'status' }),
     ...allow(Refs.seed, ['get', 'list', 'watch']),
     ...allow(Refs.seed, ['patch'], { sub: 'status' }),
-    // SeedNamespace: apply, delete, waitGone (get).
+    // SeedNamespace: its owner (get), create, apply, delete, waitGone (get).
     ...allow(Refs.namespace, ['get', 'create', 'patch', 'delete']),
     // Service informer (shoot and provider-local controllers), get of any LoadBalancer Service, its status.
     ...allow(Refs.service, ['get', 'list', 'watch']),
     ...allow(Refs.service, ['create', 'patch', 'delete'], { names: [API_SERVER_SERVICE_NAME] }),
     ...allow(Refs.service, ['patch'], { sub: 'status' }),
-    ...allow(Refs.secret, ['create', 'patch', 'delete'], { names: [DNS_SECRET_NAME] }),
+    // The DNS secret: applied, deleted, and its finalizer removed by a merge patch guarded by a get.
+    ...allow(Refs.secret, ['get', 'create', 'patch', 'delete'], { names: [DNS_SECRET_NAME] }),
     ...allow(Refs.networkPolicy, ['create', 'patch', 'delete'], { names: Object.values(NetworkPolicyName) }),
     // applied, deleted, waited for (get), watched for the extensions' outcome.
     ...allow(Refs.network, ['get', 'list', 'watch', 'create', 'patch', 'delete']),

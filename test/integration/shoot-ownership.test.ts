@@ -150,8 +150,6 @@ describe('shoots whose names map to one seed namespace', () => {
     const owner = await createShoot(first, 'yy', seedName);
     await succeeded(first, 'yy');
     await recordsPublished(seedNamespace, ['yy-external-v6', 'yy-internal-v6']);
-    const namespace = await client.get<V1Namespace>(Refs.namespace, seedNamespace);
-    expect(namespace?.metadata?.annotations?.['shoot.gardener.cloud/uid']).toBe(owner.metadata.uid);
 
     await createShoot(second, 'x--yy', seedName);
     const refused = await waitForShoot(
@@ -171,6 +169,8 @@ describe('shoots whose names map to one seed namespace', () => {
       }),
     ]);
     expect(refused.status?.advertisedAddresses).toBeUndefined();
+    const namespace = await client.get<V1Namespace>(Refs.namespace, seedNamespace);
+    expect(namespace?.metadata?.annotations?.['shoot.gardener.cloud/uid']).toBe(owner.metadata.uid);
 
     // Nothing of the refused shoot's was written, nothing of the owner's was touched.
     const ownerObjects = async () => ({
