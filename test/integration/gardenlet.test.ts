@@ -10,8 +10,8 @@ import type { Network } from '../../src/apis/extensions/v1alpha1/network.js';
 import type { OperatingSystemConfig } from '../../src/apis/extensions/v1alpha1/operatingsystemconfig.js';
 import { Refs } from '../../src/gardenlet/resources.js';
 import { ResourceClient, retryOnConflict } from '../../src/runtime/client.js';
-import { startGardenlet, type RunningControllers } from '../support/gardenlet.js';
-import { kubeConfig, newTestNamespace, uniqueSuffix } from '../support/kube.js';
+import { createSeed as createSeedOf, startGardenlet, type RunningControllers } from '../support/gardenlet.js';
+import { kubeConfig, newTestNamespace } from '../support/kube.js';
 import { seedDualStackMigrationNetworks, seedIPv6Networks } from '../fixtures/objects.js';
 import { waitFor } from '../support/wait.js';
 
@@ -27,16 +27,7 @@ afterAll(async () => {
 
 const SEED_NETWORKS = { ipv6: seedIPv6Networks, dual: seedDualStackMigrationNetworks };
 
-async function createSeed(networks: Record<string, unknown>): Promise<string> {
-  const name = `seed-${uniqueSuffix()}`;
-  await client.create(Refs.seed, {
-    apiVersion: 'core.gardener.cloud/v1beta1',
-    kind: 'Seed',
-    metadata: { name },
-    spec: { provider: { type: 'local', region: 'local' }, networks },
-  } as KubernetesObject);
-  return name;
-}
+const createSeed = (networks: Record<string, unknown>) => createSeedOf(client, networks);
 
 async function createShoot(namespace: string, seedName: string, networking: Record<string, unknown>): Promise<Shoot> {
   return client.create(Refs.shoot, {

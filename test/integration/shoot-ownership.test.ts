@@ -16,7 +16,7 @@ import { DNS_SECRET_NAME } from '../../src/gardenlet/shoot/components/dns-record
 import { startBind9, type Bind9 } from '../../src/localenv/bind9.js';
 import { ResourceClient } from '../../src/runtime/client.js';
 import { seedIPv6Networks } from '../fixtures/objects.js';
-import { startGardenlet, startManager, type RunningControllers } from '../support/gardenlet.js';
+import { createSeed, startGardenlet, startManager, type RunningControllers } from '../support/gardenlet.js';
 import { kubeConfig, statusCode, uniqueSuffix } from '../support/kube.js';
 import { waitFor } from '../support/wait.js';
 
@@ -46,17 +46,6 @@ async function dnsExtensionFor(namespace: string): Promise<RunningControllers> {
   );
   onTestFinished(() => extension.stop());
   return extension;
-}
-
-async function createSeed(): Promise<string> {
-  const name = `seed-${uniqueSuffix()}`;
-  await client.create(Refs.seed, {
-    apiVersion: 'core.gardener.cloud/v1beta1',
-    kind: 'Seed',
-    metadata: { name },
-    spec: { provider: { type: 'local', region: 'local' }, networks: seedIPv6Networks },
-  } as KubernetesObject);
-  return name;
 }
 
 /** A project namespace of an exact name (`garden-<project>`), deleted when the test finishes. */
@@ -136,16 +125,24 @@ function recordsPublished(namespace: string, names: string[]): Promise<DNSRecord
 
 const names = (objects: { metadata?: { name?: string } }[]) => objects.map((o) => o.metadata?.name).sort();
 
+/**
+ * Projects P and `P--x` on a seed of their own with its gardenlet and DNS extension: shoot "x--yy" of project P and
+ * shoot "yy" of project "P--x" both map to `shoot--P--x--yy`.
+ */
+async function collidingProjects() {
+  const project = `own-${uniqueSuffix()}`;
+  const first = await createProjectNamespace(`garden-${project}--x`);
+  const second = await createProjectNamespace(`garden-${project}`);
+  const seedNamespace = `shoot--${project}--x--yy`;
+  const seedName = await createSeed(client, seedIPv6Networks);
+  await dnsExtensionFor(seedNamespace);
+  await gardenletFor(seedName);
+  return { project, first, second, seedNamespace, seedName };
+}
+
 describe('shoots whose names map to one seed namespace', () => {
   it('refuses the second with an error naming the owner, and deleting it leaves the owner intact', async () => {
-    const project = `own-${uniqueSuffix()}`;
-    // Shoot "x--yy" of project P and shoot "yy" of project "P--x": both `shoot--P--x--yy`.
-    const first = await createProjectNamespace(`garden-${project}--x`);
-    const second = await createProjectNamespace(`garden-${project}`);
-    const seedNamespace = `shoot--${project}--x--yy`;
-    const seedName = await createSeed();
-    await dnsExtensionFor(seedNamespace);
-    await gardenletFor(seedName);
+    const { project, first, second, seedNamespace, seedName } = await collidingProjects();
 
     const owner = await createShoot(first, 'yy', seedName);
     await succeeded(first, 'yy');
@@ -205,13 +202,7 @@ describe('shoots whose names map to one seed namespace', () => {
   });
 
   it('lets the refused shoot have the namespace once the owner is gone', async () => {
-    const project = `own-${uniqueSuffix()}`;
-    const first = await createProjectNamespace(`garden-${project}--x`);
-    const second = await createProjectNamespace(`garden-${project}`);
-    const seedNamespace = `shoot--${project}--x--yy`;
-    const seedName = await createSeed();
-    await dnsExtensionFor(seedNamespace);
-    await gardenletFor(seedName);
+    const { first, second, seedNamespace, seedName } = await collidingProjects();
 
     await createShoot(first, 'yy', seedName);
     await succeeded(first, 'yy');
@@ -236,7 +227,7 @@ describe('deleting a shoot', () => {
     const project = `del-${uniqueSuffix()}`;
     const namespace = await createProjectNamespace(`garden-${project}`);
     const seedNamespace = `shoot--${project}--alpha`;
-    const seedName = await createSeed();
+    const seedName = await createSeed(client, seedIPv6Networks);
     await dnsExtensionFor(seedNamespace);
     await gardenletFor(seedName);
     await createShoot(namespace, 'alpha', seedName);

@@ -1,11 +1,14 @@
 /**
  * Runs the gardenlet's controllers in the test process against the shared control plane.
  */
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { localDNSProvider } from '../../src/gardenlet/dns-provider.js';
 import { addGardenletControllers, type GardenletOptions } from '../../src/gardenlet/gardenlet.js';
 import { silentLogger } from '../../src/runtime/log.js';
 import { Manager } from '../../src/runtime/manager.js';
+import { Refs } from '../../src/gardenlet/resources.js';
+import type { ResourceClient } from '../../src/runtime/client.js';
+import { uniqueSuffix } from './kube.js';
 
 export interface RunningControllers {
   readonly manager: Manager;
@@ -46,4 +49,16 @@ export async function startControllerSet(set: ControllerSet): Promise<{ stop(): 
       for (const informer of set.informers) informer.stop();
     },
   };
+}
+
+/** Creates a local Seed `seed-xxxxxx` with these networks and returns its name. */
+export async function createSeed(client: ResourceClient, networks: Record<string, unknown>): Promise<string> {
+  const name = `seed-${uniqueSuffix()}`;
+  await client.create(Refs.seed, {
+    apiVersion: 'core.gardener.cloud/v1beta1',
+    kind: 'Seed',
+    metadata: { name },
+    spec: { provider: { type: 'local', region: 'local' }, networks },
+  } as KubernetesObject);
+  return name;
 }

@@ -23,7 +23,7 @@ function shoot(namespace: string, name: string, uid?: string): Shoot {
 const owner = shoot('garden-local--x', 'yy', 'uid-owner');
 const other = shoot('garden-local', 'x--yy', 'uid-other');
 
-function existing(ns: V1Namespace, extra: { deletionTimestamp?: string } = {}): V1Namespace {
+function existing(ns: V1Namespace, extra: { deletionTimestamp?: Date } = {}): V1Namespace {
   return { ...ns, metadata: { ...ns.metadata, uid: 'ns-uid', ...extra } };
 }
 
@@ -86,7 +86,7 @@ describe('classifySeedNamespace', () => {
   });
 
   it('says when the namespace is being deleted', () => {
-    const deleting = existing(desiredSeedNamespace(owner), { deletionTimestamp: '2026-01-01T00:00:00Z' });
+    const deleting = existing(desiredSeedNamespace(owner), { deletionTimestamp: new Date('2026-01-01T00:00:00Z') });
     expect(classifySeedNamespace(deleting, owner)).toMatchObject({ kind: 'own', terminating: true });
     expect(classifySeedNamespace(deleting, other)).toMatchObject({ kind: 'foreign', terminating: true });
   });
