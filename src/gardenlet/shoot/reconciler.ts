@@ -13,6 +13,7 @@ import type { ResourceClient } from '../../runtime/client.js';
 import { realClock, type Clock } from '../../runtime/clock.js';
 import type { ReconcileContext, Reconciler, Request, Result } from '../../runtime/controller.js';
 import { addFinalizer, hasFinalizer, removeFinalizer } from '../../runtime/finalizers.js';
+import { deleteAll } from '../apply.js';
 import { NotReadyError, StepError, type ComponentContext, type DeployWaiter } from '../component.js';
 import { patchStatusIfChanged } from '../../runtime/status.js';
 import { condition, lastOperation, mergeConditions } from '../last-operation.js';
@@ -34,7 +35,6 @@ import {
 } from './components/deployers.js';
 import { shootNetworkingStatus } from './networks.js';
 import { seedNamespaceOwnership } from './ownership.js';
-import { deleteAll } from '../apply.js';
 
 export const CONDITION_TYPE = 'NetworkingReady';
 /** How soon to look again while something is on its way (a load balancer address, an extension). */

@@ -221,14 +221,13 @@ export class APIServerDNSRecords implements DeployWaiter {
 
 /**
  * Removes the gardenlet's finalizer from the namespace's DNS secret once no DNSRecord of the namespace references
- * it any more; true when it is released (or gone).
+ * it any more (until then it keeps it).
  */
 export async function releaseDNSSecret(client: ResourceClient, namespace: string, ctx: ComponentContext) {
   const records = await client.list<DNSRecord & KubernetesObject>(Refs.dnsRecord, { namespace, signal: ctx.signal });
-  if (records.items.some((r) => usesSecret(r, namespace, DNS_SECRET_NAME))) return false;
+  if (records.items.some((r) => usesSecret(r, namespace, DNS_SECRET_NAME))) return;
   const secret = { metadata: { name: DNS_SECRET_NAME, namespace } };
   await removeFinalizer(client, Refs.secret, secret, DNS_SECRET_FINALIZER, { signal: ctx.signal });
-  return true;
 }
 
 function usesSecret(record: DNSRecord, namespace: string, name: string): boolean {
