@@ -4,7 +4,7 @@
  */
 import type { V1Secret } from '@kubernetes/client-node';
 import type { DNSRecord } from '../../apis/extensions/v1alpha1/dnsrecord.js';
-import { resources, type ResourceClient } from '../../runtime/client.js';
+import { isForbidden, resources, type ResourceClient } from '../../runtime/client.js';
 import type { Logger } from '../../runtime/log.js';
 import { ConfigurationError } from './errors.js';
 import {
@@ -273,7 +273,17 @@ export class LocalDNSActuator implements DNSRecordActuator {
     if (!ref?.name) throw new ConfigurationError('spec.secretRef.name is empty');
     checkSecretNamespace(record);
     const namespace = record.metadata.namespace;
-    const secret = await this.client.get<V1Secret>(resources.secret, ref.name, namespace, { signal: ctx.signal });
+    let secret: V1Secret | undefined;
+    try {
+      secret = await this.client.get<V1Secret>(resources.secret, ref.name, namespace, { signal: ctx.signal });
+    } catch (e) {
+      // The chart lets the extension read the provider secrets the gardenlet writes, by name, and nothing else.
+      if (!isForbidden(e)) throw e;
+      throw new ConfigurationError(
+        `secret ${namespace ?? ''}/${ref.name} (spec.secretRef) may not be read by the DNS extension: ` +
+          `${(e as Error).message}`,
+      );
+    }
     if (!secret) throw new ConfigurationError(`secret ${namespace ?? ''}/${ref.name} (spec.secretRef) not found`);
     return providerFromSecret(secret);
   }
