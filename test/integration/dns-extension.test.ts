@@ -237,6 +237,18 @@ describe('DNS extension (local)', () => {
       await deleteAndWaitGone('same-name');
       await untouched();
 
+      // 3. Another record type at the victim's name: the name is the victim's namespace's.
+      await client.create(dnsRecordRef, dnsRecord(intruderNs, 'beside', 'A', ['192.0.2.66']) as KubernetesObject);
+      const beside = await waitForState(intruderNs, 'beside', 'Error');
+      expect(beside.status?.lastError?.description).toBe(
+        `${API_NAME} belongs to another namespace: its AAAA records are owned by DNSRecord ` +
+          `${victimNs}/alpha-external-v6 (uid ${victim.metadata.uid}) (owner record TXT _owner-aaaa.${API_NAME}); ` +
+          'a DNSRecord may not add records to it',
+      );
+      expect(await resolve('A')).toBe('ENODATA');
+      await deleteAndWaitGone('beside');
+      await untouched();
+
       await client.delete(dnsRecordRef, 'alpha-external-v6', victimNs);
       await waitFor(async () => (await getRecord(victimNs, 'alpha-external-v6')) === undefined, {
         message: "the victim's DNSRecord to be gone",

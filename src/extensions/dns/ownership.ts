@@ -10,7 +10,7 @@
  */
 import { OwnershipError } from './errors.js';
 import { DNSUpdateError, type Prerequisite, type RRset, type RRsetChange, type RRsetRef } from './rfc2136.js';
-import type { UpdateRecordType } from './rfc2136.js';
+import { RECORD_TYPE_CODES, type UpdateRecordType } from './rfc2136.js';
 
 export const OWNER_HERITAGE = 'gardener-ipv6';
 export const OWNER_LABEL_PREFIX = '_owner-';
@@ -90,8 +90,14 @@ export async function publishOwned(
 ): Promise<void> {
   const ownerName = ownerRecordName(rrset.name, rrset.type);
   const ownerRRset = { name: ownerName, type: 'TXT' as const, ttl: rrset.ttl, values: [ownerText(owner)] };
-  const outcome = await withOwnership(writer, rrset, owner, opts, (prerequisite) =>
-    writer.update({ zone: rrset.zone, prerequisites: [prerequisite], replace: [rrset, ownerRRset] }, opts),
+  const outcome = await withOwnership(
+    writer,
+    rrset,
+    owner,
+    opts,
+    (prerequisite) =>
+      writer.update({ zone: rrset.zone, prerequisites: [prerequisite], replace: [rrset, ownerRRset] }, opts),
+    () => otherNamespaceAtName(writer, rrset, owner, opts),
   );
   if (outcome.owner) {
     throw new OwnershipError(
@@ -100,6 +106,37 @@ export async function publishOwned(
       outcome.owner,
     );
   }
+  if (outcome.sibling) {
+    const { type, owner: other } = outcome.sibling;
+    throw new OwnershipError(
+      `${displayName(rrset.name)} belongs to another namespace: its ${type} records are owned by ${other} (owner ` +
+        `record TXT ${displayName(ownerRecordName(rrset.name, type))}); a DNSRecord may not add records to it`,
+      other,
+    );
+  }
+}
+
+/**
+ * The owner of another record type at the name when it is a DNSRecord of another namespace (or not ours at all):
+ * a name is one shoot's, so another shoot may not add, say, an A record beside its AAAA record. Read before
+ * claiming a free (name, type) only; unlike the owner record of the type itself, this is not part of the UPDATE's
+ * prerequisites (they cannot say "absent or of this namespace"), so two namespaces claiming different types of one
+ * new name at the same moment could both succeed.
+ */
+async function otherNamespaceAtName(
+  writer: OwnedZoneWriter,
+  ref: RRsetRef,
+  owner: DNSRecordOwner,
+  opts: Options,
+): Promise<{ readonly type: UpdateRecordType; readonly owner: string } | undefined> {
+  for (const type of Object.keys(RECORD_TYPE_CODES) as UpdateRecordType[]) {
+    if (type === ref.type) continue;
+    const texts = await writer.readTXT(ownerRecordName(ref.name, type), opts);
+    if (texts.length === 0) continue;
+    const other = texts.length === 1 ? parseOwnerText(texts[0] ?? '') : undefined;
+    if (other?.namespace !== owner.namespace) return { type, owner: describeOwner(texts) };
+  }
+  return undefined;
 }
 
 /**
@@ -120,14 +157,18 @@ export async function deleteOwned(
   return outcome.owner ? { keptFor: outcome.owner } : {};
 }
 
-/** Runs `write` under the prerequisite that the owner record is ours, absent, or stale; else returns the owner. */
-async function withOwnership(
+/**
+ * Runs `write` under the prerequisite that the owner record is ours, absent, or stale; else returns the owner.
+ * `mayClaim` is asked before writing where there is no owner record yet; what it returns stops the claim.
+ */
+async function withOwnership<T>(
   writer: OwnedZoneWriter,
   ref: RRsetRef,
   owner: DNSRecordOwner,
   opts: Options,
   write: (prerequisite: Prerequisite) => Promise<void>,
-): Promise<{ readonly owner?: string }> {
+  mayClaim: () => Promise<T | undefined> = async () => undefined,
+): Promise<{ readonly owner?: string; readonly sibling?: T }> {
   const ownerName = ownerRecordName(ref.name, ref.type);
   const ownedBy = (values: readonly string[]): Prerequisite => ({
     kind: 'rrset-equals',
@@ -137,6 +178,8 @@ async function withOwnership(
   });
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
     if (await succeeds(() => write(ownedBy([ownerText(owner)])))) return {};
+    const refusal = await mayClaim();
+    if (refusal !== undefined) return { sibling: refusal };
     if (await succeeds(() => write({ kind: 'rrset-absent', name: ownerName, type: 'TXT' }))) return {};
     const current = await writer.readTXT(ownerName, opts);
     if (current.length === 0) continue; // removed since: try again

@@ -435,6 +435,30 @@ describe('DNSRecordReconciler', () => {
       expect(publisher.rrsets).toEqual(owned);
     });
 
+    it('refuses another record type at a name of another namespace, allows it in the same namespace', async () => {
+      api.upsert(dnsRecordRef, dnsRecord() as unknown as KubernetesObject);
+      await reconciler.reconcile(req, ctx());
+      const uid = stored()!.metadata.uid!;
+      const owned = new Map(publisher.rrsets);
+
+      const a = intruder();
+      api.upsert(dnsRecordRef, { ...a, spec: { ...a.spec, recordType: 'A', values: ['192.0.2.66'] } } as never);
+      await expect(reconciler.reconcile(intruderReq, ctx())).rejects.toThrow(
+        `${NAME} belongs to another namespace: its AAAA records are owned by DNSRecord ${NS}/shoot-external-v6 ` +
+          `(uid ${uid}) (owner record TXT _owner-aaaa.${NAME}); a DNSRecord may not add records to it`,
+      );
+      expect(publisher.rrsets).toEqual(owned);
+
+      const sameShoot = { ...a, metadata: { ...a.metadata, namespace: NS, name: 'shoot-external' } };
+      api.upsert(dnsRecordRef, {
+        ...sameShoot,
+        spec: { ...sameShoot.spec, secretRef: { name: 'dnsrecord-local' }, recordType: 'A', values: ['192.0.2.1'] },
+      } as never);
+      await reconciler.reconcile({ namespace: NS, name: 'shoot-external' }, ctx());
+      expect(publisher.rrsets.get(InMemoryZone.key(NAME, 'A'))).toEqual(['192.0.2.1']);
+      expect(publisher.rrsets.get(InMemoryZone.key(NAME, 'AAAA'))).toEqual(['::1']);
+    });
+
     it("refuses another namespace's secret without reading it, and deletes such a record without touching DNS", async () => {
       api.upsert(dnsRecordRef, dnsRecord() as unknown as KubernetesObject);
       await reconciler.reconcile(req, ctx());
