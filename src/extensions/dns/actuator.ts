@@ -11,6 +11,7 @@ import {
   deleteOwned,
   isOwnerRecordName,
   OWNER_LABEL_PREFIX,
+  ownerRecordName,
   publishOwned,
   type DNSRecordOwner,
   type OwnedZoneWriter,
@@ -100,6 +101,7 @@ export function desiredRRset(record: DNSRecord, provider: LocalDNSProvider): RRs
   const zone = spec.zone || provider.zone || DEFAULT_ZONE;
   for (const [field, name] of [
     ['spec.name', spec.name],
+    ['spec.name (with its owner record label)', ownerRecordName(spec.name, type as UpdateRecordType)],
     ['zone', zone],
   ] as const) {
     try {

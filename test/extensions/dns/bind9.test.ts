@@ -164,6 +164,21 @@ describe('BIND9', () => {
     expect(dig(bind, 'TXT', `_owner-cname.${name}`)).toContain('gardener-ipv6/owner=uid-www');
   });
 
+  it('keeps the owner record of a wildcard name below it, without breaking the wildcard', async () => {
+    const name = '*.ingress.owned.project.external.local.gardener.cloud';
+    const owner = { namespace: 'shoot--project--owned', name: 'ingress', uid: 'uid-ingress' };
+    const rrset = { zone: bind.zone, name, type: 'AAAA', ttl: 60 } as const;
+    await publishOwned(client, { ...rrset, values: ['2001:db8::1e'] }, owner);
+    expect(await aaaa(bind.server, 'shop.ingress.owned.project.external.local.gardener.cloud')).toEqual([
+      '2001:db8::1e',
+    ]);
+    expect(await client.readTXT(`_owner-aaaa.${name}`)).toEqual([
+      'heritage=gardener-ipv6,gardener-ipv6/owner=uid-ingress,gardener-ipv6/resource=dnsrecord/shoot--project--owned/ingress',
+    ]);
+    expect(await deleteOwned(client, rrset, owner)).toEqual({});
+    expect(await client.readTXT(`_owner-aaaa.${name}`)).toEqual([]);
+  });
+
   it('works over TCP too', async () => {
     const tcp = new DNSUpdateClient({ server: bind.server, tsig: key(), transport: 'tcp' });
     await tcp.replaceRRset({ zone: bind.zone, name: NAME, type: 'AAAA', ttl: 60, values: ['2001:db8::3'] });

@@ -502,6 +502,16 @@ describe('DNSRecordReconciler', () => {
       );
     });
 
+    it('refuses a name too long for its owner record', async () => {
+      const r = dnsRecord();
+      const long = `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(40)}.gardener.cloud`;
+      api.upsert(dnsRecordRef, { ...r, spec: { ...r.spec, name: long } } as unknown as KubernetesObject);
+      await expect(reconciler.reconcile(req, ctx())).rejects.toThrow(
+        'spec.name (with its owner record label): invalid DNS name',
+      );
+      expect(stored()!.status?.lastError?.codes).toEqual(['ERR_CONFIGURATION_PROBLEM']);
+    });
+
     it('refuses names with an owner record label', async () => {
       const r = dnsRecord();
       api.upsert(dnsRecordRef, {
