@@ -284,16 +284,7 @@ export class DNSUpdateClient {
     const operation = `query of TXT ${displayName(name)} at ${this.server.display}`;
     const id = randomInt(0, 0x10000);
     const request = encodeQuery(name, 'TXT', id);
-    let answer: Buffer;
-    try {
-      answer = await exchange(this.server, request, { transport: this.transport, timeoutMs: this.timeoutMs, ...opts });
-      if (this.transport === 'udp' && (answer.readUInt16BE(2) & FLAG_TC) !== 0) {
-        answer = await exchange(this.server, request, { transport: 'tcp', timeoutMs: this.timeoutMs, ...opts });
-      }
-    } catch (e) {
-      if (e instanceof TransportError) throw new DNSUpdateError(e.kind, e.detail, operation, { cause: e });
-      throw e;
-    }
+    const answer = await this.exchange(operation, request, opts);
     const rcode = rcodeName(answer);
     if (rcode === 'NXDOMAIN') return [];
     if (rcode !== 'NOERROR') throw new DNSUpdateError('rcode', rcode, operation, { rcode });
@@ -312,22 +303,29 @@ export class DNSUpdateClient {
       });
   }
 
+  /** One request and its answer, over TCP again when the UDP answer is truncated. */
+  private async exchange(operation: string, request: Buffer, opts: CallOptions): Promise<Buffer> {
+    try {
+      const answer = await exchange(this.server, request, {
+        transport: this.transport,
+        timeoutMs: this.timeoutMs,
+        ...opts,
+      });
+      if (this.transport !== 'udp' || (answer.readUInt16BE(2) & FLAG_TC) === 0) return answer;
+      return await exchange(this.server, request, { transport: 'tcp', timeoutMs: this.timeoutMs, ...opts });
+    } catch (e) {
+      if (e instanceof TransportError) throw new DNSUpdateError(e.kind, e.detail, operation, { cause: e });
+      throw e;
+    }
+  }
+
   private async send(operation: string, encode: (id: number) => Buffer, opts: CallOptions): Promise<void> {
     const id = randomInt(0, 0x10000);
     const unsigned = encode(id);
     const signed = this.tsig ? signMessage(unsigned, this.tsig, this.now()) : undefined;
     const request = signed?.message ?? unsigned;
 
-    let answer: Buffer;
-    try {
-      answer = await exchange(this.server, request, { transport: this.transport, timeoutMs: this.timeoutMs, ...opts });
-      if (this.transport === 'udp' && (answer.readUInt16BE(2) & FLAG_TC) !== 0) {
-        answer = await exchange(this.server, request, { transport: 'tcp', timeoutMs: this.timeoutMs, ...opts });
-      }
-    } catch (e) {
-      if (e instanceof TransportError) throw new DNSUpdateError(e.kind, e.detail, operation, { cause: e });
-      throw e;
-    }
+    const answer = await this.exchange(operation, request, opts);
     checkAnswer(
       answer,
       operation,
