@@ -212,7 +212,6 @@ export class LocalDNSActuator implements DNSRecordActuator {
   }
 
   async reconcile(record: DNSRecord, ctx: ActuatorContext): Promise<Published> {
-    checkSecretNamespace(record);
     const owner = recordOwner(record);
     const provider = await this.provider(record, ctx);
     const rrset = desiredRRset(record, provider);

@@ -159,7 +159,7 @@ export async function deleteOwned(
 
 /**
  * Runs `write` under the prerequisite that the owner record is ours, absent, or stale; else returns the owner.
- * `mayClaim` is asked before writing where there is no owner record yet; what it returns stops the claim.
+ * `mayClaim` is asked before claiming a (name, type) whose owner record is not ours; what it returns stops it.
  */
 async function withOwnership<T>(
   writer: OwnedZoneWriter,
