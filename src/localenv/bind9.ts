@@ -64,7 +64,10 @@ export interface Bind9 {
   stop(): Promise<void>;
 }
 
-/** named.conf for one dynamic primary zone, IPv6 listener only, no recursion, no rndc channel. */
+/**
+ * named.conf for one dynamic primary zone, IPv6 listener only, no recursion, no rndc channel, no zone transfers
+ * (the zone lists every shoot's names).
+ */
 export function bind9Config(opts: {
   dir: string;
   address: string;
@@ -86,6 +89,7 @@ export function bind9Config(opts: {
   dnssec-validation no;
   notify no;
   allow-query { any; };
+  allow-transfer { none; };
 };
 controls { };
 key ${q(opts.tsigKeyName)} {

@@ -377,6 +377,8 @@ describe.each(Object.keys(PRESETS) as Preset[])('helm template with the %s value
         if (rule.resources?.includes('secrets')) {
           expect(rule.verbs, `${role.metadata.name} must not read all secrets`).not.toContain('list');
           expect(rule.verbs, role.metadata.name).not.toContain('watch');
+          // Secrets by name only: no component may read or write any secret of any namespace.
+          expect(rule.resourceNames ?? [], `${role.metadata.name}: secrets by name`).not.toEqual([]);
         }
       }
     }

@@ -4,6 +4,7 @@
  * as root, then the DNS extension's own RFC 2136 client
  * publishes an AAAA record signed with the chart's key, and a resolver reads it back.
  */
+import { execFileSync } from 'node:child_process';
 import { Resolver } from 'node:dns/promises';
 import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -130,6 +131,18 @@ describe.skipIf(NAMED === undefined)('the chart DNS server (BIND9)', () => {
       await expect(
         client.replaceRRset({ zone: ZONE, name: `evil.${ZONE}`, type: 'AAAA', ttl: 60, values: ['fd00::66'] }),
       ).rejects.toBeInstanceOf(DNSUpdateError);
+    });
+
+    it('refuses zone transfers (AXFR), even to the update key', () => {
+      const secret = named<{ data: Record<string, string> }>(objects, 'Secret', 'gardener-ipv6-dns-tsig').data;
+      const port = /:(\d+)$/.exec(dns.server)![1]!;
+      for (const key of [[], ['-y', `hmac-sha256:gardener-ipv6:${Buffer.from(secret.secret!, 'base64').toString()}`]]) {
+        const out = execFileSync('dig', ['@::1', '-p', port, ...key, 'AXFR', ZONE, '+time=2', '+tries=1'], {
+          encoding: 'utf8',
+        });
+        expect(out).toContain('; Transfer failed.');
+        expect(out).not.toMatch(/\sSOA\s/);
+      }
     });
 
     it(`listens on IPv6${preset === 'ipv6' ? ' only' : ' (and IPv4)'}`, () => {

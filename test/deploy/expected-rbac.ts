@@ -100,8 +100,8 @@ export const EXPECTED_CLUSTER_GRANTS: Record<ChartComponent, string[]> = {
   'dns-local': [
     ...allow(Refs.dnsRecord, ['get', 'list', 'watch', 'patch']),
     ...allow(Refs.dnsRecord, ['patch'], { sub: 'status' }),
-    // The provider secret in spec.secretRef, any name.
-    ...allow(resources.secret, ['get']),
+    // The provider secret in spec.secretRef: the one the gardenlet writes, by name (no other secret).
+    ...allow(resources.secret, ['get'], { names: [DNS_SECRET_NAME] }),
   ],
 };
 

@@ -309,6 +309,26 @@ describe('admission webhook behind kube-apiserver', () => {
     expect(created.spec.ttl).toBe(120);
   });
 
+  it("rejects a DNSRecord that names another namespace's secret, naming spec.secretRef.namespace", async () => {
+    const namespace = await newTestNamespace('admission');
+    const error = await rejection(
+      client.create(
+        Refs.dnsRecord,
+        dnsRecord(namespace, 'off', { secretRef: { name: 'dnsrecord-local', namespace: 'shoot--victim--a' } }),
+      ),
+    );
+    expect(error.code).toBe(422);
+    expect(error.status?.details?.causes).toEqual([
+      {
+        reason: 'FieldValueInvalid',
+        field: 'spec.secretRef.namespace',
+        message:
+          `Invalid value: "shoot--victim--a": must be the DNSRecord's namespace "${namespace}": ` +
+          'a DNSRecord may only use a secret of its own namespace',
+      },
+    ]);
+  });
+
   it('rejects an update that changes spec.networking.pods as immutable', async () => {
     const namespace = await newTestNamespace('garden-admission');
     const networking = {

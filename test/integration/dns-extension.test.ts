@@ -31,6 +31,21 @@ async function resolve(type: 'AAAA' | 'A', name = API_NAME): Promise<string[] | 
   }
 }
 
+/** The owner record of API_NAME's `type` RRset, or the error code. */
+async function ownerTXT(type: 'AAAA' | 'A', name = API_NAME): Promise<string[] | string> {
+  const resolver = new Resolver({ timeout: 1000, tries: 1 });
+  resolver.setServers([bind.server]);
+  try {
+    return (await resolver.resolveTxt(`_owner-${type.toLowerCase()}.${name}`)).map((strings) => strings.join(''));
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code ?? String(e);
+  }
+}
+
+const owner = (record: DNSRecord) =>
+  `heritage=gardener-ipv6,gardener-ipv6/owner=${record.metadata.uid},` +
+  `gardener-ipv6/resource=dnsrecord/${record.metadata.namespace}/${record.metadata.name}`;
+
 function dnsRecord(namespace: string, name: string, recordType: 'A' | 'AAAA', values: string[]): DNSRecord {
   return {
     apiVersion: 'extensions.gardener.cloud/v1alpha1',
@@ -114,6 +129,8 @@ describe('DNS extension (local)', () => {
       await waitForState(ns, 'alpha-external', 'Succeeded');
       expect(await resolve('AAAA')).toEqual(['::1']);
       expect(await resolve('A')).toEqual(['127.0.0.1']);
+      expect(await ownerTXT('AAAA')).toEqual([owner(published)]);
+      expect(await ownerTXT('A')).toEqual([owner((await getRecord(ns, 'alpha-external'))!)]);
 
       await retryOnConflict(async () => {
         const r = (await getRecord(ns, 'alpha-external-v6'))!;
@@ -156,14 +173,91 @@ describe('DNS extension (local)', () => {
       });
       expect(await resolve('AAAA')).toBe('ENODATA');
       expect(await resolve('A')).toEqual(['127.0.0.1']);
+      expect(await ownerTXT('AAAA')).toBe('ENOTFOUND');
 
       await client.delete(dnsRecordRef, 'alpha-external', ns);
       await waitFor(async () => (await getRecord(ns, 'alpha-external')) === undefined, {
         message: 'the A DNSRecord to be gone',
       });
       expect(await resolve('A')).toBe('ENOTFOUND');
+      expect(await ownerTXT('A')).toBe('ENOTFOUND');
     } finally {
       await extension.stop();
+    }
+  });
+
+  it("lets no DNSRecord of another namespace take or remove a shoot's name", async () => {
+    const [victimNs, intruderNs] = [await newTestNamespace('dns-victim'), await newTestNamespace('dns-intruder')];
+    const victimExtension = await startExtension(victimNs, 60_000);
+    const intruderExtension = await startExtension(intruderNs, 60_000);
+    try {
+      await client.create(dnsRecordRef, dnsRecord(victimNs, 'alpha-external-v6', 'AAAA', ['::1']) as KubernetesObject);
+      const victim = await waitForState(victimNs, 'alpha-external-v6', 'Succeeded');
+      expect(await resolve('AAAA')).toEqual(['::1']);
+      expect(await ownerTXT('AAAA')).toEqual([owner(victim)]);
+      const untouched = async () => {
+        expect(await resolve('AAAA')).toEqual(['::1']);
+        expect(await ownerTXT('AAAA')).toEqual([owner(victim)]);
+      };
+      const deleteAndWaitGone = async (name: string) => {
+        await client.delete(dnsRecordRef, name, intruderNs);
+        await waitFor(async () => (await getRecord(intruderNs, name)) === undefined, {
+          message: `DNSRecord ${intruderNs}/${name} to be gone (finalizer removed)`,
+        });
+      };
+
+      // 1. The victim's secret, created directly (no webhook here): the extension refuses it.
+      const borrowed = dnsRecord(intruderNs, 'borrowed-secret', 'AAAA', ['2001:db8::666']);
+      borrowed.spec.secretRef = { name: DNS_SECRET_NAME, namespace: victimNs };
+      await client.create(dnsRecordRef, borrowed as KubernetesObject);
+      const refused = await waitForState(intruderNs, 'borrowed-secret', 'Error');
+      expect(refused.status?.lastError).toMatchObject({
+        description:
+          `spec.secretRef.namespace: secret ${victimNs}/${DNS_SECRET_NAME} is not in the DNSRecord's namespace ` +
+          `"${intruderNs}"; a DNSRecord may only use a secret of its own namespace`,
+        codes: ['ERR_CONFIGURATION_PROBLEM'],
+      });
+      await untouched();
+      await deleteAndWaitGone('borrowed-secret');
+      await untouched();
+
+      // 2. Its own valid secret, the same name: refused, naming the owner.
+      await client.create(
+        dnsRecordRef,
+        dnsRecord(intruderNs, 'same-name', 'AAAA', ['2001:db8::666']) as KubernetesObject,
+      );
+      const taken = await waitForState(intruderNs, 'same-name', 'Error');
+      expect(taken.status?.lastError).toMatchObject({
+        description:
+          `AAAA ${API_NAME} is owned by DNSRecord ${victimNs}/alpha-external-v6 (uid ${victim.metadata.uid}) ` +
+          `(owner record TXT _owner-aaaa.${API_NAME}); a DNSRecord may not overwrite another's records`,
+        codes: ['ERR_CONFIGURATION_PROBLEM'],
+      });
+      await untouched();
+      await deleteAndWaitGone('same-name');
+      await untouched();
+
+      // 3. Another record type at the victim's name: the name is the victim's namespace's.
+      await client.create(dnsRecordRef, dnsRecord(intruderNs, 'beside', 'A', ['192.0.2.66']) as KubernetesObject);
+      const beside = await waitForState(intruderNs, 'beside', 'Error');
+      expect(beside.status?.lastError?.description).toBe(
+        `${API_NAME} belongs to another namespace: its AAAA records are owned by DNSRecord ` +
+          `${victimNs}/alpha-external-v6 (uid ${victim.metadata.uid}) (owner record TXT _owner-aaaa.${API_NAME}); ` +
+          'a DNSRecord may not add records to it',
+      );
+      expect(await resolve('A')).toBe('ENODATA');
+      await deleteAndWaitGone('beside');
+      await untouched();
+
+      await client.delete(dnsRecordRef, 'alpha-external-v6', victimNs);
+      await waitFor(async () => (await getRecord(victimNs, 'alpha-external-v6')) === undefined, {
+        message: "the victim's DNSRecord to be gone",
+      });
+      expect(await resolve('AAAA')).toBe('ENOTFOUND');
+      expect(await ownerTXT('AAAA')).toBe('ENOTFOUND');
+    } finally {
+      await intruderExtension.stop();
+      await victimExtension.stop();
     }
   });
 

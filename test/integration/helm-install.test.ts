@@ -272,7 +272,11 @@ describe("the chart's RBAC", () => {
       '/namespaces create',
     ],
     'dns-local': [
+      '/secrets get',
+      `/secrets:${nameOf('dns-tsig')} get`,
+      '/secrets:some-other-secret get',
       '/secrets list',
+      '/secrets watch',
       '/secrets patch',
       'extensions.gardener.cloud/dnsrecords delete',
       'extensions.gardener.cloud/dnsrecords create',

@@ -4,7 +4,18 @@
  */
 import type { V1Secret } from '@kubernetes/client-node';
 import type { DNSRecord } from '../../apis/extensions/v1alpha1/dnsrecord.js';
-import { resources, type ResourceClient } from '../../runtime/client.js';
+import { isForbidden, resources, type ResourceClient } from '../../runtime/client.js';
+import type { Logger } from '../../runtime/log.js';
+import { ConfigurationError } from './errors.js';
+import {
+  deleteOwned,
+  isOwnerRecordName,
+  OWNER_LABEL_PREFIX,
+  ownerRecordName,
+  publishOwned,
+  type DNSRecordOwner,
+  type OwnedZoneWriter,
+} from './ownership.js';
 import {
   canonicalValue,
   DNSUpdateClient,
@@ -30,10 +41,7 @@ export const SecretKeys = {
   tsigSecret: 'tsigSecret',
 } as const;
 
-/** A DNSRecord or its secret that cannot work as it is; fixing the object (not retrying) helps. */
-export class ConfigurationError extends Error {
-  override readonly name = 'ConfigurationError';
-}
+export { ConfigurationError, OwnershipError } from './errors.js';
 
 /** Where and how to publish, read from the secret. */
 export interface LocalDNSProvider {
@@ -80,6 +88,9 @@ export function desiredRRset(record: DNSRecord, provider: LocalDNSProvider): RRs
     );
   }
   if (!spec.name) throw new ConfigurationError('spec.name is empty');
+  if (isOwnerRecordName(spec.name)) {
+    throw new ConfigurationError(`spec.name: labels starting with "${OWNER_LABEL_PREFIX}" are for owner records`);
+  }
   const values = (spec.values ?? []).map((value, i) => {
     try {
       return canonicalValue(type as UpdateRecordType, value);
@@ -90,6 +101,7 @@ export function desiredRRset(record: DNSRecord, provider: LocalDNSProvider): RRs
   const zone = spec.zone || provider.zone || DEFAULT_ZONE;
   for (const [field, name] of [
     ['spec.name', spec.name],
+    ['spec.name (with its owner record label)', ownerRecordName(spec.name, type as UpdateRecordType)],
     ['zone', zone],
   ] as const) {
     try {
@@ -102,15 +114,35 @@ export function desiredRRset(record: DNSRecord, provider: LocalDNSProvider): RRs
 }
 
 /** What the actuator needs from a DNS client; {@link DNSUpdateClient} in production, fakes in unit tests. */
-export interface RRsetPublisher {
-  replaceRRset(rrset: RRset, opts?: { signal?: AbortSignal }): Promise<void>;
-  deleteRRset(ref: RRsetRef, opts?: { signal?: AbortSignal }): Promise<void>;
-}
+export type RRsetPublisher = OwnedZoneWriter;
 
 export type PublisherFactory = (provider: LocalDNSProvider) => RRsetPublisher;
 
 export interface ActuatorContext {
   readonly signal: AbortSignal;
+  readonly logger?: Logger;
+}
+
+/**
+ * The namespace of the secret a DNSRecord may use: its own. A secret of another namespace would let one shoot's
+ * DNSRecord publish with another's credentials (validation refuses it too; this holds without the webhook).
+ */
+export function checkSecretNamespace(record: DNSRecord): void {
+  const own = record.metadata.namespace ?? '';
+  const wanted = record.spec.secretRef?.namespace;
+  if (wanted && wanted !== own) {
+    throw new ConfigurationError(
+      `spec.secretRef.namespace: secret ${wanted}/${record.spec.secretRef?.name ?? ''} is not in the DNSRecord's ` +
+        `namespace ${JSON.stringify(own)}; a DNSRecord may only use a secret of its own namespace`,
+    );
+  }
+}
+
+/** The DNSRecord as the owner of what it publishes. */
+export function recordOwner(record: DNSRecord): DNSRecordOwner {
+  const { namespace, name, uid } = record.metadata;
+  if (!namespace || !name || !uid) throw new ConfigurationError('metadata.namespace, name and uid must be set');
+  return { namespace, name, uid };
 }
 
 /**
@@ -180,13 +212,14 @@ export class LocalDNSActuator implements DNSRecordActuator {
   }
 
   async reconcile(record: DNSRecord, ctx: ActuatorContext): Promise<Published> {
+    const owner = recordOwner(record);
     const provider = await this.provider(record, ctx);
     const rrset = desiredRRset(record, provider);
     const publisher = this.publisherFor(provider);
-    await publisher.replaceRRset(rrset, { signal: ctx.signal });
+    await publishOwned(publisher, rrset, owner, { signal: ctx.signal });
     // The new RRset first, then the old one goes: the name never resolves to nothing in between.
     const previous = publishedRRset(record);
-    if (previous && !sameRRset(previous, rrset)) await publisher.deleteRRset(previous, { signal: ctx.signal });
+    if (previous && !sameRRset(previous, rrset)) await this.remove(publisher, previous, owner, ctx);
     const zone = withDot(rrset.zone);
     return {
       zone,
@@ -200,14 +233,31 @@ export class LocalDNSActuator implements DNSRecordActuator {
   }
 
   async delete(record: DNSRecord, ctx: ActuatorContext): Promise<void> {
+    try {
+      checkSecretNamespace(record);
+    } catch (e) {
+      // Never published with a secret it may not read: nothing of it can be in DNS, and the finalizer must go.
+      ctx.logger?.info({ reason: (e as Error).message }, 'DNSRecord deleted without touching DNS');
+      return;
+    }
+    const owner = recordOwner(record);
     const provider = await this.provider(record, ctx);
     const { zone, name, type } = desiredRRset(record, provider);
     const publisher = this.publisherFor(provider);
-    await publisher.deleteRRset({ zone, name, type }, { signal: ctx.signal });
+    await this.remove(publisher, { zone, name, type }, owner, ctx);
     const previous = publishedRRset(record);
-    if (previous && !sameRRset(previous, { zone, name, type })) {
-      await publisher.deleteRRset(previous, { signal: ctx.signal });
-    }
+    if (previous && !sameRRset(previous, { zone, name, type })) await this.remove(publisher, previous, owner, ctx);
+  }
+
+  /** Removes an RRset of `owner`'s; another DNSRecord's stays (this one never owned it). */
+  private async remove(
+    publisher: RRsetPublisher,
+    ref: RRsetRef,
+    owner: DNSRecordOwner,
+    ctx: ActuatorContext,
+  ): Promise<void> {
+    const { keptFor } = await deleteOwned(publisher, ref, owner, { signal: ctx.signal });
+    if (keptFor) ctx.logger?.info({ rrset: `${ref.type} ${ref.name}`, owner: keptFor }, 'RRset of another owner kept');
   }
 
   private publisherFor(provider: LocalDNSProvider): RRsetPublisher {
@@ -222,8 +272,19 @@ export class LocalDNSActuator implements DNSRecordActuator {
   private async provider(record: DNSRecord, ctx: ActuatorContext): Promise<LocalDNSProvider> {
     const ref = record.spec.secretRef;
     if (!ref?.name) throw new ConfigurationError('spec.secretRef.name is empty');
-    const namespace = ref.namespace || record.metadata.namespace;
-    const secret = await this.client.get<V1Secret>(resources.secret, ref.name, namespace, { signal: ctx.signal });
+    checkSecretNamespace(record);
+    const namespace = record.metadata.namespace;
+    let secret: V1Secret | undefined;
+    try {
+      secret = await this.client.get<V1Secret>(resources.secret, ref.name, namespace, { signal: ctx.signal });
+    } catch (e) {
+      // The chart lets the extension read the provider secrets the gardenlet writes, by name, and nothing else.
+      if (!isForbidden(e)) throw e;
+      throw new ConfigurationError(
+        `secret ${namespace ?? ''}/${ref.name} (spec.secretRef) may not be read by the DNS extension: ` +
+          `${(e as Error).message}`,
+      );
+    }
     if (!secret) throw new ConfigurationError(`secret ${namespace ?? ''}/${ref.name} (spec.secretRef) not found`);
     return providerFromSecret(secret);
   }

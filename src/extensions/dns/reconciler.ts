@@ -12,7 +12,8 @@ import type { ResourceClient, ResourceRef } from '../../runtime/client.js';
 import { realClock, type Clock } from '../../runtime/clock.js';
 import type { ReconcileContext, Reconciler, Request, Result } from '../../runtime/controller.js';
 import { addFinalizer, hasFinalizer, removeFinalizer } from '../../runtime/finalizers.js';
-import { ConfigurationError, EXTENSION_TYPE, type DNSRecordActuator, type Published } from './actuator.js';
+import { EXTENSION_TYPE, type DNSRecordActuator, type Published } from './actuator.js';
+import { ConfigurationError } from './errors.js';
 import { DNSUpdateError } from './rfc2136.js';
 
 export const FINALIZER = 'extensions.gardener.cloud/dnsrecord-local';

@@ -96,39 +96,97 @@ function deleteRRsetRecord(name: string, type: UpdateRecordType): dnsPacket.Answ
   } as unknown as dnsPacket.Answer;
 }
 
+/** RFC 2136 §2.4 prerequisites, as this extension uses them. */
+export type Prerequisite =
+  /** §2.4.2 "RRset exists (value dependent)": the RRset of (name, type) is exactly `values`. */
+  | {
+      readonly kind: 'rrset-equals';
+      readonly name: string;
+      readonly type: UpdateRecordType;
+      readonly values: readonly string[];
+    }
+  /** §2.4.3 "RRset does not exist": no RRset of (name, type). */
+  | { readonly kind: 'rrset-absent'; readonly name: string; readonly type: UpdateRecordType };
+
+/** One atomic UPDATE of a zone: applied only when every prerequisite holds, then all of it or nothing. */
+export interface RRsetChange {
+  /** Zone apex; every name must be in it. */
+  readonly zone: string;
+  readonly prerequisites?: readonly Prerequisite[];
+  /** RRsets removed (nothing there is no error). */
+  readonly delete?: readonly Omit<RRsetRef, 'zone'>[];
+  /** RRsets made exactly their values: delete the RRset, then add one RR per value (no values: only the delete). */
+  readonly replace?: readonly Omit<RRset, 'zone'>[];
+}
+
+const CLASS_NONE = 254;
+
+/** The UPDATE message of `change`; throws for a bad name, TTL or value. */
+export function encodeUpdate(change: RRsetChange, id: number): Buffer {
+  canonicalNameWire(change.zone);
+  const prerequisites = change.prerequisites ?? [];
+  const prerequisiteSets = prerequisites.map(prerequisiteRecords);
+  const updates: dnsPacket.Answer[] = [];
+  for (const ref of change.delete ?? []) {
+    canonicalNameWire(ref.name);
+    updates.push(deleteRRsetRecord(ref.name, ref.type));
+  }
+  for (const rrset of change.replace ?? []) {
+    canonicalNameWire(rrset.name);
+    if (!Number.isInteger(rrset.ttl) || rrset.ttl < 0 || rrset.ttl > 2147483647) {
+      throw new Error(`invalid TTL ${rrset.ttl}`);
+    }
+    const values = [...new Set(rrset.values.map((v) => canonicalValue(rrset.type, v)))];
+    if (rrset.type === 'CNAME' && values.length > 1) throw new Error('a CNAME RRset has a single value');
+    updates.push(
+      deleteRRsetRecord(rrset.name, rrset.type),
+      ...values.map((v) => addRecord(rrset.name, rrset.type, rrset.ttl, v)),
+    );
+  }
+  const message = dnsPacket.encode({
+    type: 'query',
+    id,
+    flags: OPCODE_UPDATE << 11,
+    questions: [{ name: change.zone, type: 'SOA', class: 'IN' }],
+    answers: prerequisiteSets.flat(),
+    authorities: updates,
+    additionals: [],
+  });
+  // dns-packet has no class NONE: "RRset does not exist" is written as class ANY and its class set afterwards.
+  const spans = recordSpans(message);
+  let index = 0;
+  prerequisites.forEach((p, i) => {
+    const span = spans[index];
+    if (p.kind === 'rrset-absent' && span) message.writeUInt16BE(CLASS_NONE, span.end - span.rdata.length - 8);
+    index += prerequisiteSets[i]?.length ?? 0;
+  });
+  return message;
+}
+
+function prerequisiteRecords(p: Prerequisite): dnsPacket.Answer[] {
+  canonicalNameWire(p.name);
+  if (p.kind === 'rrset-absent') return [deleteRRsetRecord(p.name, p.type)];
+  // §2.4.2: class of the zone, TTL 0, one RR per value.
+  return [...new Set(p.values.map((v) => canonicalValue(p.type, v)))].map((v) => addRecord(p.name, p.type, 0, v));
+}
+
 /**
  * The UPDATE message that makes the RRset of (name, type) exactly `values`: delete the RRset, then add one RR per
  * value, in one message so the server applies both or nothing. No values: only the delete.
  */
 export function encodeReplaceRRset(rrset: RRset, id: number): Buffer {
-  if (!Number.isInteger(rrset.ttl) || rrset.ttl < 0 || rrset.ttl > 2147483647) {
-    throw new Error(`invalid TTL ${rrset.ttl}`);
-  }
-  const values = [...new Set(rrset.values.map((v) => canonicalValue(rrset.type, v)))];
-  if (rrset.type === 'CNAME' && values.length > 1) throw new Error('a CNAME RRset has a single value');
-  return encodeUpdate(rrset, id, [
-    deleteRRsetRecord(rrset.name, rrset.type),
-    ...values.map((v) => addRecord(rrset.name, rrset.type, rrset.ttl, v)),
-  ]);
+  return encodeUpdate({ zone: rrset.zone, replace: [rrset] }, id);
 }
 
 /** The UPDATE message that deletes the RRset of (name, type). Deleting what is not there is no error. */
 export function encodeDeleteRRset(ref: RRsetRef, id: number): Buffer {
-  return encodeUpdate(ref, id, [deleteRRsetRecord(ref.name, ref.type)]);
+  return encodeUpdate({ zone: ref.zone, delete: [ref] }, id);
 }
 
-function encodeUpdate(ref: RRsetRef, id: number, updates: dnsPacket.Answer[]): Buffer {
-  canonicalNameWire(ref.zone);
-  canonicalNameWire(ref.name);
-  return dnsPacket.encode({
-    type: 'query',
-    id,
-    flags: OPCODE_UPDATE << 11,
-    questions: [{ name: ref.zone, type: 'SOA', class: 'IN' }],
-    answers: [],
-    authorities: updates,
-    additionals: [],
-  });
+/** A standard query (opcode 0) for the RRset of (name, type), recursion not desired. */
+export function encodeQuery(name: string, type: UpdateRecordType, id: number): Buffer {
+  canonicalNameWire(name);
+  return dnsPacket.encode({ type: 'query', id, flags: 0, questions: [{ name, type, class: 'IN' }] });
 }
 
 /** Why an update failed. */
@@ -202,14 +260,63 @@ export class DNSUpdateClient {
 
   /** Makes the RRset of (name, type) exactly `values` with `ttl` (one atomic UPDATE). */
   async replaceRRset(rrset: RRset, opts: CallOptions = {}): Promise<void> {
-    const operation = `update of ${rrset.type} ${displayName(rrset.name)} at ${this.server.display}`;
-    await this.send(operation, (id) => encodeReplaceRRset(rrset, id), opts);
+    await this.update({ zone: rrset.zone, replace: [rrset] }, opts);
   }
 
   /** Removes the RRset of (name, type); succeeds when it is already gone. */
   async deleteRRset(ref: RRsetRef, opts: CallOptions = {}): Promise<void> {
-    const operation = `delete of ${ref.type} ${displayName(ref.name)} at ${this.server.display}`;
-    await this.send(operation, (id) => encodeDeleteRRset(ref, id), opts);
+    await this.update({ zone: ref.zone, delete: [ref] }, opts);
+  }
+
+  /**
+   * Sends one UPDATE. A prerequisite that does not hold rejects with a {@link DNSUpdateError} of reason `rcode`
+   * and rcode `NXRRSET` (an RRset is not as required) or `YXRRSET` (an RRset exists that must not).
+   */
+  async update(change: RRsetChange, opts: CallOptions = {}): Promise<void> {
+    await this.send(describeChange(change, this.server.display), (id) => encodeUpdate(change, id), opts);
+  }
+
+  /**
+   * The TXT records of `name` (the character-strings of each record joined), from an unsigned query: empty when
+   * the name or its TXT RRset does not exist. Meant for messages; decisions are made by UPDATE prerequisites.
+   */
+  async readTXT(name: string, opts: CallOptions = {}): Promise<string[]> {
+    const operation = `query of TXT ${displayName(name)} at ${this.server.display}`;
+    const id = randomInt(0, 0x10000);
+    const request = encodeQuery(name, 'TXT', id);
+    const answer = await this.exchange(operation, request, opts);
+    const rcode = rcodeName(answer);
+    if (rcode === 'NXDOMAIN') return [];
+    if (rcode !== 'NOERROR') throw new DNSUpdateError('rcode', rcode, operation, { rcode });
+    let decoded: dnsPacket.Packet;
+    try {
+      decoded = dnsPacket.decode(answer);
+    } catch (e) {
+      throw new DNSUpdateError('protocol', `malformed answer: ${(e as Error).message}`, operation, { cause: e });
+    }
+    const wanted = displayName(name).toLowerCase();
+    return (decoded.answers ?? [])
+      .filter((a) => a.type === 'TXT' && a.name.toLowerCase().replace(/\.$/, '') === wanted)
+      .map((a) => {
+        const data = (a as { data: Buffer | string | (Buffer | string)[] }).data;
+        return (Array.isArray(data) ? data : [data]).map((d) => d.toString()).join('');
+      });
+  }
+
+  /** One request and its answer, over TCP again when the UDP answer is truncated. */
+  private async exchange(operation: string, request: Buffer, opts: CallOptions): Promise<Buffer> {
+    try {
+      const answer = await exchange(this.server, request, {
+        transport: this.transport,
+        timeoutMs: this.timeoutMs,
+        ...opts,
+      });
+      if (this.transport !== 'udp' || (answer.readUInt16BE(2) & FLAG_TC) === 0) return answer;
+      return await exchange(this.server, request, { transport: 'tcp', timeoutMs: this.timeoutMs, ...opts });
+    } catch (e) {
+      if (e instanceof TransportError) throw new DNSUpdateError(e.kind, e.detail, operation, { cause: e });
+      throw e;
+    }
   }
 
   private async send(operation: string, encode: (id: number) => Buffer, opts: CallOptions): Promise<void> {
@@ -218,16 +325,7 @@ export class DNSUpdateClient {
     const signed = this.tsig ? signMessage(unsigned, this.tsig, this.now()) : undefined;
     const request = signed?.message ?? unsigned;
 
-    let answer: Buffer;
-    try {
-      answer = await exchange(this.server, request, { transport: this.transport, timeoutMs: this.timeoutMs, ...opts });
-      if (this.transport === 'udp' && (answer.readUInt16BE(2) & FLAG_TC) !== 0) {
-        answer = await exchange(this.server, request, { transport: 'tcp', timeoutMs: this.timeoutMs, ...opts });
-      }
-    } catch (e) {
-      if (e instanceof TransportError) throw new DNSUpdateError(e.kind, e.detail, operation, { cause: e });
-      throw e;
-    }
+    const answer = await this.exchange(operation, request, opts);
     checkAnswer(
       answer,
       operation,
@@ -293,6 +391,13 @@ const RCODES: Readonly<Record<number, string>> = {
   9: 'NOTAUTH',
   10: 'NOTZONE',
 };
+
+/** `update of AAAA api.… at [::1]:53` for the first RRset the change writes (or removes). */
+function describeChange(change: RRsetChange, server: string): string {
+  const first = change.replace?.[0] ?? change.delete?.[0];
+  const verb = change.replace?.length ? 'update' : 'delete';
+  return first ? `${verb} of ${first.type} ${displayName(first.name)} at ${server}` : `update at ${server}`;
+}
 
 function displayName(name: string): string {
   return name.replace(/\.$/, '');

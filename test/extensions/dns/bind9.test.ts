@@ -6,6 +6,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { Resolver } from 'node:dns/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OwnershipError } from '../../../src/extensions/dns/errors.js';
+import { deleteOwned, publishOwned } from '../../../src/extensions/dns/ownership.js';
 import { DNSUpdateClient, DNSUpdateError } from '../../../src/extensions/dns/rfc2136.js';
 import { tsigKey } from '../../../src/extensions/dns/tsig.js';
 import { answersSOA, startBind9, type Bind9 } from '../../../src/localenv/bind9.js';
@@ -27,6 +29,13 @@ function dig(bind: Bind9, type: string, name: string): string {
   return execFileSync('dig', ['@::1', '-p', String(bind.port), type, name, '+short', '+time=1', '+tries=1'], {
     encoding: 'utf8',
   }).trim();
+}
+
+/** `dig AXFR` of the zone: what a stranger gets when asking for every name in it. */
+function axfr(bind: Bind9): string {
+  return execFileSync('dig', ['@::1', '-p', String(bind.port), 'AXFR', bind.zone, '+time=2', '+tries=1'], {
+    encoding: 'utf8',
+  });
 }
 
 describe('BIND9', () => {
@@ -74,6 +83,100 @@ describe('BIND9', () => {
     await client.deleteRRset({ zone: bind.zone, name, type: 'AAAA' });
     expect(await aaaa(bind.server, name)).toBe('ENODATA'); // the name exists, with no AAAA
     expect(dig(bind, 'A', name)).toBe('127.0.0.1');
+  });
+
+  it('refuses zone transfers, to strangers and to the update key alike', async () => {
+    await client.replaceRRset({ zone: bind.zone, name: NAME, type: 'AAAA', ttl: 60, values: ['2001:db8::5'] });
+    const stranger = axfr(bind);
+    expect(stranger).toContain('; Transfer failed.');
+    expect(stranger).not.toContain(NAME);
+    const signed = execFileSync(
+      'dig',
+      ['@::1', '-p', String(bind.port), '-y', `hmac-sha256:${bind.tsigKeyName}:${bind.tsigSecret}`, 'AXFR', bind.zone],
+      { encoding: 'utf8' },
+    );
+    expect(signed).toContain('; Transfer failed.');
+    expect(signed).not.toContain(NAME);
+    expect(readFileSync(join(bind.dir, 'named.conf'), 'utf8')).toContain('allow-transfer { none; };');
+  });
+
+  it('applies an update only when its prerequisites hold (RRset absent, RRset equal to values)', async () => {
+    const name = 'pre.shoot.project.external.local.gardener.cloud';
+    const txt = { name: `_owner-aaaa.${name}`, type: 'TXT' as const };
+    const write = (prerequisite: Parameters<DNSUpdateClient['update']>[0]['prerequisites']) =>
+      client.update({
+        zone: bind.zone,
+        prerequisites: prerequisite ?? [],
+        replace: [
+          { name, type: 'AAAA', ttl: 60, values: ['2001:db8::a'] },
+          { ...txt, ttl: 60, values: ['mine'] },
+        ],
+      });
+    await write([{ kind: 'rrset-absent', ...txt }]);
+    expect(dig(bind, 'TXT', txt.name)).toBe('"mine"');
+    await expect(write([{ kind: 'rrset-absent', ...txt }])).rejects.toMatchObject({ rcode: 'YXRRSET' });
+    await expect(write([{ kind: 'rrset-equals', ...txt, values: ['theirs'] }])).rejects.toMatchObject({
+      rcode: 'NXRRSET',
+    });
+    await write([{ kind: 'rrset-equals', ...txt, values: ['mine'] }]);
+    expect(await client.readTXT(txt.name)).toEqual(['mine']);
+    expect(await client.readTXT(`nothing.${bind.zone}`)).toEqual([]);
+  });
+
+  it('keeps owner records: a second owner can neither overwrite nor delete, the owner removes both', async () => {
+    const name = 'api.owned.project.external.local.gardener.cloud';
+    const rrset = { zone: bind.zone, name, type: 'AAAA', ttl: 60 } as const;
+    const alpha = { namespace: 'shoot--project--owned', name: 'owned-external-v6', uid: 'uid-alpha' };
+    const intruder = { namespace: 'shoot--evil--intruder', name: 'intruder', uid: 'uid-intruder' };
+    const ownerTXT = `_owner-aaaa.${name}`;
+
+    await publishOwned(client, { ...rrset, values: ['2001:db8::a1'] }, alpha);
+    expect(await aaaa(bind.server, name)).toEqual(['2001:db8::a1']);
+    expect(dig(bind, 'TXT', ownerTXT)).toBe(
+      '"heritage=gardener-ipv6,gardener-ipv6/owner=uid-alpha,' +
+        'gardener-ipv6/resource=dnsrecord/shoot--project--owned/owned-external-v6"',
+    );
+
+    const refused = await publishOwned(client, { ...rrset, values: ['2001:db8::666'] }, intruder).catch((e) => e);
+    expect(refused).toBeInstanceOf(OwnershipError);
+    expect((refused as Error).message).toBe(
+      `AAAA ${name} is owned by DNSRecord shoot--project--owned/owned-external-v6 (uid uid-alpha) ` +
+        `(owner record TXT ${ownerTXT}); a DNSRecord may not overwrite another's records`,
+    );
+    expect(await deleteOwned(client, rrset, intruder)).toEqual({
+      keptFor: 'DNSRecord shoot--project--owned/owned-external-v6 (uid uid-alpha)',
+    });
+    expect(await aaaa(bind.server, name)).toEqual(['2001:db8::a1']);
+
+    await publishOwned(client, { ...rrset, values: ['2001:db8::a2'] }, alpha); // the owner may change it
+    expect(await aaaa(bind.server, name)).toEqual(['2001:db8::a2']);
+    expect(await deleteOwned(client, rrset, alpha)).toEqual({});
+    expect(await aaaa(bind.server, name)).toBe('ENOTFOUND');
+    expect(dig(bind, 'TXT', ownerTXT)).toBe('');
+  });
+
+  it('keeps the owner record of a CNAME beside it, and adopts a record published without one', async () => {
+    const name = 'www.owned.project.external.local.gardener.cloud';
+    const owner = { namespace: 'shoot--project--owned', name: 'www', uid: 'uid-www' };
+    await client.replaceRRset({ zone: bind.zone, name, type: 'CNAME', ttl: 60, values: ['old.example.org'] });
+    await publishOwned(client, { zone: bind.zone, name, type: 'CNAME', ttl: 60, values: ['lb.example.org'] }, owner);
+    expect(dig(bind, 'CNAME', name)).toBe('lb.example.org.');
+    expect(dig(bind, 'TXT', `_owner-cname.${name}`)).toContain('gardener-ipv6/owner=uid-www');
+  });
+
+  it('keeps the owner record of a wildcard name below it, without breaking the wildcard', async () => {
+    const name = '*.ingress.owned.project.external.local.gardener.cloud';
+    const owner = { namespace: 'shoot--project--owned', name: 'ingress', uid: 'uid-ingress' };
+    const rrset = { zone: bind.zone, name, type: 'AAAA', ttl: 60 } as const;
+    await publishOwned(client, { ...rrset, values: ['2001:db8::1e'] }, owner);
+    expect(await aaaa(bind.server, 'shop.ingress.owned.project.external.local.gardener.cloud')).toEqual([
+      '2001:db8::1e',
+    ]);
+    expect(await client.readTXT(`_owner-aaaa.${name}`)).toEqual([
+      'heritage=gardener-ipv6,gardener-ipv6/owner=uid-ingress,gardener-ipv6/resource=dnsrecord/shoot--project--owned/ingress',
+    ]);
+    expect(await deleteOwned(client, rrset, owner)).toEqual({});
+    expect(await client.readTXT(`_owner-aaaa.${name}`)).toEqual([]);
   });
 
   it('works over TCP too', async () => {

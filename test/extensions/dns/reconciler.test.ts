@@ -17,7 +17,7 @@ import {
   dnsRecordRef,
   FINALIZER,
 } from '../../../src/extensions/dns/reconciler.js';
-import { DNSUpdateError, type RRset, type RRsetRef } from '../../../src/extensions/dns/rfc2136.js';
+import { DNSUpdateError, type RRset, type RRsetChange, type RRsetRef } from '../../../src/extensions/dns/rfc2136.js';
 import { tsigKey } from '../../../src/extensions/dns/tsig.js';
 import { resources, ResourceClient } from '../../../src/runtime/client.js';
 import { FakeClock } from '../../../src/runtime/clock.js';
@@ -28,9 +28,15 @@ const NS = 'shoot--project--shoot';
 const NAME = 'api.shoot.project.external.local.gardener.cloud';
 const SECRET = Buffer.alloc(32, 7).toString('base64');
 
-class RecordingPublisher implements RRsetPublisher {
+/**
+ * A zone in memory with RFC 2136's all-or-nothing updates and prerequisites; `calls` records the data RRsets each
+ * applied update wrote or removed (owner records are read from `rrsets`).
+ */
+class InMemoryZone implements RRsetPublisher {
   readonly calls: ({ op: 'replace'; rrset: RRset } | { op: 'delete'; ref: RRsetRef })[] = [];
   readonly providers: LocalDNSProvider[] = [];
+  /** `name type` (lower case, no trailing dot) → values. */
+  readonly rrsets = new Map<string, string[]>();
   failWith: Error | undefined;
 
   factory = (p: LocalDNSProvider): RRsetPublisher => {
@@ -38,14 +44,37 @@ class RecordingPublisher implements RRsetPublisher {
     return this;
   };
 
-  async replaceRRset(rrset: RRset): Promise<void> {
-    this.calls.push({ op: 'replace', rrset });
-    if (this.failWith) throw this.failWith;
+  static key(name: string, type: string): string {
+    return `${name.toLowerCase().replace(/\.$/, '')} ${type}`;
   }
 
-  async deleteRRset(ref: RRsetRef): Promise<void> {
-    this.calls.push({ op: 'delete', ref });
+  async update(change: RRsetChange): Promise<void> {
     if (this.failWith) throw this.failWith;
+    for (const p of change.prerequisites ?? []) {
+      const current = this.rrsets.get(InMemoryZone.key(p.name, p.type));
+      if (p.kind === 'rrset-absent' && current)
+        throw new DNSUpdateError('rcode', 'YXRRSET', 'update', { rcode: 'YXRRSET' });
+      if (p.kind === 'rrset-equals' && JSON.stringify(current?.toSorted()) !== JSON.stringify([...p.values].sort())) {
+        throw new DNSUpdateError('rcode', 'NXRRSET', 'update', { rcode: 'NXRRSET' });
+      }
+    }
+    const data = (name: string) => !name.startsWith('_owner-');
+    for (const ref of change.delete ?? []) {
+      this.rrsets.delete(InMemoryZone.key(ref.name, ref.type));
+      if (data(ref.name)) this.calls.push({ op: 'delete', ref: ref as RRsetRef });
+    }
+    for (const rrset of change.replace ?? []) {
+      this.rrsets.set(InMemoryZone.key(rrset.name, rrset.type), [...rrset.values]);
+      if (data(rrset.name)) this.calls.push({ op: 'replace', rrset: rrset as RRset });
+    }
+  }
+
+  async readTXT(name: string): Promise<string[]> {
+    return this.rrsets.get(InMemoryZone.key(name, 'TXT')) ?? [];
+  }
+
+  owner(name: string, type = 'AAAA'): string[] | undefined {
+    return this.rrsets.get(InMemoryZone.key(`_owner-${type.toLowerCase()}.${name}`, 'TXT'));
   }
 }
 
@@ -78,7 +107,7 @@ function dnsRecord(overrides: { type?: string; values?: string[]; zone?: string 
 describe('DNSRecordReconciler', () => {
   let api: FakeApiServer;
   let client: ResourceClient;
-  let publisher: RecordingPublisher;
+  let publisher: InMemoryZone;
   let reconciler: DNSRecordReconciler;
   const clock = new FakeClock();
   const ctx = () => ({ signal: new AbortController().signal, logger: silentLogger() });
@@ -89,7 +118,7 @@ describe('DNSRecordReconciler', () => {
   beforeEach(async () => {
     api = await FakeApiServer.start();
     client = new ResourceClient(api.kubeConfig());
-    publisher = new RecordingPublisher();
+    publisher = new InMemoryZone();
     reconciler = new DNSRecordReconciler({
       client,
       clock,
@@ -342,6 +371,157 @@ describe('DNSRecordReconciler', () => {
       expect(publisher.providers[0]?.tsig).toEqual(tsigKey('gardener-ipv6', 'hmac-sha256', SECRET));
       expect(publisher.calls[0]).toMatchObject({ rrset: { zone: 'external.local.gardener.cloud' } });
       expect(stored()!.status?.zone).toBe('external.local.gardener.cloud.');
+    });
+  });
+  describe('ownership', () => {
+    const OTHER = 'shoot--other--intruder';
+    const ownerOf = (ns: string, name: string, uid: string) =>
+      `heritage=gardener-ipv6,gardener-ipv6/owner=${uid},gardener-ipv6/resource=dnsrecord/${ns}/${name}`;
+    const intruder = (secretNamespace = OTHER): DNSRecord => {
+      const r = dnsRecord({ values: ['2001:db8::666'] });
+      return {
+        ...r,
+        metadata: { ...r.metadata, namespace: OTHER, name: 'intruder' },
+        spec: { ...r.spec, secretRef: { name: 'dnsrecord-local', namespace: secretNamespace } },
+      };
+    };
+    const intruderReq = { namespace: OTHER, name: 'intruder' };
+    /** What the API server does on DELETE of an object with finalizers (the fake server deletes at once). */
+    const markDeleted = (r: DNSRecord) =>
+      api.upsert(dnsRecordRef, {
+        ...r,
+        metadata: { ...r.metadata, deletionTimestamp: '2026-11-21T20:00:00Z' },
+      } as unknown as KubernetesObject);
+    const storedIntruder = () =>
+      api.objects<DNSRecord & KubernetesObject>(dnsRecordRef).find((r) => r.metadata.namespace === OTHER)!;
+
+    beforeEach(() => {
+      const s = secret({ server: '[::1]:5353', zone: 'local.gardener.cloud.' });
+      api.upsert(resources.secret, { ...s, metadata: { ...s.metadata, namespace: OTHER } });
+    });
+
+    it('publishes the owner record with the RRset and removes both on deletion', async () => {
+      api.upsert(dnsRecordRef, dnsRecord() as unknown as KubernetesObject);
+      await reconciler.reconcile(req, ctx());
+      const { uid } = stored()!.metadata;
+      expect(publisher.owner(NAME)).toEqual([ownerOf(NS, 'shoot-external-v6', uid!)]);
+
+      markDeleted(stored()!);
+      await reconciler.reconcile(req, ctx());
+      expect(stored()!.metadata.finalizers).toEqual([]);
+      expect([...publisher.rrsets.keys()]).toEqual([]);
+    });
+
+    it('refuses a second DNSRecord for the same name and type, naming the owner; its deletion keeps the record', async () => {
+      api.upsert(dnsRecordRef, dnsRecord() as unknown as KubernetesObject);
+      await reconciler.reconcile(req, ctx());
+      const uid = stored()!.metadata.uid!;
+      const owned = new Map(publisher.rrsets);
+
+      api.upsert(dnsRecordRef, intruder() as unknown as KubernetesObject);
+      const message =
+        `AAAA ${NAME} is owned by DNSRecord ${NS}/shoot-external-v6 (uid ${uid}) (owner record TXT ` +
+        `_owner-aaaa.${NAME}); a DNSRecord may not overwrite another's records`;
+      await expect(reconciler.reconcile(intruderReq, ctx())).rejects.toThrow(message);
+      expect(storedIntruder().status).toMatchObject({
+        lastOperation: { type: 'Create', state: 'Error', description: message },
+        lastError: { description: message, codes: ['ERR_CONFIGURATION_PROBLEM'] },
+      });
+      expect(publisher.rrsets).toEqual(owned);
+
+      markDeleted(storedIntruder());
+      await reconciler.reconcile(intruderReq, ctx());
+      expect(storedIntruder().metadata.finalizers).toEqual([]);
+      expect(publisher.rrsets).toEqual(owned);
+    });
+
+    it('refuses another record type at a name of another namespace, allows it in the same namespace', async () => {
+      api.upsert(dnsRecordRef, dnsRecord() as unknown as KubernetesObject);
+      await reconciler.reconcile(req, ctx());
+      const uid = stored()!.metadata.uid!;
+      const owned = new Map(publisher.rrsets);
+
+      const a = intruder();
+      api.upsert(dnsRecordRef, { ...a, spec: { ...a.spec, recordType: 'A', values: ['192.0.2.66'] } } as never);
+      await expect(reconciler.reconcile(intruderReq, ctx())).rejects.toThrow(
+        `${NAME} belongs to another namespace: its AAAA records are owned by DNSRecord ${NS}/shoot-external-v6 ` +
+          `(uid ${uid}) (owner record TXT _owner-aaaa.${NAME}); a DNSRecord may not add records to it`,
+      );
+      expect(publisher.rrsets).toEqual(owned);
+
+      const sameShoot = { ...a, metadata: { ...a.metadata, namespace: NS, name: 'shoot-external' } };
+      api.upsert(dnsRecordRef, {
+        ...sameShoot,
+        spec: { ...sameShoot.spec, secretRef: { name: 'dnsrecord-local' }, recordType: 'A', values: ['192.0.2.1'] },
+      } as never);
+      await reconciler.reconcile({ namespace: NS, name: 'shoot-external' }, ctx());
+      expect(publisher.rrsets.get(InMemoryZone.key(NAME, 'A'))).toEqual(['192.0.2.1']);
+      expect(publisher.rrsets.get(InMemoryZone.key(NAME, 'AAAA'))).toEqual(['::1']);
+    });
+
+    it("refuses another namespace's secret without reading it, and deletes such a record without touching DNS", async () => {
+      api.upsert(dnsRecordRef, dnsRecord() as unknown as KubernetesObject);
+      await reconciler.reconcile(req, ctx());
+      const owned = new Map(publisher.rrsets);
+      const calls = publisher.calls.length;
+
+      api.upsert(dnsRecordRef, intruder(NS) as unknown as KubernetesObject);
+      await expect(reconciler.reconcile(intruderReq, ctx())).rejects.toThrow(
+        `spec.secretRef.namespace: secret ${NS}/dnsrecord-local is not in the DNSRecord's namespace "${OTHER}"; ` +
+          'a DNSRecord may only use a secret of its own namespace',
+      );
+      expect(storedIntruder().status?.lastError?.codes).toEqual(['ERR_CONFIGURATION_PROBLEM']);
+      expect(
+        api.requestsWhere({ method: 'GET' }).filter((r) => r.path.includes(`/namespaces/${NS}/secrets`)),
+      ).toHaveLength(1);
+
+      markDeleted(storedIntruder());
+      await reconciler.reconcile(intruderReq, ctx());
+      expect(storedIntruder().metadata.finalizers).toEqual([]);
+      expect(publisher.calls).toHaveLength(calls);
+      expect(publisher.rrsets).toEqual(owned);
+    });
+
+    it('adopts a record without owner record (published before owner records) and one of an earlier object of the same name', async () => {
+      publisher.rrsets.set(InMemoryZone.key(NAME, 'AAAA'), ['2001:db8::99']);
+      api.upsert(dnsRecordRef, dnsRecord() as unknown as KubernetesObject);
+      await reconciler.reconcile(req, ctx());
+      expect(publisher.rrsets.get(InMemoryZone.key(NAME, 'AAAA'))).toEqual(['::1']);
+
+      // The same namespace and name with a new UID: the object was deleted and created again.
+      publisher.rrsets.set(InMemoryZone.key(`_owner-aaaa.${NAME}`, 'TXT'), [ownerOf(NS, 'shoot-external-v6', 'gone')]);
+      await reconciler.reconcile(req, ctx());
+      expect(publisher.owner(NAME)).toEqual([ownerOf(NS, 'shoot-external-v6', stored()!.metadata.uid!)]);
+    });
+
+    it('names a TXT record that is not an owner record as it is', async () => {
+      publisher.rrsets.set(InMemoryZone.key(`_owner-aaaa.${NAME}`, 'TXT'), ['something else']);
+      api.upsert(dnsRecordRef, dnsRecord() as unknown as KubernetesObject);
+      await expect(reconciler.reconcile(req, ctx())).rejects.toThrow(
+        `AAAA ${NAME} is owned by an unknown owner (TXT "something else")`,
+      );
+    });
+
+    it('refuses a name too long for its owner record', async () => {
+      const r = dnsRecord();
+      const long = `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(40)}.gardener.cloud`;
+      api.upsert(dnsRecordRef, { ...r, spec: { ...r.spec, name: long } } as unknown as KubernetesObject);
+      await expect(reconciler.reconcile(req, ctx())).rejects.toThrow(
+        'spec.name (with its owner record label): invalid DNS name',
+      );
+      expect(stored()!.status?.lastError?.codes).toEqual(['ERR_CONFIGURATION_PROBLEM']);
+    });
+
+    it('refuses names with an owner record label', async () => {
+      const r = dnsRecord();
+      api.upsert(dnsRecordRef, {
+        ...r,
+        spec: { ...r.spec, name: `_owner-aaaa.${NAME}` },
+      } as unknown as KubernetesObject);
+      await expect(reconciler.reconcile(req, ctx())).rejects.toThrow(
+        'spec.name: labels starting with "_owner-" are for owner records',
+      );
+      expect(publisher.calls).toEqual([]);
     });
   });
 });

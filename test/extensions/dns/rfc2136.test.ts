@@ -6,6 +6,7 @@ import {
   DNSUpdateError,
   encodeDeleteRRset,
   encodeReplaceRRset,
+  encodeUpdate,
   OPCODE_UPDATE,
 } from '../../../src/extensions/dns/rfc2136.js';
 import { DEFAULT_DNS_TIMEOUT_MS, parseServer } from '../../../src/extensions/dns/transport.js';
@@ -47,6 +48,33 @@ describe('UPDATE messages', () => {
       ],
       additionals: [],
     });
+  });
+
+  it('writes prerequisites as RFC 2136 §2.4 says: "RRset absent" class NONE, "RRset equals" class IN with TTL 0', () => {
+    const owner = `_owner-aaaa.${NAME}`;
+    const msg = parseMessage(
+      encodeUpdate(
+        {
+          zone: ZONE,
+          prerequisites: [
+            { kind: 'rrset-absent', name: owner, type: 'TXT' },
+            { kind: 'rrset-equals', name: owner, type: 'TXT', values: ['me', 'me'] },
+          ],
+          delete: [{ name: NAME, type: 'AAAA' }],
+          replace: [{ name: owner, type: 'TXT', ttl: 60, values: ['me'] }],
+        },
+        7,
+      ),
+    );
+    expect(msg.prerequisites).toEqual([
+      { name: owner, type: 16, class: 254, ttl: 0, rdata: '' },
+      { name: owner, type: 16, class: CLASS_IN, ttl: 0, rdata: '026d65' },
+    ]);
+    expect(msg.updates).toEqual([
+      { name: NAME, type: TYPE_AAAA, class: CLASS_ANY, ttl: 0, rdata: '' },
+      { name: owner, type: 16, class: CLASS_ANY, ttl: 0, rdata: '' },
+      { name: owner, type: 16, class: CLASS_IN, ttl: 60, rdata: '026d65' },
+    ]);
   });
 
   it('writes AAAA values canonically and once', () => {

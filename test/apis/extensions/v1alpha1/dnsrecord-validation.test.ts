@@ -42,7 +42,7 @@ describe('DNSRecord validation', () => {
       expect(fields(dnsRecordObject({ secretRef: undefined }))).toEqual([
         ['FieldValueRequired', 'spec.secretRef.name'],
       ]);
-      expect(fields(dnsRecordObject({ secretRef: { namespace: 'x' } }))).toEqual([
+      expect(fields(dnsRecordObject({ secretRef: { namespace: 'shoot--dev--a' } }))).toEqual([
         ['FieldValueRequired', 'spec.secretRef.name'],
       ]);
       expect(fields(dnsRecordObject({ secretRef: { name: '' } }))).toEqual([
@@ -208,9 +208,32 @@ describe('DNSRecord validation', () => {
     });
   });
 
-  describe('update', () => {
-    const update = (next: DNSRecord, prev: DNSRecord) => messages(validateDNSRecordUpdate(next, prev));
+  describe('the secret of another namespace', () => {
+    it("refuses spec.secretRef.namespace other than the DNSRecord's, in validation and in admission", () => {
+      const hijack = dnsRecordObject(
+        { secretRef: { name: 'dnsrecord-local', namespace: 'shoot--dev--a' } },
+        { name: 'intruder', namespace: 'shoot--evil--b' },
+      );
+      const message =
+        'spec.secretRef.namespace: Invalid value: "shoot--dev--a": must be the DNSRecord\'s namespace ' +
+        '"shoot--evil--b": a DNSRecord may only use a secret of its own namespace';
+      expect(validate(hijack)).toEqual([message]);
+      expect(messages(admit({ object: hijack, gates: featureGates() }).errors)).toEqual([message]);
+      expect(update(hijack, dnsRecordObject({}, { name: 'intruder', namespace: 'shoot--evil--b' }))).toEqual([message]);
+    });
 
+    it('accepts its own namespace, an empty one, and any when the object has no namespace yet (a CLI file)', () => {
+      expect(validate(dnsRecordObject({ secretRef: { name: 's', namespace: 'shoot--dev--a' } }))).toEqual([]);
+      expect(validate(dnsRecordObject({ secretRef: { name: 's' } }))).toEqual([]);
+      expect(validate(dnsRecordObject({ secretRef: { name: 's', namespace: '' } }))).toEqual([]);
+      const file = dnsRecordObject({ secretRef: { name: 's', namespace: 'elsewhere' } });
+      expect(validate({ ...file, metadata: { name: 'r' } })).toEqual([]);
+    });
+  });
+
+  const update = (next: DNSRecord, prev: DNSRecord) => messages(validateDNSRecordUpdate(next, prev));
+
+  describe('update', () => {
     it('values, ttl, zone and secretRef may change', () => {
       const changed = dnsRecordObject({
         values: ['203.0.113.20'],

@@ -15,6 +15,7 @@ export function validateDNSRecord(record: DNSRecord): ErrorList {
   const spec = record.spec;
   if (!spec.type) errors.push(required(SPEC.child('type'), FIELD_REQUIRED));
   if (!spec.secretRef?.name) errors.push(required(SPEC.child('secretRef', 'name'), FIELD_REQUIRED));
+  errors.push(...validateSecretNamespace(record));
   for (const name of ['zone', 'region'] as const) {
     if (spec[name] === '') errors.push(invalid(SPEC.child(name), '', 'field cannot be empty if specified'));
   }
@@ -37,6 +38,24 @@ export function validateDNSRecord(record: DNSRecord): ErrorList {
     errors.push(invalid(SPEC.child('ttl'), spec.ttl, `must be between 0 and ${MAX_TTL}, inclusive`));
   }
   return errors;
+}
+
+/**
+ * The secret must be in the DNSRecord's namespace (empty means that one): with another namespace's secret, one
+ * shoot's DNSRecord would publish with another shoot's credentials. Without `metadata.namespace` (a file for the
+ * CLI) the namespace is decided on creation, where the webhook checks it.
+ */
+function validateSecretNamespace(record: DNSRecord): ErrorList {
+  const namespace = record.metadata.namespace;
+  const secretNamespace = record.spec.secretRef?.namespace;
+  if (!namespace || !secretNamespace || secretNamespace === namespace) return [];
+  return [
+    invalid(
+      SPEC.child('secretRef', 'namespace'),
+      secretNamespace,
+      `must be the DNSRecord's namespace ${JSON.stringify(namespace)}: a DNSRecord may only use a secret of its own namespace`,
+    ),
+  ];
 }
 
 function validateValue(recordType: string, value: string, path: FieldPath): ErrorList {
