@@ -41,7 +41,8 @@ export interface LocalServices {
   readonly loadBalancerNetwork: LoadBalancerNetwork | undefined;
   /** Stops the webhook, the controllers and the shoot control planes, and starts them again on the same state. */
   restartGardenlet(): Promise<void>;
-  stop(): Promise<void>;
+  /** Stops everything; with a `deadline` (ms since epoch), the processes still running then are killed. */
+  stop(opts?: { deadline?: number }): Promise<void>;
 }
 
 export interface LocalServicesOptions {
@@ -58,6 +59,8 @@ export interface LocalServicesOptions {
   /** Shorter care and restart periods for tests. */
   readonly careSyncPeriodMs?: number;
   readonly restartBackoff?: { initialMs?: number; maxMs?: number };
+  /** How long stopping the webhook and the controllers may take. @default DEFAULT_SHUTDOWN_TIMEOUT_MS */
+  readonly shutdownTimeoutMs?: number;
 }
 
 /**
@@ -90,6 +93,7 @@ export async function startLocalServices(
     lbNetwork?.destroy();
     throw e;
   }
+  const webhookAddress = cp.veth?.hostAddress ?? '::1';
   // The gardenlet with its provider: started again on the same state by restartGardenlet().
   const startGardenlet = async (): Promise<{ runtime: Runtime; provider: LocalProvider | undefined }> => {
     const provider =
@@ -108,13 +112,15 @@ export async function startLocalServices(
         kubeConfig: cp.kubeConfig(),
         gates,
         logger,
-        // With --ipv6-only the API server reaches us over the veth pair, else on our own [::1].
-        webhook: { host: '::', port: 0, advertiseHost: cp.veth?.hostAddress ?? '::1' },
+        // With --ipv6-only the API server reaches us over the veth pair, else on our own [::1]: the webhook listens
+        // there only (on `::` it would answer on every address of the host, IPv4 ones included).
+        webhook: { host: webhookAddress, port: 0, advertiseHost: webhookAddress },
         gardenlet: {
           dns: localDNSProvider({ server: bind.server, tsigKeyName: bind.tsigKeyName, tsigSecret: bind.tsigSecret }),
           ...(provider ? { provider } : {}),
           ...(opts.careSyncPeriodMs !== undefined ? { careSyncPeriodMs: opts.careSyncPeriodMs } : {}),
         },
+        ...(opts.shutdownTimeoutMs !== undefined ? { shutdownTimeoutMs: opts.shutdownTimeoutMs } : {}),
       });
       return { runtime, provider };
     } catch (e) {
@@ -147,9 +153,9 @@ export async function startLocalServices(
       await stopGardenlet();
       gardenlet = await startGardenlet();
     },
-    async stop() {
-      await stopGardenlet();
-      await bind.stop();
+    async stop(stopOpts = {}) {
+      await gardenlet.runtime.stop();
+      await Promise.all([gardenlet.provider?.stop(stopOpts), bind.stop()]);
       lbNetwork?.destroy();
     },
   };

@@ -35,6 +35,14 @@ export interface UpIO {
 
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM'] as const;
 
+/**
+ * How long `up` stops gracefully, after a signal or when a part of it died: then whatever still runs is killed.
+ * Everything it started is thrown away, so there is nothing to wait for beyond that.
+ */
+export const UP_STOP_TIMEOUT_MS = 3_000;
+/** Of that, the webhook and the controllers: reconciles in flight, unregistering the webhooks. */
+const UP_RUNTIME_SHUTDOWN_MS = 1_000;
+
 /** Resolves with the exit code once a signal stopped the environment (0) or it failed (1). */
 export async function up(opts: UpOptions, io: UpIO): Promise<number> {
   const missing = missingUpPrerequisites({ ipv6Only: opts.ipv6Only ?? false });
@@ -109,7 +117,10 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
       destination: process.stderr,
     });
     try {
-      services = await startLocalServices(cp, gates, logger, { machines: opts.machines ?? true });
+      services = await startLocalServices(cp, gates, logger, {
+        machines: opts.machines ?? true,
+        shutdownTimeoutMs: UP_RUNTIME_SHUTDOWN_MS,
+      });
     } catch (e) {
       io.err(`error: the webhook, controllers or DNS server did not start: ${(e as Error).message}\n`);
       return 1;
@@ -147,13 +158,14 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
     }
     return 0;
   } finally {
+    const deadline = Date.now() + UP_STOP_TIMEOUT_MS;
     if (services !== undefined) {
       await services
-        .stop()
+        .stop({ deadline })
         .catch((e: unknown) => io.err(`error while stopping the services: ${(e as Error).message}\n`));
     }
     if (cp !== undefined) {
-      await cp.stop();
+      await cp.stop({ deadline });
       io.err('stopped; removed the control plane and its files\n');
     }
     for (const s of STOP_SIGNALS) process.removeListener(s, onSignal);
