@@ -196,11 +196,15 @@ describe('gardener-ipv6 run: usage errors', () => {
     ['a missing TSIG secret file', ['--dns-tsig-key-name', 'gardener', '--dns-tsig-secret-file', '/nonexistent/tsig']],
     ['an unknown log level', ['--log-level', 'verbose']],
     ['an unavailable webhook host', ['--webhook-host', 'fd00:dead::1']],
-  ])('as a process, %s: exit 2, one line without a stack trace', async (_, args) => {
-    const before = connections;
-    const run = await spawnCli([...base(), ...args]);
-    expect(run.stderr).toMatch(/^error: --[^\n]*\n$/);
-    expect(run.code).toBe(2);
-    expect(connections).toBe(before);
-  }, 60_000);
+  ])(
+    'as a process, %s: exit 2, one line without a stack trace',
+    async (_, args) => {
+      const before = connections;
+      const run = await spawnCli([...base(), ...args]);
+      expect(run.stderr).toMatch(/^error: --[^\n]*\n$/);
+      expect(run.code).toBe(2);
+      expect(connections).toBe(before);
+    },
+    60_000,
+  );
 });
