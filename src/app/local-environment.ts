@@ -227,7 +227,7 @@ function example(name: string): KubernetesObject {
  * Waits until the API server calls our webhooks (a registration takes a moment to be seen), by sending a Shoot
  * the validating webhook must reject.
  */
-async function waitForAdmission(client: ResourceClient, deadline: number): Promise<void> {
+async function waitForAdmission(client: ResourceClient, deadline: number, signal?: AbortSignal): Promise<void> {
   const probe = {
     apiVersion: 'core.gardener.cloud/v1beta1',
     kind: 'Shoot',
@@ -242,14 +242,37 @@ async function waitForAdmission(client: ResourceClient, deadline: number): Promi
       throw e;
     }
     if (Date.now() > deadline) throw new Error('the API server does not call the admission webhook');
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200, signal);
   }
 }
 
-/** Applies the example IPv6 Seed and Shoot and waits until the Shoot's last operation succeeded. */
-export async function applyExampleShoot(client: ResourceClient, timeoutMs = 300_000): Promise<Shoot> {
-  const deadline = Date.now() + timeoutMs;
-  await waitForAdmission(client, deadline);
+/** Waits `ms`; rejects at once when `signal` aborts. */
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    signal?.throwIfAborted();
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/**
+ * Applies the example IPv6 Seed and Shoot and waits until the Shoot's last operation succeeded; `signal` ends the
+ * wait (`up` stopped by a signal).
+ */
+export async function applyExampleShoot(
+  client: ResourceClient,
+  opts: { timeoutMs?: number; signal?: AbortSignal } = {},
+): Promise<Shoot> {
+  const deadline = Date.now() + (opts.timeoutMs ?? 300_000);
+  const { signal } = opts;
+  await waitForAdmission(client, deadline, signal);
   const seed = example(EXAMPLE_SEED);
   const shoot = example(EXAMPLE_SHOOT);
   const namespace = shoot.metadata?.namespace ?? 'garden-local';
@@ -259,7 +282,9 @@ export async function applyExampleShoot(client: ResourceClient, timeoutMs = 300_
   await apply(Refs.seed, seed);
   await apply(Refs.shoot, shoot);
   for (;;) {
-    const current = await client.get<Shoot & KubernetesObject>(Refs.shoot, shoot.metadata?.name ?? '', namespace);
+    const current = await client.get<Shoot & KubernetesObject>(Refs.shoot, shoot.metadata?.name ?? '', namespace, {
+      ...(signal ? { signal } : {}),
+    });
     const op = current?.status?.lastOperation;
     if (op?.state === 'Succeeded') return current!;
     if (Date.now() > deadline) {
@@ -267,7 +292,7 @@ export async function applyExampleShoot(client: ResourceClient, timeoutMs = 300_
         `shoot ${namespace}/${shoot.metadata?.name} did not succeed: ${op ? `${op.state}: ${op.description}` : 'no status'}`,
       );
     }
-    await new Promise((r) => setTimeout(r, 250));
+    await sleep(250, signal);
   }
 }
 

@@ -58,10 +58,17 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
     }
   }
 
-  // Listen for signals from the start: a Ctrl-C while starting stops as soon as the start finished (or failed),
-  // a second one exits at once (the exit handler then kills the children and removes their files).
+  // Listen for signals from the start: a Ctrl-C while starting stops as soon as the step running finished (the wait
+  // for the example shoot is cut short), a second one exits at once (the exit handler then kills the children and
+  // removes their files).
   let signalled: NodeJS.Signals | undefined;
   let wake: (() => void) | undefined;
+  // Ends the wait for the example shoot (up to minutes) when a stop is asked for or the control plane crashed.
+  const stopRequested = new AbortController();
+  const stopped = new Promise<never>((_, reject) =>
+    stopRequested.signal.addEventListener('abort', () => reject(stopRequested.signal.reason), { once: true }),
+  );
+  stopped.catch(() => {});
   const onSignal = (signal: NodeJS.Signals) => {
     if (signalled !== undefined) {
       io.err(`${signal} again: exiting without a graceful stop\n`);
@@ -69,6 +76,7 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
     }
     signalled = signal;
     io.err(`${signal}: stopping ...\n`);
+    stopRequested.abort(new Error(`${signal}`));
     wake?.();
   };
   for (const s of STOP_SIGNALS) process.on(s, onSignal);
@@ -77,6 +85,7 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
     if (signalled !== undefined) return;
     signalled = 'SIGHUP';
     io.err('the parent process exited: stopping ...\n');
+    stopRequested.abort(new Error('SIGHUP'));
     wake?.();
   });
 
@@ -95,6 +104,7 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
       return 1;
     }
     if (signalled !== undefined) return 0;
+    void cp.crashed.then((crash) => stopRequested.abort(new Error(crash)));
 
     const kubectl = `kubectl --kubeconfig ${cp.kubeconfigPath}`;
     io.out(`kubeconfig: ${cp.kubeconfigPath}\n`);
@@ -130,13 +140,17 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
     if (signalled !== undefined) return 0;
     const client = new ResourceClient(cp.kubeConfig());
     try {
-      const shoot = await applyExampleShoot(client);
-      const summary = await shootSummary(client, shoot, services.bind, {
-        provider: services.provider,
-        gardenKubeconfig: cp.kubeconfigPath,
-      });
+      const shoot = await applyExampleShoot(client, { signal: stopRequested.signal });
+      const summary = await Promise.race([
+        shootSummary(client, shoot, services.bind, {
+          provider: services.provider,
+          gardenKubeconfig: cp.kubeconfigPath,
+        }),
+        stopped,
+      ]);
       for (const line of summary) io.out(`${line}\n`);
     } catch (e) {
+      if (signalled !== undefined) return 0;
       io.err(`error: the example shoot: ${(e as Error).message}\n`);
       return 1;
     }

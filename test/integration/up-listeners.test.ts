@@ -12,6 +12,7 @@ import { alive } from '../support/processes.js';
 import {
   commandName,
   listeners,
+  listenersOutside,
   processTree,
   running,
   startUp,
@@ -66,8 +67,7 @@ describe.skipIf(netnsUnsupportedReason() !== undefined)('gardener-ipv6 up: liste
     for (const name of ['etcd', 'kube-apiserver', 'named', 'node']) {
       expect(own.map((l) => l.process)).toContain(name);
     }
-    const allowed = new Set(['::1', dnsAddress!]);
-    expect(own.filter((l) => !allowed.has(l.address))).toEqual([]);
+    expect(listenersOutside(up.child.pid!, ['::1', dnsAddress!])).toEqual([]);
 
     // The webhook does not answer on the bridge's IPv4 gateway, which a dual-stack socket on `::` would.
     const webhookPort = Number(/^webhook: https:\/\/\[::1\]:(\d+)/m.exec(up.stdout())?.[1]);
@@ -107,4 +107,31 @@ describe.skipIf(netnsUnsupportedReason() !== undefined)('gardener-ipv6 up: liste
     expect(existsSync(dir!)).toBe(false);
     expect(execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' })).not.toMatch(new RegExp(`^gv6-${upPid}-`, 'm'));
   });
+});
+
+describe.skipIf(netnsUnsupportedReason() !== undefined)('gardener-ipv6 up: stop while starting', () => {
+  it(`stops within ${STOP_BOUND_MS / 1000} s of SIGTERM while it waits for the example shoot`, async () => {
+    const up = startUp(['--no-machines']);
+    try {
+      // The webhook and the controllers run; the example shoot is applied next and takes a while to succeed.
+      await waitFor(() => /^webhook: /m.test(up.stdout()) || up.child.exitCode !== null, {
+        timeoutMs: 300_000,
+        intervalMs: 20,
+        message: 'the webhook line',
+      });
+      const tree = processTree(up.child.pid!);
+      up.child.kill('SIGTERM');
+      let exited = false;
+      void up.exit.then(() => (exited = true));
+      await waitFor(() => exited, { timeoutMs: STOP_BOUND_MS, intervalMs: 20, message: 'up to exit' }).catch(
+        (e: unknown) => {
+          throw new Error(`${(e as Error).message} after SIGTERM:\n${up.stderr().slice(-3000)}`);
+        },
+      );
+      expect(await up.exit).toBe(0);
+      expect(tree.filter(running).map((pid) => `${pid} ${commandName(pid)}`)).toEqual([]);
+    } finally {
+      await stopUp(up);
+    }
+  }, 360_000);
 });

@@ -12,7 +12,7 @@ import { ApiextensionsV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/cl
 import { describe, expect, it } from 'vitest';
 import { netnsExists, netnsUnsupportedReason } from '../../src/localenv/netns.js';
 import { alive, pidsMentioning } from '../support/processes.js';
-import { startUp, stopUp, waitForReady } from '../support/up.js';
+import { listenersOutside, startUp, stopUp, waitForReady } from '../support/up.js';
 
 async function customObject(
   kubeconfig: string,
@@ -95,6 +95,9 @@ describe('gardener-ipv6 up', () => {
         overlay: { enabled: false },
         typha: { enabled: false },
       });
+
+      // With machines too, nothing of up's own namespace listens on a wildcard or IPv4 address.
+      expect(listenersOutside(up.child.pid!, ['::1', dns!.slice(1, dns!.lastIndexOf(']'))])).toEqual([]);
 
       up.child.kill('SIGTERM');
       expect(await up.exit).toBe(0);

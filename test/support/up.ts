@@ -128,3 +128,9 @@ export function running(pid: number): boolean {
     return false;
   }
 }
+
+/** The sockets of `pid`'s process tree in this network namespace that are bound to an address not in `allowed`. */
+export function listenersOutside(pid: number, allowed: readonly string[]): Listener[] {
+  const tree = new Set(processTree(pid));
+  return listeners().filter((l) => tree.has(l.pid) && !allowed.includes(l.address));
+}
