@@ -3,7 +3,7 @@
  * API server of its kubeconfig never sees a connection, no port is taken).
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,6 +20,7 @@ let kubeconfig: string;
 let busy: Server;
 let busyPort: number;
 let emptyDir: string;
+let dir: string;
 
 function listen(server: Server): Promise<number> {
   return new Promise((resolve) =>
@@ -33,8 +34,11 @@ beforeAll(async () => {
     socket.destroy();
   });
   const port = await listen(apiServer);
-  kubeconfig = tempFile(
-    'kubeconfig',
+  // Not tempFile(): this runs in a hook, where its cleanup would not be registered.
+  dir = mkdtempSync(join(tmpdir(), 'gardener-ipv6-run-'));
+  kubeconfig = join(dir, 'kubeconfig');
+  writeFileSync(
+    kubeconfig,
     `apiVersion: v1
 kind: Config
 clusters: [{name: c, cluster: {server: "https://[::1]:${port}", insecure-skip-tls-verify: true}}]
@@ -45,13 +49,14 @@ current-context: c
   );
   busy = createServer();
   busyPort = await listen(busy);
-  emptyDir = mkdtempSync(join(tmpdir(), 'gardener-ipv6-certs-'));
+  emptyDir = join(dir, 'certs');
+  mkdirSync(emptyDir);
 });
 
 afterAll(() => {
   apiServer.close();
   busy.close();
-  rmSync(emptyDir, { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true });
 });
 
 /** Free ports everywhere, so that only the flag under test is wrong. */
