@@ -41,7 +41,8 @@ export interface LocalServices {
   readonly loadBalancerNetwork: LoadBalancerNetwork | undefined;
   /** Stops the webhook, the controllers and the shoot control planes, and starts them again on the same state. */
   restartGardenlet(): Promise<void>;
-  stop(): Promise<void>;
+  /** Stops everything; with a `deadline` (ms since epoch), the processes still running then are killed. */
+  stop(opts?: { deadline?: number }): Promise<void>;
 }
 
 export interface LocalServicesOptions {
@@ -58,6 +59,8 @@ export interface LocalServicesOptions {
   /** Shorter care and restart periods for tests. */
   readonly careSyncPeriodMs?: number;
   readonly restartBackoff?: { initialMs?: number; maxMs?: number };
+  /** How long stopping the webhook and the controllers may take. @default DEFAULT_SHUTDOWN_TIMEOUT_MS */
+  readonly shutdownTimeoutMs?: number;
 }
 
 /**
@@ -90,6 +93,7 @@ export async function startLocalServices(
     lbNetwork?.destroy();
     throw e;
   }
+  const webhookAddress = cp.veth?.hostAddress ?? '::1';
   // The gardenlet with its provider: started again on the same state by restartGardenlet().
   const startGardenlet = async (): Promise<{ runtime: Runtime; provider: LocalProvider | undefined }> => {
     const provider =
@@ -108,13 +112,15 @@ export async function startLocalServices(
         kubeConfig: cp.kubeConfig(),
         gates,
         logger,
-        // With --ipv6-only the API server reaches us over the veth pair, else on our own [::1].
-        webhook: { host: '::', port: 0, advertiseHost: cp.veth?.hostAddress ?? '::1' },
+        // With --ipv6-only the API server reaches us over the veth pair, else on our own [::1]: the webhook listens
+        // there only (on `::` it would answer on every address of the host, IPv4 ones included).
+        webhook: { host: webhookAddress, port: 0, advertiseHost: webhookAddress },
         gardenlet: {
           dns: localDNSProvider({ server: bind.server, tsigKeyName: bind.tsigKeyName, tsigSecret: bind.tsigSecret }),
           ...(provider ? { provider } : {}),
           ...(opts.careSyncPeriodMs !== undefined ? { careSyncPeriodMs: opts.careSyncPeriodMs } : {}),
         },
+        ...(opts.shutdownTimeoutMs !== undefined ? { shutdownTimeoutMs: opts.shutdownTimeoutMs } : {}),
       });
       return { runtime, provider };
     } catch (e) {
@@ -147,9 +153,9 @@ export async function startLocalServices(
       await stopGardenlet();
       gardenlet = await startGardenlet();
     },
-    async stop() {
-      await stopGardenlet();
-      await bind.stop();
+    async stop(stopOpts = {}) {
+      await gardenlet.runtime.stop();
+      await Promise.all([gardenlet.provider?.stop(stopOpts), bind.stop()]);
       lbNetwork?.destroy();
     },
   };
@@ -221,7 +227,7 @@ function example(name: string): KubernetesObject {
  * Waits until the API server calls our webhooks (a registration takes a moment to be seen), by sending a Shoot
  * the validating webhook must reject.
  */
-async function waitForAdmission(client: ResourceClient, deadline: number): Promise<void> {
+async function waitForAdmission(client: ResourceClient, deadline: number, signal?: AbortSignal): Promise<void> {
   const probe = {
     apiVersion: 'core.gardener.cloud/v1beta1',
     kind: 'Shoot',
@@ -236,14 +242,37 @@ async function waitForAdmission(client: ResourceClient, deadline: number): Promi
       throw e;
     }
     if (Date.now() > deadline) throw new Error('the API server does not call the admission webhook');
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200, signal);
   }
 }
 
-/** Applies the example IPv6 Seed and Shoot and waits until the Shoot's last operation succeeded. */
-export async function applyExampleShoot(client: ResourceClient, timeoutMs = 300_000): Promise<Shoot> {
-  const deadline = Date.now() + timeoutMs;
-  await waitForAdmission(client, deadline);
+/** Waits `ms`; rejects at once when `signal` aborts. */
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    signal?.throwIfAborted();
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/**
+ * Applies the example IPv6 Seed and Shoot and waits until the Shoot's last operation succeeded; `signal` ends the
+ * wait (`up` stopped by a signal).
+ */
+export async function applyExampleShoot(
+  client: ResourceClient,
+  opts: { timeoutMs?: number; signal?: AbortSignal } = {},
+): Promise<Shoot> {
+  const deadline = Date.now() + (opts.timeoutMs ?? 300_000);
+  const { signal } = opts;
+  await waitForAdmission(client, deadline, signal);
   const seed = example(EXAMPLE_SEED);
   const shoot = example(EXAMPLE_SHOOT);
   const namespace = shoot.metadata?.namespace ?? 'garden-local';
@@ -253,7 +282,9 @@ export async function applyExampleShoot(client: ResourceClient, timeoutMs = 300_
   await apply(Refs.seed, seed);
   await apply(Refs.shoot, shoot);
   for (;;) {
-    const current = await client.get<Shoot & KubernetesObject>(Refs.shoot, shoot.metadata?.name ?? '', namespace);
+    const current = await client.get<Shoot & KubernetesObject>(Refs.shoot, shoot.metadata?.name ?? '', namespace, {
+      ...(signal ? { signal } : {}),
+    });
     const op = current?.status?.lastOperation;
     if (op?.state === 'Succeeded') return current!;
     if (Date.now() > deadline) {
@@ -261,7 +292,7 @@ export async function applyExampleShoot(client: ResourceClient, timeoutMs = 300_
         `shoot ${namespace}/${shoot.metadata?.name} did not succeed: ${op ? `${op.state}: ${op.description}` : 'no status'}`,
       );
     }
-    await new Promise((r) => setTimeout(r, 250));
+    await sleep(250, signal);
   }
 }
 

@@ -58,6 +58,11 @@ export interface RuntimeOptions {
   readonly health?: { host?: string; port: number };
   /** Run the controllers only while holding this Lease. */
   readonly leaderElection?: { namespace: string; name: string };
+  /**
+   * How long stop() waits for reconciles in flight (then aborts their API calls), and for the webhook configurations
+   * to be unregistered and the webhook's connections to close. @default DEFAULT_SHUTDOWN_TIMEOUT_MS
+   */
+  readonly shutdownTimeoutMs?: number;
   /** Options of the extensions' controllers (tests shorten the DNS resync). */
   readonly extensions?: { readonly network?: NetworkExtensionOptions; readonly dns?: DNSExtensionOptions };
 }
@@ -69,6 +74,9 @@ export interface Runtime {
   readonly webhook: AdmissionServer | undefined;
   stop(): Promise<void>;
 }
+
+/** The default of {@link RuntimeOptions.shutdownTimeoutMs}: within a pod's default 30 s termination grace period. */
+export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
 
 interface WebhookTLS {
   cert: string;
@@ -104,11 +112,13 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   let webhook: AdmissionServer | undefined;
   let tls: WebhookTLS | undefined;
   const registered = components.has('admission') && (options.webhook?.register ?? true);
+  const shutdownTimeoutMs = options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
 
   const manager = new Manager({
     kubeConfig: options.kubeConfig,
     logger,
     client,
+    gracefulShutdownMs: shutdownTimeoutMs,
     ...(options.health ? { health: options.health } : {}),
     ...(options.leaderElection ? { leaderElection: options.leaderElection } : {}),
   });
@@ -149,13 +159,19 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     readers,
     webhook,
     async stop() {
-      await manager.stop();
       // Unregister before closing: a registered webhook that no longer answers blocks every write (failurePolicy Fail).
-      if (registered)
-        await destroyWebhookConfigurations(client).catch((e: unknown) =>
-          logger.warn({ err: e }, 'unregistering the webhooks failed'),
-        );
-      await webhook?.close();
+      // Both steps are bounded: against an API server that stopped answering (its etcd died), a request would wait
+      // for the server's own 34 s timeout.
+      // Its own client: the manager's closes its connections when it stops.
+      const unregisterClient = new ResourceClient(options.kubeConfig);
+      const unregister = registered
+        ? destroyWebhookConfigurations(unregisterClient, undefined, {
+            signal: AbortSignal.timeout(shutdownTimeoutMs),
+          }).catch((e: unknown) => logger.warn({ err: e }, 'unregistering the webhooks failed'))
+        : undefined;
+      await Promise.all([manager.stop(), unregister]);
+      unregisterClient.close();
+      await webhook?.close({ graceMs: shutdownTimeoutMs });
       tls?.cleanup();
     },
   };

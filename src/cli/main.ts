@@ -238,6 +238,13 @@ Example:
     .option('--provider-types <list>', 'provider types Shoots may use (the webhook refuses others)', 'local')
     .option('--networking-types <list>', 'networking types Shoots may use (the webhook refuses others)', 'calico')
     .option('--dns-provider-types <list>', 'DNS provider types Shoots may use (the webhook refuses others)', 'local')
+    .addHelpText(
+      'after',
+      `
+Every flag is checked before anything starts (addresses, that the listen addresses exist here and their ports are
+free, names, files): a bad one exits with 2 and one line naming it. Exit codes: 0 stopped by SIGINT/SIGTERM,
+1 the controllers ended by themselves (e.g. a lost lease), 2 a flag can't be used.`,
+    )
     .action(async (opts: Record<string, string | boolean | undefined>) => {
       const port = (name: string) => {
         const value = Number(opts[name]);

@@ -1,7 +1,6 @@
 /**
  * `gardener-ipv6 run`: the admission webhook and the controllers against a cluster, until SIGINT or SIGTERM.
  */
-import { readFileSync } from 'node:fs';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { RegisteredExtensionTypes } from '../admission/extensions.js';
 import { COMPONENTS, startRuntime, type Component } from '../app/runtime.js';
@@ -10,6 +9,7 @@ import { localDNSProvider } from '../gardenlet/dns-provider.js';
 import type { HostIPs } from '../extensions/provider-local/loadbalancer/ingress.js';
 import { newLogger } from '../runtime/log.js';
 import { InputError, type CliIO } from './io.js';
+import { checkRunOptions } from './run-checks.js';
 
 export interface RunOptions {
   readonly kubeconfig?: string;
@@ -64,8 +64,8 @@ export function loadKubeConfig(path: string | undefined): KubeConfig {
 
 /** Resolves with the exit code after a signal stopped everything (0), or when the runtime ended by itself (1). */
 export async function runRun(options: RunOptions, io: CliIO): Promise<number> {
-  const kubeConfig = loadKubeConfig(options.kubeconfig);
-  const tsigSecret = options.dnsTSIGSecretFile ? readFileSync(options.dnsTSIGSecretFile, 'utf8').trim() : undefined;
+  // Every flag first (exit 2 naming the bad ones): nothing listens or connects before they are all fine.
+  const { kubeConfig, tsigSecret } = await checkRunOptions(options, loadKubeConfig);
   const logger = newLogger({ level: options.logLevel, name: 'gardener-ipv6' });
   const runtime = await startRuntime({
     kubeConfig,

@@ -35,6 +35,14 @@ export interface UpIO {
 
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM'] as const;
 
+/**
+ * How long `up` stops gracefully, after a signal or when a part of it died: then whatever still runs is killed.
+ * Everything it started is thrown away, so there is nothing to wait for beyond that.
+ */
+export const UP_STOP_TIMEOUT_MS = 3_000;
+/** Of that, the webhook and the controllers: reconciles in flight, unregistering the webhooks. */
+const UP_RUNTIME_SHUTDOWN_MS = 1_000;
+
 /** Resolves with the exit code once a signal stopped the environment (0) or it failed (1). */
 export async function up(opts: UpOptions, io: UpIO): Promise<number> {
   const missing = missingUpPrerequisites({ ipv6Only: opts.ipv6Only ?? false });
@@ -50,10 +58,17 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
     }
   }
 
-  // Listen for signals from the start: a Ctrl-C while starting stops as soon as the start finished (or failed),
-  // a second one exits at once (the exit handler then kills the children and removes their files).
+  // Listen for signals from the start: a Ctrl-C while starting stops as soon as the step running finished (the wait
+  // for the example shoot is cut short), a second one exits at once (the exit handler then kills the children and
+  // removes their files).
   let signalled: NodeJS.Signals | undefined;
   let wake: (() => void) | undefined;
+  // Ends the wait for the example shoot (up to minutes) when a stop is asked for or the control plane crashed.
+  const stopRequested = new AbortController();
+  const stopped = new Promise<never>((_, reject) =>
+    stopRequested.signal.addEventListener('abort', () => reject(stopRequested.signal.reason), { once: true }),
+  );
+  stopped.catch(() => {});
   const onSignal = (signal: NodeJS.Signals) => {
     if (signalled !== undefined) {
       io.err(`${signal} again: exiting without a graceful stop\n`);
@@ -61,6 +76,7 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
     }
     signalled = signal;
     io.err(`${signal}: stopping ...\n`);
+    stopRequested.abort(new Error(`${signal}`));
     wake?.();
   };
   for (const s of STOP_SIGNALS) process.on(s, onSignal);
@@ -69,6 +85,7 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
     if (signalled !== undefined) return;
     signalled = 'SIGHUP';
     io.err('the parent process exited: stopping ...\n');
+    stopRequested.abort(new Error('SIGHUP'));
     wake?.();
   });
 
@@ -87,6 +104,7 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
       return 1;
     }
     if (signalled !== undefined) return 0;
+    void cp.crashed.then((crash) => stopRequested.abort(new Error(crash)));
 
     const kubectl = `kubectl --kubeconfig ${cp.kubeconfigPath}`;
     io.out(`kubeconfig: ${cp.kubeconfigPath}\n`);
@@ -109,7 +127,10 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
       destination: process.stderr,
     });
     try {
-      services = await startLocalServices(cp, gates, logger, { machines: opts.machines ?? true });
+      services = await startLocalServices(cp, gates, logger, {
+        machines: opts.machines ?? true,
+        shutdownTimeoutMs: UP_RUNTIME_SHUTDOWN_MS,
+      });
     } catch (e) {
       io.err(`error: the webhook, controllers or DNS server did not start: ${(e as Error).message}\n`);
       return 1;
@@ -119,13 +140,17 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
     if (signalled !== undefined) return 0;
     const client = new ResourceClient(cp.kubeConfig());
     try {
-      const shoot = await applyExampleShoot(client);
-      const summary = await shootSummary(client, shoot, services.bind, {
-        provider: services.provider,
-        gardenKubeconfig: cp.kubeconfigPath,
-      });
+      const shoot = await applyExampleShoot(client, { signal: stopRequested.signal });
+      const summary = await Promise.race([
+        shootSummary(client, shoot, services.bind, {
+          provider: services.provider,
+          gardenKubeconfig: cp.kubeconfigPath,
+        }),
+        stopped,
+      ]);
       for (const line of summary) io.out(`${line}\n`);
     } catch (e) {
+      if (signalled !== undefined) return 0;
       io.err(`error: the example shoot: ${(e as Error).message}\n`);
       return 1;
     }
@@ -147,13 +172,14 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
     }
     return 0;
   } finally {
+    const deadline = Date.now() + UP_STOP_TIMEOUT_MS;
     if (services !== undefined) {
       await services
-        .stop()
+        .stop({ deadline })
         .catch((e: unknown) => io.err(`error while stopping the services: ${(e as Error).message}\n`));
     }
     if (cp !== undefined) {
-      await cp.stop();
+      await cp.stop({ deadline });
       io.err('stopped; removed the control plane and its files\n');
     }
     for (const s of STOP_SIGNALS) process.removeListener(s, onSignal);

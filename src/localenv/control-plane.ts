@@ -20,7 +20,7 @@ import { writeAdminKubeconfig } from './kubeconfig.js';
 import { freePorts } from './net.js';
 import { addIPv6Veth, createIPv6OnlyNetns, deleteNetns, deleteVeth, type VethPair } from './netns.js';
 import { startKubeControllerManager } from './kube-controller-manager.js';
-import { describeExit, type ManagedProcess } from './process.js';
+import { describeExit, graceBefore, type ManagedProcess } from './process.js';
 import { crdDir } from './project.js';
 
 export interface ControlPlaneOptions {
@@ -63,8 +63,11 @@ export interface ControlPlane {
   kubeConfig(): KubeConfig;
   /** Stops kube-apiserver and starts it again (same port, same etcd); resolves when it is ready. */
   restartAPIServer(): Promise<void>;
-  /** Stops kube-apiserver, then etcd; deletes the namespace and the temporary folder. Idempotent. */
-  stop(): Promise<void>;
+  /**
+   * Stops kube-apiserver, then etcd; deletes the namespace and the temporary folder. Idempotent. With a `deadline`
+   * (ms since epoch), what still runs then is killed.
+   */
+  stop(opts?: { deadline?: number }): Promise<void>;
 }
 
 /** The first address of the service range: the `kubernetes` service's ClusterIP, a SAN of the serving cert. */
@@ -123,11 +126,13 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
 
   let stopping = false;
   let stopped: Promise<void> | undefined;
-  const stop = () =>
+  const stop = (stopOpts: { deadline?: number } = {}) =>
     (stopped ??= (async () => {
       stopping = true;
       // API server first: it would otherwise log etcd connection errors while shutting down.
-      for (const p of [...processes].reverse()) await p.stop(p.name === 'etcd' ? 5_000 : 10_000);
+      for (const p of [...processes].reverse()) {
+        await p.stop(graceBefore(stopOpts.deadline, p.name === 'etcd' ? 5_000 : 10_000));
+      }
       removeAll();
       unregister();
     })());

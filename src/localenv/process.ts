@@ -137,6 +137,14 @@ export function startProcess(opts: StartOptions): ManagedProcess {
   };
 }
 
+/**
+ * The grace period a process gets from SIGTERM to SIGKILL when everything must be stopped by `deadline` (ms since
+ * epoch): `graceMs`, or less when the deadline is closer (0 once it passed: SIGKILL at once).
+ */
+export function graceBefore(deadline: number | undefined, graceMs: number): number {
+  return deadline === undefined ? graceMs : Math.max(0, Math.min(graceMs, deadline - Date.now()));
+}
+
 /** Describes how a process ended, for messages. */
 export function describeExit(exit: ProcessExit): string {
   return exit.signal !== null ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;

@@ -84,6 +84,8 @@ export class Controller {
   private readonly queue: WorkQueue;
   private running: Promise<void>[] = [];
   private active = 0;
+  /** The signals of the reconciles in flight, aborted when stop() stops waiting for them. */
+  private readonly inFlightAborts = new Set<AbortController>();
   private state: 'new' | 'started' | 'stopped' = 'new';
 
   constructor(opts: ControllerOptions) {
@@ -149,8 +151,8 @@ export class Controller {
   }
 
   /**
-   * Stops taking work (queued keys are dropped) and waits for the reconciles in flight; after `timeoutMs` it gives
-   * up waiting and returns (the reconciles' signals are aborted by their own timeout).
+   * Stops taking work (queued keys are dropped) and waits for the reconciles in flight; after `timeoutMs` it aborts
+   * their signals (their API calls fail at once, e.g. against an API server whose etcd died) and returns.
    */
   async stop(opts: { timeoutMs?: number } = {}): Promise<void> {
     if (this.state === 'stopped') return;
@@ -163,7 +165,10 @@ export class Controller {
       const abort = new AbortController();
       const done = await Promise.race([all, this.clock.sleep(opts.timeoutMs, abort.signal).then(() => false)]);
       abort.abort();
-      if (!done) this.logger.warn({ inFlight: this.active }, 'stopped without waiting for reconciles in flight');
+      if (!done) {
+        this.logger.warn({ inFlight: this.active }, 'stopped without waiting for reconciles in flight');
+        for (const inFlight of this.inFlightAborts) inFlight.abort(new Error(`controller ${this.name} stopped`));
+      }
     }
     this.logger.info('stopped');
   }
@@ -200,6 +205,7 @@ export class Controller {
     });
     const labels = { controller: this.name };
     const start = this.clock.now();
+    this.inFlightAborts.add(abort);
     this.active++;
     this.metrics.activeWorkers.set(labels, this.active);
     try {
@@ -228,6 +234,7 @@ export class Controller {
       }
     } finally {
       timer.abort();
+      this.inFlightAborts.delete(abort);
       this.active--;
       this.metrics.activeWorkers.set(labels, this.active);
       this.metrics.reconcileTime.observe(labels, (this.clock.now() - start) / 1000);

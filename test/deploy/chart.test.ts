@@ -179,6 +179,8 @@ describe.each(Object.keys(PRESETS) as Preset[])('helm template with the %s value
       'ConfigMap',
       'Deployment',
       'MutatingWebhookConfiguration',
+      'NetworkPolicy',
+      'PodDisruptionBudget',
       'Role',
       'RoleBinding',
       'Secret',
@@ -611,6 +613,46 @@ describe('the values schema', () => {
       'a container allowed to run as root',
       { 'containerSecurityContext.runAsNonRoot': 'false' },
       "- at '/containerSecurityContext/runAsNonRoot': value must be true",
+    ],
+    [
+      'an added capability',
+      { 'containerSecurityContext.capabilities.add': '{NET_ADMIN}' },
+      "- at '/containerSecurityContext/capabilities/add': maxItems: got 1, want 0",
+    ],
+    [
+      'capabilities that are not all dropped',
+      { 'containerSecurityContext.capabilities.drop': '{NET_RAW}' },
+      "- at '/containerSecurityContext/capabilities/drop': no items match contains schema",
+    ],
+    [
+      'a writable root filesystem',
+      { 'containerSecurityContext.readOnlyRootFilesystem': 'false' },
+      "- at '/containerSecurityContext/readOnlyRootFilesystem': value must be true",
+    ],
+    [
+      'privilege escalation',
+      { 'containerSecurityContext.allowPrivilegeEscalation': 'true' },
+      "- at '/containerSecurityContext/allowPrivilegeEscalation': value must be false",
+    ],
+    [
+      'a privileged container',
+      { 'containerSecurityContext.privileged': 'true' },
+      "- at '/containerSecurityContext/privileged': value must be false",
+    ],
+    [
+      'an unconfined seccomp profile',
+      { 'podSecurityContext.seccompProfile.type': 'Unconfined' },
+      "- at '/podSecurityContext/seccompProfile/type': value must be one of 'RuntimeDefault', 'Localhost'",
+    ],
+    [
+      'an API server CIDR with a bad prefix',
+      { 'networkPolicy.apiServer.cidrs': '{fd00::/129}' },
+      "- at '/networkPolicy/apiServer/cidrs/0': 'fd00::/129' does not match pattern",
+    ],
+    [
+      'a NetworkPolicy peer with a misspelt key',
+      { 'networkPolicy.apiServer.peers[0].namespaceSelectors.matchLabels.a': 'b' },
+      "- at '/networkPolicy/apiServer/peers/0': additional properties 'namespaceSelectors' not allowed",
     ],
     [
       'an unknown failurePolicy',

@@ -65,6 +65,20 @@ const REFS: Record<string, ResourceRef> = {
   RoleBinding: rbac('rolebindings', 'RoleBinding', true),
   ValidatingWebhookConfiguration: webhook('validatingwebhookconfigurations', 'ValidatingWebhookConfiguration'),
   MutatingWebhookConfiguration: webhook('mutatingwebhookconfigurations', 'MutatingWebhookConfiguration'),
+  NetworkPolicy: {
+    group: 'networking.k8s.io',
+    version: 'v1',
+    plural: 'networkpolicies',
+    kind: 'NetworkPolicy',
+    namespaced: true,
+  },
+  PodDisruptionBudget: {
+    group: 'policy',
+    version: 'v1',
+    plural: 'poddisruptionbudgets',
+    kind: 'PodDisruptionBudget',
+    namespaced: true,
+  },
 };
 function rbac(plural: string, kind: string, namespaced: boolean): ResourceRef {
   return { group: 'rbac.authorization.k8s.io', version: 'v1', plural, kind, namespaced };
@@ -93,6 +107,8 @@ beforeAll(async () => {
       '--wait=false',
       ...valuesArgs('ipv6', {
         'webhook.failurePolicy': 'Ignore',
+        // The API server's addresses, of both families: the API server must accept them as ipBlocks.
+        'networkPolicy.apiServer.cidrs': '{fd00:10:0:1::/64,172.18.0.0/16}',
         ...Object.fromEntries(
           Object.entries(WEBHOOK_SCOPE).flatMap(([k, v]) => [
             [`webhook.objectSelector.matchLabels.${k.replaceAll('.', '\\.')}`, v],
@@ -172,6 +188,27 @@ describe('helm install', () => {
         expect(c.securityContext?.allowPrivilegeEscalation, `${d.metadata.name}/${c.name}`).toBe(false);
       }
     }
+  });
+
+  it('keeps the NetworkPolicies and the webhook PodDisruptionBudget as rendered', async () => {
+    const policies = manifest.filter((o) => o.kind === 'NetworkPolicy');
+    expect(policies.map((p) => p.metadata.name).sort()).toEqual(
+      ['admission', 'default-deny', 'dns-server', 'metrics'].map(nameOf),
+    );
+    for (const p of policies) {
+      const stored = await admin.get<KubernetesObject & { spec: unknown }>(
+        REFS.NetworkPolicy!,
+        p.metadata.name,
+        NAMESPACE,
+      );
+      expect(stored!.spec, p.metadata.name).toEqual(p.spec);
+    }
+    const pdb = await admin.get<KubernetesObject & { spec: { minAvailable: number } }>(
+      REFS.PodDisruptionBudget!,
+      nameOf('admission'),
+      NAMESPACE,
+    );
+    expect(pdb!.spec.minAvailable).toBe(1);
   });
 
   it('registers the webhooks through the admission Service, scoped away from the other tests', async () => {

@@ -2,7 +2,7 @@
  * `up` as a user runs it: a process that prints the kubeconfig, a kubectl line and `ready`, serves the API, and on
  * SIGTERM/SIGINT stops its processes and removes its files (and its network namespace with --ipv6-only).
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { networkInterfaces, tmpdir } from 'node:os';
@@ -11,54 +11,8 @@ import { Resolver } from 'node:dns/promises';
 import { ApiextensionsV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { netnsExists, netnsUnsupportedReason } from '../../src/localenv/netns.js';
-import { projectRoot } from '../../src/localenv/project.js';
 import { alive, pidsMentioning } from '../support/processes.js';
-import { waitFor } from '../support/wait.js';
-
-interface UpProcess {
-  child: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
-  exit: Promise<number | null>;
-}
-
-function startUp(args: string[]): UpProcess {
-  // The real command line, as a user runs it (bin/ runs the sources through tsx in a checkout).
-  const child = spawn(process.execPath, [join('bin', 'gardener-ipv6.js'), 'up', ...args], {
-    cwd: projectRoot(),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
-  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { child, stdout: () => stdout, stderr: () => stderr, exit };
-}
-
-/**
- * After a failed assertion: SIGTERM, so that `up` still removes its namespace and files (a SIGKILL would leave the
- * namespace behind); SIGKILL only if it does not exit in time.
- */
-async function stopUp(up: UpProcess): Promise<void> {
-  if (up.child.exitCode !== null || up.child.signalCode !== null) return;
-  up.child.kill('SIGTERM');
-  const timer = setTimeout(() => up.child.kill('SIGKILL'), 20_000);
-  await up.exit;
-  clearTimeout(timer);
-}
-
-async function waitForReady(up: UpProcess): Promise<void> {
-  let exited = false;
-  void up.exit.then(() => (exited = true));
-  try {
-    // With root, the example shoot gets its control plane and two machines before `ready`.
-    await waitFor(() => /\bready\b/.test(up.stdout()) || exited, { timeoutMs: 300_000, intervalMs: 100 });
-  } catch {
-    throw new Error(`up printed no ready line in 300s:\n${up.stdout()}\n${up.stderr()}`);
-  }
-  if (exited) throw new Error(`up exited early:\n${up.stdout()}\n${up.stderr()}`);
-}
+import { listenersOutside, startUp, stopUp, waitForReady } from '../support/up.js';
 
 async function customObject(
   kubeconfig: string,
@@ -141,6 +95,9 @@ describe('gardener-ipv6 up', () => {
         overlay: { enabled: false },
         typha: { enabled: false },
       });
+
+      // With machines too, nothing of up's own namespace listens on a wildcard or IPv4 address.
+      expect(listenersOutside(up.child.pid!, ['::1', dns!.slice(1, dns!.lastIndexOf(']'))])).toEqual([]);
 
       up.child.kill('SIGTERM');
       expect(await up.exit).toBe(0);

@@ -202,6 +202,24 @@ describe('Controller', () => {
     expect(stopped).toBe(true);
   });
 
+  it('stop aborts the signal of a reconcile it stopped waiting for, not before', async () => {
+    let signal: AbortSignal | undefined;
+    const { clock, controller } = setup((_, ctx) => {
+      signal = ctx.signal;
+      return new Promise<void>(() => {});
+    });
+    await controller.start();
+    controller.enqueue({ name: 'stuck' });
+    await settle();
+    const stopping = controller.stop({ timeoutMs: 500 });
+    await clock.advance(499);
+    expect(signal?.aborted).toBe(false);
+    await clock.advance(1);
+    await stopping;
+    expect(signal?.aborted).toBe(true);
+    expect((signal?.reason as Error).message).toBe('controller test stopped');
+  });
+
   it('reports queue depth, active workers and reconcile time', async () => {
     const gate = deferred();
     const { controller, metrics } = setup(() => gate.promise, { workers: 1 });

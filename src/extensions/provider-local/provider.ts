@@ -171,10 +171,10 @@ export class LocalProvider {
     return this.workers.get(name)?.machineList() ?? [];
   }
 
-  async destroyWorkers(name: string): Promise<void> {
+  async destroyWorkers(name: string, opts: { deadline?: number } = {}): Promise<void> {
     const workers = this.workers.get(name);
     this.workers.delete(name);
-    await workers?.destroy();
+    await workers?.destroy(opts);
   }
 
   /** Stops the control plane's processes, deletes its namespace and its data. */
@@ -231,12 +231,15 @@ export class LocalProvider {
     };
   }
 
-  /** Stops every control plane (their data stays) and ends the exit handler. */
-  async stop(): Promise<void> {
-    await Promise.all([...this.workers.keys()].map((name) => this.destroyWorkers(name)));
+  /**
+   * Stops every control plane (their data stays) and ends the exit handler. With a `deadline` (ms since epoch),
+   * what still runs then is killed.
+   */
+  async stop(opts: { deadline?: number } = {}): Promise<void> {
+    await Promise.all([...this.workers.keys()].map((name) => this.destroyWorkers(name, opts)));
     const all = [...this.controlPlanes.values()];
     this.controlPlanes.clear();
-    await Promise.all(all.map(({ instance }) => instance.stop()));
+    await Promise.all(all.map(({ instance }) => instance.stop(opts)));
     this.unregister();
   }
 }

@@ -9,6 +9,7 @@ import { request } from 'node:https';
 import { join } from 'node:path';
 import { firstServiceIP } from '../../../localenv/control-plane.js';
 import { deleteNetns } from '../../../localenv/netns.js';
+import { graceBefore } from '../../../localenv/process.js';
 import type { IPFamily } from '../../../net/cidr.js';
 import { issueCertificate, type CertificatePair } from '../../../pki/certificates.js';
 import { renderKubeconfig } from '../../../pki/kubeconfig.js';
@@ -199,12 +200,18 @@ export class LocalControlPlane {
     return shootGet(this.url, this.secrets.ca.certPEM, this.admin, path, timeoutMs);
   }
 
-  /** Stops the processes (API server first, etcd last) and deletes the namespace; keeps the data. */
-  async stop(): Promise<void> {
+  /**
+   * Stops the processes (API server first, etcd last) and deletes the namespace; keeps the data. With a `deadline`
+   * (ms since epoch), what still runs then is killed.
+   */
+  async stop(opts: { deadline?: number } = {}): Promise<void> {
     const byName = (name: string) => this.processes.filter((p) => p.name === name);
-    await Promise.all(byName('kube-apiserver').map((p) => p.stop(10_000)));
-    await Promise.all([...byName('kube-controller-manager'), ...byName('kube-scheduler')].map((p) => p.stop(5_000)));
-    await Promise.all(byName('etcd').map((p) => p.stop(5_000)));
+    const grace = (ms: number) => graceBefore(opts.deadline, ms);
+    await Promise.all(byName('kube-apiserver').map((p) => p.stop(grace(10_000))));
+    await Promise.all(
+      [...byName('kube-controller-manager'), ...byName('kube-scheduler')].map((p) => p.stop(grace(5_000))),
+    );
+    await Promise.all(byName('etcd').map((p) => p.stop(grace(5_000))));
     deleteNetns(this.netns);
   }
 

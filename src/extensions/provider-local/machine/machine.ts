@@ -41,7 +41,7 @@ import type { File } from '../../../apis/extensions/v1alpha1/operatingsystemconf
 import type { IPFamily } from '../../../net/cidr.js';
 import { deleteNetns, ip, netnsExists } from '../../../localenv/netns.js';
 import { hostVethName, pidAlive } from '../../../system/network.js';
-import { startProcess, which, type ManagedProcess, type StartOptions } from '../../../localenv/process.js';
+import { graceBefore, startProcess, which, type ManagedProcess, type StartOptions } from '../../../localenv/process.js';
 import { onEmergencyExit } from '../../../localenv/cleanup.js';
 import { CgroupSubtree, listSubtrees, mountedCgroupV1Hierarchies } from '../../../system/cgroups.js';
 import { SupervisedProcess, type SupervisedState } from '../../../system/supervisor.js';
@@ -640,22 +640,23 @@ export class Machine {
   }
 
   /** Stops the processes gracefully, then removes everything of the machine, its state dir included. */
-  async destroy(): Promise<void> {
-    await this.stop();
+  async destroy(opts: { deadline?: number } = {}): Promise<void> {
+    await this.stop(opts);
     await rm(this.opts.stateDir, { recursive: true, force: true });
   }
 
   /**
    * Stops the machine like a shutdown: the processes (gracefully), its namespaces, cgroups and veth go, its files
-   * in the state dir stay, so `deploy()` brings the same node back (a gardenlet restart, `up` run again).
+   * in the state dir stay, so `deploy()` brings the same node back (a gardenlet restart, `up` run again). With a
+   * `deadline` (ms since epoch), what still runs then is killed.
    */
-  async stop(): Promise<void> {
+  async stop(opts: { deadline?: number } = {}): Promise<void> {
     this.destroying = true;
     clearTimeout(this.syncTimer);
     this.syncTimer = undefined;
     await this.syncing;
     // kube-proxy and kubelet first, containerd last; the pods die with the cgroup below.
-    for (const p of [...this.supervised].reverse()) await p.stop(5_000);
+    for (const p of [...this.supervised].reverse()) await p.stop(graceBefore(opts.deadline, 5_000));
     this.destroySync();
     this.supervised.length = 0;
     this.holder = undefined;

@@ -329,10 +329,10 @@ export class LocalWorkers {
   }
 
   /** Stops and removes every machine (drain-free: the shoot goes away with them) and their files. */
-  async destroy(): Promise<void> {
+  async destroy(opts: { deadline?: number } = {}): Promise<void> {
     const all = [...this.machines.values()];
     this.machines.clear();
-    await Promise.all(all.map(({ machine }) => machine.destroy()));
+    await Promise.all(all.map(({ machine }) => machine.destroy(opts)));
     this.bridgeReady = false;
     await rm(this.dir, { recursive: true, force: true });
   }

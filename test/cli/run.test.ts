@@ -1,0 +1,215 @@
+/**
+ * `gardener-ipv6 run` with a wrong flag: exit 2 and one line on stderr naming the flag, before anything starts (the
+ * API server of its kubeconfig never sees a connection, no port is taken).
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../src/localenv/net.js';
+import { projectRoot } from '../../src/localenv/project.js';
+import { cli, tempFile } from '../support/cli.js';
+
+/** A TCP server standing in for the API server: it only counts who connects. */
+let apiServer: Server;
+let connections = 0;
+let kubeconfig: string;
+/** A port something listens on. */
+let busy: Server;
+let busyPort: number;
+let emptyDir: string;
+let dir: string;
+
+function listen(server: Server): Promise<number> {
+  return new Promise((resolve) =>
+    server.listen({ host: '::1', port: 0 }, () => resolve((server.address() as { port: number }).port)),
+  );
+}
+
+beforeAll(async () => {
+  apiServer = createServer((socket) => {
+    connections++;
+    socket.destroy();
+  });
+  const port = await listen(apiServer);
+  // Not tempFile(): this runs in a hook, where its cleanup would not be registered.
+  dir = mkdtempSync(join(tmpdir(), 'gardener-ipv6-run-'));
+  kubeconfig = join(dir, 'kubeconfig');
+  writeFileSync(
+    kubeconfig,
+    `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://[::1]:${port}", insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`,
+  );
+  busy = createServer();
+  busyPort = await listen(busy);
+  emptyDir = join(dir, 'certs');
+  mkdirSync(emptyDir);
+});
+
+afterAll(() => {
+  apiServer.close();
+  busy.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Free ports everywhere, so that only the flag under test is wrong. */
+const base = () => ['run', '--kubeconfig', kubeconfig, '--webhook-port', '0', '--health-port', '0'];
+
+/** The real command line in its own process: what a user sees, stack traces included. */
+function spawnCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(projectRoot(), 'bin', 'gardener-ipv6.js'), ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    // A run that passed its checks would run until a signal: that is a failure here.
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`run did not exit within 40s:\n${stderr}`));
+    }, 40_000);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+describe('gardener-ipv6 run: usage errors', () => {
+  it.each([
+    [
+      'a missing TSIG secret file',
+      (): string[] => ['--dns-tsig-key-name', 'gardener', '--dns-tsig-secret-file', '/nonexistent/tsig'],
+      /^error: --dns-tsig-secret-file \/nonexistent\/tsig: cannot read it \(ENOENT\)$/,
+    ],
+    [
+      'a TSIG secret that is not base64',
+      () => ['--dns-tsig-key-name', 'gardener', '--dns-tsig-secret-file', tempFile('tsig', 'not base64!\n')],
+      /^error: --dns-tsig-secret-file \S+: not a base64 secret/,
+    ],
+    [
+      'a TSIG key name without its secret',
+      () => ['--dns-tsig-key-name', 'gardener'],
+      /^error: --dns-tsig-key-name and --dns-tsig-secret-file go together/,
+    ],
+    [
+      'an unknown log level',
+      () => ['--log-level', 'verbose'],
+      /^error: --log-level "verbose": want one of trace, debug, info, warn, error, fatal, silent$/,
+    ],
+    [
+      'a webhook host that is no address of this host',
+      () => ['--webhook-host', 'fd00:dead::1'],
+      /^error: --webhook-host fd00:dead::1: no such address on this host$/,
+    ],
+    [
+      'a webhook host that is a name',
+      () => ['--webhook-host', 'localhost'],
+      /^error: --webhook-host "localhost": not an IP address/,
+    ],
+    [
+      'a webhook host in brackets',
+      () => ['--webhook-host', '[::1]'],
+      /^error: --webhook-host "\[::1\]": not an IP address/,
+    ],
+    [
+      'a webhook port in use',
+      () => ['--webhook-host', '::1', '--webhook-port', String(busyPort)],
+      /^error: --webhook-port \d+: \[::1\]:\d+ is already in use$/,
+    ],
+    [
+      'a health host that is no address of this host',
+      () => ['--health-host', '192.0.2.1'],
+      /^error: --health-host 192\.0\.2\.1: no such address on this host$/,
+    ],
+    [
+      'a webhook advertise host that is a name',
+      () => ['--webhook-advertise-host', 'example.org'],
+      /^error: --webhook-advertise-host "example\.org": not an IP address/,
+    ],
+    [
+      'a webhook cert dir without certificates',
+      () => ['--webhook-cert-dir', emptyDir],
+      /^error: --webhook-cert-dir \S+\/tls\.crt: cannot read it \(ENOENT\); .*tls\.key.*ca\.crt/,
+    ],
+    ['a bad DNS server', () => ['--dns-server', '[::1:53'], /^error: --dns-server: invalid DNS server "\[::1:53"/],
+    [
+      'a seed name that is no DNS name',
+      () => ['--seed-name', 'Seed_1'],
+      /^error: --seed-name "Seed_1": a lowercase RFC 1123 subdomain/,
+    ],
+    [
+      'a lease namespace that is no DNS label',
+      () => ['--leader-election-namespace', 'gar.den'],
+      /^error: --leader-election-namespace "gar\.den": a lowercase RFC 1123 label/,
+    ],
+    [
+      'a domain that is no DNS name',
+      () => ['--domain', 'local..gardener.cloud'],
+      /^error: --domain "local\.\.gardener\.cloud": a lowercase RFC 1123 subdomain/,
+    ],
+    [
+      'a missing kubeconfig',
+      () => ['--kubeconfig', '/nonexistent/kubeconfig'],
+      /^error: cannot load the kubeconfig \/nonexistent\/kubeconfig/,
+    ],
+    [
+      'two bad flags, in one line',
+      () => ['--log-level', 'loud', '--health-host', 'nowhere'],
+      /^error: --log-level "loud": .*; --health-host "nowhere": not an IP address/,
+    ],
+  ])('%s: exit 2, one line, nothing started', async (_, args, message) => {
+    const before = connections;
+    const run = await cli([...base(), ...args()]);
+    expect(run.stderr).toMatch(/^[^\n]*\n$/);
+    expect(run.stderr.trimEnd()).toMatch(message);
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(connections).toBe(before);
+  });
+
+  it('two listeners on one address and port: the second flag is named', async () => {
+    const port = await freePort('::1');
+    const run = await cli([
+      ...base(),
+      ...[
+        '--webhook-host',
+        '::1',
+        '--webhook-port',
+        String(port),
+        '--health-host',
+        '::1',
+        '--health-port',
+        String(port),
+      ],
+    ]);
+    expect(run.stderr).toBe(`error: --health-port ${port}: [::1]:${port} is already in use\n`);
+    expect(run.code).toBe(2);
+  });
+
+  // The defects as reported: run as a process, these printed a stack trace and exited 1.
+  it.each([
+    ['a missing TSIG secret file', ['--dns-tsig-key-name', 'gardener', '--dns-tsig-secret-file', '/nonexistent/tsig']],
+    ['an unknown log level', ['--log-level', 'verbose']],
+    ['an unavailable webhook host', ['--webhook-host', 'fd00:dead::1']],
+  ])(
+    'as a process, %s: exit 2, one line without a stack trace',
+    async (_, args) => {
+      const before = connections;
+      const run = await spawnCli([...base(), ...args]);
+      expect(run.stderr).toMatch(/^error: --[^\n]*\n$/);
+      expect(run.code).toBe(2);
+      expect(connections).toBe(before);
+    },
+    60_000,
+  );
+});
