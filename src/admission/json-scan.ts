@@ -63,18 +63,36 @@ export class JSONBodyScanner {
     let escaped = this.escaped;
     const length = chunk.length;
     for (let i = 0; i < length; i++) {
-      const byte = chunk[i]!;
       if (inString) {
-        if (escaped) escaped = false;
-        else if (byte === BACKSLASH) escaped = true;
-        else if (byte === QUOTE) {
-          inString = false;
-          if (depth <= TRACKED_DEPTH) this.endString(depth);
+        // To the closing quote natively: strings are most of a body's bytes.
+        if (escaped) {
+          escaped = false;
+          if (this.captured !== undefined) this.capture(chunk, i, i + 1);
           continue;
         }
-        if (this.captured !== undefined) this.capture(byte);
+        let end = chunk.indexOf(QUOTE, i);
+        let backslashes = 0;
+        while (end >= 0) {
+          backslashes = 0;
+          while (end - backslashes - 1 >= i && chunk[end - backslashes - 1] === BACKSLASH) backslashes++;
+          if (backslashes % 2 === 0) break;
+          end = chunk.indexOf(QUOTE, end + 1);
+        }
+        if (end < 0) {
+          // The string goes on in the next chunk; a trailing odd run of backslashes escapes its first byte.
+          let trailing = 0;
+          while (length - trailing - 1 >= i && chunk[length - trailing - 1] === BACKSLASH) trailing++;
+          escaped = trailing % 2 === 1;
+          if (this.captured !== undefined) this.capture(chunk, i, length);
+          break;
+        }
+        if (this.captured !== undefined) this.capture(chunk, i, end);
+        inString = false;
+        if (depth <= TRACKED_DEPTH) this.endString(depth);
+        i = end;
         continue;
       }
+      const byte = chunk[i]!;
       switch (byte) {
         case QUOTE:
           inString = true;
@@ -120,9 +138,12 @@ export class JSONBodyScanner {
     return { ok: false, reason };
   }
 
-  private capture(byte: number): void {
-    if (this.captured!.length < CAPTURED_STRING_BYTES) this.captured!.push(byte);
-    else this.captured = undefined;
+  private capture(chunk: Uint8Array, start: number, end: number): void {
+    if (this.captured!.length + end - start > CAPTURED_STRING_BYTES) {
+      this.captured = undefined;
+      return;
+    }
+    for (let i = start; i < end; i++) this.captured!.push(chunk[i]!);
   }
 
   private endString(depth: number): void {
@@ -130,11 +151,15 @@ export class JSONBodyScanner {
     this.captured = undefined;
     if (raw === undefined || depth === 0) return;
     let text: string | undefined;
-    try {
-      // The raw bytes between the quotes, escapes and all: JSON.parse undoes them.
-      text = JSON.parse(`"${Buffer.from(raw).toString('utf8')}"`) as string;
-    } catch {
-      text = undefined;
+    if (!raw.includes(BACKSLASH)) {
+      text = Buffer.from(raw).toString('utf8');
+    } else {
+      try {
+        // Escapes and all: JSON.parse undoes them.
+        text = JSON.parse(`"${Buffer.from(raw).toString('utf8')}"`) as string;
+      } catch {
+        text = undefined;
+      }
     }
     if (this.expectKey[depth]) {
       this.keys[depth] = text;
