@@ -38,8 +38,28 @@ function unwrap(schema: z.ZodType): SchemaDef {
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
+/** Whether any object in `value` has an own `__proto__` key: the cheap walk that spares most inputs the one below. */
+function hasProtoKey(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const current = stack.pop();
+    if (typeof current !== 'object' || current === null) continue;
+    if (Array.isArray(current)) {
+      for (const item of current) if (typeof item === 'object' && item !== null) stack.push(item);
+      continue;
+    }
+    for (const key in current) {
+      if (key === PROTO) return true;
+      const item = (current as Record<string, unknown>)[key];
+      if (typeof item === 'object' && item !== null) stack.push(item);
+    }
+  }
+  return false;
+}
+
 /** Field errors for every `__proto__` key of `value` that decoding with `schema` would drop. Iterative. */
 export function droppedProtoKeys(schema: z.ZodType, value: unknown): FieldError[] {
+  if (!hasProtoKey(value)) return [];
   const errors: FieldError[] = [];
   const stack: [z.ZodType, unknown, FieldPath | undefined][] = [[schema, value, undefined]];
   const at = (path: FieldPath | undefined, name: string) => (path ? path.child(name) : FieldPath.root(name));
