@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: every benchmark of the project, each reported with its baseline measured in the same run.
  * `npm run bench -- api`, `-- cli`, `-- reconcile [--sizes 200,1000]`, `-- shoot` (control planes and machines),
- * `-- machines` or `-- webhook [--rounds 2] [--duration 10] [--rss-seconds 60] [--rss-warmup-seconds 90]
+ * `-- machines`, `-- webhook-decode`, `-- webhook-attack` or `-- webhook [--rounds 2] [--duration 10] [--rss-seconds 60] [--rss-warmup-seconds 90]
  * [--cpu-prof DIR]` runs one of them (the webhook benchmark needs h2load: Debian's `nghttp2-client`).
  */
 import { runApiBench } from './api.js';
@@ -10,6 +10,8 @@ import { runReconcileBench } from './reconcile.js';
 import { runMachinesBench } from './machines.js';
 import { runShootBench } from './shoot.js';
 import { formatWebhookBench, runWebhookBench } from './webhook.js';
+import { runWebhookAttackBench } from './webhook-attack.js';
+import { runWebhookDecodeBench } from './webhook-decode.js';
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const args = process.argv.slice(2);
@@ -28,6 +30,26 @@ if (!only || only === 'api') {
     console.log(
       `${r.name}: ${fmt(r.objectsPerSecond)} objects/s admitted; baseline schema parse ${fmt(r.baselinePerSecond)} ` +
         `objects/s; admit costs ${(r.baselinePerSecond / r.objectsPerSecond).toFixed(2)}x the baseline`,
+    );
+  }
+}
+
+if (!only || only === 'webhook-decode') {
+  console.log("\n# the webhook's body decoding: pre-scan + JSON.parse against JSON.parse alone (the baseline)");
+  for (const r of await runWebhookDecodeBench()) {
+    console.log(
+      `${r.name} (${fmt(r.bytes)} bytes): ${r.decodeMicros.toFixed(1)} µs; baseline JSON.parse ` +
+        `${r.baselineMicros.toFixed(1)} µs; ratio ${(r.decodeMicros / r.baselineMicros).toFixed(2)}x`,
+    );
+  }
+}
+
+if (!only || only === 'webhook-attack') {
+  console.log(`\n# valid reviews while 16 concurrent worst-case bodies (3 rounds) arrive; baseline: no attack`);
+  for (const r of await runWebhookAttackBench()) {
+    console.log(
+      `${r.attack}: ${r.reviews} valid reviews, p50 ${r.p50Ms.toFixed(1)} ms, p99 ${r.p99Ms.toFixed(1)} ms; ` +
+        `webhook peak RSS ${r.peakRssMiB.toFixed(0)} MiB`,
     );
   }
 }

@@ -11,6 +11,8 @@ import type { Registry } from 'prom-client';
 import type { FeatureGates } from '../featuregate/featuregate.js';
 import { newLogger, type Logger } from '../runtime/log.js';
 import type { RegisteredExtensionTypes } from './extensions.js';
+import { BodyRefusal, parseReview, ReviewBodyReader, type BodyLimits } from './decode.js';
+import { SmallestFirstQueue } from './review-queue.js';
 import { AdmissionMetrics, ReviewResult } from './metrics.js';
 import {
   ADMISSION_API_VERSION,
@@ -28,6 +30,19 @@ export const DEFAULT_HOST = '::';
 export const DEFAULT_PORT = 9443;
 /** An AdmissionReview carries the object twice (object, oldObject); etcd's limit per object is 1.5 MiB. */
 export const DEFAULT_MAX_BODY_BYTES = 3 * 1024 * 1024;
+/**
+ * Most `[`/`{` open at once in a body. Kubernetes' own CBOR decoder allows 64 levels per object ("observed depth up
+ * to 16 in fuzzed batch/v1 CronJobList"; its JSON decoder allows 10,000, which costs memory and time for no object
+ * anyone writes); a review wraps the object in 3 more (review, request, object) and a Shoot's managedFields nest as
+ * deep as its spec (about 15). 100 leaves the object the 64 levels the API server's CBOR decoder gives it, and more.
+ */
+export const DEFAULT_MAX_JSON_DEPTH = 100;
+/**
+ * Most values in a body (every `[`, `{` and `,` counts one). A Shoot with 100 full worker pools, its managedFields
+ * and its old object has some 25,000. Decoding, defaulting and validating a review costs about 100 to 300 bytes of
+ * heap and 0.3 µs per value, so 100,000 keep the worst review within some 30 MB and 50 ms, whatever its shape.
+ */
+export const DEFAULT_MAX_JSON_VALUES = 100_000;
 /** The API server gives up after `timeoutSeconds` (10) anyway. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 /** How long close() lets requests in flight finish before it cuts their connections. */
@@ -56,6 +71,10 @@ export interface AdmissionServerOptions {
   readonly logger?: Logger;
   /** Larger bodies are refused with 413. @default {@link DEFAULT_MAX_BODY_BYTES} */
   readonly maxBodyBytes?: number;
+  /** Deeper bodies are refused before they are parsed. @default {@link DEFAULT_MAX_JSON_DEPTH} */
+  readonly maxJSONDepth?: number;
+  /** Bodies with more values are refused before they are parsed. @default {@link DEFAULT_MAX_JSON_VALUES} */
+  readonly maxJSONValues?: number;
   /** @default {@link DEFAULT_REQUEST_TIMEOUT_MS} */
   readonly requestTimeoutMs?: number;
   /** Refuse Shoots using extension types outside this set; unchecked when unset. */
@@ -79,19 +98,14 @@ async function readTLS(tls: TLSSource): Promise<{ cert: string | Buffer; key: st
   return { cert: tls.cert, key: tls.key };
 }
 
-class HTTPError extends Error {
-  constructor(
-    readonly code: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
 /** Starts the server; resolves once it listens. */
 export async function startAdmissionServer(opts: AdmissionServerOptions): Promise<AdmissionServer> {
   const logger = opts.logger ?? newLogger({ name: 'admission' });
-  const maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const bodyLimits: BodyLimits = {
+    maxBytes: opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    maxDepth: opts.maxJSONDepth ?? DEFAULT_MAX_JSON_DEPTH,
+    maxValues: opts.maxJSONValues ?? DEFAULT_MAX_JSON_VALUES,
+  };
   const modes: Record<string, AdmissionMode> = {
     [WEBHOOK_PATHS.validate]: 'validate',
     [WEBHOOK_PATHS.mutate]: 'mutate',
@@ -109,6 +123,7 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
   server.on('tlsClientError', (e) => logger.debug({ err: e }, 'TLS handshake failed'));
 
   const metrics = opts.metrics ? new AdmissionMetrics(opts.metrics) : undefined;
+  const reviews = new SmallestFirstQueue();
   const ready = opts.ready ?? (() => true);
 
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -132,18 +147,34 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
       return sendStatus(res, 415, `unsupported content type ${JSON.stringify(contentType)}: expected application/json`);
     }
 
+    let body: Buffer;
+    try {
+      body = await readBody(req, bodyLimits);
+    } catch (e) {
+      return refuse(res, path, mode, e);
+    }
+    await reviews.run(body.length, () => answer(body, path, mode, res));
+  }
+
+  function refuse(res: ServerResponse, path: string, mode: AdmissionMode, e: unknown): void {
+    if (!(e instanceof BodyRefusal)) throw e;
+    logger.info({ path, code: e.code, uid: e.uid, reason: e.message }, 'refused a request');
+    if (e.uid !== undefined && e.code === 400) {
+      metrics?.observe(mode, 'other', ReviewResult.Denied, 0);
+      return sendReview(res, refusedReview(e.uid, e.message));
+    }
+    // After a 413 the rest of the body is read and dropped; the connection is not reused.
+    if (e.code === 413) res.setHeader('Connection', 'close');
+    sendStatus(res, e.code, e.message);
+  }
+
+  async function answer(body: Buffer, path: string, mode: AdmissionMode, res: ServerResponse): Promise<void> {
     let review: AdmissionReview;
     try {
-      review = parseReview(await readBody(req, maxBodyBytes));
+      review = parseReview(body);
     } catch (e) {
-      if (!(e instanceof HTTPError)) throw e;
-      logger.info({ path, code: e.code, reason: e.message }, 'refused a request');
-      // After a 413 the rest of the body is read and dropped; the connection is not reused.
-      if (e.code === 413) res.setHeader('Connection', 'close');
-      sendStatus(res, e.code, e.message);
-      return;
+      return refuse(res, path, mode, e);
     }
-
     const started = performance.now();
     const answer = await handleAdmissionReview(
       review,
@@ -160,8 +191,7 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
     metrics?.observe(mode, kindOf(review), result, durationMs / 1000);
     // A denial is an ordinary answer (the client gets the reasons); errors were logged by onInternalError.
     if (logger.isLevelEnabled('debug')) logReview(logger, mode, review, answer, durationMs);
-    const body = JSON.stringify(answer);
-    res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }).end(body);
+    sendReview(res, answer);
   }
 
   const host = opts.host ?? DEFAULT_HOST;
@@ -200,66 +230,41 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
   };
 }
 
-/** The body, refusing more than `limit` bytes (413) whether announced by Content-Length or not. */
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  const tooLarge = () => new HTTPError(413, `request body larger than ${limit} bytes`);
-  const announced = Number(req.headers['content-length']);
-  if (Number.isFinite(announced) && announced > limit) {
+/**
+ * The body, refusing bodies over the limits ({@link BodyRefusal}): a body announced larger than the size limit at
+ * once, one that grows larger as soon as it does, one the pre-scan refuses when it ends (what comes after the point
+ * of refusal is read, to keep the connection usable, but not kept).
+ */
+function readBody(req: IncomingMessage, limits: BodyLimits): Promise<Buffer> {
+  const announced = req.headers['content-length'] === undefined ? undefined : Number(req.headers['content-length']);
+  const reader = new ReviewBodyReader(limits, announced);
+  if (reader.refusal) {
     req.resume();
-    return Promise.reject(tooLarge());
+    return Promise.reject(reader.refusal);
   }
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
     let done = false;
+    const finish = (settle: () => void) => {
+      if (done) return;
+      done = true;
+      settle();
+    };
     req.on('data', (chunk: Buffer) => {
       if (done) return;
-      size += chunk.length;
-      if (size > limit) {
-        done = true;
-        chunks.length = 0;
-        reject(tooLarge());
-        return;
-      }
-      chunks.push(chunk);
+      reader.push(chunk);
+      if (reader.refusal?.code === 413) finish(() => reject(reader.refusal));
     });
-    req.on('end', () => {
-      if (done) return;
-      done = true;
-      resolve(Buffer.concat(chunks));
-    });
-    req.on('error', (e) => {
-      if (done) return;
-      done = true;
-      reject(e);
-    });
-  });
-}
-
-/** The body as an AdmissionReview with a request, or a 400. */
-function parseReview(body: Buffer): AdmissionReview {
-  let value: unknown;
-  try {
-    value = JSON.parse(body.toString('utf8'));
-  } catch (e) {
-    throw new HTTPError(400, `the body is not JSON: ${(e as Error).message}`);
-  }
-  const review = value as Partial<AdmissionReview> | null;
-  if (typeof review !== 'object' || review === null || Array.isArray(review)) {
-    throw new HTTPError(400, 'the body is not an AdmissionReview');
-  }
-  if (review.apiVersion !== ADMISSION_API_VERSION || review.kind !== 'AdmissionReview') {
-    throw new HTTPError(
-      400,
-      `expected an AdmissionReview of ${ADMISSION_API_VERSION}, got kind ${JSON.stringify(review.kind ?? null)} of ` +
-        `apiVersion ${JSON.stringify(review.apiVersion ?? null)}`,
+    req.on('end', () =>
+      finish(() => {
+        try {
+          resolve(reader.body());
+        } catch (e) {
+          reject(e);
+        }
+      }),
     );
-  }
-  const request = review.request;
-  if (typeof request !== 'object' || request === null || typeof request.uid !== 'string' || request.uid === '') {
-    throw new HTTPError(400, 'the AdmissionReview has no request with a uid');
-  }
-  return review as AdmissionReview;
+    req.on('error', (e) => finish(() => reject(e)));
+  });
 }
 
 const ADMITTED_KIND_NAMES: ReadonlySet<string> = new Set(ADMITTED_KINDS.map((k) => k.kind));
@@ -312,10 +317,36 @@ function logReview(
   );
 }
 
+function sendReview(res: ServerResponse, answer: AdmissionReviewResponse): void {
+  const body = JSON.stringify(answer);
+  res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }).end(body);
+}
+
 /** An error answer, as a `Status` so that the API server's error message shows why. */
 function sendStatus(res: ServerResponse, code: number, message: string): void {
   const body = JSON.stringify({ apiVersion: 'v1', kind: 'Status', metadata: {}, status: 'Failure', message, code });
   res.writeHead(code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }).end(body);
+}
+
+/** The denial of a review whose body was refused before it was parsed. */
+function refusedReview(uid: string, message: string): AdmissionReviewResponse {
+  return {
+    apiVersion: ADMISSION_API_VERSION,
+    kind: 'AdmissionReview',
+    response: {
+      uid,
+      allowed: false,
+      status: {
+        apiVersion: 'v1',
+        kind: 'Status',
+        metadata: {},
+        status: 'Failure',
+        message: `the gardener-ipv6 admission webhook refused the request before decoding it: ${message}`,
+        reason: 'BadRequest',
+        code: 400,
+      },
+    },
+  };
 }
 
 function sendMethodNotAllowed(res: ServerResponse, allow: string): void {

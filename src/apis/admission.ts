@@ -10,6 +10,7 @@ import type { Seed } from './core/v1beta1/seed.js';
 import type { Shoot } from './core/v1beta1/shoot.js';
 import { validateShootAgainstSeed } from './core/v1beta1/validation/shoot.js';
 import { withoutNulls } from './meta/nulls.js';
+import { droppedProtoKeys } from './meta/proto-keys.js';
 import { lookupKind, Networks, Seeds, Shoots, type KindInfo } from './registry.js';
 import type { Network } from './extensions/v1alpha1/network.js';
 import { validateCalicoNetwork, validateCalicoShoot } from '../extensions/network/admission.js';
@@ -54,12 +55,17 @@ export function identityOf(kind: KindInfo<unknown>, object: unknown): ObjectIden
   return { group: kind.group, kind: kind.kind, ...(typeof name === 'string' ? { name } : {}) };
 }
 
-/** Decodes with the kind's schema; type errors become field errors with the path of the offending value. */
+/**
+ * Decodes with the kind's schema; type errors become field errors with the path of the offending value, and so do
+ * `__proto__` keys decoding would silently drop (see proto-keys.ts).
+ */
 export function decode<T>(kind: KindInfo<T>, object: unknown): { value?: T; errors: ErrorList } {
   const input = withoutNulls(object);
   const parsed = kind.schema.safeParse(input);
-  if (parsed.success) return { value: parsed.data, errors: [] };
-  return { errors: parsed.error.issues.map((issue) => issueToFieldError(issue, input)) };
+  const dropped = droppedProtoKeys(kind.schema, input);
+  if (parsed.success && dropped.length === 0) return { value: parsed.data, errors: [] };
+  const typeErrors = parsed.success ? [] : parsed.error.issues.map((issue) => issueToFieldError(issue, input));
+  return { errors: [...typeErrors, ...dropped] };
 }
 
 function issueToFieldError(issue: z.core.$ZodIssue, root: unknown): ReturnType<typeof invalid> {

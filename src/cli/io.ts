@@ -1,17 +1,14 @@
-import { readFileSync } from 'node:fs';
-
 /** Where a command writes; tests capture it, the binary passes process.stdout/stderr. */
 export interface CliIO {
   out(text: string): void;
   err(text: string): void;
-  /** Standard input, for `-f -`. */
+  /** Standard input, for `-f -` (tests); without it, the process's standard input is read, within the input limit. */
   readStdin?(): string;
 }
 
 export const processIO: CliIO = {
   out: (text) => process.stdout.write(text),
   err: (text) => process.stderr.write(text),
-  readStdin: () => readFileSync(0, 'utf8'),
 };
 
 /** C0 controls but tab and newline, DEL and C1 controls: bytes that would steer a terminal, not print. */

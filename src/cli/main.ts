@@ -41,6 +41,19 @@ const FEATURE_GATES_HELP =
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
+/** The default of `--max-input-size`: DEFAULT_MAX_INPUT_BYTES of documents.ts, which `--help` must not load. */
+const MAX_INPUT_SIZE_DEFAULT = '64Mi';
+const MAX_INPUT_SIZE_HELP = 'refuse inputs (all files together) larger than this, e.g. 64Mi, 1Gi (exit 2)';
+
+async function maxInputSizeOption(text: string): Promise<number> {
+  const { parseByteSize } = await import('./documents.js');
+  const bytes = parseByteSize(text);
+  if (bytes === undefined) {
+    throw new InputError(`--max-input-size: ${JSON.stringify(text)} is not a size (e.g. 64Mi, 1Gi, 1048576)`);
+  }
+  return bytes;
+}
+
 export function buildProgram(io: CliIO, setExitCode: (code: number) => void): Command {
   const program = new Command('gardener-ipv6')
     .description("Gardener's IPv6 networking (GEP-21): validate, default and render IPv6 and dual-stack shoots")
@@ -64,6 +77,7 @@ export function buildProgram(io: CliIO, setExitCode: (code: number) => void): Co
     )
     .option('--feature-gates <list>', FEATURE_GATES_HELP)
     .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
+    .option('--max-input-size <size>', MAX_INPUT_SIZE_HELP, MAX_INPUT_SIZE_DEFAULT)
     .addHelpText(
       'after',
       `
@@ -81,7 +95,9 @@ Examples:
         seed?: string;
         featureGates?: string;
         output: 'text' | 'json';
+        maxInputSize: string;
       }) => {
+        const maxInputBytes = await maxInputSizeOption(opts.maxInputSize);
         const { runValidate } = await commandModules.validate();
         setExitCode(
           runValidate(
@@ -91,6 +107,7 @@ Examples:
               ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
               gates: parseFeatureGates(opts.featureGates),
               output: opts.output,
+              maxInputBytes,
             },
             io,
           ),
@@ -107,11 +124,13 @@ Examples:
       collect,
     )
     .option('--feature-gates <list>', FEATURE_GATES_HELP)
+    .option('--max-input-size <size>', MAX_INPUT_SIZE_HELP, MAX_INPUT_SIZE_DEFAULT)
     .addHelpText('after', '\nExample:\n  gardener-ipv6 default -f examples/shoot-ipv6.yaml')
-    .action(async (opts: { filename: string[]; featureGates?: string }) => {
+    .action(async (opts: { filename: string[]; featureGates?: string; maxInputSize: string }) => {
       parseFeatureGates(opts.featureGates);
+      const maxInputBytes = await maxInputSizeOption(opts.maxInputSize);
       const { runDefault } = await commandModules.default();
-      setExitCode(runDefault({ files: opts.filename }, io));
+      setExitCode(runDefault({ files: opts.filename, maxInputBytes }, io));
     });
 
   program
@@ -126,6 +145,7 @@ Examples:
     .option('--load-balancer-ipv6 <ip>', 'IPv6 address provider-local gives load balancers', '::1')
     .option('--dns-server <host:port>', 'DNS server the DNS records are published to', '[::1]:53')
     .option('--domain <domain>', 'base domain of the API server records', 'local.gardener.cloud')
+    .option('--max-input-size <size>', MAX_INPUT_SIZE_HELP, MAX_INPUT_SIZE_DEFAULT)
     .addHelpText(
       'after',
       `
@@ -145,7 +165,9 @@ Example:
         loadBalancerIpv6: string;
         dnsServer: string;
         domain: string;
+        maxInputSize: string;
       }) => {
+        const maxInputBytes = await maxInputSizeOption(opts.maxInputSize);
         const hostIPs = await hostIPsOption(opts.loadBalancerIpv4, opts.loadBalancerIpv6);
         const { runRender } = await commandModules.render();
         setExitCode(
@@ -156,6 +178,7 @@ Example:
               output: opts.output,
               hostIPs,
               dns: { server: opts.dnsServer, domain: opts.domain },
+              maxInputBytes,
             },
             io,
           ),

@@ -1,4 +1,3 @@
-import { stringify } from 'yaml';
 import { admit, UnknownKindError } from '../apis/admission.js';
 import type { Seed } from '../apis/core/v1beta1/seed.js';
 import type { Shoot } from '../apis/core/v1beta1/shoot.js';
@@ -14,8 +13,9 @@ import { localDNSProvider, type LocalDNSOptions } from '../gardenlet/dns-provide
 import type { HostIPs } from '../extensions/provider-local/loadbalancer/ingress.js';
 import { renderShootObjects } from '../gardenlet/shoot/desired.js';
 import { shootNetworkingStatus, ShootNetworksError } from '../gardenlet/shoot/networks.js';
-import { readDocuments } from './documents.js';
+import { InputLimit, readDocuments } from './documents.js';
 import { EXIT_INVALID, EXIT_OK, InputError, type CliIO } from './io.js';
+import { stringifyForKubectl } from './kubectl-yaml.js';
 
 export interface RenderOptions {
   readonly files: readonly string[];
@@ -23,6 +23,8 @@ export interface RenderOptions {
   readonly output: 'yaml' | 'json';
   readonly hostIPs: HostIPs;
   readonly dns: LocalDNSOptions;
+  /** All files together. @default 64 MiB (DEFAULT_MAX_INPUT_BYTES of documents.ts) */
+  readonly maxInputBytes?: number;
 }
 
 /**
@@ -30,7 +32,8 @@ export interface RenderOptions {
  * each Shoot, computed by the same functions, without a server.
  */
 export function runRender(options: RenderOptions, io: CliIO): number {
-  const documents = options.files.flatMap((file) => readDocuments(file, io));
+  const limit = new InputLimit(options.maxInputBytes);
+  const documents = options.files.flatMap((file) => [...readDocuments(file, io, limit)]);
   const results = documents.map((document) => {
     try {
       return { document, result: admit({ object: document.object, gates: options.gates }) };
@@ -79,7 +82,7 @@ export function runRender(options: RenderOptions, io: CliIO): number {
   if (options.output === 'json') {
     io.out(`${JSON.stringify({ apiVersion: 'v1', kind: 'List', metadata: {}, items: objects }, null, 2)}\n`);
   } else {
-    io.out(objects.map((o) => `---\n${stringify(o, { lineWidth: 0 })}`).join(''));
+    for (const o of objects) io.out(`---\n${stringifyForKubectl(o)}`);
   }
   return EXIT_OK;
 }
@@ -101,5 +104,5 @@ function prefixed(errors: readonly FieldError[], path: string): FieldError[] {
 }
 
 function printStatus(status: Status, output: 'yaml' | 'json', io: CliIO): void {
-  io.out(output === 'json' ? `${JSON.stringify(status, null, 2)}\n` : `---\n${stringify(status, { lineWidth: 0 })}`);
+  io.out(output === 'json' ? `${JSON.stringify(status, null, 2)}\n` : `---\n${stringifyForKubectl(status)}`);
 }

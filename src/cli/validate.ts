@@ -1,7 +1,7 @@
 import { admit, UnknownKindError } from '../apis/admission.js';
 import { statusFor, type Status } from '../apis/field/index.js';
 import type { FeatureGates } from '../featuregate/featuregate.js';
-import { readDocuments } from './documents.js';
+import { InputLimit, readDocuments, type SourcedDocument } from './documents.js';
 import { EXIT_INVALID, EXIT_OK, InputError, type CliIO } from './io.js';
 
 export interface ValidateOptions {
@@ -10,6 +10,8 @@ export interface ValidateOptions {
   readonly seed?: string;
   readonly gates: FeatureGates;
   readonly output: 'json' | 'text';
+  /** All files together. @default 64 MiB (DEFAULT_MAX_INPUT_BYTES of documents.ts) */
+  readonly maxInputBytes?: number;
 }
 
 export interface ValidatedDocument {
@@ -19,49 +21,62 @@ export interface ValidatedDocument {
 }
 
 /**
- * Defaults and validates every document of the files as an API server would. Throws InputError when the input
- * can't be used.
+ * Defaults and validates every document of the files as an API server would, one at a time as they are read.
+ * Throws InputError when the input can't be used (possibly after yielding the results of the documents before).
  */
-export function validateDocuments(options: Omit<ValidateOptions, 'output'>, io: CliIO): ValidatedDocument[] {
-  const documents = options.files.flatMap((file) => readDocuments(file, io));
-  if (documents.length === 0) throw new InputError(`${options.files.join(', ')}: no objects found`);
-  const olds = options.old === undefined ? undefined : readDocuments(options.old, io);
-  if (olds && olds.length !== documents.length) {
-    throw new InputError(
-      `${options.old}: has ${olds.length} objects, but the input has ${documents.length}: --old must hold the stored ` +
-        `version of each object, in the same order`,
-    );
-  }
-  const seeds = options.seed === undefined ? undefined : readDocuments(options.seed, io);
+export function* validateDocuments(options: Omit<ValidateOptions, 'output'>, io: CliIO): Generator<ValidatedDocument> {
+  const limit = new InputLimit(options.maxInputBytes);
+  const seeds = options.seed === undefined ? undefined : [...readDocuments(options.seed, io, limit)];
   if (seeds && seeds.length !== 1) throw new InputError(`${options.seed}: must hold exactly one Seed`);
+  const olds = options.old === undefined ? undefined : readDocuments(options.old, io, limit);
 
-  return documents.map((document, i) => {
-    try {
-      const result = admit({
-        object: document.object,
-        oldObject: olds?.[i]?.object,
-        seed: seeds?.[0]?.object,
-        gates: options.gates,
-      });
-      return { status: statusFor(result.id, result.errors), object: result.object, valid: result.errors.length === 0 };
-    } catch (e) {
-      if (e instanceof UnknownKindError) throw new InputError(`${document.source}: object ${i + 1}: ${e.message}`);
-      if (e instanceof RangeError) throw new InputError(`${document.source}: object ${i + 1}: too deeply nested`);
-      throw e;
+  let count = 0;
+  for (const file of options.files) {
+    for (const document of readDocuments(file, io, limit)) {
+      const old = olds?.next();
+      if (old?.done) throw mismatchedOlds(options.old!, count, 'more');
+      yield validateDocument(document, count, old?.value, seeds?.[0], options.gates);
+      count++;
     }
-  });
+  }
+  if (count === 0) throw new InputError(`${options.files.join(', ')}: no objects found`);
+  if (olds) {
+    const extra = [...olds].length;
+    if (extra > 0) throw mismatchedOlds(options.old!, count + extra, String(count));
+  }
+}
+
+function validateDocument(
+  document: SourcedDocument,
+  i: number,
+  old: SourcedDocument | undefined,
+  seed: SourcedDocument | undefined,
+  gates: FeatureGates,
+): ValidatedDocument {
+  try {
+    const result = admit({ object: document.object, oldObject: old?.object, seed: seed?.object, gates });
+    return { status: statusFor(result.id, result.errors), object: result.object, valid: result.errors.length === 0 };
+  } catch (e) {
+    if (e instanceof UnknownKindError) throw new InputError(`${document.source}: object ${i + 1}: ${e.message}`);
+    if (e instanceof RangeError) throw new InputError(`${document.source}: object ${i + 1}: too deeply nested`);
+    throw e;
+  }
+}
+
+function mismatchedOlds(old: string, olds: number, objects: string): InputError {
+  return new InputError(
+    `${old}: has ${olds} objects, but the input has ${objects}: --old must hold the stored version of each object, ` +
+      `in the same order`,
+  );
 }
 
 export function runValidate(options: ValidateOptions, io: CliIO): number {
-  const results = validateDocuments(options, io);
-  for (const { status } of results) {
-    if (options.output === 'json') {
-      io.out(`${JSON.stringify(status, null, 2)}\n`);
-    } else {
-      io.out(formatStatusText(status));
-    }
+  let allValid = true;
+  for (const { status, valid } of validateDocuments(options, io)) {
+    io.out(options.output === 'json' ? `${JSON.stringify(status, null, 2)}\n` : formatStatusText(status));
+    allValid &&= valid;
   }
-  return results.every((r) => r.valid) ? EXIT_OK : EXIT_INVALID;
+  return allValid ? EXIT_OK : EXIT_INVALID;
 }
 
 function formatStatusText(status: Status): string {

@@ -259,6 +259,17 @@ describe('validating webhook', () => {
     expect(answer.response.status?.details?.causes?.[0]?.field).toBe('spec.networking.ipFamilies');
     expect(answer.response.status).toEqual(await cliStatus(object));
   });
+
+  it('rejects a __proto__ label (kept by JSON.parse, dropped by decoding) with a cause naming it', async () => {
+    const text = JSON.stringify(ipv4ShootObject()).replace('"metadata":{', '"metadata":{"labels":{"__proto__":"x"},');
+    const answer = await review('validate', request(JSON.parse(text)));
+    expect(answer.response).toMatchObject({ allowed: false, status: { code: 422, reason: 'Invalid' } });
+    expect(answer.response.status?.details?.causes).toContainEqual({
+      field: 'metadata.labels.__proto__',
+      reason: 'FieldValueInvalid',
+      message: 'Invalid value: "x": the key "__proto__" is not supported',
+    });
+  });
 });
 
 describe('mutating webhook', () => {

@@ -239,6 +239,56 @@ describe('admission webhook server', () => {
     expect((await call(server, tls.ca, { method: 'GET', path: '/healthz' })).status).toBe(200);
   });
 
+  describe('bodies too deep or too wide to decode', () => {
+    /** A Shoot review whose providerConfig is `inner` (JSON text), sent as is. */
+    const reviewWith = (inner: string, uid = '5d3e1f00-0000-4000-8000-00000000000b') =>
+      reviewOf({ ...ipv6ShootObject(), spec: { ...ipv6ShootObject().spec, providerConfig: '@@' } }, uid).replace(
+        '"@@"',
+        inner,
+      );
+    const deep = (levels: number) => '['.repeat(levels) + ']'.repeat(levels);
+
+    it.each([
+      ['nests deeper than 100 levels', deep(1_000_000), /the body nests deeper than 100 levels/],
+      ['nests deeper in objects', '{"a":'.repeat(200) + '1' + '}'.repeat(200), /nests deeper than 100 levels/],
+      ['holds more than 100000 values', `[${'{},'.repeat(200_000)}{}]`, /more than 100000 values/],
+    ])('denies the review of a body that %s, before parsing it', async (_name, inner, message) => {
+      for (const path of ['/validate', '/mutate']) {
+        for (const chunked of [false, true]) {
+          const reply = await call(server, tls.ca, { path, body: reviewWith(inner), chunked });
+          expect(reply.status).toBe(200);
+          const answer = JSON.parse(reply.body) as AdmissionReviewResponse;
+          expect(answer.response).toMatchObject({
+            uid: '5d3e1f00-0000-4000-8000-00000000000b',
+            allowed: false,
+            status: { code: 400, reason: 'BadRequest' },
+          });
+          expect(answer.response.status?.message).toMatch(message);
+        }
+      }
+      expect(lines).toContainEqual(expect.objectContaining({ msg: 'refused a request', code: 400 }));
+    });
+
+    it('admits what stays within the limits (100 levels with the review)', async () => {
+      // review { request { object { spec { providerConfig: 96 levels
+      const reply = await call(server, tls.ca, { path: '/mutate', body: reviewWith(deep(96)) });
+      expect(reply.status).toBe(200);
+      expect((JSON.parse(reply.body) as AdmissionReviewResponse).response.allowed).toBe(true);
+      const deeper = await call(server, tls.ca, { path: '/mutate', body: reviewWith(deep(97)) });
+      expect((JSON.parse(deeper.body) as AdmissionReviewResponse).response.allowed).toBe(false);
+    });
+
+    it('answers 400 when the body has no review uid to deny', async () => {
+      const reply = await call(server, tls.ca, { path: '/validate', body: deep(500) });
+      expect(reply.status).toBe(400);
+      expect(JSON.parse(reply.body)).toMatchObject({
+        kind: 'Status',
+        code: 400,
+        message: 'the body nests deeper than 100 levels',
+      });
+    });
+  });
+
   it('denies with 500 when the seed lookup fails', async () => {
     lookupSeed.mockRejectedValueOnce(new Error('etcdserver: request timed out'));
     const shoot = { ...ipv6ShootObject({ seedName: 'seed-a' }) };

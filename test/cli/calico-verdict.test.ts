@@ -5,8 +5,9 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseAllDocuments, stringify } from 'yaml';
+import { parseAllDocuments } from 'yaml';
 import { cli, tempFile } from '../support/cli.js';
+import { stringifyForKubectl } from '../../src/cli/kubectl-yaml.js';
 
 const example = (name: string) => join(import.meta.dirname, '..', '..', 'examples', name);
 
@@ -31,7 +32,7 @@ function shootFile(family: Family, providerConfig: unknown, kubernetes: Record<s
   const seedName = { ipv4: 'local', ipv6: 'local-ipv6', dual: 'local-dual' }[family];
   return tempFile(
     'shoot.yaml',
-    stringify({
+    stringifyForKubectl({
       apiVersion: 'core.gardener.cloud/v1beta1',
       kind: 'Shoot',
       metadata: { name: 'local', namespace: 'garden-local' },
@@ -199,7 +200,7 @@ describe('validate and render agree on the providerConfig', () => {
     expect(text).toContain(`  - ${PC}.anything: Forbidden: unknown field "anything"`);
     const cilium = tempFile(
       'cilium.yaml',
-      stringify({
+      stringifyForKubectl({
         apiVersion: 'core.gardener.cloud/v1beta1',
         kind: 'Shoot',
         metadata: { name: 'c', namespace: 'garden-local' },
@@ -224,7 +225,7 @@ describe('validate and render agree on the providerConfig', () => {
   it('validates a Network of type calico under spec.providerConfig', async () => {
     const network = tempFile(
       'network.yaml',
-      stringify({
+      stringifyForKubectl({
         apiVersion: 'extensions.gardener.cloud/v1alpha1',
         kind: 'Network',
         metadata: { name: 'n', namespace: 'shoot--local--n' },

@@ -1,0 +1,127 @@
+/**
+ * From the bytes of a request to an AdmissionReview, within bounds: a body larger than `maxBytes` is refused as it
+ * arrives (413), one nesting deeper than `maxDepth` or holding more than `maxValues` values is refused by a pre-scan
+ * of each chunk (see json-scan.ts) before it is parsed, and from that point on nothing of it is kept. Pure: the server
+ * feeds it chunks, tests feed it strings.
+ */
+import { JSONBodyScanner } from './json-scan.js';
+import { ADMISSION_API_VERSION, type AdmissionReview } from './review.js';
+
+export interface BodyLimits {
+  /** Larger bodies are refused with 413. */
+  readonly maxBytes: number;
+  /** Most `[`/`{` open at once. */
+  readonly maxDepth: number;
+  /** Most values (every `[`, `{` and `,` outside strings counts one). */
+  readonly maxValues: number;
+}
+
+/**
+ * Why a body can't be answered as a review: `code` is the HTTP status to answer with. `uid` is the review's, when
+ * the pre-scan found it: the server then answers with a denial of that review (the API server shows its message to
+ * the client as is) instead of an HTTP error (which the API server reports as a failed webhook call).
+ */
+export class BodyRefusal extends Error {
+  constructor(
+    readonly code: 400 | 413,
+    message: string,
+    readonly uid?: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Collects a body chunk by chunk, scanning each as it comes. */
+export class ReviewBodyReader {
+  private readonly scanner: JSONBodyScanner;
+  /** One buffer of the announced length (no copy to join the chunks), or the chunks when none was announced. */
+  private buffer: Buffer | undefined;
+  private chunks: Buffer[] = [];
+  private size = 0;
+  private failure: BodyRefusal | undefined;
+
+  constructor(
+    readonly limits: BodyLimits,
+    announcedLength?: number,
+  ) {
+    this.scanner = new JSONBodyScanner(limits);
+    if (announcedLength !== undefined && Number.isInteger(announcedLength) && announcedLength > limits.maxBytes) {
+      this.failure = this.tooLarge();
+    } else if (announcedLength !== undefined && Number.isInteger(announcedLength) && announcedLength > 0) {
+      this.buffer = Buffer.allocUnsafe(announcedLength);
+    }
+  }
+
+  /** Set once the body is refused; later chunks are counted, not kept. */
+  get refusal(): BodyRefusal | undefined {
+    return this.failure;
+  }
+
+  /** Bytes held (what this body costs in memory now). */
+  get keptBytes(): number {
+    return (this.buffer?.length ?? 0) + this.chunks.reduce((sum, c) => sum + c.length, 0);
+  }
+
+  push(chunk: Uint8Array): void {
+    this.size += chunk.length;
+    if (this.failure?.code === 413) return;
+    if (this.size > this.limits.maxBytes) return this.refuse(this.tooLarge());
+    if (this.failure) return;
+    const verdict = this.scanner.write(chunk);
+    if (!verdict.ok) return this.refuse(new BodyRefusal(400, verdict.reason, this.scanner.uid));
+    if (this.buffer && this.size <= this.buffer.length) this.buffer.set(chunk, this.size - chunk.length);
+    else this.chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length));
+  }
+
+  /** The whole body, once it ended; throws the refusal. */
+  body(): Buffer {
+    if (this.failure) throw this.failure;
+    if (!this.buffer) return Buffer.concat(this.chunks);
+    if (this.size === this.buffer.length) return this.buffer;
+    // Fewer or more bytes than announced (Node's HTTP parser refuses those before): what came.
+    return Buffer.concat([this.buffer.subarray(0, Math.min(this.size, this.buffer.length)), ...this.chunks]);
+  }
+
+  private refuse(refusal: BodyRefusal): void {
+    this.failure = refusal;
+    this.buffer = undefined;
+    this.chunks = [];
+  }
+
+  private tooLarge(): BodyRefusal {
+    return new BodyRefusal(413, `request body larger than ${this.limits.maxBytes} bytes`);
+  }
+}
+
+/** The body as an AdmissionReview with a request; a {@link BodyRefusal} (400) otherwise. */
+export function parseReview(body: Buffer): AdmissionReview {
+  let value: unknown;
+  try {
+    value = JSON.parse(body.toString('utf8'));
+  } catch (e) {
+    throw new BodyRefusal(400, `the body is not JSON: ${(e as Error).message}`);
+  }
+  const review = value as Partial<AdmissionReview> | null;
+  if (typeof review !== 'object' || review === null || Array.isArray(review)) {
+    throw new BodyRefusal(400, 'the body is not an AdmissionReview');
+  }
+  if (review.apiVersion !== ADMISSION_API_VERSION || review.kind !== 'AdmissionReview') {
+    throw new BodyRefusal(
+      400,
+      `expected an AdmissionReview of ${ADMISSION_API_VERSION}, got kind ${JSON.stringify(review.kind ?? null)} of ` +
+        `apiVersion ${JSON.stringify(review.apiVersion ?? null)}`,
+    );
+  }
+  const request = review.request;
+  if (typeof request !== 'object' || request === null || typeof request.uid !== 'string' || request.uid === '') {
+    throw new BodyRefusal(400, 'the AdmissionReview has no request with a uid');
+  }
+  return review as AdmissionReview;
+}
+
+/** A whole body at once, as the server decodes it chunk by chunk: the review, or a {@link BodyRefusal}. */
+export function decodeReviewBody(chunks: Iterable<Uint8Array>, limits: BodyLimits): AdmissionReview {
+  const reader = new ReviewBodyReader(limits);
+  for (const chunk of chunks) reader.push(chunk);
+  return parseReview(reader.body());
+}
