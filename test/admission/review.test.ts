@@ -416,7 +416,8 @@ describe('mutating webhook', () => {
     };
     const spec = fc
       .dictionary(fc.string({ maxLength: 4 }), fc.jsonValue({ maxDepth: 4 }), { maxKeys: 5 })
-      .map((d) => withoutNull(d) as Json);
+      // Through JSON, as the webhook gets objects: -0 becomes 0, which JSON can't tell apart.
+      .map((d) => JSON.parse(JSON.stringify(withoutNull(d))) as Json);
     const head = { apiVersion: 'v1', kind: 'Thing', metadata: { name: 'x' } };
     fc.assert(
       fc.property(spec, spec, (before, after) => {
