@@ -1,8 +1,8 @@
 /**
  * Admission webhook under load: h2load (Debian's `nghttp2-client`) sends Shoot AdmissionReviews over HTTPS on [::1]
- * to the webhook (a child process running the runtime composition against a real kube-apiserver) and, in the same
- * run and alternating with it, to a bare Node HTTPS server with the same certificate that answers a fixed
- * AdmissionReview (the baseline: what HTTPS and the body read cost alone).
+ * to the webhook (`gardener-ipv6 run --components admission`, compiled, as the chart runs it, against a real
+ * kube-apiserver) and, in the same run and alternating with it, to a bare Node HTTPS server with the same certificate
+ * that answers a fixed AdmissionReview (bench/baseline-server.mjs: what HTTPS and the body read cost alone).
  *
  * Scenarios: valid and invalid Shoots, each without and with seed context (`spec.seedName` of an existing Seed);
  * every connection alternates `/mutate` and `/validate`, as the API server calls both for each write. Loads: 200
@@ -12,8 +12,9 @@
  * the webhook's RSS every second.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
@@ -22,7 +23,6 @@ import { generateCertificates } from '../src/localenv/certs.js';
 import { startControlPlane } from '../src/localenv/control-plane.js';
 import { ResourceClient } from '../src/runtime/client.js';
 import { benchSeed, benchShoot } from './objects.js';
-import type { WebhookServerConfig } from './webhook-server.js';
 
 export interface WebhookBenchOptions {
   /** Seconds per load step. @default 10 */
@@ -273,27 +273,74 @@ interface ServerProcess {
   readonly logFile: string;
 }
 
-async function startServer(config: WebhookServerConfig, dir: string, cpuProfileDir?: string): Promise<ServerProcess> {
-  const logFile = join(dir, `${config.target}.log`);
-  writeFileSync(logFile, '');
-  const { openSync } = await import('node:fs');
+const ROOT = join(import.meta.dirname, '..');
+
+/** A port nothing listens on now on [::1] (the webhook's flags take a port; 0 is refused there). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen({ host: '::1', port: 0 }, () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * The webhook as the chart runs it: the compiled `gardener-ipv6 run --components admission` (built here first, so
+ * that what is measured is what ships, not the TypeScript loader), logging JSON lines at the default level.
+ */
+async function startWebhook(kubeconfig: string, certDir: string, dir: string, cpuProfileDir?: string) {
+  const build = spawnSync('npm', ['run', 'build'], { cwd: ROOT, encoding: 'utf8' });
+  if (build.status !== 0) throw new Error(`npm run build failed:\n${build.stdout}${build.stderr}`);
+  const [port, healthPort] = [await freePort(), await freePort()];
+  const logFile = join(dir, 'webhook.log');
   const child = spawn(
     process.execPath,
     [
       ...(cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfileDir}`] : []),
-      '--import',
-      'tsx',
-      join(import.meta.dirname, 'webhook-server.ts'),
-      JSON.stringify(config),
+      join(ROOT, 'bin', 'gardener-ipv6.js'),
+      'run',
+      '--kubeconfig',
+      kubeconfig,
+      '--components',
+      'admission',
+      '--feature-gates',
+      'IPv6SingleStack=true,DualStack=true',
+      '--webhook-host',
+      '::1',
+      '--webhook-port',
+      String(port),
+      '--webhook-cert-dir',
+      certDir,
+      '--no-webhook-register',
+      '--health-host',
+      '::1',
+      '--health-port',
+      String(healthPort),
     ],
-    // In the project, where `--import tsx` resolves.
-    { cwd: join(import.meta.dirname, '..'), stdio: ['ignore', openSync(logFile, 'a'), 'inherit', 'ipc'] },
+    { cwd: ROOT, stdio: ['ignore', openSync(logFile, 'w'), 'inherit'] },
   );
-  const ready = await new Promise<{ port: number; healthPort?: number }>((resolve, reject) => {
-    child.once('message', (m) => resolve(m as { port: number; healthPort?: number }));
-    child.once('exit', (code) => reject(new Error(`${config.target} server exited with ${code}`)));
+  const exited = new Promise<never>((_, reject) =>
+    child.once('exit', (code) => reject(new Error(`the webhook exited with ${code}; see ${logFile}`))),
+  );
+  await Promise.race([waitReady(healthPort), exited]);
+  return { child, port, healthPort, logFile };
+}
+
+/** The bare HTTPS baseline (bench/baseline-server.mjs), plain node like the webhook. */
+async function startBaseline(certDir: string, dir: string): Promise<ServerProcess> {
+  const logFile = join(dir, 'baseline.log');
+  const child = spawn(process.execPath, [join(import.meta.dirname, 'baseline-server.mjs'), certDir], {
+    cwd: ROOT,
+    stdio: ['ignore', openSync(logFile, 'w'), 'inherit', 'ipc'],
   });
-  return { child, ...ready, logFile };
+  const { port } = await new Promise<{ port: number }>((resolve, reject) => {
+    child.once('message', (m) => resolve(m as { port: number }));
+    child.once('exit', (code) => reject(new Error(`the baseline server exited with ${code}`)));
+  });
+  return { child, port, logFile };
 }
 
 /** /readyz of the health port: the webhook's caches are synced. */
@@ -311,6 +358,7 @@ async function waitReady(healthPort: number): Promise<void> {
 }
 
 async function stopServer(server: ServerProcess): Promise<void> {
+  if (server.child.exitCode !== null || server.child.signalCode !== null) return;
   const exited = new Promise((resolve) => server.child.once('exit', resolve));
   server.child.kill('SIGTERM');
   await exited;
@@ -339,6 +387,7 @@ export async function runWebhookBench(opts: WebhookBenchOptions = {}): Promise<W
     const certs = await generateCertificates(certDir, { ipAddresses: ['::1'], dnsNames: ['localhost'], days: 1 });
     copyFileSync(certs.serverCert, join(certDir, 'tls.crt'));
     copyFileSync(certs.serverKey, join(certDir, 'tls.key'));
+    copyFileSync(certs.caCert, join(certDir, 'ca.crt'));
     const ca = readFileSync(certs.caCert);
 
     const bodies = {} as Record<Target, string>;
@@ -349,15 +398,10 @@ export async function runWebhookBench(opts: WebhookBenchOptions = {}): Promise<W
       writeFileSync(bodyFiles[target], bodies[target]);
     }
 
-    const baseline = await startServer({ target: 'baseline', certDir }, dir);
+    const baseline = await startBaseline(certDir, dir);
     servers.push(baseline);
-    const webhook = await startServer(
-      { target: 'webhook', certDir, kubeconfig: cp.kubeconfigPath },
-      dir,
-      opts.cpuProfileDir,
-    );
+    const webhook = await startWebhook(cp.kubeconfigPath, certDir, dir, opts.cpuProfileDir);
     servers.push(webhook);
-    await waitReady(webhook.healthPort!);
     await preflight(webhook.port, bodies, ca);
 
     const apiPids = cp.processes.filter((p) => p.name !== 'kube-controller-manager').map((p) => p.pid);

@@ -17,6 +17,8 @@ export interface JSONScanLimits {
 
 export type JSONScanVerdict = { readonly ok: true } | { readonly ok: false; readonly reason: string };
 
+const OK: JSONScanVerdict = Object.freeze({ ok: true });
+
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const OPEN_BRACKET = 0x5b;
@@ -42,8 +44,13 @@ export class JSONBodyScanner {
   private readonly isObject: boolean[] = [false, false, false];
   private readonly expectKey: boolean[] = [false, false, false];
   private readonly keys: (string | undefined)[] = [undefined, undefined, undefined];
-  /** Bytes of the string being read when it is at a tracked depth, undefined otherwise or once too long. */
-  private captured: number[] | undefined;
+  /**
+   * Whether the string being read is one the uid search needs (a key of the root or of `request`, or the value of
+   * `request.uid`); its bytes are decoded from the chunk where it ends, with the pieces of earlier chunks in `pieces`.
+   */
+  private capturing = false;
+  private pieces: Buffer[] | undefined;
+  private capturedBytes = 0;
   private uidValue: string | undefined;
 
   constructor(readonly limits: JSONScanLimits) {}
@@ -62,12 +69,13 @@ export class JSONBodyScanner {
     let inString = this.inString;
     let escaped = this.escaped;
     const length = chunk.length;
+    // Where the string being read starts in this chunk (0 when it began in an earlier one).
+    let stringStart = 0;
     for (let i = 0; i < length; i++) {
       if (inString) {
         // To the closing quote natively: strings are most of a body's bytes.
         if (escaped) {
           escaped = false;
-          if (this.captured !== undefined) this.capture(chunk, i, i + 1);
           continue;
         }
         let end = chunk.indexOf(QUOTE, i);
@@ -83,12 +91,12 @@ export class JSONBodyScanner {
           let trailing = 0;
           while (length - trailing - 1 >= i && chunk[length - trailing - 1] === BACKSLASH) trailing++;
           escaped = trailing % 2 === 1;
-          if (this.captured !== undefined) this.capture(chunk, i, length);
+          if (this.capturing) this.keepPiece(chunk, stringStart, length);
           break;
         }
-        if (this.captured !== undefined) this.capture(chunk, i, end);
         inString = false;
-        if (depth <= TRACKED_DEPTH) this.endString(depth);
+        if (depth <= TRACKED_DEPTH)
+          this.endString(depth, this.capturing ? this.text(chunk, stringStart, end) : undefined);
         i = end;
         continue;
       }
@@ -96,7 +104,10 @@ export class JSONBodyScanner {
       switch (byte) {
         case QUOTE:
           inString = true;
-          this.captured = depth <= TRACKED_DEPTH && depth > 0 ? [] : undefined;
+          stringStart = i + 1;
+          this.capturing = this.wanted(depth);
+          this.pieces = undefined;
+          this.capturedBytes = 0;
           break;
         case OPEN_BRACKET:
         case OPEN_BRACE:
@@ -128,7 +139,7 @@ export class JSONBodyScanner {
     this.values = values;
     this.inString = inString;
     this.escaped = escaped;
-    return { ok: true };
+    return OK;
   }
 
   private fail(reason: string, depth: number, values: number): JSONScanVerdict {
@@ -138,29 +149,47 @@ export class JSONBodyScanner {
     return { ok: false, reason };
   }
 
-  private capture(chunk: Uint8Array, start: number, end: number): void {
-    if (this.captured!.length + end - start > CAPTURED_STRING_BYTES) {
-      this.captured = undefined;
-      return;
-    }
-    for (let i = start; i < end; i++) this.captured!.push(chunk[i]!);
+  /** The strings the uid search reads: keys of the root and of `request`, and `request.uid` itself, until found. */
+  private wanted(depth: number): boolean {
+    if (this.uidValue !== undefined) return false;
+    if (depth === 1) return this.expectKey[1]!;
+    return (
+      depth === 2 &&
+      this.isObject[1]! &&
+      this.keys[1] === 'request' &&
+      (this.expectKey[2]! || (this.isObject[2]! && this.keys[2] === 'uid'))
+    );
   }
 
-  private endString(depth: number): void {
-    const raw = this.captured;
-    this.captured = undefined;
-    if (raw === undefined || depth === 0) return;
-    let text: string | undefined;
-    if (!raw.includes(BACKSLASH)) {
-      text = Buffer.from(raw).toString('utf8');
-    } else {
-      try {
-        // Escapes and all: JSON.parse undoes them.
-        text = JSON.parse(`"${Buffer.from(raw).toString('utf8')}"`) as string;
-      } catch {
-        text = undefined;
-      }
+  /** A piece of a wanted string that goes on in the next chunk (copied: the chunk is the caller's). */
+  private keepPiece(chunk: Uint8Array, start: number, end: number): void {
+    this.capturedBytes += end - start;
+    if (this.capturedBytes > CAPTURED_STRING_BYTES) {
+      this.capturing = false;
+      this.pieces = undefined;
+      return;
     }
+    (this.pieces ??= []).push(Buffer.from(chunk.subarray(start, end)));
+  }
+
+  /** The wanted string ending at `end` of `chunk`, unescaped; undefined when too long or not a valid string. */
+  private text(chunk: Uint8Array, start: number, end: number): string | undefined {
+    this.capturing = false;
+    if (this.capturedBytes + end - start > CAPTURED_STRING_BYTES) return undefined;
+    const tail = Buffer.from(chunk.buffer, chunk.byteOffset + start, end - start);
+    const raw = this.pieces ? Buffer.concat([...this.pieces, tail]) : tail;
+    this.pieces = undefined;
+    if (!raw.includes(BACKSLASH)) return raw.toString('utf8');
+    try {
+      // Escapes and all: JSON.parse undoes them.
+      return JSON.parse(`"${raw.toString('utf8')}"`) as string;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private endString(depth: number, text: string | undefined): void {
+    if (depth === 0) return;
     if (this.expectKey[depth]) {
       this.keys[depth] = text;
       return;

@@ -97,6 +97,25 @@ describe('JSONBodyScanner', () => {
       expect(scanner.uid).toBe('the-uid');
     }
   });
+
+  it('reads escaped keys and skips strings longer than a uid, wherever the chunks break', () => {
+    const long = 'x'.repeat(300);
+    const text =
+      `{"${long}":"${long}","re\\u0071uest":{"${long}":"v","u\\"id":"not-this","uid":"${long}",` +
+      `"object":{"uid":"nor-this"}},"request":{"uid":"the-uid"}}`;
+    for (let cut = 0; cut <= text.length; cut += 3) {
+      const scanner = new JSONBodyScanner(LIMITS);
+      for (const chunk of chunksOf(text, [cut, cut + 5])) scanner.write(chunk);
+      // The escaped `request` is read as the request, but its uid is too long to be one: the uid comes from the next.
+      expect(scanner.uid).toBe('the-uid');
+    }
+    const escaped = '{"kind":"AdmissionReview","re\\u0071uest":{"\\u0075id":"the-uid","uid":"later"}}';
+    for (let cut = 0; cut <= escaped.length; cut++) {
+      const scanner = new JSONBodyScanner(LIMITS);
+      for (const chunk of chunksOf(escaped, [cut])) scanner.write(chunk);
+      expect(scanner.uid).toBe('the-uid');
+    }
+  });
 });
 
 describe('the decode path on deep and wide JSON (fuzz)', () => {
