@@ -1,19 +1,38 @@
 /**
- * Starts the decoding of reviews one per event-loop turn, the smallest body first. Decoding, defaulting and
- * validating a review is synchronous work proportional to its body; when many large bodies arrive at once (an attack,
- * or a burst of big Shoots), first come first served would make an ordinary review wait for all of them. Smallest
- * first makes it wait for at most the one being decoded, and I/O (new requests, answers) runs between any two.
+ * Starts the decoding of reviews the smallest body first, as many per event-loop turn as fit in a time budget.
+ * Decoding, defaulting and validating a review is synchronous work proportional to its body; when many large bodies
+ * arrive at once (an attack, or a burst of big Shoots), first come first served would make an ordinary review wait
+ * for all of them. Smallest first makes it wait for at most the one being decoded, and I/O (new requests, answers)
+ * runs between any two turns. A burst of ordinary reviews (the API server calls the webhook for many writes at
+ * once) is answered in one turn, without a turn of the event loop for each review.
  */
+
+/** How long one turn starts reviews for, at most (a review started within it runs to its end or its first I/O). */
+export const DEFAULT_TURN_BUDGET_MS = 2;
+
 export class SmallestFirstQueue {
   private readonly waiting: { readonly size: number; readonly start: () => void }[] = [];
   private scheduled = false;
 
-  /** Runs `task` once every smaller task queued before it has started; resolves with its result. */
-  run<T>(size: number, task: () => Promise<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      this.waiting.push({ size, start: () => task().then(resolve, reject) });
-      this.schedule();
+  constructor(private readonly turnBudgetMs = DEFAULT_TURN_BUDGET_MS) {}
+
+  /**
+   * Runs `task` in a later turn, once every smaller task queued before it has started. A task that throws, or whose
+   * promise rejects, hands its error to `onError`; a task never holds the queue while it waits for I/O.
+   */
+  add(size: number, task: () => unknown, onError: (error: unknown) => void): void {
+    this.waiting.push({
+      size,
+      start: () => {
+        try {
+          const result = task();
+          if (result instanceof Promise) result.catch(onError);
+        } catch (e) {
+          onError(e);
+        }
+      },
     });
+    this.schedule();
   }
 
   /** Tasks not started yet. */
@@ -24,14 +43,19 @@ export class SmallestFirstQueue {
   private schedule(): void {
     if (this.scheduled) return;
     this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
+    setImmediate(this.turn);
+  }
+
+  private readonly turn = (): void => {
+    this.scheduled = false;
+    const started = performance.now();
+    do {
       let smallest = 0;
       for (let i = 1; i < this.waiting.length; i++)
         if (this.waiting[i]!.size < this.waiting[smallest]!.size) smallest = i;
       const [next] = this.waiting.splice(smallest, 1);
-      if (this.waiting.length > 0) this.schedule();
       next?.start();
-    });
-  }
+    } while (this.waiting.length > 0 && performance.now() - started < this.turnBudgetMs);
+    if (this.waiting.length > 0) this.schedule();
+  };
 }

@@ -68,10 +68,16 @@ export interface AdmissionReviewResponse {
   response: AdmissionResponse;
 }
 
+/** A value, or a promise of it when it takes I/O. */
+export type MaybePromise<T> = T | Promise<T>;
+
 export interface AdmissionContext {
   readonly gates: FeatureGates;
-  /** The Seed of that name as the API server has it, or undefined when there is none. Throws on other errors. */
-  lookupSeed(name: string): Promise<unknown>;
+  /**
+   * The Seed of that name as the API server has it, or undefined when there is none; throws (or rejects) on other
+   * errors. A value returned as such (a cache hit) lets the review be answered without leaving the current turn.
+   */
+  lookupSeed(name: string): MaybePromise<unknown>;
   /** Told about unexpected errors, which the answer only summarizes (to log them with their stack). */
   onInternalError?(error: unknown): void;
   /** The extension types this installation runs; a Shoot using another is refused. Unchecked when unset. */
@@ -90,17 +96,45 @@ export async function handleAdmissionReview(
   ctx: AdmissionContext,
   mode: AdmissionMode,
 ): Promise<AdmissionReviewResponse> {
+  return answerAdmissionReview(review, ctx, mode);
+}
+
+/**
+ * {@link handleAdmissionReview}, answered synchronously when the seed lookup is (the steady state: the Seed comes
+ * from the informer cache), so that the webhook answers a review in one go; a promise only when it waits for I/O.
+ */
+export function answerAdmissionReview(
+  review: AdmissionReview,
+  ctx: AdmissionContext,
+  mode: AdmissionMode,
+): MaybePromise<AdmissionReviewResponse> {
   const request = review.request;
   const uid = typeof request?.uid === 'string' ? request.uid : '';
-  let response: AdmissionResponse;
+  const failed = (e: unknown): AdmissionReviewResponse => {
+    ctx.onInternalError?.(e);
+    return reviewResponse({ uid, allowed: false, status: internalErrorStatus(e) });
+  };
+  let response: MaybePromise<AdmissionResponse>;
   try {
     if (!request || uid === '') throw new Error('the AdmissionReview has no request with a uid');
-    response = mode === 'validate' ? await validateRequest(request, ctx) : await mutateRequest(request, ctx);
+    response = mode === 'validate' ? validateRequest(request, ctx) : mutateRequest(request, ctx);
   } catch (e) {
-    ctx.onInternalError?.(e);
-    response = { uid, allowed: false, status: internalErrorStatus(e) };
+    return failed(e);
   }
+  return isPromise(response) ? response.then(reviewResponse, failed) : reviewResponse(response);
+}
+
+function reviewResponse(response: AdmissionResponse): AdmissionReviewResponse {
   return { apiVersion: ADMISSION_API_VERSION, kind: 'AdmissionReview', response };
+}
+
+function isPromise<T>(value: MaybePromise<T>): value is Promise<T> {
+  return typeof (value as { then?: unknown } | null)?.then === 'function';
+}
+
+/** `next(value)`, now when `value` is at hand, else once it is. */
+function then<T, R>(value: MaybePromise<T>, next: (value: T) => R): MaybePromise<R> {
+  return isPromise(value) ? value.then(next) : next(value);
 }
 
 /** The kind of the request's object when it is one we admit on this operation. */
@@ -112,7 +146,7 @@ function admittedKind(request: AdmissionRequest): KindInfo<unknown> | undefined 
   return kind && ADMITTED_KINDS.includes(kind) ? kind : undefined;
 }
 
-async function validateRequest(request: AdmissionRequest, ctx: AdmissionContext): Promise<AdmissionResponse> {
+function validateRequest(request: AdmissionRequest, ctx: AdmissionContext): MaybePromise<AdmissionResponse> {
   const kind = admittedKind(request);
   if (!kind) return { uid: request.uid, allowed: true };
   // An update that leaves the spec alone (finalizers, labels, annotations) is always admitted: otherwise an object
@@ -121,7 +155,17 @@ async function validateRequest(request: AdmissionRequest, ctx: AdmissionContext)
     return { uid: request.uid, allowed: true };
   }
 
-  const seed = kind === Shoots ? await seedContext(request.object, ctx) : {};
+  return then(kind === Shoots ? seedContext(request.object, ctx) : {}, (seed) =>
+    validateWith(request, ctx, kind, seed),
+  );
+}
+
+function validateWith(
+  request: AdmissionRequest,
+  ctx: AdmissionContext,
+  kind: KindInfo<unknown>,
+  seed: SeedContext,
+): AdmissionResponse {
   let result: AdmissionResult;
   const input = { object: request.object, gates: ctx.gates, ...seedInput(seed) };
   try {
@@ -145,11 +189,13 @@ function specUnchanged(object: unknown, oldObject: unknown): boolean {
   return oldObject !== undefined && deepEqual(withoutNulls(spec(object)), withoutNulls(spec(oldObject)));
 }
 
-async function mutateRequest(request: AdmissionRequest, ctx: AdmissionContext): Promise<AdmissionResponse> {
+function mutateRequest(request: AdmissionRequest, ctx: AdmissionContext): MaybePromise<AdmissionResponse> {
   const kind = admittedKind(request);
   if (!kind) return { uid: request.uid, allowed: true };
+  return then(kind === Shoots ? seedContext(request.object, ctx) : {}, (seed) => mutateWith(request, ctx, seed));
+}
 
-  const seed = kind === Shoots ? await seedContext(request.object, ctx) : {};
+function mutateWith(request: AdmissionRequest, ctx: AdmissionContext, seed: SeedContext): AdmissionResponse {
   // Defaults only: validating is the validating webhook's job.
   const result = defaultObject({ object: request.object, gates: ctx.gates, ...seedInput(seed) });
   // Malformed: nothing to default; the validating webhook tells the client what is wrong.
@@ -198,11 +244,14 @@ function decodeSeedOnce(seed: unknown): { decoded: Seed } | { unusable: string }
 }
 
 /** The Seed of a Shoot's `spec.seedName`, when it names one (an unscheduled shoot has no seed context). */
-async function seedContext(shoot: unknown, ctx: AdmissionContext): Promise<SeedContext> {
+function seedContext(shoot: unknown, ctx: AdmissionContext): MaybePromise<SeedContext> {
   const name = (shoot as { spec?: { seedName?: unknown } }).spec?.seedName;
   if (typeof name !== 'string' || name === '') return {};
+  return then(ctx.lookupSeed(name), (seed) => seedContextOf(name, seed));
+}
+
+function seedContextOf(name: string, seed: unknown): SeedContext {
   const path = FieldPath.root('spec', 'seedName');
-  const seed = await ctx.lookupSeed(name);
   if (seed === undefined) return { error: invalid(path, name, `seed ${JSON.stringify(name)} not found`) };
   const outcome = decodeSeedOnce(seed);
   if ('unusable' in outcome) {

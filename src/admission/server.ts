@@ -17,10 +17,11 @@ import { AdmissionMetrics, ReviewResult } from './metrics.js';
 import {
   ADMISSION_API_VERSION,
   ADMITTED_KINDS,
-  handleAdmissionReview,
+  answerAdmissionReview,
   type AdmissionMode,
   type AdmissionReview,
   type AdmissionReviewResponse,
+  type MaybePromise,
 } from './review.js';
 import { WEBHOOK_PATHS, webhookBaseURL } from './webhook-configurations.js';
 
@@ -56,9 +57,10 @@ export interface AdmissionServerOptions {
   readonly gates: FeatureGates;
   /**
    * The Seed of that name, undefined when there is none. The runtime passes the shared cached reader
-   * (src/runtime/cached-reader.ts): reviews then cost the API server nothing.
+   * (src/runtime/cached-reader.ts): reviews then cost the API server nothing, and a Seed returned as a value (not a
+   * promise) lets a review be answered in one go.
    */
-  readonly lookupSeed: (name: string) => Promise<unknown>;
+  readonly lookupSeed: (name: string) => MaybePromise<unknown>;
   /** `/readyz` answers 200 while true (the caches `lookupSeed` reads are synced), 503 otherwise. @default always */
   readonly ready?: () => boolean;
   /** Where to register the review metrics (see {@link AdmissionMetrics}). @default not collected */
@@ -111,12 +113,13 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
     [WEBHOOK_PATHS.mutate]: 'mutate',
   };
 
+  const failed = (res: ServerResponse) => (e: unknown) => {
+    logger.error({ err: e }, 'serving a request failed');
+    if (!res.headersSent) sendStatus(res, 500, 'internal error');
+    else res.destroy();
+  };
   const server = https.createServer({ ...(await readTLS(opts.tls)), minVersion: 'TLSv1.2' }, (req, res) => {
-    void serve(req, res).catch((e: unknown) => {
-      logger.error({ err: e }, 'serving a request failed');
-      if (!res.headersSent) sendStatus(res, 500, 'internal error');
-      else res.destroy();
-    });
+    void serve(req, res).catch(failed(res));
   });
   server.requestTimeout = opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   server.headersTimeout = Math.min(server.headersTimeout, server.requestTimeout);
@@ -153,7 +156,7 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
     } catch (e) {
       return refuse(res, path, mode, e);
     }
-    await reviews.run(body.length, () => answer(body, path, mode, res));
+    reviews.add(body.length, () => answer(body, path, mode, res), failed(res));
   }
 
   function refuse(res: ServerResponse, path: string, mode: AdmissionMode, e: unknown): void {
@@ -168,7 +171,8 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
     sendStatus(res, e.code, e.message);
   }
 
-  async function answer(body: Buffer, path: string, mode: AdmissionMode, res: ServerResponse): Promise<void> {
+  /** Answers a review; synchronously when the seed lookup is (a promise only while it waits for a live read). */
+  function answer(body: Buffer, path: string, mode: AdmissionMode, res: ServerResponse): MaybePromise<void> {
     let review: AdmissionReview;
     try {
       review = parseReview(body);
@@ -176,7 +180,7 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
       return refuse(res, path, mode, e);
     }
     const started = performance.now();
-    const answer = await handleAdmissionReview(
+    const answer = answerAdmissionReview(
       review,
       {
         gates: opts.gates,
@@ -186,7 +190,18 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
       },
       mode,
     );
-    const durationMs = performance.now() - started;
+    if (answer instanceof Promise)
+      return answer.then((a) => respond(res, mode, review, a, performance.now() - started));
+    respond(res, mode, review, answer, performance.now() - started);
+  }
+
+  function respond(
+    res: ServerResponse,
+    mode: AdmissionMode,
+    review: AdmissionReview,
+    answer: AdmissionReviewResponse,
+    durationMs: number,
+  ): void {
     const result = resultOf(answer);
     metrics?.observe(mode, kindOf(review), result, durationMs / 1000);
     // A denial is an ordinary answer (the client gets the reasons); errors were logged by onInternalError.

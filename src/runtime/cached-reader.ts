@@ -52,10 +52,19 @@ export class CachedReader<T extends KubernetesObject = KubernetesObject> impleme
   }
 
   get(name: string, namespace?: string): Promise<T | undefined> {
+    const read = this.read(name, namespace);
+    return read instanceof Promise ? read : Promise.resolve(read);
+  }
+
+  /**
+   * {@link get}, with a cache hit as the object itself rather than a promise of it: a caller on a hot path (the
+   * webhook) goes on in the same turn. Only a miss, which reads from the server, is a promise.
+   */
+  read(name: string, namespace?: string): T | Promise<T | undefined> {
     const cached = this.informer.get(name, namespace);
     if (cached !== undefined) {
       this.hits?.inc();
-      return Promise.resolve(cached);
+      return cached;
     }
     this.misses?.inc();
     const key = namespace && this.ref.namespaced ? `${namespace}/${name}` : name;

@@ -4,6 +4,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { admit } from '../../src/apis/admission.js';
 import { invalidStatus } from '../../src/apis/field/index.js';
 import {
+  answerAdmissionReview,
   defaultingPatch,
   handleAdmissionReview,
   type AdmissionContext,
@@ -482,5 +483,61 @@ describe('internal errors', () => {
       'validate',
     );
     expect(answer.response).toMatchObject({ uid: '', allowed: false, status: { code: 500 } });
+  });
+});
+
+describe('answerAdmissionReview: in one go when the seed is at hand', () => {
+  const shootOn = (seedName: string, overrides: Json = {}) => {
+    const shoot = json(ipv6ShootObject());
+    (shoot.spec as Json).seedName = seedName;
+    return { ...shoot, ...overrides };
+  };
+  const reviewOf = (object: unknown) => ({
+    apiVersion: 'admission.k8s.io/v1' as const,
+    kind: 'AdmissionReview' as const,
+    request: request(object),
+  });
+  const cases = [
+    ['a valid shoot on its seed', shootOn('seed-v6')],
+    ['a shoot on a seed that does not exist', shootOn('nowhere')],
+    ['a shoot on a seed that is no Seed', shootOn('broken')],
+    ['a shoot without a seed', json(ipv6ShootObject())],
+  ] as const;
+
+  for (const mode of ['validate', 'mutate'] as const) {
+    it(`answers a ${mode} review synchronously from a seed lookup that returns a value, as the async path does`, async () => {
+      for (const [what, object] of cases) {
+        const sync: AdmissionContext = { gates: gateSets.ipv6, lookupSeed: vi.fn((name: string) => SEEDS[name]) };
+        const answer = answerAdmissionReview(reviewOf(object), sync, mode);
+        expect(answer, what).not.toBeInstanceOf(Promise);
+        // A lookup that returns a promise: answered once it settles, with the same answer.
+        const viaPromise = answerAdmissionReview(reviewOf(object), context(gateSets.ipv6), mode);
+        if (what !== 'a shoot without a seed') expect(viaPromise, what).toBeInstanceOf(Promise);
+        expect(answer, what).toEqual(await viaPromise);
+        expect(answer, what).toEqual(await handleAdmissionReview(reviewOf(object), context(gateSets.ipv6), mode));
+      }
+    });
+  }
+
+  it('turns a seed lookup that throws, or rejects, into a 500 denial naming the error', async () => {
+    const boom = new Error('etcdserver: request timed out');
+    for (const lookupSeed of [
+      () => {
+        throw boom;
+      },
+      () => Promise.reject(boom),
+    ]) {
+      const onInternalError = vi.fn();
+      const answer = await answerAdmissionReview(
+        reviewOf(shootOn('seed-v6')),
+        { gates: gateSets.ipv6, lookupSeed, onInternalError },
+        'validate',
+      );
+      expect(answer.response).toMatchObject({
+        allowed: false,
+        status: { code: 500, reason: 'InternalError', message: expect.stringContaining(boom.message) as string },
+      });
+      expect(onInternalError).toHaveBeenCalledWith(boom);
+    }
   });
 });

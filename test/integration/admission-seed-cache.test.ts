@@ -203,7 +203,7 @@ describe('admission webhook with the seed cache', () => {
       host: '::1',
       port: 0,
       gates,
-      lookupSeed: (name) => reader.get(name),
+      lookupSeed: (name) => reader.read(name),
       ready: () => reader.hasSynced(),
       logger: silentLogger(),
     });

@@ -57,6 +57,22 @@ describe('CachedReader', () => {
     expect(await counted()).toEqual({ hit: 1 });
   });
 
+  it('hands a cache hit out as the object itself and only a miss as a promise (read)', async () => {
+    server.upsert(cm, configMap('a'));
+    // The watch stays silent after the list: what is created later is only on the server.
+    server.addFault({ watch: true, fault: { kind: 'hang' } });
+    await informer.start();
+    const hit = reader.read('a', 'default');
+    expect(hit).not.toBeInstanceOf(Promise);
+    expect((hit as KubernetesObject).metadata?.name).toBe('a');
+    server.upsert(cm, configMap('late'));
+    const miss = reader.read('late', 'default');
+    expect(miss).toBeInstanceOf(Promise);
+    expect((await miss)?.metadata?.name).toBe('late');
+    expect(gets('a')).toBe(0);
+    expect(gets('late')).toBe(1);
+  });
+
   it('reads an object the watch has not delivered yet from the server, once for concurrent callers', async () => {
     // The watch stays silent: whatever is created now is only on the server.
     server.addFault({ watch: true, fault: { kind: 'hang' } });

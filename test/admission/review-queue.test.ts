@@ -1,0 +1,87 @@
+import { describe, expect, it, vi } from 'vitest';
+import { SmallestFirstQueue } from '../../src/admission/review-queue.js';
+
+/** Busy for `ms` (a review's synchronous work). */
+function spin(ms: number): void {
+  const end = performance.now() + ms;
+  while (performance.now() < end);
+}
+
+/** Resolves after the current turn and its immediates (an I/O callback's place). */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+describe('SmallestFirstQueue', () => {
+  it('starts the tasks queued in one turn smallest first, all in one later turn when they are quick', async () => {
+    const queue = new SmallestFirstQueue(50);
+    const order: number[] = [];
+    const turns = new Set<number>();
+    // One tick per turn of the event loop: an immediate that queues the next.
+    let turn = 0;
+    let ticking = true;
+    const tick = () => {
+      turn++;
+      if (ticking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    for (const size of [300, 100, 200, 100]) queue.add(size, () => (order.push(size), turns.add(turn)), vi.fn());
+    expect(order).toEqual([]);
+    await vi.waitFor(() => expect(order).toHaveLength(4));
+    ticking = false;
+    expect(order).toEqual([100, 100, 200, 300]);
+    expect(turns.size).toBe(1);
+  });
+
+  it('leaves the rest for a later turn once a turn has spent its budget, so I/O runs in between', async () => {
+    const queue = new SmallestFirstQueue(5);
+    const events: string[] = [];
+    for (const size of [1, 2, 3]) {
+      queue.add(
+        size,
+        () => {
+          events.push(`task ${size}`);
+          spin(8);
+        },
+        vi.fn(),
+      );
+    }
+    // Queued behind the first turn's immediate: runs after it, before the queue's next turn.
+    setImmediate(() => events.push('io'));
+    await vi.waitFor(() => expect(events.filter((e) => e.startsWith('task'))).toHaveLength(3));
+    expect(events).toEqual(['task 1', 'io', 'task 2', 'task 3']);
+    expect(queue.length).toBe(0);
+  });
+
+  it('hands thrown errors and rejections to the task’s onError, and goes on with the others', async () => {
+    const queue = new SmallestFirstQueue();
+    const thrown = new Error('thrown');
+    const rejected = new Error('rejected');
+    const onThrown = vi.fn();
+    const onRejected = vi.fn();
+    const ran = vi.fn();
+    queue.add(
+      1,
+      () => {
+        throw thrown;
+      },
+      onThrown,
+    );
+    queue.add(2, () => Promise.reject(rejected), onRejected);
+    queue.add(3, ran, vi.fn());
+    await vi.waitFor(() => expect(onRejected).toHaveBeenCalledWith(rejected));
+    expect(onThrown).toHaveBeenCalledWith(thrown);
+    expect(ran).toHaveBeenCalledOnce();
+  });
+
+  it('does not wait for a task that waits for I/O before it starts the next', async () => {
+    const queue = new SmallestFirstQueue();
+    let release!: () => void;
+    const slow = vi.fn(() => new Promise<void>((resolve) => (release = resolve)));
+    const next = vi.fn();
+    queue.add(1, slow, vi.fn());
+    await nextTurn();
+    queue.add(2, next, vi.fn());
+    await vi.waitFor(() => expect(next).toHaveBeenCalledOnce());
+    expect(slow).toHaveBeenCalledOnce();
+    release();
+  });
+});
