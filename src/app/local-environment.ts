@@ -155,7 +155,7 @@ export async function startLocalServices(
     },
     async stop(stopOpts = {}) {
       await gardenlet.runtime.stop();
-      await Promise.all([gardenlet.provider?.stop(stopOpts), bind.stop()]);
+      await Promise.all([gardenlet.provider?.stop(stopOpts), bind.stop(stopOpts)]);
       lbNetwork?.destroy();
     },
   };

@@ -15,7 +15,7 @@ import { rcodeName } from '../extensions/dns/rfc2136.js';
 import { exchange, parseServer } from '../extensions/dns/transport.js';
 import { onEmergencyExit } from './cleanup.js';
 import { freePort, urlHost } from './net.js';
-import { describeExit, startProcess, which, type ManagedProcess } from './process.js';
+import { describeExit, graceBefore, startProcess, which, type ManagedProcess } from './process.js';
 
 /** The zone the local provider's DNSRecords live in (`<domain>.` of the gardenlet's default domain). */
 export const LOCAL_DNS_ZONE = 'local.gardener.cloud.';
@@ -60,8 +60,11 @@ export interface Bind9 {
   /** Config, zone file, journal and `named.log`. */
   readonly dir: string;
   readonly process: ManagedProcess;
-  /** Stops named (SIGTERM, SIGKILL after 5 s) and removes its folder. Safe to call twice. */
-  stop(): Promise<void>;
+  /**
+   * Stops named (SIGTERM, SIGKILL after 5 s, or at `deadline` (ms since epoch) when that is sooner) and removes its
+   * folder. Safe to call twice.
+   */
+  stop(opts?: { deadline?: number }): Promise<void>;
 }
 
 /**
@@ -148,9 +151,10 @@ export async function startBind9(opts: Bind9Options = {}): Promise<Bind9> {
     { signals: false },
   );
   let stopped: Promise<void> | undefined;
-  const stop = (): Promise<void> =>
+  const stop = (stopOpts: { deadline?: number } = {}): Promise<void> =>
     (stopped ??= (async () => {
-      await proc.stop(STOP_GRACE_MS);
+      // named can take seconds to exit on SIGTERM on a busy machine: a caller with a deadline must not wait for it.
+      await proc.stop(graceBefore(stopOpts.deadline, STOP_GRACE_MS));
       unregister();
       removeDir();
     })());
