@@ -14,13 +14,13 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { Refs } from '../src/gardenlet/resources.js';
 import { generateCertificates } from '../src/localenv/certs.js';
 import { startControlPlane } from '../src/localenv/control-plane.js';
+import { freePorts } from '../src/localenv/net.js';
 import { ResourceClient } from '../src/runtime/client.js';
 import { benchSeed, benchShoot } from './objects.js';
 
@@ -269,32 +269,24 @@ const percentile = (sorted: readonly number[], p: number) =>
 interface ServerProcess {
   readonly child: ChildProcess;
   readonly port: number;
-  readonly healthPort?: number;
   readonly logFile: string;
 }
 
 const ROOT = join(import.meta.dirname, '..');
 
-/** A port nothing listens on now on [::1] (the webhook's flags take a port; 0 is refused there). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen({ host: '::1', port: 0 }, () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
 /**
  * The webhook as the chart runs it: the compiled `gardener-ipv6 run --components admission` (built here first, so
  * that what is measured is what ships, not the TypeScript loader), logging JSON lines at the default level.
  */
-async function startWebhook(kubeconfig: string, certDir: string, dir: string, cpuProfileDir?: string) {
+async function startWebhook(
+  kubeconfig: string,
+  certDir: string,
+  dir: string,
+  cpuProfileDir?: string,
+): Promise<ServerProcess> {
   const build = spawnSync('npm', ['run', 'build'], { cwd: ROOT, encoding: 'utf8' });
   if (build.status !== 0) throw new Error(`npm run build failed:\n${build.stdout}${build.stderr}`);
-  const [port, healthPort] = [await freePort(), await freePort()];
+  const [port, healthPort] = (await freePorts(2)) as [number, number];
   const logFile = join(dir, 'webhook.log');
   const child = spawn(
     process.execPath,
@@ -326,7 +318,7 @@ async function startWebhook(kubeconfig: string, certDir: string, dir: string, cp
     child.once('exit', (code) => reject(new Error(`the webhook exited with ${code}; see ${logFile}`))),
   );
   await Promise.race([waitReady(healthPort), exited]);
-  return { child, port, healthPort, logFile };
+  return { child, port, logFile };
 }
 
 /** The bare HTTPS baseline (bench/baseline-server.mjs), plain node like the webhook. */

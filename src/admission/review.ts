@@ -121,20 +121,20 @@ export function answerAdmissionReview(
   } catch (e) {
     return failed(e);
   }
-  return isPromise(response) ? response.then(reviewResponse, failed) : reviewResponse(response);
+  return response instanceof Promise ? response.then(reviewResponse, failed) : reviewResponse(response);
 }
 
 function reviewResponse(response: AdmissionResponse): AdmissionReviewResponse {
   return { apiVersion: ADMISSION_API_VERSION, kind: 'AdmissionReview', response };
 }
 
-function isPromise<T>(value: MaybePromise<T>): value is Promise<T> {
-  return typeof (value as { then?: unknown } | null)?.then === 'function';
-}
-
-/** `next(value)`, now when `value` is at hand, else once it is. */
+/**
+ * `next(value)`, now when `value` is at hand, else once it is. Any thenable (the seed lookup is the caller's) becomes
+ * a native promise here, so that everything after it tells the two apart with `instanceof Promise`.
+ */
 function then<T, R>(value: MaybePromise<T>, next: (value: T) => R): MaybePromise<R> {
-  return isPromise(value) ? value.then(next) : next(value);
+  const thenable = typeof (value as { then?: unknown } | null)?.then === 'function';
+  return thenable ? Promise.resolve(value).then(next) : next(value as T);
 }
 
 /** The kind of the request's object when it is one we admit on this operation. */

@@ -190,9 +190,9 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
       },
       mode,
     );
-    if (answer instanceof Promise)
-      return answer.then((a) => respond(res, mode, review, a, performance.now() - started));
-    respond(res, mode, review, answer, performance.now() - started);
+    const send = (a: AdmissionReviewResponse) => respond(res, mode, review, a, performance.now() - started);
+    if (answer instanceof Promise) return answer.then(send);
+    send(answer);
   }
 
   function respond(

@@ -52,8 +52,8 @@ export class CachedReader<T extends KubernetesObject = KubernetesObject> impleme
   }
 
   get(name: string, namespace?: string): Promise<T | undefined> {
-    const read = this.read(name, namespace);
-    return read instanceof Promise ? read : Promise.resolve(read);
+    // A native promise (a miss) is handed back as is.
+    return Promise.resolve(this.read(name, namespace));
   }
 
   /**

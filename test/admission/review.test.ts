@@ -519,6 +519,19 @@ describe('answerAdmissionReview: in one go when the seed is at hand', () => {
     });
   }
 
+  it('answers through a native promise when the seed lookup returns some other thenable', async () => {
+    const thenable = { then: (resolve: (seed: unknown) => void) => setImmediate(() => resolve(SEEDS['seed-v6'])) };
+    const answer = answerAdmissionReview(
+      reviewOf(shootOn('seed-v6')),
+      { gates: gateSets.ipv6, lookupSeed: () => thenable as unknown as Promise<unknown> },
+      'validate',
+    );
+    expect(answer).toBeInstanceOf(Promise);
+    expect(await answer).toEqual(
+      await handleAdmissionReview(reviewOf(shootOn('seed-v6')), context(gateSets.ipv6), 'validate'),
+    );
+  });
+
   it('turns a seed lookup that throws, or rejects, into a 500 denial naming the error', async () => {
     const boom = new Error('etcdserver: request timed out');
     for (const lookupSeed of [
