@@ -425,14 +425,49 @@ describe('mutating webhook', () => {
         const original = { ...head, spec: before };
         const defaulted = { ...head, spec: after };
         const patch = defaultingPatch(original, defaulted);
-        const result = jsonpatch.applyPatch(structuredClone(original), patch, true, false).newDocument;
+        const result = applyAsFields(structuredClone(original), patch);
         expect(result).toEqual(defaulted);
         expect(defaultingPatch(original, structuredClone(original))).toEqual([]);
       }),
-      { numRuns: 300 },
+      {
+        numRuns: 300,
+        // Seen in CI: a `__proto__` key the defaulting drops.
+        examples: [[JSON.parse('{"": {"__proto__": false}}') as Json, { '': {} }]],
+      },
     );
   });
 });
+
+/**
+ * RFC 6902 as the API server applies a patch: every key is a field, `__proto__` included. fast-json-patch refuses
+ * `__proto__` paths, and would set the prototype on `add`/`replace` if told not to refuse them.
+ */
+function applyAsFields(document: Json, patch: Operation[]): Json {
+  for (const operation of patch) {
+    const tokens = operation.path
+      .split('/')
+      .slice(1)
+      .map((t) => t.replaceAll('~1', '/').replaceAll('~0', '~'));
+    const last = tokens.pop();
+    if (last === undefined) throw new Error(`patch of the whole document: ${JSON.stringify(operation)}`);
+    let parent: unknown = document;
+    for (const token of tokens) parent = (parent as Record<string, unknown>)[token];
+    const value = 'value' in operation ? structuredClone(operation.value as unknown) : undefined;
+    if (Array.isArray(parent)) {
+      const index = last === '-' ? parent.length : Number(last);
+      if (operation.op === 'add') parent.splice(index, 0, value);
+      else if (operation.op === 'remove') parent.splice(index, 1);
+      else if (operation.op === 'replace') parent[index] = value;
+      else throw new Error(`unexpected operation ${operation.op}`);
+    } else if (typeof parent === 'object' && parent !== null) {
+      if (operation.op === 'remove') delete (parent as Record<string, unknown>)[last];
+      else if (operation.op === 'add' || operation.op === 'replace') {
+        Object.defineProperty(parent, last, { value, writable: true, enumerable: true, configurable: true });
+      } else throw new Error(`unexpected operation ${operation.op}`);
+    } else throw new Error(`no container at ${operation.path}`);
+  }
+  return document;
+}
 
 describe('not ours', () => {
   it.each<[string, AdmissionRequest]>([
