@@ -236,7 +236,7 @@ async function waitForAdmission(client: ResourceClient, deadline: number, signal
   } as KubernetesObject;
   for (;;) {
     try {
-      await client.create(Refs.shoot, probe, { dryRun: true });
+      await client.create(Refs.shoot, probe, { dryRun: true, ...(signal ? { signal } : {}) });
     } catch (e) {
       if (isInvalid(e)) return;
       throw e;
@@ -277,7 +277,7 @@ export async function applyExampleShoot(
   const shoot = example(EXAMPLE_SHOOT);
   const namespace = shoot.metadata?.namespace ?? 'garden-local';
   const apply = (ref: (typeof Refs)[keyof typeof Refs], object: KubernetesObject) =>
-    client.apply(ref, object, { fieldManager: 'gardener-ipv6-up', force: true });
+    client.apply(ref, object, { fieldManager: 'gardener-ipv6-up', force: true, ...(signal ? { signal } : {}) });
   await apply(Refs.namespace, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
   await apply(Refs.seed, seed);
   await apply(Refs.shoot, shoot);

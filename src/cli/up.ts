@@ -69,6 +69,9 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
     stopRequested.signal.addEventListener('abort', () => reject(stopRequested.signal.reason), { once: true }),
   );
   stopped.catch(() => {});
+  // The stop bound counts from when the stop was asked for, not from when the step running then let go.
+  let stopAskedAt: number | undefined;
+  stopRequested.signal.addEventListener('abort', () => (stopAskedAt = Date.now()), { once: true });
   const onSignal = (signal: NodeJS.Signals) => {
     if (signalled !== undefined) {
       io.err(`${signal} again: exiting without a graceful stop\n`);
@@ -172,7 +175,7 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
     }
     return 0;
   } finally {
-    const deadline = Date.now() + UP_STOP_TIMEOUT_MS;
+    const deadline = (stopAskedAt ?? Date.now()) + UP_STOP_TIMEOUT_MS;
     if (services !== undefined) {
       await services
         .stop({ deadline })
