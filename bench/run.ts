@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: every benchmark of the project, each reported with its baseline measured in the same run.
  * `npm run bench -- api`, `-- cli`, `-- reconcile [--sizes 200,1000]`, `-- shoot` (control planes and machines),
- * `-- machines`, `-- webhook-decode`, `-- webhook-attack` or `-- webhook [--rounds 2] [--duration 10] [--rss-seconds 60] [--rss-warmup-seconds 90]
+ * `-- machines`, `-- webhook-decode`, `-- webhook-attack` or `-- webhook [--rounds 2] [--duration 10] [--slice 2] [--rss-seconds 60] [--rss-warmup-seconds 90]
  * [--cpu-prof DIR]` runs one of them (the webhook benchmark needs h2load: Debian's `nghttp2-client`).
  */
 import { runApiBench } from './api.js';
@@ -17,7 +17,7 @@ const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const args = process.argv.slice(2);
 const valueOf = (flag: string): string | undefined => (args.includes(flag) ? args[args.indexOf(flag) + 1] : undefined);
 const flagValues = new Set(
-  ['--sizes', '--rounds', '--duration', '--rss-seconds', '--rss-warmup-seconds', '--cpu-prof'].map(valueOf),
+  ['--sizes', '--rounds', '--duration', '--slice', '--rss-seconds', '--rss-warmup-seconds', '--cpu-prof'].map(valueOf),
 );
 const only = args.find((a) => !a.startsWith('--') && !flagValues.has(a));
 const sizes = valueOf('--sizes')?.split(',').map(Number) ?? [200, 1000];
@@ -111,6 +111,7 @@ if (!only || only === 'webhook') {
   const cpuProfileDir = valueOf('--cpu-prof');
   const result = await runWebhookBench({
     durationSeconds: numberOf('--duration'),
+    sliceSeconds: numberOf('--slice'),
     rounds: numberOf('--rounds'),
     rssSeconds: numberOf('--rss-seconds'),
     rssWarmupSeconds: numberOf('--rss-warmup-seconds'),

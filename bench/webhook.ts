@@ -25,8 +25,14 @@ import { ResourceClient } from '../src/runtime/client.js';
 import { benchSeed, benchShoot } from './objects.js';
 
 export interface WebhookBenchOptions {
-  /** Seconds per load step. @default 10 */
+  /** Seconds per scenario and load in a round. @default 10 */
   readonly durationSeconds?: number;
+  /**
+   * A round's seconds per scenario and load are measured in slices of this length, the scenarios taking turns slice
+   * by slice (in an order that rotates): the host's speed drifts by up to 2x over minutes, and slices give every
+   * scenario the same share of each phase of it. @default 2
+   */
+  readonly sliceSeconds?: number;
   /** Rounds over all scenarios and loads (alternating the order). @default 2 */
   readonly rounds?: number;
   /** Seconds of the RSS phase. @default 60 */
@@ -41,6 +47,8 @@ export interface WebhookBenchOptions {
 }
 
 const CONNECTIONS = 10;
+/** Not measured at the start of each h2load run (connecting, TLS handshakes). */
+const WARM_UP_MS = 300;
 /** Reviews per second of the paced loads; `undefined` is full speed. */
 const LOADS = [200, 1000, undefined] as const;
 type Load = (typeof LOADS)[number];
@@ -87,6 +95,7 @@ export interface WebhookBenchResult {
   readonly rss: RSSResult;
   readonly rounds: number;
   readonly durationSeconds: number;
+  readonly sliceSeconds: number;
 }
 
 function shootReview(target: Exclude<Target, 'baseline'>): string {
@@ -220,6 +229,9 @@ function h2load(port: number, bodyFile: string, seconds: number, load: Load, log
     String(CONNECTIONS),
     '-D',
     String(seconds),
+    // Each run opens its connections anew: their TLS handshakes are not what is measured.
+    '--warm-up-time',
+    `${WARM_UP_MS}ms`,
     '-H',
     'content-type: application/json',
     '-d',
@@ -256,7 +268,8 @@ function h2load(port: number, bodyFile: string, seconds: number, load: Load, log
       resolve({
         reviews: succeeded,
         errors: Number(requests[5]) + Number(requests[6]) + Number(requests[7]) + Number(requests[3]) - succeeded,
-        seconds: Number(finished[1]),
+        // "finished in" counts the warm-up too; the requests counted are the main duration's.
+        seconds,
         latencies,
       });
     });
@@ -361,6 +374,9 @@ export async function runWebhookBench(opts: WebhookBenchOptions = {}): Promise<W
     throw new Error("h2load is missing: install Debian's nghttp2-client (apt-get install -y nghttp2-client)");
   }
   const durationSeconds = opts.durationSeconds ?? 10;
+  // h2load takes whole seconds.
+  const sliceSeconds = Math.max(1, Math.round(Math.min(opts.sliceSeconds ?? 2, durationSeconds)));
+  const slices = Math.max(1, Math.round(durationSeconds / sliceSeconds));
   const rounds = opts.rounds ?? 2;
   const rssSeconds = opts.rssSeconds ?? 60;
   const rssWarmupSeconds = opts.rssWarmupSeconds ?? 90;
@@ -411,36 +427,40 @@ export async function runWebhookBench(opts: WebhookBenchOptions = {}): Promise<W
     >();
     for (let round = 0; round < rounds; round++) {
       for (const load of LOADS) {
-        // Alternate the order from round to round, so no target always runs first or right after another.
-        const order = TARGETS.map((_, i) => TARGETS[(i + round) % TARGETS.length]!);
-        for (const target of round % 2 === 0 ? order : [...order].reverse()) {
-          const server = serverOf(target);
-          const before = {
-            cpu: cpuMicros(server.child.pid!),
-            apiCpu: apiCpu(),
-            requests: await apiRequestCounts(kc),
-            log: statSync(server.logFile).size,
-          };
-          const run = await h2load(server.port, bodyFiles[target], durationSeconds, load, join(dir, 'latency.log'));
-          const requests = await apiRequestCounts(kc);
-          const key = JSON.stringify([target, load ?? null]);
-          runs.set(key, [
-            ...(runs.get(key) ?? []),
-            {
-              run,
-              cpu: cpuMicros(server.child.pid!) - before.cpu,
-              apiCpu: apiCpu() - before.apiCpu,
-              seeds: requests.seeds - before.requests.seeds,
-              // The two scrapes' own requests are not resource requests; the seeds' informer watch may end here.
-              all: requests.all - before.requests.all,
-              logBytes: statSync(server.logFile).size - before.log,
-            },
-          ]);
-          process.stderr.write(
-            `round ${round + 1}/${rounds} ${target} @ ${load ?? 'max'}: ${run.reviews} reviews, ` +
-              `${(run.reviews / run.seconds).toFixed(0)}/s, p99 ${percentile(run.latencies, 99).toFixed(2)} ms, ` +
-              `${requests.seeds - before.requests.seeds} seed requests\n`,
-          );
+        for (let slice = 0; slice < slices; slice++) {
+          // Rotate the order from slice to slice and reverse it every other round, so no target always runs first or
+          // right after another.
+          const turn = round * slices + slice;
+          const order = TARGETS.map((_, i) => TARGETS[(i + turn) % TARGETS.length]!);
+          for (const target of round % 2 === 0 ? order : [...order].reverse()) {
+            const server = serverOf(target);
+            const before = {
+              cpu: cpuMicros(server.child.pid!),
+              apiCpu: apiCpu(),
+              requests: await apiRequestCounts(kc),
+              log: statSync(server.logFile).size,
+            };
+            const run = await h2load(server.port, bodyFiles[target], sliceSeconds, load, join(dir, 'latency.log'));
+            const requests = await apiRequestCounts(kc);
+            const key = JSON.stringify([target, load ?? null]);
+            runs.set(key, [
+              ...(runs.get(key) ?? []),
+              {
+                run,
+                cpu: cpuMicros(server.child.pid!) - before.cpu,
+                apiCpu: apiCpu() - before.apiCpu,
+                seeds: requests.seeds - before.requests.seeds,
+                // The two scrapes' own requests are not resource requests; the seeds' informer watch may end here.
+                all: requests.all - before.requests.all,
+                logBytes: statSync(server.logFile).size - before.log,
+              },
+            ]);
+            process.stderr.write(
+              `round ${round + 1}/${rounds} slice ${slice + 1}/${slices} ${target} @ ${load ?? 'max'}: ` +
+                `${run.reviews} reviews, ${(run.reviews / run.seconds).toFixed(0)}/s, ` +
+                `p99 ${percentile(run.latencies, 99).toFixed(2)} ms, ${requests.seeds - before.requests.seeds} seed requests\n`,
+            );
+          }
         }
       }
     }
@@ -494,6 +514,7 @@ export async function runWebhookBench(opts: WebhookBenchOptions = {}): Promise<W
       },
       rounds,
       durationSeconds,
+      sliceSeconds,
     };
   } finally {
     for (const server of servers) await stopServer(server).catch(() => {});
@@ -511,8 +532,8 @@ const fmt = (n: number, digits = 0) =>
 export function formatWebhookBench(r: WebhookBenchResult): string {
   const lines: string[] = [];
   lines.push(
-    `${r.rounds} rounds of ${r.durationSeconds} s per scenario and load, ${CONNECTIONS} connections, /mutate and ` +
-      `/validate alternating; latencies pooled over the rounds`,
+    `${r.rounds} rounds of ${r.durationSeconds} s per scenario and load, in slices of ${r.sliceSeconds} s that take ` +
+      `turns across the scenarios; ${CONNECTIONS} connections, /mutate and /validate alternating; latencies pooled`,
   );
   for (const load of LOADS) {
     lines.push('', `## ${load === undefined ? 'full speed' : `${load} reviews/s`}`, '');
