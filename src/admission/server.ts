@@ -119,11 +119,7 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
     else res.destroy();
   };
   const server = https.createServer({ ...(await readTLS(opts.tls)), minVersion: 'TLSv1.2' }, (req, res) => {
-    try {
-      serve(req, res);
-    } catch (e) {
-      failed(res)(e);
-    }
+    void serve(req, res).catch(failed(res));
   });
   server.requestTimeout = opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   server.headersTimeout = Math.min(server.headersTimeout, server.requestTimeout);
@@ -133,7 +129,7 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
   const reviews = new SmallestFirstQueue();
   const ready = opts.ready ?? (() => true);
 
-  function serve(req: IncomingMessage, res: ServerResponse): void {
+  async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     // The API server appends `?timeout=10s`.
     const url = req.url ?? '/';
     const query = url.indexOf('?');
@@ -154,14 +150,13 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
       return sendStatus(res, 415, `unsupported content type ${JSON.stringify(contentType)}: expected application/json`);
     }
 
-    readBody(req, bodyLimits, (error, body) => {
-      try {
-        if (error !== undefined) return refuse(res, path, mode, error);
-        reviews.add(body!.length, () => answer(body!, path, mode, res), failed(res));
-      } catch (e) {
-        failed(res)(e);
-      }
-    });
+    let body: Buffer;
+    try {
+      body = await readBody(req, bodyLimits);
+    } catch (e) {
+      return refuse(res, path, mode, e);
+    }
+    reviews.add(body.length, () => answer(body, path, mode, res), failed(res));
   }
 
   function refuse(res: ServerResponse, path: string, mode: AdmissionMode, e: unknown): void {
@@ -251,39 +246,40 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
 }
 
 /**
- * Hands `done` the body, or why there is none: a {@link BodyRefusal} for a body over the limits (one announced larger
- * than the size limit at once, one that grows larger as soon as it does, one the pre-scan refuses when it ends; what
- * comes after the point of refusal is read, to keep the connection usable, but not kept), or the request's error.
- * A callback rather than a promise: the review then starts in the same turn as the body's last chunk.
+ * The body, refusing bodies over the limits ({@link BodyRefusal}): a body announced larger than the size limit at
+ * once, one that grows larger as soon as it does, one the pre-scan refuses when it ends (what comes after the point
+ * of refusal is read, to keep the connection usable, but not kept).
  */
-function readBody(req: IncomingMessage, limits: BodyLimits, done: (error: unknown, body?: Buffer) => void): void {
+function readBody(req: IncomingMessage, limits: BodyLimits): Promise<Buffer> {
   const announced = req.headers['content-length'] === undefined ? undefined : Number(req.headers['content-length']);
   const reader = new ReviewBodyReader(limits, announced);
   if (reader.refusal) {
     req.resume();
-    return done(reader.refusal);
+    return Promise.reject(reader.refusal);
   }
-  let finished = false;
-  const finish = (error: unknown, body?: Buffer) => {
-    if (finished) return;
-    finished = true;
-    done(error, body);
-  };
-  req.on('data', (chunk: Buffer) => {
-    if (finished) return;
-    reader.push(chunk);
-    if (reader.refusal?.code === 413) finish(reader.refusal);
+  return new Promise((resolve, reject) => {
+    let done = false;
+    const finish = (settle: () => void) => {
+      if (done) return;
+      done = true;
+      settle();
+    };
+    req.on('data', (chunk: Buffer) => {
+      if (done) return;
+      reader.push(chunk);
+      if (reader.refusal?.code === 413) finish(() => reject(reader.refusal));
+    });
+    req.on('end', () =>
+      finish(() => {
+        try {
+          resolve(reader.body());
+        } catch (e) {
+          reject(e);
+        }
+      }),
+    );
+    req.on('error', (e) => finish(() => reject(e)));
   });
-  req.on('end', () => {
-    let body: Buffer;
-    try {
-      body = reader.body();
-    } catch (e) {
-      return finish(e);
-    }
-    finish(undefined, body);
-  });
-  req.on('error', (e) => finish(e));
 }
 
 const ADMITTED_KIND_NAMES: ReadonlySet<string> = new Set(ADMITTED_KINDS.map((k) => k.kind));

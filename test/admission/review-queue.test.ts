@@ -11,20 +11,8 @@ function spin(ms: number): void {
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 describe('SmallestFirstQueue', () => {
-  it('starts a task of an ordinary size at once, and queues a larger one for a later turn', async () => {
-    const queue = new SmallestFirstQueue(undefined, 1000);
-    const order: string[] = [];
-    queue.add(5000, () => order.push('large'), vi.fn());
-    queue.add(1000, () => order.push('ordinary'), vi.fn());
-    expect(order).toEqual(['ordinary']);
-    expect(queue.length).toBe(1);
-    await nextTurn();
-    expect(order).toEqual(['ordinary', 'large']);
-    expect(queue.length).toBe(0);
-  });
-
   it('starts the tasks queued in one turn smallest first, all in one later turn when they are quick', async () => {
-    const queue = new SmallestFirstQueue(50, 0);
+    const queue = new SmallestFirstQueue(50);
     const order: number[] = [];
     const turns = new Set<number>();
     // One tick per turn of the event loop: an immediate that queues the next.
@@ -44,7 +32,7 @@ describe('SmallestFirstQueue', () => {
   });
 
   it('leaves the rest for a later turn once a turn has spent its budget, so I/O runs in between', async () => {
-    const queue = new SmallestFirstQueue(5, 0);
+    const queue = new SmallestFirstQueue(5);
     const events: string[] = [];
     for (const size of [1, 2, 3]) {
       queue.add(
@@ -64,7 +52,7 @@ describe('SmallestFirstQueue', () => {
   });
 
   it('hands thrown errors and rejections to the task’s onError, and goes on with the others', async () => {
-    const queue = new SmallestFirstQueue(undefined, 0);
+    const queue = new SmallestFirstQueue();
     const thrown = new Error('thrown');
     const rejected = new Error('rejected');
     const onThrown = vi.fn();
@@ -85,7 +73,7 @@ describe('SmallestFirstQueue', () => {
   });
 
   it('does not wait for a task that waits for I/O before it starts the next', async () => {
-    const queue = new SmallestFirstQueue(undefined, 0);
+    const queue = new SmallestFirstQueue();
     let release!: () => void;
     const slow = vi.fn(() => new Promise<void>((resolve) => (release = resolve)));
     const next = vi.fn();
