@@ -124,48 +124,56 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   // One cache per kind for the components of the process that read it; the informers start with the manager.
   const readers = sharedReaders(manager);
 
-  if (components.has('admission')) {
-    const webhookOptions = options.webhook ?? {};
-    tls = await webhookTLS(webhookOptions);
-    const seeds = readers.seeds;
-    webhook = await startAdmissionServer({
-      tls: { cert: tls.cert, key: tls.key },
-      gates: options.gates,
-      extensions: webhookOptions.extensions ?? DEFAULT_REGISTERED_EXTENSION_TYPES,
-      // Until the cache has synced, every lookup is a miss and reads from the API server.
-      lookupSeed: (name) => seeds.read(name),
-      ready: () => seeds.hasSynced(),
-      metrics: manager.metrics.registry,
-      host: webhookOptions.host ?? '::',
-      port: webhookOptions.port ?? 9443,
-      logger: logger.child({ component: 'admission' }),
-    });
-    if (registered) {
-      const url = webhookBaseURL(webhookOptions.advertiseHost ?? '::1', webhook.port);
-      await deployWebhookConfigurations(client, desiredWebhookConfigurations({ caBundle: tls.ca, url }));
-      logger.info({ url }, 'registered the admission webhooks');
+  try {
+    if (components.has('admission')) {
+      const webhookOptions = options.webhook ?? {};
+      tls = await webhookTLS(webhookOptions);
+      const seeds = readers.seeds;
+      webhook = await startAdmissionServer({
+        tls: { cert: tls.cert, key: tls.key },
+        gates: options.gates,
+        extensions: webhookOptions.extensions ?? DEFAULT_REGISTERED_EXTENSION_TYPES,
+        // Until the cache has synced, every lookup is a miss and reads from the API server.
+        lookupSeed: (name) => seeds.read(name),
+        ready: () => seeds.hasSynced(),
+        metrics: manager.metrics.registry,
+        host: webhookOptions.host ?? '::',
+        port: webhookOptions.port ?? 9443,
+        logger: logger.child({ component: 'admission' }),
+      });
+      if (registered) {
+        const url = webhookBaseURL(webhookOptions.advertiseHost ?? '::1', webhook.port);
+        await deployWebhookConfigurations(client, desiredWebhookConfigurations({ caBundle: tls.ca, url }));
+        logger.info({ url }, 'registered the admission webhooks');
+      }
     }
-  }
 
-  // Each component's code is loaded only when it runs: the chart runs one component per Deployment, and the webhook's
-  // process then holds neither the gardenlet's nor the extensions' modules (a smaller heap to mark, less to start).
-  if (components.has('gardenlet')) {
-    const { addGardenletControllers } = await import('../gardenlet/gardenlet.js');
-    addGardenletControllers(manager, { ...options.gardenlet, seeds: readers.seeds });
+    // Each component's code is loaded only when it runs: the chart runs one component per Deployment, and the webhook's
+    // process then holds neither the gardenlet's nor the extensions' modules (a smaller heap to mark, less to start).
+    if (components.has('gardenlet')) {
+      const { addGardenletControllers } = await import('../gardenlet/gardenlet.js');
+      addGardenletControllers(manager, { ...options.gardenlet, seeds: readers.seeds });
+    }
+    if (components.has('network')) {
+      const { addNetworkExtension } = await import('../extensions/network/controller.js');
+      addNetworkExtension(manager, options.extensions?.network);
+    }
+    if (components.has('dns')) {
+      const { addDNSExtension } = await import('../extensions/dns/controller.js');
+      addDNSExtension(manager, options.extensions?.dns);
+    }
+    if (components.has('scheduler')) {
+      const { addSchedulerController } = await import('../scheduler/scheduler.js');
+      addSchedulerController(manager);
+    }
+    await manager.start();
+  } catch (e) {
+    // Nothing started outlives a failed start: the webhook's port, its certificates' folder, the health server.
+    await webhook?.close({ graceMs: 0 });
+    tls?.cleanup();
+    await manager.stop();
+    throw e;
   }
-  if (components.has('network')) {
-    const { addNetworkExtension } = await import('../extensions/network/controller.js');
-    addNetworkExtension(manager, options.extensions?.network);
-  }
-  if (components.has('dns')) {
-    const { addDNSExtension } = await import('../extensions/dns/controller.js');
-    addDNSExtension(manager, options.extensions?.dns);
-  }
-  if (components.has('scheduler')) {
-    const { addSchedulerController } = await import('../scheduler/scheduler.js');
-    addSchedulerController(manager);
-  }
-  await manager.start();
 
   return {
     manager,

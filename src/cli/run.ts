@@ -3,7 +3,7 @@
  */
 import { KubeConfig } from '@kubernetes/client-node';
 import type { RegisteredExtensionTypes } from '../admission/extensions.js';
-import { COMPONENTS, startRuntime, type Component } from '../app/runtime.js';
+import { COMPONENTS, startRuntime, type Component, type Runtime } from '../app/runtime.js';
 import type { FeatureGates } from '../featuregate/featuregate.js';
 import { localDNSProvider } from '../gardenlet/dns-provider.js';
 import type { HostIPs } from '../extensions/provider-local/loadbalancer/ingress.js';
@@ -67,33 +67,41 @@ export async function runRun(options: RunOptions, io: CliIO): Promise<number> {
   // Every flag first (exit 2 naming the bad ones): nothing listens or connects before they are all fine.
   const { kubeConfig, tsigSecret } = await checkRunOptions(options, loadKubeConfig);
   const logger = newLogger({ level: options.logLevel, name: 'gardener-ipv6' });
-  const runtime = await startRuntime({
-    kubeConfig,
-    gates: options.gates,
-    logger,
-    components: options.components,
-    webhook: {
-      host: options.webhookHost,
-      port: options.webhookPort,
-      register: options.webhookRegister,
-      advertiseHost: options.webhookAdvertiseHost,
-      extensions: options.extensionTypes,
-      ...(options.webhookCertDir ? { certDir: options.webhookCertDir } : {}),
-    },
-    gardenlet: {
-      dns: localDNSProvider({
-        server: options.dnsServer,
-        domain: options.domain,
-        ...(options.dnsTSIGKeyName && tsigSecret ? { tsigKeyName: options.dnsTSIGKeyName, tsigSecret } : {}),
-      }),
-      hostIPs: options.hostIPs,
-      ...(options.seedName ? { seedName: options.seedName } : {}),
-    },
-    health: { host: options.healthHost, port: options.healthPort },
-    ...(options.leaderElect
-      ? { leaderElection: { namespace: options.leaderElectionNamespace, name: options.leaderElectionID } }
-      : {}),
-  });
+  let runtime: Runtime;
+  try {
+    runtime = await startRuntime({
+      kubeConfig,
+      gates: options.gates,
+      logger,
+      components: options.components,
+      webhook: {
+        host: options.webhookHost,
+        port: options.webhookPort,
+        register: options.webhookRegister,
+        advertiseHost: options.webhookAdvertiseHost,
+        extensions: options.extensionTypes,
+        ...(options.webhookCertDir ? { certDir: options.webhookCertDir } : {}),
+      },
+      gardenlet: {
+        dns: localDNSProvider({
+          server: options.dnsServer,
+          domain: options.domain,
+          ...(options.dnsTSIGKeyName && tsigSecret ? { tsigKeyName: options.dnsTSIGKeyName, tsigSecret } : {}),
+        }),
+        hostIPs: options.hostIPs,
+        ...(options.seedName ? { seedName: options.seedName } : {}),
+      },
+      health: { host: options.healthHost, port: options.healthPort },
+      ...(options.leaderElect
+        ? { leaderElection: { namespace: options.leaderElectionNamespace, name: options.leaderElectionID } }
+        : {}),
+    });
+  } catch (e) {
+    // The flags were fine; what failed is the cluster or the host (an API server that can't be reached, ...): one
+    // line, exit 1, as a pod's log should show it before the pod is restarted.
+    io.err(`error: starting ${options.components.join(', ')} failed: ${(e as Error).message}\n`);
+    return 1;
+  }
   io.err(`running ${options.components.join(', ')} against ${kubeConfig.getCurrentCluster()?.server ?? '?'}\n`);
   const outcome = await new Promise<number>((resolve) => {
     const onSignal = (signal: NodeJS.Signals) => {

@@ -3,7 +3,7 @@
  * API server of its kubeconfig never sees a connection, no port is taken).
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -63,10 +63,14 @@ afterAll(() => {
 const base = () => ['run', '--kubeconfig', kubeconfig, '--webhook-port', '0', '--health-port', '0'];
 
 /** The real command line in its own process: what a user sees, stack traces included. */
-function spawnCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function spawnCli(
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [join(projectRoot(), 'bin', 'gardener-ipv6.js'), ...args], {
       stdio: ['ignore', 'pipe', 'pipe'],
+      env,
     });
     let stdout = '';
     let stderr = '';
@@ -212,4 +216,22 @@ describe('gardener-ipv6 run: usage errors', () => {
     },
     60_000,
   );
+});
+
+describe('gardener-ipv6 run: a start that fails after the flags passed', () => {
+  it('an API server that drops every connection: exit 1, one error line naming the components, no stack trace, nothing left', async () => {
+    const before = connections;
+    // The webhook's generated certificates go here, and must not outlive the failed start.
+    const tmp = join(dir, 'tmp');
+    mkdirSync(tmp);
+    const run = await spawnCli([...base(), '--webhook-host', '::1', '--health-host', '::1'], {
+      ...process.env,
+      GARDENER_IPV6_TMPDIR: tmp,
+    });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/^error: starting admission, gardenlet, network, dns, scheduler failed: \S[^\n]*$/m);
+    expect(run.stderr).not.toMatch(/^\s+at /m);
+    expect(connections).toBeGreaterThan(before);
+    expect(readdirSync(tmp)).toEqual([]);
+  }, 60_000);
 });
