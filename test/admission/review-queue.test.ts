@@ -11,6 +11,25 @@ function spin(ms: number): void {
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 describe('SmallestFirstQueue', () => {
+  it('runs what a task leaves for the end of its turn once every task of the turn has started, and at once outside a turn', async () => {
+    const queue = new SmallestFirstQueue(50);
+    const events: string[] = [];
+    for (const size of [2, 1]) {
+      queue.add(
+        size,
+        () => {
+          events.push(`task ${size}`);
+          queue.afterTurn(() => events.push(`answer ${size}`));
+        },
+        vi.fn(),
+      );
+    }
+    await vi.waitFor(() => expect(events).toHaveLength(4));
+    expect(events).toEqual(['task 1', 'task 2', 'answer 1', 'answer 2']);
+    queue.afterTurn(() => events.push('outside'));
+    expect(events.at(-1)).toBe('outside');
+  });
+
   it('starts the tasks queued in one turn smallest first, all in one later turn when they are quick', async () => {
     const queue = new SmallestFirstQueue(50);
     const order: number[] = [];
