@@ -23,29 +23,19 @@ export class SmallestFirstQueue {
    * promise rejects, hands its error to `onError`; a task never holds the queue while it waits for I/O.
    */
   add(size: number, task: () => unknown, onError: (error: unknown) => void): void {
-    this.waiting.push({
-      size,
-      start: () => {
-        try {
-          const result = task();
-          if (result instanceof Promise) result.catch(onError);
-        } catch (e) {
-          onError(e);
-        }
-      },
-    });
+    this.waiting.push({ size, start: () => start(task, onError) });
     this.schedule();
   }
 
   /**
-   * Runs `fn` once the turn running now has started all its tasks, or at once outside a turn. The server sends its
+   * Runs `fn` once the turn running now has started all its tasks, or at once outside a turn; what it throws goes
+   * to `onError`, as a task's does, and the other callbacks of the turn still run. The server sends its
    * answers so: a turn's reviews then run back to back and its answers are written together, each with its code in
    * cache, where writing each answer between two reviews evicts the review's code (TLS, HTTP) and the other way round.
    */
-  afterTurn(fn: () => void): void {
-    // `fn` must not throw: the server's catches what sending an answer throws.
-    if (this.turnEnds === undefined) fn();
-    else this.turnEnds.push(fn);
+  afterTurn(fn: () => void, onError: (error: unknown) => void): void {
+    if (this.turnEnds === undefined) start(fn, onError);
+    else this.turnEnds.push(() => start(fn, onError));
   }
 
   /** Tasks not started yet. */
@@ -78,4 +68,14 @@ export class SmallestFirstQueue {
       for (const end of ends) end();
     }
   };
+}
+
+/** Runs `task`, handing what it throws or its promise rejects with to `onError`. */
+function start(task: () => unknown, onError: (error: unknown) => void): void {
+  try {
+    const result = task();
+    if (result instanceof Promise) result.catch(onError);
+  } catch (e) {
+    onError(e);
+  }
 }

@@ -206,13 +206,7 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
     metrics?.observe(mode, kindOf(review), result, durationMs / 1000);
     // A denial is an ordinary answer (the client gets the reasons); errors were logged by onInternalError.
     if (logger.isLevelEnabled('debug')) logReview(logger, mode, review, answer, durationMs);
-    reviews.afterTurn(() => {
-      try {
-        sendReview(res, answer);
-      } catch (e) {
-        failed(res)(e);
-      }
-    });
+    reviews.afterTurn(() => sendReview(res, answer), failed(res));
   }
 
   const host = opts.host ?? DEFAULT_HOST;

@@ -19,15 +19,34 @@ describe('SmallestFirstQueue', () => {
         size,
         () => {
           events.push(`task ${size}`);
-          queue.afterTurn(() => events.push(`answer ${size}`));
+          queue.afterTurn(() => events.push(`answer ${size}`), vi.fn());
         },
         vi.fn(),
       );
     }
     await vi.waitFor(() => expect(events).toHaveLength(4));
     expect(events).toEqual(['task 1', 'task 2', 'answer 1', 'answer 2']);
-    queue.afterTurn(() => events.push('outside'));
+    queue.afterTurn(() => events.push('outside'), vi.fn());
     expect(events.at(-1)).toBe('outside');
+  });
+
+  it('hands what an end-of-turn callback throws to its onError, and runs the turn’s other callbacks', async () => {
+    const queue = new SmallestFirstQueue(50);
+    const thrown = new Error('send failed');
+    const onError = vi.fn();
+    const ran = vi.fn();
+    queue.add(
+      1,
+      () => {
+        queue.afterTurn(() => {
+          throw thrown;
+        }, onError);
+        queue.afterTurn(ran, vi.fn());
+      },
+      vi.fn(),
+    );
+    await vi.waitFor(() => expect(ran).toHaveBeenCalledOnce());
+    expect(onError).toHaveBeenCalledWith(thrown);
   });
 
   it('starts the tasks queued in one turn smallest first, all in one later turn when they are quick', async () => {
