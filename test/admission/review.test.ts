@@ -11,6 +11,7 @@ import {
   type AdmissionMode,
   type AdmissionRequest,
   type AdmissionReviewResponse,
+  type PatchOperation,
 } from '../../src/admission/review.js';
 import type { FeatureGates } from '../../src/featuregate/featuregate.js';
 import {
@@ -436,13 +437,87 @@ describe('mutating webhook', () => {
       },
     );
   });
+
+  it('makes the operations of fast-json-patch, in its order (property)', () => {
+    // Keys of `__proto__` left out: fast-json-patch's compare reads them as the prototype.
+    const value = fc
+      .jsonValue({ maxDepth: 4 })
+      .map((v) => JSON.parse(JSON.stringify(v).replaceAll('"__proto__"', '"p"')) as unknown);
+    const spec = fc
+      .dictionary(fc.string({ maxLength: 4 }), value, { maxKeys: 5 })
+      .map((d) => withoutNullKeys(d) as Json);
+    const head = { apiVersion: 'v1', kind: 'Thing', metadata: { name: 'x' } };
+    fc.assert(
+      fc.property(spec, spec, (before, after) => {
+        const original = { ...head, spec: before };
+        const defaulted = { ...head, spec: after };
+        expect(defaultingPatch(original, defaulted)).toEqual(jsonpatch.compare(original, defaulted));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('leaves keys the original sets to null alone, and adds over them (property)', () => {
+    const spec = fc.dictionary(fc.string({ maxLength: 4 }), fc.jsonValue({ maxDepth: 4 }), { maxKeys: 5 });
+    const head = { apiVersion: 'v1', kind: 'Thing', metadata: { name: 'x' } };
+    fc.assert(
+      fc.property(spec, spec, (before, after) => {
+        // What decoding sees of the original is without its null keys; the defaulted object has none.
+        const original = JSON.parse(JSON.stringify({ ...head, spec: before })) as Json;
+        const defaulted = withoutNullKeys(JSON.parse(JSON.stringify({ ...head, spec: after }))) as Json;
+        const patch = defaultingPatch(original, defaulted);
+        const removesNullKey = (path: string) =>
+          pathValue(original, path) === null &&
+          !Array.isArray(pathValue(original, path.slice(0, path.lastIndexOf('/'))));
+        expect(patch.filter((op) => op.op === 'remove' && removesNullKey(op.path))).toEqual([]);
+        expect(withoutNullKeys(applyAsFields(structuredClone(original), patch))).toEqual(defaulted);
+        expect(defaultingPatch(original, withoutNullKeys(original))).toEqual([]);
+      }),
+      { numRuns: 300 },
+    );
+    expect(defaultingPatch({ spec: { a: null, b: { c: null } } }, { spec: { a: 1, b: {} } })).toEqual([
+      { op: 'add', path: '/spec/a', value: 1 },
+    ]);
+  });
 });
+
+/** `value` without its null-valued object keys, at any depth (null array items stay), as decoding sees it. */
+function withoutNullKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutNullKeys);
+  if (typeof value !== 'object' || value === null) return value;
+  const copy: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) {
+    if (item === null) continue;
+    Object.defineProperty(copy, key, {
+      value: withoutNullKeys(item),
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    });
+  }
+  return copy;
+}
+
+/** The value at a JSON pointer, or undefined. */
+function pathValue(document: unknown, path: string): unknown {
+  let current = document;
+  for (const token of path
+    .split('/')
+    .slice(1)
+    .map((t) => t.replaceAll('~1', '/').replaceAll('~0', '~'))) {
+    if (typeof current !== 'object' || current === null || !Object.prototype.hasOwnProperty.call(current, token)) {
+      return undefined;
+    }
+    current = (current as Record<string, unknown>)[token];
+  }
+  return current;
+}
 
 /**
  * RFC 6902 as the API server applies a patch: every key is a field, `__proto__` included. fast-json-patch refuses
  * `__proto__` paths, and would set the prototype on `add`/`replace` if told not to refuse them.
  */
-function applyAsFields(document: Json, patch: Operation[]): Json {
+function applyAsFields(document: Json, patch: readonly PatchOperation[]): Json {
   for (const operation of patch) {
     const tokens = operation.path
       .split('/')
