@@ -263,9 +263,7 @@ function seedContextOf(name: string, seed: unknown): SeedContext {
 const NEVER_PATCHED: ReadonlySet<string> = new Set(['apiVersion', 'kind', 'metadata']);
 
 /** An RFC 6902 operation of the defaulting patch; `value` is the defaulted object's own (not a copy). */
-export type PatchOperation =
-  | { op: 'add' | 'replace'; path: string; value: unknown }
-  | { op: 'remove'; path: string };
+export type PatchOperation = { op: 'add' | 'replace'; path: string; value: unknown } | { op: 'remove'; path: string };
 
 /**
  * The JSON patch that turns `original` into `defaulted`, minimal and idempotent, with the operations fast-json-patch's
