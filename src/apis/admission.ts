@@ -9,6 +9,7 @@ import { applySeedShootDefaults } from './core/v1beta1/defaults.js';
 import type { Seed } from './core/v1beta1/seed.js';
 import type { Shoot } from './core/v1beta1/shoot.js';
 import { validateShootAgainstSeed } from './core/v1beta1/validation/shoot.js';
+import { compiledParser, UNDECIDED } from './meta/compiled-parse.js';
 import { withoutNulls } from './meta/nulls.js';
 import { droppedProtoKeys } from './meta/proto-keys.js';
 import { lookupKind, Networks, Seeds, Shoots, type KindInfo } from './registry.js';
@@ -61,7 +62,9 @@ export function identityOf(kind: KindInfo<unknown>, object: unknown): ObjectIden
  */
 export function decode<T>(kind: KindInfo<T>, object: unknown): { value?: T; errors: ErrorList } {
   const input = withoutNulls(object);
-  const parsed = kind.schema.safeParse(input);
+  // The compiled parser decides the valid case; zod decodes (and reports) the rest.
+  const fast = compiledParser(kind.schema)(input);
+  const parsed = fast !== UNDECIDED ? { success: true as const, data: fast as T } : kind.schema.safeParse(input);
   const dropped = droppedProtoKeys(kind.schema, input);
   if (parsed.success && dropped.length === 0) return { value: parsed.data, errors: [] };
   const typeErrors = parsed.success ? [] : parsed.error.issues.map((issue) => issueToFieldError(issue, input));

@@ -1,0 +1,236 @@
+/**
+ * A zod schema compiled into one plain function that decodes what the schema accepts exactly as `schema.parse`
+ * does (the same values, keys in the same order, unknown fields by reference), and gives up on anything else, for
+ * zod to decode and report.
+ *
+ * Why: decoding runs for every admission review, and the webhook is paced, so a review runs with its code and data
+ * out of cache. zod walks a schema as a graph of objects and closures (each field a schema instance, a `run`, a
+ * payload, an issue list): a Shoot took ~90 µs cold, a third of a review. The compiled function is straight-line
+ * code over the input. Errors are rare and stay zod's: the compiled function only decides the successful case.
+ *
+ * It knows the kinds the APIs use (loose objects, strings, numbers with integer and range checks, booleans,
+ * literals, arrays, string-keyed records, optional, nullable, unknown); any other schema, or check, is decoded by
+ * zod itself at that place (`safeParse` of the subtree).
+ */
+import type { z } from 'zod';
+
+/** What a compiled parser returns when it can't decide: decode with zod. */
+export const UNDECIDED: unique symbol = Symbol('undecided');
+
+export type CompiledParser = (input: unknown) => unknown;
+
+interface Def {
+  readonly type: string;
+  readonly shape?: Record<string, z.ZodType>;
+  readonly catchall?: z.ZodType;
+  readonly element?: z.ZodType;
+  readonly keyType?: z.ZodType;
+  readonly valueType?: z.ZodType;
+  readonly innerType?: z.ZodType;
+  readonly values?: readonly unknown[];
+  readonly checks?: readonly { _zod: { def: CheckDef } }[];
+}
+
+interface CheckDef {
+  readonly check: string;
+  readonly format?: string;
+  readonly value?: unknown;
+  readonly inclusive?: boolean;
+}
+
+const defOf = (schema: z.ZodType): Def => (schema as unknown as { _zod: { def: Def } })._zod.def;
+
+const compiled = new WeakMap<z.ZodType, CompiledParser>();
+
+/** `schema` compiled (once per schema): the decoded value, or {@link UNDECIDED}. */
+export function compiledParser(schema: z.ZodType): CompiledParser {
+  let parser = compiled.get(schema);
+  if (!parser) {
+    parser = compile(schema);
+    compiled.set(schema, parser);
+  }
+  return parser;
+}
+
+/** Source of a function body, and the values it closes over (`refs[i]`). */
+class Generator {
+  readonly refs: unknown[] = [];
+  private names = 0;
+
+  name(prefix: string): string {
+    return `${prefix}${this.names++}`;
+  }
+
+  ref(value: unknown): string {
+    this.refs.push(value);
+    return `refs[${this.refs.length - 1}]`;
+  }
+
+  /** Code that decodes `input` (a variable) with `schema` into a new `const` it returns the name of. */
+  value(schema: z.ZodType, input: string, out: string[]): string {
+    const def = defOf(schema);
+    const result = this.name('v');
+    switch (def.type) {
+      case 'string':
+        if (def.checks?.length) return this.delegate(schema, input, out);
+        out.push(`if (typeof ${input} !== 'string') return UNDECIDED;`, `const ${result} = ${input};`);
+        return result;
+      case 'boolean':
+        if (def.checks?.length) return this.delegate(schema, input, out);
+        out.push(`if (typeof ${input} !== 'boolean') return UNDECIDED;`, `const ${result} = ${input};`);
+        return result;
+      case 'number': {
+        const conditions = [`typeof ${input} !== 'number'`, `!Number.isFinite(${input})`];
+        for (const check of def.checks ?? []) {
+          const c = check._zod.def;
+          if (c.check === 'number_format' && c.format === 'safeint') {
+            conditions.push(`!Number.isSafeInteger(${input})`);
+          } else if ((c.check === 'greater_than' || c.check === 'less_than') && typeof c.value === 'number') {
+            const op = c.check === 'greater_than' ? (c.inclusive ? '<' : '<=') : c.inclusive ? '>' : '>=';
+            conditions.push(`${input} ${op} ${this.ref(c.value)}`);
+          } else {
+            return this.delegate(schema, input, out);
+          }
+        }
+        out.push(`if (${conditions.join(' || ')}) return UNDECIDED;`, `const ${result} = ${input};`);
+        return result;
+      }
+      case 'literal': {
+        const values = def.values ?? [];
+        if (!values.every((v) => typeof v === 'string' || typeof v === 'boolean' || typeof v === 'number')) {
+          return this.delegate(schema, input, out);
+        }
+        out.push(`if (!${this.ref(values)}.includes(${input})) return UNDECIDED;`, `const ${result} = ${input};`);
+        return result;
+      }
+      case 'unknown':
+      case 'any':
+        out.push(`const ${result} = ${input};`);
+        return result;
+      case 'nullable': {
+        const inner: string[] = [];
+        const innerResult = this.value(def.innerType!, input, inner);
+        out.push(`let ${result} = null;`, `if (${input} !== null) {`, ...inner, `${result} = ${innerResult};`, `}`);
+        return result;
+      }
+      case 'array': {
+        if (def.checks?.length) return this.delegate(schema, input, out);
+        const item = this.name('item');
+        const inner: string[] = [];
+        const itemResult = this.value(def.element!, item, inner);
+        const i = this.name('i');
+        out.push(
+          `if (!Array.isArray(${input})) return UNDECIDED;`,
+          `const ${result} = [];`,
+          `for (let ${i} = 0; ${i} < ${input}.length; ${i}++) {`,
+          `const ${item} = ${input}[${i}];`,
+          ...inner,
+          `${result}.push(${itemResult});`,
+          `}`,
+        );
+        return result;
+      }
+      case 'record': {
+        const keyDef = defOf(def.keyType!);
+        if (keyDef.type !== 'string' || keyDef.checks?.length) return this.delegate(schema, input, out);
+        const key = this.name('key');
+        const item = this.name('item');
+        const inner: string[] = [];
+        const itemResult = this.value(def.valueType!, item, inner);
+        out.push(
+          // Plain data only: anything zod's record treats specially (other prototypes, symbol keys, `__proto__`,
+          // a `constructor` key, which its plain-object test reads) is left to zod.
+          `if (typeof ${input} !== 'object' || ${input} === null || Object.getPrototypeOf(${input}) !== Object.prototype) return UNDECIDED;`,
+          `if (Object.getOwnPropertySymbols(${input}).length > 0) return UNDECIDED;`,
+          `const ${result} = {};`,
+          `for (const ${key} of Object.keys(${input})) {`,
+          `if (${key} === '__proto__' || ${key} === 'constructor') return UNDECIDED;`,
+          `const ${item} = ${input}[${key}];`,
+          ...inner,
+          `${result}[${key}] = ${itemResult};`,
+          `}`,
+        );
+        return result;
+      }
+      case 'object':
+        return this.object(schema, def, input, out);
+      default:
+        return this.delegate(schema, input, out);
+    }
+  }
+
+  /**
+   * A loose object (unknown keys kept): the shape's keys first, in the shape's order, then the others in the input's,
+   * as zod's object does. Other catchalls (strict, stripping) are zod's.
+   */
+  private object(schema: z.ZodType, def: Def, input: string, out: string[]): string {
+    const keys = Object.keys(def.shape ?? {});
+    if (!def.catchall || defOf(def.catchall).type !== 'unknown' || def.checks?.length || keys.includes('__proto__')) {
+      return this.delegate(schema, input, out);
+    }
+    const result = this.name('o');
+    out.push(
+      `if (typeof ${input} !== 'object' || ${input} === null || Array.isArray(${input})) return UNDECIDED;`,
+      `const ${result} = {};`,
+    );
+    for (const key of keys) {
+      const field = def.shape![key]!;
+      const fieldDef = defOf(field);
+      const k = JSON.stringify(key);
+      const x = this.name('x');
+      const inner: string[] = [];
+      if (fieldDef.type === 'optional') {
+        const innerResult = this.value(fieldDef.innerType!, x, inner);
+        out.push(
+          `if (${k} in ${input}) {`,
+          `const ${x} = ${input}[${k}];`,
+          `if (${x} === undefined) ${result}[${k}] = undefined;`,
+          `else {`,
+          ...inner,
+          `${result}[${k}] = ${innerResult};`,
+          `}`,
+          `}`,
+        );
+      } else {
+        const innerResult = this.value(field, x, inner);
+        out.push(
+          `if (!(${k} in ${input})) return UNDECIDED;`,
+          `const ${x} = ${input}[${k}];`,
+          ...inner,
+          `${result}[${k}] = ${innerResult};`,
+        );
+      }
+    }
+    const known = this.ref(new Set(keys));
+    const key = this.name('key');
+    out.push(
+      `for (const ${key} in ${input}) {`,
+      `if (${known}.has(${key}) || ${key} === '__proto__') continue;`,
+      `${result}[${key}] = ${input}[${key}];`,
+      `}`,
+    );
+    return result;
+  }
+
+  /** Code that has zod decode `input` with `schema`. */
+  private delegate(schema: z.ZodType, input: string, out: string[]): string {
+    const parsed = this.name('parsed');
+    const result = this.name('v');
+    out.push(
+      `const ${parsed} = ${this.ref(schema)}.safeParse(${input});`,
+      `if (!${parsed}.success) return UNDECIDED;`,
+      `const ${result} = ${parsed}.data;`,
+    );
+    return result;
+  }
+}
+
+function compile(schema: z.ZodType): CompiledParser {
+  const generator = new Generator();
+  const body: string[] = [];
+  const result = generator.value(schema, 'input', body);
+  body.push(`return ${result};`);
+  // The generated code only names variables of its own, and reaches values (schemas, key sets, bounds) by index.
+  const factory = new Function('refs', 'UNDECIDED', `return function compiledParse(input) {\n${body.join('\n')}\n};`);
+  return factory(generator.refs, UNDECIDED) as CompiledParser;
+}

@@ -1,0 +1,192 @@
+import { isDeepStrictEqual } from 'node:util';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { compiledParser, UNDECIDED } from '../../../src/apis/meta/compiled-parse.js';
+import { ALL_KINDS, DNSRecords, Networks, Seeds, Shoots, type KindInfo } from '../../../src/apis/registry.js';
+import {
+  dnsRecordObject,
+  dualStackShootObject,
+  ipv4ShootObject,
+  ipv6ShootObject,
+  networkObject,
+  robustnessShootObject,
+  seedDualStackNetworks,
+  seedObject,
+} from '../../fixtures/objects.js';
+
+type Json = Record<string, unknown>;
+
+/** The same result as zod's: the same values, keys in the same order (JSON text), unknown fields by reference. */
+function expectSameAsZod(schema: z.ZodType, input: unknown): 'decided' | 'undecided' {
+  const fast = compiledParser(schema)(input);
+  const zod = schema.safeParse(input);
+  if (fast === UNDECIDED) return 'undecided';
+  expect(zod.success, `zod refuses what the compiled parser decoded: ${JSON.stringify(input)}`).toBe(true);
+  // Prototypes, own keys, -0 and NaN alike (not vitest's toStrictEqual, which reads a `constructor` key as the type).
+  expect(isDeepStrictEqual(fast, zod.data), `${JSON.stringify(input)}`).toBe(true);
+  expect(JSON.stringify(fast)).toBe(JSON.stringify(zod.data));
+  return 'decided';
+}
+
+const fixtures: [KindInfo<unknown>, () => unknown][] = [
+  [Shoots, () => ipv4ShootObject()],
+  [Shoots, () => ipv6ShootObject()],
+  [Shoots, () => dualStackShootObject()],
+  [Shoots, robustnessShootObject],
+  [Seeds, () => seedObject(seedDualStackNetworks)],
+  [Networks, () => networkObject()],
+  [DNSRecords, () => dnsRecordObject()],
+];
+
+/** Every place in a JSON document: [parent, key] pairs. */
+function places(doc: unknown): [Json | unknown[], string | number][] {
+  const out: [Json | unknown[], string | number][] = [];
+  const walk = (value: unknown) => {
+    if (Array.isArray(value)) {
+      value.forEach((item, i) => {
+        out.push([value, i]);
+        walk(item);
+      });
+    } else if (typeof value === 'object' && value !== null) {
+      for (const [key, item] of Object.entries(value)) {
+        out.push([value as Json, key]);
+        walk(item);
+      }
+    }
+  };
+  walk(doc);
+  return out;
+}
+
+const mutation = fc.record({
+  at: fc.nat(),
+  how: fc.constantFrom('set', 'delete', 'add', 'proto', 'undefined'),
+  key: fc.constantFrom('name', 'type', 'x', 'labels', 'pods', 'maxPods', 'workers', '__proto__', 'constructor', '0'),
+  value: fc.oneof(
+    fc.jsonValue({ maxDepth: 2 }),
+    fc.constantFrom(-0, 2 ** 31, -(2 ** 31), 2 ** 53, 1.5, NaN, Infinity, '', 'calico', ['IPv6'], { a: 'b' }),
+  ),
+});
+
+type Mutation = typeof mutation extends fc.Arbitrary<infer T> ? T : never;
+
+function mutate(doc: Json, mutations: readonly Mutation[]): Json {
+  for (const m of mutations) {
+    const all = places(doc);
+    if (all.length === 0) break;
+    const [parent, key] = all[m.at % all.length]!;
+    const target = (parent as Json)[key as string];
+    if (m.how === 'set') (parent as Json)[key as string] = structuredClone(m.value);
+    else if (m.how === 'undefined') (parent as Json)[key as string] = undefined;
+    else if (m.how === 'delete') {
+      if (Array.isArray(parent)) parent.splice(key as number, 1);
+      else delete parent[key as string];
+    } else if (typeof target === 'object' && target !== null && !Array.isArray(target)) {
+      // An own `__proto__` key, as JSON.parse makes it, or any other key.
+      const added = m.how === 'proto' ? '__proto__' : m.key;
+      Object.defineProperty(target, added, {
+        value: structuredClone(m.value),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
+  }
+  return doc;
+}
+
+describe('compiled parser', () => {
+  it('compiles every kind and decodes its objects as zod does', () => {
+    for (const kind of ALL_KINDS) expect(typeof compiledParser(kind.schema)).toBe('function');
+    for (const [kind, make] of fixtures) {
+      const object = JSON.parse(JSON.stringify(make())) as Json;
+      expect(expectSameAsZod(kind.schema, object)).toBe('decided');
+      // Unknown fields and raw extensions are zod's too: the very values of the input.
+      const decoded = compiledParser(kind.schema)(object) as Json;
+      expect((decoded.metadata as Json | undefined) === object.metadata).toBe(false);
+    }
+    const withUnknown: Json = { ...(JSON.parse(JSON.stringify(ipv6ShootObject())) as Json), extra: { deep: [1] } };
+    (withUnknown.spec as Json).networking = {
+      ...((withUnknown.spec as Json).networking as Json),
+      providerConfig: { a: [1] },
+    };
+    const decoded = compiledParser(Shoots.schema)(withUnknown) as { extra: unknown; spec: { networking: Json } };
+    expect(decoded.extra).toBe(withUnknown.extra);
+    expect(decoded.spec.networking.providerConfig).toBe(((withUnknown.spec as Json).networking as Json).providerConfig);
+  });
+
+  it('decodes exactly what zod decodes, as zod does, and leaves the rest to zod (property)', () => {
+    const outcomes = { decided: 0, undecided: 0 };
+    fc.assert(
+      fc.property(
+        fc.nat(fixtures.length - 1),
+        fc.array(mutation, { minLength: 0, maxLength: 3 }),
+        (which, mutations) => {
+          const [kind, make] = fixtures[which]!;
+          const doc = mutate(JSON.parse(JSON.stringify(make())) as Json, mutations);
+          outcomes[expectSameAsZod(kind.schema, doc)]++;
+        },
+      ),
+      { numRuns: 2000 },
+    );
+    // Both ways were taken, many times: the property is not vacuous.
+    expect(outcomes.decided).toBeGreaterThan(200);
+    expect(outcomes.undecided).toBeGreaterThan(200);
+  });
+
+  it('agrees with zod on the schema kinds one by one', () => {
+    const int32 = z.number().int().min(-2147483648).max(2147483647);
+    const schema = z.looseObject({
+      s: z.string().optional(),
+      n: int32.optional(),
+      f: z.number().optional(),
+      b: z.boolean().optional(),
+      l: z.literal('v1').optional(),
+      a: z.array(z.string()).optional(),
+      r: z.record(z.string(), z.string()).optional(),
+      u: z.unknown().optional(),
+      nn: z.string().nullable().optional(),
+      req: z.string(),
+      // Not compiled: zod decodes these places itself.
+      checked: z.string().min(2).optional(),
+      strict: z.strictObject({ a: z.string() }).optional(),
+    });
+    const values = [
+      undefined,
+      null,
+      '',
+      'x',
+      'v1',
+      0,
+      -0,
+      1.5,
+      2 ** 31,
+      2 ** 53,
+      NaN,
+      Infinity,
+      true,
+      [],
+      ['x'],
+      [1],
+      {},
+      { a: 'b' },
+      { a: 1 },
+    ];
+    const keys = ['s', 'n', 'f', 'b', 'l', 'a', 'r', 'u', 'nn', 'checked', 'strict'];
+    let decided = 0;
+    for (const key of keys) {
+      for (const value of values) {
+        if (expectSameAsZod(schema, { req: 'r', [key]: value, other: value }) === 'decided') decided++;
+      }
+    }
+    expect(decided).toBeGreaterThan(40);
+    expect(expectSameAsZod(schema, { s: 'x' })).toBe('undecided');
+    expect(expectSameAsZod(schema, JSON.parse('{"req": "r", "__proto__": {"a": 1}}'))).toBe('decided');
+    expect(expectSameAsZod(schema, JSON.parse('{"req": "r", "r": {"__proto__": "x"}}'))).toBe('undecided');
+    expect(expectSameAsZod(schema, Object.assign(Object.create(null) as Json, { req: 'r' }))).toBe('decided');
+    expect(expectSameAsZod(schema, { req: 'r', r: Object.assign(Object.create(null) as Json, { a: 'b' }) })).toBe(
+      'undecided',
+    );
+  });
+});
