@@ -37,7 +37,8 @@ export class CachedReader<T extends KubernetesObject = KubernetesObject> impleme
   private readonly client: Pick<ResourceClient, 'get'>;
   private readonly ref: ResourceRef;
   private readonly liveReadTimeoutMs: number;
-  private readonly hits?: { inc(): void };
+  /** Hits since the counter was last read (see the constructor). */
+  private unreportedHits = 0;
   private readonly misses?: { inc(): void };
   private readonly inFlight = new Map<string, Promise<T | undefined>>();
 
@@ -47,8 +48,17 @@ export class CachedReader<T extends KubernetesObject = KubernetesObject> impleme
     this.ref = opts.ref;
     this.liveReadTimeoutMs = opts.liveReadTimeoutMs ?? DEFAULT_LIVE_READ_TIMEOUT_MS;
     const resource = opts.ref.group ? `${opts.ref.plural}.${opts.ref.group}` : opts.ref.plural;
-    this.hits = opts.reads?.labels({ resource, result: 'hit' });
     this.misses = opts.reads?.labels({ resource, result: 'miss' });
+    if (opts.reads) {
+      // A hit is counted here, and added to the counter when it is read (scraped): prom-client hashes the labels on
+      // every `inc`, and the webhook, which reads a Seed per review with its code out of cache, paid for it in each.
+      const hits = opts.reads.labels({ resource, result: 'hit' });
+      beforeCollect(opts.reads, () => {
+        if (this.unreportedHits === 0) return;
+        hits.inc(this.unreportedHits);
+        this.unreportedHits = 0;
+      });
+    }
   }
 
   get(name: string, namespace?: string): Promise<T | undefined> {
@@ -63,7 +73,7 @@ export class CachedReader<T extends KubernetesObject = KubernetesObject> impleme
   read(name: string, namespace?: string): T | Promise<T | undefined> {
     const cached = this.informer.get(name, namespace);
     if (cached !== undefined) {
-      this.hits?.inc();
+      this.unreportedHits++;
       return cached;
     }
     this.misses?.inc();
@@ -89,4 +99,14 @@ export class CachedReader<T extends KubernetesObject = KubernetesObject> impleme
   hasSynced(): boolean {
     return this.informer.hasSynced();
   }
+}
+
+/** Runs `fn` each time `metric` is read, before its own `collect` (prom-client calls `collect` from `get`). */
+function beforeCollect(metric: Counter<string>, fn: () => void): void {
+  const holder = metric as unknown as { collect?: (this: unknown) => unknown };
+  const collect = holder.collect;
+  holder.collect = function (this: unknown) {
+    fn();
+    return collect?.call(this);
+  };
 }
