@@ -231,6 +231,16 @@ function compile(schema: z.ZodType): CompiledParser {
   const result = generator.value(schema, 'input', body);
   body.push(`return ${result};`);
   // The generated code only names variables of its own, and reaches values (schemas, key sets, bounds) by index.
-  const factory = new Function('refs', 'UNDECIDED', `return function compiledParse(input) {\n${body.join('\n')}\n};`);
-  return factory(generator.refs, UNDECIDED) as CompiledParser;
+  let factory: (refs: unknown[], undecided: typeof UNDECIDED) => CompiledParser;
+  try {
+    factory = new Function(
+      'refs',
+      'UNDECIDED',
+      `return function compiledParse(input) {\n${body.join('\n')}\n};`,
+    ) as typeof factory;
+  } catch {
+    // Code generation disallowed (`--disallow-code-generation-from-strings`): zod decodes everything.
+    return () => UNDECIDED;
+  }
+  return factory(generator.refs, UNDECIDED);
 }

@@ -1,3 +1,5 @@
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -188,5 +190,27 @@ describe('compiled parser', () => {
     expect(expectSameAsZod(schema, { req: 'r', r: Object.assign(Object.create(null) as Json, { a: 'b' }) })).toBe(
       'undecided',
     );
+  });
+
+  it('leaves everything to zod where code generation is disallowed', () => {
+    const script = [
+      "const { compiledParser, UNDECIDED } = await import('./src/apis/meta/compiled-parse.ts');",
+      "const { decode } = await import('./src/apis/admission.ts');",
+      "const { Shoots } = await import('./src/apis/registry.ts');",
+      "const shoot = { apiVersion: 'core.gardener.cloud/v1beta1', kind: 'Shoot', metadata: { name: 'a' }, spec: {} };",
+      'console.log(JSON.stringify([compiledParser(Shoots.schema)(shoot) === UNDECIDED, decode(Shoots, shoot)]));',
+    ].join('\n');
+    const out = execFileSync(
+      process.execPath,
+      ['--disallow-code-generation-from-strings', '--import', 'tsx', '--input-type=module', '-e', script],
+      { cwd: join(import.meta.dirname, '../../..'), encoding: 'utf8' },
+    );
+    expect(JSON.parse(out)).toEqual([
+      true,
+      {
+        value: { apiVersion: 'core.gardener.cloud/v1beta1', kind: 'Shoot', metadata: { name: 'a' }, spec: {} },
+        errors: [],
+      },
+    ]);
   });
 });
