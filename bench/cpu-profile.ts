@@ -31,13 +31,19 @@ const STEPS: [step: string, test: (fn: string, url: string) => boolean][] = [
   ['native: TLS records and socket I/O', (fn) => fn === '(program)'],
   ['JSON decode (body)', (fn) => fn === 'parse' || fn === 'parseReview'],
   ['encode (JSON.stringify, base64)', (fn) => fn === 'stringify' || fn === 'toString' || fn === 'writeHead'],
-  ['schema parse (zod)', (_fn, url) => url.includes('/zod/') || url.endsWith('apis/admission.ts')],
+  [
+    'schema parse (compiled, zod)',
+    (fn, url) =>
+      url.includes('/zod/') ||
+      url.endsWith('apis/admission.ts') ||
+      url.endsWith('meta/compiled-parse.ts') ||
+      fn === 'compiledParse',
+  ],
   ['defaulting', (_fn, url) => /\/defaults\.ts$/.test(url) || url.endsWith('meta/nulls.ts')],
   ['validation', (_fn, url) => /\/validation\//.test(url) || url.includes('/net/') || url.includes('/ipaddr.js/')],
   [
     'patch (diff, JSON patch)',
-    (fn, url) =>
-      url.includes('fast-json-patch') || url.endsWith('meta/objects.ts') || /shareUnchanged|defaultingPatch/.test(fn),
+    (fn, url) => url.endsWith('meta/objects.ts') || /defaultingPatch|diffOldKeys|addNewKeys|diffFrame/.test(fn),
   ],
   ['field errors and Status', (_fn, url) => url.includes('/apis/field/')],
   [

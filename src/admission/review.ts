@@ -322,18 +322,17 @@ function diffOldKeys(frame: DiffFrame, ops: PatchOperation[]): DiffFrame | undef
   while (frame.next >= 0) {
     const key = frame.keys[frame.next--]!;
     const oldValue = base[key];
-    const path = `${frame.path}/${escapePathComponent(key)}`;
     if (!Object.prototype.hasOwnProperty.call(target, key) || (target[key] === undefined && !targetIsArray)) {
-      ops.push({ op: 'remove', path });
+      ops.push({ op: 'remove', path: childPath(frame, key) });
       frame.removed = true;
       continue;
     }
     const newValue = target[key];
     if (oldValue === newValue) continue;
     if (isContainer(oldValue) && isContainer(newValue) && Array.isArray(oldValue) === Array.isArray(newValue)) {
-      return diffFrame(oldValue, newValue, path);
+      return diffFrame(oldValue, newValue, childPath(frame, key));
     }
-    ops.push({ op: 'replace', path, value: newValue });
+    ops.push({ op: 'replace', path: childPath(frame, key), value: newValue });
   }
   return undefined;
 }
@@ -352,11 +351,15 @@ function addNewKeys(frame: DiffFrame, ops: PatchOperation[]): void {
     const value = target[key];
     if (value === undefined) continue;
     if (Object.prototype.hasOwnProperty.call(base, key) && (array || base[key] !== null)) continue;
-    ops.push({ op: 'add', path: `${frame.path}/${escapePathComponent(key)}`, value });
+    ops.push({ op: 'add', path: childPath(frame, key), value });
   }
 }
 
-/** RFC 6901. */
+/** The JSON pointer (RFC 6901) of `key` in the frame's containers. */
+function childPath(frame: DiffFrame, key: string): string {
+  return `${frame.path}/${escapePathComponent(key)}`;
+}
+
 function escapePathComponent(key: string): string {
   return key.includes('~') || key.includes('/') ? key.replace(/~/g, '~0').replace(/\//g, '~1') : key;
 }

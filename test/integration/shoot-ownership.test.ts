@@ -223,17 +223,22 @@ describe('shoots whose names map to one seed namespace', () => {
 
 describe('deleting a shoot', () => {
   /** A project, its seed namespace's DNS extension, a gardenlet and a shoot `alpha` that succeeded. */
-  async function shootWithDNS(): Promise<{ project: string; namespace: string; seedNamespace: string }> {
+  async function shootWithDNS(): Promise<{
+    project: string;
+    namespace: string;
+    seedNamespace: string;
+    extension: RunningControllers;
+  }> {
     const project = `del-${uniqueSuffix()}`;
     const namespace = await createProjectNamespace(`garden-${project}`);
     const seedNamespace = `shoot--${project}--alpha`;
     const seedName = await createSeed(client, seedIPv6Networks);
-    await dnsExtensionFor(seedNamespace);
+    const extension = await dnsExtensionFor(seedNamespace);
     await gardenletFor(seedName);
     await createShoot(namespace, 'alpha', seedName);
     await succeeded(namespace, 'alpha');
     await recordsPublished(seedNamespace, ['alpha-external-v6', 'alpha-internal-v6']);
-    return { project, namespace, seedNamespace };
+    return { project, namespace, seedNamespace, extension };
   }
 
   it('removes every DNSRecord of the seed namespace before their secret, so none keeps its finalizer', async () => {
@@ -282,11 +287,16 @@ describe('deleting a shoot', () => {
   }, 90_000);
 
   it('shows a DNS record that fails to be deleted in the shoot status, and finishes once it is deleted', async () => {
-    const { namespace, seedNamespace } = await shootWithDNS();
-    // A wrong TSIG key: BIND9 refuses the record's removal.
+    const { namespace, seedNamespace, extension } = await shootWithDNS();
+    // A wrong TSIG key: BIND9 refuses the record's removal. The gardenlet owns the secret and writes the right key
+    // again in any reconcile, so the key is swapped once the deletion runs (no reconcile after that), and with the
+    // extension stopped until then, so that it can't remove the records with the right key first.
+    await extension.stop();
+    await client.delete(Refs.shoot, 'alpha', namespace);
+    await waitForShoot(namespace, 'alpha', 'to start deleting', (s) => s.status?.lastOperation?.type === 'Delete');
     const wrongKey = Buffer.from('not the key of this server, 32 b').toString('base64');
     await client.mergePatch(Refs.secret, DNS_SECRET_NAME, seedNamespace, { stringData: { tsigSecret: wrongKey } });
-    await client.delete(Refs.shoot, 'alpha', namespace);
+    await dnsExtensionFor(seedNamespace);
 
     const failing = await waitForShoot(namespace, 'alpha', 'to report the failing DNS record', (s) => {
       const op = s.status?.lastOperation;
