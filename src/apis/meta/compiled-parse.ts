@@ -13,32 +13,12 @@
  * zod itself at that place (`safeParse` of the subtree).
  */
 import type { z } from 'zod';
+import { defOf, type ZodDef } from './zod-def.js';
 
 /** What a compiled parser returns when it can't decide: decode with zod. */
 export const UNDECIDED: unique symbol = Symbol('undecided');
 
 export type CompiledParser = (input: unknown) => unknown;
-
-interface Def {
-  readonly type: string;
-  readonly shape?: Record<string, z.ZodType>;
-  readonly catchall?: z.ZodType;
-  readonly element?: z.ZodType;
-  readonly keyType?: z.ZodType;
-  readonly valueType?: z.ZodType;
-  readonly innerType?: z.ZodType;
-  readonly values?: readonly unknown[];
-  readonly checks?: readonly { _zod: { def: CheckDef } }[];
-}
-
-interface CheckDef {
-  readonly check: string;
-  readonly format?: string;
-  readonly value?: unknown;
-  readonly inclusive?: boolean;
-}
-
-const defOf = (schema: z.ZodType): Def => (schema as unknown as { _zod: { def: Def } })._zod.def;
 
 const compiled = new WeakMap<z.ZodType, CompiledParser>();
 
@@ -163,7 +143,7 @@ class Generator {
    * A loose object (unknown keys kept): the shape's keys first, in the shape's order, then the others in the input's,
    * as zod's object does. Other catchalls (strict, stripping) are zod's.
    */
-  private object(schema: z.ZodType, def: Def, input: string, out: string[]): string {
+  private object(schema: z.ZodType, def: ZodDef, input: string, out: string[]): string {
     const keys = Object.keys(def.shape ?? {});
     if (!def.catchall || defOf(def.catchall).type !== 'unknown' || def.checks?.length || keys.includes('__proto__')) {
       return this.delegate(schema, input, out);

@@ -7,25 +7,12 @@
  */
 import type { z } from 'zod';
 import { FieldPath, invalid, type FieldError } from '../field/index.js';
+import { defOf, type ZodDef } from './zod-def.js';
 
 const PROTO = '__proto__';
 
-/** The def of a zod 4 schema, the kinds this walk descends into. */
-interface SchemaDef {
-  readonly type: string;
-  readonly shape?: Record<string, z.ZodType>;
-  readonly catchall?: z.ZodType;
-  readonly valueType?: z.ZodType;
-  readonly element?: z.ZodType;
-  readonly innerType?: z.ZodType;
-  readonly in?: z.ZodType;
-  readonly getter?: () => z.ZodType;
-}
-
-const defOf = (schema: z.ZodType): SchemaDef => (schema as unknown as { _zod: { def: SchemaDef } })._zod.def;
-
 /** The schema without wrappers that don't change the shape (optional, nullable, default, pipe, lazy, ...). */
-function unwrap(schema: z.ZodType): SchemaDef {
+function unwrap(schema: z.ZodType): ZodDef {
   let def = defOf(schema);
   for (let i = 0; i < 32; i++) {
     const inner = def.innerType ?? def.in ?? def.getter?.();
