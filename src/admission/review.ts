@@ -5,9 +5,17 @@
  */
 import { validateShootExtensionTypes, type RegisteredExtensionTypes } from './extensions.js';
 import type { Shoot } from '../apis/core/v1beta1/shoot.js';
-import { admit, decodeSeed, defaultObject, UnknownKindError, type AdmissionResult } from '../apis/admission.js';
+import {
+  admit,
+  decodeSeed,
+  defaultObject,
+  UnknownKindError,
+  type AdmissionInput,
+  type AdmissionResult,
+} from '../apis/admission.js';
 import type { Seed } from '../apis/core/v1beta1/seed.js';
 import { FieldPath, invalid, invalidStatus, type FieldError, type Status } from '../apis/field/index.js';
+import { copyWith } from '../apis/meta/copy.js';
 import { deepEqual } from '../apis/meta/objects.js';
 import { withoutNulls } from '../apis/meta/nulls.js';
 import { DNSRecords, lookupKind, Networks, Seeds, Shoots, type KindInfo } from '../apis/registry.js';
@@ -168,7 +176,9 @@ function validateWith(
   let result: AdmissionResult;
   const input = { object: request.object, gates: ctx.gates, ...seedInput(seed) };
   try {
-    result = admit(request.operation === 'UPDATE' ? { ...input, oldObject: request.oldObject } : input);
+    result = admit(
+      request.operation === 'UPDATE' ? copyWith<AdmissionInput>(input, { oldObject: request.oldObject }) : input,
+    );
   } catch (e) {
     // A stored object that does not decode (written before this webhook was registered): the new object still gets
     // every create rule, but refusing every update for the old one's sake would leave the object stuck.

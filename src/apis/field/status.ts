@@ -32,7 +32,7 @@ export function successStatus(id: ObjectIdentity): Status {
     kind: 'Status',
     metadata: {},
     status: 'Success',
-    details: { ...withName(id), group: id.group, kind: id.kind },
+    details: details(id),
     code: 200,
   };
 }
@@ -51,12 +51,10 @@ export function invalidStatus(id: ObjectIdentity, errors: readonly FieldError[])
     status: 'Failure',
     message: `${qualified} ${JSON.stringify(id.name ?? '')} is invalid: ${joined}`,
     reason: 'Invalid',
-    details: {
-      ...withName(id),
-      group: id.group,
-      kind: id.kind,
-      causes: errors.map((e) => ({ reason: e.type, message: errorBody(e), field: e.field })),
-    },
+    details: details(
+      id,
+      errors.map((e) => ({ reason: e.type, message: errorBody(e), field: e.field })),
+    ),
     code: 422,
   };
 }
@@ -65,6 +63,12 @@ export function statusFor(id: ObjectIdentity, errors: readonly FieldError[]): St
   return errors.length === 0 ? successStatus(id) : invalidStatus(id, errors);
 }
 
-function withName(id: ObjectIdentity): { name?: string } {
-  return id.name === undefined ? {} : { name: id.name };
+/**
+ * `details`, name first as apimachinery writes it. Literals, not a spread of an optional name: a spread's copy gets
+ * a map of its own, and the keys added after it a new one on every call (see `copyWith`).
+ */
+function details(id: ObjectIdentity, causes?: StatusCause[]): NonNullable<Status['details']> {
+  const { group, kind, name } = id;
+  if (name === undefined) return causes ? { group, kind, causes } : { group, kind };
+  return causes ? { name, group, kind, causes } : { name, group, kind };
 }

@@ -5,6 +5,7 @@
  */
 import { isIPv6SingleStack } from '../../validation/ip-families.js';
 import { parseCIDR } from '../../../net/cidr.js';
+import { copyWith } from '../../meta/copy.js';
 import { hasWorkers, highestMaxPods } from './helpers.js';
 import type { Seed } from './seed.js';
 import type { Shoot } from './shoot.js';
@@ -13,12 +14,12 @@ import type { Shoot } from './shoot.js';
 export const DEFAULT_NODE_CIDR_MASK_SIZE_IPV6 = 64;
 
 export function defaultShoot(input: Shoot): Shoot {
-  const networking = { ...input.spec.networking };
+  const networking = copyWith(input.spec.networking);
   if (!networking.ipFamilies || networking.ipFamilies.length === 0) networking.ipFamilies = ['IPv4'];
-  const shoot: Shoot = { ...input, spec: { ...input.spec, networking } };
+  const shoot: Shoot = copyWith(input, { spec: copyWith(input.spec, { networking }) });
   if (hasWorkers(shoot)) {
-    const kubernetes = { ...shoot.spec.kubernetes };
-    kubernetes.kubeControllerManager = { ...kubernetes.kubeControllerManager };
+    const kubernetes = copyWith(shoot.spec.kubernetes);
+    kubernetes.kubeControllerManager = copyWith(kubernetes.kubeControllerManager);
     shoot.spec.kubernetes = kubernetes;
     defaultKubeControllerManager(shoot, networking.ipFamilies);
   }
@@ -51,8 +52,8 @@ function defaultKubeControllerManager(shoot: Shoot, ipFamilies: readonly string[
 }
 
 export function defaultSeed(input: Seed): Seed {
-  const networks = { ...input.spec.networks };
-  const seed: Seed = { ...input, spec: { ...input.spec, networks } };
+  const networks = copyWith(input.spec.networks);
+  const seed: Seed = copyWith(input, { spec: copyWith(input.spec, { networks }) });
   if (!networks.ipFamilies || networks.ipFamilies.length === 0) networks.ipFamilies = ['IPv4'];
   return seed;
 }
@@ -64,8 +65,8 @@ export function defaultSeed(input: Seed): Seed {
 export function applySeedShootDefaults(input: Shoot, seed: Seed): Shoot {
   const defaults = seed.spec.networks?.shootDefaults;
   if (!input.spec.networking || !defaults) return input;
-  const networking = { ...input.spec.networking };
-  const shoot: Shoot = { ...input, spec: { ...input.spec, networking } };
+  const networking = copyWith(input.spec.networking);
+  const shoot: Shoot = copyWith(input, { spec: copyWith(input.spec, { networking }) });
   const primary = networking.ipFamilies?.[0] ?? 'IPv4';
   const ofPrimaryFamily = (value: string | undefined) => {
     const cidr = value === undefined ? undefined : parseCIDR(value);
