@@ -1,5 +1,4 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import type { Counter } from 'prom-client';
 import type { ResourceClient, ResourceRef } from './client.js';
 import type { Informer } from './informer.js';
 
@@ -21,7 +20,18 @@ export interface CachedReaderOptions<T extends KubernetesObject> {
   /** @default DEFAULT_LIVE_READ_TIMEOUT_MS */
   readonly liveReadTimeoutMs?: number;
   /** Counts reads as `{resource, result: hit|miss}`. */
-  readonly reads?: Counter<'resource' | 'result'>;
+  readonly reads?: ReadMetrics;
+}
+
+/**
+ * Where a reader's counts go. A miss is counted at once; hits are added when the metrics are scraped, from the
+ * reader's own tally: prom-client hashes the labels on every `inc`, and the webhook, which reads a Seed per review
+ * with its code out of cache, paid for that in each.
+ */
+export interface ReadMetrics {
+  countMiss(resource: string): void;
+  /** `takeHits` returns the hits since it was last called, and starts again from 0. */
+  reportHits(resource: string, takeHits: () => number): void;
 }
 
 /**
@@ -39,7 +49,7 @@ export class CachedReader<T extends KubernetesObject = KubernetesObject> impleme
   private readonly liveReadTimeoutMs: number;
   /** Hits since the counter was last read (see the constructor). */
   private unreportedHits = 0;
-  private readonly misses?: { inc(): void };
+  private readonly countMiss?: () => void;
   private readonly inFlight = new Map<string, Promise<T | undefined>>();
 
   constructor(opts: CachedReaderOptions<T>) {
@@ -48,15 +58,13 @@ export class CachedReader<T extends KubernetesObject = KubernetesObject> impleme
     this.ref = opts.ref;
     this.liveReadTimeoutMs = opts.liveReadTimeoutMs ?? DEFAULT_LIVE_READ_TIMEOUT_MS;
     const resource = opts.ref.group ? `${opts.ref.plural}.${opts.ref.group}` : opts.ref.plural;
-    this.misses = opts.reads?.labels({ resource, result: 'miss' });
-    if (opts.reads) {
-      // A hit is counted here, and added to the counter when it is read (scraped): prom-client hashes the labels on
-      // every `inc`, and the webhook, which reads a Seed per review with its code out of cache, paid for it in each.
-      const hits = opts.reads.labels({ resource, result: 'hit' });
-      beforeCollect(opts.reads, () => {
-        if (this.unreportedHits === 0) return;
-        hits.inc(this.unreportedHits);
+    const { reads } = opts;
+    if (reads) {
+      this.countMiss = () => reads.countMiss(resource);
+      reads.reportHits(resource, () => {
+        const hits = this.unreportedHits;
         this.unreportedHits = 0;
+        return hits;
       });
     }
   }
@@ -76,7 +84,7 @@ export class CachedReader<T extends KubernetesObject = KubernetesObject> impleme
       this.unreportedHits++;
       return cached;
     }
-    this.misses?.inc();
+    this.countMiss?.();
     const key = namespace && this.ref.namespaced ? `${namespace}/${name}` : name;
     let read = this.inFlight.get(key);
     if (!read) {
@@ -99,14 +107,4 @@ export class CachedReader<T extends KubernetesObject = KubernetesObject> impleme
   hasSynced(): boolean {
     return this.informer.hasSynced();
   }
-}
-
-/** Runs `fn` each time `metric` is read, before its own `collect` (prom-client calls `collect` from `get`). */
-function beforeCollect(metric: Counter<string>, fn: () => void): void {
-  const holder = metric as unknown as { collect?: (this: unknown) => unknown };
-  const collect = holder.collect;
-  holder.collect = function (this: unknown) {
-    fn();
-    return collect?.call(this);
-  };
 }

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { ReadMetrics } from './cached-reader.js';
 
 export interface MetricsOptions {
   /** Registry to register in; each registry can hold one Metrics. @default a new Registry */
@@ -25,7 +26,10 @@ export class Metrics {
   readonly workqueueAdds: Counter<'name'>;
   readonly workqueueRetries: Counter<'name'>;
   readonly leaderStatus: Gauge<'name'>;
-  readonly cachedReads: Counter<'resource' | 'result'>;
+  /** For the shared caches' readers: `cached_reader_reads_total`. */
+  readonly cachedReads: ReadMetrics;
+  /** Each reader's hits not yet in `cached_reader_reads_total`, added at every scrape. */
+  private readonly readHits = new Set<{ resource: string; take: () => number }>();
   private readonly queueDepths = new Map<string, () => number>();
 
   constructor(opts: MetricsOptions = {}) {
@@ -91,12 +95,25 @@ export class Metrics {
       labelNames: ['name'],
       registers,
     });
-    this.cachedReads = new Counter({
+    const readHits = this.readHits;
+    const reads = new Counter({
       name: 'cached_reader_reads_total',
       help: 'Reads through the shared caches per resource: hit (from the cache) or miss (read from the API server)',
-      labelNames: ['resource', 'result'],
+      labelNames: ['resource', 'result'] as const,
       registers,
+      collect() {
+        for (const { resource, take } of readHits) {
+          const hits = take();
+          if (hits > 0) this.inc({ resource, result: 'hit' }, hits);
+        }
+      },
     });
+    this.cachedReads = {
+      countMiss: (resource) => reads.inc({ resource, result: 'miss' }),
+      reportHits: (resource, take) => {
+        readHits.add({ resource, take });
+      },
+    };
   }
 
   /** Reports `depth()` as `workqueue_depth{name}` at every scrape. */

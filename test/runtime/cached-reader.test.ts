@@ -3,11 +3,11 @@
  * cache; a miss reads from the server, once per name however many callers miss at the same time.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { Counter, Registry } from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CachedReader } from '../../src/runtime/cached-reader.js';
 import { ResourceClient, resources } from '../../src/runtime/client.js';
 import { Informer } from '../../src/runtime/informer.js';
+import { Metrics } from '../../src/runtime/metrics.js';
 import { silentLogger } from '../../src/runtime/log.js';
 import { waitFor } from '../support/wait.js';
 import { FakeApiServer } from './fake-apiserver.js';
@@ -18,20 +18,15 @@ const path = (name: string) => `/api/v1/namespaces/default/configmaps/${name}`;
 let server: FakeApiServer;
 let client: ResourceClient;
 let informer: Informer;
-let reads: Counter<'resource' | 'result'>;
+let metrics: Metrics;
 let reader: CachedReader;
 
 beforeEach(async () => {
   server = await FakeApiServer.start();
   client = new ResourceClient(server.kubeConfig());
   informer = new Informer({ client, ref: cm, logger: silentLogger(), timeoutSeconds: 3600 });
-  reads = new Counter({
-    name: 'reads',
-    help: 'reads',
-    labelNames: ['resource', 'result'],
-    registers: [new Registry()],
-  });
-  reader = new CachedReader({ informer, client, ref: cm, reads });
+  metrics = new Metrics();
+  reader = new CachedReader({ informer, client, ref: cm, reads: metrics.cachedReads });
 });
 
 afterEach(async () => {
@@ -43,8 +38,16 @@ afterEach(async () => {
 
 const configMap = (name: string) => ({ metadata: { name, namespace: 'default' }, data: {} }) as KubernetesObject;
 const gets = (name: string) => server.requests.filter((r) => r.method === 'GET' && r.path === path(name)).length;
-const counted = async () =>
-  Object.fromEntries((await reads.get()).values.map((v) => [v.labels.result as string, v.value]));
+/** `cached_reader_reads_total` as a scrape reads it, by result. */
+const counted = async () => {
+  const reads = (await metrics.registry.getMetricsAsJSON()).find((m) => m.name === 'cached_reader_reads_total')!;
+  return Object.fromEntries(
+    (reads.values as { labels: { result: string; resource: string }; value: number }[]).map((v) => {
+      expect(v.labels.resource).toBe('configmaps');
+      return [v.labels.result, v.value];
+    }),
+  );
+};
 
 describe('CachedReader', () => {
   it('reads a synced object from the cache, without asking the server', async () => {
@@ -55,6 +58,11 @@ describe('CachedReader', () => {
     expect(gets('a')).toBe(0);
     expect(reader.list().map((o) => o.metadata?.name)).toEqual(['a']);
     expect(await counted()).toEqual({ hit: 1 });
+    // Hits between two scrapes add to the counter; a scrape with none in between leaves it.
+    await reader.get('a', 'default');
+    reader.read('a', 'default');
+    expect(await counted()).toEqual({ hit: 3 });
+    expect(await counted()).toEqual({ hit: 3 });
   });
 
   it('hands a cache hit out as the object itself and only a miss as a promise (read)', async () => {
