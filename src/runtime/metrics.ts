@@ -28,8 +28,6 @@ export class Metrics {
   readonly leaderStatus: Gauge<'name'>;
   /** For the shared caches' readers: `cached_reader_reads_total`. */
   readonly cachedReads: ReadMetrics;
-  /** Each reader's hits not yet in `cached_reader_reads_total`, added at every scrape. */
-  private readonly readHits = new Set<{ resource: string; take: () => number }>();
   private readonly queueDepths = new Map<string, () => number>();
 
   constructor(opts: MetricsOptions = {}) {
@@ -95,7 +93,8 @@ export class Metrics {
       labelNames: ['name'],
       registers,
     });
-    const readHits = this.readHits;
+    // Each reader's hits not yet in `cached_reader_reads_total`, added at every scrape.
+    const readHits = new Set<{ resource: string; take: () => number }>();
     const reads = new Counter({
       name: 'cached_reader_reads_total',
       help: 'Reads through the shared caches per resource: hit (from the cache) or miss (read from the API server)',
