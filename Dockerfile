@@ -32,5 +32,6 @@ COPY bin ./bin
 COPY charts/internal ./charts/internal
 USER 65532:65532
 EXPOSE 9443 8080
-ENTRYPOINT ["/nodejs/bin/node", "/app/bin/gardener-ipv6.js"]
+# Node flags for a long-running server: src/runtime/node-flags.ts says why.
+ENTRYPOINT ["/nodejs/bin/node", "--no-memory-reducer", "/app/bin/gardener-ipv6.js"]
 CMD ["--help"]

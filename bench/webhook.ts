@@ -22,6 +22,7 @@ import { generateCertificates } from '../src/localenv/certs.js';
 import { startControlPlane } from '../src/localenv/control-plane.js';
 import { freePorts } from '../src/localenv/net.js';
 import { ResourceClient } from '../src/runtime/client.js';
+import { SERVER_NODE_FLAGS } from '../src/runtime/node-flags.js';
 import { benchSeed, benchShoot } from './objects.js';
 
 export interface WebhookBenchOptions {
@@ -294,7 +295,8 @@ const ROOT = join(import.meta.dirname, '..');
 
 /**
  * The webhook as the chart runs it: the compiled `gardener-ipv6 run --components admission` (built here first, so
- * that what is measured is what ships, not the TypeScript loader), logging JSON lines at the default level.
+ * that what is measured is what ships, not the TypeScript loader) under the image's node flags, logging JSON lines at
+ * the default level.
  */
 async function startWebhook(
   kubeconfig: string,
@@ -309,6 +311,7 @@ async function startWebhook(
   const child = spawn(
     process.execPath,
     [
+      ...SERVER_NODE_FLAGS,
       ...(cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfileDir}`] : []),
       join(ROOT, 'bin', 'gardener-ipv6.js'),
       'run',
@@ -339,13 +342,17 @@ async function startWebhook(
   return { child, port, logFile };
 }
 
-/** The bare HTTPS baseline (bench/baseline-server.mjs), plain node like the webhook. */
+/** The bare HTTPS baseline (bench/baseline-server.mjs), plain node with the webhook's flags. */
 async function startBaseline(certDir: string, dir: string): Promise<ServerProcess> {
   const logFile = join(dir, 'baseline.log');
-  const child = spawn(process.execPath, [join(import.meta.dirname, 'baseline-server.mjs'), certDir], {
-    cwd: ROOT,
-    stdio: ['ignore', openSync(logFile, 'w'), 'inherit', 'ipc'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...SERVER_NODE_FLAGS, join(import.meta.dirname, 'baseline-server.mjs'), certDir],
+    {
+      cwd: ROOT,
+      stdio: ['ignore', openSync(logFile, 'w'), 'inherit', 'ipc'],
+    },
+  );
   const { port } = await new Promise<{ port: number }>((resolve, reject) => {
     child.once('message', (m) => resolve(m as { port: number }));
     child.once('exit', (code) => reject(new Error(`the baseline server exited with ${code}`)));

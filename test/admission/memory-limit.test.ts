@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_JSON_VALUES } from '../../src/admission/server.js';
 import type { AdmissionReviewResponse } from '../../src/admission/review.js';
 import { generateCertificates } from '../../src/localenv/certs.js';
+import { SERVER_NODE_FLAGS } from '../../src/runtime/node-flags.js';
 import { CgroupSubtree } from '../../src/system/cgroups.js';
 import { ipv6ShootObject } from '../fixtures/objects.js';
 
@@ -102,6 +103,8 @@ describe('the webhook under the chart memory limit', () => {
         join(memoryDir, 'cgroup.procs'),
         'x',
         process.execPath,
+        // As the image runs it: the heap the webhook keeps without the memory reducer must fit the limit too.
+        ...SERVER_NODE_FLAGS,
         '--import',
         'tsx',
         join(import.meta.dirname, '../support/admission-server-process.ts'),

@@ -12,6 +12,7 @@ import { dirname, join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { projectRoot } from '../../src/localenv/project.js';
+import { SERVER_NODE_FLAGS } from '../../src/runtime/node-flags.js';
 
 const ROOT = projectRoot();
 
@@ -142,7 +143,11 @@ describe('Dockerfile', () => {
       'bin ./bin',
       'charts/internal ./charts/internal',
     ]);
-    expect(JSON.parse(of(runtime, 'ENTRYPOINT')[0]!)).toEqual(['/nodejs/bin/node', '/app/bin/gardener-ipv6.js']);
+    expect(JSON.parse(of(runtime, 'ENTRYPOINT')[0]!)).toEqual([
+      '/nodejs/bin/node',
+      ...SERVER_NODE_FLAGS,
+      '/app/bin/gardener-ipv6.js',
+    ]);
     expect(of(runtime, 'WORKDIR')).toEqual(['/app']);
   });
 
@@ -206,7 +211,8 @@ describe('the runtime image’s files', () => {
   afterAll(() => rmSync(app, { recursive: true, force: true }));
 
   function cli(...args: string[]) {
-    return spawnSync(process.execPath, [join(app, 'bin', 'gardener-ipv6.js'), ...args], {
+    // As the ENTRYPOINT runs it: node refuses a flag it does not know (exit 9), so this also checks the flags.
+    return spawnSync(process.execPath, [...SERVER_NODE_FLAGS, join(app, 'bin', 'gardener-ipv6.js'), ...args], {
       encoding: 'utf8',
       cwd: app,
       env: { PATH: process.env.PATH ?? '', HOME: app, NODE_ENV: 'production' },
