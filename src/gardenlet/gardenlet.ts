@@ -37,6 +37,8 @@ export interface GardenletOptions {
   readonly provider?: LocalProvider;
   /** How often the care controller checks each shoot's control plane. @default 10 s */
   readonly careSyncPeriodMs?: number;
+  /** An up-to-date shoot is reconciled again after this long, as Gardener's sync period. @default 1 h */
+  readonly shootSyncPeriodMs?: number;
   /**
    * Seeds as the process shares them (src/app/readers.ts): the cache and its reader that the admission webhook and
    * the scheduler read too. @default a reader of its own on the manager's Seed informer
@@ -101,6 +103,7 @@ export function addGardenletControllers(manager: Manager, options: GardenletOpti
         ...seedName,
         ...(options.waitForExtensions !== undefined ? { waitForExtensions: options.waitForExtensions } : {}),
         ...(options.provider ? { provider: options.provider } : {}),
+        ...(options.shootSyncPeriodMs !== undefined ? { syncPeriodMs: options.shootSyncPeriodMs } : {}),
       }),
       ...workers,
     })

@@ -3,6 +3,7 @@
  * migration between them, deletion, and convergence after a controller restart.
  */
 import type { KubernetesObject, V1NetworkPolicy, V1Service } from '@kubernetes/client-node';
+import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Shoot } from '../../src/apis/core/v1beta1/shoot.js';
 import type { DNSRecord } from '../../src/apis/extensions/v1alpha1/dnsrecord.js';
@@ -10,6 +11,7 @@ import type { Network } from '../../src/apis/extensions/v1alpha1/network.js';
 import type { OperatingSystemConfig } from '../../src/apis/extensions/v1alpha1/operatingsystemconfig.js';
 import { Refs } from '../../src/gardenlet/resources.js';
 import { ResourceClient, retryOnConflict } from '../../src/runtime/client.js';
+import { newLogger } from '../../src/runtime/log.js';
 import { createSeed as createSeedOf, startGardenlet, type RunningControllers } from '../support/gardenlet.js';
 import { kubeConfig, newTestNamespace } from '../support/kube.js';
 import { seedDualStackMigrationNetworks, seedIPv6Networks } from '../fixtures/objects.js';
@@ -252,5 +254,80 @@ describe('gardenlet on the real API server', () => {
       'allow-to-public-networks',
     ]);
     expect((await client.list(Refs.network, { namespace: seedNamespace })).items).toHaveLength(1);
+  });
+
+  it('runs a succeeded shoot again for the operation annotation or its sync period, not for any event', async () => {
+    const namespace = await newTestNamespace('garden-e2e');
+    const seedName = await createSeed(SEED_NETWORKS.ipv6);
+    // The shared gardenlet again, logging at debug into `lines`: a request that runs nothing says so there.
+    const lines: { msg?: string; namespace?: string; reason?: string }[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(
+          ...chunk
+            .toString()
+            .trim()
+            .split('\n')
+            .map((l) => JSON.parse(l) as (typeof lines)[number]),
+        );
+        done();
+      },
+    });
+    const restart = async (options: { shootSyncPeriodMs?: number } = {}) => {
+      await gardenlet.stop();
+      gardenlet = await startGardenlet(kubeConfig(), options, newLogger({ level: 'debug', destination: sink }));
+    };
+    const ours = (msg: string) => lines.filter((l) => l.msg === msg && l.namespace === namespace);
+    const setMetadata = (metadata: Record<string, unknown>) =>
+      client.mergePatch(Refs.shoot, 'alpha', namespace, { metadata });
+    await restart();
+    const created = await createShoot(namespace, seedName, {
+      ipFamilies: ['IPv6'],
+      pods: 'fd00:10:3::/56',
+      services: 'fd00:10:4::/112',
+    });
+    const done = await shootSucceeded(namespace, created.metadata.generation);
+    expect(done.status?.lastOperation?.type).toBe('Create');
+    expect(ours('shoot reconciled').map((l) => l.reason)).toEqual(['not reconciled by this gardenlet yet']);
+
+    // An event of the shoot that changes none of its inputs: the request runs nothing.
+    const upToDate = ours('shoot is up to date').length;
+    const runs = ours('reconciling shoot').length;
+    await setMetadata({ labels: { team: 'network' } });
+    await waitFor(() => ours('shoot is up to date').length > upToDate, {
+      message: 'the labelled shoot to be looked at',
+    });
+    expect(ours('reconciling shoot')).toHaveLength(runs);
+    const after = await client.get<Shoot & KubernetesObject>(Refs.shoot, 'alpha', namespace);
+    expect(after?.status?.lastOperation).toEqual(done.status?.lastOperation);
+    expect(ours('shoot reconciled')).toHaveLength(1);
+
+    // gardener.cloud/operation=reconcile runs it, as a Reconcile, and is taken away.
+    await setMetadata({ annotations: { 'gardener.cloud/operation': 'reconcile' } });
+    const again = await waitFor(
+      async () => {
+        const s = await client.get<Shoot & KubernetesObject>(Refs.shoot, 'alpha', namespace);
+        const op = s?.status?.lastOperation;
+        return op?.type === 'Reconcile' && op.state === 'Succeeded' && ours('shoot reconciled').length === 2
+          ? s
+          : undefined;
+      },
+      { message: 'the annotated shoot to be reconciled' },
+    );
+    expect(again.metadata.annotations?.['gardener.cloud/operation']).toBeUndefined();
+    expect(ours('shoot reconciled')[1]?.reason).toBe('operation annotation reconcile');
+
+    // A restarted gardenlet runs it once; with a sync period of 1 s, again a second later.
+    await restart({ shootSyncPeriodMs: 1_000 });
+    await waitFor(() => ours('shoot reconciled').some((l) => l.reason === 'sync period'), {
+      timeoutMs: 20_000,
+      message: 'a reconcile for the sync period',
+    });
+    expect(
+      ours('shoot reconciled')
+        .slice(2, 4)
+        .map((l) => l.reason),
+    ).toEqual(['not reconciled by this gardenlet yet', 'sync period']);
+    await restart();
   });
 });

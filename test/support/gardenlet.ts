@@ -4,7 +4,7 @@
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { localDNSProvider } from '../../src/gardenlet/dns-provider.js';
 import { addGardenletControllers, type GardenletOptions } from '../../src/gardenlet/gardenlet.js';
-import { silentLogger } from '../../src/runtime/log.js';
+import { silentLogger, type Logger } from '../../src/runtime/log.js';
 import { Manager } from '../../src/runtime/manager.js';
 import { Refs } from '../../src/gardenlet/resources.js';
 import type { ResourceClient } from '../../src/runtime/client.js';
@@ -16,20 +16,31 @@ export interface RunningControllers {
 }
 
 /** Starts a manager (no health server, no leader election) with what `add` puts on it. */
-export async function startManager(kc: KubeConfig, add: (manager: Manager) => void): Promise<RunningControllers> {
-  const manager = new Manager({ kubeConfig: kc, logger: silentLogger(), gracefulShutdownMs: 5_000 });
+export async function startManager(
+  kc: KubeConfig,
+  add: (manager: Manager) => void,
+  logger: Logger = silentLogger(),
+): Promise<RunningControllers> {
+  const manager = new Manager({ kubeConfig: kc, logger, gracefulShutdownMs: 5_000 });
   add(manager);
   await manager.start();
   return { manager, stop: () => manager.stop() };
 }
 
-export function startGardenlet(kc: KubeConfig, options: Partial<GardenletOptions> = {}): Promise<RunningControllers> {
-  return startManager(kc, (manager) =>
-    addGardenletControllers(manager, {
-      dns: localDNSProvider({ server: '[::1]:53' }),
-      waitForExtensions: false,
-      ...options,
-    }),
+export function startGardenlet(
+  kc: KubeConfig,
+  options: Partial<GardenletOptions> = {},
+  logger?: Logger,
+): Promise<RunningControllers> {
+  return startManager(
+    kc,
+    (manager) =>
+      addGardenletControllers(manager, {
+        dns: localDNSProvider({ server: '[::1]:53' }),
+        waitForExtensions: false,
+        ...options,
+      }),
+    logger,
   );
 }
 

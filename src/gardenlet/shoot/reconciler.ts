@@ -11,7 +11,13 @@ import type { LastOperation } from '../../apis/meta/schemas.js';
 import { Seeds, Shoots } from '../../apis/registry.js';
 import type { ResourceClient } from '../../runtime/client.js';
 import { realClock, type Clock } from '../../runtime/clock.js';
-import type { ReconcileContext, Reconciler, Request, Result } from '../../runtime/controller.js';
+import {
+  requestKey,
+  type ReconcileContext,
+  type Reconciler,
+  type Request,
+  type Result,
+} from '../../runtime/controller.js';
 import { addFinalizer, hasFinalizer, removeFinalizer } from '../../runtime/finalizers.js';
 import { deleteAll } from '../apply.js';
 import { NotReadyError, StepError, type ComponentContext, type DeployWaiter } from '../component.js';
@@ -23,6 +29,7 @@ import type { DNSProviderConfig } from './components/dns-records.js';
 import { caClusterName, ShootControlPlane } from './components/control-plane.js';
 import { ShootWorkers } from './components/workers.js';
 import type { LocalProvider } from '../../extensions/provider-local/provider.js';
+import { API_SERVER_SERVICE_NAME } from './components/apiserver-service.js';
 import {
   APIServerDNSRecords,
   APIServerService,
@@ -39,6 +46,11 @@ import { seedNamespaceOwnership } from './ownership.js';
 export const CONDITION_TYPE = 'NetworkingReady';
 /** How soon to look again while something is on its way (a load balancer address, an extension). */
 export const NOT_READY_REQUEUE_MS = 1_000;
+/** Gardener's shoot sync period (gardenlet's default): an up-to-date shoot is reconciled again after this long. */
+export const DEFAULT_SYNC_PERIOD_MS = 60 * 60_000;
+/** Gardener's operation annotation: `reconcile` (or `retry`) runs the flow now; the gardenlet removes it. */
+export const OPERATION_ANNOTATION = 'gardener.cloud/operation';
+const RUN_NOW_OPERATIONS: readonly string[] = ['reconcile', 'retry'];
 
 /** Reads of the objects the controller watches; the manager's informer caches, or the server. */
 export interface ShootReader {
@@ -71,6 +83,14 @@ export interface ShootReconcilerOptions {
    */
   readonly provider?: LocalProvider;
   readonly clock?: Clock;
+  /** An up-to-date shoot is reconciled again after this long. @default DEFAULT_SYNC_PERIOD_MS */
+  readonly syncPeriodMs?: number;
+}
+
+/** What a reconcile that succeeded in this process ran on, and when it ended. */
+interface Reconciled {
+  readonly inputs: string;
+  readonly at: number;
 }
 
 interface Step {
@@ -83,16 +103,30 @@ export class ShootReconciler implements Reconciler {
   private readonly client: ResourceClient;
   private readonly reader: ShootReader;
   private readonly clock: Clock;
+  private readonly syncPeriodMs: number;
+  /**
+   * Per shoot (request key), the inputs of its last successful reconcile in this process. As Gardener's shoot
+   * controller, a request for a shoot whose inputs are unchanged runs nothing until the sync period is over: events
+   * of its dependents (an extension's status, the Service) that arrive while a reconcile runs would otherwise run
+   * the flow again right after it succeeded, relabelling the operation `Reconcile`. Kept in memory on purpose: a
+   * restarted gardenlet reconciles every shoot once, which starts provider-local's processes again.
+   */
+  private readonly reconciled = new Map<string, Reconciled>();
 
   constructor(private readonly options: ShootReconcilerOptions) {
     this.client = options.client;
     this.reader = options.reader ?? serverReader(options.client);
     this.clock = options.clock ?? realClock;
+    this.syncPeriodMs = options.syncPeriodMs ?? DEFAULT_SYNC_PERIOD_MS;
   }
 
   async reconcile(req: Request, ctx: ReconcileContext): Promise<Result | void> {
+    const key = requestKey(req);
     const raw = await this.reader.shoot(req.name, req.namespace);
-    if (!raw) return;
+    if (!raw) {
+      this.reconciled.delete(key);
+      return;
+    }
     const decoded = decode(Shoots, raw);
     if (!decoded.value) {
       ctx.logger.error({ errors: decoded.errors }, 'shoot cannot be decoded, skipping');
@@ -100,8 +134,14 @@ export class ShootReconciler implements Reconciler {
     }
     const shoot = Shoots.default(decoded.value);
     const seedName = shoot.spec.seedName;
-    if (!seedName || (this.options.seedName !== undefined && seedName !== this.options.seedName)) return;
-    if (shoot.metadata.deletionTimestamp) return this.delete(shoot, ctx);
+    if (!seedName || (this.options.seedName !== undefined && seedName !== this.options.seedName)) {
+      this.reconciled.delete(key);
+      return;
+    }
+    if (shoot.metadata.deletionTimestamp) {
+      this.reconciled.delete(key);
+      return this.delete(shoot, ctx);
+    }
 
     const rawSeed = await this.reader.seed(seedName);
     const seed = rawSeed ? decode(Seeds, rawSeed).value : undefined;
@@ -110,13 +150,61 @@ export class ShootReconciler implements Reconciler {
       await this.patchStatus(shoot, { lastOperation: this.op(type, 'Error', 0, `seed "${seedName}" not found`) }, ctx);
       return { requeueAfter: 10 * NOT_READY_REQUEUE_MS };
     }
+    const operation = shoot.metadata.annotations?.[OPERATION_ANNOTATION];
+    const runNow = operation !== undefined && RUN_NOW_OPERATIONS.includes(operation);
+    const last = this.reconciled.get(key);
+    let reason: string;
+    if (runNow) reason = `operation annotation ${operation}`;
+    else if (!last) reason = 'not reconciled by this gardenlet yet';
+    else if (last.inputs !== (await this.inputsOf(shoot, seed))) reason = 'generation, seed or load balancer changed';
+    else {
+      const due = last.at + this.syncPeriodMs - this.clock.now();
+      if (due > 0) {
+        ctx.logger.debug({ nextSyncInMs: due }, 'shoot is up to date');
+        return { requeueAfter: due };
+      }
+      reason = 'sync period';
+    }
+    // At debug: a flow waiting for something runs again every second.
+    ctx.logger.debug({ operation: type, reason }, 'reconciling shoot');
+    this.reconciled.delete(key);
     if (!hasFinalizer(shoot, SHOOT_FINALIZER)) {
       await addFinalizer(this.client, Refs.shoot, shoot, SHOOT_FINALIZER, { signal: ctx.signal });
     }
-    return this.runFlow(shoot, Seeds.default(seed), type, ctx);
+    if (runNow) {
+      // As Gardener: the annotation is taken away when the operation starts, so that setting it again asks again.
+      await this.client.mergePatch(
+        Refs.shoot,
+        req.name,
+        req.namespace,
+        { metadata: { annotations: { [OPERATION_ANNOTATION]: null } } },
+        { signal: ctx.signal },
+      );
+    }
+    const pending = await this.runFlow(shoot, Seeds.default(seed), type, ctx);
+    if (pending) return pending;
+    // The inputs as the flow left them: the load balancer address it waited for is part of them.
+    this.reconciled.set(key, { inputs: await this.inputsOf(shoot, seed), at: this.clock.now() });
+    ctx.logger.info({ operation: type, reason, nextSyncInMs: this.syncPeriodMs }, 'shoot reconciled');
+    return { requeueAfter: this.syncPeriodMs };
   }
 
-  private async runFlow(shoot: Shoot, seed: Seed, type: string, ctx: ReconcileContext): Promise<Result | void> {
+  /**
+   * What a reconcile of the shoot depends on besides its dependents' state: the shoot's uid and generation, the
+   * seed's generation and the API server's load balancer addresses (the DNS records and the control plane's
+   * certificates follow them).
+   */
+  private async inputsOf(shoot: Shoot, seed: { metadata?: { generation?: number } }): Promise<string> {
+    const service = await this.reader.service(API_SERVER_SERVICE_NAME, seedNamespaceName(shoot));
+    return JSON.stringify([
+      shoot.metadata.uid,
+      shoot.metadata.generation,
+      seed.metadata?.generation,
+      service?.status?.loadBalancer?.ingress ?? null,
+    ]);
+  }
+
+  private async runFlow(shoot: Shoot, seed: Seed, type: string, ctx: ReconcileContext): Promise<Result | undefined> {
     const { client } = this;
     const service = new APIServerService(client, shoot, (name, namespace) => this.reader.service(name, namespace));
     let networking: NetworkingStatus | undefined;
