@@ -21,6 +21,7 @@ import { Refs } from '../src/gardenlet/resources.js';
 import { generateCertificates } from '../src/localenv/certs.js';
 import { startControlPlane } from '../src/localenv/control-plane.js';
 import { freePorts } from '../src/localenv/net.js';
+import { which } from '../src/localenv/process.js';
 import { ResourceClient } from '../src/runtime/client.js';
 import { SERVER_NODE_FLAGS } from '../src/runtime/node-flags.js';
 import { benchSeed, benchShoot } from './objects.js';
@@ -308,9 +309,13 @@ async function startWebhook(
   if (build.status !== 0) throw new Error(`npm run build failed:\n${build.stdout}${build.stderr}`);
   const [port, healthPort] = (await freePorts(2)) as [number, number];
   const logFile = join(dir, 'webhook.log');
+  // setpriv execs node (the pid stays the webhook's) with a parent-death signal: when the bench dies without its
+  // finally (Ctrl-C), the kernel stops the webhook too.
+  const setpriv = which('setpriv');
   const child = spawn(
-    process.execPath,
+    setpriv ?? process.execPath,
     [
+      ...(setpriv ? ['--pdeathsig', 'SIGTERM', '--', process.execPath] : []),
       ...SERVER_NODE_FLAGS,
       ...(cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfileDir}`] : []),
       join(ROOT, 'bin', 'gardener-ipv6.js'),
