@@ -65,13 +65,19 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
   let wake: (() => void) | undefined;
   // Ends the wait for the example shoot (up to minutes) when a stop is asked for or the control plane crashed.
   const stopRequested = new AbortController();
-  const stopped = new Promise<never>((_, reject) =>
-    stopRequested.signal.addEventListener('abort', () => reject(stopRequested.signal.reason), { once: true }),
-  );
-  stopped.catch(() => {});
   // The stop bound counts from when the stop was asked for, not from when the step running then let go.
   let stopAskedAt: number | undefined;
-  stopRequested.signal.addEventListener('abort', () => (stopAskedAt = Date.now()), { once: true });
+  const stopped = new Promise<never>((_, reject) =>
+    stopRequested.signal.addEventListener(
+      'abort',
+      () => {
+        stopAskedAt = Date.now();
+        reject(stopRequested.signal.reason);
+      },
+      { once: true },
+    ),
+  );
+  stopped.catch(() => {});
   const onSignal = (signal: NodeJS.Signals) => {
     if (signalled !== undefined) {
       io.err(`${signal} again: exiting without a graceful stop\n`);

@@ -261,6 +261,57 @@ describe('DNS extension (local)', () => {
     }
   });
 
+  it('takes over the name of DNSRecords deleted while no extension ran, and removes their other records', async () => {
+    const [goneNs, nextNs] = [await newTestNamespace('dns-gone'), await newTestNamespace('dns-next')];
+    const goneExtension = await startExtension(goneNs, 60_000);
+    let stopped = false;
+    try {
+      await client.create(
+        dnsRecordRef,
+        dnsRecord(goneNs, 'alpha-external-v6', 'AAAA', ['2001:db8::1']) as KubernetesObject,
+      );
+      await client.create(dnsRecordRef, dnsRecord(goneNs, 'alpha-external', 'A', ['192.0.2.1']) as KubernetesObject);
+      const goneV6 = await waitForState(goneNs, 'alpha-external-v6', 'Succeeded');
+      const goneV4 = await waitForState(goneNs, 'alpha-external', 'Succeeded');
+
+      // The extension is gone (uninstalled, say) and the records are deleted by removing their finalizers.
+      await goneExtension.stop();
+      stopped = true;
+      for (const name of ['alpha-external-v6', 'alpha-external']) {
+        await client.mergePatch(dnsRecordRef, name, goneNs, { metadata: { finalizers: null } });
+        await client.delete(dnsRecordRef, name, goneNs);
+        await waitFor(async () => (await getRecord(goneNs, name)) === undefined, { message: `${goneNs}/${name} gone` });
+      }
+      expect(await resolve('AAAA')).toEqual(['2001:db8::1']);
+      expect(await ownerTXT('AAAA')).toEqual([owner(goneV6)]);
+      expect(await ownerTXT('A')).toEqual([owner(goneV4)]);
+
+      // Another namespace's DNSRecord for the name: its owners are gone, so it takes the AAAA records over and
+      // removes the A records, which would still send clients to the old address.
+      const nextExtension = await startExtension(nextNs, 60_000);
+      try {
+        await client.create(
+          dnsRecordRef,
+          dnsRecord(nextNs, 'alpha-external-v6', 'AAAA', ['2001:db8::2']) as KubernetesObject,
+        );
+        const next = await waitForState(nextNs, 'alpha-external-v6', 'Succeeded');
+        expect(await resolve('AAAA')).toEqual(['2001:db8::2']);
+        expect(await ownerTXT('AAAA')).toEqual([owner(next)]);
+        expect(await resolve('A')).toBe('ENODATA');
+        expect(await ownerTXT('A')).toBe('ENOTFOUND');
+        await client.delete(dnsRecordRef, 'alpha-external-v6', nextNs);
+        await waitFor(async () => (await getRecord(nextNs, 'alpha-external-v6')) === undefined, {
+          message: 'the next DNSRecord to be gone',
+        });
+        expect(await resolve('AAAA')).toBe('ENOTFOUND');
+      } finally {
+        await nextExtension.stop();
+      }
+    } finally {
+      if (!stopped) await goneExtension.stop();
+    }
+  });
+
   it('reports Error while BIND9 is down and heals when it is back, for reconcile and delete', async () => {
     const ns = await newTestNamespace('dns');
     const extension = await startExtension(ns);

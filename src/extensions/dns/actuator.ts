@@ -2,9 +2,10 @@
  * The provider part of the `local` DNS extension: what publishing and removing a DNSRecord means at a DNS server
  * that takes RFC 2136 updates (BIND9 in the local setup). The generic part (finalizer, status) is the reconciler's.
  */
-import type { V1Secret } from '@kubernetes/client-node';
+import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
 import type { DNSRecord } from '../../apis/extensions/v1alpha1/dnsrecord.js';
-import { isForbidden, resources, type ResourceClient } from '../../runtime/client.js';
+import { DNSRecords } from '../../apis/registry.js';
+import { isForbidden, resources, type ResourceClient, type ResourceRef } from '../../runtime/client.js';
 import type { Logger } from '../../runtime/log.js';
 import { ConfigurationError } from './errors.js';
 import {
@@ -139,6 +140,14 @@ export function checkSecretNamespace(record: DNSRecord): void {
 }
 
 /** The DNSRecord as the owner of what it publishes. */
+export const dnsRecordRef: ResourceRef = {
+  group: DNSRecords.group,
+  version: DNSRecords.version,
+  plural: DNSRecords.plural,
+  kind: DNSRecords.kind,
+  namespaced: true,
+};
+
 export function recordOwner(record: DNSRecord): DNSRecordOwner {
   const { namespace, name, uid } = record.metadata;
   if (!namespace || !name || !uid) throw new ConfigurationError('metadata.namespace, name and uid must be set');
@@ -216,7 +225,10 @@ export class LocalDNSActuator implements DNSRecordActuator {
     const provider = await this.provider(record, ctx);
     const rrset = desiredRRset(record, provider);
     const publisher = this.publisherFor(provider);
-    await publishOwned(publisher, rrset, owner, { signal: ctx.signal });
+    await publishOwned(publisher, rrset, owner, {
+      signal: ctx.signal,
+      ownerExists: (other) => this.ownerExists(other, ctx),
+    });
     // The new RRset first, then the old one goes: the name never resolves to nothing in between.
     const previous = publishedRRset(record);
     if (previous && !sameRRset(previous, rrset)) await this.remove(publisher, previous, owner, ctx);
@@ -247,6 +259,22 @@ export class LocalDNSActuator implements DNSRecordActuator {
     await this.remove(publisher, { zone, name, type }, owner, ctx);
     const previous = publishedRRset(record);
     if (previous && !sameRRset(previous, { zone, name, type })) await this.remove(publisher, previous, owner, ctx);
+  }
+
+  /**
+   * Whether the DNSRecord an owner record names exists, read from the API server: a cache may not have seen one
+   * created a moment ago, whose name would then be taken from it. Unreadable (forbidden) counts as existing.
+   */
+  private async ownerExists(owner: DNSRecordOwner, ctx: ActuatorContext): Promise<boolean> {
+    try {
+      const current = await this.client.get<KubernetesObject>(dnsRecordRef, owner.name, owner.namespace, {
+        signal: ctx.signal,
+      });
+      return current?.metadata?.uid === owner.uid;
+    } catch (e) {
+      if (isForbidden(e)) return true;
+      throw e;
+    }
   }
 
   /** Removes an RRset of `owner`'s; another DNSRecord's stays (this one never owned it). */

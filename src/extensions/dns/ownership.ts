@@ -74,13 +74,19 @@ export interface OwnedZoneWriter {
 
 interface Options {
   readonly signal?: AbortSignal;
+  /**
+   * Whether the DNSRecord an owner record names still exists (the same namespace, name and UID). A name whose owner
+   * is gone is adopted: its DNSRecord was deleted while no extension removed its records. It must ask the API
+   * server, not a cache that may not have seen a new object yet. @default every owner exists (nothing is adopted)
+   */
+  readonly ownerExists?: (owner: DNSRecordOwner) => Promise<boolean>;
 }
 
 /**
  * Publishes `rrset` with its owner record in one UPDATE, when the name and type are `owner`'s: already (the usual
- * case), free (a new name, or one published before owner records existed: adopted), or held by an earlier object
- * of the same namespace and name (names are unique, so that object is gone). Throws {@link OwnershipError} naming
- * the owner otherwise, with nothing changed.
+ * case), free (a new name, or one published before owner records existed: adopted), held by an earlier object
+ * of the same namespace and name (names are unique, so that object is gone), or by a DNSRecord that no longer
+ * exists (`ownerExists`). Throws {@link OwnershipError} naming the owner otherwise, with nothing changed.
  */
 export async function publishOwned(
   writer: OwnedZoneWriter,
@@ -121,7 +127,9 @@ export async function publishOwned(
  * a name is one shoot's, so another shoot may not add, say, an A record beside its AAAA record. Read before
  * claiming a free (name, type) only; unlike the owner record of the type itself, this is not part of the UPDATE's
  * prerequisites (they cannot say "absent or of this namespace"), so two namespaces claiming different types of one
- * new name at the same moment could both succeed.
+ * new name at the same moment could both succeed. The records of an owner that is gone are removed (with their
+ * owner record, under the prerequisite that it is still that owner's): they would resolve the name to an address
+ * that is no longer the shoot's.
  */
 async function otherNamespaceAtName(
   writer: OwnedZoneWriter,
@@ -131,12 +139,34 @@ async function otherNamespaceAtName(
 ): Promise<{ readonly type: UpdateRecordType; readonly owner: string } | undefined> {
   for (const type of Object.keys(RECORD_TYPE_CODES) as UpdateRecordType[]) {
     if (type === ref.type) continue;
-    const texts = await writer.readTXT(ownerRecordName(ref.name, type), opts);
+    const ownerName = ownerRecordName(ref.name, type);
+    const texts = await writer.readTXT(ownerName, opts);
     if (texts.length === 0) continue;
     const other = texts.length === 1 ? parseOwnerText(texts[0] ?? '') : undefined;
-    if (other?.namespace !== owner.namespace) return { type, owner: describeOwner(texts) };
+    if (other?.namespace === owner.namespace) continue;
+    if (other && !(await exists(other, opts))) {
+      const gone = await succeeds(() =>
+        writer.update(
+          {
+            zone: ref.zone,
+            prerequisites: [{ kind: 'rrset-equals', name: ownerName, type: 'TXT', values: texts }],
+            delete: [
+              { name: ref.name, type },
+              { name: ownerName, type: 'TXT' },
+            ],
+          },
+          opts,
+        ),
+      );
+      if (gone) continue;
+    }
+    return { type, owner: describeOwner(texts) };
   }
   return undefined;
+}
+
+function exists(owner: DNSRecordOwner, opts: Options): Promise<boolean> {
+  return opts.ownerExists ? opts.ownerExists(owner) : Promise.resolve(true);
 }
 
 /**
@@ -185,7 +215,9 @@ async function withOwnership<T>(
     if (current.length === 0) continue; // removed since: try again
     const previous = current.length === 1 ? parseOwnerText(current[0] ?? '') : undefined;
     const sameObject = previous?.namespace === owner.namespace && previous.name === owner.name;
-    if (!sameObject) return { owner: describeOwner(current) };
+    // Taken over only under the prerequisite that the owner record is still the gone owner's.
+    const adoptable = sameObject || (previous !== undefined && !(await exists(previous, opts)));
+    if (!adoptable) return { owner: describeOwner(current) };
     if (await succeeds(() => write(ownedBy(current)))) return {};
   }
   throw new Error(

@@ -8,11 +8,11 @@ import type { LastOperation } from '../../apis/meta/schemas.js';
 import { DNSRecords } from '../../apis/registry.js';
 import { lastOperation } from '../../gardenlet/last-operation.js';
 import { patchStatusIfChanged } from '../../runtime/status.js';
-import type { ResourceClient, ResourceRef } from '../../runtime/client.js';
+import type { ResourceClient } from '../../runtime/client.js';
 import { realClock, type Clock } from '../../runtime/clock.js';
 import type { ReconcileContext, Reconciler, Request, Result } from '../../runtime/controller.js';
 import { addFinalizer, hasFinalizer, removeFinalizer } from '../../runtime/finalizers.js';
-import { EXTENSION_TYPE, type DNSRecordActuator, type Published } from './actuator.js';
+import { dnsRecordRef, EXTENSION_TYPE, type DNSRecordActuator, type Published } from './actuator.js';
 import { ConfigurationError } from './errors.js';
 import { DNSUpdateError } from './rfc2136.js';
 
@@ -24,13 +24,7 @@ export const FINALIZER = 'extensions.gardener.cloud/dnsrecord-local';
  */
 export const DEFAULT_RESYNC_INTERVAL_MS = 5 * 60_000;
 
-export const dnsRecordRef: ResourceRef = {
-  group: DNSRecords.group,
-  version: DNSRecords.version,
-  plural: DNSRecords.plural,
-  kind: DNSRecords.kind,
-  namespaced: true,
-};
+export { dnsRecordRef };
 
 /** Gardener's error codes (`gardencorev1beta1.ErrorCode`) for `status.lastError.codes`. */
 export const ErrorCodes = {
