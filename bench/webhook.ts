@@ -95,6 +95,8 @@ export interface RSSResult {
   readonly errors: number;
   /** MiB, one sample per second. */
   readonly samples: readonly number[];
+  /** The webhook's V8 heap at the end (its /metrics, MiB): what of the RSS is the JavaScript heap. */
+  readonly heap: { readonly committed: number; readonly used: number; readonly external: number };
 }
 
 export interface WebhookBenchResult {
@@ -290,6 +292,8 @@ interface ServerProcess {
   readonly child: ChildProcess;
   readonly port: number;
   readonly logFile: string;
+  /** The webhook's health and metrics port. */
+  readonly healthPort?: number;
 }
 
 const ROOT = join(import.meta.dirname, '..');
@@ -344,7 +348,7 @@ async function startWebhook(
     child.once('exit', (code) => reject(new Error(`the webhook exited with ${code}; see ${logFile}`))),
   );
   await Promise.race([waitReady(healthPort), exited]);
-  return { child, port, logFile };
+  return { child, port, logFile, healthPort };
 }
 
 /** The bare HTTPS baseline (bench/baseline-server.mjs), plain node with the webhook's flags. */
@@ -363,6 +367,21 @@ async function startBaseline(certDir: string, dir: string): Promise<ServerProces
     child.once('exit', (code) => reject(new Error(`the baseline server exited with ${code}`)));
   });
   return { child, port, logFile };
+}
+
+/** The V8 heap figures of the webhook's /metrics (prom-client's nodejs_* gauges), in MiB. */
+async function heapMiB(healthPort: number): Promise<RSSResult['heap']> {
+  const text = await (await fetch(`http://[::1]:${healthPort}/metrics`)).text();
+  const gauge = (name: string) => {
+    const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
+    if (!m) throw new Error(`the webhook's /metrics has no ${name}`);
+    return Number(m[1]) / 2 ** 20;
+  };
+  return {
+    committed: gauge('nodejs_heap_size_total_bytes'),
+    used: gauge('nodejs_heap_size_used_bytes'),
+    external: gauge('nodejs_external_memory_bytes'),
+  };
 }
 
 /** /readyz of the health port: the webhook's caches are synced. */
@@ -523,6 +542,7 @@ export async function runWebhookBench(opts: WebhookBenchOptions = {}): Promise<W
     sampler = setInterval(() => samples.push(rssMiB(webhook.child.pid!)), 1000);
     const rssRun = await h2load(webhook.port, bodyFiles['valid+seed'], rssSeconds, 1000, join(dir, 'rss.log'));
     clearInterval(sampler);
+    const heap = await heapMiB(webhook.healthPort!);
     return {
       results,
       rss: {
@@ -532,6 +552,7 @@ export async function runWebhookBench(opts: WebhookBenchOptions = {}): Promise<W
         reviews: rssRun.reviews,
         errors: rssRun.errors,
         samples,
+        heap,
       },
       rounds,
       durationSeconds,
@@ -606,6 +627,11 @@ export function formatWebhookBench(r: WebhookBenchResult): string {
       `${fmt(mean(head), 1)} MiB (s 10-20) -> ${fmt(mean(tail), 1)} MiB (last 10 s), min ${fmt(Math.min(...s), 1)}, ` +
       `max ${fmt(Math.max(...s), 1)} MiB ` +
       `(${fmt((100 * (mean(tail) - mean(head))) / mean(head), 1)} %)`,
+  );
+  const { heap } = r.rss;
+  lines.push(
+    `V8 heap at the end: ${fmt(heap.committed, 1)} MiB committed (${fmt(heap.used, 1)} MiB used), external ` +
+      `${fmt(heap.external, 1)} MiB; the rest of the RSS is code, stacks and native allocations (TLS, buffers)`,
   );
   lines.push(`RSS samples of the warm-up (MiB, 1/s): ${r.rss.warmupSamples.map((x) => x.toFixed(0)).join(' ')}`);
   lines.push(`RSS samples (MiB, 1/s): ${s.map((x) => x.toFixed(0)).join(' ')}`);
