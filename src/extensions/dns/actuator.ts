@@ -4,8 +4,8 @@
  */
 import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
 import type { DNSRecord } from '../../apis/extensions/v1alpha1/dnsrecord.js';
-import { DNSRecords } from '../../apis/registry.js';
-import { isForbidden, resources, type ResourceClient, type ResourceRef } from '../../runtime/client.js';
+import { Refs } from '../../gardenlet/resources.js';
+import { isForbidden, resources, type ResourceClient } from '../../runtime/client.js';
 import type { Logger } from '../../runtime/log.js';
 import { ConfigurationError } from './errors.js';
 import {
@@ -140,13 +140,7 @@ export function checkSecretNamespace(record: DNSRecord): void {
 }
 
 /** The DNSRecord as the owner of what it publishes. */
-export const dnsRecordRef: ResourceRef = {
-  group: DNSRecords.group,
-  version: DNSRecords.version,
-  plural: DNSRecords.plural,
-  kind: DNSRecords.kind,
-  namespaced: true,
-};
+export const dnsRecordRef = Refs.dnsRecord;
 
 export function recordOwner(record: DNSRecord): DNSRecordOwner {
   const { namespace, name, uid } = record.metadata;
