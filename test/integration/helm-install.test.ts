@@ -109,13 +109,15 @@ beforeAll(async () => {
         'webhook.failurePolicy': 'Ignore',
         // The API server's addresses, of both families: the API server must accept them as ipBlocks.
         'networkPolicy.apiServer.cidrs': '{fd00:10:0:1::/64,172.18.0.0/16}',
-        ...Object.fromEntries(
-          Object.entries(WEBHOOK_SCOPE).flatMap(([k, v]) => [
-            [`webhook.objectSelector.matchLabels.${k.replaceAll('.', '\\.')}`, v],
-            [`webhook.namespaceSelector.matchLabels.${k.replaceAll('.', '\\.')}`, v],
-          ]),
-        ),
       }),
+      // Label values are strings: `--set` would make a suffix of digits only (about 1 in 17) a number, which the
+      // chart's schema refuses.
+      ...Object.entries(WEBHOOK_SCOPE).flatMap(([k, v]) =>
+        ['objectSelector', 'namespaceSelector'].flatMap((selector) => [
+          '--set-string',
+          `webhook.${selector}.matchLabels.${k.replaceAll('.', '\\.')}=${v}`,
+        ]),
+      ),
     ),
   );
   installOutput = install.stdout + install.stderr;
