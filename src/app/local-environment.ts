@@ -202,14 +202,24 @@ async function machineSummary(provider: LocalProvider, namespace: string, shoot:
   return lines;
 }
 
+/** The machine images of each binaries folder, built once per process (the seed's Nodes and the shoots' share them). */
+const machineImages = new Map<string, Promise<BuiltImage[]>>();
+
 /** The node binaries (built like the control plane's) and the machine images, built once and cached. */
-async function machinesOptions(): Promise<MachinesOptions> {
+export async function machinesOptions(): Promise<MachinesOptions> {
   const paths = await ensureBinaries({ names: NODE_BINARY_NAMES });
   const binDir = dirname(paths.kubelet);
-  let images: Promise<BuiltImage[]> | undefined;
   return {
     binDir,
-    images: () => (images ??= buildMachineImages(binDir, join(projectRoot(), '.cache', 'images'))),
+    images: () => {
+      let images = machineImages.get(binDir);
+      if (images === undefined) {
+        images = buildMachineImages(binDir, join(projectRoot(), '.cache', 'images'));
+        images.catch(() => machineImages.delete(binDir));
+        machineImages.set(binDir, images);
+      }
+      return images;
+    },
   };
 }
 
@@ -218,7 +228,7 @@ function gatewayAddress(network: string | undefined): string | undefined {
   return network === undefined ? undefined : gatewayCIDR(network).replace(/\/\d+$/, '');
 }
 
-function example(name: string): KubernetesObject {
+export function example(name: string): KubernetesObject {
   const text = readFileSync(join(projectRoot(), 'examples', name), 'utf8');
   return parseAllDocuments(text)[0]!.toJS() as KubernetesObject;
 }

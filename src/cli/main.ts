@@ -191,23 +191,42 @@ Example:
     .description('start a local IPv6 environment: control plane, webhook, controllers, DNS server and an IPv6 shoot')
     .option('--kubeconfig-out <path>', 'write the admin kubeconfig here')
     .option('--ipv6-only', 'run the control plane in an IPv6-only network namespace, as the tests do (root)', false)
-    .option('--no-machines', 'give shoots control planes but no machines (root)')
+    .option('--no-machines', 'give shoots control planes but no machines, and the seed no Nodes (root)')
+    .option('--seed-nodes <n>', 'how many Nodes the seed cluster gets (root; 0 for none; default 2)')
     .option('--feature-gates <list>', FEATURE_GATES_HELP, 'IPv6SingleStack=true,DualStack=true')
-    .action(async (opts: { kubeconfigOut?: string; ipv6Only: boolean; featureGates: string; machines: boolean }) => {
-      const gates = parseFeatureGates(opts.featureGates);
-      const { up } = await commandModules.up();
-      setExitCode(
-        await up(
-          {
-            ...(opts.kubeconfigOut ? { kubeconfigOut: opts.kubeconfigOut } : {}),
-            ipv6Only: opts.ipv6Only,
-            gates,
-            machines: opts.machines,
-          },
-          io,
-        ),
-      );
-    });
+    .action(
+      async (opts: {
+        kubeconfigOut?: string;
+        ipv6Only: boolean;
+        featureGates: string;
+        machines: boolean;
+        seedNodes?: string;
+      }) => {
+        const gates = parseFeatureGates(opts.featureGates);
+        let seedNodes: number | undefined;
+        if (opts.seedNodes !== undefined) {
+          if (!/^\d{1,2}$/.test(opts.seedNodes) || Number(opts.seedNodes) > 10) {
+            io.err(`error: --seed-nodes ${JSON.stringify(opts.seedNodes)}: a number from 0 to 10\n`);
+            setExitCode(2);
+            return;
+          }
+          seedNodes = Number(opts.seedNodes);
+        }
+        const { up } = await commandModules.up();
+        setExitCode(
+          await up(
+            {
+              ...(opts.kubeconfigOut ? { kubeconfigOut: opts.kubeconfigOut } : {}),
+              ipv6Only: opts.ipv6Only,
+              gates,
+              machines: opts.machines,
+              ...(seedNodes !== undefined ? { seedNodes } : {}),
+            },
+            io,
+          ),
+        );
+      },
+    );
 
   program
     .command('kubeconfig')

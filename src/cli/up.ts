@@ -5,14 +5,24 @@
  * line, and runs until SIGINT or SIGTERM, when it stops everything it started. Progress and logs go to stderr, the
  * lines a user (or script) needs to stdout.
  */
-import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { cacheBinDir } from '../localenv/binaries.js';
 import { startControlPlane, type ControlPlane } from '../localenv/control-plane.js';
 import { netnsUnsupportedReason } from '../localenv/netns.js';
 import { missingUpPrerequisites } from '../localenv/prerequisites.js';
 import { onParentExit } from './parent-exit.js';
-import { applyExampleShoot, shootSummary, startLocalServices, type LocalServices } from '../app/local-environment.js';
+import {
+  applyExampleShoot,
+  EXAMPLE_SEED,
+  example,
+  machinesOptions,
+  shootSummary,
+  startLocalServices,
+  type LocalServices,
+} from '../app/local-environment.js';
+import { DEFAULT_SEED_NODES, seedNetworks, SeedNodeNetwork, SeedNodes, seedSummary } from '../app/seed-nodes.js';
+import type { Seed } from '../apis/core/v1beta1/seed.js';
 import { featureGates, type FeatureGates } from '../featuregate/featuregate.js';
 import { ResourceClient } from '../runtime/client.js';
 import { newLogger } from '../runtime/log.js';
@@ -26,6 +36,11 @@ export interface UpOptions {
   ipv6Only?: boolean;
   /** Machines for the example shoot (root). @default true */
   machines?: boolean;
+  /**
+   * Nodes of the seed cluster, which the garden's API server doubles as (root; not with `ipv6Only`).
+   * @default DEFAULT_SEED_NODES when machines run, else 0
+   */
+  seedNodes?: number;
 }
 
 export interface UpIO {
@@ -43,6 +58,11 @@ export const UP_STOP_TIMEOUT_MS = 3_000;
 /** Of that, the webhook and the controllers: reconciles in flight, unregistering the webhooks. */
 const UP_RUNTIME_SHUTDOWN_MS = 1_000;
 
+/** Seed nodes run where machines do: as root, with machines, and with the API server in this namespace. */
+function defaultSeedNodes(opts: UpOptions): number {
+  return (opts.machines ?? true) && !opts.ipv6Only && netnsUnsupportedReason() === undefined ? DEFAULT_SEED_NODES : 0;
+}
+
 /** Resolves with the exit code once a signal stopped the environment (0) or it failed (1). */
 export async function up(opts: UpOptions, io: UpIO): Promise<number> {
   const missing = missingUpPrerequisites({ ipv6Only: opts.ipv6Only ?? false });
@@ -54,6 +74,16 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
     const reason = netnsUnsupportedReason();
     if (reason !== undefined) {
       io.err(`error: --ipv6-only runs the control plane in a network namespace, but ${reason}\n`);
+      return 1;
+    }
+  }
+  const seedNodeCount = opts.seedNodes ?? defaultSeedNodes(opts);
+  if (seedNodeCount > 0) {
+    const reason = opts.ipv6Only
+      ? 'the seed nodes join an API server in this namespace, not in the --ipv6-only one'
+      : netnsUnsupportedReason();
+    if (reason !== undefined) {
+      io.err(`error: --seed-nodes ${seedNodeCount}: ${reason}\n`);
       return 1;
     }
   }
@@ -100,13 +130,26 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
 
   let cp: ControlPlane | undefined;
   let services: LocalServices | undefined;
+  let seedNetwork: SeedNodeNetwork | undefined;
+  let seedNodes: SeedNodes | undefined;
   try {
     try {
+      if (seedNodeCount > 0) {
+        // The garden's API server is the seed's: it listens on the seed's node network, made first.
+        seedNetwork = new SeedNodeNetwork(seedNetworks(example(EXAMPLE_SEED) as Seed));
+        seedNetwork.deploy();
+      }
       cp = await startControlPlane({
         ipv6Only: opts.ipv6Only ?? false,
         handleSignals: false,
         log: (line) => io.err(line + '\n'),
         ...(opts.kubeconfigOut !== undefined ? { kubeconfigPath: resolve(opts.kubeconfigOut) } : {}),
+        ...(seedNetwork !== undefined
+          ? {
+              serviceCIDR: seedNetwork.networks.services[0]!,
+              nodes: { listenAddress: seedNetwork.primaryGateway, podCIDRs: seedNetwork.networks.pods },
+            }
+          : {}),
       });
     } catch (e) {
       io.err(`error: the control plane did not start: ${(e as Error).message}\n`);
@@ -149,7 +192,32 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
     if (signalled !== undefined) return 0;
     const client = new ResourceClient(cp.kubeConfig());
     try {
-      const shoot = await applyExampleShoot(client, { signal: stopRequested.signal });
+      const garden = cp;
+      const seedReady = async (): Promise<string[]> => {
+        if (seedNetwork === undefined) return [];
+        seedNodes = new SeedNodes({
+          count: seedNodeCount,
+          network: seedNetwork,
+          apiServer: { url: garden.server, caPEM: readFileSync(garden.certs.caCert, 'utf8') },
+          certs: garden.certs,
+          stateDir: join(garden.dir, 'seed-nodes'),
+          machines: await machinesOptions(),
+          client,
+          log: (line) => io.err(`${line}\n`),
+        });
+        await seedNodes.deploy();
+        await Promise.race([seedNodes.wait(), stopped]);
+        return Promise.race([seedSummary(seedNodes, client, garden), stopped]);
+      };
+      // The seed's Nodes come up while the example shoot reconciles: nothing of the shoot runs on them yet.
+      const failed = (what: string) => (e: unknown) => {
+        throw new Error(`${what}: ${(e as Error).message}`);
+      };
+      const [seedLines, shoot] = await Promise.all([
+        seedReady().catch(failed("the seed's Nodes")),
+        applyExampleShoot(client, { signal: stopRequested.signal }).catch(failed('the example shoot')),
+      ]);
+      for (const line of seedLines) io.out(`${line}\n`);
       const summary = await Promise.race([
         shootSummary(client, shoot, services.bind, {
           provider: services.provider,
@@ -160,7 +228,7 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
       for (const line of summary) io.out(`${line}\n`);
     } catch (e) {
       if (signalled !== undefined) return 0;
-      io.err(`error: the example shoot: ${(e as Error).message}\n`);
+      io.err(`error: ${(e as Error).message}\n`);
       return 1;
     }
     io.out(
@@ -182,15 +250,19 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
     return 0;
   } finally {
     const deadline = (stopAskedAt ?? Date.now()) + UP_STOP_TIMEOUT_MS;
-    if (services !== undefined) {
-      await services
-        .stop({ deadline })
-        .catch((e: unknown) => io.err(`error while stopping the services: ${(e as Error).message}\n`));
-    }
+    await Promise.all([
+      services
+        ?.stop({ deadline })
+        .catch((e: unknown) => io.err(`error while stopping the services: ${(e as Error).message}\n`)),
+      seedNodes
+        ?.destroy({ deadline })
+        .catch((e: unknown) => io.err(`error while stopping the seed's Nodes: ${(e as Error).message}\n`)),
+    ]);
     if (cp !== undefined) {
       await cp.stop({ deadline });
       io.err('stopped; removed the control plane and its files\n');
     }
+    seedNetwork?.destroy();
     for (const s of STOP_SIGNALS) process.removeListener(s, onSignal);
     stopWatchingParent();
   }

@@ -15,11 +15,11 @@ import { generateCertificates, type Certificates } from './certs.js';
 import { onEmergencyExit } from './cleanup.js';
 import { installCRDs, readCRDs } from './crds.js';
 import { startEtcd, waitForEtcd } from './etcd.js';
-import { DEFAULT_SERVICE_CIDR, startKubeAPIServer, waitForReady } from './kube-apiserver.js';
+import { apiServerServiceCIDRs, DEFAULT_SERVICE_CIDR, startKubeAPIServer, waitForReady } from './kube-apiserver.js';
 import { writeAdminKubeconfig } from './kubeconfig.js';
 import { freePorts } from './net.js';
 import { addIPv6Veth, createIPv6OnlyNetns, deleteNetns, deleteVeth, type VethPair } from './netns.js';
-import { startKubeControllerManager } from './kube-controller-manager.js';
+import { startKubeControllerManager, startKubeScheduler } from './kube-controller-manager.js';
 import { describeExit, graceBefore, type ManagedProcess } from './process.js';
 import { crdDir } from './project.js';
 
@@ -44,7 +44,22 @@ export interface ControlPlaneOptions {
   handleSignals?: boolean;
   /** For etcd, kube-apiserver and the CRDs together; default 90s (the first start after a build is slower). */
   startTimeoutMs?: number;
-  binaries?: Pick<BinaryPaths, 'etcd' | 'kube-apiserver' | 'kube-controller-manager'>;
+  binaries?: Pick<BinaryPaths, 'etcd' | 'kube-apiserver' | 'kube-controller-manager'> &
+    Partial<Pick<BinaryPaths, 'kube-scheduler'>>;
+  /**
+   * Serve nodes (the seed nodes of `up`): the API server listens on `listenAddress` (an address of this namespace
+   * the nodes reach, never loopback) with the Node authorizer, kube-controller-manager runs every controller with
+   * node IPAM from `podCIDRs`, and kube-scheduler runs. Not with `ipv6Only`.
+   */
+  nodes?: ControlPlaneNodesOptions;
+}
+
+export interface ControlPlaneNodesOptions {
+  /** Where the API server listens and what it advertises (the node network's gateway). */
+  readonly listenAddress: string;
+  /** The Nodes' pod ranges, one per family. */
+  readonly podCIDRs: readonly string[];
+  readonly nodeCIDRMaskSizes?: { IPv6?: number; IPv4?: number };
 }
 
 export interface ControlPlane {
@@ -90,8 +105,13 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
   const started = Date.now();
   const deadline = started + (opts.startTimeoutMs ?? 90_000);
   const serviceCIDR = opts.serviceCIDR ?? DEFAULT_SERVICE_CIDR;
+  if (opts.nodes !== undefined && opts.ipv6Only) throw new Error('a control plane with nodes runs in this namespace');
   const binaries =
-    opts.binaries ?? (await ensureBinaries({ names: ['etcd', 'kube-apiserver', 'kube-controller-manager'], log }));
+    opts.binaries ??
+    (await ensureBinaries({
+      names: ['etcd', 'kube-apiserver', 'kube-controller-manager', ...(opts.nodes ? ['kube-scheduler' as const] : [])],
+      log,
+    }));
   const crds = opts.crds === false ? [] : await readCRDs(opts.crds ?? crdDir());
 
   // GARDENER_IPV6_TMPDIR: set by hack/test-in-netns.mjs to a folder it removes itself, so even a SIGKILLed test
@@ -153,6 +173,10 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       log(
         `created network namespace ${netns} (IPv6 only), veth ${veth.hostInterface} ${veth.hostAddress} <-> ${veth.nsAddress}`,
       );
+    } else if (opts.nodes !== undefined) {
+      bindAddress = opts.nodes.listenAddress;
+      advertiseAddress = opts.nodes.listenAddress;
+      ports = [...(await freePorts(2, '::1')), ...(await freePorts(1, bindAddress))];
     } else {
       ports = await freePorts(3, '::1');
     }
@@ -191,6 +215,10 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       port: apiserverPort,
       serviceCIDR,
       ...(netns !== undefined ? { netns } : {}),
+      // The kubelets trust any client certificate of the CA (no authorization webhook yet): the admin's will do.
+      ...(opts.nodes !== undefined
+        ? { nodes: { kubeletClientCert: certs.adminCert, kubeletClientKey: certs.adminKey } }
+        : {}),
     };
     let apiserver = startKubeAPIServer(apiserverOptions);
     processes.push(apiserver.process);
@@ -210,8 +238,25 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
         dir,
         kubeconfigPath,
         ...(netns !== undefined ? { netns } : {}),
+        ...(opts.nodes !== undefined
+          ? {
+              nodes: {
+                clusterCIDRs: opts.nodes.podCIDRs,
+                ...(opts.nodes.nodeCIDRMaskSizes ? { nodeCIDRMaskSizes: opts.nodes.nodeCIDRMaskSizes } : {}),
+                serviceCIDRs: apiServerServiceCIDRs(serviceCIDR),
+                caCert: certs.caCert,
+                caKey: certs.caKey,
+                serviceAccountKey: certs.serviceAccountKey,
+              },
+            }
+          : {}),
       }),
     );
+    if (opts.nodes !== undefined) {
+      const scheduler = binaries['kube-scheduler'];
+      if (scheduler === undefined) throw new Error('a control plane with nodes needs the kube-scheduler binary');
+      processes.push(startKubeScheduler({ bin: scheduler, dir, kubeconfigPath }));
+    }
     const installed = crds.length > 0 ? await installCRDs(kubeConfig(), crds, deadline) : [];
     if (installed.length > 0)
       log(`installed ${installed.length} CRDs after ${((Date.now() - started) / 1000).toFixed(1)}s`);

@@ -1,6 +1,6 @@
 /**
  * kube-apiserver for the local control plane: IPv6 bind and advertise addresses, an IPv6 service range, the
- * generated certificates, RBAC. No controller manager, scheduler or nodes: the tests need the API machinery only.
+ * generated certificates, RBAC; with `nodes`, also what a cluster with nodes needs (the seed nodes of `up`).
  */
 import { request } from 'node:https';
 import { readFileSync } from 'node:fs';
@@ -16,6 +16,11 @@ export const DEFAULT_SERVICE_CIDR = 'fd00:10:2::/112';
  */
 export const SECONDARY_IPV4_SERVICE_CIDR = '10.96.0.0/16';
 
+/** The service ranges the API server allocates from: the given one, then the secondary IPv4 one. */
+export function apiServerServiceCIDRs(serviceCIDR: string): string[] {
+  return [serviceCIDR, SECONDARY_IPV4_SERVICE_CIDR];
+}
+
 export interface KubeAPIServerOptions {
   bin: string;
   dir: string;
@@ -28,6 +33,11 @@ export interface KubeAPIServerOptions {
   port: number;
   serviceCIDR?: string;
   netns?: string;
+  /**
+   * Serve nodes (the seed's): the Node authorizer and NodeRestriction next to RBAC, the advertise address in the
+   * `kubernetes` EndpointSlice (it must then be routable, not loopback) and a client certificate for the kubelets.
+   */
+  nodes?: { kubeletClientCert: string; kubeletClientKey: string };
   extraArgs?: string[];
 }
 
@@ -47,7 +57,7 @@ export function startKubeAPIServer(opts: KubeAPIServerOptions): KubeAPIServer {
       `--bind-address=${opts.bindAddress}`,
       `--advertise-address=${opts.advertiseAddress}`,
       `--secure-port=${opts.port}`,
-      `--service-cluster-ip-range=${opts.serviceCIDR ?? DEFAULT_SERVICE_CIDR},${SECONDARY_IPV4_SERVICE_CIDR}`,
+      `--service-cluster-ip-range=${apiServerServiceCIDRs(opts.serviceCIDR ?? DEFAULT_SERVICE_CIDR).join(',')}`,
       // Like a shoot's API server: calico-node (rendered by the network extension) is privileged.
       '--allow-privileged=true',
       `--cert-dir=${join(opts.dir, 'cert-dir')}`,
@@ -57,10 +67,21 @@ export function startKubeAPIServer(opts: KubeAPIServerOptions): KubeAPIServer {
       `--service-account-key-file=${certs.serviceAccountPub}`,
       `--service-account-signing-key-file=${certs.serviceAccountKey}`,
       '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
-      '--authorization-mode=RBAC',
-      // The endpoint reconciler would publish the advertise address in the `kubernetes` EndpointSlice, and
-      // loopback addresses are invalid there: it would log an error every 10s. No pod needs that service here.
-      '--endpoint-reconciler-type=none',
+      ...(opts.nodes !== undefined
+        ? [
+            '--authorization-mode=Node,RBAC',
+            '--enable-admission-plugins=NodeRestriction',
+            `--kubelet-client-certificate=${opts.nodes.kubeletClientCert}`,
+            `--kubelet-client-key=${opts.nodes.kubeletClientKey}`,
+            '--kubelet-preferred-address-types=InternalIP',
+          ]
+        : [
+            '--authorization-mode=RBAC',
+            // The endpoint reconciler would publish the advertise address in the `kubernetes` EndpointSlice, and
+            // loopback addresses are invalid there: it would log an error every 10s. No pod needs that service
+            // without nodes.
+            '--endpoint-reconciler-type=none',
+          ]),
       '--profiling=false',
       ...(opts.extraArgs ?? []),
     ],

@@ -40,11 +40,17 @@ function npxProject(withProjectNpmrc: boolean): string {
 function startNpxUp(withProjectNpmrc: boolean): NpxUp {
   const dir = npxProject(withProjectNpmrc);
   const kubeconfig = join(dir, 'admin.kubeconfig');
-  const npx = spawn('npx', ['--no-install', 'gardener-ipv6', 'up', '--kubeconfig-out', kubeconfig], {
-    cwd: dir,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, npm_config_update_notifier: 'false' },
-  });
+  // No seed Nodes: up.test.ts runs `up` with the example seed's node network in this namespace meanwhile, and two
+  // networks with the same addresses can't both be reached from here.
+  const npx = spawn(
+    'npx',
+    ['--no-install', 'gardener-ipv6', 'up', '--seed-nodes', '0', '--kubeconfig-out', kubeconfig],
+    {
+      cwd: dir,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, npm_config_update_notifier: 'false' },
+    },
+  );
   let output = '';
   npx.stdout!.on('data', (c: Buffer) => (output += c.toString()));
   npx.stderr!.on('data', (c: Buffer) => (output += c.toString()));

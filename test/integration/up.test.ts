@@ -39,7 +39,7 @@ async function crdNames(kubeconfig: string): Promise<string[]> {
 }
 
 describe('gardener-ipv6 up', () => {
-  it('runs a control plane on [::1] until SIGTERM, then removes its processes and files', async () => {
+  it('runs a control plane with seed Nodes and a shoot until SIGTERM, then removes its processes and files', async () => {
     const tmp = await mkdtemp(join(tmpdir(), 'gardener-ipv6-up-test-'));
     const kubeconfig = join(tmp, 'admin.kubeconfig');
     const up = startUp(['--kubeconfig-out', kubeconfig]);
@@ -52,17 +52,28 @@ describe('gardener-ipv6 up', () => {
       expect(lines.indexOf(`try: kubectl --kubeconfig ${kubeconfig} get crds`)).toBeLessThan(ready);
       expect(lines.findIndex((l) => l.startsWith('try: '))).toBeGreaterThanOrEqual(0);
 
-      expect(readFileSync(kubeconfig, 'utf8')).toMatch(/server: https:\/\/\[::1\]:\d+/);
+      // The garden's API server is the seed's: it listens on the seed's node network, where its Nodes reach it.
+      expect(readFileSync(kubeconfig, 'utf8')).toMatch(/server: https:\/\/\[fd00:10::1\]:\d+/);
       expect(await crdNames(kubeconfig)).toContain('shoots.core.gardener.cloud');
 
       const dir = /control plane files \(removed on stop\): (\S+)/.exec(up.stderr())?.[1];
       expect(dir).toBeDefined();
-      // etcd and kube-apiserver name the folder; kube-controller-manager names the kubeconfig it was given. The
-      // shoot's control plane keeps its state below the folder too.
-      const gardenPids = [...pidsMentioning(dir!), ...pidsMentioning(`--kubeconfig=${kubeconfig}`)].filter(
-        (pid) => !readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('/shoots/'),
+      // etcd and kube-apiserver name the folder; kube-controller-manager and kube-scheduler name the kubeconfig they
+      // were given. The shoot's control plane and the seed's Nodes keep their state below the folder too.
+      const gardenPids = [
+        ...new Set([...pidsMentioning(dir!), ...pidsMentioning(`--kubeconfig=${kubeconfig}`)]),
+      ].filter((pid) => !/\/(shoots|seed-nodes)\//.test(readFileSync(`/proc/${pid}/cmdline`, 'utf8')));
+      expect(gardenPids.length).toBe(4);
+
+      // The seed's two Nodes are Ready with addresses of the example seed's ranges, and their pods talk over IPv6.
+      expect(up.stdout()).toMatch(/^seed cluster \(the garden's API server https:\/\/\[fd00:10::1\]:\d+\):$/m);
+      const seedNodes = up
+        .stdout()
+        .match(/^ {2}node seed-[01]: Ready, InternalIP fd00:10::[ab], podCIDRs fd00:10:1:[0-9a-f:]*\/64$/gm);
+      expect(seedNodes).toHaveLength(2);
+      expect(up.stdout()).toMatch(
+        /^ {2}pod-to-pod over IPv6: a pod on seed-1 fetched http:\/\/\[fd00:10:1:[0-9a-f:]+\]:8080\/ from a pod on seed-0: "pod-check-server-/m,
       );
-      expect(gardenPids.length).toBe(3);
       const pids = [...new Set([...gardenPids, ...pidsMentioning(dir!)])];
 
       // The example IPv6 shoot succeeded, and BIND9 answers its API server's AAAA name with the IPv6 address.
@@ -97,7 +108,7 @@ describe('gardener-ipv6 up', () => {
       });
 
       // With machines too, nothing of up's own namespace listens on a wildcard or IPv4 address.
-      expect(listenersOutside(up.child.pid!, ['::1', dns!.slice(1, dns!.lastIndexOf(']'))])).toEqual([]);
+      expect(listenersOutside(up.child.pid!, ['::1', 'fd00:10::1', dns!.slice(1, dns!.lastIndexOf(']'))])).toEqual([]);
 
       up.child.kill('SIGTERM');
       expect(await up.exit).toBe(0);
@@ -109,6 +120,10 @@ describe('gardener-ipv6 up', () => {
         new RegExp(`^gv6-${up.child.pid}-`, 'm'),
       );
       expect(existsSync(kubeconfig)).toBe(false);
+      // Nor the seed's node bridge.
+      expect(execFileSync('ip', ['-o', 'link', 'show', 'type', 'bridge'], { encoding: 'utf8' })).not.toContain(
+        `gv6b${up.child.pid}`,
+      );
     } finally {
       await stopUp(up);
       await rm(tmp, { recursive: true, force: true });

@@ -1,0 +1,272 @@
+/**
+ * The seed's Nodes in `up`. As in Gardener's local setup, the garden cluster doubles as the seed (garden runtime =
+ * seed): its API server is the seed's, and these machines are the seed cluster's Nodes, so that workloads on the
+ * seed run somewhere. Each is a machine of provider-local's kind (network and mount namespaces, containerd, runc,
+ * kubelet, kube-proxy, CNI) on a bridge of the seed's node network, joined with a `system:node:<name>` certificate
+ * of the garden's CA.
+ *
+ * Addresses come from the Seed's `spec.networks`: the bridge holds the first address of the node range of each
+ * family (the API server listens there), node i gets address 10 + i; kube-controller-manager gives each Node a
+ * `/64` (IPv6) or `/24` (IPv4) of the seed's pod range; kube-proxy serves the seed's service range, where CoreDNS
+ * takes the tenth address as in every cluster of this project.
+ *
+ * `SeedNodeNetwork` is created before the control plane (the API server binds its gateway); `SeedNodes` after it.
+ */
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { Seed } from '../apis/core/v1beta1/seed.js';
+import { clusterDNSAddress } from '../gardenlet/shoot/networks.js';
+import { issueClientCertificate, type Certificates } from '../localenv/certs.js';
+import { adminGet } from '../localenv/kube-apiserver.js';
+import { urlHost } from '../localenv/net.js';
+import { formatIP, parseCIDR, type IPFamily } from '../net/cidr.js';
+import type { ResourceClient } from '../runtime/client.js';
+import { bridgeName, deleteLink, ensureBridge } from '../system/network.js';
+import { coreDNSReady, deployCoreDNS } from '../extensions/provider-local/coredns/coredns.js';
+import { nodeReady, type NodeInfo } from '../extensions/provider-local/machine/api-client.js';
+import { Machine } from '../extensions/provider-local/machine/machine.js';
+import { podToPodCheck } from '../extensions/provider-local/worker/pod-check.js';
+import {
+  machineAddresses,
+  nodeNetwork,
+  type MachinesOptions,
+  type NodeNetwork,
+} from '../extensions/provider-local/worker/workers.js';
+
+/** How many Nodes the seed of `up` gets by default. */
+export const DEFAULT_SEED_NODES = 2;
+/** How long the seed's Nodes and its CoreDNS may take to become ready. */
+export const SEED_NODES_READY_TIMEOUT_MS = 180_000;
+const POLL_INTERVAL_MS = 500;
+
+/** The parts of a Seed's `spec.networks` its Nodes are made from. */
+export interface SeedNetworks {
+  /** Primary first. */
+  readonly families: readonly IPFamily[];
+  /** One per family, in the order of `families`. */
+  readonly nodes: readonly string[];
+  readonly pods: readonly string[];
+  readonly services: readonly string[];
+}
+
+/** A Seed's `spec.networks` as the seed's Nodes use it; dual-stack ranges are comma-separated, as in Gardener. */
+export function seedNetworks(seed: Pick<Seed, 'spec'>): SeedNetworks {
+  const networks = seed.spec.networks;
+  const families = (networks?.ipFamilies ?? ['IPv4']) as IPFamily[];
+  const byFamily = (field: 'nodes' | 'pods' | 'services'): string[] => {
+    const cidrs = (networks?.[field] ?? '')
+      .split(',')
+      .map((c) => c.trim())
+      .filter(Boolean);
+    return families.map((family) => {
+      const cidr = cidrs.find((c) => parseCIDR(c)?.family === family);
+      if (cidr === undefined) throw new Error(`the seed has no ${family} range in spec.networks.${field}`);
+      return cidr;
+    });
+  };
+  return { families, nodes: byFamily('nodes'), pods: byFamily('pods'), services: byFamily('services') };
+}
+
+/** The seed's node network: a bridge of this namespace with the gateway address of each family. */
+export class SeedNodeNetwork {
+  readonly bridge: string;
+  readonly network: NodeNetwork;
+
+  constructor(
+    readonly networks: SeedNetworks,
+    tag = 'seed',
+  ) {
+    this.bridge = bridgeName(tag);
+    this.network = nodeNetwork(networks.families, networks.nodes);
+  }
+
+  /** The gateway of the primary family: where the API server listens for the Nodes. */
+  get primaryGateway(): string {
+    return this.network.ranges[this.networks.families[0]!]!.gateway;
+  }
+
+  get gateways(): string[] {
+    return this.networks.families.map((f) => this.network.ranges[f]!.gateway);
+  }
+
+  deploy(): void {
+    ensureBridge(
+      this.bridge,
+      this.networks.families.map((f) => `${this.network.ranges[f]!.gateway}/${this.network.ranges[f]!.prefix}`),
+    );
+  }
+
+  destroy(): void {
+    deleteLink(this.bridge);
+  }
+}
+
+export interface SeedNodesOptions {
+  readonly count: number;
+  readonly network: SeedNodeNetwork;
+  /** The garden API server (the seed's): its URL and CA. */
+  readonly apiServer: { readonly url: string; readonly caPEM: string };
+  /** The garden's certificates folder: the node and kube-proxy certificates are issued by its CA. */
+  readonly certs: Pick<Certificates, 'dir'>;
+  /** The machines' files, one folder each. */
+  readonly stateDir: string;
+  readonly machines: MachinesOptions;
+  /** An admin client of the garden API server (CoreDNS, the Nodes). */
+  readonly client: ResourceClient;
+  readonly log?: (line: string) => void;
+}
+
+export interface SeedNodeSummary {
+  readonly name: string;
+  readonly ready: boolean;
+  readonly internalIPs: string[];
+  readonly podCIDRs: string[];
+}
+
+/** `seed-0`, `seed-1`, ...: the seed's Node names. */
+export function seedNodeNames(count: number): string[] {
+  return Array.from({ length: count }, (_, i) => `seed-${i}`);
+}
+
+export class SeedNodes {
+  private readonly machines: Machine[] = [];
+
+  constructor(private readonly opts: SeedNodesOptions) {}
+
+  /** Creates the machines (their processes run when this resolves) and the seed's CoreDNS. */
+  async deploy(): Promise<void> {
+    const { network, count } = this.opts;
+    const { families, pods, services } = network.networks;
+    await mkdir(this.opts.stateDir, { recursive: true });
+    const kubeProxy = await issueClientCertificate(this.opts.certs, {
+      file: 'seed-kube-proxy',
+      commonName: 'system:kube-proxy',
+    });
+    const images = await this.opts.machines.images();
+    const clusterDNS = services.map((c) => formatIP(clusterDNSAddress(parseCIDR(c)!)));
+    await Promise.all(
+      seedNodeNames(count).map(async (name, index) => {
+        const credentials = await issueClientCertificate(this.opts.certs, {
+          file: `seed-node-${name}`,
+          commonName: `system:node:${name}`,
+          organizations: ['system:nodes'],
+        });
+        const machine = new Machine({
+          name,
+          stateDir: join(this.opts.stateDir, name),
+          binDir: this.opts.machines.binDir,
+          bridge: network.bridge,
+          addresses: machineAddresses(network.network, families, index),
+          gateways: network.gateways,
+          families: [...families],
+          apiServer: this.opts.apiServer,
+          credentials,
+          kubeProxyCredentials: kubeProxy,
+          clusterDNS: clusterDNS[0]!,
+          podCIDRs: [...pods],
+          serviceCIDRs: [...services],
+          operatingSystemConfig: { spec: { files: [] } },
+          images,
+          ...(this.opts.log ? { log: this.opts.log } : {}),
+        });
+        this.machines.push(machine);
+        await machine.deploy();
+      }),
+    );
+    await deployCoreDNS(this.opts.client, {
+      clusterIPs: clusterDNS,
+      families: [...families],
+      replicas: Math.min(2, Math.max(1, count)),
+    });
+  }
+
+  /** Resolves when every Node is Ready and CoreDNS is available; fails at the deadline naming what was missing. */
+  async wait(timeoutMs = SEED_NODES_READY_TIMEOUT_MS): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    let missing = 'nothing checked yet';
+    for (;;) {
+      const summary = await this.summary().catch((e: Error) => e);
+      if (summary instanceof Error) {
+        missing = summary.message;
+      } else {
+        const notReady = this.names().filter((n) => !summary.some((s) => s.name === n && s.ready));
+        if (notReady.length > 0) missing = `Nodes not Ready: ${notReady.join(', ')}`;
+        else if (!(await coreDNSReady(this.opts.client))) missing = 'the seed CoreDNS is not available';
+        else return;
+      }
+      if (Date.now() > deadline) throw new Error(`the seed's Nodes are not ready in ${timeoutMs} ms: ${missing}`);
+      await new Promise((r) => setTimeout(r, POLL_INTERVAL_MS));
+    }
+  }
+
+  get families(): readonly IPFamily[] {
+    return this.opts.network.networks.families;
+  }
+
+  names(): string[] {
+    return this.machines.map((m) => m.opts.name);
+  }
+
+  machineList(): readonly Machine[] {
+    return this.machines;
+  }
+
+  /** The seed's Nodes as the API server lists them. */
+  async summary(): Promise<SeedNodeSummary[]> {
+    const nodes = (await this.opts.client.list<NodeInfo & KubernetesObject>(NODES, {})).items;
+    return nodes.map((node) => ({
+      name: node.metadata?.name ?? '',
+      ready: nodeReady(node),
+      internalIPs: (node.status?.addresses ?? []).filter((a) => a.type === 'InternalIP').map((a) => a.address),
+      podCIDRs: node.spec?.podCIDRs ?? [],
+    }));
+  }
+
+  /** Stops and removes the machines and their files; the Node objects go with the garden. */
+  async destroy(opts: { deadline?: number } = {}): Promise<void> {
+    const all = this.machines.splice(0);
+    await Promise.all(all.map((m) => m.destroy(opts)));
+    await rm(this.opts.stateDir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The lines `up` prints about the seed: its Nodes as the API server lists them and a pod-to-pod check between the
+ * first and the last Node over the seed's primary family.
+ */
+export async function seedSummary(
+  nodes: SeedNodes,
+  client: ResourceClient,
+  garden: { server: string; certs: Certificates },
+): Promise<string[]> {
+  const lines = [`seed cluster (the garden's API server ${garden.server}):`];
+  for (const node of await nodes.summary()) {
+    lines.push(
+      `  node ${node.name}: ${node.ready ? 'Ready' : 'NotReady'}, InternalIP ${node.internalIPs.join(', ')}, ` +
+        `podCIDRs ${node.podCIDRs.join(', ')}`,
+    );
+  }
+  const family = nodes.families[0]!;
+  try {
+    const check = await podToPodCheck(
+      client,
+      async (path) => {
+        const res = await adminGet(garden.server, garden.certs, path, 10_000);
+        if (res.status !== 200) throw new Error(`GET ${path}: HTTP ${res.status} ${res.body.slice(0, 200)}`);
+        return res.body;
+      },
+      family,
+      60_000,
+    );
+    lines.push(
+      `  pod-to-pod over ${family}: a pod on ${check.client.node} fetched http://${urlHost(check.server.ip)}:8080/ ` +
+        `from a pod on ${check.server.node}: "${check.answer}"`,
+    );
+  } catch (e) {
+    lines.push(`  pod-to-pod over ${family}: failed: ${(e as Error).message}`);
+  }
+  return lines;
+}
+
+const NODES = { group: '', version: 'v1', plural: 'nodes', kind: 'Node', namespaced: false } as const;
