@@ -39,7 +39,11 @@ if (process.env.GARDENER_IPV6_SKIP_BINARIES !== '1' && !unitOnly) {
 }
 
 // Tests that need a missing tool skip themselves; say which tools once, up front, instead of silently.
-if (spawnSync('bash', [join(root, 'hack', 'check-prerequisites.sh'), 'test'], { stdio: 'inherit' }).status !== 0) {
+const check = spawnSync('bash', [join(root, 'hack', 'check-prerequisites.sh'), 'test'], {
+  stdio: 'inherit',
+  env: { ...process.env, GARDENER_IPV6_NODE: process.execPath },
+});
+if (check.status !== 0) {
   say('some tests will be skipped or fail without the prerequisites above');
 }
 
