@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Resolver } from 'node:dns/promises';
-import type { KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesObject, V1Secret, V1Service } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import type { Shoot } from '../apis/core/v1beta1/shoot.js';
 import type { DNSRecord } from '../apis/extensions/v1alpha1/dnsrecord.js';
@@ -13,11 +13,13 @@ import type { FeatureGates } from '../featuregate/featuregate.js';
 import { localDNSProvider } from '../gardenlet/dns-provider.js';
 import { apiServerDomain, DEFAULT_DOMAIN, seedNamespaceName } from '../gardenlet/names.js';
 import { Refs } from '../gardenlet/resources.js';
+import { API_SERVER_SERVICE_NAME, ingressIPsByFamily } from '../gardenlet/shoot/components/apiserver-service.js';
+import { CA_SECRET_NAME } from '../gardenlet/shoot/components/control-plane.js';
+import { shootGet } from '../extensions/provider-local/controlplane/control-plane.js';
 import { startBind9, type Bind9 } from '../localenv/bind9.js';
 import type { ControlPlane } from '../localenv/control-plane.js';
 import { projectRoot } from '../localenv/project.js';
-import type { ResourceClient } from '../runtime/client.js';
-import { isInvalid } from '../runtime/client.js';
+import { isInvalid, ResourceClient } from '../runtime/client.js';
 import type { Logger } from '../runtime/log.js';
 import { startRuntime, type Runtime } from './runtime.js';
 import { LocalProvider } from '../extensions/provider-local/provider.js';
@@ -25,9 +27,11 @@ import { LoadBalancerNetwork } from '../extensions/provider-local/loadbalancer/n
 import { gatewayCIDR, type LoadBalancerNetworks } from '../extensions/provider-local/loadbalancer/pool.js';
 import { ensureBinaries, NODE_BINARY_NAMES } from '../localenv/binaries.js';
 import { urlHost } from '../localenv/net.js';
-import type { IPFamily } from '../net/cidr.js';
+import { parseIP, type IPFamily } from '../net/cidr.js';
+import { HostRoutesToNodes } from '../extensions/provider-local/loadbalancer/routes.js';
 import type { MachinesOptions } from '../extensions/provider-local/worker/workers.js';
-import { buildMachineImages, type BuiltImage } from '../extensions/provider-local/machine/images.js';
+import { buildMachineImages, buildSeedImages, type BuiltImage } from '../extensions/provider-local/machine/images.js';
+import { CONTROL_PLANE_BINARIES } from '../extensions/provider-local/controlplane/control-plane.js';
 import { netnsUnsupportedReason } from '../localenv/netns.js';
 
 export const EXAMPLE_SEED = 'seed-ipv6.yaml';
@@ -39,6 +43,8 @@ export interface LocalServices {
   /** provider-local with real shoot control planes, when this process may run them (root). */
   readonly provider: LocalProvider | undefined;
   readonly loadBalancerNetwork: LoadBalancerNetwork | undefined;
+  /** Whether the shoots' control planes run as workloads of the seed. */
+  readonly controlPlaneWorkloads: boolean;
   /** Stops the webhook, the controllers and the shoot control planes, and starts them again on the same state. */
   restartGardenlet(): Promise<void>;
   /** Stops everything; with a `deadline` (ms since epoch), the processes still running then are killed. */
@@ -61,6 +67,11 @@ export interface LocalServicesOptions {
   readonly restartBackoff?: { initialMs?: number; maxMs?: number };
   /** How long stopping the webhook and the controllers may take. @default DEFAULT_SHUTDOWN_TIMEOUT_MS */
   readonly shutdownTimeoutMs?: number;
+  /**
+   * The shoots' control planes as workloads of the seed, whose Nodes the garden's API server has (SeedNodes):
+   * their load-balancer addresses are routed to those Nodes. No machines then.
+   */
+  readonly controlPlaneWorkloads?: boolean;
 }
 
 /**
@@ -77,7 +88,9 @@ export async function startLocalServices(
   const binaries = controlPlanes
     ? await ensureBinaries({ names: ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler'] })
     : undefined;
-  const machines = controlPlanes && (opts.machines ?? true) ? await machinesOptions() : undefined;
+  const workloads = controlPlanes && opts.controlPlaneWorkloads === true;
+  const machines = controlPlanes && !workloads && (opts.machines ?? true) ? await machinesOptions() : undefined;
+  const loadBalancerRoutes = workloads ? new HostRoutesToNodes(seedNodeAddress(cp)) : undefined;
   let lbNetwork: LoadBalancerNetwork | undefined;
   let dnsAddress: string | undefined;
   if (controlPlanes) {
@@ -118,6 +131,7 @@ export async function startLocalServices(
         gardenlet: {
           dns: localDNSProvider({ server: bind.server, tsigKeyName: bind.tsigKeyName, tsigSecret: bind.tsigSecret }),
           ...(provider ? { provider } : {}),
+          ...(loadBalancerRoutes ? { controlPlaneWorkloads: { loadBalancerRoutes } } : {}),
           ...(opts.careSyncPeriodMs !== undefined ? { careSyncPeriodMs: opts.careSyncPeriodMs } : {}),
         },
         ...(opts.shutdownTimeoutMs !== undefined ? { shutdownTimeoutMs: opts.shutdownTimeoutMs } : {}),
@@ -140,6 +154,7 @@ export async function startLocalServices(
     await gardenlet.runtime.stop();
     await gardenlet.provider?.stop();
   };
+  const controlPlaneWorkloads = workloads;
   return {
     bind,
     get runtime() {
@@ -149,6 +164,7 @@ export async function startLocalServices(
       return gardenlet.provider;
     },
     loadBalancerNetwork: lbNetwork,
+    controlPlaneWorkloads,
     async restartGardenlet() {
       await stopGardenlet();
       gardenlet = await startGardenlet();
@@ -156,6 +172,7 @@ export async function startLocalServices(
     async stop(stopOpts = {}) {
       await gardenlet.runtime.stop();
       await Promise.all([gardenlet.provider?.stop(stopOpts), bind.stop(stopOpts)]);
+      loadBalancerRoutes?.removeAll();
       lbNetwork?.destroy();
     },
   };
@@ -202,21 +219,54 @@ async function machineSummary(provider: LocalProvider, namespace: string, shoot:
   return lines;
 }
 
-/** The machine images of each binaries folder, built once per process (the seed's Nodes and the shoots' share them). */
-const machineImages = new Map<string, Promise<BuiltImage[]>>();
+/**
+ * The address of the first Ready seed Node of a family (by name): where load-balancer addresses are routed to,
+ * kube-proxy there forwarding to the Service's pods.
+ */
+function seedNodeAddress(cp: ControlPlane): (family: IPFamily) => Promise<string | undefined> {
+  const client = new ResourceClient(cp.kubeConfig());
+  return async (family) => {
+    const nodes = (
+      await client.list<
+        KubernetesObject & {
+          status?: { addresses?: { type: string; address: string }[]; conditions?: { type: string; status: string }[] };
+        }
+      >({ group: '', version: 'v1', plural: 'nodes', kind: 'Node', namespaced: false }, {})
+    ).items
+      .filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
+      .sort((a, b) => (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''));
+    for (const node of nodes) {
+      const address = node.status?.addresses?.find(
+        (a) => a.type === 'InternalIP' && parseIP(a.address)?.family === family,
+      )?.address;
+      if (address !== undefined) return address;
+    }
+    return undefined;
+  };
+}
 
-/** The node binaries (built like the control plane's) and the machine images, built once and cached. */
-export async function machinesOptions(): Promise<MachinesOptions> {
-  const paths = await ensureBinaries({ names: NODE_BINARY_NAMES });
+/** The images of each binaries folder and kind, built once per process (the seed's Nodes and the shoots' share them). */
+const builtImages = new Map<string, Promise<BuiltImage[]>>();
+
+/**
+ * The node binaries (built like the control plane's) and the machine images, built once and cached. `seed`: the
+ * images of the seed's Nodes, which also run the shoots' control planes (etcd, kube-apiserver, ...).
+ */
+export async function machinesOptions(opts: { seed?: boolean } = {}): Promise<MachinesOptions> {
+  const paths = await ensureBinaries({
+    names: opts.seed ? [...NODE_BINARY_NAMES, ...CONTROL_PLANE_BINARIES] : NODE_BINARY_NAMES,
+  });
   const binDir = dirname(paths.kubelet);
+  const build = opts.seed ? buildSeedImages : buildMachineImages;
   return {
     binDir,
     images: () => {
-      let images = machineImages.get(binDir);
+      const key = `${opts.seed ? 'seed' : 'machine'}:${binDir}`;
+      let images = builtImages.get(key);
       if (images === undefined) {
-        images = buildMachineImages(binDir, join(projectRoot(), '.cache', 'images'));
-        images.catch(() => machineImages.delete(binDir));
-        machineImages.set(binDir, images);
+        images = build(binDir, join(projectRoot(), '.cache', 'images'));
+        images.catch(() => builtImages.delete(key));
+        builtImages.set(key, images);
       }
       return images;
     },
@@ -306,6 +356,47 @@ export async function applyExampleShoot(
   }
 }
 
+/** The control plane's pods in the seed namespace and the shoot API server's /version at its address. */
+async function workloadsSummary(
+  client: ResourceClient,
+  shoot: Shoot,
+  namespace: string,
+  gardenKubeconfig: string,
+): Promise<string[]> {
+  const lines = [`  control plane pods (kubectl --kubeconfig ${gardenKubeconfig} -n ${namespace} get pods):`];
+  const pods = (
+    await client.list<KubernetesObject & { spec?: { nodeName?: string }; status?: { phase?: string } }>(
+      { group: '', version: 'v1', plural: 'pods', kind: 'Pod', namespaced: true },
+      { namespace },
+    )
+  ).items.sort((a, b) => (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''));
+  for (const pod of pods) {
+    lines.push(`    ${pod.metadata?.name}: ${pod.status?.phase} on ${pod.spec?.nodeName ?? '-'}`);
+  }
+  const service = await client.get<V1Service>(Refs.service, API_SERVER_SERVICE_NAME, namespace);
+  const ca = await client.get<V1Secret>(Refs.secret, CA_SECRET_NAME, namespace);
+  const family = (shoot.spec.networking?.ipFamilies?.[0] ?? 'IPv4') as IPFamily;
+  const address = ingressIPsByFamily(service)[family][0];
+  if (address !== undefined) {
+    const url = `https://${urlHost(address)}:443`;
+    let version: string;
+    try {
+      const caPEM = Buffer.from(ca?.data?.['ca.crt'] ?? '', 'base64').toString('utf8');
+      const res = await shootGet(url, caPEM, undefined, '/version', 5_000);
+      version =
+        res.status === 200 ? `${(JSON.parse(res.body) as { gitVersion?: string }).gitVersion}` : `HTTP ${res.status}`;
+    } catch (e) {
+      version = `no answer (${(e as Error).message})`;
+    }
+    lines.push(`  shoot API server ${url}/version -> ${version}`);
+    const ref = `${shoot.metadata.namespace}/${shoot.metadata.name}`;
+    lines.push(
+      `  kubeconfig: gardener-ipv6 kubeconfig --kubeconfig ${gardenKubeconfig} --shoot ${ref} --pin-address > shoot.kubeconfig`,
+    );
+  }
+  return lines;
+}
+
 /**
  * The lines `up` prints about the shoot: its families, its AAAA records as the DNS server answers them, and with
  * real control planes the shoot API server's /version reached at its address and how to get a kubeconfig.
@@ -314,7 +405,7 @@ export async function shootSummary(
   client: ResourceClient,
   shoot: Shoot,
   bind: Bind9,
-  env: { provider?: LocalProvider | undefined; gardenKubeconfig: string },
+  env: { provider?: LocalProvider | undefined; controlPlaneWorkloads?: boolean; gardenKubeconfig: string },
 ): Promise<string[]> {
   const namespace = seedNamespaceName(shoot);
   const records = (await client.list<DNSRecord & KubernetesObject>(Refs.dnsRecord, { namespace })).items;
@@ -340,6 +431,10 @@ export async function shootSummary(
   }
   const name = apiServerDomain(shoot, 'external', DEFAULT_DOMAIN);
   lines.push(`  try: dig @${bind.address} -p ${bind.port} AAAA ${name}`);
+  if (env.controlPlaneWorkloads) {
+    lines.push(...(await workloadsSummary(client, shoot, namespace, env.gardenKubeconfig)));
+    return lines;
+  }
   const controlPlane = env.provider?.controlPlane(namespace);
   if (controlPlane !== undefined) {
     let version: string;

@@ -193,6 +193,11 @@ Example:
     .option('--ipv6-only', 'run the control plane in an IPv6-only network namespace, as the tests do (root)', false)
     .option('--no-machines', 'give shoots control planes but no machines, and the seed no Nodes (root)')
     .option('--seed-nodes <n>', 'how many Nodes the seed cluster gets (root; 0 for none; default 2)')
+    .option(
+      '--control-plane-workloads',
+      "run the shoot's control plane as pods on the seed's Nodes instead of processes (no shoot machines yet)",
+      false,
+    )
     .option('--feature-gates <list>', FEATURE_GATES_HELP, 'IPv6SingleStack=true,DualStack=true')
     .action(
       async (opts: {
@@ -201,6 +206,7 @@ Example:
         featureGates: string;
         machines: boolean;
         seedNodes?: string;
+        controlPlaneWorkloads: boolean;
       }) => {
         const gates = parseFeatureGates(opts.featureGates);
         let seedNodes: number | undefined;
@@ -221,6 +227,7 @@ Example:
               gates,
               machines: opts.machines,
               ...(seedNodes !== undefined ? { seedNodes } : {}),
+              ...(opts.controlPlaneWorkloads ? { controlPlaneWorkloads: true } : {}),
             },
             io,
           ),

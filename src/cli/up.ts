@@ -41,6 +41,11 @@ export interface UpOptions {
    * @default DEFAULT_SEED_NODES when machines run, else 0
    */
   seedNodes?: number;
+  /**
+   * Run the shoot's control plane as workloads on the seed's Nodes (etcd, kube-apiserver, kube-controller-manager,
+   * kube-scheduler in its seed namespace) instead of processes; the shoot gets no machines then.
+   */
+  controlPlaneWorkloads?: boolean;
 }
 
 export interface UpIO {
@@ -65,7 +70,11 @@ function defaultSeedNodes(opts: UpOptions): number {
 
 /** Resolves with the exit code once a signal stopped the environment (0) or it failed (1). */
 export async function up(opts: UpOptions, io: UpIO): Promise<number> {
-  const missing = missingUpPrerequisites({ ipv6Only: opts.ipv6Only ?? false });
+  const missing = missingUpPrerequisites({
+    ipv6Only: opts.ipv6Only ?? false,
+    machines: opts.machines ?? true,
+    warn: (s) => io.err(s),
+  });
   if (missing !== undefined) {
     io.err(missing);
     return 1;
@@ -78,6 +87,10 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
     }
   }
   const seedNodeCount = opts.seedNodes ?? defaultSeedNodes(opts);
+  if (opts.controlPlaneWorkloads && seedNodeCount === 0) {
+    io.err("error: --control-plane-workloads runs the control plane on the seed's Nodes, but there are none\n");
+    return 1;
+  }
   if (seedNodeCount > 0) {
     const reason = opts.ipv6Only
       ? 'the seed nodes join an API server in this namespace, not in the --ipv6-only one'
@@ -181,6 +194,7 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
     try {
       services = await startLocalServices(cp, gates, logger, {
         machines: opts.machines ?? true,
+        ...(opts.controlPlaneWorkloads ? { controlPlaneWorkloads: true } : {}),
         shutdownTimeoutMs: UP_RUNTIME_SHUTDOWN_MS,
       });
     } catch (e) {
@@ -201,7 +215,7 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
           apiServer: { url: garden.server, caPEM: readFileSync(garden.certs.caCert, 'utf8') },
           certs: garden.certs,
           stateDir: join(garden.dir, 'seed-nodes'),
-          machines: await machinesOptions(),
+          machines: await machinesOptions({ seed: opts.controlPlaneWorkloads === true }),
           client,
           log: (line) => io.err(`${line}\n`),
         });
@@ -220,7 +234,8 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
       for (const line of seedLines) io.out(`${line}\n`);
       const summary = await Promise.race([
         shootSummary(client, shoot, services.bind, {
-          provider: services.provider,
+          provider: services.controlPlaneWorkloads ? undefined : services.provider,
+          controlPlaneWorkloads: services.controlPlaneWorkloads,
           gardenKubeconfig: cp.kubeconfigPath,
         }),
         stopped,
@@ -233,7 +248,7 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
     }
     io.out(
       `ready: API server ${cp.server} with ${cp.crds.length} CRDs and an IPv6 shoot` +
-        `${services.provider ? ' with its own control plane' : ' (objects only: shoot control planes need root)'}; Ctrl-C to stop\n`,
+        `${services.controlPlaneWorkloads ? ' with its own control plane on the seed' : services.provider ? ' with its own control plane' : ' (objects only: shoot control planes need root)'}; Ctrl-C to stop\n`,
     );
 
     const crash = await Promise.race([

@@ -16,6 +16,7 @@ import { extensionOutcomeChanged, loadBalancerChanged, specOrMetadataChanged } f
 import { conditionsOrSpecChanged } from './shoot/care/reconciler.js';
 import { Refs } from './resources.js';
 import type { LocalProvider } from '../extensions/provider-local/provider.js';
+import type { LoadBalancerRoutes } from '../extensions/provider-local/loadbalancer/routes.js';
 import { ShootCareReconciler } from './shoot/care/reconciler.js';
 import { SeedReconciler } from './seed/reconciler.js';
 import type { DNSProviderConfig } from './shoot/components/dns-records.js';
@@ -35,6 +36,11 @@ export interface GardenletOptions {
    * it the gardenlet writes objects only and hands out `hostIPs` (the scale benchmark's mode).
    */
   readonly provider?: LocalProvider;
+  /**
+   * The shoots' control planes as workloads of the seed instead of provider-local's processes (the seed needs
+   * Nodes); `loadBalancerRoutes` then routes their load-balancer addresses to the seed's Nodes.
+   */
+  readonly controlPlaneWorkloads?: { readonly loadBalancerRoutes?: LoadBalancerRoutes };
   /** How often the care controller checks each shoot's control plane. @default 10 s */
   readonly careSyncPeriodMs?: number;
   /** An up-to-date shoot is reconciled again after this long, as Gardener's sync period. @default 1 h */
@@ -103,6 +109,7 @@ export function addGardenletControllers(manager: Manager, options: GardenletOpti
         ...seedName,
         ...(options.waitForExtensions !== undefined ? { waitForExtensions: options.waitForExtensions } : {}),
         ...(options.provider ? { provider: options.provider } : {}),
+        ...(options.controlPlaneWorkloads ? { controlPlaneWorkloads: true } : {}),
         ...(options.shootSyncPeriodMs !== undefined ? { syncPeriodMs: options.shootSyncPeriodMs } : {}),
       }),
       ...workers,
@@ -115,7 +122,8 @@ export function addGardenletControllers(manager: Manager, options: GardenletOpti
       .watch(manager.informer(Refs.dnsRecord), ownedToShoot, extensionOutcomeChanged);
   }
 
-  if (options.provider) {
+  // The care controller knows provider-local's processes; the workloads' health is their Deployments' for now.
+  if (options.provider && !options.controlPlaneWorkloads) {
     const { provider } = options;
     const care = manager
       .controller({
@@ -149,6 +157,9 @@ export function addGardenletControllers(manager: Manager, options: GardenletOpti
           : { hostIPs: options.hostIPs ?? DEFAULT_HOST_IPS },
         get: (name, namespace) => services.get(name, namespace) as V1Service | undefined,
         list: () => services.list() as V1Service[],
+        ...(options.controlPlaneWorkloads?.loadBalancerRoutes
+          ? { routes: options.controlPlaneWorkloads.loadBalancerRoutes }
+          : {}),
       }),
       ...workers,
     })

@@ -18,6 +18,24 @@ describe('gardener-ipv6', () => {
     for (const command of ['validate', 'default', 'render', 'up', 'run']) expect(run.stdout).toContain(command);
   });
 
+  it.each([['abc'], ['-1'], ['11'], ['2.5']])('up --seed-nodes %s: exit 2 and one line, nothing started', async (n) => {
+    const run = await cli(['up', '--seed-nodes', n]);
+    expect(run).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: `error: --seed-nodes ${JSON.stringify(n)}: a number from 0 to 10\n`,
+    });
+  });
+
+  it('up --control-plane-workloads without seed Nodes: exit 1 naming why, nothing started', async () => {
+    const run = await cli(['up', '--control-plane-workloads', '--seed-nodes', '0']);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(
+      "--control-plane-workloads runs the control plane on the seed's Nodes, but there are none",
+    );
+    expect(run.stdout).toBe('');
+  });
+
   it('escapes control bytes of the input in its messages (a YAML error frame echoes the line)', async () => {
     const file = tempFile('bad.yaml', 'kind: \u001b[2J\u009bShoot: [\r\n');
     const run = await cli(['validate', '-f', file]);

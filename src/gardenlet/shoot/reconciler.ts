@@ -26,7 +26,8 @@ import { condition, lastOperation, mergeConditions } from '../last-operation.js'
 import { apiServerDomain, SHOOT_FINALIZER, seedNamespaceName } from '../names.js';
 import { Refs } from '../resources.js';
 import type { DNSProviderConfig } from './components/dns-records.js';
-import { caClusterName, ShootControlPlane } from './components/control-plane.js';
+import { caClusterName, ShootControlPlane, type ControlPlaneRuntime } from './components/control-plane.js';
+import { isIPFamily } from '../../apis/validation/ip-families.js';
 import { ShootWorkers } from './components/workers.js';
 import type { LocalProvider } from '../../extensions/provider-local/provider.js';
 import { API_SERVER_SERVICE_NAME } from './components/apiserver-service.js';
@@ -82,6 +83,12 @@ export interface ShootReconcilerOptions {
    * only (objects-only mode, for the scale benchmark).
    */
   readonly provider?: LocalProvider;
+  /**
+   * Run the shoots' control planes as workloads of the seed (etcd, kube-apiserver, kube-controller-manager,
+   * kube-scheduler in the seed namespace) instead of provider-local's processes; their machines then wait for
+   * machine pods (none are created). Needs a seed with Nodes.
+   */
+  readonly controlPlaneWorkloads?: boolean;
   readonly clock?: Clock;
   /** An up-to-date shoot is reconciled again after this long. @default DEFAULT_SYNC_PERIOD_MS */
   readonly syncPeriodMs?: number;
@@ -204,6 +211,15 @@ export class ShootReconciler implements Reconciler {
     ]);
   }
 
+  /** Where the shoots' control planes run; the seed's families matter to workloads only (not to destroy them). */
+  private controlPlaneRuntime(seed: Seed | undefined): ControlPlaneRuntime | undefined {
+    if (this.options.controlPlaneWorkloads) {
+      const families = (seed?.spec.networks?.ipFamilies ?? ['IPv4']).filter(isIPFamily);
+      return { kind: 'workloads', seedFamilies: families };
+    }
+    return this.options.provider ? { kind: 'processes', provider: this.options.provider } : undefined;
+  }
+
   private async runFlow(shoot: Shoot, seed: Seed, type: string, ctx: ReconcileContext): Promise<Result | undefined> {
     const { client } = this;
     const service = new APIServerService(client, shoot, (name, namespace) => this.reader.service(name, namespace));
@@ -217,11 +233,15 @@ export class ShootReconciler implements Reconciler {
       url: `https://${apiServerDomain(shoot, name, this.options.dns.domain)}`,
     }));
     let controlPlane: ShootControlPlane | undefined;
+    const runtime = this.controlPlaneRuntime(seed);
     // Machines for the worker pools, once the control plane is up (and the OperatingSystemConfig exists).
-    const withMachines = provider?.runsMachines === true && (shoot.spec.provider?.workers?.length ?? 0) > 0;
+    const withMachines =
+      runtime?.kind === 'processes' &&
+      provider?.runsMachines === true &&
+      (shoot.spec.provider?.workers?.length ?? 0) > 0;
     const workers = () => new ShootWorkers(client, shoot, provider!, networking!);
     const waitName = [
-      ...(provider ? ['the control plane'] : []),
+      ...(runtime ? ['the control plane'] : []),
       ...(waitForExtensions ? ['the Network', 'the DNS records'] : []),
     ]
       .join(', ')
@@ -246,7 +266,7 @@ export class ShootReconciler implements Reconciler {
       {
         // Everything at once: what needs the load balancer address (DNS records, the control plane) waits for it
         // while the rest is written; the control plane's processes start as early as they can.
-        name: provider
+        name: runtime
           ? 'deploying the Network, the OperatingSystemConfig, the NetworkPolicies, the DNS records and the control plane'
           : 'deploying the Network, the OperatingSystemConfig, the NetworkPolicies and the DNS records',
         progress: 60,
@@ -263,8 +283,8 @@ export class ShootReconciler implements Reconciler {
               async (y) => {
                 const ready = await service.waitReady(this.clock, y);
                 dnsRecords = new APIServerDNSRecords(client, shoot, this.options.dns, ready);
-                if (provider) {
-                  controlPlane = new ShootControlPlane(client, shoot, provider, {
+                if (runtime) {
+                  controlPlane = new ShootControlPlane(client, shoot, runtime, {
                     networking: networking!,
                     service: ready,
                     domain: this.options.dns.domain,
@@ -272,7 +292,7 @@ export class ShootReconciler implements Reconciler {
                 }
                 await inParallel(y, [
                   ['deploying the DNS records', (z) => dnsRecords!.deploy(z)],
-                  ...(provider
+                  ...(runtime
                     ? [['deploying the control plane', (z: ComponentContext) => controlPlane!.deploy(z)] as const]
                     : []),
                 ]);
@@ -280,14 +300,16 @@ export class ShootReconciler implements Reconciler {
             ],
           ]),
       },
-      ...(waitForExtensions || provider
+      ...(waitForExtensions || runtime
         ? [
             {
               name: waitName,
               progress: 90,
               run: (x: ComponentContext) =>
                 inParallel(x, [
-                  ...(provider ? [['waiting for the control plane', () => controlPlane!.wait()] as const] : []),
+                  ...(runtime
+                    ? [['waiting for the control plane', (y: ComponentContext) => controlPlane!.wait(y)] as const]
+                    : []),
                   ...(waitForExtensions
                     ? ([
                         ['waiting for the Network', (y: ComponentContext) => network.wait(y)],
@@ -362,8 +384,13 @@ export class ShootReconciler implements Reconciler {
       ['the OperatingSystemConfig', new WorkerOperatingSystemConfig(client, shoot)],
       ['the kube-apiserver service', new APIServerService(client, shoot)],
       ['the NetworkPolicies', { deploy: async () => {}, destroy: (x) => destroyNetworkPolicies(client, namespace, x) }],
-      ...(this.options.provider
-        ? [['the control plane', new ShootControlPlane(client, shoot, this.options.provider)] as [string, DeployWaiter]]
+      ...(this.controlPlaneRuntime(undefined)
+        ? [
+            ['the control plane', new ShootControlPlane(client, shoot, this.controlPlaneRuntime(undefined)!)] as [
+              string,
+              DeployWaiter,
+            ],
+          ]
         : []),
     ];
     const seedNamespace = new SeedNamespace(client, shoot);

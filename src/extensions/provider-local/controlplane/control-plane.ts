@@ -44,18 +44,19 @@ export interface LoadBalancerAttachment {
 /** How long the control plane's own certificates live; they are issued anew on every start. */
 const CERT_VALIDITY_MS = 365 * 24 * 3600_000;
 
-/** A GET against the shoot's API server with a client certificate; status and body. */
+/** A GET against the shoot's API server, with a client certificate when given; status and body. */
 export function shootGet(
   url: string,
   ca: string,
-  client: CertificatePair,
+  /** Without one, the request is anonymous. */
+  client: CertificatePair | undefined,
   path: string,
   timeoutMs = 2_000,
 ): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request(
       new URL(path, url),
-      { ca, cert: client.certPEM, key: client.keyPEM, timeout: timeoutMs, agent: false },
+      { ca, ...(client ? { cert: client.certPEM, key: client.keyPEM } : {}), timeout: timeoutMs, agent: false },
       (res) => {
         let body = '';
         res.setEncoding('utf8');

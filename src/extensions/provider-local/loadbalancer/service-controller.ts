@@ -12,6 +12,7 @@ import { canonicalIP, type IPFamily } from '../../../net/cidr.js';
 import { Refs } from '../../../gardenlet/resources.js';
 import { desiredLoadBalancerIngress, type HostIPs } from './ingress.js';
 import type { AddressPool } from './pool.js';
+import type { LoadBalancerRoutes } from './routes.js';
 
 export const SHOOT_NAMESPACE_PREFIX = 'shoot--';
 
@@ -31,6 +32,8 @@ export interface ServiceLoadBalancerOptions {
   readonly get: (name: string, namespace: string) => V1Service | undefined;
   /** All services (the informer cache): the addresses they hold are taken. */
   readonly list: () => readonly V1Service[];
+  /** Routes the addresses to the seed's Nodes (control planes as workloads); without it they are not routed. */
+  readonly routes?: LoadBalancerRoutes;
 }
 
 const key = (s: V1Service) => `${s.metadata?.namespace}/${s.metadata?.name}`;
@@ -46,10 +49,12 @@ export class ServiceLoadBalancerReconciler implements Reconciler {
     if (!service || !isShootLoadBalancer(service) || service.metadata?.deletionTimestamp) {
       // Gone (or going): its addresses are free once no status carries them.
       this.reserved.delete(`${req.namespace}/${req.name}`);
+      this.options.routes?.remove(`${req.namespace}/${req.name}`);
       return;
     }
     const current = (service.status?.loadBalancer?.ingress ?? []).map((i) => ({ ip: i.ip, ipMode: i.ipMode }));
     const ingress = this.desired(service, current);
+    await this.options.routes?.ensure(key(service), ingress.map((i) => i.ip ?? '').filter(Boolean));
     if (JSON.stringify(current) === JSON.stringify(ingress)) {
       this.reserved.delete(key(service));
       return;

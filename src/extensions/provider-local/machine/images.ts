@@ -7,16 +7,17 @@
  * The archives are content-addressed: same binaries, same bytes, same file name in the cache folder, so they are
  * built once per cache and shared by every machine.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tar, type TarEntry } from '../../../system/tar.js';
+import { IMAGES } from '../../../gardenlet/imagevector/images.js';
 
 /** The sandbox image the kubelet's Kubernetes version expects (kubeadm's default for 1.3x). */
 export const PAUSE_IMAGE = 'registry.k8s.io/pause:3.10';
 /** The test image: a static busybox with sh, httpd, nc, wget, nslookup. */
-export const TEST_IMAGE = 'local.gardener.cloud/test/busybox:1';
+export const TEST_IMAGE = IMAGES.busybox;
 export const COREDNS_IMAGE = 'local.gardener.cloud/coredns:1';
 
 /** The busybox applets the test image links (each a symlink to /bin/busybox). */
@@ -199,12 +200,13 @@ export async function buildImage(spec: ImageSpec, cacheDir: string): Promise<Bui
   }
   const layout = ociLayout(spec, tar(layerEntries(spec, read)));
   await mkdir(cacheDir, { recursive: true });
-  // Write then rename: parallel builders (two machines, two test files) never see half an archive.
-  const tmp = `${archive}.${process.pid}.tmp`;
-  await writeFile(tmp, ociArchive(layout));
-  await writeFile(`${digestFile}.${process.pid}.tmp`, layout.manifestDigest + '\n');
-  await rename(tmp, archive);
-  await rename(`${digestFile}.${process.pid}.tmp`, digestFile);
+  // Write then rename: parallel builders (two machines, two test files, two builds in one process) never see half
+  // an archive, nor each other's temporary files.
+  const suffix = `${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  await writeFile(`${archive}.${suffix}`, ociArchive(layout));
+  await writeFile(`${digestFile}.${suffix}`, layout.manifestDigest + '\n');
+  await rename(`${archive}.${suffix}`, archive);
+  await rename(`${digestFile}.${suffix}`, digestFile);
   return { name: spec.name, archive, manifestDigest: layout.manifestDigest };
 }
 
@@ -227,6 +229,33 @@ export function testImageSpec(busyboxBinary = DEBIAN_STATIC_BUSYBOX): ImageSpec 
 
 export function corednsImageSpec(corednsBinary: string): ImageSpec {
   return { name: COREDNS_IMAGE, files: [{ path: 'coredns', source: corednsBinary }], entrypoint: ['/coredns'] };
+}
+
+/**
+ * The shoot control plane's images (the gardenlet's image vector), each the static binary alone: etcd,
+ * kube-apiserver, kube-controller-manager and kube-scheduler, from the binaries in `binDir`.
+ */
+export function controlPlaneImageSpecs(binDir: string): ImageSpec[] {
+  const binary = (name: string, binaryName: string): ImageSpec => ({
+    name,
+    files: [{ path: `usr/local/bin/${binaryName}`, source: join(binDir, binaryName) }],
+    dirs: ['tmp', 'var/lib'],
+    entrypoint: [`/usr/local/bin/${binaryName}`],
+  });
+  return [
+    binary(IMAGES.etcd, 'etcd'),
+    binary(IMAGES.kubeAPIServer, 'kube-apiserver'),
+    binary(IMAGES.kubeControllerManager, 'kube-controller-manager'),
+    binary(IMAGES.kubeScheduler, 'kube-scheduler'),
+  ];
+}
+
+/** The seed's images: a machine's, and the shoot control planes'. */
+export function buildSeedImages(binDir: string, cacheDir: string): Promise<BuiltImage[]> {
+  return Promise.all([
+    buildMachineImages(binDir, cacheDir),
+    Promise.all(controlPlaneImageSpecs(binDir).map((spec) => buildImage(spec, cacheDir))),
+  ]).then(([machine, controlPlane]) => [...machine, ...controlPlane]);
 }
 
 /** The images every machine gets: the sandbox, the test image and CoreDNS, built from the binaries in `binDir`. */

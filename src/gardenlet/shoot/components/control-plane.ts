@@ -1,7 +1,8 @@
 /**
  * The shoot's control plane: its CA and service-account key in Secrets of the seed namespace (created once, kept
  * for the shoot's life, as Gardener's secrets manager does), the `<shoot>.ca-cluster` ConfigMap in the project
- * namespace for users, and the control plane itself, which the provider runs at the load-balancer addresses.
+ * namespace for users, and the control plane itself at the load-balancer addresses: provider-local's processes, or
+ * workloads in the seed (control-plane-workloads.ts).
  */
 import type { V1ConfigMap, V1Secret, V1Service } from '@kubernetes/client-node';
 import type { NetworkingStatus, Shoot } from '../../../apis/core/v1beta1/shoot.js';
@@ -19,6 +20,7 @@ import { NotReadyError, type ComponentContext, type DeployWaiter } from '../../c
 import { apiServerDomain, seedNamespaceName, shootLabels } from '../../names.js';
 import { Refs } from '../../resources.js';
 import { ingressIPsByFamily } from './apiserver-service.js';
+import { ShootControlPlaneWorkloads } from './control-plane-workloads.js';
 
 export const CA_SECRET_NAME = 'ca';
 export const SERVICE_ACCOUNT_KEY_SECRET_NAME = 'service-account-key';
@@ -154,26 +156,48 @@ export async function ensureControlPlaneSecrets(
   };
 }
 
+/**
+ * Where the control plane runs: provider-local's processes, or workloads in the seed (when the seed has Nodes),
+ * with the seed's IP families.
+ */
+export type ControlPlaneRuntime =
+  | { readonly kind: 'processes'; readonly provider: LocalProvider }
+  | { readonly kind: 'workloads'; readonly seedFamilies: readonly IPFamily[] };
+
 export class ShootControlPlane implements DeployWaiter {
   constructor(
     private readonly client: ResourceClient,
     private readonly shoot: Shoot,
-    private readonly provider: LocalProvider,
+    private readonly runtime: ControlPlaneRuntime,
     /** The networks and load-balancer service, known once the flow got that far (not needed to destroy). */
     private readonly inputs?: { networking: NetworkingStatus; service: V1Service; domain: string },
   ) {}
 
-  async deploy(ctx: ComponentContext): Promise<void> {
+  private spec(): ControlPlaneSpec {
     if (this.inputs === undefined) throw new Error('the control plane needs the networks and the load balancer');
-    const spec = controlPlaneSpec(this.shoot, this.inputs.networking, this.inputs.service, this.inputs.domain);
+    return controlPlaneSpec(this.shoot, this.inputs.networking, this.inputs.service, this.inputs.domain);
+  }
+
+  private workloads(seedFamilies: readonly IPFamily[]): ShootControlPlaneWorkloads {
+    return new ShootControlPlaneWorkloads(this.client, this.shoot, seedFamilies);
+  }
+
+  async deploy(ctx: ComponentContext): Promise<void> {
+    const spec = this.spec();
     const secrets = await ensureControlPlaneSecrets(this.client, this.shoot, ctx);
     await applyAll(this.client, Refs.configMap, [desiredCAClusterConfigMap(this.shoot, secrets.ca.certPEM)], ctx);
-    await this.provider.deployControlPlane(spec, secrets);
+    if (this.runtime.kind === 'workloads') await this.workloads(this.runtime.seedFamilies).deploy(spec, secrets, ctx);
+    else await this.runtime.provider.deployControlPlane(spec, secrets);
   }
 
   /** Ready once the API server answers /readyz at its load-balancer address. */
-  async wait(): Promise<void> {
-    const instance = this.provider.controlPlane(seedNamespaceName(this.shoot));
+  async wait(ctx: ComponentContext): Promise<void> {
+    if (this.runtime.kind === 'workloads') {
+      const secrets = await ensureControlPlaneSecrets(this.client, this.shoot, ctx);
+      await this.workloads(this.runtime.seedFamilies).wait(this.spec(), secrets.ca.certPEM, ctx);
+      return;
+    }
+    const instance = this.runtime.provider.controlPlane(seedNamespaceName(this.shoot));
     if (instance === undefined) throw new NotReadyError('the control plane is not running');
     let reason: string;
     try {
@@ -186,8 +210,17 @@ export class ShootControlPlane implements DeployWaiter {
     throw new NotReadyError(`kube-apiserver at ${instance.url} is not ready yet (${reason})`);
   }
 
+  /** With workloads: until no control plane pod is left and etcd's data is gone from the seed's Nodes. */
+  async waitCleanup(ctx: ComponentContext): Promise<void> {
+    if (this.runtime.kind === 'workloads') {
+      await this.workloads(this.runtime.seedFamilies).waitCleanup(seedNamespaceName(this.shoot), ctx);
+    }
+  }
+
   async destroy(ctx: ComponentContext): Promise<void> {
-    await this.provider.destroyControlPlane(seedNamespaceName(this.shoot));
+    const namespace = seedNamespaceName(this.shoot);
+    if (this.runtime.kind === 'workloads') await this.workloads(this.runtime.seedFamilies).destroy(namespace, ctx);
+    else await this.runtime.provider.destroyControlPlane(namespace);
     await deleteAll(this.client, Refs.configMap, [caClusterName(this.shoot)], this.shoot.metadata.namespace, ctx);
   }
 }

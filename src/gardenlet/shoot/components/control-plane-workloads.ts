@@ -1,0 +1,624 @@
+/**
+ * The shoot's control plane as workloads of the seed, as Gardener deploys it into the shoot's seed namespace: etcd
+ * (`etcd-main`, a StatefulSet behind the `etcd-main-client` Service), kube-apiserver (a Deployment behind the
+ * `kube-apiserver` LoadBalancer Service), kube-controller-manager and kube-scheduler (Deployments), each with its
+ * Secret, probes, resource requests and a PodDisruptionBudget. The flags are the ones the process-based control
+ * plane runs with (`controlplane/args.ts`), pointed at files mounted from the Secrets.
+ *
+ * etcd keeps its data on its Node (a hostPath below `/var/lib/gardener-ipv6/etcd`), and the StatefulSet stays on the
+ * Node it was first scheduled to, so a restarted pod (or gardenlet) finds the data again.
+ *
+ * The certificates are issued once from the shoot's CA and kept in the Secrets with a hash of what they were issued
+ * for; only a change of that (the load-balancer addresses, the CA) issues them anew and rolls the pods.
+ */
+import { createHash } from 'node:crypto';
+import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
+import type { Shoot } from '../../../apis/core/v1beta1/shoot.js';
+import {
+  apiServerURL,
+  controlPlaneFiles,
+  etcdArgs,
+  kubeAPIServerArgs,
+  kubeControllerManagerArgs,
+  kubeSchedulerArgs,
+  API_SERVER_PORT,
+  type ControlPlaneFiles,
+  type ControlPlaneSpec,
+} from '../../../extensions/provider-local/controlplane/args.js';
+import type { ControlPlaneSecrets } from '../../../extensions/provider-local/controlplane/control-plane.js';
+import { shootGet } from '../../../extensions/provider-local/controlplane/control-plane.js';
+import { firstServiceIP } from '../../../localenv/control-plane.js';
+import type { IPFamily } from '../../../net/cidr.js';
+import { issueCertificate, type CertificatePair } from '../../../pki/certificates.js';
+import { renderKubeconfig } from '../../../pki/kubeconfig.js';
+import type { ResourceClient, ResourceRef } from '../../../runtime/client.js';
+import { NotReadyError, type ComponentContext } from '../../component.js';
+import { IMAGES } from '../../imagevector/images.js';
+import { FIELD_MANAGER, shootLabels } from '../../names.js';
+
+export const ETCD_NAME = 'etcd-main';
+export const ETCD_CLIENT_SERVICE = 'etcd-main-client';
+export const ETCD_PORT = 2379;
+/** Where etcd keeps its data on its Node. */
+export const ETCD_HOST_DIR = '/var/lib/gardener-ipv6/etcd';
+const CERT_VALIDITY_MS = 365 * 24 * 3600_000;
+/** On a Secret and the pod templates: a hash of what its certificates were issued for. */
+export const INPUTS_ANNOTATION = 'gardener-ipv6.gardener.cloud/issued-for';
+const MOUNT = '/srv/kubernetes';
+
+export const WORKLOAD_REFS = {
+  secret: { group: '', version: 'v1', plural: 'secrets', kind: 'Secret', namespaced: true },
+  service: { group: '', version: 'v1', plural: 'services', kind: 'Service', namespaced: true },
+  statefulSet: { group: 'apps', version: 'v1', plural: 'statefulsets', kind: 'StatefulSet', namespaced: true },
+  deployment: { group: 'apps', version: 'v1', plural: 'deployments', kind: 'Deployment', namespaced: true },
+  pdb: {
+    group: 'policy',
+    version: 'v1',
+    plural: 'poddisruptionbudgets',
+    kind: 'PodDisruptionBudget',
+    namespaced: true,
+  },
+  node: { group: '', version: 'v1', plural: 'nodes', kind: 'Node', namespaced: false },
+  pod: { group: '', version: 'v1', plural: 'pods', kind: 'Pod', namespaced: true },
+} as const satisfies Record<string, ResourceRef>;
+
+/** The components and their labels (Gardener's). */
+export const COMPONENTS = {
+  etcd: { name: ETCD_NAME, labels: { app: 'etcd-statefulset', role: 'main' } },
+  kubeAPIServer: { name: 'kube-apiserver', labels: { app: 'kubernetes', role: 'apiserver' } },
+  kubeControllerManager: { name: 'kube-controller-manager', labels: { app: 'kubernetes', role: 'controller-manager' } },
+  kubeScheduler: { name: 'kube-scheduler', labels: { app: 'kubernetes', role: 'scheduler' } },
+} as const;
+
+/** The files of the control plane, as its pods see them (the Secrets mounted below MOUNT). */
+export const POD_FILES: ControlPlaneFiles = {
+  ...controlPlaneFiles(MOUNT),
+  etcdData: '/var/etcd/data',
+  controllerManagerKubeconfig: `${MOUNT}/kubeconfig/kubeconfig`,
+  schedulerKubeconfig: `${MOUNT}/kubeconfig/kubeconfig`,
+  certDir: '/var/run/kubernetes',
+};
+
+export interface ControlPlaneWorkloadValues {
+  readonly namespace: string;
+  readonly spec: ControlPlaneSpec;
+  /** The seed's IP families: what the pods listen on. */
+  readonly seedFamilies: readonly IPFamily[];
+  /** The Node etcd's data lives on. */
+  readonly etcdNode: string;
+  /** Pod template annotations per component (the hash of its Secret). */
+  readonly secretHashes: Readonly<Record<'kubeAPIServer' | 'kubeControllerManager' | 'kubeScheduler', string>>;
+  readonly labels: Readonly<Record<string, string>>;
+}
+
+/** Replaces the values of flags (`--name=value`) in a command line, keeping their order. */
+export function withFlags(args: readonly string[], overrides: Readonly<Record<string, string>>): string[] {
+  const seen = new Set<string>();
+  const result = args.map((arg) => {
+    const name = /^--([^=]+)=/.exec(arg)?.[1];
+    if (name === undefined || !(name in overrides)) return arg;
+    seen.add(name);
+    return `--${name}=${overrides[name]}`;
+  });
+  for (const [name, value] of Object.entries(overrides)) if (!seen.has(name)) result.push(`--${name}=${value}`);
+  return result;
+}
+
+/** Every address of the pod: `::` where the seed has IPv6 (Go listens on both families there), else `0.0.0.0`. */
+function podListenAddress(families: readonly IPFamily[]): string {
+  return families.includes('IPv6') ? '::' : '0.0.0.0';
+}
+
+const etcdClientURL = (namespace: string) => `http://${ETCD_CLIENT_SERVICE}.${namespace}.svc:${ETCD_PORT}`;
+
+export function etcdPodArgs(values: ControlPlaneWorkloadValues): string[] {
+  const listen = podListenAddress(values.seedFamilies);
+  return withFlags(etcdArgs(POD_FILES), {
+    'listen-client-urls': `http://${listen.includes(':') ? `[${listen}]` : listen}:${ETCD_PORT}`,
+    'advertise-client-urls': etcdClientURL(values.namespace),
+  });
+}
+
+export function kubeAPIServerPodArgs(values: ControlPlaneWorkloadValues): string[] {
+  return withFlags(kubeAPIServerArgs(values.spec, POD_FILES), {
+    'etcd-servers': etcdClientURL(values.namespace),
+    'bind-address': podListenAddress(values.seedFamilies),
+  });
+}
+
+export function kubeControllerManagerPodArgs(values: ControlPlaneWorkloadValues): string[] {
+  return withFlags(kubeControllerManagerArgs(values.spec, POD_FILES), {
+    'bind-address': podListenAddress(values.seedFamilies),
+  });
+}
+
+export function kubeSchedulerPodArgs(values: ControlPlaneWorkloadValues): string[] {
+  return withFlags(kubeSchedulerArgs(POD_FILES), { 'bind-address': podListenAddress(values.seedFamilies) });
+}
+
+const httpProbe = (path: string, port: number, scheme: 'HTTP' | 'HTTPS', initialDelaySeconds = 0) => ({
+  httpGet: { path, port, scheme },
+  initialDelaySeconds,
+  periodSeconds: 5,
+  timeoutSeconds: 3,
+  failureThreshold: 6,
+});
+
+function secretVolume(secretName: string, name = 'pki', items?: { key: string; path: string }[]) {
+  return { name, secret: { secretName, defaultMode: 0o400, ...(items ? { items } : {}) } };
+}
+
+function pdb(values: ControlPlaneWorkloadValues, name: string, labels: Record<string, string>): KubernetesObject {
+  return {
+    apiVersion: 'policy/v1',
+    kind: 'PodDisruptionBudget',
+    metadata: { name, namespace: values.namespace, labels: { ...values.labels, ...labels } },
+    spec: { maxUnavailable: 1, selector: { matchLabels: labels } },
+  } as KubernetesObject;
+}
+
+function deployment(
+  values: ControlPlaneWorkloadValues,
+  component: { name: string; labels: Record<string, string> },
+  container: Record<string, unknown>,
+  volumes: unknown[],
+  annotations: Record<string, string>,
+): KubernetesObject {
+  const labels = { ...component.labels, 'gardener.cloud/role': 'controlplane' };
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: component.name, namespace: values.namespace, labels: { ...values.labels, ...labels } },
+    spec: {
+      replicas: 1,
+      revisionHistoryLimit: 2,
+      selector: { matchLabels: component.labels },
+      template: {
+        metadata: { labels, annotations },
+        spec: {
+          automountServiceAccountToken: false,
+          enableServiceLinks: false,
+          terminationGracePeriodSeconds: 15,
+          containers: [{ name: component.name, imagePullPolicy: 'IfNotPresent', ...container }],
+          volumes,
+        },
+      },
+    },
+  } as KubernetesObject;
+}
+
+/** Every object of the control plane but its Secrets (see controlPlaneSecrets). */
+export function desiredControlPlaneWorkloads(values: ControlPlaneWorkloadValues): KubernetesObject[] {
+  const { namespace } = values;
+  const etcdLabels = { ...COMPONENTS.etcd.labels, 'gardener.cloud/role': 'controlplane' };
+  const etcd = {
+    apiVersion: 'apps/v1',
+    kind: 'StatefulSet',
+    metadata: { name: ETCD_NAME, namespace, labels: { ...values.labels, ...etcdLabels } },
+    spec: {
+      replicas: 1,
+      serviceName: ETCD_NAME,
+      selector: { matchLabels: COMPONENTS.etcd.labels },
+      template: {
+        metadata: { labels: etcdLabels },
+        spec: {
+          automountServiceAccountToken: false,
+          enableServiceLinks: false,
+          terminationGracePeriodSeconds: 15,
+          // The data lives on this Node.
+          affinity: {
+            nodeAffinity: {
+              requiredDuringSchedulingIgnoredDuringExecution: {
+                nodeSelectorTerms: [
+                  { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [values.etcdNode] }] },
+                ],
+              },
+            },
+          },
+          containers: [
+            {
+              name: 'etcd',
+              image: IMAGES.etcd,
+              imagePullPolicy: 'IfNotPresent',
+              command: ['/usr/local/bin/etcd'],
+              args: etcdPodArgs(values),
+              ports: [{ name: 'client', containerPort: ETCD_PORT, protocol: 'TCP' }],
+              readinessProbe: httpProbe('/health', ETCD_PORT, 'HTTP'),
+              livenessProbe: httpProbe('/health', ETCD_PORT, 'HTTP', 15),
+              resources: { requests: { cpu: '50m', memory: '100Mi' } },
+              volumeMounts: [{ name: 'data', mountPath: '/var/etcd' }],
+            },
+          ],
+          volumes: [{ name: 'data', hostPath: { path: `${ETCD_HOST_DIR}/${namespace}`, type: 'DirectoryOrCreate' } }],
+        },
+      },
+    },
+  } as KubernetesObject;
+  const etcdService = {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: ETCD_CLIENT_SERVICE, namespace, labels: { ...values.labels, ...etcdLabels } },
+    spec: {
+      type: 'ClusterIP',
+      selector: COMPONENTS.etcd.labels,
+      ports: [{ name: 'client', port: ETCD_PORT, targetPort: ETCD_PORT, protocol: 'TCP' }],
+    },
+  } as KubernetesObject;
+  const hash = (component: keyof ControlPlaneWorkloadValues['secretHashes']) => ({
+    [INPUTS_ANNOTATION]: values.secretHashes[component],
+  });
+  const apiServer = deployment(
+    values,
+    COMPONENTS.kubeAPIServer,
+    {
+      image: IMAGES.kubeAPIServer,
+      command: ['/usr/local/bin/kube-apiserver'],
+      args: kubeAPIServerPodArgs(values),
+      ports: [{ name: 'https', containerPort: API_SERVER_PORT, protocol: 'TCP' }],
+      readinessProbe: httpProbe('/readyz', API_SERVER_PORT, 'HTTPS'),
+      livenessProbe: httpProbe('/livez', API_SERVER_PORT, 'HTTPS', 15),
+      resources: { requests: { cpu: '100m', memory: '300Mi' } },
+      volumeMounts: [
+        { name: 'pki', mountPath: POD_FILES.pki, readOnly: true },
+        { name: 'cert-dir', mountPath: POD_FILES.certDir },
+      ],
+    },
+    [secretVolume(COMPONENTS.kubeAPIServer.name), { name: 'cert-dir', emptyDir: {} }],
+    hash('kubeAPIServer'),
+  );
+  const controller = (
+    component: (typeof COMPONENTS)['kubeControllerManager' | 'kubeScheduler'],
+    image: string,
+    binary: string,
+    args: string[],
+    port: number,
+    files: string[],
+    key: 'kubeControllerManager' | 'kubeScheduler',
+  ) =>
+    deployment(
+      values,
+      component,
+      {
+        image,
+        command: [`/usr/local/bin/${binary}`],
+        args,
+        livenessProbe: httpProbe('/healthz', port, 'HTTPS', 15),
+        resources: { requests: { cpu: '20m', memory: '64Mi' } },
+        volumeMounts: [
+          { name: 'kubeconfig', mountPath: `${MOUNT}/kubeconfig`, readOnly: true },
+          ...(files.length > 0 ? [{ name: 'pki', mountPath: POD_FILES.pki, readOnly: true }] : []),
+        ],
+      },
+      [
+        secretVolume(component.name, 'kubeconfig', [{ key: 'kubeconfig', path: 'kubeconfig' }]),
+        ...(files.length > 0
+          ? [
+              secretVolume(
+                component.name,
+                'pki',
+                files.map((f) => ({ key: f, path: f })),
+              ),
+            ]
+          : []),
+      ],
+      hash(key),
+    );
+  return [
+    etcdService,
+    etcd,
+    apiServer,
+    controller(
+      COMPONENTS.kubeControllerManager,
+      IMAGES.kubeControllerManager,
+      'kube-controller-manager',
+      kubeControllerManagerPodArgs(values),
+      10257,
+      ['ca.crt', 'ca.key', 'sa.key'],
+      'kubeControllerManager',
+    ),
+    controller(
+      COMPONENTS.kubeScheduler,
+      IMAGES.kubeScheduler,
+      'kube-scheduler',
+      kubeSchedulerPodArgs(values),
+      10259,
+      [],
+      'kubeScheduler',
+    ),
+    pdb(values, ETCD_NAME, COMPONENTS.etcd.labels),
+    ...[COMPONENTS.kubeAPIServer, COMPONENTS.kubeControllerManager, COMPONENTS.kubeScheduler].map((c) =>
+      pdb(values, c.name, c.labels),
+    ),
+  ];
+}
+
+/** What the certificates are issued for: a change issues them anew. */
+export function certificateInputsHash(spec: ControlPlaneSpec, secrets: ControlPlaneSecrets): string {
+  return createHash('sha256')
+    .update(JSON.stringify([apiServerSANs(spec), spec.addresses, secrets.ca.certPEM, secrets.serviceAccount.publicPEM]))
+    .digest('hex')
+    .slice(0, 16);
+}
+
+function apiServerSANs(spec: ControlPlaneSpec): { dnsNames: string[]; ipAddresses: string[] } {
+  const service = COMPONENTS.kubeAPIServer.name;
+  return {
+    dnsNames: [
+      spec.externalDomain,
+      spec.internalDomain,
+      'kubernetes',
+      'kubernetes.default',
+      'kubernetes.default.svc',
+      'kubernetes.default.svc.cluster.local',
+      // In the seed: the control plane's own clients go through the Service.
+      service,
+      `${service}.${spec.name}`,
+      `${service}.${spec.name}.svc`,
+      `${service}.${spec.name}.svc.cluster.local`,
+    ],
+    ipAddresses: [
+      ...spec.families.map((f) => spec.addresses[f]).filter((a): a is string => a !== undefined),
+      ...spec.serviceCIDRs.map(firstServiceIP),
+    ],
+  };
+}
+
+/** The Secrets of kube-apiserver, kube-controller-manager and kube-scheduler, with certificates issued now. */
+export async function controlPlaneSecrets(
+  spec: ControlPlaneSpec,
+  secrets: ControlPlaneSecrets,
+  labels: Record<string, string>,
+): Promise<V1Secret[]> {
+  const validity = { notAfter: new Date(Date.now() + CERT_VALIDITY_MS) };
+  const [server, kubeletClient, controllerManager, scheduler] = await Promise.all([
+    issueCertificate(secrets.ca, {
+      commonName: 'kube-apiserver',
+      usages: ['server'],
+      ...validity,
+      ...apiServerSANs(spec),
+    }),
+    issueCertificate(secrets.ca, {
+      commonName: 'system:apiserver-kubelet-client',
+      organizations: ['system:masters'],
+      usages: ['client'],
+      ...validity,
+    }),
+    issueCertificate(secrets.ca, { commonName: 'system:kube-controller-manager', usages: ['client'], ...validity }),
+    issueCertificate(secrets.ca, { commonName: 'system:kube-scheduler', usages: ['client'], ...validity }),
+  ]);
+  const inSeed = `https://${COMPONENTS.kubeAPIServer.name}.${spec.name}.svc:${API_SERVER_PORT}`;
+  const kubeconfig = (name: string, pair: CertificatePair) =>
+    renderKubeconfig({ name, server: inSeed, caPEM: secrets.ca.certPEM, ...pair });
+  const hash = certificateInputsHash(spec, secrets);
+  const secret = (name: string, data: Record<string, string>): V1Secret => ({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name, namespace: spec.name, labels, annotations: { [INPUTS_ANNOTATION]: hash } },
+    type: 'Opaque',
+    data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
+  });
+  return [
+    secret(COMPONENTS.kubeAPIServer.name, {
+      'ca.crt': secrets.ca.certPEM,
+      'apiserver.crt': server.certPEM,
+      'apiserver.key': server.keyPEM,
+      'apiserver-kubelet-client.crt': kubeletClient.certPEM,
+      'apiserver-kubelet-client.key': kubeletClient.keyPEM,
+      'sa.key': secrets.serviceAccount.privatePEM,
+      'sa.pub': secrets.serviceAccount.publicPEM,
+    }),
+    secret(COMPONENTS.kubeControllerManager.name, {
+      'ca.crt': secrets.ca.certPEM,
+      'ca.key': secrets.ca.keyPEM,
+      'sa.key': secrets.serviceAccount.privatePEM,
+      kubeconfig: kubeconfig('kube-controller-manager', controllerManager),
+    }),
+    secret(COMPONENTS.kubeScheduler.name, { kubeconfig: kubeconfig('kube-scheduler', scheduler) }),
+  ];
+}
+
+interface NodeObject extends KubernetesObject {
+  status?: { conditions?: { type: string; status: string }[] };
+}
+
+interface WorkloadStatus extends KubernetesObject {
+  spec?: {
+    replicas?: number;
+    template?: {
+      spec?: { affinity?: { nodeAffinity?: { requiredDuringSchedulingIgnoredDuringExecution?: unknown } } };
+    };
+  };
+  status?: { readyReplicas?: number; updatedReplicas?: number; observedGeneration?: number };
+}
+
+/** The Node etcd's StatefulSet is pinned to, if it was deployed before. */
+function pinnedNode(statefulSet: WorkloadStatus | undefined): string | undefined {
+  const terms = statefulSet?.spec?.template?.spec?.affinity?.nodeAffinity
+    ?.requiredDuringSchedulingIgnoredDuringExecution as
+    { nodeSelectorTerms?: { matchExpressions?: { key: string; values?: string[] }[] }[] } | undefined;
+  return terms?.nodeSelectorTerms?.[0]?.matchExpressions?.find((e) => e.key === 'kubernetes.io/hostname')?.values?.[0];
+}
+
+/** Deploys, waits for and destroys the control plane workloads of one shoot in the seed. */
+export class ShootControlPlaneWorkloads {
+  constructor(
+    private readonly client: ResourceClient,
+    private readonly shoot: Shoot,
+    private readonly seedFamilies: readonly IPFamily[],
+  ) {}
+
+  async deploy(spec: ControlPlaneSpec, secrets: ControlPlaneSecrets, ctx: ComponentContext): Promise<void> {
+    const { client } = this;
+    const namespace = spec.name;
+    const labels = shootLabels(this.shoot);
+    const hash = certificateInputsHash(spec, secrets);
+    const existing = await Promise.all(
+      Object.values(COMPONENTS)
+        .slice(1)
+        .map((c) => client.get<V1Secret>(WORKLOAD_REFS.secret, c.name, namespace, { signal: ctx.signal })),
+    );
+    if (existing.some((s) => s?.metadata?.annotations?.[INPUTS_ANNOTATION] !== hash)) {
+      for (const secret of await controlPlaneSecrets(spec, secrets, labels))
+        await this.apply(WORKLOAD_REFS.secret, secret, ctx);
+    }
+    const statefulSet = await client.get<WorkloadStatus>(WORKLOAD_REFS.statefulSet, ETCD_NAME, namespace, {
+      signal: ctx.signal,
+    });
+    const etcdNode = pinnedNode(statefulSet) ?? (await this.firstReadyNode(ctx));
+    const values: ControlPlaneWorkloadValues = {
+      namespace,
+      spec,
+      seedFamilies: this.seedFamilies,
+      etcdNode,
+      secretHashes: { kubeAPIServer: hash, kubeControllerManager: hash, kubeScheduler: hash },
+      labels,
+    };
+    for (const object of desiredControlPlaneWorkloads(values)) {
+      const ref = refFor(object);
+      await this.apply(ref, object, ctx);
+    }
+  }
+
+  private async apply(ref: ResourceRef, object: KubernetesObject, ctx: ComponentContext): Promise<void> {
+    await this.client.apply(ref, object, { fieldManager: FIELD_MANAGER, force: true, signal: ctx.signal });
+  }
+
+  private async readyNodes(ctx: ComponentContext): Promise<string[]> {
+    return (await this.client.list<NodeObject>(WORKLOAD_REFS.node, { signal: ctx.signal })).items
+      .filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
+      .map((n) => n.metadata?.name ?? '')
+      .sort();
+  }
+
+  private async firstReadyNode(ctx: ComponentContext): Promise<string> {
+    const nodes = await this.readyNodes(ctx);
+    if (nodes.length === 0) throw new NotReadyError('the seed has no Ready Node for etcd');
+    return nodes[0]!;
+  }
+
+  /** Ready when every workload has its replicas ready and the API server answers /readyz at its address. */
+  async wait(spec: ControlPlaneSpec, caPEM: string, ctx: ComponentContext): Promise<void> {
+    const namespace = spec.name;
+    const notReady: string[] = [];
+    const workloads: [ResourceRef, string][] = [
+      [WORKLOAD_REFS.statefulSet, ETCD_NAME],
+      [WORKLOAD_REFS.deployment, COMPONENTS.kubeAPIServer.name],
+      [WORKLOAD_REFS.deployment, COMPONENTS.kubeControllerManager.name],
+      [WORKLOAD_REFS.deployment, COMPONENTS.kubeScheduler.name],
+    ];
+    for (const [ref, name] of workloads) {
+      const w = await this.client.get<WorkloadStatus>(ref, name, namespace, { signal: ctx.signal });
+      const want = w?.spec?.replicas ?? 1;
+      if ((w?.status?.readyReplicas ?? 0) < want)
+        notReady.push(`${name} (${w?.status?.readyReplicas ?? 0}/${want} ready)`);
+    }
+    if (notReady.length > 0) throw new NotReadyError(`control plane workloads not ready: ${notReady.join(', ')}`);
+    const url = apiServerURL(spec);
+    let reason: string;
+    try {
+      // Anonymous: /readyz is public, as in every cluster; the CA is the shoot's.
+      const probe = await shootGet(url, caPEM, undefined, '/readyz', 2_000);
+      if (probe.status === 200) return;
+      reason = `HTTP ${probe.status}`;
+    } catch (e) {
+      reason = (e as Error).message;
+    }
+    throw new NotReadyError(`kube-apiserver at ${url} is not ready yet (${reason})`);
+  }
+
+  /** Deletes the workloads and their Secrets; waitCleanup removes etcd's data from the Nodes. */
+  async destroy(namespace: string, ctx: ComponentContext): Promise<void> {
+    const deletions: [ResourceRef, string][] = [
+      [WORKLOAD_REFS.deployment, COMPONENTS.kubeAPIServer.name],
+      [WORKLOAD_REFS.deployment, COMPONENTS.kubeControllerManager.name],
+      [WORKLOAD_REFS.deployment, COMPONENTS.kubeScheduler.name],
+      [WORKLOAD_REFS.statefulSet, ETCD_NAME],
+      [WORKLOAD_REFS.service, ETCD_CLIENT_SERVICE],
+      ...Object.values(COMPONENTS).map((c): [ResourceRef, string] => [WORKLOAD_REFS.pdb, c.name]),
+      ...Object.values(COMPONENTS)
+        .slice(1)
+        .map((c): [ResourceRef, string] => [WORKLOAD_REFS.secret, c.name]),
+    ];
+    await Promise.all(deletions.map(([ref, name]) => this.client.delete(ref, name, namespace, { signal: ctx.signal })));
+  }
+
+  /**
+   * Done when no control plane pod is left and etcd's data is gone from every Ready Node: a pod per Node removes the
+   * shoot's folder below ETCD_HOST_DIR (where etcd ran, and anywhere it may have run before); the pods go with the
+   * seed namespace.
+   */
+  async waitCleanup(namespace: string, ctx: ComponentContext): Promise<void> {
+    const pods = (await this.client.list<PodObject>(WORKLOAD_REFS.pod, { namespace, signal: ctx.signal })).items;
+    const controlPlane = pods.filter((p) => !p.metadata?.name?.startsWith(CLEANUP_POD_PREFIX));
+    if (controlPlane.length > 0) {
+      throw new NotReadyError(
+        `control plane pods still running: ${controlPlane.map((p) => p.metadata?.name).join(', ')}`,
+      );
+    }
+    const pending: string[] = [];
+    for (const node of await this.readyNodes(ctx)) {
+      const name = `${CLEANUP_POD_PREFIX}${node}`;
+      const pod = pods.find((p) => p.metadata?.name === name);
+      if (pod === undefined) {
+        await this.apply(WORKLOAD_REFS.pod, etcdCleanupPod(namespace, node, name), ctx);
+        pending.push(node);
+      } else if (pod.status?.phase === 'Failed') {
+        throw new Error(`removing etcd's data from Node ${node} failed (pod ${namespace}/${name})`);
+      } else if (pod.status?.phase !== 'Succeeded') {
+        pending.push(node);
+      }
+    }
+    if (pending.length > 0) throw new NotReadyError(`removing etcd's data from Nodes ${pending.join(', ')}`);
+  }
+}
+
+const CLEANUP_POD_PREFIX = 'etcd-data-cleanup-';
+
+interface PodObject extends KubernetesObject {
+  status?: { phase?: string };
+}
+
+/** A pod on `node` that removes the namespace's etcd data there. */
+export function etcdCleanupPod(namespace: string, node: string, name: string): KubernetesObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace, labels: { app: 'etcd-data-cleanup' } },
+    spec: {
+      nodeName: node,
+      restartPolicy: 'Never',
+      automountServiceAccountToken: false,
+      terminationGracePeriodSeconds: 0,
+      containers: [
+        {
+          name: 'cleanup',
+          image: IMAGES.busybox,
+          imagePullPolicy: 'IfNotPresent',
+          // The image's busybox, called by its applet name (the image links only the tests' applets).
+          command: ['/bin/busybox', 'rm', '-rf', `/data/${namespace}`],
+          volumeMounts: [{ name: 'data', mountPath: '/data' }],
+        },
+      ],
+      volumes: [{ name: 'data', hostPath: { path: ETCD_HOST_DIR, type: 'DirectoryOrCreate' } }],
+    },
+  } as KubernetesObject;
+}
+
+function refFor(object: KubernetesObject): ResourceRef {
+  switch (object.kind) {
+    case 'Service':
+      return WORKLOAD_REFS.service;
+    case 'StatefulSet':
+      return WORKLOAD_REFS.statefulSet;
+    case 'Deployment':
+      return WORKLOAD_REFS.deployment;
+    case 'PodDisruptionBudget':
+      return WORKLOAD_REFS.pdb;
+    case 'Secret':
+      return WORKLOAD_REFS.secret;
+    case 'Pod':
+      return WORKLOAD_REFS.pod;
+    default:
+      throw new Error(`no resource for kind ${object.kind}`);
+  }
+}

@@ -1,0 +1,245 @@
+/**
+ * Shoot control planes as workloads of the seed, end to end: a garden whose API server doubles as the seed with two
+ * Nodes, the gardenlet in workload mode, an IPv6 shoot. Its etcd, kube-apiserver, kube-controller-manager and
+ * kube-scheduler run as pods in the seed namespace; its API server answers at the AAAA address BIND9 gives for its
+ * name, from this namespace (routed to a seed Node, where kube-proxy forwards the load-balancer address); killed
+ * pods heal, and neither that nor a gardenlet restart loses the shoot's data; deletion removes the namespace and
+ * the route.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Resolver } from 'node:dns/promises';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { machinesOptions, startLocalServices, type LocalServices } from '../../src/app/local-environment.js';
+import { seedNetworks, SeedNodeNetwork, SeedNodes } from '../../src/app/seed-nodes.js';
+import type { Seed } from '../../src/apis/core/v1beta1/seed.js';
+import type { Shoot } from '../../src/apis/core/v1beta1/shoot.js';
+import { featureGates } from '../../src/featuregate/featuregate.js';
+import { Refs } from '../../src/gardenlet/resources.js';
+import { ensureBinaries } from '../../src/localenv/binaries.js';
+import { startControlPlane, type ControlPlane } from '../../src/localenv/control-plane.js';
+import { ip } from '../../src/localenv/netns.js';
+import { ResourceClient } from '../../src/runtime/client.js';
+import { silentLogger } from '../../src/runtime/log.js';
+import { machinesUnsupportedReason } from '../extensions/provider-local/machine/shoot-env.js';
+import { cli } from '../support/cli.js';
+import { createProjectAndSeeds, runWithNameserver, testFile } from '../support/shoot.js';
+import { waitFor } from '../support/wait.js';
+
+const unsupported = machinesUnsupportedReason();
+const NAMESPACE = 'garden-cpw';
+const SEED = 'seed-cpw';
+// Ranges of their own: other files of this namespace run environments with the examples' ranges meanwhile.
+const SEED_NETWORKS = {
+  ipFamilies: ['IPv6'],
+  nodes: 'fd00:1d::/64',
+  pods: 'fd00:1d:1::/56',
+  services: 'fd00:1d:2::/112',
+  shootDefaults: { pods: 'fd00:1d:3::/56', services: 'fd00:1d:4::/112' },
+};
+const LB_NETWORKS = { IPv6: 'fd00:ff:e3::/64', IPv4: '172.31.253.0/24' };
+const DNS_SERVER = 'fd00:ff:e3::1';
+const SHOOT = 'cpw';
+const SEED_NAMESPACE = `shoot--cpw--${SHOOT}`;
+
+const ref = {
+  pod: { group: '', version: 'v1', plural: 'pods', kind: 'Pod', namespaced: true },
+  statefulSet: { group: 'apps', version: 'v1', plural: 'statefulsets', kind: 'StatefulSet', namespaced: true },
+  pdb: {
+    group: 'policy',
+    version: 'v1',
+    plural: 'poddisruptionbudgets',
+    kind: 'PodDisruptionBudget',
+    namespaced: true,
+  },
+} as const;
+
+interface PodObject extends KubernetesObject {
+  spec?: { nodeName?: string };
+  status?: { phase?: string; conditions?: { type: string; status: string }[] };
+}
+
+describe.skipIf(unsupported !== undefined).sequential('shoot control planes as seed workloads (needs root)', () => {
+  const network = new SeedNodeNetwork(seedNetworks({ spec: { networks: SEED_NETWORKS } } as unknown as Seed), 'cpw');
+  let cp: ControlPlane;
+  let nodes: SeedNodes;
+  let services: LocalServices;
+  let client: ResourceClient;
+  let kubectl: string;
+
+  beforeAll(async () => {
+    kubectl = (await ensureBinaries({ names: ['kubectl'] })).kubectl;
+    network.deploy();
+    cp = await startControlPlane({
+      serviceCIDR: SEED_NETWORKS.services,
+      nodes: { listenAddress: network.primaryGateway, podCIDRs: network.networks.pods },
+    });
+    client = new ResourceClient(cp.kubeConfig());
+    nodes = new SeedNodes({
+      count: 2,
+      network,
+      apiServer: { url: cp.server, caPEM: readFileSync(cp.certs.caCert, 'utf8') },
+      certs: cp.certs,
+      stateDir: join(cp.dir, 'seed-nodes'),
+      machines: await machinesOptions({ seed: true }),
+      client,
+    });
+    await nodes.deploy();
+    services = await startLocalServices(cp, featureGates({ IPv6SingleStack: true, DualStack: true }), silentLogger(), {
+      controlPlanes: true,
+      controlPlaneWorkloads: true,
+      loadBalancerNetworks: LB_NETWORKS,
+      tag: 'cpw',
+    });
+    await nodes.wait();
+    await createProjectAndSeeds(client, NAMESPACE, { [SEED]: SEED_NETWORKS });
+  }, 300_000);
+
+  afterAll(async () => {
+    await services?.stop();
+    await nodes?.destroy();
+    client?.close();
+    await cp?.stop();
+    network.destroy();
+  }, 120_000);
+
+  async function succeeded(timeoutMs = 180_000): Promise<Shoot> {
+    let last = 'no status';
+    try {
+      return await waitFor(
+        async () => {
+          const s = await client.get<Shoot & KubernetesObject>(Refs.shoot, SHOOT, NAMESPACE);
+          const op = s?.status?.lastOperation;
+          last = `${op?.state} ${op?.progress}%: ${op?.description}`;
+          return op?.state === 'Succeeded' ? s : undefined;
+        },
+        { timeoutMs, intervalMs: 250, message: `shoot ${SHOOT} to succeed` },
+      );
+    } catch (e) {
+      throw new Error(`${(e as Error).message}; last: ${last}`);
+    }
+  }
+
+  /** kubectl with the kubeconfig `gardener-ipv6 kubeconfig` prints, names resolved by the environment's BIND9. */
+  async function shootKubectl(args: string[]) {
+    const printed = await cli(['kubeconfig', '--kubeconfig', cp.kubeconfigPath, '--shoot', `${NAMESPACE}/${SHOOT}`]);
+    expect(printed.code, printed.stderr).toBe(0);
+    const kubeconfig = testFile('kubeconfig', printed.stdout);
+    return runWithNameserver(DNS_SERVER, kubectl, ['--kubeconfig', kubeconfig, '--request-timeout=10s', ...args]);
+  }
+
+  const controlPlanePods = async () =>
+    (await client.list<PodObject>(ref.pod, { namespace: SEED_NAMESPACE })).items.filter(
+      (p) => p.metadata?.deletionTimestamp === undefined,
+    );
+
+  const running = (pods: PodObject[], prefix: string) =>
+    pods.some(
+      (p) =>
+        p.metadata?.name?.startsWith(prefix) &&
+        p.status?.phase === 'Running' &&
+        p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+    );
+
+  it('the shoot succeeds with etcd, kube-apiserver, kube-controller-manager and kube-scheduler as pods on the seed', async () => {
+    await client.create(Refs.shoot, {
+      apiVersion: 'core.gardener.cloud/v1beta1',
+      kind: 'Shoot',
+      metadata: { name: SHOOT, namespace: NAMESPACE },
+      spec: {
+        seedName: SEED,
+        cloudProfile: { name: 'local' },
+        region: 'local',
+        provider: { type: 'local', workers: [{ name: 'w', machine: { type: 'local' }, minimum: 1, maximum: 1 }] },
+        networking: { type: 'calico', ipFamilies: ['IPv6'], nodes: 'fd00:1d:1:100::/56' },
+      },
+    } as KubernetesObject);
+    await succeeded();
+    const pods = await controlPlanePods();
+    for (const prefix of ['etcd-main-0', 'kube-apiserver-', 'kube-controller-manager-', 'kube-scheduler-']) {
+      expect(running(pods, prefix), `${prefix} running and ready`).toBe(true);
+    }
+    expect(new Set(pods.map((p) => p.spec?.nodeName))).not.toContain(undefined);
+    const pdbs = (await client.list(ref.pdb, { namespace: SEED_NAMESPACE })).items.map((p) => p.metadata?.name);
+    expect(pdbs.sort()).toEqual(['etcd-main', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler']);
+  }, 240_000);
+
+  it('its API server answers at the AAAA address of its name, from here, with the shoot CA', async () => {
+    const resolver = new Resolver({ timeout: 1000, tries: 2 });
+    resolver.setServers([services.bind.server]);
+    const [address] = await resolver.resolve6(`api.${SHOOT}.cpw.external.local.gardener.cloud`);
+    expect(address).toMatch(/^fd00:ff:e3::/);
+    // The load-balancer address is routed to a seed Node, where kube-proxy forwards it to the pod.
+    expect(ip(['-6', 'route', 'show', `${address}/128`])).toMatch(/via fd00:1d::[ab] /);
+    const readyz = await shootKubectl(['get', '--raw', '/readyz']);
+    expect(readyz.stdout.trim(), readyz.stderr).toBe('ok');
+    const leases = await shootKubectl(['-n', 'kube-system', 'get', 'leases', '-o', 'name']);
+    expect(leases.stdout).toContain('lease.coordination.k8s.io/kube-scheduler');
+  }, 60_000);
+
+  it('killed kube-apiserver and etcd pods come back with the shoot data; so does a gardenlet restart', async () => {
+    const created = await shootKubectl(['create', 'configmap', 'keep-me', '--from-literal=k=v']);
+    expect(created.code, created.stderr).toBe(0);
+    const statefulSet = await client.get<KubernetesObject & { spec?: { template?: unknown } }>(
+      ref.statefulSet,
+      'etcd-main',
+      SEED_NAMESPACE,
+    );
+    expect(JSON.stringify(statefulSet?.spec?.template)).toMatch(
+      /"kubernetes.io\/hostname","operator":"In","values":\["seed-[01]"\]/,
+    );
+    for (const pod of await controlPlanePods()) {
+      if (pod.metadata?.name === 'etcd-main-0' || pod.metadata?.name?.startsWith('kube-apiserver-')) {
+        await client.delete(ref.pod, pod.metadata.name, SEED_NAMESPACE);
+      }
+    }
+    await waitFor(
+      async () => {
+        const got = await shootKubectl(['get', 'configmap', 'keep-me', '-o', 'jsonpath={.data.k}']);
+        return got.code === 0 && got.stdout === 'v';
+      },
+      { timeoutMs: 90_000, intervalMs: 1_000, message: 'the ConfigMap through a new API server and etcd' },
+    );
+    await services.restartGardenlet();
+    await client.mergePatch(Refs.shoot, SHOOT, NAMESPACE, {
+      metadata: { annotations: { 'gardener.cloud/operation': 'reconcile' } },
+    });
+    await waitFor(
+      async () => {
+        const s = await client.get<Shoot & KubernetesObject>(Refs.shoot, SHOOT, NAMESPACE);
+        return s?.metadata.annotations?.['gardener.cloud/operation'] === undefined &&
+          s?.status?.lastOperation?.state === 'Succeeded'
+          ? s
+          : undefined;
+      },
+      { timeoutMs: 120_000, intervalMs: 250, message: 'the reconcile after the gardenlet restart' },
+    );
+    const got = await shootKubectl(['get', 'configmap', 'keep-me', '-o', 'jsonpath={.data.k}']);
+    expect(got.stdout).toBe('v');
+  }, 300_000);
+
+  it("deleting the shoot removes its seed namespace, etcd's data on the Node and the route of its address", async () => {
+    const service = await client.get<KubernetesObject & { status?: { loadBalancer?: { ingress?: { ip: string }[] } } }>(
+      Refs.service,
+      'kube-apiserver',
+      SEED_NAMESPACE,
+    );
+    const address = service!.status!.loadBalancer!.ingress![0]!.ip;
+    // etcd's data on its Node: the seed Node's /var is its state folder's.
+    const etcdData = (node: string) =>
+      join(cp.dir, 'seed-nodes', node, 'var', 'lib', 'gardener-ipv6', 'etcd', SEED_NAMESPACE);
+    expect(['seed-0', 'seed-1'].filter((n) => existsSync(etcdData(n)))).toHaveLength(1);
+    await client.delete(Refs.shoot, SHOOT, NAMESPACE);
+    await waitFor(async () => (await client.get(Refs.namespace, SEED_NAMESPACE)) === undefined, {
+      timeoutMs: 120_000,
+      intervalMs: 500,
+      message: 'the seed namespace to go',
+    });
+    await waitFor(() => ip(['-6', 'route', 'show', `${address}/128`]).trim() === '', {
+      timeoutMs: 30_000,
+      message: 'the route of the load-balancer address to go',
+    });
+    expect(['seed-0', 'seed-1'].filter((n) => existsSync(etcdData(n)))).toEqual([]);
+  }, 180_000);
+});
