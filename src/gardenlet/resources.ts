@@ -17,6 +17,17 @@ export const Refs = {
   service: { group: '', version: 'v1', plural: 'services', kind: 'Service', namespaced: true },
   secret: { group: '', version: 'v1', plural: 'secrets', kind: 'Secret', namespaced: true },
   configMap: { group: '', version: 'v1', plural: 'configmaps', kind: 'ConfigMap', namespaced: true },
+  pod: { group: '', version: 'v1', plural: 'pods', kind: 'Pod', namespaced: true },
+  node: { group: '', version: 'v1', plural: 'nodes', kind: 'Node', namespaced: false },
+  statefulSet: { group: 'apps', version: 'v1', plural: 'statefulsets', kind: 'StatefulSet', namespaced: true },
+  deployment: { group: 'apps', version: 'v1', plural: 'deployments', kind: 'Deployment', namespaced: true },
+  podDisruptionBudget: {
+    group: 'policy',
+    version: 'v1',
+    plural: 'poddisruptionbudgets',
+    kind: 'PodDisruptionBudget',
+    namespaced: true,
+  },
   networkPolicy: {
     group: 'networking.k8s.io',
     version: 'v1',

@@ -7,7 +7,6 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
 import { join } from 'node:path';
-import { firstServiceIP } from '../../../localenv/control-plane.js';
 import { deleteNetns } from '../../../localenv/netns.js';
 import { graceBefore } from '../../../localenv/process.js';
 import type { IPFamily } from '../../../net/cidr.js';
@@ -25,6 +24,7 @@ import {
   type ControlPlaneFiles,
   type ControlPlaneSpec,
 } from './args.js';
+import { issueComponentCertificates } from './certificates.js';
 
 export const CONTROL_PLANE_BINARIES = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler'] as const;
 export type ControlPlaneBinaries = Readonly<Record<(typeof CONTROL_PLANE_BINARIES)[number], string>>;
@@ -128,38 +128,13 @@ export class LocalControlPlane {
 
   private async writeCertificates(): Promise<void> {
     const { spec, files, secrets } = this;
-    const validity = { notAfter: new Date(Date.now() + CERT_VALIDITY_MS) };
-    const addresses = spec.families.map((f) => spec.addresses[f]).filter((a): a is string => a !== undefined);
-    // The `kubernetes` Service's ClusterIP of each family.
-    const serviceIPs = spec.serviceCIDRs.map(firstServiceIP);
-    const [server, kubeletClient, controllerManager, scheduler, admin] = await Promise.all([
-      issueCertificate(secrets.ca, {
-        commonName: 'kube-apiserver',
-        usages: ['server'],
-        ...validity,
-        dnsNames: [
-          spec.externalDomain,
-          spec.internalDomain,
-          'kubernetes',
-          'kubernetes.default',
-          'kubernetes.default.svc',
-          'kubernetes.default.svc.cluster.local',
-        ],
-        ipAddresses: [...addresses, ...serviceIPs],
-      }),
-      issueCertificate(secrets.ca, {
-        commonName: 'system:apiserver-kubelet-client',
-        organizations: ['system:masters'],
-        usages: ['client'],
-        ...validity,
-      }),
-      issueCertificate(secrets.ca, { commonName: 'system:kube-controller-manager', usages: ['client'], ...validity }),
-      issueCertificate(secrets.ca, { commonName: 'system:kube-scheduler', usages: ['client'], ...validity }),
+    const [{ server, kubeletClient, controllerManager, scheduler }, admin] = await Promise.all([
+      issueComponentCertificates(spec, secrets.ca, { validityMs: CERT_VALIDITY_MS }),
       issueCertificate(secrets.ca, {
         commonName: 'gardenlet',
         organizations: ['system:masters'],
         usages: ['client'],
-        ...validity,
+        notAfter: new Date(Date.now() + CERT_VALIDITY_MS),
       }),
     ]);
     this.admin = admin;

@@ -27,14 +27,18 @@ import {
 } from '../../../extensions/provider-local/controlplane/args.js';
 import type { ControlPlaneSecrets } from '../../../extensions/provider-local/controlplane/control-plane.js';
 import { shootGet } from '../../../extensions/provider-local/controlplane/control-plane.js';
-import { firstServiceIP } from '../../../localenv/control-plane.js';
 import type { IPFamily } from '../../../net/cidr.js';
-import { issueCertificate, type CertificatePair } from '../../../pki/certificates.js';
+import type { CertificatePair } from '../../../pki/certificates.js';
+import {
+  apiServerSANs,
+  issueComponentCertificates,
+} from '../../../extensions/provider-local/controlplane/certificates.js';
 import { renderKubeconfig } from '../../../pki/kubeconfig.js';
 import type { ResourceClient, ResourceRef } from '../../../runtime/client.js';
 import { NotReadyError, type ComponentContext } from '../../component.js';
 import { IMAGES } from '../../imagevector/images.js';
 import { FIELD_MANAGER, shootLabels } from '../../names.js';
+import { Refs } from '../../resources.js';
 
 export const ETCD_NAME = 'etcd-main';
 export const ETCD_CLIENT_SERVICE = 'etcd-main-client';
@@ -45,22 +49,6 @@ const CERT_VALIDITY_MS = 365 * 24 * 3600_000;
 /** On a Secret and the pod templates: a hash of what its certificates were issued for. */
 export const INPUTS_ANNOTATION = 'gardener-ipv6.gardener.cloud/issued-for';
 const MOUNT = '/srv/kubernetes';
-
-export const WORKLOAD_REFS = {
-  secret: { group: '', version: 'v1', plural: 'secrets', kind: 'Secret', namespaced: true },
-  service: { group: '', version: 'v1', plural: 'services', kind: 'Service', namespaced: true },
-  statefulSet: { group: 'apps', version: 'v1', plural: 'statefulsets', kind: 'StatefulSet', namespaced: true },
-  deployment: { group: 'apps', version: 'v1', plural: 'deployments', kind: 'Deployment', namespaced: true },
-  pdb: {
-    group: 'policy',
-    version: 'v1',
-    plural: 'poddisruptionbudgets',
-    kind: 'PodDisruptionBudget',
-    namespaced: true,
-  },
-  node: { group: '', version: 'v1', plural: 'nodes', kind: 'Node', namespaced: false },
-  pod: { group: '', version: 'v1', plural: 'pods', kind: 'Pod', namespaced: true },
-} as const satisfies Record<string, ResourceRef>;
 
 /** The components and their labels (Gardener's). */
 export const COMPONENTS = {
@@ -335,32 +323,27 @@ export function desiredControlPlaneWorkloads(values: ControlPlaneWorkloadValues)
 /** What the certificates are issued for: a change issues them anew. */
 export function certificateInputsHash(spec: ControlPlaneSpec, secrets: ControlPlaneSecrets): string {
   return createHash('sha256')
-    .update(JSON.stringify([apiServerSANs(spec), spec.addresses, secrets.ca.certPEM, secrets.serviceAccount.publicPEM]))
+    .update(
+      JSON.stringify([
+        apiServerSANs(spec, inSeedNames(spec)),
+        spec.addresses,
+        secrets.ca.certPEM,
+        secrets.serviceAccount.publicPEM,
+      ]),
+    )
     .digest('hex')
     .slice(0, 16);
 }
 
-function apiServerSANs(spec: ControlPlaneSpec): { dnsNames: string[]; ipAddresses: string[] } {
+/** The API server's names in the seed: the control plane's own clients go through its Service. */
+function inSeedNames(spec: ControlPlaneSpec): string[] {
   const service = COMPONENTS.kubeAPIServer.name;
-  return {
-    dnsNames: [
-      spec.externalDomain,
-      spec.internalDomain,
-      'kubernetes',
-      'kubernetes.default',
-      'kubernetes.default.svc',
-      'kubernetes.default.svc.cluster.local',
-      // In the seed: the control plane's own clients go through the Service.
-      service,
-      `${service}.${spec.name}`,
-      `${service}.${spec.name}.svc`,
-      `${service}.${spec.name}.svc.cluster.local`,
-    ],
-    ipAddresses: [
-      ...spec.families.map((f) => spec.addresses[f]).filter((a): a is string => a !== undefined),
-      ...spec.serviceCIDRs.map(firstServiceIP),
-    ],
-  };
+  return [
+    service,
+    `${service}.${spec.name}`,
+    `${service}.${spec.name}.svc`,
+    `${service}.${spec.name}.svc.cluster.local`,
+  ];
 }
 
 /** The Secrets of kube-apiserver, kube-controller-manager and kube-scheduler, with certificates issued now. */
@@ -369,23 +352,10 @@ export async function controlPlaneSecrets(
   secrets: ControlPlaneSecrets,
   labels: Record<string, string>,
 ): Promise<V1Secret[]> {
-  const validity = { notAfter: new Date(Date.now() + CERT_VALIDITY_MS) };
-  const [server, kubeletClient, controllerManager, scheduler] = await Promise.all([
-    issueCertificate(secrets.ca, {
-      commonName: 'kube-apiserver',
-      usages: ['server'],
-      ...validity,
-      ...apiServerSANs(spec),
-    }),
-    issueCertificate(secrets.ca, {
-      commonName: 'system:apiserver-kubelet-client',
-      organizations: ['system:masters'],
-      usages: ['client'],
-      ...validity,
-    }),
-    issueCertificate(secrets.ca, { commonName: 'system:kube-controller-manager', usages: ['client'], ...validity }),
-    issueCertificate(secrets.ca, { commonName: 'system:kube-scheduler', usages: ['client'], ...validity }),
-  ]);
+  const { server, kubeletClient, controllerManager, scheduler } = await issueComponentCertificates(spec, secrets.ca, {
+    validityMs: CERT_VALIDITY_MS,
+    extraDNSNames: inSeedNames(spec),
+  });
   const inSeed = `https://${COMPONENTS.kubeAPIServer.name}.${spec.name}.svc:${API_SERVER_PORT}`;
   const kubeconfig = (name: string, pair: CertificatePair) =>
     renderKubeconfig({ name, server: inSeed, caPEM: secrets.ca.certPEM, ...pair });
@@ -455,13 +425,12 @@ export class ShootControlPlaneWorkloads {
     const existing = await Promise.all(
       Object.values(COMPONENTS)
         .slice(1)
-        .map((c) => client.get<V1Secret>(WORKLOAD_REFS.secret, c.name, namespace, { signal: ctx.signal })),
+        .map((c) => client.get<V1Secret>(Refs.secret, c.name, namespace, { signal: ctx.signal })),
     );
     if (existing.some((s) => s?.metadata?.annotations?.[INPUTS_ANNOTATION] !== hash)) {
-      for (const secret of await controlPlaneSecrets(spec, secrets, labels))
-        await this.apply(WORKLOAD_REFS.secret, secret, ctx);
+      for (const secret of await controlPlaneSecrets(spec, secrets, labels)) await this.apply(Refs.secret, secret, ctx);
     }
-    const statefulSet = await client.get<WorkloadStatus>(WORKLOAD_REFS.statefulSet, ETCD_NAME, namespace, {
+    const statefulSet = await client.get<WorkloadStatus>(Refs.statefulSet, ETCD_NAME, namespace, {
       signal: ctx.signal,
     });
     const etcdNode = pinnedNode(statefulSet) ?? (await this.firstReadyNode(ctx));
@@ -484,7 +453,7 @@ export class ShootControlPlaneWorkloads {
   }
 
   private async readyNodes(ctx: ComponentContext): Promise<string[]> {
-    return (await this.client.list<NodeObject>(WORKLOAD_REFS.node, { signal: ctx.signal })).items
+    return (await this.client.list<NodeObject>(Refs.node, { signal: ctx.signal })).items
       .filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
       .map((n) => n.metadata?.name ?? '')
       .sort();
@@ -501,10 +470,10 @@ export class ShootControlPlaneWorkloads {
     const namespace = spec.name;
     const notReady: string[] = [];
     const workloads: [ResourceRef, string][] = [
-      [WORKLOAD_REFS.statefulSet, ETCD_NAME],
-      [WORKLOAD_REFS.deployment, COMPONENTS.kubeAPIServer.name],
-      [WORKLOAD_REFS.deployment, COMPONENTS.kubeControllerManager.name],
-      [WORKLOAD_REFS.deployment, COMPONENTS.kubeScheduler.name],
+      [Refs.statefulSet, ETCD_NAME],
+      [Refs.deployment, COMPONENTS.kubeAPIServer.name],
+      [Refs.deployment, COMPONENTS.kubeControllerManager.name],
+      [Refs.deployment, COMPONENTS.kubeScheduler.name],
     ];
     for (const [ref, name] of workloads) {
       const w = await this.client.get<WorkloadStatus>(ref, name, namespace, { signal: ctx.signal });
@@ -529,15 +498,15 @@ export class ShootControlPlaneWorkloads {
   /** Deletes the workloads and their Secrets; waitCleanup removes etcd's data from the Nodes. */
   async destroy(namespace: string, ctx: ComponentContext): Promise<void> {
     const deletions: [ResourceRef, string][] = [
-      [WORKLOAD_REFS.deployment, COMPONENTS.kubeAPIServer.name],
-      [WORKLOAD_REFS.deployment, COMPONENTS.kubeControllerManager.name],
-      [WORKLOAD_REFS.deployment, COMPONENTS.kubeScheduler.name],
-      [WORKLOAD_REFS.statefulSet, ETCD_NAME],
-      [WORKLOAD_REFS.service, ETCD_CLIENT_SERVICE],
-      ...Object.values(COMPONENTS).map((c): [ResourceRef, string] => [WORKLOAD_REFS.pdb, c.name]),
+      [Refs.deployment, COMPONENTS.kubeAPIServer.name],
+      [Refs.deployment, COMPONENTS.kubeControllerManager.name],
+      [Refs.deployment, COMPONENTS.kubeScheduler.name],
+      [Refs.statefulSet, ETCD_NAME],
+      [Refs.service, ETCD_CLIENT_SERVICE],
+      ...Object.values(COMPONENTS).map((c): [ResourceRef, string] => [Refs.podDisruptionBudget, c.name]),
       ...Object.values(COMPONENTS)
         .slice(1)
-        .map((c): [ResourceRef, string] => [WORKLOAD_REFS.secret, c.name]),
+        .map((c): [ResourceRef, string] => [Refs.secret, c.name]),
     ];
     await Promise.all(deletions.map(([ref, name]) => this.client.delete(ref, name, namespace, { signal: ctx.signal })));
   }
@@ -548,7 +517,7 @@ export class ShootControlPlaneWorkloads {
    * seed namespace.
    */
   async waitCleanup(namespace: string, ctx: ComponentContext): Promise<void> {
-    const pods = (await this.client.list<PodObject>(WORKLOAD_REFS.pod, { namespace, signal: ctx.signal })).items;
+    const pods = (await this.client.list<PodObject>(Refs.pod, { namespace, signal: ctx.signal })).items;
     const controlPlane = pods.filter((p) => !p.metadata?.name?.startsWith(CLEANUP_POD_PREFIX));
     if (controlPlane.length > 0) {
       throw new NotReadyError(
@@ -560,7 +529,7 @@ export class ShootControlPlaneWorkloads {
       const name = `${CLEANUP_POD_PREFIX}${node}`;
       const pod = pods.find((p) => p.metadata?.name === name);
       if (pod === undefined) {
-        await this.apply(WORKLOAD_REFS.pod, etcdCleanupPod(namespace, node, name), ctx);
+        await this.apply(Refs.pod, etcdCleanupPod(namespace, node, name), ctx);
         pending.push(node);
       } else if (pod.status?.phase === 'Failed') {
         throw new Error(`removing etcd's data from Node ${node} failed (pod ${namespace}/${name})`);
@@ -607,17 +576,17 @@ export function etcdCleanupPod(namespace: string, node: string, name: string): K
 function refFor(object: KubernetesObject): ResourceRef {
   switch (object.kind) {
     case 'Service':
-      return WORKLOAD_REFS.service;
+      return Refs.service;
     case 'StatefulSet':
-      return WORKLOAD_REFS.statefulSet;
+      return Refs.statefulSet;
     case 'Deployment':
-      return WORKLOAD_REFS.deployment;
+      return Refs.deployment;
     case 'PodDisruptionBudget':
-      return WORKLOAD_REFS.pdb;
+      return Refs.podDisruptionBudget;
     case 'Secret':
-      return WORKLOAD_REFS.secret;
+      return Refs.secret;
     case 'Pod':
-      return WORKLOAD_REFS.pod;
+      return Refs.pod;
     default:
       throw new Error(`no resource for kind ${object.kind}`);
   }
