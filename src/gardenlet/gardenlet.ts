@@ -21,6 +21,7 @@ import { ShootCareReconciler } from './shoot/care/reconciler.js';
 import { SeedReconciler } from './seed/reconciler.js';
 import type { DNSProviderConfig } from './shoot/components/dns-records.js';
 import { ShootReconciler, type ShootReader } from './shoot/reconciler.js';
+import { controlPlaneWorkloadsHealth } from './shoot/components/control-plane-workloads.js';
 
 export interface GardenletOptions {
   readonly dns: DNSProviderConfig;
@@ -122,8 +123,7 @@ export function addGardenletControllers(manager: Manager, options: GardenletOpti
       .watch(manager.informer(Refs.dnsRecord), ownedToShoot, extensionOutcomeChanged);
   }
 
-  // The care controller knows provider-local's processes; the workloads' health is their Deployments' for now.
-  if (options.provider && !options.controlPlaneWorkloads) {
+  if (options.provider) {
     const { provider } = options;
     const care = manager
       .controller({
@@ -132,6 +132,9 @@ export function addGardenletControllers(manager: Manager, options: GardenletOpti
           client,
           clock,
           provider,
+          ...(options.controlPlaneWorkloads
+            ? { controlPlaneHealth: (namespace: string) => controlPlaneWorkloadsHealth(client, namespace) }
+            : {}),
           shoot: async (name, namespace) => shoots.get(name, namespace),
           ...seedName,
           ...(options.careSyncPeriodMs !== undefined ? { syncPeriodMs: options.careSyncPeriodMs } : {}),

@@ -8,6 +8,9 @@ export const DEFAULT_DOMAIN = 'local.gardener.cloud';
 export const GARDEN_NAMESPACE = 'garden';
 export const SHOOT_FINALIZER = 'gardener';
 export const FIELD_MANAGER = 'gardenlet';
+/** The seed namespace's Secrets of a shoot's CA and service-account key pair, kept for the shoot's life. */
+export const CA_SECRET_NAME = 'ca';
+export const SERVICE_ACCOUNT_KEY_SECRET_NAME = 'service-account-key';
 
 export const Labels = {
   role: 'gardener.cloud/role',

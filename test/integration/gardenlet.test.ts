@@ -12,6 +12,7 @@ import type { OperatingSystemConfig } from '../../src/apis/extensions/v1alpha1/o
 import { Refs } from '../../src/gardenlet/resources.js';
 import { ResourceClient, retryOnConflict } from '../../src/runtime/client.js';
 import { newLogger } from '../../src/runtime/log.js';
+import { OBJECTS_ONLY_DESCRIPTION } from '../../src/gardenlet/shoot/reconciler.js';
 import { createSeed as createSeedOf, startGardenlet, type RunningControllers } from '../support/gardenlet.js';
 import { kubeConfig, newTestNamespace } from '../support/kube.js';
 import { seedDualStackMigrationNetworks, seedIPv6Networks } from '../fixtures/objects.js';
@@ -98,6 +99,8 @@ describe('gardenlet on the real API server', () => {
     });
     const shoot = await shootSucceeded(namespace);
     expect(shoot.status?.lastOperation).toMatchObject({ type: 'Create', state: 'Succeeded', progress: 100 });
+    // This gardenlet runs no control planes: the shoot says so.
+    expect(shoot.status?.lastOperation?.description).toBe(OBJECTS_ONLY_DESCRIPTION);
     expect(shoot.metadata.finalizers).toContain('gardener');
     expect(shoot.status?.networking).toEqual({
       pods: ['fd00:10:3::/56'],

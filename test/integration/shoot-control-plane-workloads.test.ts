@@ -111,10 +111,15 @@ describe.skipIf(unsupported !== undefined).sequential('shoot control planes as s
         async () => {
           const s = await client.get<Shoot & KubernetesObject>(Refs.shoot, SHOOT, NAMESPACE);
           const op = s?.status?.lastOperation;
-          last = `${op?.state} ${op?.progress}%: ${op?.description}`;
-          return op?.state === 'Succeeded' ? s : undefined;
+          const conditions = s?.status?.conditions ?? [];
+          last = `${op?.state} ${op?.progress}%: ${op?.description}; ${conditions.map((c) => `${c.type}=${c.status} (${c.message})`).join(', ')}`;
+          // The care controller judges the workloads: their readiness and /readyz at the load-balancer address.
+          const isTrue = (type: string) => conditions.some((c) => c.type === type && c.status === 'True');
+          return op?.state === 'Succeeded' && isTrue('APIServerAvailable') && isTrue('ControlPlaneHealthy')
+            ? s
+            : undefined;
         },
-        { timeoutMs, intervalMs: 250, message: `shoot ${SHOOT} to succeed` },
+        { timeoutMs, intervalMs: 250, message: `shoot ${SHOOT} to succeed with healthy conditions` },
       );
     } catch (e) {
       throw new Error(`${(e as Error).message}; last: ${last}`);

@@ -94,6 +94,14 @@ export interface ShootReconcilerOptions {
   readonly syncPeriodMs?: number;
 }
 
+/**
+ * The last operation of a shoot reconciled without a control plane (no seed Nodes, no provider processes): what
+ * the user must know, since the API server its records point at does not exist.
+ */
+export const OBJECTS_ONLY_DESCRIPTION =
+  'Shoot objects have been reconciled in objects-only mode: no control plane runs for the shoot (the gardenlet ' +
+  'runs neither on a seed with Nodes nor with provider-local processes), so its API server does not answer.';
+
 /** What a reconcile that succeeded in this process ran on, and when it ended. */
 interface Reconciled {
   readonly inputs: string;
@@ -345,7 +353,12 @@ export class ShootReconciler implements Reconciler {
     await this.patchStatus(
       shoot,
       {
-        lastOperation: this.op(type, 'Succeeded', 100, 'Shoot cluster has been successfully reconciled.'),
+        lastOperation: this.op(
+          type,
+          'Succeeded',
+          100,
+          runtime ? 'Shoot cluster has been successfully reconciled.' : OBJECTS_ONLY_DESCRIPTION,
+        ),
         lastErrors: null,
         conditions: mergeConditions(shoot.status?.conditions, [
           condition(

@@ -1,6 +1,7 @@
 /**
  * The shoot care controller, as Gardener's: checks what runs for a shoot and reports it in the shoot's
- * conditions, periodically and whenever a control plane process starts or exits.
+ * conditions, periodically and whenever a control plane process starts or exits (workloads of the seed: their
+ * readiness and the API server's /readyz).
  *   APIServerAvailable   /readyz of the shoot's kube-apiserver at its load-balancer address
  *   ControlPlaneHealthy  etcd, kube-apiserver, kube-controller-manager, kube-scheduler running, and the two
  *                        controllers renewing their leader Leases
@@ -12,7 +13,7 @@ import type { KubernetesObject, V1Namespace } from '@kubernetes/client-node';
 import { decode } from '../../../apis/admission.js';
 import type { Condition } from '../../../apis/meta/schemas.js';
 import { Shoots } from '../../../apis/registry.js';
-import type { LocalProvider } from '../../../extensions/provider-local/provider.js';
+import type { ControlPlaneHealth, LocalProvider } from '../../../extensions/provider-local/provider.js';
 import { isConflict, type ResourceClient } from '../../../runtime/client.js';
 import { realClock, type Clock } from '../../../runtime/clock.js';
 import type { ReconcileContext, Reconciler, Request, Result } from '../../../runtime/controller.js';
@@ -34,6 +35,11 @@ const UNHEALTHY_SYNC_PERIOD_MS = 1_000;
 export interface ShootCareOptions {
   readonly client: ResourceClient;
   readonly provider: LocalProvider;
+  /**
+   * The control plane's health when it runs as workloads of the seed; without it, the health of provider-local's
+   * processes.
+   */
+  readonly controlPlaneHealth?: (namespace: string) => Promise<ControlPlaneHealth | undefined>;
   /** Reads the shoot (the informer cache). */
   readonly shoot: (name: string, namespace: string | undefined) => Promise<unknown>;
   readonly seedName?: string;
@@ -69,7 +75,9 @@ export class ShootCareReconciler implements Reconciler {
     });
     if (classifySeedNamespace(namespace, shoot).kind === 'foreign') return;
 
-    const health = await this.options.provider.health(seedNamespaceName(shoot));
+    const health = await (this.options.controlPlaneHealth ?? ((ns: string) => this.options.provider.health(ns)))(
+      seedNamespaceName(shoot),
+    );
     const previous = (type: string) => shoot.status?.conditions?.find((c) => c.type === type);
     const updates: Condition[] =
       health === undefined

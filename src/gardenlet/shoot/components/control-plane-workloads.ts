@@ -12,7 +12,10 @@
  * for; only a change of that (the load-balancer addresses, the CA) issues them anew and rolls the pods.
  */
 import { createHash } from 'node:crypto';
-import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
+import type { KubernetesObject, V1Secret, V1Service } from '@kubernetes/client-node';
+import type { ControlPlaneHealth } from '../../../extensions/provider-local/provider.js';
+import { urlHost } from '../../../localenv/net.js';
+import { API_SERVER_SERVICE_NAME, ingressIPsByFamily } from './apiserver-service.js';
 import type { Shoot } from '../../../apis/core/v1beta1/shoot.js';
 import {
   apiServerURL,
@@ -37,7 +40,7 @@ import { renderKubeconfig } from '../../../pki/kubeconfig.js';
 import type { ResourceClient, ResourceRef } from '../../../runtime/client.js';
 import { NotReadyError, type ComponentContext } from '../../component.js';
 import { IMAGES } from '../../imagevector/images.js';
-import { FIELD_MANAGER, shootLabels } from '../../names.js';
+import { CA_SECRET_NAME, FIELD_MANAGER, shootLabels } from '../../names.js';
 import { Refs } from '../../resources.js';
 
 export const ETCD_NAME = 'etcd-main';
@@ -467,20 +470,7 @@ export class ShootControlPlaneWorkloads {
 
   /** Ready when every workload has its replicas ready and the API server answers /readyz at its address. */
   async wait(spec: ControlPlaneSpec, caPEM: string, ctx: ComponentContext): Promise<void> {
-    const namespace = spec.name;
-    const notReady: string[] = [];
-    const workloads: [ResourceRef, string][] = [
-      [Refs.statefulSet, ETCD_NAME],
-      [Refs.deployment, COMPONENTS.kubeAPIServer.name],
-      [Refs.deployment, COMPONENTS.kubeControllerManager.name],
-      [Refs.deployment, COMPONENTS.kubeScheduler.name],
-    ];
-    for (const [ref, name] of workloads) {
-      const w = await this.client.get<WorkloadStatus>(ref, name, namespace, { signal: ctx.signal });
-      const want = w?.spec?.replicas ?? 1;
-      if ((w?.status?.readyReplicas ?? 0) < want)
-        notReady.push(`${name} (${w?.status?.readyReplicas ?? 0}/${want} ready)`);
-    }
+    const notReady = await workloadsNotReady(this.client, spec.name, ctx.signal);
     if (notReady.length > 0) throw new NotReadyError(`control plane workloads not ready: ${notReady.join(', ')}`);
     const url = apiServerURL(spec);
     let reason: string;
@@ -542,6 +532,84 @@ export class ShootControlPlaneWorkloads {
 }
 
 const CLEANUP_POD_PREFIX = 'etcd-data-cleanup-';
+
+/** The workloads of a control plane, etcd first. */
+const WORKLOADS: readonly [ResourceRef, string][] = [
+  [Refs.statefulSet, ETCD_NAME],
+  [Refs.deployment, COMPONENTS.kubeAPIServer.name],
+  [Refs.deployment, COMPONENTS.kubeControllerManager.name],
+  [Refs.deployment, COMPONENTS.kubeScheduler.name],
+];
+
+/** The workloads that lack ready replicas, as `name (ready/wanted ready)`. */
+async function workloadsNotReady(client: ResourceClient, namespace: string, signal?: AbortSignal): Promise<string[]> {
+  const notReady: string[] = [];
+  for (const [ref, name] of WORKLOADS) {
+    const w = await client.get<WorkloadStatus>(ref, name, namespace, signal ? { signal } : {});
+    const want = w?.spec?.replicas ?? 1;
+    if ((w?.status?.readyReplicas ?? 0) < want)
+      notReady.push(`${name} (${w?.status?.readyReplicas ?? 0}/${want} ready)`);
+  }
+  return notReady;
+}
+
+/**
+ * The care controller's view of a control plane running as workloads: APIServerAvailable from /readyz at the
+ * load-balancer address of the shoot's primary family (its CA from the `ca` Secret), ControlPlaneHealthy from the
+ * workloads' ready replicas. Undefined while the seed namespace has no control plane.
+ */
+export async function controlPlaneWorkloadsHealth(
+  client: ResourceClient,
+  namespace: string,
+): Promise<ControlPlaneHealth | undefined> {
+  const [service, ca] = await Promise.all([
+    client.get<V1Service>(Refs.service, API_SERVER_SERVICE_NAME, namespace),
+    client.get<V1Secret>(Refs.secret, CA_SECRET_NAME, namespace),
+  ]);
+  if (service === undefined || ca === undefined) return undefined;
+  const family = service.spec?.ipFamilies?.[0];
+  const address = family === 'IPv4' || family === 'IPv6' ? ingressIPsByFamily(service)[family][0] : undefined;
+  let apiServer: ControlPlaneHealth['apiServer'];
+  if (address === undefined) {
+    apiServer = {
+      ok: false,
+      reason: 'HealthzRequestFailed',
+      message: 'the API server has no load-balancer address yet',
+    };
+  } else {
+    const url = `https://${urlHost(address)}:${API_SERVER_PORT}`;
+    try {
+      const caPEM = Buffer.from(ca.data?.['ca.crt'] ?? '', 'base64').toString('utf8');
+      const probe = await shootGet(url, caPEM, undefined, '/readyz', 2_000);
+      apiServer =
+        probe.status === 200
+          ? { ok: true, reason: 'HealthzRequestSucceeded', message: `API server at ${url} is ready.` }
+          : {
+              ok: false,
+              reason: 'HealthzRequestFailed',
+              message: `API server at ${url} answered /readyz with HTTP ${probe.status}`,
+            };
+    } catch (e) {
+      apiServer = {
+        ok: false,
+        reason: 'HealthzRequestFailed',
+        message: `API server at ${url} did not answer /readyz: ${(e as Error).message}`,
+      };
+    }
+  }
+  const notReady = await workloadsNotReady(client, namespace);
+  return {
+    apiServer,
+    controlPlane:
+      notReady.length > 0
+        ? { ok: false, reason: 'DeploymentUnhealthy', message: `not ready: ${notReady.join(', ')}` }
+        : {
+            ok: true,
+            reason: 'ControlPlaneRunning',
+            message: 'etcd, kube-apiserver, kube-controller-manager and kube-scheduler are ready in the seed.',
+          },
+  };
+}
 
 interface PodObject extends KubernetesObject {
   status?: { phase?: string };

@@ -17,13 +17,18 @@ import { createCA, createSigningKeyPair } from '../../../pki/certificates.js';
 import { isAlreadyExists, type ResourceClient } from '../../../runtime/client.js';
 import { applyAll, deleteAll } from '../../apply.js';
 import { NotReadyError, type ComponentContext, type DeployWaiter } from '../../component.js';
-import { apiServerDomain, seedNamespaceName, shootLabels } from '../../names.js';
+import {
+  apiServerDomain,
+  CA_SECRET_NAME,
+  SERVICE_ACCOUNT_KEY_SECRET_NAME,
+  seedNamespaceName,
+  shootLabels,
+} from '../../names.js';
 import { Refs } from '../../resources.js';
 import { ingressIPsByFamily } from './apiserver-service.js';
 import { ShootControlPlaneWorkloads } from './control-plane-workloads.js';
 
-export const CA_SECRET_NAME = 'ca';
-export const SERVICE_ACCOUNT_KEY_SECRET_NAME = 'service-account-key';
+export { CA_SECRET_NAME, SERVICE_ACCOUNT_KEY_SECRET_NAME };
 /** How long a shoot's CA lives (Gardener's: ten years). */
 const CA_VALIDITY_MS = 10 * 365 * 24 * 3600_000;
 
