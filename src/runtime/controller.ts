@@ -5,6 +5,7 @@ import type { Informer } from './informer.js';
 import type { Logger } from './log.js';
 import type { Metrics } from './metrics.js';
 import { WorkQueue } from './queue.js';
+import { isConflict } from './client.js';
 
 /** Which object to reconcile. */
 export interface Request {
@@ -31,6 +32,15 @@ export interface Reconciler {
 }
 
 /** Thrown by a reconciler for an error that retrying cannot fix: logged and counted, not requeued. */
+/** Whether an error or one of its causes is a conflict (HTTP 409 other than AlreadyExists). */
+export function causedByConflict(e: unknown): boolean {
+  for (let cause: unknown = e, depth = 0; cause !== undefined && depth < 10; depth++) {
+    if (isConflict(cause)) return true;
+    cause = cause instanceof Error ? cause.cause : undefined;
+  }
+  return false;
+}
+
 export class TerminalError extends Error {
   override readonly name = 'TerminalError';
 }
@@ -230,7 +240,9 @@ export class Controller {
       } else {
         const retryInMs = this.queue.backoffFor(key);
         this.queue.addRateLimited(key);
-        logger.error({ err: e, retryInMs }, 'reconcile failed');
+        // An object that changed under us (optimistic concurrency) is routine: the retry reads it anew.
+        if (causedByConflict(e)) logger.debug({ reason: (e as Error).message, retryInMs }, 'reconcile retried');
+        else logger.error({ err: e, retryInMs }, 'reconcile failed');
       }
     } finally {
       timer.abort();

@@ -1,7 +1,9 @@
+import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { FakeClock, settle } from '../../src/runtime/clock.js';
 import { Controller, TerminalError, type Reconciler, type Request, type Result } from '../../src/runtime/controller.js';
-import { silentLogger } from '../../src/runtime/log.js';
+import { newLogger, silentLogger } from '../../src/runtime/log.js';
+import { ApiError } from '../../src/runtime/client.js';
 import { Metrics } from '../../src/runtime/metrics.js';
 
 /** A promise with its resolve function, to hold a reconcile in flight. */
@@ -64,6 +66,54 @@ describe('Controller', () => {
     expect(await metricValue(metrics, 'controller_runtime_reconcile_total', { result: 'error' })).toBe(3);
     expect(await metricValue(metrics, 'controller_runtime_reconcile_total', { result: 'success' })).toBe(2);
     expect(await metricValue(metrics, 'controller_runtime_reconcile_errors_total', { controller: 'test' })).toBe(3);
+    await controller.stop();
+  });
+
+  it('logs a conflict (also as the cause of another error) at debug without a stack, other errors at error', async () => {
+    const lines: { level: string; msg: string; err?: unknown; reason?: string }[] = [];
+    const logger = newLogger({
+      level: 'debug',
+      destination: new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          lines.push(JSON.parse(chunk.toString()) as (typeof lines)[number]);
+          done();
+        },
+      }),
+    });
+    const conflict = new ApiError(409, 'Operation cannot be fulfilled on shoots "s": the object has been modified', {
+      status: { reason: 'Conflict' },
+    });
+    const errors = [
+      new Error('the shoot changed while its conditions were written; retrying', { cause: conflict }),
+      new ApiError(409, 'already there', { status: { reason: 'AlreadyExists' } }),
+      new Error('boom'),
+    ];
+    const clock = new FakeClock();
+    const controller = new Controller({
+      name: 'test',
+      reconciler: {
+        reconcile: async () => {
+          const e = errors.shift();
+          if (e) throw e;
+        },
+      },
+      logger,
+      metrics: new Metrics(),
+      clock,
+    });
+    await controller.start();
+    controller.enqueue({ namespace: 'ns', name: 'a' });
+    await settle();
+    await clock.advance(100);
+    await clock.advance(200);
+    const failures = lines.filter((l) => l.msg === 'reconcile failed' || l.msg === 'reconcile retried');
+    expect(failures.map((l) => [l.level, l.msg])).toEqual([
+      ['debug', 'reconcile retried'],
+      ['error', 'reconcile failed'],
+      ['error', 'reconcile failed'],
+    ]);
+    expect(failures[0]!.err).toBeUndefined();
+    expect(failures[0]!.reason).toBe('the shoot changed while its conditions were written; retrying');
     await controller.stop();
   });
 
