@@ -135,6 +135,9 @@ describe.skipIf(unsupported !== undefined)('shoot control planes (needs root)', 
   it('an IPv6 shoot: its API server answers kubectl at its AAAA name, on IPv6 only, with an IPv6 kubernetes Service', async () => {
     await client.create(Refs.shoot, shootObject('v6', 'ipv6', { ipFamilies: ['IPv6'], nodes: 'fd00:10:1:100::/56' }));
     const shoot = await readyShoot('v6');
+    // kube-controller-manager and kube-scheduler started once the API server was ready: no restart on the way.
+    const healthy = shoot.status?.conditions?.find((c) => c.type === 'ControlPlaneHealthy');
+    expect(healthy?.message).toBe('etcd, kube-apiserver, kube-controller-manager and kube-scheduler are running.');
     expect(shoot.status?.advertisedAddresses).toEqual([
       { name: 'external', url: `https://${external('v6')}` },
       { name: 'internal', url: 'https://api.v6.e2e.internal.local.gardener.cloud' },

@@ -41,6 +41,8 @@ export interface LoadBalancerAttachment {
   readonly networks: Readonly<Partial<Record<IPFamily, { prefixLength: number; gateway: string }>>>;
 }
 
+/** How long kube-controller-manager and kube-scheduler wait for the API server before they start anyway. */
+const CONTROLLERS_START_TIMEOUT_MS = 60_000;
 /** How long the control plane's own certificates live; they are issued anew on every start. */
 const CERT_VALIDITY_MS = 365 * 24 * 3600_000;
 
@@ -76,6 +78,7 @@ export class LocalControlPlane {
   /** A system:masters client certificate of the gardenlet's, for probes. */
   private admin: CertificatePair | undefined;
   private processes: SupervisedProcess[] = [];
+  private stopping = false;
 
   constructor(
     readonly spec: ControlPlaneSpec,
@@ -116,14 +119,33 @@ export class LocalControlPlane {
         { name, command: this.binaries[name], args, logFile: join(files.logs, `${name}.log`), netns: this.netns },
         this.supervisor,
       );
-    // All at once: the API server waits for etcd, the controllers for the API server, each retrying on its own.
     this.processes = [
       run('etcd', etcdArgs(files)),
       run('kube-apiserver', kubeAPIServerArgs(spec, files)),
       run('kube-controller-manager', kubeControllerManagerArgs(spec, files)),
       run('kube-scheduler', kubeSchedulerArgs(files)),
     ];
-    for (const p of this.processes) p.start();
+    // etcd and the API server at once (it retries etcd on its own); the controllers once the API server is ready:
+    // started earlier, they exit on the RBAC and the authentication ConfigMap it creates while starting.
+    const [etcd, apiServer, ...controllers] = this.processes;
+    etcd!.start();
+    apiServer!.start();
+    void this.startWhenReady(controllers);
+  }
+
+  /** Starts `processes` once /readyz answers 200, or after CONTROLLERS_START_TIMEOUT_MS in any case. */
+  private async startWhenReady(processes: readonly SupervisedProcess[]): Promise<void> {
+    const deadline = Date.now() + CONTROLLERS_START_TIMEOUT_MS;
+    while (!this.stopping && Date.now() < deadline) {
+      const ready = await this.get('/readyz', 1_000).then(
+        (r) => r.status === 200,
+        () => false,
+      );
+      if (ready) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    // A no-op once stopped.
+    for (const p of processes) p.start();
   }
 
   private async writeCertificates(): Promise<void> {
@@ -181,6 +203,7 @@ export class LocalControlPlane {
    * (ms since epoch), what still runs then is killed.
    */
   async stop(opts: { deadline?: number } = {}): Promise<void> {
+    this.stopping = true;
     const byName = (name: string) => this.processes.filter((p) => p.name === name);
     const grace = (ms: number) => graceBefore(opts.deadline, ms);
     await Promise.all(byName('kube-apiserver').map((p) => p.stop(grace(10_000))));
@@ -193,6 +216,7 @@ export class LocalControlPlane {
 
   /** For exit handlers: kill everything at once and delete the namespace. */
   killNow(): void {
+    this.stopping = true;
     for (const p of this.processes) p.killNow();
     deleteNetns(this.netns);
   }
