@@ -6,6 +6,8 @@ import { Command, CommanderError, Option } from 'commander';
 import { COMPONENTS } from '../app/components.js';
 import { FeatureGateError, parseFeatureGates } from '../featuregate/featuregate.js';
 import { projectRoot } from '../localenv/project.js';
+import { pinnedVersions } from '../localenv/binaries.js';
+import { ETCD_VERSION, KUBERNETES_VERSION } from '../gardenlet/imagevector/images.js';
 import { escapingIO, EXIT_UNUSABLE, InputError, processIO, type CliIO } from './io.js';
 
 /**
@@ -24,6 +26,27 @@ const commandModules = {
 /** The package's version, from its package.json. */
 export function cliVersion(): string {
   return (JSON.parse(readFileSync(`${projectRoot()}/package.json`, 'utf8')) as { version: string }).version;
+}
+
+/**
+ * What `--version` prints: the package's version, then each bundled component's (the pinned builds of
+ * hack/versions.env in a checkout; the shoot control planes' image versions everywhere).
+ */
+export function versionText(): string {
+  const pinned = pinnedVersions();
+  const components: [string, string | undefined][] = [
+    ['kubernetes', pinned.KUBERNETES_VERSION ?? KUBERNETES_VERSION],
+    ['etcd', pinned.ETCD_VERSION ?? ETCD_VERSION],
+    ['containerd', pinned.CONTAINERD_VERSION],
+    ['runc', pinned.RUNC_VERSION],
+    ['cni-plugins', pinned.CNI_PLUGINS_VERSION],
+    ['coredns', pinned.COREDNS_VERSION],
+    ['helm', pinned.HELM_VERSION],
+  ];
+  return [
+    `gardener-ipv6 ${cliVersion()}`,
+    ...components.filter(([, v]) => v !== undefined).map(([name, v]) => `${name} ${v}`),
+  ].join('\n');
 }
 
 /** `--load-balancer-ipv4/-ipv6` as HostIPs; a bad address is an input error. */
@@ -58,7 +81,7 @@ export function buildProgram(io: CliIO, setExitCode: (code: number) => void): Co
   const program = new Command('gardener-ipv6')
     .description("Gardener's IPv6 networking (GEP-21): validate, default and render IPv6 and dual-stack shoots")
     .configureOutput({ writeOut: io.out, writeErr: io.err })
-    .version(cliVersion(), '-V, --version', 'print the version')
+    .version(versionText(), '-V, --version', 'print the version and those of the bundled components')
     .exitOverride()
     .showHelpAfterError();
 

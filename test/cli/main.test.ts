@@ -8,8 +8,29 @@ const ROOT = join(import.meta.dirname, '..', '..');
 const version = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
 describe('gardener-ipv6', () => {
-  it.each([['--version'], ['-V']])('%s prints the version', async (flag) => {
-    expect(await cli([flag])).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
+  it.each([['--version'], ['-V']])('%s prints the version and the bundled components', async (flag) => {
+    const pinned = Object.fromEntries(
+      readFileSync(join(ROOT, 'hack', 'versions.env'), 'utf8')
+        .split('\n')
+        .map((l) => /^([A-Z_]+)=(\S+)$/.exec(l))
+        .filter((m) => m !== null)
+        .map((m) => [m[1]!, m[2]!]),
+    );
+    expect(await cli([flag])).toEqual({
+      code: 0,
+      stdout:
+        [
+          `gardener-ipv6 ${version}`,
+          `kubernetes ${pinned.KUBERNETES_VERSION}`,
+          `etcd ${pinned.ETCD_VERSION}`,
+          `containerd ${pinned.CONTAINERD_VERSION}`,
+          `runc ${pinned.RUNC_VERSION}`,
+          `cni-plugins ${pinned.CNI_PLUGINS_VERSION}`,
+          `coredns ${pinned.COREDNS_VERSION}`,
+          `helm ${pinned.HELM_VERSION}`,
+        ].join('\n') + '\n',
+      stderr: '',
+    });
   });
 
   it('--help lists every command', async () => {
