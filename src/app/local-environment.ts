@@ -356,12 +356,24 @@ export async function applyExampleShoot(
   }
 }
 
+/**
+ * The commands `up` prints for a shoot's kubeconfig, runnable as printed from where `up` was started (`npx` finds
+ * the command in the checkout or the project that installed it).
+ */
+function kubeconfigCommands(garden: string, shoot: string, out: string, kubectlArgs: string): string[] {
+  return [
+    `  kubeconfig: npx gardener-ipv6 kubeconfig --kubeconfig ${garden} --shoot ${shoot} --pin-address > ${out}`,
+    `  then: kubectl --kubeconfig ${out} ${kubectlArgs}`,
+  ];
+}
+
 /** The control plane's pods in the seed namespace and the shoot API server's /version at its address. */
 async function workloadsSummary(
   client: ResourceClient,
   shoot: Shoot,
   namespace: string,
   gardenKubeconfig: string,
+  shootKubeconfig: string,
 ): Promise<string[]> {
   const lines = [`  control plane pods (kubectl --kubeconfig ${gardenKubeconfig} -n ${namespace} get pods):`];
   const pods = (
@@ -390,9 +402,7 @@ async function workloadsSummary(
     }
     lines.push(`  shoot API server ${url}/version -> ${version}`);
     const ref = `${shoot.metadata.namespace}/${shoot.metadata.name}`;
-    lines.push(
-      `  kubeconfig: gardener-ipv6 kubeconfig --kubeconfig ${gardenKubeconfig} --shoot ${ref} --pin-address > shoot.kubeconfig`,
-    );
+    lines.push(...kubeconfigCommands(gardenKubeconfig, ref, shootKubeconfig, 'get --raw /readyz'));
   }
   return lines;
 }
@@ -405,7 +415,13 @@ export async function shootSummary(
   client: ResourceClient,
   shoot: Shoot,
   bind: Bind9,
-  env: { provider?: LocalProvider | undefined; controlPlaneWorkloads?: boolean; gardenKubeconfig: string },
+  env: {
+    provider?: LocalProvider | undefined;
+    controlPlaneWorkloads?: boolean;
+    gardenKubeconfig: string;
+    /** Where the printed command writes the shoot's kubeconfig: outside the checkout, gone with `up`. */
+    shootKubeconfig: string;
+  },
 ): Promise<string[]> {
   const namespace = seedNamespaceName(shoot);
   const records = (await client.list<DNSRecord & KubernetesObject>(Refs.dnsRecord, { namespace })).items;
@@ -432,7 +448,7 @@ export async function shootSummary(
   const name = apiServerDomain(shoot, 'external', DEFAULT_DOMAIN);
   lines.push(`  try: dig @${bind.address} -p ${bind.port} AAAA ${name}`);
   if (env.controlPlaneWorkloads) {
-    lines.push(...(await workloadsSummary(client, shoot, namespace, env.gardenKubeconfig)));
+    lines.push(...(await workloadsSummary(client, shoot, namespace, env.gardenKubeconfig, env.shootKubeconfig)));
     return lines;
   }
   const controlPlane = env.provider?.controlPlane(namespace);
@@ -447,10 +463,7 @@ export async function shootSummary(
     }
     lines.push(`  shoot API server ${controlPlane.url}/version -> ${version}`);
     const ref = `${shoot.metadata.namespace}/${shoot.metadata.name}`;
-    lines.push(
-      `  kubeconfig: gardener-ipv6 kubeconfig --kubeconfig ${env.gardenKubeconfig} --shoot ${ref} --pin-address > shoot.kubeconfig`,
-    );
-    lines.push('  then: kubectl --kubeconfig shoot.kubeconfig get nodes -o wide');
+    lines.push(...kubeconfigCommands(env.gardenKubeconfig, ref, env.shootKubeconfig, 'get nodes -o wide'));
     lines.push(...(await machineSummary(env.provider!, namespace, shoot)));
   }
   return lines;

@@ -60,6 +60,8 @@ const STOP_SIGNALS = ['SIGINT', 'SIGTERM'] as const;
  * Everything it started is thrown away, so there is nothing to wait for beyond that.
  */
 export const UP_STOP_TIMEOUT_MS = 3_000;
+/** Signals this close to the first are the same Ctrl-C delivered twice (terminal and npm), not a second one. */
+export const REPEATED_SIGNAL_WINDOW_MS = 1_000;
 /** Of that, the webhook and the controllers: reconciles in flight, unregistering the webhooks. */
 const UP_RUNTIME_SHUTDOWN_MS = 1_000;
 
@@ -121,12 +123,17 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
     ),
   );
   stopped.catch(() => {});
+  let signalledAt = 0;
   const onSignal = (signal: NodeJS.Signals) => {
     if (signalled !== undefined) {
+      // One Ctrl-C under npx arrives twice: the terminal signals the whole process group and npm passes its own
+      // on. Within the window that is the same keypress; after it, a second Ctrl-C forces the exit.
+      if (Date.now() - signalledAt < REPEATED_SIGNAL_WINDOW_MS) return;
       io.err(`${signal} again: exiting without a graceful stop\n`);
       process.exit(130);
     }
     signalled = signal;
+    signalledAt = Date.now();
     io.err(`${signal}: stopping ...\n`);
     stopRequested.abort(new Error(`${signal}`));
     wake?.();
@@ -237,6 +244,7 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
           provider: services.controlPlaneWorkloads ? undefined : services.provider,
           controlPlaneWorkloads: services.controlPlaneWorkloads,
           gardenKubeconfig: cp.kubeconfigPath,
+          shootKubeconfig: join(cp.dir, 'shoot.kubeconfig'),
         }),
         stopped,
       ]);

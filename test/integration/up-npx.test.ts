@@ -1,6 +1,7 @@
 /**
  * `up` started the way a script starts it, through npx (npm exec → a shell → node): a signal to the npx pid stops it
- * cleanly, and so does the end of its parents when the signal never reaches it.
+ * cleanly, so does a terminal's Ctrl-C (the group's SIGINT plus npm's forwarded one), and so does the end of its
+ * parents when the signal never reaches it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -37,7 +38,8 @@ function npxProject(withProjectNpmrc: boolean): string {
   return dir;
 }
 
-function startNpxUp(withProjectNpmrc: boolean): NpxUp {
+/** `detached`: npx leads a process group of its own, which a test can signal as a terminal signals its foreground group. */
+function startNpxUp(withProjectNpmrc: boolean, opts: { detached?: boolean } = {}): NpxUp {
   const dir = npxProject(withProjectNpmrc);
   const kubeconfig = join(dir, 'admin.kubeconfig');
   // No seed Nodes: up.test.ts runs `up` with the example seed's node network in this namespace meanwhile, and two
@@ -49,6 +51,7 @@ function startNpxUp(withProjectNpmrc: boolean): NpxUp {
       cwd: dir,
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, npm_config_update_notifier: 'false' },
+      detached: opts.detached ?? false,
     },
   );
   let output = '';
@@ -94,6 +97,23 @@ describe('gardener-ipv6 up through npx', () => {
     expect(up.output()).toContain('SIGINT: stopping');
     await up.exited;
   });
+
+  it(
+    'stops cleanly on Ctrl-C in a terminal: SIGINT to the whole group, which npm passes on once more',
+    {
+      timeout: 240_000,
+    },
+    async () => {
+      const up = startNpxUp(true, { detached: true });
+      const ready = await readyUp(up);
+      // As a terminal does: every process of the foreground group (npm, its shell, node) gets the signal.
+      process.kill(-up.npx.pid!, 'SIGINT');
+      await expectStoppedCleanly(up, ready);
+      expect(up.output()).toContain('SIGINT: stopping');
+      expect(up.output()).not.toContain('exiting without a graceful stop');
+      await up.exited;
+    },
+  );
 
   it('stops cleanly when its parents end without passing a SIGTERM on', { timeout: 240_000 }, async () => {
     // npm's default shell (dash) waits for the command and does not pass the signal on; npm and it exit.

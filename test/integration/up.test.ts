@@ -13,6 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { netnsExists, netnsUnsupportedReason } from '../../src/localenv/netns.js';
 import { alive, pidsMentioning } from '../support/processes.js';
 import { listenersOutside, startUp, stopUp, waitForReady } from '../support/up.js';
+import { cli } from '../support/cli.js';
 
 async function customObject(
   kubeconfig: string,
@@ -91,7 +92,16 @@ describe('gardener-ipv6 up', () => {
       expect(await resolver.resolve6('api.local.local.external.local.gardener.cloud')).toEqual([address]);
       // The shoot's own API server answered over IPv6, and its two machines run pods that talk over IPv6.
       expect(up.stdout()).toMatch(new RegExp(`shoot API server https://\\[${address}\\]:443/version -> v1\\.`));
-      expect(up.stdout()).toMatch(/kubeconfig: gardener-ipv6 kubeconfig --kubeconfig \S+ --shoot garden-local\/local/);
+      // The commands run as printed, and the shoot's kubeconfig goes to up's own folder (removed with it).
+      const printed =
+        /^ {2}kubeconfig: npx (gardener-ipv6 kubeconfig --kubeconfig \S+ --shoot garden-local\/local --pin-address) > (\S+)$/m.exec(
+          up.stdout(),
+        );
+      expect(printed).not.toBeNull();
+      expect(printed![2]).toBe(join(dir!, 'shoot.kubeconfig'));
+      const shootKubeconfig = await cli(printed![1]!.split(' ').slice(1));
+      expect(shootKubeconfig.code, shootKubeconfig.stderr).toBe(0);
+      expect(up.stdout()).toContain(`  then: kubectl --kubeconfig ${printed![2]} get nodes -o wide`);
       const nodes = up
         .stdout()
         .match(/^ {2}node machine-\S+: Ready, InternalIP fd00:10:1:100::[0-9a-f]+, podCIDRs fd00:10:3:/gm);
