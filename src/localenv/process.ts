@@ -6,6 +6,16 @@ import { spawn } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 
+/** Whether a process with this pid exists (EPERM: it does, under another user). */
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 export interface ProcessExit {
   code: number | null;
   signal: NodeJS.Signals | null;

@@ -7,6 +7,9 @@
  */
 import { createHash } from 'node:crypto';
 import { deleteNetns, ip } from '../localenv/netns.js';
+import { pidAlive } from '../localenv/process.js';
+
+export { pidAlive };
 import { parseCIDR, type IPFamily } from '../net/cidr.js';
 
 /** Prefixes of everything named here; the pid of the owner follows the prefix. */
@@ -125,16 +128,6 @@ export function attachNamespace(netns: string, attachment: Attachment): string {
     throw e;
   }
   return hostEnd;
-}
-
-/** Whether a process with this pid exists (EPERM: it does, under another user). */
-export function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /** The owner pid in a name made here, or undefined for names that aren't ours. */

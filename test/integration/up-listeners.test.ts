@@ -6,6 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
+import { basename, dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { netnsUnsupportedReason } from '../../src/localenv/netns.js';
 import { alive } from '../support/processes.js';
@@ -107,6 +108,33 @@ describe.skipIf(netnsUnsupportedReason() !== undefined)('gardener-ipv6 up: liste
     expect(existsSync(dir!)).toBe(false);
     expect(execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' })).not.toMatch(new RegExp(`^gv6-${upPid}-`, 'm'));
   });
+});
+
+describe.skipIf(netnsUnsupportedReason() !== undefined)('gardener-ipv6 up: after a kill -9', () => {
+  it("the next up removes the killed run's folder with its keys, and says so", async () => {
+    const killed = startUp(['--no-machines']);
+    let next: ReturnType<typeof startUp> | undefined;
+    try {
+      await waitForReady(killed);
+      const dir = /control plane files \(removed on stop\): (\S+)/.exec(killed.stderr())?.[1];
+      const runDir = dirname(dir!);
+      expect(basename(runDir)).toBe(`gardener-ipv6-run-${killed.child.pid}`);
+      expect(existsSync(join(dir!, 'ca.key'))).toBe(true);
+      killed.child.kill('SIGKILL');
+      await killed.exit;
+      expect(existsSync(runDir)).toBe(true);
+      next = startUp(['--no-machines']);
+      await waitFor(() => /^kubeconfig: /m.test(next!.stdout()) || next!.child.exitCode !== null, {
+        timeoutMs: 120_000,
+        message: 'the next up to start',
+      });
+      expect(existsSync(runDir)).toBe(false);
+      expect(next.stderr()).toContain(`removed what runs that were killed left: ${runDir}`);
+    } finally {
+      await stopUp(killed);
+      if (next) await stopUp(next);
+    }
+  }, 360_000);
 });
 
 describe.skipIf(netnsUnsupportedReason() !== undefined)('gardener-ipv6 up: stop while starting', () => {

@@ -1,0 +1,39 @@
+/**
+ * The folder of one run of `up`: `$TMPDIR/gardener-ipv6-run-<pid>`, below which everything it writes lives (the
+ * control plane's files with the CA and service-account keys, BIND9's with the TSIG key, the webhook's, the seed
+ * Nodes' and machines' state). A run that ends normally removes it; one that was killed can't, so the next start
+ * removes the folders whose pid is gone.
+ */
+import { mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { pidAlive } from './process.js';
+
+export const RUN_FOLDER_PREFIX = 'gardener-ipv6-run-';
+
+/** Creates the run's folder (mode 0700) below `parent`. */
+export function createRunFolder(parent: string, pid = process.pid): string {
+  const dir = join(parent, `${RUN_FOLDER_PREFIX}${pid}`);
+  // A leftover of an earlier process with the same pid holds nothing of ours.
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { mode: 0o700 });
+  return dir;
+}
+
+/** Removes the run folders below `parent` whose process is gone; returns their paths. */
+export function removeDeadRunFolders(parent: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(parent);
+  } catch {
+    return [];
+  }
+  const removed: string[] = [];
+  for (const name of names) {
+    const pid = new RegExp(`^${RUN_FOLDER_PREFIX}(\\d+)$`).exec(name)?.[1];
+    if (pid === undefined || Number(pid) === process.pid || pidAlive(Number(pid))) continue;
+    const dir = join(parent, name);
+    rmSync(dir, { recursive: true, force: true });
+    removed.push(dir);
+  }
+  return removed;
+}
