@@ -14,6 +14,7 @@ import { seedNetworks, SeedNodeNetwork, SeedNodes, seedSummary } from '../../src
 import type { Seed } from '../../src/apis/core/v1beta1/seed.js';
 import { machineID, machineLeftovers } from '../../src/extensions/provider-local/machine/machine.js';
 import { TEST_IMAGE } from '../../src/extensions/provider-local/machine/images.js';
+import { NO_REGISTRY_HOST } from '../../src/extensions/provider-local/machine/config.js';
 import { startControlPlane, type ControlPlane } from '../../src/localenv/control-plane.js';
 import { nodeControllerArgs } from '../../src/localenv/kube-controller-manager.js';
 import { contains, parseCIDR, parseIP } from '../../src/net/cidr.js';
@@ -243,6 +244,39 @@ describe.runIf(unsupported === undefined).sequential('a seed with two Nodes (roo
         client.delete(ref.pod, client2, ns),
         client.delete(ref.service, name, ns),
       ]);
+    }
+  }, 90_000);
+
+  it('a pod of an image no machine has fails to pull with a message that says no registry is reachable', async () => {
+    const name = `no-image-${randomBytes(2).toString('hex')}`;
+    await client.create(ref.pod, {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace: 'default' },
+      spec: {
+        nodeName: 'seed-0',
+        terminationGracePeriodSeconds: 0,
+        containers: [{ name: 'main', image: 'docker.io/library/nginx:1.27' }],
+      },
+    } as KubernetesObject);
+    try {
+      const message = await waitFor(
+        async () => {
+          const pod = await client.get<
+            PodObject & {
+              status?: { containerStatuses?: { state?: { waiting?: { reason?: string; message?: string } } }[] };
+            }
+          >(ref.pod, name, 'default');
+          const waiting = pod?.status?.containerStatuses?.[0]?.state?.waiting;
+          return waiting?.reason === 'ErrImagePull' || waiting?.reason === 'ImagePullBackOff'
+            ? waiting.message
+            : undefined;
+        },
+        { timeoutMs: 60_000, intervalMs: 250, message: 'the pull to fail' },
+      );
+      expect(message).toContain(NO_REGISTRY_HOST);
+    } finally {
+      await client.delete(ref.pod, name, 'default');
     }
   }, 90_000);
 

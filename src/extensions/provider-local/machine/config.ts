@@ -15,6 +15,9 @@ export const MACHINE_PATHS = {
   containerdRoot: '/var/lib/containerd',
   containerdState: '/run/containerd',
   containerdSocket: '/run/containerd/containerd.sock',
+  /** containerd's registry host configs (hosts.toml per registry, `_default` for all others). */
+  registryHostsDir: '/etc/containerd/certs.d',
+  defaultRegistryHosts: '/etc/containerd/certs.d/_default/hosts.toml',
   kubeletDir: '/var/lib/kubelet',
   kubeletConfig: '/etc/kubernetes/kubelet/config.yaml',
   kubeletKubeconfig: '/etc/kubernetes/kubelet/kubeconfig',
@@ -45,6 +48,22 @@ export interface ContainerdConfigOptions {
  * from the machine's dirs; the sandbox image pinned so it is never garbage collected or pulled; the streaming
  * server (exec, logs through the kubelet) on ::1 rather than 127.0.0.1, which IPv6-only machines lack.
  */
+/** The host a pull of any image not present on a machine is sent to: it never resolves, and its name says why. */
+export const NO_REGISTRY_HOST = 'no-registry-is-reachable-from-gardener-ipv6-machines.invalid';
+
+/**
+ * containerd's hosts.toml for every registry: no registry is reachable from the machines (their images are imported
+ * when they start), so a pull goes to a host whose name tells the user so in the pod's events, instead of a
+ * timeout or a DNS error that names the registry.
+ */
+export function defaultRegistryHostsToml(): string {
+  return [
+    '# No image registry is reachable from these machines: their images are imported when they start.',
+    `server = 'https://${NO_REGISTRY_HOST}'`,
+    '',
+  ].join('\n');
+}
+
 export function containerdConfig(opts: ContainerdConfigOptions): string {
   const q = (s: string) => `'${s.replace(/'/g, '')}'`;
   return [
@@ -71,6 +90,9 @@ export function containerdConfig(opts: ContainerdConfigOptions): string {
     '',
     "[plugins.'io.containerd.cri.v1.images']",
     "  snapshotter = 'overlayfs'",
+    '',
+    "[plugins.'io.containerd.cri.v1.images'.registry]",
+    `  config_path = ${q(MACHINE_PATHS.registryHostsDir)}`,
     '',
     "[plugins.'io.containerd.cri.v1.images'.pinned_images]",
     `  sandbox = ${q(opts.sandboxImage ?? PAUSE_IMAGE)}`,

@@ -52,6 +52,7 @@ import {
   MACHINE_PATHS,
   cniConfig,
   containerdConfig,
+  defaultRegistryHostsToml,
   familyOf,
   kubeProxyConfig,
   kubeconfig,
@@ -450,6 +451,7 @@ export class Machine {
     );
     await this.writeFileInside(MACHINE_PATHS.caFile, o.apiServer.caPEM);
     await this.writeFileInside(MACHINE_PATHS.resolvConf, machineResolvConf());
+    await this.writeFileInside(MACHINE_PATHS.defaultRegistryHosts, defaultRegistryHostsToml());
     await this.writeFileInside(
       MACHINE_PATHS.kubeletConfig,
       kubeletConfig({ clusterDNS: [o.clusterDNS], clusterDomain: o.clusterDomain ?? 'cluster.local' }),

@@ -4,6 +4,8 @@ import {
   MACHINE_PATHS,
   cniConfig,
   containerdConfig,
+  defaultRegistryHostsToml,
+  NO_REGISTRY_HOST,
   familyOf,
   kubeProxyConfig,
   kubeconfig,
@@ -28,6 +30,12 @@ describe('machine configuration', () => {
     // No IPv4 loopback in IPv6-only machines: the streaming server binds ::1.
     expect(toml).toContain("stream_server_address = '::1'");
     expect(toml).not.toContain('127.0.0.1');
+    // Registry hosts from the machine's certs.d, where _default sends every pull to a host that says why it fails.
+    expect(toml).toContain(
+      `[plugins.'io.containerd.cri.v1.images'.registry]\n  config_path = '${MACHINE_PATHS.registryHostsDir}'`,
+    );
+    expect(defaultRegistryHostsToml()).toContain(`server = 'https://${NO_REGISTRY_HOST}'`);
+    expect(MACHINE_PATHS.defaultRegistryHosts).toBe(`${MACHINE_PATHS.registryHostsDir}/_default/hosts.toml`);
   });
 
   it('kubelet: cgroup v1 allowed, cgroupfs in the machine cgroup namespace, cluster DNS, no IPv4 listeners', () => {
