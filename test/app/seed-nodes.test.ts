@@ -247,6 +247,52 @@ describe.runIf(unsupported === undefined).sequential('a seed with two Nodes (roo
     }
   }, 90_000);
 
+  it('a pod resolves the kubernetes Service, kubernetes.default through the search list; outside names NXDOMAIN', async () => {
+    const name = `dns-${randomBytes(2).toString('hex')}`;
+    await client.create(ref.pod, {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace: 'default' },
+      spec: {
+        nodeName: 'seed-1',
+        restartPolicy: 'Never',
+        terminationGracePeriodSeconds: 0,
+        containers: [
+          {
+            name: 'main',
+            image: TEST_IMAGE,
+            // busybox's nslookup asks for the name as given; its libc resolver (ping) goes through the search list.
+            command: [
+              'sh',
+              '-c',
+              'nslookup kubernetes.default.svc.cluster.local; ping -c 1 -W 1 kubernetes.default 2>&1 | head -1; ' +
+                'nslookup outside.example.; true',
+            ],
+          },
+        ],
+      },
+    } as KubernetesObject);
+    try {
+      await waitFor(
+        async () => (await client.get<PodObject>(ref.pod, name, 'default'))?.status?.phase === 'Succeeded',
+        {
+          timeoutMs: 60_000,
+          intervalMs: 250,
+          message: 'the DNS pod to finish',
+        },
+      );
+      const { adminGet } = await import('../../src/localenv/kube-apiserver.js');
+      const log = (await adminGet(cp.server, cp.certs, `/api/v1/namespaces/default/pods/${name}/log`, 10_000)).body;
+      // The kubernetes Service's ClusterIP, the first address of the service range.
+      expect(log).toMatch(/Name:\s+kubernetes\.default\.svc\.cluster\.local\s+Address: fd00:1e:2::1/);
+      expect(log).toContain('PING kubernetes.default (fd00:1e:2::1)');
+      expect(log).toContain("can't find outside.example.: NXDOMAIN");
+      expect(log).not.toContain('SERVFAIL');
+    } finally {
+      await client.delete(ref.pod, name, 'default');
+    }
+  }, 90_000);
+
   it('a pod of an image no machine has fails to pull with a message that says no registry is reachable', async () => {
     const name = `no-image-${randomBytes(2).toString('hex')}`;
     await client.create(ref.pod, {

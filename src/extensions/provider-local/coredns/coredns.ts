@@ -2,8 +2,8 @@
  * CoreDNS of a local shoot, in its kube-system namespace as Gardener deploys it: a Deployment of the `coredns`
  * binary (in an image built here, see machine/images.ts), a `kube-dns` Service on the cluster DNS address the
  * kubelets use (the 10th address of the primary service range), for the shoot's families, and the RBAC to read
- * Services and EndpointSlices. The machines have no upstream resolver, so names outside the cluster domain get
- * SERVFAIL unless `upstreams` are given.
+ * Services and EndpointSlices. The machines have no upstream resolver: unless `upstreams` are given, names outside
+ * the cluster's zones get NXDOMAIN.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { resources, type ResourceClient, type ResourceRef } from '../../../runtime/client.js';
@@ -48,10 +48,16 @@ export const COREDNS_RESOURCES = {
   deployment: { group: 'apps', version: 'v1', plural: 'deployments', kind: 'Deployment', namespaced: true },
 } as const satisfies Record<string, ResourceRef>;
 
+/**
+ * With upstreams, one server for everything: the cluster's zones, the rest forwarded. Without, the cluster's zones
+ * in one server and every other name answered NXDOMAIN at once by a second: a name outside the cluster then ends a
+ * resolver's search list quickly (a SERVFAIL would stop the search before `<name>.<namespace>.svc...` was tried,
+ * and log an error per query).
+ */
 export function corefile(opts: Pick<CoreDNSOptions, 'clusterDomain' | 'upstreams'>): string {
   const domain = opts.clusterDomain ?? 'cluster.local';
-  return [
-    '.:53 {',
+  const upstreams = opts.upstreams ?? [];
+  const clusterZones = [
     '    errors',
     '    health {',
     '        lameduck 5s',
@@ -59,14 +65,33 @@ export function corefile(opts: Pick<CoreDNSOptions, 'clusterDomain' | 'upstreams
     '    ready',
     `    kubernetes ${domain} in-addr.arpa ip6.arpa {`,
     '        pods insecure',
-    '        fallthrough in-addr.arpa ip6.arpa',
+    // Reverse lookups of addresses outside the cluster go on to the upstreams when there are some.
+    ...(upstreams.length > 0 ? ['        fallthrough in-addr.arpa ip6.arpa'] : []),
     '        ttl 30',
     '    }',
-    ...(opts.upstreams?.length ? [`    forward . ${opts.upstreams.join(' ')}`] : []),
+  ];
+  if (upstreams.length > 0) {
+    return [
+      '.:53 {',
+      ...clusterZones,
+      `    forward . ${upstreams.join(' ')}`,
+      '    cache 30',
+      '    loop',
+      '    loadbalance',
+      '}',
+      '',
+    ].join('\n');
+  }
+  return [
+    `${domain}:53 in-addr.arpa:53 ip6.arpa:53 {`,
+    ...clusterZones,
     '    cache 30',
-    // Without upstreams there is nothing to loop through (and the loop probe only logs errors).
-    ...(opts.upstreams?.length ? ['    loop'] : []),
     '    loadbalance',
+    '}',
+    '.:53 {',
+    '    template ANY ANY {',
+    '        rcode NXDOMAIN',
+    '    }',
     '}',
     '',
   ].join('\n');

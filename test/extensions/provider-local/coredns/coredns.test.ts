@@ -6,7 +6,18 @@ describe('CoreDNS of a shoot', () => {
     const plain = corefile({});
     expect(plain).toContain('kubernetes cluster.local in-addr.arpa ip6.arpa {');
     expect(plain).not.toContain('forward');
-    expect(corefile({ upstreams: ['fd00::53'] })).toContain('forward . fd00::53');
+    const forwarding = corefile({ upstreams: ['fd00::53'] });
+    expect(forwarding).toContain('forward . fd00::53');
+    expect(forwarding).toContain('fallthrough in-addr.arpa ip6.arpa');
+    expect(forwarding).not.toContain('template');
+  });
+
+  it('without upstreams, answers every name outside the cluster zones NXDOMAIN from a server of its own', () => {
+    const plain = corefile({});
+    expect(plain).toMatch(/^cluster\.local:53 in-addr\.arpa:53 ip6\.arpa:53 \{$/m);
+    expect(plain).toContain('.:53 {\n    template ANY ANY {\n        rcode NXDOMAIN\n    }\n}');
+    // Nothing to fall through to.
+    expect(plain).not.toContain('fallthrough');
   });
 
   it('the kube-dns Service has the cluster DNS address and the shoot families', () => {
