@@ -29,6 +29,8 @@ import { ensureBinaries, NODE_BINARY_NAMES } from '../localenv/binaries.js';
 import { urlHost } from '../localenv/net.js';
 import { parseIP, type IPFamily } from '../net/cidr.js';
 import { HostRoutesToNodes } from '../extensions/provider-local/loadbalancer/routes.js';
+import { describeNode, type NodeInfo } from '../extensions/provider-local/machine/api-client.js';
+import { describePodCheck } from '../extensions/provider-local/worker/pod-check.js';
 import type { MachinesOptions } from '../extensions/provider-local/worker/workers.js';
 import { buildMachineImages, buildSeedImages, type BuiltImage } from '../extensions/provider-local/machine/images.js';
 import { CONTROL_PLANE_BINARIES } from '../extensions/provider-local/controlplane/control-plane.js';
@@ -184,38 +186,13 @@ async function machineSummary(provider: LocalProvider, namespace: string, shoot:
   if (client === undefined) return [];
   const lines: string[] = [];
   try {
-    const nodes = (
-      await client.list<
-        KubernetesObject & {
-          spec?: { podCIDRs?: string[] };
-          status?: {
-            addresses?: { type: string; address: string }[];
-            conditions?: { type: string; status: string }[];
-          };
-        }
-      >({ group: '', version: 'v1', plural: 'nodes', kind: 'Node', namespaced: false }, {})
-    ).items;
-    for (const node of nodes) {
-      const ips = (node.status?.addresses ?? []).filter((a) => a.type === 'InternalIP').map((a) => a.address);
-      const ready = node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
-      lines.push(
-        `  node ${node.metadata?.name}: ${ready ? 'Ready' : 'NotReady'}, InternalIP ${ips.join(', ')}, ` +
-          `podCIDRs ${(node.spec?.podCIDRs ?? []).join(', ')}`,
-      );
-    }
+    const nodes = (await client.list<NodeInfo & KubernetesObject>(Refs.node, {})).items;
+    lines.push(...nodes.map(describeNode));
   } finally {
     client.close();
   }
   const family = (shoot.spec.networking?.ipFamilies?.[0] ?? 'IPv4') as IPFamily;
-  try {
-    const check = await provider.podCheck(namespace, family, 60_000);
-    lines.push(
-      `  pod-to-pod over ${family}: a pod on ${check.client.node} fetched http://${urlHost(check.server.ip)}:8080/ ` +
-        `from a pod on ${check.server.node}: "${check.answer}"`,
-    );
-  } catch (e) {
-    lines.push(`  pod-to-pod over ${family}: failed: ${(e as Error).message}`);
-  }
+  lines.push(await describePodCheck(family, () => provider.podCheck(namespace, family, 60_000)));
   return lines;
 }
 
@@ -231,7 +208,7 @@ function seedNodeAddress(cp: ControlPlane): (family: IPFamily) => Promise<string
         KubernetesObject & {
           status?: { addresses?: { type: string; address: string }[]; conditions?: { type: string; status: string }[] };
         }
-      >({ group: '', version: 'v1', plural: 'nodes', kind: 'Node', namespaced: false }, {})
+      >(Refs.node, {})
     ).items
       .filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
       .sort((a, b) => (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''));
@@ -377,10 +354,9 @@ async function workloadsSummary(
 ): Promise<string[]> {
   const lines = [`  control plane pods (kubectl --kubeconfig ${gardenKubeconfig} -n ${namespace} get pods):`];
   const pods = (
-    await client.list<KubernetesObject & { spec?: { nodeName?: string }; status?: { phase?: string } }>(
-      { group: '', version: 'v1', plural: 'pods', kind: 'Pod', namespaced: true },
-      { namespace },
-    )
+    await client.list<KubernetesObject & { spec?: { nodeName?: string }; status?: { phase?: string } }>(Refs.pod, {
+      namespace,
+    })
   ).items.sort((a, b) => (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''));
   for (const pod of pods) {
     lines.push(`    ${pod.metadata?.name}: ${pod.status?.phase} on ${pod.spec?.nodeName ?? '-'}`);

@@ -19,14 +19,14 @@ import type { Seed } from '../apis/core/v1beta1/seed.js';
 import { clusterDNSAddress } from '../gardenlet/shoot/networks.js';
 import { issueClientCertificate, type Certificates } from '../localenv/certs.js';
 import { adminGet } from '../localenv/kube-apiserver.js';
-import { urlHost } from '../localenv/net.js';
 import { formatIP, parseCIDR, type IPFamily } from '../net/cidr.js';
 import type { ResourceClient } from '../runtime/client.js';
 import { bridgeName, deleteLink, ensureBridge } from '../system/network.js';
 import { coreDNSReady, deployCoreDNS } from '../extensions/provider-local/coredns/coredns.js';
-import { nodeReady, type NodeInfo } from '../extensions/provider-local/machine/api-client.js';
+import { describeNode, nodeReady, type NodeInfo } from '../extensions/provider-local/machine/api-client.js';
 import { Machine } from '../extensions/provider-local/machine/machine.js';
-import { podToPodCheck } from '../extensions/provider-local/worker/pod-check.js';
+import { describePodCheck, podToPodCheck } from '../extensions/provider-local/worker/pod-check.js';
+import { Refs } from '../gardenlet/resources.js';
 import {
   machineAddresses,
   nodeNetwork,
@@ -214,7 +214,7 @@ export class SeedNodes {
 
   /** The seed's Nodes as the API server lists them. */
   async summary(): Promise<SeedNodeSummary[]> {
-    const nodes = (await this.opts.client.list<NodeInfo & KubernetesObject>(NODES, {})).items;
+    const nodes = (await this.opts.client.list<NodeInfo & KubernetesObject>(Refs.node, {})).items;
     return nodes.map((node) => ({
       name: node.metadata?.name ?? '',
       ready: nodeReady(node),
@@ -241,32 +241,22 @@ export async function seedSummary(
   garden: { server: string; certs: Certificates },
 ): Promise<string[]> {
   const lines = [`seed cluster (the garden's API server ${garden.server}):`];
-  for (const node of await nodes.summary()) {
-    lines.push(
-      `  node ${node.name}: ${node.ready ? 'Ready' : 'NotReady'}, InternalIP ${node.internalIPs.join(', ')}, ` +
-        `podCIDRs ${node.podCIDRs.join(', ')}`,
-    );
-  }
+  const nodeList = (await client.list<NodeInfo & KubernetesObject>(Refs.node, {})).items;
+  lines.push(...nodeList.map(describeNode));
   const family = nodes.families[0]!;
-  try {
-    const check = await podToPodCheck(
-      client,
-      async (path) => {
-        const res = await adminGet(garden.server, garden.certs, path, 10_000);
-        if (res.status !== 200) throw new Error(`GET ${path}: HTTP ${res.status} ${res.body.slice(0, 200)}`);
-        return res.body;
-      },
-      family,
-      60_000,
-    );
-    lines.push(
-      `  pod-to-pod over ${family}: a pod on ${check.client.node} fetched http://${urlHost(check.server.ip)}:8080/ ` +
-        `from a pod on ${check.server.node}: "${check.answer}"`,
-    );
-  } catch (e) {
-    lines.push(`  pod-to-pod over ${family}: failed: ${(e as Error).message}`);
-  }
+  lines.push(
+    await describePodCheck(family, () =>
+      podToPodCheck(
+        client,
+        async (path) => {
+          const res = await adminGet(garden.server, garden.certs, path, 10_000);
+          if (res.status !== 200) throw new Error(`GET ${path}: HTTP ${res.status} ${res.body.slice(0, 200)}`);
+          return res.body;
+        },
+        family,
+        60_000,
+      ),
+    ),
+  );
   return lines;
 }
-
-const NODES = { group: '', version: 'v1', plural: 'nodes', kind: 'Node', namespaced: false } as const;

@@ -88,6 +88,15 @@ export function nodeReady(node: NodeInfo): boolean {
   return node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 }
 
+/** The line `up` prints for a Node: readiness, InternalIPs, podCIDRs. */
+export function describeNode(node: NodeInfo): string {
+  const ips = (node.status?.addresses ?? []).filter((a) => a.type === 'InternalIP').map((a) => a.address);
+  return (
+    `  node ${node.metadata.name}: ${nodeReady(node) ? 'Ready' : 'NotReady'}, InternalIP ${ips.join(', ')}, ` +
+    `podCIDRs ${nodePodCIDRs(node).join(', ')}`
+  );
+}
+
 export function nodePodCIDRs(node: NodeInfo): string[] {
   return node.spec?.podCIDRs ?? (node.spec?.podCIDR ? [node.spec.podCIDR] : []);
 }

@@ -26,6 +26,19 @@ export interface PodCheckResult {
   readonly answer: string;
 }
 
+/** The line `up` prints for a pod-to-pod check (run by `check`), or for its failure. */
+export async function describePodCheck(family: IPFamily, check: () => Promise<PodCheckResult>): Promise<string> {
+  try {
+    const result = await check();
+    return (
+      `  pod-to-pod over ${family}: a pod on ${result.client.node} fetched http://${urlHost(result.server.ip)}:8080/ ` +
+      `from a pod on ${result.server.node}: "${result.answer}"`
+    );
+  } catch (e) {
+    return `  pod-to-pod over ${family}: failed: ${(e as Error).message}`;
+  }
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function pod(name: string, node: string, command: string, restartPolicy: string): PodObject {

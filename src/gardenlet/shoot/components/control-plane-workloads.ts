@@ -77,8 +77,8 @@ export interface ControlPlaneWorkloadValues {
   readonly seedFamilies: readonly IPFamily[];
   /** The Node etcd's data lives on. */
   readonly etcdNode: string;
-  /** Pod template annotations per component (the hash of its Secret). */
-  readonly secretHashes: Readonly<Record<'kubeAPIServer' | 'kubeControllerManager' | 'kubeScheduler', string>>;
+  /** What the Secrets' certificates were issued for (certificateInputsHash): on the pod templates, to roll them. */
+  readonly secretsHash: string;
   readonly labels: Readonly<Record<string, string>>;
 }
 
@@ -235,9 +235,7 @@ export function desiredControlPlaneWorkloads(values: ControlPlaneWorkloadValues)
       ports: [{ name: 'client', port: ETCD_PORT, targetPort: ETCD_PORT, protocol: 'TCP' }],
     },
   } as KubernetesObject;
-  const hash = (component: keyof ControlPlaneWorkloadValues['secretHashes']) => ({
-    [INPUTS_ANNOTATION]: values.secretHashes[component],
-  });
+  const annotations = { [INPUTS_ANNOTATION]: values.secretsHash };
   const apiServer = deployment(
     values,
     COMPONENTS.kubeAPIServer,
@@ -255,7 +253,7 @@ export function desiredControlPlaneWorkloads(values: ControlPlaneWorkloadValues)
       ],
     },
     [secretVolume(COMPONENTS.kubeAPIServer.name), { name: 'cert-dir', emptyDir: {} }],
-    hash('kubeAPIServer'),
+    annotations,
   );
   const controller = (
     component: (typeof COMPONENTS)['kubeControllerManager' | 'kubeScheduler'],
@@ -264,7 +262,6 @@ export function desiredControlPlaneWorkloads(values: ControlPlaneWorkloadValues)
     args: string[],
     port: number,
     files: string[],
-    key: 'kubeControllerManager' | 'kubeScheduler',
   ) =>
     deployment(
       values,
@@ -292,7 +289,7 @@ export function desiredControlPlaneWorkloads(values: ControlPlaneWorkloadValues)
             ]
           : []),
       ],
-      hash(key),
+      annotations,
     );
   return [
     etcdService,
@@ -305,7 +302,6 @@ export function desiredControlPlaneWorkloads(values: ControlPlaneWorkloadValues)
       kubeControllerManagerPodArgs(values),
       10257,
       ['ca.crt', 'ca.key', 'sa.key'],
-      'kubeControllerManager',
     ),
     controller(
       COMPONENTS.kubeScheduler,
@@ -314,7 +310,6 @@ export function desiredControlPlaneWorkloads(values: ControlPlaneWorkloadValues)
       kubeSchedulerPodArgs(values),
       10259,
       [],
-      'kubeScheduler',
     ),
     pdb(values, ETCD_NAME, COMPONENTS.etcd.labels),
     ...[COMPONENTS.kubeAPIServer, COMPONENTS.kubeControllerManager, COMPONENTS.kubeScheduler].map((c) =>
@@ -442,7 +437,7 @@ export class ShootControlPlaneWorkloads {
       spec,
       seedFamilies: this.seedFamilies,
       etcdNode,
-      secretHashes: { kubeAPIServer: hash, kubeControllerManager: hash, kubeScheduler: hash },
+      secretsHash: hash,
       labels,
     };
     for (const object of desiredControlPlaneWorkloads(values)) {

@@ -32,7 +32,7 @@ const values = (overrides: Partial<ControlPlaneWorkloadValues> = {}): ControlPla
   spec,
   seedFamilies: ['IPv6'],
   etcdNode: 'seed-1',
-  secretHashes: { kubeAPIServer: 'h1', kubeControllerManager: 'h2', kubeScheduler: 'h3' },
+  secretsHash: 'h1',
   labels: { 'shoot.gardener.cloud/name': 's' },
   ...overrides,
 });
