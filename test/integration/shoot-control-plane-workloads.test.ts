@@ -166,6 +166,15 @@ describe.skipIf(unsupported !== undefined).sequential('shoot control planes as s
       expect(running(pods, prefix), `${prefix} running and ready`).toBe(true);
     }
     expect(new Set(pods.map((p) => p.spec?.nodeName))).not.toContain(undefined);
+    // The controllers were deployed once kube-apiserver was ready: they never restarted.
+    const restarts = pods
+      .filter((p) => /^kube-(controller-manager|scheduler)-/.test(p.metadata?.name ?? ''))
+      .map(
+        (p) =>
+          (p as { status?: { containerStatuses?: { restartCount: number }[] } }).status?.containerStatuses?.[0]
+            ?.restartCount,
+      );
+    expect(restarts).toEqual([0, 0]);
     const pdbs = (await client.list(ref.pdb, { namespace: SEED_NAMESPACE })).items.map((p) => p.metadata?.name);
     expect(pdbs.sort()).toEqual(['etcd-main', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler']);
   }, 240_000);

@@ -49,6 +49,9 @@ export const ETCD_PORT = 2379;
 /** Where etcd keeps its data on its Node. */
 export const ETCD_HOST_DIR = '/var/lib/gardener-ipv6/etcd';
 const CERT_VALIDITY_MS = 365 * 24 * 3600_000;
+/** How long a deploy waits for kube-apiserver before the controllers; then the reconcile comes back later. */
+const API_SERVER_READY_TIMEOUT_MS = 90_000;
+const API_SERVER_POLL_MS = 1_000;
 /** On a Secret and the pod templates: a hash of what its certificates were issued for. */
 export const INPUTS_ANNOTATION = 'gardener-ipv6.gardener.cloud/issued-for';
 const MOUNT = '/srv/kubernetes';
@@ -440,9 +443,29 @@ export class ShootControlPlaneWorkloads {
       secretsHash: hash,
       labels,
     };
-    for (const object of desiredControlPlaneWorkloads(values)) {
-      const ref = refFor(object);
-      await this.apply(ref, object, ctx);
+    // As Gardener's flow: the controllers after kube-apiserver is ready. Started earlier they exit (no RBAC, no
+    // authentication ConfigMap yet) and their pods begin in CrashLoopBackOff.
+    const controllers = new Set<string>([COMPONENTS.kubeControllerManager.name, COMPONENTS.kubeScheduler.name]);
+    const objects = desiredControlPlaneWorkloads(values);
+    const isController = (o: KubernetesObject) => o.kind === 'Deployment' && controllers.has(o.metadata?.name ?? '');
+    for (const object of objects.filter((o) => !isController(o))) await this.apply(refFor(object), object, ctx);
+    await this.waitForAPIServer(namespace, ctx);
+    for (const object of objects.filter(isController)) await this.apply(refFor(object), object, ctx);
+  }
+
+  /** Polls the kube-apiserver Deployment until a replica is ready; NotReadyError after API_SERVER_READY_TIMEOUT_MS. */
+  private async waitForAPIServer(namespace: string, ctx: ComponentContext): Promise<void> {
+    const deadline = Date.now() + API_SERVER_READY_TIMEOUT_MS;
+    for (;;) {
+      const d = await this.client.get<WorkloadStatus>(Refs.deployment, COMPONENTS.kubeAPIServer.name, namespace, {
+        signal: ctx.signal,
+      });
+      if ((d?.status?.readyReplicas ?? 0) > 0) return;
+      if (Date.now() > deadline) {
+        throw new NotReadyError('kube-controller-manager and kube-scheduler wait for kube-apiserver to be ready');
+      }
+      await new Promise((r) => setTimeout(r, API_SERVER_POLL_MS));
+      ctx.signal.throwIfAborted();
     }
   }
 
