@@ -127,9 +127,15 @@ describe('admit on malformed input', () => {
     });
 
     it('garbage under a new key at any path', () => {
+      // Under objects only: JSON has no way to give an array a key that is not an index (a generated "length" on
+      // one would not be an input at all).
+      const objectPaths = paths.filter((path) => {
+        const target = path.reduce<unknown>((node, segment) => (node as Record<PropertyKey, unknown>)[segment], valid);
+        return typeof target === 'object' && target !== null && !Array.isArray(target);
+      });
       fc.assert(
         fc.property(
-          fc.constantFrom<PathSegment[]>([], ...paths),
+          fc.constantFrom<PathSegment[]>([], ...objectPaths),
           fc.oneof(fc.string(), fc.constantFrom('__proto__', 'constructor', 'toString', 'spec', 'networks')),
           garbage,
           (path, key, value) => {
