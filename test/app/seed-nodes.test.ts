@@ -19,6 +19,7 @@ import { startControlPlane, type ControlPlane } from '../../src/localenv/control
 import { nodeControllerArgs } from '../../src/localenv/kube-controller-manager.js';
 import { contains, parseCIDR, parseIP } from '../../src/net/cidr.js';
 import { ResourceClient } from '../../src/runtime/client.js';
+import { Refs } from '../../src/gardenlet/resources.js';
 import { linkExists } from '../../src/system/network.js';
 import { machinesUnsupportedReason } from '../extensions/provider-local/machine/shoot-env.js';
 import { waitFor } from '../support/wait.js';
@@ -94,16 +95,12 @@ interface PodObject extends KubernetesObject {
   status?: { phase?: string; podIPs?: { ip: string }[] };
 }
 
-const ref = {
-  pod: { group: '', version: 'v1', plural: 'pods', kind: 'Pod', namespaced: true },
-  service: { group: '', version: 'v1', plural: 'services', kind: 'Service', namespaced: true },
-  endpointSlice: {
-    group: 'discovery.k8s.io',
-    version: 'v1',
-    plural: 'endpointslices',
-    kind: 'EndpointSlice',
-    namespaced: true,
-  },
+const ENDPOINT_SLICES = {
+  group: 'discovery.k8s.io',
+  version: 'v1',
+  plural: 'endpointslices',
+  kind: 'EndpointSlice',
+  namespaced: true,
 } as const;
 
 describe.runIf(unsupported === undefined).sequential('a seed with two Nodes (root)', () => {
@@ -146,10 +143,9 @@ describe.runIf(unsupported === undefined).sequential('a seed with two Nodes (roo
     expect(cp.server).toMatch(/^https:\/\/\[fd00:1e::1\]:\d+$/);
     const slices = await waitFor(
       async () => {
-        const list = await client.list<KubernetesObject & { endpoints?: { addresses: string[] }[] }>(
-          ref.endpointSlice,
-          { namespace: 'default' },
-        );
+        const list = await client.list<KubernetesObject & { endpoints?: { addresses: string[] }[] }>(ENDPOINT_SLICES, {
+          namespace: 'default',
+        });
         const kubernetes = list.items.find((s) => s.metadata?.labels?.['kubernetes.io/service-name'] === 'kubernetes');
         return kubernetes?.endpoints?.length ? kubernetes : undefined;
       },
@@ -185,7 +181,7 @@ describe.runIf(unsupported === undefined).sequential('a seed with two Nodes (roo
   it('a pod reaches a Service by its ClusterIP and the API server through the kubernetes Service', async () => {
     const ns = 'default';
     const name = `web-${randomBytes(2).toString('hex')}`;
-    await client.create(ref.pod, {
+    await client.create(Refs.pod, {
       apiVersion: 'v1',
       kind: 'Pod',
       metadata: { name, namespace: ns, labels: { app: name } },
@@ -201,7 +197,7 @@ describe.runIf(unsupported === undefined).sequential('a seed with two Nodes (roo
         ],
       },
     } as KubernetesObject);
-    const service = await client.create<KubernetesObject & { spec?: { clusterIP?: string } }>(ref.service, {
+    const service = await client.create<KubernetesObject & { spec?: { clusterIP?: string } }>(Refs.service, {
       apiVersion: 'v1',
       kind: 'Service',
       metadata: { name, namespace: ns },
@@ -214,7 +210,7 @@ describe.runIf(unsupported === undefined).sequential('a seed with two Nodes (roo
     const script =
       `for i in 1 2 3 4 5 6 7 8 9 10; do timeout 3 wget -q -O - http://[${clusterIP}]/ && break; sleep 1; done; ` +
       `echo | timeout 3 nc fd00:1e:2::1 443 && echo kubernetes-service-ok`;
-    await client.create(ref.pod, {
+    await client.create(Refs.pod, {
       apiVersion: 'v1',
       kind: 'Pod',
       metadata: { name: client2, namespace: ns },
@@ -228,7 +224,7 @@ describe.runIf(unsupported === undefined).sequential('a seed with two Nodes (roo
     try {
       await waitFor(
         async () => {
-          const p = await client.get<PodObject>(ref.pod, client2, ns);
+          const p = await client.get<PodObject>(Refs.pod, client2, ns);
           if (p?.status?.phase === 'Failed') throw new Error('the probe pod failed');
           return p?.status?.phase === 'Succeeded';
         },
@@ -240,16 +236,16 @@ describe.runIf(unsupported === undefined).sequential('a seed with two Nodes (roo
       expect(log.body).toContain('kubernetes-service-ok');
     } finally {
       await Promise.allSettled([
-        client.delete(ref.pod, name, ns),
-        client.delete(ref.pod, client2, ns),
-        client.delete(ref.service, name, ns),
+        client.delete(Refs.pod, name, ns),
+        client.delete(Refs.pod, client2, ns),
+        client.delete(Refs.service, name, ns),
       ]);
     }
   }, 90_000);
 
   it('a pod resolves the kubernetes Service, kubernetes.default through the search list; outside names NXDOMAIN', async () => {
     const name = `dns-${randomBytes(2).toString('hex')}`;
-    await client.create(ref.pod, {
+    await client.create(Refs.pod, {
       apiVersion: 'v1',
       kind: 'Pod',
       metadata: { name, namespace: 'default' },
@@ -274,7 +270,7 @@ describe.runIf(unsupported === undefined).sequential('a seed with two Nodes (roo
     } as KubernetesObject);
     try {
       await waitFor(
-        async () => (await client.get<PodObject>(ref.pod, name, 'default'))?.status?.phase === 'Succeeded',
+        async () => (await client.get<PodObject>(Refs.pod, name, 'default'))?.status?.phase === 'Succeeded',
         {
           timeoutMs: 60_000,
           intervalMs: 250,
@@ -289,13 +285,13 @@ describe.runIf(unsupported === undefined).sequential('a seed with two Nodes (roo
       expect(log).toContain("can't find outside.example.: NXDOMAIN");
       expect(log).not.toContain('SERVFAIL');
     } finally {
-      await client.delete(ref.pod, name, 'default');
+      await client.delete(Refs.pod, name, 'default');
     }
   }, 90_000);
 
   it('a pod of an image no machine has fails to pull with a message that says no registry is reachable', async () => {
     const name = `no-image-${randomBytes(2).toString('hex')}`;
-    await client.create(ref.pod, {
+    await client.create(Refs.pod, {
       apiVersion: 'v1',
       kind: 'Pod',
       metadata: { name, namespace: 'default' },
@@ -312,7 +308,7 @@ describe.runIf(unsupported === undefined).sequential('a seed with two Nodes (roo
             PodObject & {
               status?: { containerStatuses?: { state?: { waiting?: { reason?: string; message?: string } } }[] };
             }
-          >(ref.pod, name, 'default');
+          >(Refs.pod, name, 'default');
           const waiting = pod?.status?.containerStatuses?.[0]?.state?.waiting;
           return waiting?.reason === 'ErrImagePull' || waiting?.reason === 'ImagePullBackOff'
             ? waiting.message
@@ -322,7 +318,7 @@ describe.runIf(unsupported === undefined).sequential('a seed with two Nodes (roo
       );
       expect(message).toContain(NO_REGISTRY_HOST);
     } finally {
-      await client.delete(ref.pod, name, 'default');
+      await client.delete(Refs.pod, name, 'default');
     }
   }, 90_000);
 

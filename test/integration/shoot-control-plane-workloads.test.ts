@@ -24,7 +24,7 @@ import { ResourceClient } from '../../src/runtime/client.js';
 import { silentLogger } from '../../src/runtime/log.js';
 import { machinesUnsupportedReason } from '../extensions/provider-local/machine/shoot-env.js';
 import { cli } from '../support/cli.js';
-import { createProjectAndSeeds, runWithNameserver, testFile } from '../support/shoot.js';
+import { createProjectAndSeeds, healthyShoot, runWithNameserver, testFile } from '../support/shoot.js';
 import { waitFor } from '../support/wait.js';
 
 const unsupported = machinesUnsupportedReason();
@@ -42,18 +42,6 @@ const LB_NETWORKS = { IPv6: 'fd00:ff:e3::/64', IPv4: '172.31.253.0/24' };
 const DNS_SERVER = 'fd00:ff:e3::1';
 const SHOOT = 'cpw';
 const SEED_NAMESPACE = `shoot--cpw--${SHOOT}`;
-
-const ref = {
-  pod: { group: '', version: 'v1', plural: 'pods', kind: 'Pod', namespaced: true },
-  statefulSet: { group: 'apps', version: 'v1', plural: 'statefulsets', kind: 'StatefulSet', namespaced: true },
-  pdb: {
-    group: 'policy',
-    version: 'v1',
-    plural: 'poddisruptionbudgets',
-    kind: 'PodDisruptionBudget',
-    namespaced: true,
-  },
-} as const;
 
 interface PodObject extends KubernetesObject {
   spec?: { nodeName?: string };
@@ -104,27 +92,8 @@ describe.skipIf(unsupported !== undefined).sequential('shoot control planes as s
     network.destroy();
   }, 120_000);
 
-  async function succeeded(timeoutMs = 180_000): Promise<Shoot> {
-    let last = 'no status';
-    try {
-      return await waitFor(
-        async () => {
-          const s = await client.get<Shoot & KubernetesObject>(Refs.shoot, SHOOT, NAMESPACE);
-          const op = s?.status?.lastOperation;
-          const conditions = s?.status?.conditions ?? [];
-          last = `${op?.state} ${op?.progress}%: ${op?.description}; ${conditions.map((c) => `${c.type}=${c.status} (${c.message})`).join(', ')}`;
-          // The care controller judges the workloads: their readiness and /readyz at the load-balancer address.
-          const isTrue = (type: string) => conditions.some((c) => c.type === type && c.status === 'True');
-          return op?.state === 'Succeeded' && isTrue('APIServerAvailable') && isTrue('ControlPlaneHealthy')
-            ? s
-            : undefined;
-        },
-        { timeoutMs, intervalMs: 250, message: `shoot ${SHOOT} to succeed with healthy conditions` },
-      );
-    } catch (e) {
-      throw new Error(`${(e as Error).message}; last: ${last}`);
-    }
-  }
+  // The care controller judges the workloads: their readiness and /readyz at the load-balancer address.
+  const succeeded = (timeoutMs = 180_000) => healthyShoot(client, NAMESPACE, SHOOT, timeoutMs);
 
   /** kubectl with the kubeconfig `gardener-ipv6 kubeconfig` prints, names resolved by the environment's BIND9. */
   async function shootKubectl(args: string[]) {
@@ -135,7 +104,7 @@ describe.skipIf(unsupported !== undefined).sequential('shoot control planes as s
   }
 
   const controlPlanePods = async () =>
-    (await client.list<PodObject>(ref.pod, { namespace: SEED_NAMESPACE })).items.filter(
+    (await client.list<PodObject>(Refs.pod, { namespace: SEED_NAMESPACE })).items.filter(
       (p) => p.metadata?.deletionTimestamp === undefined,
     );
 
@@ -175,7 +144,9 @@ describe.skipIf(unsupported !== undefined).sequential('shoot control planes as s
             ?.restartCount,
       );
     expect(restarts).toEqual([0, 0]);
-    const pdbs = (await client.list(ref.pdb, { namespace: SEED_NAMESPACE })).items.map((p) => p.metadata?.name);
+    const pdbs = (await client.list(Refs.podDisruptionBudget, { namespace: SEED_NAMESPACE })).items.map(
+      (p) => p.metadata?.name,
+    );
     expect(pdbs.sort()).toEqual(['etcd-main', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler']);
   }, 240_000);
 
@@ -196,7 +167,7 @@ describe.skipIf(unsupported !== undefined).sequential('shoot control planes as s
     const created = await shootKubectl(['create', 'configmap', 'keep-me', '--from-literal=k=v']);
     expect(created.code, created.stderr).toBe(0);
     const statefulSet = await client.get<KubernetesObject & { spec?: { template?: unknown } }>(
-      ref.statefulSet,
+      Refs.statefulSet,
       'etcd-main',
       SEED_NAMESPACE,
     );
@@ -205,7 +176,7 @@ describe.skipIf(unsupported !== undefined).sequential('shoot control planes as s
     );
     for (const pod of await controlPlanePods()) {
       if (pod.metadata?.name === 'etcd-main-0' || pod.metadata?.name?.startsWith('kube-apiserver-')) {
-        await client.delete(ref.pod, pod.metadata.name, SEED_NAMESPACE);
+        await client.delete(Refs.pod, pod.metadata.name, SEED_NAMESPACE);
       }
     }
     await waitFor(

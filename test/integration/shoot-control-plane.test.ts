@@ -21,7 +21,7 @@ import { ResourceClient } from '../../src/runtime/client.js';
 import { silentLogger } from '../../src/runtime/log.js';
 import { seedDualStackMigrationNetworks, seedIPv4Networks, seedIPv6Networks } from '../fixtures/objects.js';
 import { cli } from '../support/cli.js';
-import { createProjectAndSeeds, run, runWithNameserver, testFile } from '../support/shoot.js';
+import { createProjectAndSeeds, healthyShoot, run, runWithNameserver, testFile } from '../support/shoot.js';
 import { waitFor } from '../support/wait.js';
 
 const unsupported = netnsUnsupportedReason();
@@ -72,26 +72,7 @@ describe.skipIf(unsupported !== undefined)('shoot control planes (needs root)', 
     } as KubernetesObject;
   }
 
-  async function readyShoot(name: string, timeoutMs = 120_000): Promise<Shoot> {
-    let last = 'no status';
-    try {
-      return await waitFor(
-        async () => {
-          const s = await client.get<Shoot & KubernetesObject>(Refs.shoot, name, NAMESPACE);
-          const op = s?.status?.lastOperation;
-          const conditions = s?.status?.conditions ?? [];
-          last = `${op?.state} ${op?.progress}%: ${op?.description}; ${conditions.map((c) => `${c.type}=${c.status} (${c.message})`).join(', ')}`;
-          const isTrue = (type: string) => conditions.some((c) => c.type === type && c.status === 'True');
-          return op?.state === 'Succeeded' && isTrue('APIServerAvailable') && isTrue('ControlPlaneHealthy')
-            ? s
-            : undefined;
-        },
-        { timeoutMs, intervalMs: 200, message: `shoot ${name} to succeed with healthy conditions` },
-      );
-    } catch (e) {
-      throw new Error(`${(e as Error).message}; last: ${last}`);
-    }
-  }
+  const readyShoot = (name: string, timeoutMs = 120_000) => healthyShoot(client, NAMESPACE, name, timeoutMs);
 
   const external = (name: string) => `api.${name}.e2e.external.local.gardener.cloud`;
 

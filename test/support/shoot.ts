@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { onTestFinished } from 'vitest';
 import type { KubernetesObject } from '@kubernetes/client-node';
+import type { Shoot } from '../../src/apis/core/v1beta1/shoot.js';
 import { Refs } from '../../src/gardenlet/resources.js';
 import { which } from '../../src/localenv/process.js';
 import type { ResourceClient } from '../../src/runtime/client.js';
@@ -87,5 +88,35 @@ export async function createProjectAndSeeds(
           .then(() => true),
       { timeoutMs: 30_000, message: `seed ${name} to be admitted` },
     );
+  }
+}
+
+/**
+ * Waits until the shoot's last operation succeeded and the care controller found its API server available and its
+ * control plane healthy; fails with the last status seen.
+ */
+export async function healthyShoot(
+  client: ResourceClient,
+  namespace: string,
+  name: string,
+  timeoutMs: number,
+): Promise<Shoot> {
+  let last = 'no status';
+  try {
+    return await waitFor(
+      async () => {
+        const s = await client.get<Shoot & KubernetesObject>(Refs.shoot, name, namespace);
+        const op = s?.status?.lastOperation;
+        const conditions = s?.status?.conditions ?? [];
+        last = `${op?.state} ${op?.progress}%: ${op?.description}; ${conditions.map((c) => `${c.type}=${c.status} (${c.message})`).join(', ')}`;
+        const isTrue = (type: string) => conditions.some((c) => c.type === type && c.status === 'True');
+        return op?.state === 'Succeeded' && isTrue('APIServerAvailable') && isTrue('ControlPlaneHealthy')
+          ? s
+          : undefined;
+      },
+      { timeoutMs, intervalMs: 200, message: `shoot ${name} to succeed with healthy conditions` },
+    );
+  } catch (e) {
+    throw new Error(`${(e as Error).message}; last: ${last}`);
   }
 }
