@@ -12,12 +12,14 @@
  *
  * `SeedNodeNetwork` is created before the control plane (the API server binds its gateway); `SeedNodes` after it.
  */
+import { readFileSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Seed } from '../apis/core/v1beta1/seed.js';
 import { clusterDNSAddress } from '../gardenlet/shoot/networks.js';
 import { issueClientCertificate, type Certificates } from '../localenv/certs.js';
+import type { ControlPlane, ControlPlaneNodesOptions } from '../localenv/control-plane.js';
 import { adminGet } from '../localenv/kube-apiserver.js';
 import { formatIP, parseCIDR, type IPFamily } from '../net/cidr.js';
 import type { ResourceClient } from '../runtime/client.js';
@@ -86,6 +88,17 @@ export class SeedNodeNetwork {
     return this.network.ranges[this.networks.families[0]!]!.gateway;
   }
 
+  /**
+   * What the garden's control plane needs to serve these Nodes (startControlPlane's options): the seed's service
+   * range, and listening on the primary gateway with node IPAM from the seed's pod ranges.
+   */
+  controlPlaneOptions(): { serviceCIDR: string; nodes: ControlPlaneNodesOptions } {
+    return {
+      serviceCIDR: this.networks.services[0]!,
+      nodes: { listenAddress: this.primaryGateway, podCIDRs: this.networks.pods },
+    };
+  }
+
   get gateways(): string[] {
     return this.networks.families.map((f) => this.network.ranges[f]!.gateway);
   }
@@ -133,6 +146,19 @@ export class SeedNodes {
   private readonly machines: Machine[] = [];
 
   constructor(private readonly opts: SeedNodesOptions) {}
+
+  /** The Nodes of a garden control plane started with `network.controlPlaneOptions()`; state below its folder. */
+  static forGarden(
+    garden: Pick<ControlPlane, 'server' | 'certs' | 'dir'>,
+    opts: Pick<SeedNodesOptions, 'count' | 'network' | 'machines' | 'client' | 'log'>,
+  ): SeedNodes {
+    return new SeedNodes({
+      ...opts,
+      apiServer: { url: garden.server, caPEM: readFileSync(garden.certs.caCert, 'utf8') },
+      certs: garden.certs,
+      stateDir: join(garden.dir, 'seed-nodes'),
+    });
+  }
 
   /** Creates the machines (their processes run when this resolves) and the seed's CoreDNS. */
   async deploy(): Promise<void> {

@@ -5,7 +5,7 @@
  * line, and runs until SIGINT or SIGTERM, when it stops everything it started. Progress and logs go to stderr, the
  * lines a user (or script) needs to stdout.
  */
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { cacheBinDir } from '../localenv/binaries.js';
@@ -174,12 +174,7 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
         handleSignals: false,
         log: (line) => io.err(line + '\n'),
         ...(opts.kubeconfigOut !== undefined ? { kubeconfigPath: resolve(opts.kubeconfigOut) } : {}),
-        ...(seedNetwork !== undefined
-          ? {
-              serviceCIDR: seedNetwork.networks.services[0]!,
-              nodes: { listenAddress: seedNetwork.primaryGateway, podCIDRs: seedNetwork.networks.pods },
-            }
-          : {}),
+        ...(seedNetwork !== undefined ? seedNetwork.controlPlaneOptions() : {}),
       });
     } catch (e) {
       io.err(`error: the control plane did not start: ${(e as Error).message}\n`);
@@ -226,12 +221,9 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
       const garden = cp;
       const seedReady = async (): Promise<string[]> => {
         if (seedNetwork === undefined) return [];
-        seedNodes = new SeedNodes({
+        seedNodes = SeedNodes.forGarden(garden, {
           count: seedNodeCount,
           network: seedNetwork,
-          apiServer: { url: garden.server, caPEM: readFileSync(garden.certs.caCert, 'utf8') },
-          certs: garden.certs,
-          stateDir: join(garden.dir, 'seed-nodes'),
           machines: await machinesOptions({ seed: opts.controlPlaneWorkloads === true }),
           client,
           log: (line) => io.err(`${line}\n`),

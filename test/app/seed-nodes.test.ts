@@ -4,8 +4,6 @@
  * `kubernetes` Service pointing at the routable API server address, CoreDNS available, pod-to-pod across the Nodes
  * and through a ClusterIP Service; destroy leaves no namespace, cgroup, veth or bridge.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubernetesObject } from '@kubernetes/client-node';
@@ -115,21 +113,9 @@ describe.runIf(unsupported === undefined).sequential('a seed with two Nodes (roo
 
   beforeAll(async () => {
     network.deploy();
-    cp = await startControlPlane({
-      crds: false,
-      serviceCIDR: networks.services[0]!,
-      nodes: { listenAddress: network.primaryGateway, podCIDRs: networks.pods },
-    });
+    cp = await startControlPlane({ crds: false, ...network.controlPlaneOptions() });
     client = new ResourceClient(cp.kubeConfig());
-    nodes = new SeedNodes({
-      count: 2,
-      network,
-      apiServer: { url: cp.server, caPEM: readFileSync(cp.certs.caCert, 'utf8') },
-      certs: cp.certs,
-      stateDir: join(cp.dir, 'seed-nodes'),
-      machines: await machinesOptions(),
-      client,
-    });
+    nodes = SeedNodes.forGarden(cp, { count: 2, network, machines: await machinesOptions(), client });
   }, 180_000);
 
   afterAll(async () => {

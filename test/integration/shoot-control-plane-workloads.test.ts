@@ -6,7 +6,7 @@
  * pods heal, and neither that nor a gardenlet restart loses the shoot's data; deletion removes the namespace and
  * the route.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Resolver } from 'node:dns/promises';
 import type { KubernetesObject } from '@kubernetes/client-node';
@@ -59,20 +59,9 @@ describe.skipIf(unsupported !== undefined).sequential('shoot control planes as s
   beforeAll(async () => {
     kubectl = (await ensureBinaries({ names: ['kubectl'] })).kubectl;
     network.deploy();
-    cp = await startControlPlane({
-      serviceCIDR: SEED_NETWORKS.services,
-      nodes: { listenAddress: network.primaryGateway, podCIDRs: network.networks.pods },
-    });
+    cp = await startControlPlane(network.controlPlaneOptions());
     client = new ResourceClient(cp.kubeConfig());
-    nodes = new SeedNodes({
-      count: 2,
-      network,
-      apiServer: { url: cp.server, caPEM: readFileSync(cp.certs.caCert, 'utf8') },
-      certs: cp.certs,
-      stateDir: join(cp.dir, 'seed-nodes'),
-      machines: await machinesOptions({ seed: true }),
-      client,
-    });
+    nodes = SeedNodes.forGarden(cp, { count: 2, network, machines: await machinesOptions({ seed: true }), client });
     await nodes.deploy();
     services = await startLocalServices(cp, featureGates({ IPv6SingleStack: true, DualStack: true }), silentLogger(), {
       controlPlanes: true,
