@@ -282,6 +282,17 @@ Example:
     });
 
   program
+    .command('machine')
+    .description("run a shoot machine in this pod (the entrypoint of provider-local's machine image)")
+    .option('--node-name <name>', "the Node's name ($NODE_NAME: the pod's name)")
+    .option('--pod-ips <list>', "the pod's addresses ($POD_IPS: status.podIPs)")
+    .option('--user-data <file>', "the pool's user data", '/etc/gardener-ipv6/user-data/userData')
+    .action(async (opts: { nodeName?: string; podIps?: string; userData: string }) => {
+      const { runMachineCommand } = await import('./machine.js');
+      setExitCode(await runMachineCommand(opts, io));
+    });
+
+  program
     .command('run')
     .description(
       'run the admission webhook and the controllers (gardenlet, network and DNS extensions) against a cluster',

@@ -37,7 +37,11 @@ export function cgroupV1Hierarchies(
     if (!left || !right) continue;
     const [fstype, , superOptions] = right.split(' ');
     if (fstype !== 'cgroup' || superOptions === undefined) continue;
-    const mountPoint = left.split(' ')[4]!;
+    const fields = left.split(' ');
+    const mountPoint = fields[4]!;
+    // The part of the hierarchy mounted here: `/` on a host, the container's own cgroup in a container (runc
+    // bind-mounts it without a cgroup namespace), which /proc/self/cgroup names in full.
+    const mountRoot = fields[3]!;
     const controllers = superOptions
       .split(',')
       .filter(
@@ -53,13 +57,20 @@ export function cgroupV1Hierarchies(
     const key = [...controllers].sort().join(',');
     if (controllers.length === 0 || seen.has(key)) continue;
     seen.add(key);
-    const ownPath = own.get(controllers.join(',')) ?? own.get(key) ?? '/';
+    const ownPath = relativeTo(mountRoot, own.get(controllers.join(',')) ?? own.get(key) ?? '/');
     const options = controllers.some((c) => c.startsWith('name='))
       ? ['none', ...controllers].join(',')
       : controllers.join(',');
     hierarchies.push({ mountPoint, options, controllers, ownPath });
   }
   return hierarchies;
+}
+
+/** `path` as seen below a mount of `root`: `/a/b` below `/a` is `/b`. */
+function relativeTo(root: string, path: string): string {
+  if (root === '/' || root === '') return path;
+  if (path === root) return '/';
+  return path.startsWith(`${root}/`) ? path.slice(root.length) : path;
 }
 
 /**

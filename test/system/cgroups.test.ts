@@ -31,6 +31,19 @@ describe('cgroup v1 hierarchies', () => {
     ]);
   });
 
+  it('places us relative to the mounted part of a hierarchy, as inside a container', () => {
+    const pod = '/kubepods/besteffort/pod1/c1';
+    const mountinfo = `1 0 0:1 / / rw - overlay overlay rw
+2 1 0:2 / /sys/fs/cgroup rw - tmpfs cgroup rw
+3 2 0:3 ${pod} /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory
+4 2 0:4 ${pod} /sys/fs/cgroup/pids rw - cgroup cgroup rw,pids`;
+    const own = `5:memory:${pod}/machine\n4:pids:${pod}\n0::/`;
+    expect(cgroupV1Hierarchies(mountinfo, own).map((h) => [h.mountPoint, h.ownPath])).toEqual([
+      ['/sys/fs/cgroup/memory', '/machine'],
+      ['/sys/fs/cgroup/pids', '/'],
+    ]);
+  });
+
   it('is empty on a cgroup v2 host', () => {
     expect(cgroupV1Hierarchies('41 31 0:38 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw', '0::/')).toEqual([]);
   });

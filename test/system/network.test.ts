@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { netnsExists, netnsUnsupportedReason } from '../../src/localenv/netns.js';
+import { waitFor } from '../support/wait.js';
 import {
   attachNamespace,
   bridgeName,
@@ -79,7 +80,10 @@ describe.skipIf(netnsUnsupportedReason() !== undefined)('namespaces and bridges 
       execFileSync('ip', ['netns', 'del', ns]);
       deleteLink(bridge);
     }
-    expect(linkExists(hostVethName(ns))).toBe(false);
+    // The kernel tears a deleted namespace down (and with it the veth) asynchronously: slower under load.
+    await waitFor(() => !linkExists(hostVethName(ns)), {
+      message: `veth ${hostVethName(ns)} to go with its namespace`,
+    });
   });
 
   it('removes namespaces and bridges whose owner is gone, and nothing of a live owner', () => {

@@ -103,6 +103,8 @@ export function kubeAPIServerArgs(spec: ControlPlaneSpec, files: ControlPlaneFil
     '--allow-privileged=true',
     '--authorization-mode=Node,RBAC',
     '--enable-admission-plugins=NodeRestriction',
+    // Machines whose names nobody knows in advance join with a bootstrap token (TLS bootstrapping).
+    '--enable-bootstrap-token-auth=true',
     `--cert-dir=${files.certDir}`,
     `--tls-cert-file=${files.serverCert}`,
     `--tls-private-key-file=${files.serverKey}`,

@@ -21,6 +21,9 @@ export const MACHINE_PATHS = {
   kubeletDir: '/var/lib/kubelet',
   kubeletConfig: '/etc/kubernetes/kubelet/config.yaml',
   kubeletKubeconfig: '/etc/kubernetes/kubelet/kubeconfig',
+  kubeletBootstrapKubeconfig: '/etc/kubernetes/kubelet/bootstrap-kubeconfig',
+  /** The client certificate and key a bootstrapped kubelet was issued (and rotates). */
+  kubeletClientCertificate: '/var/lib/kubelet/pki/kubelet-client-current.pem',
   kubeProxyConfig: '/etc/kubernetes/kube-proxy/config.yaml',
   kubeProxyKubeconfig: '/etc/kubernetes/kube-proxy/kubeconfig',
   caFile: '/etc/kubernetes/pki/ca.crt',
@@ -180,17 +183,25 @@ export function kubeletConfig(opts: KubeletConfigOptions): string {
   });
 }
 
-export interface KubeconfigOptions {
+/** A client certificate inline, one in a file (cert and key in one, as the kubelet keeps its own), or a token. */
+export type KubeconfigCredentials =
+  { certPEM: string; keyPEM: string } | { certFile: string; keyFile: string } | { token: string };
+
+export type KubeconfigOptions = KubeconfigCredentials & {
   server: string;
   caPEM: string;
-  certPEM: string;
-  keyPEM: string;
   tlsServerName?: string;
   user: string;
+};
+
+function kubeconfigUser(c: KubeconfigCredentials): Record<string, string> {
+  const b64 = (s: string) => Buffer.from(s).toString('base64');
+  if ('token' in c) return { token: c.token };
+  if ('certFile' in c) return { 'client-certificate': c.certFile, 'client-key': c.keyFile };
+  return { 'client-certificate-data': b64(c.certPEM), 'client-key-data': b64(c.keyPEM) };
 }
 
 export function kubeconfig(opts: KubeconfigOptions): string {
-  const b64 = (s: string) => Buffer.from(s).toString('base64');
   return stringify({
     apiVersion: 'v1',
     kind: 'Config',
@@ -199,24 +210,24 @@ export function kubeconfig(opts: KubeconfigOptions): string {
         name: 'shoot',
         cluster: {
           server: opts.server,
-          'certificate-authority-data': b64(opts.caPEM),
+          'certificate-authority-data': Buffer.from(opts.caPEM).toString('base64'),
           ...(opts.tlsServerName ? { 'tls-server-name': opts.tlsServerName } : {}),
         },
       },
     ],
-    users: [
-      { name: opts.user, user: { 'client-certificate-data': b64(opts.certPEM), 'client-key-data': b64(opts.keyPEM) } },
-    ],
+    users: [{ name: opts.user, user: kubeconfigUser(opts) }],
     contexts: [{ name: 'shoot', context: { cluster: 'shoot', user: opts.user } }],
     'current-context': 'shoot',
   });
 }
 
 /** kubelet's flags besides the config file. */
-export function kubeletArgs(opts: { nodeName: string; nodeIPs: string[] }): string[] {
+export function kubeletArgs(opts: { nodeName: string; nodeIPs: string[]; bootstrap?: boolean }): string[] {
   return [
     `--config=${MACHINE_PATHS.kubeletConfig}`,
     `--kubeconfig=${MACHINE_PATHS.kubeletKubeconfig}`,
+    // TLS bootstrapping: the kubelet writes --kubeconfig itself, pointing at the certificate it was issued.
+    ...(opts.bootstrap ? [`--bootstrap-kubeconfig=${MACHINE_PATHS.kubeletBootstrapKubeconfig}`] : []),
     `--root-dir=${MACHINE_PATHS.kubeletDir}`,
     `--hostname-override=${opts.nodeName}`,
     // One address per family, primary first: the Node's InternalIPs, in this order.
@@ -257,13 +268,15 @@ export function kubeProxyConfig(opts: KubeProxyConfigOptions): string {
 export interface CNIConfigOptions {
   /** The Node's spec.podCIDRs (one per family, primary first). */
   podCIDRs: string[];
+  /** The pods' MTU, when below their machine's (an overlay's headers). */
+  mtu?: number;
 }
 
 /**
  * The CNI network: a bridge per machine with the pods' gateway addresses (isGateway), host-local addresses from
  * the Node's podCIDRs (one range set per family, so dual-stack pods get both), a default route per family. No
- * masquerading: pods reach pods on other machines with their own addresses, routed by the machines (routes.ts),
- * as calico does with its overlay off.
+ * masquerading: pods reach pods on other machines with their own addresses, routed by the machines (routes.ts,
+ * as calico does with its overlay off, or overlay.ts, as with VXLAN on).
  */
 export function cniConfig(opts: CNIConfigOptions): string {
   const families = opts.podCIDRs.map((cidr) => {
@@ -282,6 +295,7 @@ export function cniConfig(opts: CNIConfigOptions): string {
             bridge: CNI_BRIDGE,
             isGateway: true,
             ipMasq: false,
+            ...(opts.mtu !== undefined ? { mtu: opts.mtu } : {}),
             hairpinMode: true,
             ipam: {
               type: 'host-local',

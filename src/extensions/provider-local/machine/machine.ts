@@ -33,10 +33,9 @@
  * Needs root, `nft` and `sysctl`, and a cgroup v1 host (see cgroups.ts).
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, readFileSync, readdirSync } from 'node:fs';
-import { mkdir, rm, symlink } from 'node:fs/promises';
-import { join } from 'node:path';
+import { lstat, mkdir, readFile, readlink, rm, symlink } from 'node:fs/promises';
+import { dirname, isAbsolute, join } from 'node:path';
 import type { File } from '../../../apis/extensions/v1alpha1/operatingsystemconfig.js';
 import type { IPFamily } from '../../../net/cidr.js';
 import { deleteNetns, ip, netnsExists } from '../../../localenv/netns.js';
@@ -63,6 +62,7 @@ import {
 } from './config.js';
 import type { BuiltImage } from './images.js';
 import { desiredPodRoutes, diffRoutes, type PodRoute } from './routes.js';
+import { OVERLAY_OVERHEAD, VXLANOverlay, stableMAC } from './overlay.js';
 
 /**
  * Names of a machine's network namespace and cgroup: `gv6-<owner pid>-machine-<name>`, the scheme of the local
@@ -95,21 +95,22 @@ export interface MachineOptions {
   stateDir: string;
   /** The folder with MACHINE_BINARIES. */
   binDir: string;
-  /** The node bridge in the caller's network namespace (the caller creates it, with the gateway addresses). */
-  bridge: string;
-  /** The network namespace the bridge is in, when not the caller's. */
-  bridgeNetns?: string;
+  /**
+   * A network namespace of the machine's own, attached to the caller's bridge. Without it the machine uses the
+   * network namespace it runs in (a machine pod's), whose addresses `addresses` are, and reaches the other machines'
+   * pods through a VXLAN overlay (overlay.ts).
+   */
+  attachment?: BridgeAttachment;
   /** The machine's addresses with prefix length, one per family, primary first: `['fd00:10:1::a/64']`. */
   addresses: string[];
-  /** The gateways on the bridge, one per family (any order). */
-  gateways: string[];
   /** The shoot's families, primary first. */
   families: IPFamily[];
   apiServer: APIServerAccess;
-  /** The node's client certificate: CN=system:node:<name>, O=system:nodes. */
-  credentials: ClientCredentials;
-  /** kube-proxy's client certificate: CN=system:kube-proxy (bound to system:node-proxier by default RBAC). */
-  kubeProxyCredentials: ClientCredentials;
+  /**
+   * How the machine joins: with certificates issued by the caller, or (Gardener's way, for machines whose names
+   * nobody knows in advance) with a bootstrap token the kubelet trades for its client certificate.
+   */
+  join: CertificateJoin | BootstrapTokenJoin;
   /** The cluster DNS address (10th of the primary service range). */
   clusterDNS: string;
   /** @default cluster.local */
@@ -127,9 +128,35 @@ export interface MachineOptions {
   log?: (line: string) => void;
 }
 
+/** A veth from the machine's network namespace into a bridge the caller made. */
+export interface BridgeAttachment {
+  bridge: string;
+  /** The network namespace the bridge is in, when not the caller's. */
+  bridgeNetns?: string;
+  /** The gateways on the bridge, one per family (any order). */
+  gateways: string[];
+}
+
+export interface CertificateJoin {
+  /** The node's client certificate: CN=system:node:<name>, O=system:nodes. */
+  credentials: ClientCredentials;
+  /** kube-proxy's client certificate: CN=system:kube-proxy (bound to system:node-proxier by default RBAC). */
+  kubeProxyCredentials: ClientCredentials;
+}
+
+/**
+ * TLS bootstrapping: the token (`<id>.<secret>`) authenticates as `system:bootstrappers`, the kubelet asks for a
+ * client certificate with a CertificateSigningRequest that kube-controller-manager approves and signs. kube-proxy
+ * and the node sync then use the kubelet's certificate: the shoot binds `system:nodes` to `system:node-proxier`.
+ */
+export interface BootstrapTokenJoin {
+  bootstrapToken: string;
+}
+
 export interface MachineStatus {
   name: string;
-  netns: string;
+  /** Its own network namespace, if it has one. */
+  netns?: string;
   processes: SupervisedState[];
   podRoutes: PodRoute[];
   cniConfigured: boolean;
@@ -142,12 +169,7 @@ export function machineID(name: string, ownerPid = process.pid): string {
 
 /** A locally administered unicast MAC address, stable for a machine's name and addresses. */
 export function machineMAC(name: string, addresses: readonly string[]): string {
-  const bytes = createHash('sha256')
-    .update(`${name}\n${addresses.join(',')}`)
-    .digest()
-    .subarray(0, 6);
-  bytes[0] = (bytes[0]! & 0xfe) | 0x02;
-  return [...bytes].map((b) => b.toString(16).padStart(2, '0')).join(':');
+  return stableMAC(`${name}\n${addresses.join(',')}`);
 }
 
 /** The host end of a machine's veth: named after its namespace, as the control planes' (src/system/network.ts). */
@@ -163,18 +185,20 @@ const MOVE_INTO_CGROUP = [
 
 /**
  * The holder's setup, run inside the new mount and cgroup namespaces (and the machine's network namespace), then
- * `exec pause`. $1 is the state dir, $2 the pause binary, the rest `dir:options` of the cgroup hierarchies.
+ * `exec pause`. $1 is the state dir, $2 the pause binary, $3 `fresh` for a sysfs of the machine's own network
+ * namespace (a machine pod keeps the one of its pod's), the rest `dir:options` of the cgroup hierarchies.
  * Order matters when the state dir lies below one of the folders mounted over: /var and /run come last.
  */
 const HOLDER_SETUP = `set -e
-state="$1"; pause="$2"; shift 2
-mount -t sysfs sysfs /sys
+state="$1"; pause="$2"; sysfs="$3"; shift 3
+if [ "$sysfs" = fresh ]; then mount -t sysfs sysfs /sys; fi
 mount -t tmpfs -o mode=755 cgroup /sys/fs/cgroup
 for h in "$@"; do
   dir="\${h%%:*}"; opts="\${h#*:}"
   mkdir -p "/sys/fs/cgroup/$dir"
   mount -t cgroup -o "$opts" cgroup "/sys/fs/cgroup/$dir"
 done
+mkdir -p /opt /var /run
 mount -t overlay overlay -o "lowerdir=/etc,upperdir=$state/etc,workdir=$state/.etc-work" /etc
 mount --bind "$state/opt" /opt
 mount --bind "$state/var" /var
@@ -186,7 +210,8 @@ exec "$pause"
 
 export class Machine {
   readonly id: string;
-  readonly netns: string;
+  /** The machine's own network namespace; undefined when it uses the one it runs in. */
+  readonly netns: string | undefined;
   private readonly vethName: string;
   private readonly cgroup: CgroupSubtree;
   private holder: ManagedProcess | undefined;
@@ -194,6 +219,8 @@ export class Machine {
   private syncTimer: NodeJS.Timeout | undefined;
   private syncing: Promise<void> | undefined;
   private readonly routes = new Map<string, PodRoute>();
+  private overlay: VXLANOverlay | undefined;
+  private kubeProxyStarted = false;
   private cniWritten: string | undefined;
   private lastSyncError: string | undefined;
   private destroying = false;
@@ -215,7 +242,7 @@ export class Machine {
         throw new Error(`machine ${opts.name}: addresses[${i}] ${a} is not ${opts.families[i]}`);
     });
     this.id = machineID(opts.name);
-    this.netns = this.id;
+    this.netns = opts.attachment ? this.id : undefined;
     this.vethName = hostVethName(this.id);
     this.cgroup = new CgroupSubtree(this.id);
     this.log = opts.log ?? (() => {});
@@ -285,11 +312,14 @@ export class Machine {
     if (this.holder !== undefined) throw new Error(`machine ${this.opts.name} is deployed already`);
     const started = Date.now();
     checkRuncSeccomp(join(this.opts.binDir, 'runc'));
-    if (netnsExists(this.netns) || this.cgroup.exists()) removeMachineResources(this.id, this.vethName);
+    if ((this.netns !== undefined && netnsExists(this.netns)) || this.cgroup.exists()) {
+      removeMachineResources(this.id, this.vethName);
+    }
     this.unregisterEmergency = onEmergencyExit(() => this.destroySync(), { signals: false });
     try {
       await this.prepareStateDir();
-      this.createNetwork();
+      if (this.opts.attachment) this.createNetwork(this.opts.attachment);
+      else this.createOverlay();
       this.programNATOutgoing();
       this.cgroup.create('system');
       await this.startHolder();
@@ -318,12 +348,10 @@ export class Machine {
       this.supervise(
         'kubelet',
         join(this.opts.binDir, 'kubelet'),
-        kubeletArgs({ nodeName: this.opts.name, nodeIPs: this.nodeIPs }),
+        kubeletArgs({ nodeName: this.opts.name, nodeIPs: this.nodeIPs, bootstrap: 'bootstrapToken' in this.opts.join }),
       );
-      this.supervise('kube-proxy', join(this.opts.binDir, 'kube-proxy'), [
-        `--config=${MACHINE_PATHS.kubeProxyConfig}`,
-        '--v=1',
-      ]);
+      // With a bootstrap token, kube-proxy waits for the kubelet's certificate (the node sync starts it).
+      if ('credentials' in this.opts.join) this.startKubeProxy();
       this.startNodeSync();
       this.log(`machine ${this.opts.name}: processes started in ${Date.now() - started}ms`);
     } catch (e) {
@@ -350,12 +378,49 @@ export class Machine {
       ['var/run', '/run'],
       ['var/lock', '/run/lock'],
     ] as const) {
-      if (!existsSync(join(s, link))) await symlink(target, join(s, link));
+      // lstat, not exists: the link dangles where the caller has no such folder (a machine image without /run).
+      const present = await lstat(join(s, link)).then(
+        () => true,
+        () => false,
+      );
+      if (!present) await symlink(target, join(s, link));
     }
   }
 
-  private createNetwork(): void {
-    const ns = this.netns;
+  private startKubeProxy(): void {
+    if (this.kubeProxyStarted) return;
+    this.kubeProxyStarted = true;
+    this.supervise('kube-proxy', join(this.opts.binDir, 'kube-proxy'), [
+      `--config=${MACHINE_PATHS.kubeProxyConfig}`,
+      '--v=1',
+    ]);
+  }
+
+  /** The VXLAN device to the other machines, over the primary address of the network namespace we run in. */
+  private createOverlay(): void {
+    const underlayIP = this.nodeIPs[0]!;
+    const overlay = new VXLANOverlay(this.opts.name, underlayIP, (line) =>
+      this.log(`machine ${this.opts.name}: ${line}`),
+    );
+    overlay.ensureDevice(this.linkMTU());
+    this.overlay = overlay;
+  }
+
+  /** The MTU of the device that holds the primary address (a machine pod's eth0). */
+  private linkMTU(): number {
+    const out = execFileSync(which('ip') ?? 'ip', ['-o', 'addr', 'show', 'to', this.nodeIPs[0]!], { encoding: 'utf8' });
+    const device = /^\d+:\s+(\S+)/.exec(out)?.[1]?.replace(/@.*$/, '');
+    if (device === undefined) throw new Error(`machine ${this.opts.name}: no device holds ${this.nodeIPs[0]}`);
+    return Number(readFileSync(`/sys/class/net/${device}/mtu`, 'utf8').trim());
+  }
+
+  /** The pods' MTU: the overlay's when pods reach other machines through it. */
+  private podMTU(): number | undefined {
+    return this.overlay ? this.linkMTU() - OVERLAY_OVERHEAD[this.overlay.underlay] : undefined;
+  }
+
+  private createNetwork(attachment: BridgeAttachment): void {
+    const ns = this.id;
     ip(['netns', 'add', ns]);
     ip(['-n', ns, 'link', 'set', 'lo', 'up']);
     // Loopback keeps 127.0.0.1 even on IPv6-only machines, as on a real IPv6-only node: without it Go programs
@@ -365,16 +430,16 @@ export class Machine {
     // restart (a new random MAC would leave them sending to the old one until their entries expire, ~30 s).
     const mac = machineMAC(this.opts.name, this.opts.addresses);
     // The bridge may live in another namespace (the shoot's control plane namespace, its network's router).
-    const at = this.opts.bridgeNetns !== undefined ? ['-n', this.opts.bridgeNetns] : [];
+    const at = attachment.bridgeNetns !== undefined ? ['-n', attachment.bridgeNetns] : [];
     ip([...at, 'link', 'add', this.vethName, 'type', 'veth', 'peer', 'name', 'eth0', 'address', mac, 'netns', ns]);
-    ip([...at, 'link', 'set', this.vethName, 'master', this.opts.bridge]);
+    ip([...at, 'link', 'set', this.vethName, 'master', attachment.bridge]);
     ip([...at, 'link', 'set', this.vethName, 'up']);
     for (const address of this.opts.addresses) ip(['-n', ns, 'addr', 'add', address, 'dev', 'eth0', 'nodad']);
     ip(['-n', ns, 'link', 'set', 'eth0', 'up']);
     for (const family of this.opts.families) {
-      const gateway = this.opts.gateways.find((g) => familyOf(g) === family);
+      const gateway = attachment.gateways.find((g) => familyOf(g) === family);
       if (gateway === undefined)
-        throw new Error(`machine ${this.opts.name}: no ${family} gateway in ${this.opts.gateways.join(', ')}`);
+        throw new Error(`machine ${this.opts.name}: no ${family} gateway in ${attachment.gateways.join(', ')}`);
       ip([
         '-n',
         ns,
@@ -393,7 +458,9 @@ export class Machine {
   /** Outgoing NAT of pod traffic leaving the pod ranges (see natOutgoingRules). */
   private programNATOutgoing(): void {
     try {
-      execFileSync(which('ip') ?? 'ip', ['netns', 'exec', this.netns, which('nft') ?? 'nft', '-f', '-'], {
+      const nft = [which('nft') ?? 'nft', '-f', '-'];
+      const argv = this.netns !== undefined ? [which('ip') ?? 'ip', 'netns', 'exec', this.netns, ...nft] : nft;
+      execFileSync(argv[0]!, argv.slice(1), {
         input: natOutgoingRules(this.opts.podCIDRs),
         stdio: ['pipe', 'pipe', 'pipe'],
       });
@@ -408,13 +475,19 @@ export class Machine {
     const holder = startProcess({
       name: 'holder',
       command: '/bin/sh',
-      args: ['-c', HOLDER_SETUP, 'machine-holder', this.opts.stateDir, join(this.opts.binDir, 'pause'), ...hierarchies],
+      args: [
+        '-c',
+        HOLDER_SETUP,
+        'machine-holder',
+        this.opts.stateDir,
+        join(this.opts.binDir, 'pause'),
+        this.netns !== undefined ? 'fresh' : 'keep',
+        ...hierarchies,
+      ],
       logFile: join(this.opts.stateDir, 'logs', 'holder.log'),
       wrap: [
         ...MOVE_INTO_CGROUP,
-        which('nsenter') ?? 'nsenter',
-        `--net=/run/netns/${this.netns}`,
-        '--',
+        ...(this.netns !== undefined ? [which('nsenter') ?? 'nsenter', `--net=/run/netns/${this.netns}`, '--'] : []),
         which('unshare') ?? 'unshare',
         '--cgroup',
         '--mount',
@@ -456,29 +529,34 @@ export class Machine {
       MACHINE_PATHS.kubeletConfig,
       kubeletConfig({ clusterDNS: [o.clusterDNS], clusterDomain: o.clusterDomain ?? 'cluster.local' }),
     );
-    await this.writeFileInside(
-      MACHINE_PATHS.kubeletKubeconfig,
-      kubeconfig({
-        ...server,
-        certPEM: o.credentials.certPEM,
-        keyPEM: o.credentials.keyPEM,
-        user: `system:node:${o.name}`,
-      }),
-      0o600,
-    );
+    if ('credentials' in o.join) {
+      const { credentials, kubeProxyCredentials } = o.join;
+      await this.writeFileInside(
+        MACHINE_PATHS.kubeletKubeconfig,
+        kubeconfig({ ...server, ...credentials, user: `system:node:${o.name}` }),
+        0o600,
+      );
+      await this.writeFileInside(
+        MACHINE_PATHS.kubeProxyKubeconfig,
+        kubeconfig({ ...server, ...kubeProxyCredentials, user: 'system:kube-proxy' }),
+        0o600,
+      );
+    } else {
+      await this.writeFileInside(
+        MACHINE_PATHS.kubeletBootstrapKubeconfig,
+        kubeconfig({ ...server, token: o.join.bootstrapToken, user: 'kubelet-bootstrap' }),
+        0o600,
+      );
+      const issued = MACHINE_PATHS.kubeletClientCertificate;
+      await this.writeFileInside(
+        MACHINE_PATHS.kubeProxyKubeconfig,
+        kubeconfig({ ...server, certFile: issued, keyFile: issued, user: `system:node:${o.name}` }),
+        0o600,
+      );
+    }
     await this.writeFileInside(
       MACHINE_PATHS.kubeProxyConfig,
       kubeProxyConfig({ nodeName: o.name, clusterCIDRs: o.podCIDRs, primaryNodeIP: this.nodeIPs[0]! }),
-    );
-    await this.writeFileInside(
-      MACHINE_PATHS.kubeProxyKubeconfig,
-      kubeconfig({
-        ...server,
-        certPEM: o.kubeProxyCredentials.certPEM,
-        keyPEM: o.kubeProxyCredentials.keyPEM,
-        user: 'system:kube-proxy',
-      }),
-      0o600,
     );
     // The CNI plugins under the names containerd looks for; the files stay in binDir.
     for (const plugin of CNI_PLUGINS) {
@@ -550,38 +628,64 @@ export class Machine {
     this.syncTimer = setTimeout(tick, 0);
   }
 
+  /**
+   * The credentials that may list the Nodes: kube-proxy's, or the kubelet's once it was issued one (undefined
+   * until then). The Node authorizer lets a node read only its own Node; `system:node-proxier` may list them all,
+   * as calico-node's ServiceAccount may.
+   */
+  private async listCredentials(): Promise<ClientCredentials | undefined> {
+    if ('kubeProxyCredentials' in this.opts.join) return this.opts.join.kubeProxyCredentials;
+    let pem: string;
+    try {
+      // The kubelet links `-current` to the file it was issued, by absolute path inside the machine: resolve it
+      // there, not in our own mount namespace.
+      const link = join(this.rootDir, MACHINE_PATHS.kubeletClientCertificate);
+      const target = await readlink(link).catch(() => undefined);
+      const file =
+        target === undefined ? link : isAbsolute(target) ? join(this.rootDir, target) : join(dirname(link), target);
+      pem = (await readFile(file)).toString();
+    } catch {
+      return undefined;
+    }
+    const cert = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----\n?/.exec(pem)?.[0];
+    const key = /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]+?-----END [A-Z ]*PRIVATE KEY-----\n?/.exec(pem)?.[0];
+    return cert && key ? { certPEM: cert, keyPEM: key } : undefined;
+  }
+
   /** One pass: the CNI config from our Node's podCIDRs, the routes to the other Nodes' podCIDRs. */
   async syncNodes(): Promise<void> {
-    // The Node authorizer lets a node read only its own Node; kube-proxy's identity (system:node-proxier) may list
-    // them all, as calico-node's ServiceAccount may.
-    const list = await requestJSON<{ items: NodeInfo[] }>(
-      this.opts.apiServer,
-      this.opts.kubeProxyCredentials,
-      'GET',
-      '/api/v1/nodes',
-    );
+    const credentials = await this.listCredentials();
+    if (credentials === undefined) return;
+    this.startKubeProxy();
+    const list = await requestJSON<{ items: NodeInfo[] }>(this.opts.apiServer, credentials, 'GET', '/api/v1/nodes');
     this.lastSyncError = undefined;
     const self = list.items.find((n) => n.metadata.name === this.opts.name);
     const podCIDRs = self?.spec?.podCIDRs ?? [];
     if (podCIDRs.length > 0) {
-      const config = cniConfig({ podCIDRs });
+      const mtu = this.podMTU();
+      const config = cniConfig({ podCIDRs, ...(mtu !== undefined ? { mtu } : {}) });
       if (config !== this.cniWritten) {
         await this.writeFileInside(MACHINE_PATHS.cniConfig, config);
         this.cniWritten = config;
         this.log(`machine ${this.opts.name}: CNI configured for ${podCIDRs.join(', ')}`);
       }
     }
+    if (this.overlay !== undefined) {
+      this.overlay.sync(list.items);
+      return;
+    }
+    const netns = this.netns!;
     const { add, remove } = diffRoutes(this.routes, desiredPodRoutes(this.opts.name, list.items));
     for (const r of remove) {
       try {
-        ip(['-n', this.netns, 'route', 'del', r.cidr]);
+        ip(['-n', netns, 'route', 'del', r.cidr]);
       } catch {
         // Gone already.
       }
       this.routes.delete(r.cidr);
     }
     for (const r of add) {
-      ip(['-n', this.netns, 'route', 'replace', r.cidr, 'via', r.via, 'dev', 'eth0']);
+      ip(['-n', netns, 'route', 'replace', r.cidr, 'via', r.via, 'dev', 'eth0']);
       this.routes.set(r.cidr, r);
     }
   }
@@ -592,9 +696,11 @@ export class Machine {
     let last = 'no answer yet';
     for (;;) {
       try {
+        const credentials = 'credentials' in this.opts.join ? this.opts.join.credentials : await this.listCredentials();
+        if (credentials === undefined) throw new Error('the kubelet has no client certificate yet');
         const node = await requestJSON<NodeInfo>(
           this.opts.apiServer,
-          this.opts.credentials,
+          credentials,
           'GET',
           `/api/v1/nodes/${this.opts.name}`,
         );
@@ -663,6 +769,7 @@ export class Machine {
     this.supervised.length = 0;
     this.holder = undefined;
     this.cniWritten = undefined;
+    this.kubeProxyStarted = false;
     this.destroying = false;
   }
 

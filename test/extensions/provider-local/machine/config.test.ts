@@ -134,4 +134,25 @@ describe('outgoing NAT of pod traffic', () => {
       script.indexOf('chain nat-outgoing'),
     );
   });
+
+  it('joins with a bootstrap token: the kubelet gets --bootstrap-kubeconfig, kube-proxy its issued certificate', () => {
+    const args = kubeletArgs({ nodeName: 'm1', nodeIPs: ['fd00:10:1::a'], bootstrap: true });
+    expect(args).toContain(`--bootstrap-kubeconfig=${MACHINE_PATHS.kubeletBootstrapKubeconfig}`);
+    expect(args).toContain(`--kubeconfig=${MACHINE_PATHS.kubeletKubeconfig}`);
+    expect(kubeletArgs({ nodeName: 'm1', nodeIPs: ['fd00:10:1::a'] }).join(' ')).not.toContain('bootstrap');
+    const server = { server: 'https://[fd00:ff::2]:443', caPEM: 'CA', user: 'u' };
+    expect(parse(kubeconfig({ ...server, token: 'abcdef.0123456789abcdef' })).users[0].user).toEqual({
+      token: 'abcdef.0123456789abcdef',
+    });
+    const issued = MACHINE_PATHS.kubeletClientCertificate;
+    expect(parse(kubeconfig({ ...server, certFile: issued, keyFile: issued })).users[0].user).toEqual({
+      'client-certificate': issued,
+      'client-key': issued,
+    });
+  });
+
+  it('gives pods the overlay MTU when asked', () => {
+    expect(JSON.parse(cniConfig({ podCIDRs: ['fd00:10:3::/64'], mtu: 1430 })).plugins[0].mtu).toBe(1430);
+    expect(JSON.parse(cniConfig({ podCIDRs: ['fd00:10:3::/64'] })).plugins[0]).not.toHaveProperty('mtu');
+  });
 });

@@ -1,0 +1,58 @@
+/**
+ * What a provider-local machine boots with: its user data, as a cloud provider hands a VM its cloud-config. The
+ * gardenlet writes it into the Secret each worker pool's `userDataSecretRef` names; provider-local mounts that Secret
+ * into the pool's machine pods, whose agent reads it (again whenever it changes: the files and kernel settings are
+ * applied in place, as gardener-node-agent applies a changed OperatingSystemConfig).
+ */
+import { z } from 'zod';
+import { FileSchema } from '../../extensions/v1alpha1/operatingsystemconfig.js';
+
+export const MACHINE_USER_DATA_API_VERSION = 'local.provider.extensions.gardener.cloud/v1alpha1';
+/** The key of the user data in its Secret. */
+export const USER_DATA_KEY = 'userData';
+
+/** `<6 chars>.<16 chars>` of [a-z0-9], as a bootstrap token is. */
+export const BOOTSTRAP_TOKEN_PATTERN = /^[a-z0-9]{6}\.[a-z0-9]{16}$/;
+
+const Family = z.enum(['IPv4', 'IPv6']);
+
+export const MachineUserDataSchema = z.object({
+  apiVersion: z.literal(MACHINE_USER_DATA_API_VERSION),
+  kind: z.literal('MachineUserData'),
+  /** The shoot's API server as the machines reach it, and the CA its serving certificate is issued by. */
+  apiServer: z.object({ url: z.url({ protocol: /^https$/ }), caPEM: z.string().min(1) }),
+  /** The token the kubelet trades for its client certificate (TLS bootstrapping). */
+  bootstrapToken: z
+    .string()
+    .regex(BOOTSTRAP_TOKEN_PATTERN, 'a bootstrap token: <id>.<secret>, [a-z0-9]{6}.[a-z0-9]{16}'),
+  /** The shoot's IP families, primary first. */
+  families: z.array(Family).min(1).max(2),
+  /** The cluster DNS address of each service range, primary first. */
+  clusterDNS: z.array(z.string()).min(1),
+  clusterDomain: z.string().default('cluster.local'),
+  /** One per family, in family order. */
+  podCIDRs: z.array(z.string()).min(1),
+  serviceCIDRs: z.array(z.string()).min(1),
+  /** The worker OperatingSystemConfig's files. */
+  files: z.array(FileSchema).default([]),
+  /** The worker pool's kernel settings, over the files'. */
+  sysctls: z.record(z.string(), z.string()).default({}),
+});
+export type MachineUserData = z.infer<typeof MachineUserDataSchema>;
+export type MachineUserDataInput = z.input<typeof MachineUserDataSchema>;
+
+/** The user data from its JSON text; errors name the field. */
+export function parseMachineUserData(text: string): MachineUserData {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (e) {
+    throw new Error(`user data: not JSON: ${(e as Error).message}`);
+  }
+  const result = MachineUserDataSchema.safeParse(json);
+  if (!result.success) {
+    const issues = result.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
+    throw new Error(`user data: ${issues.join('; ')}`);
+  }
+  return result.data;
+}

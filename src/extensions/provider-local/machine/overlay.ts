@@ -1,0 +1,160 @@
+/**
+ * The pod overlay between machine pods, as calico's VXLAN mode (or flannel's) builds one: the machine pods sit on the
+ * seed's pod network, which knows nothing of the shoot's pod ranges, so shoot pod traffic between machines travels
+ * in VXLAN over the machine pods' own addresses.
+ *
+ * Every machine has one VXLAN device with a MAC address derived from its Node's name, so no machine needs to
+ * publish it. For every other Node, a machine programs
+ *   - a forwarding entry: the Node's MAC is reached at its InternalIP (of the underlay family),
+ *   - per podCIDR, a permanent neighbour entry for the Node's pod gateway (the first address of the podCIDR, which
+ *     the CNI bridge holds there) with that MAC, and a route to the podCIDR via that gateway, on-link.
+ * A packet for a pod on another machine is thus sent to that machine's MAC, encapsulated to its address, and routed
+ * there to its pod bridge. Inner packets of both families travel over one underlay family (the primary).
+ */
+import { createHash } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { formatIP, nthAddress, parseCIDR, type IPFamily } from '../../../net/cidr.js';
+import { which } from '../../../localenv/process.js';
+import { familyOf } from './config.js';
+import { nodePodCIDRs, type NodeInfo } from './api-client.js';
+
+export const OVERLAY_DEVICE = 'vxlan.gv6';
+export const OVERLAY_VNI = 4096;
+export const OVERLAY_PORT = 4789;
+/** VXLAN's headers over each underlay family: outer IP + UDP + VXLAN + inner Ethernet. */
+export const OVERLAY_OVERHEAD: Readonly<Record<IPFamily, number>> = { IPv6: 70, IPv4: 50 };
+
+/** A locally administered unicast MAC address derived from `seed`: stable, and distinct for distinct seeds. */
+export function stableMAC(seed: string): string {
+  const bytes = createHash('sha256').update(seed).digest().subarray(0, 6);
+  bytes[0] = (bytes[0]! & 0xfe) | 0x02;
+  return [...bytes].map((b) => b.toString(16).padStart(2, '0')).join(':');
+}
+
+/** The MAC address of a Node's VXLAN device. */
+export function overlayMAC(node: string): string {
+  return stableMAC(`overlay\n${node}`);
+}
+
+export interface OverlayPeer {
+  readonly node: string;
+  readonly mac: string;
+  /** The Node's InternalIP of the underlay family. */
+  readonly underlayIP: string;
+  /** Its podCIDRs, each with the gateway address the route goes via. */
+  readonly routes: readonly { readonly cidr: string; readonly gateway: string }[];
+}
+
+/** The peers machine `self` needs; Nodes without podCIDRs or an InternalIP of the underlay family are skipped. */
+export function desiredOverlayPeers(self: string, nodes: readonly NodeInfo[], underlay: IPFamily): OverlayPeer[] {
+  const peers: OverlayPeer[] = [];
+  for (const node of nodes) {
+    const name = node.metadata.name;
+    if (name === self) continue;
+    const underlayIP = (node.status?.addresses ?? [])
+      .filter((a) => a.type === 'InternalIP')
+      .map((a) => a.address)
+      .find((a) => familyOf(a) === underlay);
+    const routes = nodePodCIDRs(node).flatMap((cidr) => {
+      const parsed = parseCIDR(cidr);
+      const gateway = parsed ? nthAddress(parsed, 1) : undefined;
+      return gateway ? [{ cidr: parsed!.input, gateway: formatIP(gateway) }] : [];
+    });
+    if (underlayIP !== undefined && routes.length > 0)
+      peers.push({ node: name, mac: overlayMAC(name), underlayIP, routes });
+  }
+  return peers.sort((a, b) => a.node.localeCompare(b.node));
+}
+
+/** The `ip`/`bridge` commands that take `current` peers to `desired` ones (removals first). */
+export function overlayCommands(
+  current: readonly OverlayPeer[],
+  desired: readonly OverlayPeer[],
+  device = OVERLAY_DEVICE,
+): string[][] {
+  const key = (p: OverlayPeer) => JSON.stringify(p);
+  const wanted = new Set(desired.map(key));
+  const have = new Set(current.map(key));
+  const commands: string[][] = [];
+  for (const peer of current.filter((p) => !wanted.has(key(p)))) {
+    for (const r of peer.routes) {
+      commands.push(['ip', 'route', 'del', r.cidr, 'dev', device]);
+      commands.push(['ip', 'neigh', 'del', r.gateway, 'dev', device]);
+    }
+    commands.push(['bridge', 'fdb', 'del', peer.mac, 'dev', device, 'dst', peer.underlayIP]);
+  }
+  for (const peer of desired.filter((p) => !have.has(key(p)))) {
+    commands.push(['bridge', 'fdb', 'replace', peer.mac, 'dev', device, 'dst', peer.underlayIP]);
+    for (const r of peer.routes) {
+      commands.push(['ip', 'neigh', 'replace', r.gateway, 'lladdr', peer.mac, 'dev', device, 'nud', 'permanent']);
+      commands.push(['ip', 'route', 'replace', r.cidr, 'via', r.gateway, 'dev', device, 'onlink']);
+    }
+  }
+  return commands;
+}
+
+/** The VXLAN device and its peers in the network namespace this process runs in. */
+export class VXLANOverlay {
+  private peers: OverlayPeer[] = [];
+
+  constructor(
+    private readonly node: string,
+    private readonly underlayIP: string,
+    private readonly log: (line: string) => void = () => {},
+  ) {}
+
+  get underlay(): IPFamily {
+    return familyOf(this.underlayIP);
+  }
+
+  /** Creates the device (again, if it exists with other settings) with the MTU left by `linkMTU`. */
+  ensureDevice(linkMTU: number): void {
+    const mtu = String(linkMTU - OVERLAY_OVERHEAD[this.underlay]);
+    run(['ip', 'link', 'del', OVERLAY_DEVICE], true);
+    run([
+      'ip',
+      'link',
+      'add',
+      OVERLAY_DEVICE,
+      'type',
+      'vxlan',
+      'id',
+      String(OVERLAY_VNI),
+      'local',
+      this.underlayIP,
+      'dstport',
+      String(OVERLAY_PORT),
+      'nolearning',
+    ]);
+    run(['ip', 'link', 'set', OVERLAY_DEVICE, 'address', overlayMAC(this.node), 'mtu', mtu, 'up']);
+    this.peers = [];
+  }
+
+  /** Programs what changed since the last call; a failed command leaves the rest for the next one. */
+  sync(nodes: readonly NodeInfo[]): void {
+    const desired = desiredOverlayPeers(this.node, nodes, this.underlay);
+    const commands = overlayCommands(this.peers, desired);
+    for (const command of commands) {
+      // Removals of what is gone already are fine; an addition that fails is retried next time.
+      const removal = command.includes('del');
+      run(command, removal);
+    }
+    if (commands.length > 0)
+      this.log(`overlay: ${desired.map((p) => `${p.node} at ${p.underlayIP}`).join(', ') || 'no peers'}`);
+    this.peers = desired;
+  }
+
+  current(): readonly OverlayPeer[] {
+    return this.peers;
+  }
+}
+
+function run(argv: string[], ignoreFailure = false): void {
+  try {
+    execFileSync(which(argv[0]!) ?? argv[0]!, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (e) {
+    if (ignoreFailure) return;
+    const error = e as Error & { stderr?: Buffer };
+    throw new Error(`${argv.join(' ')}: ${error.stderr?.toString().trim() || error.message}`);
+  }
+}

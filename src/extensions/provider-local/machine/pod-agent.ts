@@ -1,0 +1,153 @@
+/**
+ * The agent of a machine pod (the machine image's `gardener-ipv6 machine`): turns the pod it runs in into a shoot
+ * Node. It reads the pool's user data, builds the machine in the pod's own network namespace (containerd, kubelet
+ * joining with the bootstrap token, kube-proxy, the VXLAN overlay to the other machines), reports readiness through
+ * a file the pod's readiness probe tests, applies changed files and kernel settings in place, and stops the
+ * machine when the pod is stopped. The seed's kubelet restarts it when it exits.
+ */
+import { readdirSync } from 'node:fs';
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseMachineUserData, type MachineUserData } from '../../../apis/provider-local/v1alpha1/machine-user-data.js';
+import { parseIP, type IPFamily } from '../../../net/cidr.js';
+import type { BuiltImage } from './images.js';
+import { Machine, type MachineOptions } from './machine.js';
+
+/** Where things are in the machine image and the machine pod. */
+export const MACHINE_POD_PATHS = {
+  userData: '/etc/gardener-ipv6/user-data/userData',
+  /** An emptyDir: containerd's snapshots need a filesystem other than the container's overlay. */
+  stateDir: '/var/lib/gardener-ipv6-machine',
+  /** Outside /etc, /opt, /var and /run, which the machine mounts over. */
+  binDir: '/usr/local/lib/gardener-ipv6/bin',
+  imagesDir: '/usr/local/lib/gardener-ipv6/images',
+  readyFile: '/tmp/gardener-ipv6-machine-ready',
+} as const;
+export type MachinePodPaths = Record<keyof typeof MACHINE_POD_PATHS, string>;
+
+/** How often the user data is read again. */
+export const USER_DATA_POLL_MS = 3_000;
+/** How long the agent waits for its Node to be Ready before it says so in its log (it keeps waiting). */
+const READY_REPORT_MS = 180_000;
+
+export interface MachinePodOptions {
+  /** The pod's name: also the Node's. */
+  readonly nodeName: string;
+  /** The pod's addresses (`status.podIPs`). */
+  readonly podIPs: readonly string[];
+  readonly paths?: Partial<MachinePodPaths>;
+  readonly log: (line: string) => void;
+}
+
+/** The pod's address of each of the shoot's families that the pod has, with its full prefix, in family order. */
+export function machinePodAddresses(
+  families: readonly IPFamily[],
+  podIPs: readonly string[],
+): { families: IPFamily[]; addresses: string[] } {
+  const parsed = podIPs.map((text) => ({ text, ip: parseIP(text.trim()) }));
+  const bad = parsed.find((p) => p.ip === undefined);
+  if (bad) throw new Error(`POD_IPS: ${JSON.stringify(bad.text)} is not an IP address`);
+  const found: { family: IPFamily; address: string }[] = [];
+  for (const family of families) {
+    const ip = parsed.find((p) => p.ip!.family === family);
+    if (ip) found.push({ family, address: `${ip.text.trim()}/${family === 'IPv6' ? 128 : 32}` });
+  }
+  if (found.length === 0 || found[0]!.family !== families[0]) {
+    throw new Error(
+      `the machine pod has no ${families[0]} address (pod IPs: ${podIPs.join(', ') || 'none'}): the seed's pod ` +
+        `network must have the shoot's primary IP family`,
+    );
+  }
+  return { families: found.map((f) => f.family), addresses: found.map((f) => f.address) };
+}
+
+/** The image archives in the machine image, imported into the machine's containerd. */
+export function imageArchives(dir: string): BuiltImage[] {
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.tar'))
+    .sort()
+    .map((f) => ({ name: f.replace(/\.tar$/, ''), archive: join(dir, f), manifestDigest: '' }));
+}
+
+export function machineOptions(
+  opts: MachinePodOptions,
+  userData: MachineUserData,
+  paths: MachinePodPaths,
+): MachineOptions {
+  const { families, addresses } = machinePodAddresses(userData.families, opts.podIPs);
+  return {
+    name: opts.nodeName,
+    stateDir: paths.stateDir,
+    binDir: paths.binDir,
+    addresses,
+    families,
+    apiServer: { url: userData.apiServer.url, caPEM: userData.apiServer.caPEM },
+    join: { bootstrapToken: userData.bootstrapToken },
+    clusterDNS: userData.clusterDNS[0]!,
+    clusterDomain: userData.clusterDomain,
+    podCIDRs: userData.podCIDRs,
+    serviceCIDRs: userData.serviceCIDRs,
+    operatingSystemConfig: { spec: { files: userData.files } },
+    sysctls: userData.sysctls,
+    images: imageArchives(paths.imagesDir),
+    log: opts.log,
+  };
+}
+
+/** Runs the machine until `signal` aborts, then stops it. */
+export async function runMachinePod(opts: MachinePodOptions, signal: AbortSignal): Promise<void> {
+  const paths: MachinePodPaths = { ...MACHINE_POD_PATHS, ...opts.paths };
+  let text = await readFile(paths.userData, 'utf8');
+  const userData = parseMachineUserData(text);
+  await rm(paths.readyFile, { force: true });
+  const machine = new Machine(machineOptions(opts, userData, paths));
+  await machine.deploy();
+  opts.log(`machine ${opts.nodeName}: started; joining ${userData.apiServer.url}`);
+  const stopped = new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+  try {
+    void machine
+      .wait(READY_REPORT_MS)
+      .then(() => writeFile(paths.readyFile, `${new Date().toISOString()}\n`))
+      .then(() => opts.log(`machine ${opts.nodeName}: Node Ready`))
+      .catch((e: Error) => opts.log(`machine ${opts.nodeName}: ${e.message.split('\n')[0]}`));
+    while (!signal.aborted) {
+      await Promise.race([stopped, new Promise((r) => setTimeout(r, USER_DATA_POLL_MS))]);
+      if (signal.aborted) break;
+      text = await applyChangedUserData(machine, paths.userData, text, opts.log);
+    }
+  } finally {
+    await rm(paths.readyFile, { force: true });
+    await machine.stop({ deadline: Date.now() + 20_000 });
+    opts.log(`machine ${opts.nodeName}: stopped`);
+  }
+}
+
+/**
+ * As gardener-node-agent: a changed user data's files and kernel settings are applied in place. What the machine
+ * was built with (addresses, ranges, the API server) changes only with a new machine: the Worker rolls the pods.
+ */
+async function applyChangedUserData(
+  machine: Machine,
+  file: string,
+  previous: string,
+  log: (line: string) => void,
+): Promise<string> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (e) {
+    log(`user data: ${(e as Error).message}`);
+    return previous;
+  }
+  if (text === previous) return previous;
+  let userData: MachineUserData;
+  try {
+    userData = parseMachineUserData(text);
+  } catch (e) {
+    log((e as Error).message);
+    return previous;
+  }
+  const result = await machine.applyOperatingSystemConfig({ spec: { files: userData.files } }, userData.sysctls);
+  log(`user data changed: ${result.filesWritten.length} files written, sysctls applied`);
+  return text;
+}

@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import {
+  OVERLAY_DEVICE,
+  desiredOverlayPeers,
+  overlayCommands,
+  overlayMAC,
+  stableMAC,
+} from '../../../../src/extensions/provider-local/machine/overlay.js';
+import type { NodeInfo } from '../../../../src/extensions/provider-local/machine/api-client.js';
+
+const node = (name: string, ips: string[], podCIDRs: string[]): NodeInfo => ({
+  metadata: { name },
+  spec: { podCIDRs },
+  status: { addresses: ips.map((address) => ({ type: 'InternalIP', address })) },
+});
+
+describe('VXLAN overlay between machine pods', () => {
+  it('derives a stable, locally administered unicast MAC per Node', () => {
+    const mac = overlayMAC('machine-worker-0');
+    expect(mac).toMatch(/^([0-9a-f]{2}:){5}[0-9a-f]{2}$/);
+    expect(parseInt(mac.slice(0, 2), 16) & 0b11).toBe(0b10);
+    expect(overlayMAC('machine-worker-0')).toBe(mac);
+    expect(overlayMAC('machine-worker-1')).not.toBe(mac);
+    expect(stableMAC('x')).not.toBe(stableMAC('y'));
+  });
+
+  it('routes every other Node podCIDR via its gateway, over the underlay family of its InternalIPs', () => {
+    const nodes = [
+      node('m-0', ['fd00:10:1::5'], ['fd00:10:3::/64']),
+      node('m-1', ['fd00:10:1:1::7', '10.1.0.7'], ['fd00:10:3:1::/64', '10.3.1.0/24']),
+      node('m-2', ['fd00:10:1::9'], []),
+      node('m-3', ['10.1.0.9'], ['fd00:10:3:3::/64']),
+    ];
+    expect(desiredOverlayPeers('m-0', nodes, 'IPv6')).toEqual([
+      {
+        node: 'm-1',
+        mac: overlayMAC('m-1'),
+        underlayIP: 'fd00:10:1:1::7',
+        routes: [
+          { cidr: 'fd00:10:3:1::/64', gateway: 'fd00:10:3:1::1' },
+          { cidr: '10.3.1.0/24', gateway: '10.3.1.1' },
+        ],
+      },
+    ]);
+    expect(desiredOverlayPeers('m-0', nodes, 'IPv4').map((p) => [p.node, p.underlayIP])).toEqual([
+      ['m-1', '10.1.0.7'],
+      ['m-3', '10.1.0.9'],
+    ]);
+  });
+
+  it('programs new peers and removes gone ones, leaving unchanged ones alone', () => {
+    const a = desiredOverlayPeers('self', [node('a', ['fd00::a'], ['fd00:3::/64'])], 'IPv6');
+    const b = desiredOverlayPeers('self', [node('b', ['fd00::b'], ['fd00:3:1::/64'])], 'IPv6');
+    expect(overlayCommands([], a)).toEqual([
+      ['bridge', 'fdb', 'replace', overlayMAC('a'), 'dev', OVERLAY_DEVICE, 'dst', 'fd00::a'],
+      ['ip', 'neigh', 'replace', 'fd00:3::1', 'lladdr', overlayMAC('a'), 'dev', OVERLAY_DEVICE, 'nud', 'permanent'],
+      ['ip', 'route', 'replace', 'fd00:3::/64', 'via', 'fd00:3::1', 'dev', OVERLAY_DEVICE, 'onlink'],
+    ]);
+    expect(overlayCommands(a, a)).toEqual([]);
+    const moved = overlayCommands(a, b);
+    expect(moved.slice(0, 3)).toEqual([
+      ['ip', 'route', 'del', 'fd00:3::/64', 'dev', OVERLAY_DEVICE],
+      ['ip', 'neigh', 'del', 'fd00:3::1', 'dev', OVERLAY_DEVICE],
+      ['bridge', 'fdb', 'del', overlayMAC('a'), 'dev', OVERLAY_DEVICE, 'dst', 'fd00::a'],
+    ]);
+    expect(moved.slice(3).map((c) => c.slice(0, 3).join(' '))).toEqual([
+      'bridge fdb replace',
+      'ip neigh replace',
+      'ip route replace',
+    ]);
+  });
+});
