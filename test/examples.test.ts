@@ -15,6 +15,7 @@ const CASES: Record<string, { gates: string; seed?: string; rejectedWithout?: bo
   'shoot-dual-stack.yaml': { gates: 'DualStack=true', seed: 'seed-dual-stack.yaml', rejectedWithout: true },
   'network-ipv6.yaml': { gates: '' },
   'dnsrecord-aaaa.yaml': { gates: '' },
+  'worker-local.yaml': { gates: '' },
 };
 
 describe('examples', () => {

@@ -46,7 +46,7 @@ export function identify(object: unknown): KindInfo<unknown> {
   const o = (typeof object === 'object' && object !== null ? object : {}) as { apiVersion?: unknown; kind?: unknown };
   throw new UnknownKindError(
     `unknown kind ${JSON.stringify(o.kind ?? null)} of apiVersion ${JSON.stringify(o.apiVersion ?? null)}: ` +
-      `expected Shoot or Seed (core.gardener.cloud/v1beta1), Network, DNSRecord or OperatingSystemConfig ` +
+      `expected Shoot or Seed (core.gardener.cloud/v1beta1), Network, DNSRecord, OperatingSystemConfig or Worker ` +
       `(extensions.gardener.cloud/v1alpha1)`,
   );
 }

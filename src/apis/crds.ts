@@ -66,8 +66,10 @@ export function openAPIV3Schema(kind: KindInfo<unknown>): JSONSchemaProps {
 /** Rewrites one zod JSON Schema node (and its children) into a structural schema node. */
 export function toStructural(node: JSONSchemaProps): JSONSchemaProps {
   const out: JSONSchemaProps = {};
+  // An int-or-string is zod's union of a number and a string: the marker says it all, `anyOf` is not structural.
+  const intOrString = node['x-kubernetes-int-or-string'] === true;
   for (const [key, value] of Object.entries(node)) {
-    if (DROPPED_KEYWORDS.includes(key)) continue;
+    if (DROPPED_KEYWORDS.includes(key) || (intOrString && key === 'anyOf')) continue;
     switch (key) {
       case 'properties':
         out.properties = Object.fromEntries(

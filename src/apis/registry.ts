@@ -17,6 +17,8 @@ import { NetworkSchema, type Network } from './extensions/v1alpha1/network.js';
 import { OperatingSystemConfigSchema } from './extensions/v1alpha1/operatingsystemconfig.js';
 import { validateDNSRecord, validateDNSRecordUpdate } from './extensions/v1alpha1/validation/dnsrecord.js';
 import { validateNetwork, validateNetworkUpdate } from './extensions/v1alpha1/validation/network.js';
+import { validateWorker, validateWorkerUpdate } from './extensions/v1alpha1/validation/worker.js';
+import { WorkerSchema, type Worker } from './extensions/v1alpha1/worker.js';
 
 export interface KindInfo<T = unknown> {
   readonly group: string;
@@ -149,12 +151,33 @@ export const OperatingSystemConfigs: KindInfo<z.infer<typeof OperatingSystemConf
   validateUpdate: () => [],
 };
 
+export const Workers: KindInfo<Worker> = {
+  group: 'extensions.gardener.cloud',
+  version: 'v1alpha1',
+  kind: 'Worker',
+  plural: 'workers',
+  singular: 'worker',
+  shortNames: [],
+  scope: 'Namespaced',
+  schema: WorkerSchema,
+  columns: [
+    { name: 'Type', jsonPath: '.spec.type', type: 'string', description: 'cloud provider' },
+    { name: 'Region', jsonPath: '.spec.region', type: 'string', description: 'region of the machines' },
+    { name: 'Status', jsonPath: '.status.lastOperation.state', type: 'string', description: 'last operation state' },
+    AGE,
+  ],
+  default: identity,
+  validate: validateWorker,
+  validateUpdate: (next, prev) => validateWorkerUpdate(next, prev),
+};
+
 export const ALL_KINDS: readonly KindInfo<never>[] = [
   Shoots,
   Seeds,
   Networks,
   DNSRecords,
   OperatingSystemConfigs,
+  Workers,
 ] as unknown as readonly KindInfo<never>[];
 
 export function apiVersionOf(info: Pick<KindInfo, 'group' | 'version'>): string {

@@ -1,5 +1,13 @@
 import type { ResourceRef } from '../runtime/client.js';
-import { DNSRecords, Networks, OperatingSystemConfigs, Seeds, Shoots, type KindInfo } from '../apis/registry.js';
+import {
+  DNSRecords,
+  Networks,
+  OperatingSystemConfigs,
+  Seeds,
+  Shoots,
+  Workers,
+  type KindInfo,
+} from '../apis/registry.js';
 
 /** The ResourceRef of one of our kinds. */
 export function refOf(kind: KindInfo<never> | KindInfo<unknown>): ResourceRef {
@@ -13,6 +21,7 @@ export const Refs = {
   network: refOf(Networks),
   dnsRecord: refOf(DNSRecords),
   operatingSystemConfig: refOf(OperatingSystemConfigs),
+  worker: refOf(Workers),
   namespace: { group: '', version: 'v1', plural: 'namespaces', kind: 'Namespace', namespaced: false },
   service: { group: '', version: 'v1', plural: 'services', kind: 'Service', namespaced: true },
   secret: { group: '', version: 'v1', plural: 'secrets', kind: 'Secret', namespaced: true },

@@ -8,7 +8,13 @@ import { describe, expect, it } from 'vitest';
 import { admit, UnknownKindError, type AdmissionInput } from '../../src/apis/admission.js';
 import { ErrorType, statusFor } from '../../src/apis/field/index.js';
 import { featureGates } from '../../src/featuregate/featuregate.js';
-import { dnsRecordObject, networkObject, robustnessShootObject, seedObject } from '../fixtures/objects.js';
+import {
+  dnsRecordObject,
+  networkObject,
+  robustnessShootObject,
+  seedObject,
+  workerObject,
+} from '../fixtures/objects.js';
 
 type Json = Record<string, unknown>;
 type PathSegment = string | number;
@@ -22,6 +28,7 @@ const VALID: Record<string, () => Json> = {
   Seed: () => asJson(seedObject()),
   Network: () => asJson(networkObject({}, { deletionTimestamp: undefined })),
   DNSRecord: () => asJson(dnsRecordObject({ ttl: 60 })),
+  Worker: () => asJson(workerObject()),
 };
 
 /** Every path to a value inside a document (objects and arrays alike), the root excluded. */

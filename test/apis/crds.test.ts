@@ -49,6 +49,32 @@ describe('generated CRDs', () => {
     };
     expect(seed.spec.scope).toBe('Cluster');
   });
+
+  it('has the Worker with its status subresource, int-or-strings and byte fields as Gardener has them', () => {
+    const worker = allCRDs().find((c) => c.fileName === 'extensions.gardener.cloud_workers.yaml')!.crd as {
+      metadata: { name: string };
+      spec: {
+        scope: string;
+        names: { kind: string; plural: string };
+        versions: { subresources: unknown; schema: { openAPIV3Schema: JSONSchemaProps } }[];
+      };
+    };
+    const version = worker.spec.versions[0]!;
+    expect(worker.metadata.name).toBe('workers.extensions.gardener.cloud');
+    expect(worker.spec.names).toMatchObject({ kind: 'Worker', plural: 'workers' });
+    expect(worker.spec.scope).toBe('Namespaced');
+    expect(version.subresources).toEqual({ status: {} });
+    const root = version.schema.openAPIV3Schema.properties as Record<string, JSONSchemaProps>;
+    const spec = root.spec!.properties as Record<string, JSONSchemaProps>;
+    expect(spec.sshPublicKey).toEqual({ type: 'string', format: 'byte' });
+    expect(spec.infrastructureProviderStatus).toEqual({ 'x-kubernetes-preserve-unknown-fields': true });
+    const pool = (spec.pools!.items as JSONSchemaProps).properties as Record<string, JSONSchemaProps>;
+    expect(pool.maxSurge).toEqual({ 'x-kubernetes-int-or-string': true });
+    expect(pool.maxUnavailable).toEqual({ 'x-kubernetes-int-or-string': true });
+    expect(pool.minimum).toEqual({ type: 'integer', format: 'int32' });
+    const status = root.status!.properties as Record<string, JSONSchemaProps>;
+    expect((status.machineDeployments!.items as JSONSchemaProps).required).toEqual(['name', 'minimum', 'maximum']);
+  });
 });
 
 describe('structuralViolations', () => {
@@ -69,6 +95,15 @@ describe('structuralViolations', () => {
       '$.c: type is required',
       '$.d: additionalProperties: false is not allowed',
     ]);
+  });
+
+  it('turns an int-or-string union into the marker alone', () => {
+    expect(
+      toStructural({
+        anyOf: [{ type: 'integer', minimum: -2147483648, maximum: 2147483647 }, { type: 'string' }],
+        'x-kubernetes-int-or-string': true,
+      }),
+    ).toEqual({ 'x-kubernetes-int-or-string': true });
   });
 
   it('turns loose objects into preserve-unknown-fields and drops safe-integer bounds', () => {

@@ -450,7 +450,15 @@ describe('helm template --include-crds', () => {
     const objects = renderChart('default', { includeCRDs: true });
     const crds = ofKind<{ spec: { group: string; names: { plural: string } } }>(objects, 'CustomResourceDefinition');
     const served = crds.map((c) => `${c.spec.names.plural}.${c.spec.group}`).sort();
-    const used = [Refs.shoot, Refs.seed, Refs.network, Refs.dnsRecord, Refs.operatingSystemConfig, managedResourceRef];
+    const used = [
+      Refs.shoot,
+      Refs.seed,
+      Refs.network,
+      Refs.dnsRecord,
+      Refs.operatingSystemConfig,
+      Refs.worker,
+      managedResourceRef,
+    ];
     expect(served).toEqual(used.map((r) => `${r.plural}.${r.group}`).sort());
   });
 });

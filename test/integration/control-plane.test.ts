@@ -60,6 +60,7 @@ describe('CRDs in a real API server', () => {
         'seeds.core.gardener.cloud',
         'networks.extensions.gardener.cloud',
         'dnsrecords.extensions.gardener.cloud',
+        'workers.extensions.gardener.cloud',
       ]),
     );
     const ext = kubeConfig().makeApiClient(ApiextensionsV1Api);
@@ -126,6 +127,30 @@ describe('CRDs in a real API server', () => {
       ipFamilies: ['IPv6'],
     });
     expect((await read<Obj>(record)).spec).toMatchObject({ recordType: 'AAAA', values: ['::1'], ttl: 120 });
+  });
+
+  it('creates and reads back a Worker: int-or-strings, quantities and base64 as Gardener writes them', async () => {
+    const namespace = await newTestNamespace('shoot');
+    const worker = example<Obj>('worker-local.yaml');
+    worker.metadata = { name: 'local', namespace };
+    const pool = (worker.spec!.pools as Record<string, unknown>[])[0]!;
+    pool.maxSurge = '25%';
+    worker.spec!.sshPublicKey = Buffer.from('ssh-ed25519 AAAA').toString('base64');
+
+    await apply(worker);
+    const back = await read<Obj>(worker);
+    expect(back.spec).toMatchObject({ type: 'local', region: 'local', sshPublicKey: worker.spec!.sshPublicKey });
+    expect((back.spec!.pools as unknown[])[0]).toMatchObject({
+      maxSurge: '25%',
+      maxUnavailable: 0,
+      nodeTemplate: { capacity: { cpu: 2, memory: '4Gi' } },
+      userDataSecretRef: { name: 'worker-local-userdata', key: 'userData' },
+    });
+
+    // The CRD's `format: byte` is checked by the API server, as Gardener's is.
+    const invalid = structuredClone(worker);
+    invalid.spec!.sshPublicKey = 'not base64!';
+    await expect(apply(invalid)).rejects.toMatchObject({ code: 422 });
   });
 
   it('updates status only through the status subresource', async () => {

@@ -81,3 +81,13 @@ export const SecretReferenceSchema = z.looseObject({
   name: z.string().optional(),
   namespace: z.string().optional(),
 });
+
+/**
+ * An `intstr.IntOrString` (`maxSurge: 1`, `maxSurge: "25%"`). The CRD says `x-kubernetes-int-or-string`, which the
+ * API server knows; the union's `anyOf` goes (see crds.ts).
+ */
+export const IntOrStringSchema = z.union([int32(), z.string()]).meta({ 'x-kubernetes-int-or-string': true });
+export type IntOrString = z.infer<typeof IntOrStringSchema>;
+
+/** A `resource.Quantity` (`cpu: 2`, `memory: 8Gi`): an int-or-string, as controller-gen has it in CRDs. */
+export const QuantitySchema = z.union([int64(), z.string()]).meta({ 'x-kubernetes-int-or-string': true });

@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { compiledParser, UNDECIDED } from '../../../src/apis/meta/compiled-parse.js';
-import { ALL_KINDS, DNSRecords, Networks, Seeds, Shoots, type KindInfo } from '../../../src/apis/registry.js';
+import { ALL_KINDS, DNSRecords, Networks, Seeds, Shoots, Workers, type KindInfo } from '../../../src/apis/registry.js';
 import {
   dnsRecordObject,
   dualStackShootObject,
@@ -15,6 +15,8 @@ import {
   robustnessShootObject,
   seedDualStackNetworks,
   seedObject,
+  workerObject,
+  workerPool,
 } from '../../fixtures/objects.js';
 
 type Json = Record<string, unknown>;
@@ -39,6 +41,8 @@ const fixtures: [KindInfo<unknown>, () => unknown][] = [
   [Seeds, () => seedObject(seedDualStackNetworks)],
   [Networks, () => networkObject()],
   [DNSRecords, () => dnsRecordObject()],
+  [Workers, () => workerObject()],
+  [Workers, () => workerObject({ pools: [workerPool({ maxSurge: '25%', nodeTemplate: { capacity: { cpu: 2 } } })] })],
 ];
 
 /** Every place in a JSON document: [parent, key] pairs. */

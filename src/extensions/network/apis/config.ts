@@ -18,6 +18,7 @@ import {
   type FieldError,
 } from '../../../apis/field/index.js';
 import { dns1123SubdomainErrors } from '../../../apis/validation/dns-name.js';
+import { QUANTITY_DETAIL, quantitySign } from '../../../apis/validation/quantity.js';
 import { parseCIDR, parseIP } from '../../../net/cidr.js';
 
 export const GROUP = 'calico.networking.extensions.gardener.cloud';
@@ -355,17 +356,6 @@ export function validateMTU(value: unknown, path: FieldPath): ErrorList {
 /** The MTU as the ConfigMap's `veth_mtu` string; `"0"` (auto) when unset. */
 export function vethMTUString(value: string | number | undefined): string {
   return value === undefined ? '0' : String(Number(value));
-}
-
-const QUANTITY = /^([+-]?(?:\d+(?:\.\d*)?|\.\d+))(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei|n|u|[eE][+-]?\d+)?$/;
-const QUANTITY_DETAIL = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
-
-/** The sign of a Kubernetes quantity (-1, 0, 1), or undefined when it is not one. */
-export function quantitySign(value: string | number): number | undefined {
-  if (typeof value === 'number') return Number.isFinite(value) ? Math.sign(value) : undefined;
-  const match = QUANTITY.exec(value);
-  if (!match) return undefined;
-  return Math.sign(Number(match[1]));
 }
 
 /** `autoScaling.resources.{node,typha}`: cpu and memory only, each a positive quantity. */
