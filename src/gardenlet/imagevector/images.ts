@@ -14,5 +14,10 @@ export const IMAGES = {
   kubeScheduler: `registry.k8s.io/kube-scheduler:${KUBERNETES_VERSION}`,
   /** A static busybox (Debian's): the test image, and what removes etcd's data from a Node. */
   busybox: 'local.gardener.cloud/test/busybox:1',
+  /**
+   * The machine pods' image (provider-local): node with this project's agent, the kubelet, kube-proxy, containerd
+   * and the host tools they need. Tagged with the kubelet's version; its digest changes with the agent too.
+   */
+  machine: `local.gardener.cloud/machine:${KUBERNETES_VERSION}`,
 } as const;
 export type ImageName = keyof typeof IMAGES;

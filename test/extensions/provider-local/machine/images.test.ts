@@ -1,18 +1,41 @@
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, posix } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
+  DEBIAN_STATIC_BUSYBOX,
+  HOST_TOOLS_PATH,
+  MACHINE_BUSYBOX_APPLETS,
+  MACHINE_HOST_TOOLS,
   PAUSE_IMAGE,
   TEST_IMAGE,
   buildImage,
+  layerBlob,
   layerEntries,
+  machinePodImageSpec,
   ociLayout,
   pauseImageSpec,
   testImageSpec,
+  type ImageFile,
+  type ImageSpec,
 } from '../../../../src/extensions/provider-local/machine/images.js';
-import { tar } from '../../../../src/system/tar.js';
+import { lddLibraries } from '../../../../src/extensions/provider-local/machine/host-binaries.js';
+import { MACHINE_BINARIES } from '../../../../src/extensions/provider-local/machine/machine.js';
+import { CNI_PLUGINS } from '../../../../src/extensions/provider-local/machine/config.js';
+import { IMAGES, KUBERNETES_VERSION } from '../../../../src/gardenlet/imagevector/images.js';
+import { which } from '../../../../src/localenv/process.js';
+import { tar, tarStream } from '../../../../src/system/tar.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'images-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -22,10 +45,16 @@ writeFileSync(fakeBinary, 'not really a binary');
 const sha = (b: Buffer) => `sha256:${createHash('sha256').update(b).digest('hex')}`;
 
 describe('OCI images without a registry', () => {
-  it('names the image for containerd and links manifest, config and layer by digest', () => {
+  it('names the image for containerd and links manifest, config and layer by digest', async () => {
     const spec = pauseImageSpec(fakeBinary);
-    const layer = tar(layerEntries(spec, (p) => readFileSync(p)));
-    const layout = ociLayout(spec, layer, 'amd64');
+    const chunks: Buffer[] = [];
+    for await (const chunk of tarStream(layerEntries(spec))) chunks.push(chunk);
+    const layer = Buffer.concat(chunks);
+    // The streamed layer is what the in-memory writer gives for the same files.
+    expect(layer).toEqual(tar([{ type: 'file', path: 'pause', data: readFileSync(fakeBinary), mode: 0o755 }]));
+    const blob = await layerBlob(layerEntries(spec));
+    expect(blob).toEqual({ digest: sha(layer), size: layer.length });
+    const layout = ociLayout(spec, blob, 'amd64');
     const index = JSON.parse(layout.files.get('index.json')!.toString());
     expect(index.manifests[0].annotations).toEqual({
       'io.containerd.image.name': PAUSE_IMAGE,
@@ -37,6 +66,8 @@ describe('OCI images without a registry', () => {
     const config = JSON.parse(layout.files.get(`blobs/sha256/${manifest.config.digest.slice(7)}`)!.toString());
     expect(config.rootfs.diff_ids).toEqual([sha(layer)]);
     expect(config.config.Entrypoint).toEqual(['/pause']);
+    expect(config.config.Env).toEqual(['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin']);
+    expect(layout.layerPath).toBe(`blobs/sha256/${sha(layer).slice(7)}`);
     // Every blob is stored under its own digest.
     for (const [path, data] of layout.files)
       if (path.startsWith('blobs/')) expect(sha(data).slice(7)).toBe(path.slice(13));
@@ -60,5 +91,134 @@ describe('OCI images without a registry', () => {
     expect(c.manifestDigest).not.toBe(a.manifestDigest);
     // A tar: ustar magic in the first header.
     expect(readFileSync(c.archive).subarray(257, 262).toString()).toBe('ustar');
+    // tar(1) reads it, and every blob in it is stored under its digest (the layer's was streamed twice: once
+    // for its digest, once into the archive).
+    const out = join(dir, 'extracted');
+    mkdirSync(out);
+    execFileSync('tar', ['-xf', c.archive, '-C', out]);
+    const blobs = readdirSync(join(out, 'blobs', 'sha256'));
+    expect(blobs).toHaveLength(3);
+    for (const blob of blobs) expect(sha(readFileSync(join(out, 'blobs', 'sha256', blob))).slice(7)).toBe(blob);
+  });
+});
+
+/** Where a path of the image leads, following its symlinks inside the image; undefined when nowhere. */
+function resolveInImage(spec: ImageSpec, path: string): ImageFile | undefined {
+  const files = new Map(spec.files.map((f) => [f.path, f]));
+  const links = new Map((spec.symlinks ?? []).map((l) => [l.path, l.target]));
+  let current = posix.normalize(path.replace(/^\/+/, ''));
+  for (let hops = 0; hops < 40; hops++) {
+    const file = files.get(current);
+    if (file !== undefined) return file;
+    const target = links.get(current);
+    if (target === undefined) return undefined;
+    current = posix.resolve('/', posix.dirname(current), target).slice(1);
+  }
+  return undefined;
+}
+
+/** The ELF program interpreter (PT_INTERP) of a 64-bit little-endian binary, or undefined for a static one. */
+function elfInterpreter(file: string): string | undefined {
+  const elf = readFileSync(file);
+  if (elf.length < 64 || elf.readUInt32BE(0) !== 0x7f454c46 || elf[4] !== 2 || elf[5] !== 1) return undefined;
+  const phoff = Number(elf.readBigUInt64LE(0x20));
+  const phentsize = elf.readUInt16LE(0x36);
+  for (let i = 0; i < elf.readUInt16LE(0x38); i++) {
+    const ph = phoff + i * phentsize;
+    if (elf.readUInt32LE(ph) !== 3) continue;
+    const offset = Number(elf.readBigUInt64LE(ph + 8));
+    const size = Number(elf.readBigUInt64LE(ph + 32));
+    return elf
+      .subarray(offset, offset + size)
+      .toString()
+      .replace(/\0+$/, '');
+  }
+  return undefined;
+}
+
+const hostToolsMissing = [
+  ...Object.entries(MACHINE_HOST_TOOLS)
+    .filter(([tool]) => which(tool, HOST_TOOLS_PATH) === undefined)
+    .map(([tool, pkg]) => `${tool} (${pkg})`),
+  ...(which('ldd') === undefined ? ['ldd (libc-bin)'] : []),
+  ...(existsSync(DEBIAN_STATIC_BUSYBOX) ? [] : ['/bin/busybox (busybox-static)']),
+];
+
+describe.runIf(hostToolsMissing.length === 0)("the machine pods' image", () => {
+  const binDir = join(dir, 'bin');
+  mkdirSync(binDir);
+  for (const name of MACHINE_BINARIES) writeFileSync(join(binDir, name), name);
+  const agent = { dir, script: join(dir, 'agent.mjs'), packageJson: join(dir, 'package.json') };
+  writeFileSync(agent.script, '');
+  writeFileSync(agent.packageJson, '{}');
+  const spec = machinePodImageSpec({ binDir, agent });
+  const paths = [...spec.files, ...(spec.symlinks ?? [])].map((f) => f.path);
+
+  it("is the image vector's, runs the agent bundle with node and puts the node binaries first in PATH", () => {
+    expect(spec.name).toBe(IMAGES.machine);
+    expect(spec.name).toBe(`local.gardener.cloud/machine:${KUBERNETES_VERSION}`);
+    expect(spec.entrypoint).toEqual([process.execPath, '/opt/gardener-ipv6/gardener-ipv6.mjs']);
+    expect(spec.cmd).toBeUndefined();
+    expect(spec.env).toEqual(['PATH=/opt/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin']);
+    expect(resolveInImage(spec, process.execPath)?.mode).toBe(0o755);
+    expect(resolveInImage(spec, '/opt/gardener-ipv6/gardener-ipv6.mjs')?.source).toBe(agent.script);
+    expect(resolveInImage(spec, '/opt/gardener-ipv6/package.json')?.source).toBe(agent.packageJson);
+  });
+
+  it('has the machine binaries in /opt/bin and the CNI plugins where containerd looks for them', () => {
+    for (const name of MACHINE_BINARIES) {
+      expect(resolveInImage(spec, `/opt/bin/${name}`)?.source).toBe(join(binDir, name));
+    }
+    for (const plugin of CNI_PLUGINS) {
+      expect(resolveInImage(spec, `/opt/cni/bin/${plugin}`)?.source).toBe(join(binDir, `cni-${plugin}`));
+    }
+    for (const d of ['etc', 'opt/cni/bin', 'run', 'tmp', 'var/lib']) {
+      expect(spec.dirs?.some((x) => x === d || x.startsWith(`${d}/`))).toBe(true);
+    }
+  });
+
+  it("has busybox's applets but the shell, which is the host's, and no applet hides a host tool", () => {
+    expect(resolveInImage(spec, '/bin/busybox')?.source).toBe(DEBIAN_STATIC_BUSYBOX);
+    for (const applet of ['cat', 'ls', 'mkdir', 'rm', 'sleep', 'echo', 'touch']) {
+      expect(spec.symlinks).toContainEqual({ path: `bin/${applet}`, target: 'busybox' });
+    }
+    const sh = resolveInImage(spec, '/bin/sh');
+    expect(sh?.source).not.toBe(DEBIAN_STATIC_BUSYBOX);
+    expect(sh?.source).toBe(realpathSync('/bin/sh'));
+    for (const tool of Object.keys(MACHINE_HOST_TOOLS)) {
+      expect(MACHINE_BUSYBOX_APPLETS as readonly string[]).not.toContain(tool);
+    }
+    expect(new Set(paths).size).toBe(paths.length);
+  });
+
+  it('has every host tool at its host path, and every shared library each binary loads, and its loader', () => {
+    const tools = Object.keys(MACHINE_HOST_TOOLS).map((tool) => which(tool, HOST_TOOLS_PATH)!);
+    for (const tool of [...tools, '/bin/sh', process.execPath]) {
+      expect(resolveInImage(spec, tool), tool).toBeDefined();
+    }
+    let dynamic = 0;
+    for (const file of spec.files) {
+      const libraries = lddLibraries(file.source);
+      if (libraries.length > 0) dynamic++;
+      for (const library of libraries) {
+        expect(resolveInImage(spec, library), `${library} of ${file.path}`).toBeDefined();
+      }
+      // The loader as the ELF header names it, not as ldd says.
+      const interpreter = elfInterpreter(file.source);
+      if (interpreter !== undefined) {
+        expect(resolveInImage(spec, interpreter), `${interpreter} of ${file.path}`).toBeDefined();
+      }
+    }
+    // node, nft, ip, the util-linux tools, ...: they were checked.
+    expect(dynamic).toBeGreaterThanOrEqual(5);
+  });
+
+  it('fails when two files want the same path, and when a tool is missing, naming its package', () => {
+    expect(() => machinePodImageSpec({ binDir, agent, libraries: () => [DEBIAN_STATIC_BUSYBOX] })).toThrow(
+      'image local.gardener.cloud/machine:v1.37.1: two files at /bin/busybox',
+    );
+    expect(() => machinePodImageSpec({ binDir, agent, toolsPath: binDir })).toThrow(
+      /nsenter not found in .* \(Debian package util-linux\)/,
+    );
   });
 });
