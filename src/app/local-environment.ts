@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Resolver } from 'node:dns/promises';
-import type { KubernetesObject, V1Secret, V1Service } from '@kubernetes/client-node';
+import type { KubernetesObject } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import type { Shoot } from '../apis/core/v1beta1/shoot.js';
 import type { DNSRecord } from '../apis/extensions/v1alpha1/dnsrecord.js';
@@ -13,8 +13,6 @@ import type { FeatureGates } from '../featuregate/featuregate.js';
 import { localDNSProvider } from '../gardenlet/dns-provider.js';
 import { apiServerDomain, DEFAULT_DOMAIN, seedNamespaceName } from '../gardenlet/names.js';
 import { Refs } from '../gardenlet/resources.js';
-import { API_SERVER_SERVICE_NAME, ingressIPsByFamily } from '../gardenlet/shoot/components/apiserver-service.js';
-import { CA_SECRET_NAME } from '../gardenlet/shoot/components/control-plane.js';
 import { shootGet } from '../extensions/provider-local/controlplane/control-plane.js';
 import { startBind9, type Bind9 } from '../localenv/bind9.js';
 import type { ControlPlane } from '../localenv/control-plane.js';
@@ -26,11 +24,11 @@ import { LocalProvider } from '../extensions/provider-local/provider.js';
 import { LoadBalancerNetwork } from '../extensions/provider-local/loadbalancer/network.js';
 import { gatewayCIDR, type LoadBalancerNetworks } from '../extensions/provider-local/loadbalancer/pool.js';
 import { ensureBinaries, NODE_BINARY_NAMES } from '../localenv/binaries.js';
-import { urlHost } from '../localenv/net.js';
 import { parseIP, type IPFamily } from '../net/cidr.js';
 import { HostRoutesToNodes } from '../extensions/provider-local/loadbalancer/routes.js';
 import { describeNode, type NodeInfo } from '../extensions/provider-local/machine/api-client.js';
-import { describePodCheck } from '../extensions/provider-local/worker/pod-check.js';
+import { describePodCheck, podToPodCheck } from '../extensions/provider-local/worker/pod-check.js';
+import { shootAdminAccess, shootAdminClient } from '../gardenlet/shoot/shoot-client.js';
 import type { MachinesOptions } from '../extensions/provider-local/worker/workers.js';
 import { buildMachineImages, buildSeedImages, type BuiltImage } from '../extensions/provider-local/machine/images.js';
 import { CONTROL_PLANE_BINARIES } from '../extensions/provider-local/controlplane/control-plane.js';
@@ -352,7 +350,9 @@ async function workloadsSummary(
   gardenKubeconfig: string,
   shootKubeconfig: string,
 ): Promise<string[]> {
-  const lines = [`  control plane pods (kubectl --kubeconfig ${gardenKubeconfig} -n ${namespace} get pods):`];
+  const lines = [
+    `  control plane and machine pods (kubectl --kubeconfig ${gardenKubeconfig} -n ${namespace} get pods):`,
+  ];
   const pods = (
     await client.list<KubernetesObject & { spec?: { nodeName?: string }; status?: { phase?: string } }>(Refs.pod, {
       namespace,
@@ -361,24 +361,49 @@ async function workloadsSummary(
   for (const pod of pods) {
     lines.push(`    ${pod.metadata?.name}: ${pod.status?.phase} on ${pod.spec?.nodeName ?? '-'}`);
   }
-  const service = await client.get<V1Service>(Refs.service, API_SERVER_SERVICE_NAME, namespace);
-  const ca = await client.get<V1Secret>(Refs.secret, CA_SECRET_NAME, namespace);
-  const family = (shoot.spec.networking?.ipFamilies?.[0] ?? 'IPv4') as IPFamily;
-  const address = ingressIPsByFamily(service)[family][0];
-  if (address !== undefined) {
-    const url = `https://${urlHost(address)}:443`;
-    let version: string;
-    try {
-      const caPEM = Buffer.from(ca?.data?.['ca.crt'] ?? '', 'base64').toString('utf8');
-      const res = await shootGet(url, caPEM, undefined, '/version', 5_000);
-      version =
-        res.status === 200 ? `${(JSON.parse(res.body) as { gitVersion?: string }).gitVersion}` : `HTTP ${res.status}`;
-    } catch (e) {
-      version = `no answer (${(e as Error).message})`;
-    }
-    lines.push(`  shoot API server ${url}/version -> ${version}`);
-    const ref = `${shoot.metadata.namespace}/${shoot.metadata.name}`;
-    lines.push(...kubeconfigCommands(gardenKubeconfig, ref, shootKubeconfig, 'get --raw /readyz'));
+  const ctx = { signal: AbortSignal.timeout(120_000) };
+  let access: Awaited<ReturnType<typeof shootAdminAccess>>;
+  try {
+    access = await shootAdminAccess(client, shoot, ctx);
+  } catch (e) {
+    lines.push(`  shoot API server: ${(e as Error).message}`);
+    return lines;
+  }
+  const get = (path: string, timeoutMs = 5_000) =>
+    shootGet(access.server, access.caPEM, access.credentials, path, timeoutMs);
+  let version: string;
+  try {
+    const res = await get('/version');
+    version =
+      res.status === 200 ? `${(JSON.parse(res.body) as { gitVersion?: string }).gitVersion}` : `HTTP ${res.status}`;
+  } catch (e) {
+    version = `no answer (${(e as Error).message})`;
+  }
+  lines.push(`  shoot API server ${access.server}/version -> ${version}`);
+  const ref = `${shoot.metadata.namespace}/${shoot.metadata.name}`;
+  lines.push(...kubeconfigCommands(gardenKubeconfig, ref, shootKubeconfig, 'get nodes -o wide'));
+  if ((shoot.spec.provider?.workers?.length ?? 0) === 0) return lines;
+  const shootClient = await shootAdminClient(client, shoot, ctx);
+  try {
+    const nodes = (await shootClient.list<NodeInfo & KubernetesObject>(Refs.node, {})).items;
+    lines.push(...nodes.map(describeNode));
+    const family = (shoot.spec.networking?.ipFamilies?.[0] ?? 'IPv4') as IPFamily;
+    lines.push(
+      await describePodCheck(family, () =>
+        podToPodCheck(
+          shootClient,
+          async (path) => {
+            const res = await get(path, 10_000);
+            if (res.status !== 200) throw new Error(`GET ${path}: HTTP ${res.status} ${res.body.slice(0, 200)}`);
+            return res.body;
+          },
+          family,
+          60_000,
+        ),
+      ),
+    );
+  } finally {
+    shootClient.close();
   }
   return lines;
 }

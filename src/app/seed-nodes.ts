@@ -24,7 +24,7 @@ import { adminGet } from '../localenv/kube-apiserver.js';
 import { formatIP, parseCIDR, type IPFamily } from '../net/cidr.js';
 import type { ResourceClient } from '../runtime/client.js';
 import { bridgeName, deleteLink, ensureBridge } from '../system/network.js';
-import { coreDNSReady, deployCoreDNS } from '../extensions/provider-local/coredns/coredns.js';
+import { coreDNSReady, deployCoreDNS } from '../gardenlet/shoot/components/coredns.js';
 import { describeNode, nodeReady, type NodeInfo } from '../extensions/provider-local/machine/api-client.js';
 import { Machine } from '../extensions/provider-local/machine/machine.js';
 import { describePodCheck, podToPodCheck } from '../extensions/provider-local/worker/pod-check.js';

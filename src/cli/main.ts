@@ -218,7 +218,7 @@ Example:
     .option('--seed-nodes <n>', 'how many Nodes the seed cluster gets (root; 0 for none; default 2)')
     .option(
       '--control-plane-workloads',
-      "run the shoot's control plane as pods on the seed's Nodes instead of processes (no shoot machines yet)",
+      "run the shoot's control plane and machines as pods on the seed's Nodes instead of processes",
       false,
     )
     .option('--feature-gates <list>', FEATURE_GATES_HELP, 'IPv6SingleStack=true,DualStack=true')

@@ -22,6 +22,7 @@ import { SeedReconciler } from './seed/reconciler.js';
 import type { DNSProviderConfig } from './shoot/components/dns-records.js';
 import { ShootReconciler, type ShootReader } from './shoot/reconciler.js';
 import { controlPlaneWorkloadsHealth } from './shoot/components/control-plane-workloads.js';
+import { addWorkerController } from '../extensions/provider-local/worker/controller.js';
 
 export interface GardenletOptions {
   readonly dns: DNSProviderConfig;
@@ -121,6 +122,11 @@ export function addGardenletControllers(manager: Manager, options: GardenletOpti
     shootController
       .watch(manager.informer(Refs.network), ownedToShoot, extensionOutcomeChanged)
       .watch(manager.informer(Refs.dnsRecord), ownedToShoot, extensionOutcomeChanged);
+  }
+  if (options.controlPlaneWorkloads) {
+    shootController.watch(manager.informer(Refs.worker), ownedToShoot, extensionOutcomeChanged);
+    // provider-local's machines as machine pods of the seed, for the Workers the shoots get.
+    addWorkerController(manager, { ...workers });
   }
 
   if (options.provider) {

@@ -26,6 +26,10 @@ import { machinesUnsupportedReason } from '../extensions/provider-local/machine/
 import { cli } from '../support/cli.js';
 import { createProjectAndSeeds, healthyShoot, runWithNameserver, testFile } from '../support/shoot.js';
 import { waitFor } from '../support/wait.js';
+import { shootAdminAccess, shootAdminClient } from '../../src/gardenlet/shoot/shoot-client.js';
+import { shootGet } from '../../src/extensions/provider-local/controlplane/control-plane.js';
+import { podToPodCheck } from '../../src/extensions/provider-local/worker/pod-check.js';
+import { MACHINE_POD_BIN_DIR } from '../../src/extensions/provider-local/machine/images.js';
 
 const unsupported = machinesUnsupportedReason();
 const NAMESPACE = 'garden-cpw';
@@ -114,13 +118,20 @@ describe.skipIf(unsupported !== undefined).sequential('shoot control planes as s
         seedName: SEED,
         cloudProfile: { name: 'local' },
         region: 'local',
-        provider: { type: 'local', workers: [{ name: 'w', machine: { type: 'local' }, minimum: 1, maximum: 1 }] },
+        provider: { type: 'local', workers: [{ name: 'w', machine: { type: 'local' }, minimum: 2, maximum: 2 }] },
         networking: { type: 'calico', ipFamilies: ['IPv6'], nodes: 'fd00:1d:1:100::/56' },
       },
     } as KubernetesObject);
     await succeeded();
     const pods = await controlPlanePods();
-    for (const prefix of ['etcd-main-0', 'kube-apiserver-', 'kube-controller-manager-', 'kube-scheduler-']) {
+    for (const prefix of [
+      'etcd-main-0',
+      'kube-apiserver-',
+      'kube-controller-manager-',
+      'kube-scheduler-',
+      'machine-w-0',
+      'machine-w-1',
+    ]) {
       expect(running(pods, prefix), `${prefix} running and ready`).toBe(true);
     }
     expect(new Set(pods.map((p) => p.spec?.nodeName))).not.toContain(undefined);
@@ -151,6 +162,111 @@ describe.skipIf(unsupported !== undefined).sequential('shoot control planes as s
     const leases = await shootKubectl(['-n', 'kube-system', 'get', 'leases', '-o', 'name']);
     expect(leases.stdout).toContain('lease.coordination.k8s.io/kube-scheduler');
   }, 60_000);
+
+  /** The shoot through the gardenlet's own access: a client and raw GETs (pod logs). */
+  async function withShoot<T>(
+    use: (shoot: ResourceClient, get: (path: string) => Promise<string>) => Promise<T>,
+  ): Promise<T> {
+    const shoot = (await client.get<Shoot & KubernetesObject>(Refs.shoot, SHOOT, NAMESPACE))!;
+    const ctx = { signal: AbortSignal.timeout(120_000) };
+    const access = await shootAdminAccess(client, shoot, ctx);
+    const shootClient = await shootAdminClient(client, shoot, ctx);
+    try {
+      return await use(shootClient, async (path) => {
+        const res = await shootGet(access.server, access.caPEM, access.credentials, path, 10_000);
+        if (res.status !== 200) throw new Error(`GET ${path}: HTTP ${res.status}`);
+        return res.body;
+      });
+    } finally {
+      shootClient.close();
+    }
+  }
+
+  interface NodeObject extends KubernetesObject {
+    spec?: { podCIDRs?: string[] };
+    status?: { addresses?: { type: string; address: string }[]; conditions?: { type: string; status: string }[] };
+  }
+  const nodeReady = (n: NodeObject) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+
+  it("the machine pods are the shoot's Nodes: Ready, addressed from the seed's pod network, pods talk across them", async () => {
+    const machinePods = (await controlPlanePods()).filter((p) => p.metadata?.name?.startsWith('machine-w-'));
+    // Spread over the seed's Nodes.
+    expect(new Set(machinePods.map((p) => p.spec?.nodeName)).size).toBe(2);
+    const podIPs = machinePods.map((p) => (p as { status?: { podIP?: string } }).status?.podIP);
+    await withShoot(async (shoot, get) => {
+      const nodes = (await shoot.list<NodeObject>(Refs.node, {})).items;
+      expect(nodes.map((n) => n.metadata?.name).sort()).toEqual(['machine-w-0', 'machine-w-1']);
+      for (const node of nodes) {
+        expect(nodeReady(node), `${node.metadata?.name} Ready`).toBe(true);
+        const internal = node.status?.addresses?.filter((a) => a.type === 'InternalIP').map((a) => a.address);
+        expect(internal).toHaveLength(1);
+        expect(internal![0]).toMatch(/^fd00:1d:1:/);
+        expect(podIPs).toContain(internal![0]);
+        expect(node.spec?.podCIDRs?.[0]).toMatch(/^fd00:1d:3:/);
+      }
+      // Server and client on different machines, so on different seed Nodes: the overlay carries the packets.
+      const result = await podToPodCheck(shoot, get, 'IPv6', 90_000);
+      expect(result.server.node).not.toBe(result.client.node);
+      expect(result.server.ip).toMatch(/^fd00:1d:3:/);
+      expect(result.answer).toMatch(/^pod-check-server-/);
+    });
+  }, 180_000);
+
+  it("a shoot pod's hostPath / is its machine's filesystem, not the seed Node's or the host's", async () => {
+    await withShoot(async (shoot, get) => {
+      await shoot.create(Refs.pod, {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'host-root', namespace: 'default' },
+        spec: {
+          restartPolicy: 'Never',
+          nodeName: 'machine-w-0',
+          containers: [
+            {
+              name: 'main',
+              image: 'local.gardener.cloud/test/busybox:1',
+              command: [
+                'sh',
+                '-c',
+                `ls /host${MACHINE_POD_BIN_DIR}/kubelet; ls /host${cp.dir} && echo HOST-VISIBLE; ls /host/var/lib/gardener-ipv6/etcd && echo SEED-VISIBLE; echo done`,
+              ],
+              volumeMounts: [{ name: 'root', mountPath: '/host' }],
+            },
+          ],
+          volumes: [{ name: 'root', hostPath: { path: '/' } }],
+        },
+      } as KubernetesObject);
+      const log = await waitFor(
+        async () => {
+          const pod = await shoot.get<PodObject>(Refs.pod, 'host-root', 'default');
+          return pod?.status?.phase === 'Succeeded' ? get('/api/v1/namespaces/default/pods/host-root/log') : undefined;
+        },
+        { timeoutMs: 60_000, intervalMs: 500, message: 'the hostPath pod to finish' },
+      );
+      // The machine's own files (the machine image's) are there; the host's and the seed Node's are not.
+      expect(log).toContain(`/host${MACHINE_POD_BIN_DIR}/kubelet`);
+      expect(log).not.toContain('HOST-VISIBLE');
+      expect(log).not.toContain('SEED-VISIBLE');
+      expect(log).toContain('done');
+      await shoot.delete(Refs.pod, 'host-root', 'default');
+    });
+  }, 120_000);
+
+  it('a machine pod deleted by hand comes back as the same Node', async () => {
+    const before = (await controlPlanePods()).find((p) => p.metadata?.name === 'machine-w-1');
+    await client.delete(Refs.pod, 'machine-w-1', SEED_NAMESPACE);
+    await waitFor(
+      async () => {
+        const pod = (await controlPlanePods()).find((p) => p.metadata?.name === 'machine-w-1');
+        return pod !== undefined && pod.metadata?.uid !== before?.metadata?.uid && running([pod], 'machine-w-1');
+      },
+      { timeoutMs: 120_000, intervalMs: 1_000, message: 'machine-w-1 back and ready' },
+    );
+    await withShoot(async (shoot) => {
+      const node = await shoot.get<NodeObject>(Refs.node, 'machine-w-1');
+      expect(node && nodeReady(node)).toBe(true);
+    });
+  }, 180_000);
 
   it('killed kube-apiserver and etcd pods come back with the shoot data; so does a gardenlet restart', async () => {
     const created = await shootKubectl(['create', 'configmap', 'keep-me', '--from-literal=k=v']);
@@ -209,6 +325,12 @@ describe.skipIf(unsupported !== undefined).sequential('shoot control planes as s
       timeoutMs: 120_000,
       intervalMs: 500,
       message: 'the seed namespace to go',
+    });
+    // The deletion finished: the Shoot is gone, not stuck on a step that ran again after its namespace went.
+    await waitFor(async () => (await client.get(Refs.shoot, SHOOT, NAMESPACE)) === undefined, {
+      timeoutMs: 60_000,
+      intervalMs: 500,
+      message: 'the Shoot to be gone',
     });
     await waitFor(() => ip(['-6', 'route', 'show', `${address}/128`]).trim() === '', {
       timeoutMs: 30_000,

@@ -14,6 +14,8 @@ export const IMAGES = {
   kubeScheduler: `registry.k8s.io/kube-scheduler:${KUBERNETES_VERSION}`,
   /** A static busybox (Debian's): the test image, and what removes etcd's data from a Node. */
   busybox: 'local.gardener.cloud/test/busybox:1',
+  /** CoreDNS of the shoots (and the seed of `up`), from the pinned build. */
+  coredns: 'local.gardener.cloud/coredns:1',
   /**
    * The machine pods' image (provider-local): node with this project's agent, the kubelet, kube-proxy, containerd
    * and the host tools they need. Tagged with the kubelet's version; its digest changes with the agent too.

@@ -29,6 +29,8 @@ import type { DNSProviderConfig } from './components/dns-records.js';
 import { caClusterName, ShootControlPlane, type ControlPlaneRuntime } from './components/control-plane.js';
 import { isIPFamily } from '../../apis/validation/ip-families.js';
 import { ShootWorkers } from './components/workers.js';
+import { ShootWorker } from './components/worker.js';
+import { MachineBootstrap } from './components/machine-bootstrap.js';
 import type { LocalProvider } from '../../extensions/provider-local/provider.js';
 import { API_SERVER_SERVICE_NAME } from './components/apiserver-service.js';
 import {
@@ -248,6 +250,9 @@ export class ShootReconciler implements Reconciler {
       provider?.runsMachines === true &&
       (shoot.spec.provider?.workers?.length ?? 0) > 0;
     const workers = () => new ShootWorkers(client, shoot, provider!, networking!);
+    // On a seed with Nodes: machines as machine pods through the Worker extension object.
+    const withWorker = runtime?.kind === 'workloads' && (shoot.spec.provider?.workers?.length ?? 0) > 0;
+    const worker = () => new ShootWorker(client, shoot, networking!);
     const waitName = [
       ...(runtime ? ['the control plane'] : []),
       ...(waitForExtensions ? ['the Network', 'the DNS records'] : []),
@@ -334,6 +339,19 @@ export class ShootReconciler implements Reconciler {
             { name: 'waiting for the machines', progress: 95, run: () => workers().wait() },
           ]
         : []),
+      ...(withWorker
+        ? [
+            {
+              name: 'deploying the machine bootstrap and the Worker',
+              progress: 92,
+              run: async (x: ComponentContext) => {
+                await new MachineBootstrap(client, shoot, networking!).deploy(x);
+                await worker().deploy(x);
+              },
+            },
+            { name: 'waiting for the Worker', progress: 95, run: (x: ComponentContext) => worker().wait(x) },
+          ]
+        : []),
     ];
 
     const previous = shoot.status?.conditions?.find((cd) => cd.type === CONDITION_TYPE);
@@ -407,7 +425,21 @@ export class ShootReconciler implements Reconciler {
         : []),
     ];
     const seedNamespace = new SeedNamespace(client, shoot);
+    // The machines stop first, while their API server still answers (their pods drain, their Nodes go).
+    const worker = this.options.controlPlaneWorkloads ? new ShootWorker(client, shoot, {}) : undefined;
     const steps: Step[] = [
+      ...(worker
+        ? [
+            {
+              name: 'deleting the Worker',
+              progress: 20,
+              run: async (x: ComponentContext) => {
+                await worker.destroy(x);
+                await worker.waitCleanup(x);
+              },
+            },
+          ]
+        : []),
       {
         name: 'deleting the seed objects',
         progress: 30,

@@ -43,12 +43,12 @@ const REQUIRE_BANNER =
 
 /**
  * Bundles the CLI into `<outDir>/agent-<digest>/`, unless that folder is there already: same sources, same bytes,
- * same folder (esbuild's output is deterministic, and paths in it are relative to the project root). Needs esbuild, a
- * devDependency: an installed package without its devDependencies cannot build the machine image.
+ * same folder (esbuild's output is deterministic, and paths in it are relative to the project root). esbuild is a
+ * dependency of the package: `up` builds the machine image wherever it runs.
  */
 export async function bundleAgent(outDir: string, root = projectRoot()): Promise<AgentBundle> {
   const { build } = await import('esbuild').catch((e: Error) => {
-    throw new Error(`bundling the machine agent needs esbuild (a devDependency): ${e.message}`);
+    throw new Error(`bundling the machine agent needs esbuild (a dependency of this package): ${e.message}`);
   });
   const result = await build({
     entryPoints: [agentEntryPoint(root)],

@@ -11,8 +11,8 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream, existsSync, readFileSync, statSync } from 'node:fs';
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { fileEntry, tarSize, tarStream, type TarStreamEntry } from '../../../system/tar.js';
 import { IMAGES } from '../../../gardenlet/imagevector/images.js';
@@ -25,7 +25,7 @@ import { MACHINE_BINARIES } from './machine.js';
 export const PAUSE_IMAGE = 'registry.k8s.io/pause:3.10';
 /** The test image: a static busybox with sh, httpd, nc, wget, nslookup. */
 export const TEST_IMAGE = IMAGES.busybox;
-export const COREDNS_IMAGE = 'local.gardener.cloud/coredns:1';
+export const COREDNS_IMAGE = IMAGES.coredns;
 
 /** The busybox applets the test image links (each a symlink to /bin/busybox). */
 export const BUSYBOX_APPLETS = [
@@ -245,6 +245,9 @@ export async function buildImage(spec: ImageSpec, cacheDir: string): Promise<Bui
   const archive = join(cacheDir, `${safeName}-${key}.tar`);
   const digestFile = `${archive}.digest`;
   if (existsSync(archive) && existsSync(digestFile)) {
+    // Marked as used: pruning keeps what was used lately.
+    const now = new Date();
+    await utimes(archive, now, now).catch(() => {});
     return { name: spec.name, archive, manifestDigest: readFileSync(digestFile, 'utf8').trim() };
   }
   const entries = layerEntries(spec);
@@ -267,7 +270,31 @@ export async function buildImage(spec: ImageSpec, cacheDir: string): Promise<Bui
     await rm(`${digestFile}.${suffix}`, { force: true });
     throw e;
   }
+  await pruneArchives(cacheDir, safeName, archive);
   return { name: spec.name, archive, manifestDigest: layout.manifestDigest };
+}
+
+/** Archives of an image unused this long are removed when a new one of it is built (each changed agent makes one). */
+export const STALE_ARCHIVE_MS = 3600_000;
+
+/**
+ * Removes the archives of the image `safeName` but `keep` that were neither built nor used for STALE_ARCHIVE_MS. A
+ * process that still imports one keeps reading it; one that needs it again builds it again.
+ */
+async function pruneArchives(cacheDir: string, safeName: string, keep: string, now = Date.now()): Promise<void> {
+  const pattern = new RegExp(`^${safeName.replace(/[.]/g, '\\.')}-[0-9a-f]{32}\\.tar$`);
+  for (const file of await readdir(cacheDir).catch(() => [] as string[])) {
+    const path = join(cacheDir, file);
+    if (!pattern.test(file) || path === keep) continue;
+    const used = await stat(path).then(
+      (st) => st.mtimeMs,
+      () => now,
+    );
+    if (now - used > STALE_ARCHIVE_MS) {
+      await rm(path, { force: true });
+      await rm(`${path}.digest`, { force: true });
+    }
+  }
 }
 
 export function pauseImageSpec(pauseBinary: string): ImageSpec {
@@ -312,10 +339,17 @@ export function controlPlaneImageSpecs(binDir: string): ImageSpec[] {
 
 /** The machine pods' image: a machine's node (containerd, kubelet, kube-proxy) run by this project's agent. */
 export const MACHINE_POD_IMAGE = IMAGES.machine;
+/**
+ * The machine pods' image keeps its own files below here: outside /etc, /opt, /var and /run, which a machine mounts
+ * over with its state (machine.ts), so its processes see them too.
+ */
+export const MACHINE_POD_LIB_DIR = '/usr/local/lib/gardener-ipv6';
 /** Where the machine pods' image has the agent bundle and its package.json. */
-export const MACHINE_AGENT_DIR = '/opt/gardener-ipv6';
+export const MACHINE_AGENT_DIR = `${MACHINE_POD_LIB_DIR}/agent`;
 /** Where the machine pods' image has MACHINE_BINARIES. */
-export const MACHINE_POD_BIN_DIR = '/opt/bin';
+export const MACHINE_POD_BIN_DIR = `${MACHINE_POD_LIB_DIR}/bin`;
+/** Where the machine pods' image has the archives of the images every machine imports (buildMachineImages). */
+export const MACHINE_POD_IMAGES_DIR = `${MACHINE_POD_LIB_DIR}/images`;
 /** The machine pods' PATH: the node binaries first, then the host tools and busybox. */
 export const MACHINE_POD_PATH = `${MACHINE_POD_BIN_DIR}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`;
 /** Where the host tools are looked for (not the caller's PATH: the image must not depend on it). */
@@ -424,6 +458,10 @@ export interface MachinePodImageOptions {
   toolsPath?: string;
   /** A binary's shared libraries, the dynamic loader included. @default lddLibraries */
   libraries?: (binary: string) => string[];
+  /** The images the machine imports into its containerd (pause, test image, CoreDNS). */
+  machineImages?: readonly BuiltImage[];
+  /** /etc/passwd and /etc/group (the kubelet reads them), as host files. */
+  etc?: { readonly passwd: string; readonly group: string };
 }
 
 /**
@@ -454,6 +492,17 @@ export function machinePodImageSpec(opts: MachinePodImageOptions): ImageSpec {
     { path: `${agentDir}/${AGENT_BUNDLE_FILE}`, source: opts.agent.script, mode: 0o644 },
     { path: `${agentDir}/package.json`, source: opts.agent.packageJson, mode: 0o644 },
     ...host.files,
+    ...(opts.machineImages ?? []).map((image) => ({
+      path: `${MACHINE_POD_IMAGES_DIR.slice(1)}/${basename(image.archive)}`,
+      source: image.archive,
+      mode: 0o644,
+    })),
+    ...(opts.etc
+      ? [
+          { path: 'etc/passwd', source: opts.etc.passwd, mode: 0o644 },
+          { path: 'etc/group', source: opts.etc.group, mode: 0o644 },
+        ]
+      : []),
   ];
   const symlinks: ImageSymlink[] = [
     ...MACHINE_BUSYBOX_APPLETS.map((applet) => ({ path: `bin/${applet}`, target: 'busybox' })),
@@ -492,10 +541,34 @@ export function machinePodImageSpec(opts: MachinePodImageOptions): ImageSpec {
   };
 }
 
-/** Bundles the agent (into `<cacheDir>/agent`) and builds the machine pods' image from it and `binDir`. */
+/** A machine's /etc/passwd and /etc/group: root, and nobody for the kubelet's user namespace lookups. */
+export const MACHINE_ETC = {
+  passwd: 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n',
+  group: 'root:x:0:\nnogroup:x:65534:\n',
+} as const;
+
+/**
+ * Bundles the agent (into `<cacheDir>/agent`) and builds the machine pods' image from it, `binDir` and the images
+ * every machine imports.
+ */
 export async function buildMachinePodImage(binDir: string, cacheDir: string): Promise<BuiltImage> {
-  const agent = await bundleAgent(join(cacheDir, 'agent'));
-  return buildImage(machinePodImageSpec({ binDir, agent }), cacheDir);
+  const [agent, machineImages] = await Promise.all([
+    bundleAgent(join(cacheDir, 'agent')),
+    buildMachineImages(binDir, cacheDir),
+  ]);
+  const etcDir = join(cacheDir, 'machine-etc');
+  await mkdir(etcDir, { recursive: true });
+  const etc = { passwd: join(etcDir, 'passwd'), group: join(etcDir, 'group') };
+  // Write then rename, as the archives: a parallel build never reads half a file.
+  for (const [file, content] of [
+    [etc.passwd, MACHINE_ETC.passwd],
+    [etc.group, MACHINE_ETC.group],
+  ] as const) {
+    const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+    await writeFile(tmp, content);
+    await rename(tmp, file);
+  }
+  return buildImage(machinePodImageSpec({ binDir, agent, machineImages, etc }), cacheDir);
 }
 
 /** The seed's images: a machine's, the shoot control planes' and the machine pods'. */

@@ -10,7 +10,7 @@ import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseMachineUserData, type MachineUserData } from '../../../apis/provider-local/v1alpha1/machine-user-data.js';
 import { parseIP, type IPFamily } from '../../../net/cidr.js';
-import type { BuiltImage } from './images.js';
+import { MACHINE_POD_BIN_DIR, MACHINE_POD_IMAGES_DIR, type BuiltImage } from './images.js';
 import { Machine, type MachineOptions } from './machine.js';
 
 /** Where things are in the machine image and the machine pod. */
@@ -18,9 +18,8 @@ export const MACHINE_POD_PATHS = {
   userData: '/etc/gardener-ipv6/user-data/userData',
   /** An emptyDir: containerd's snapshots need a filesystem other than the container's overlay. */
   stateDir: '/var/lib/gardener-ipv6-machine',
-  /** Outside /etc, /opt, /var and /run, which the machine mounts over. */
-  binDir: '/usr/local/lib/gardener-ipv6/bin',
-  imagesDir: '/usr/local/lib/gardener-ipv6/images',
+  binDir: MACHINE_POD_BIN_DIR,
+  imagesDir: MACHINE_POD_IMAGES_DIR,
   readyFile: '/tmp/gardener-ipv6-machine-ready',
 } as const;
 export type MachinePodPaths = Record<keyof typeof MACHINE_POD_PATHS, string>;

@@ -14,7 +14,7 @@ import { shortHash } from '../../../system/network.js';
 import { formatIP, nthAddress, parseCIDR, type IPFamily } from '../../../net/cidr.js';
 import { issueCertificate, type CertificatePair } from '../../../pki/certificates.js';
 import { ResourceClient } from '../../../runtime/client.js';
-import { coreDNSReady, deployCoreDNS } from '../coredns/coredns.js';
+import { coreDNSReady, deployCoreDNS } from '../../../gardenlet/shoot/components/coredns.js';
 import type { LocalControlPlane } from '../controlplane/control-plane.js';
 import { nodeReady, type NodeInfo } from '../machine/api-client.js';
 import type { BuiltImage } from '../machine/images.js';

@@ -525,6 +525,9 @@ export class ShootControlPlaneWorkloads {
    * seed namespace.
    */
   async waitCleanup(namespace: string, ctx: ComponentContext): Promise<void> {
+    // The seed namespace is deleted only after this was done: a deletion that runs again finds it going or gone.
+    const ns = await this.client.get<KubernetesObject>(Refs.namespace, namespace, undefined, { signal: ctx.signal });
+    if (ns === undefined || ns.metadata?.deletionTimestamp !== undefined) return;
     const pods = (await this.client.list<PodObject>(Refs.pod, { namespace, signal: ctx.signal })).items;
     const controlPlane = pods.filter((p) => !p.metadata?.name?.startsWith(CLEANUP_POD_PREFIX));
     if (controlPlane.length > 0) {

@@ -96,7 +96,7 @@ const b64 = (text: string) => Buffer.from(text).toString('base64');
 const unb64 = (text: string | undefined) => Buffer.from(text ?? '', 'base64').toString('utf8');
 
 /** Reads a Secret, or creates it with `make()`'s data when it doesn't exist yet; never replaces one. */
-async function getOrCreateSecret(
+export async function getOrCreateSecret(
   client: ResourceClient,
   shoot: Shoot,
   name: string,

@@ -9,7 +9,7 @@ import type { OperatingSystemConfig } from '../../../apis/extensions/v1alpha1/op
 import { isIPFamily } from '../../../apis/validation/ip-families.js';
 import type { LocalProvider } from '../../../extensions/provider-local/provider.js';
 import type { WorkerPoolSpec, WorkersSpec } from '../../../extensions/provider-local/worker/workers.js';
-import { formatIP, parseCIDR } from '../../../net/cidr.js';
+import { formatIP, parseCIDR, type IPFamily } from '../../../net/cidr.js';
 import { cidrsByFamilies, clusterDNSAddress } from '../networks.js';
 import type { ResourceClient } from '../../../runtime/client.js';
 import { NotReadyError, type ComponentContext, type DeployWaiter } from '../../component.js';
@@ -32,6 +32,22 @@ export function workerPools(shoot: Shoot): WorkerPoolSpec[] {
   });
 }
 
+/** The networks a shoot's machines are configured with: families, ranges and the cluster DNS addresses. */
+export function machineNetworking(
+  shoot: Shoot,
+  networking: NetworkingStatus,
+): { families: IPFamily[]; podCIDRs: string[]; serviceCIDRs: string[]; clusterDNS: string[] } {
+  const families = shootIPFamilies(shoot).filter(isIPFamily);
+  const services = cidrsByFamilies(networking.services, families);
+  return {
+    families,
+    podCIDRs: cidrsByFamilies(networking.pods, families),
+    serviceCIDRs: services,
+    // One per family, the primary first: the kubelets use the first, kube-dns serves all of them.
+    clusterDNS: services.map((c) => formatIP(clusterDNSAddress(parseCIDR(c)!))),
+  };
+}
+
 export class ShootWorkers implements DeployWaiter {
   constructor(
     private readonly client: ResourceClient,
@@ -48,17 +64,15 @@ export class ShootWorkers implements DeployWaiter {
     const osc = (await this.client.get(Refs.operatingSystemConfig, oscName, namespace, { signal: ctx.signal })) as
       OperatingSystemConfig | undefined;
     if (osc === undefined) throw new NotReadyError(`OperatingSystemConfig ${namespace}/${oscName} does not exist yet`);
-    const families = shootIPFamilies(this.shoot).filter(isIPFamily);
-    const services = cidrsByFamilies(this.networking.services, families);
+    const { families, podCIDRs, serviceCIDRs, clusterDNS } = machineNetworking(this.shoot, this.networking);
     const { ca } = await ensureControlPlaneSecrets(this.client, this.shoot, ctx);
     const spec: WorkersSpec = {
       name: namespace,
       families,
       nodeCIDRs: this.networking.nodes ?? [],
-      podCIDRs: cidrsByFamilies(this.networking.pods, families),
-      serviceCIDRs: services,
-      // One per family, the primary first: the kubelets use the first, kube-dns serves all of them.
-      clusterDNS: services.map((c) => formatIP(clusterDNSAddress(parseCIDR(c)!))),
+      podCIDRs,
+      serviceCIDRs,
+      clusterDNS,
       pools: workerPools(this.shoot),
       operatingSystemConfig: { spec: { files: osc.spec.files ?? [] } },
       ca,

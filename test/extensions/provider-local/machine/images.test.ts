@@ -8,6 +8,7 @@ import {
   readdirSync,
   realpathSync,
   rmSync,
+  utimesSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,6 +22,7 @@ import {
   PAUSE_IMAGE,
   TEST_IMAGE,
   buildImage,
+  STALE_ARCHIVE_MS,
   layerBlob,
   layerEntries,
   machinePodImageSpec,
@@ -78,6 +80,27 @@ describe('OCI images without a registry', () => {
     expect(spec.name).toBe(TEST_IMAGE);
     const links = (spec.symlinks ?? []).map((l) => l.path);
     for (const applet of ['sh', 'httpd', 'nc', 'wget', 'nslookup']) expect(links).toContain(`bin/${applet}`);
+  });
+
+  it('removes archives of the same image unused for an hour when it builds a new one, and keeps recent ones', async () => {
+    const cache = join(dir, 'prune-cache');
+    const binary = join(dir, 'prune-pause');
+    writeFileSync(binary, 'one');
+    const old = await buildImage(pauseImageSpec(binary), cache);
+    writeFileSync(binary, 'two');
+    const recent = await buildImage(pauseImageSpec(binary), cache);
+    const hoursAgo = new Date(Date.now() - 2 * STALE_ARCHIVE_MS);
+    utimesSync(old.archive, hoursAgo, hoursAgo);
+    const other = join(cache, 'registry.k8s.io_etcd_3.7.3-0-0123456789abcdef0123456789abcdef.tar');
+    writeFileSync(other, 'another image');
+    utimesSync(other, hoursAgo, hoursAgo);
+    writeFileSync(binary, 'three');
+    const latest = await buildImage(pauseImageSpec(binary), cache);
+    expect(existsSync(old.archive)).toBe(false);
+    expect(existsSync(`${old.archive}.digest`)).toBe(false);
+    expect(existsSync(recent.archive)).toBe(true);
+    expect(existsSync(latest.archive)).toBe(true);
+    expect(existsSync(other)).toBe(true);
   });
 
   it('builds an archive once per content: same input, same file and digest; changed binary, new archive', async () => {
@@ -154,20 +177,39 @@ describe.runIf(hostToolsMissing.length === 0)("the machine pods' image", () => {
   const spec = machinePodImageSpec({ binDir, agent });
   const paths = [...spec.files, ...(spec.symlinks ?? [])].map((f) => f.path);
 
+  it('carries the images a machine imports and the /etc/passwd and /etc/group the kubelet reads', () => {
+    writeFileSync(join(dir, 'pause.tar'), 'pause');
+    writeFileSync(join(dir, 'passwd'), 'root');
+    writeFileSync(join(dir, 'group'), 'root');
+    const withImages = machinePodImageSpec({
+      binDir,
+      agent,
+      machineImages: [{ name: 'registry.k8s.io/pause:3.10', archive: join(dir, 'pause.tar'), manifestDigest: '' }],
+      etc: { passwd: join(dir, 'passwd'), group: join(dir, 'group') },
+    });
+    expect(resolveInImage(withImages, '/usr/local/lib/gardener-ipv6/images/pause.tar')?.source).toBe(
+      join(dir, 'pause.tar'),
+    );
+    expect(resolveInImage(withImages, '/etc/passwd')?.source).toBe(join(dir, 'passwd'));
+    expect(resolveInImage(withImages, '/etc/group')?.source).toBe(join(dir, 'group'));
+  });
+
   it("is the image vector's, runs the agent bundle with node and puts the node binaries first in PATH", () => {
     expect(spec.name).toBe(IMAGES.machine);
     expect(spec.name).toBe(`local.gardener.cloud/machine:${KUBERNETES_VERSION}`);
-    expect(spec.entrypoint).toEqual([process.execPath, '/opt/gardener-ipv6/gardener-ipv6.mjs']);
+    expect(spec.entrypoint).toEqual([process.execPath, '/usr/local/lib/gardener-ipv6/agent/gardener-ipv6.mjs']);
     expect(spec.cmd).toBeUndefined();
-    expect(spec.env).toEqual(['PATH=/opt/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin']);
+    expect(spec.env).toEqual([
+      'PATH=/usr/local/lib/gardener-ipv6/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+    ]);
     expect(resolveInImage(spec, process.execPath)?.mode).toBe(0o755);
-    expect(resolveInImage(spec, '/opt/gardener-ipv6/gardener-ipv6.mjs')?.source).toBe(agent.script);
-    expect(resolveInImage(spec, '/opt/gardener-ipv6/package.json')?.source).toBe(agent.packageJson);
+    expect(resolveInImage(spec, '/usr/local/lib/gardener-ipv6/agent/gardener-ipv6.mjs')?.source).toBe(agent.script);
+    expect(resolveInImage(spec, '/usr/local/lib/gardener-ipv6/agent/package.json')?.source).toBe(agent.packageJson);
   });
 
-  it('has the machine binaries in /opt/bin and the CNI plugins where containerd looks for them', () => {
+  it('has the machine binaries in /usr/local/lib/gardener-ipv6/bin and the CNI plugins where containerd looks for them', () => {
     for (const name of MACHINE_BINARIES) {
-      expect(resolveInImage(spec, `/opt/bin/${name}`)?.source).toBe(join(binDir, name));
+      expect(resolveInImage(spec, `/usr/local/lib/gardener-ipv6/bin/${name}`)?.source).toBe(join(binDir, name));
     }
     for (const plugin of CNI_PLUGINS) {
       expect(resolveInImage(spec, `/opt/cni/bin/${plugin}`)?.source).toBe(join(binDir, `cni-${plugin}`));

@@ -161,7 +161,7 @@ describe.runIf(reason === undefined).sequential("the machine pods' image in a ma
   });
 
   it('runs the agent bundle with node', () => {
-    const run = runInImage([process.execPath, '/opt/gardener-ipv6/gardener-ipv6.mjs', '--version']);
+    const run = runInImage([process.execPath, '/usr/local/lib/gardener-ipv6/agent/gardener-ipv6.mjs', '--version']);
     expect(run.output).toMatch(/^gardener-ipv6 \d+\.\d+\.\d+/);
     expect(run.status).toBe(0);
   });
@@ -170,7 +170,7 @@ describe.runIf(reason === undefined).sequential("the machine pods' image in a ma
     [['nft', '--version'], /^nftables v/],
     [['ip', '-V'], /^ip utility, iproute2-/],
     [['nsenter', '--version'], /^nsenter from util-linux/],
-    [['/opt/bin/kubelet', '--version'], /^Kubernetes v/],
+    [['/usr/local/lib/gardener-ipv6/bin/kubelet', '--version'], /^Kubernetes v/],
     [['conntrack', '--version'], /^conntrack v/],
     [['bridge', '-V'], /^bridge utility, /],
   ])('runs %j from the image', (command, output) => {

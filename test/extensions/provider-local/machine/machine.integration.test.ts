@@ -14,7 +14,7 @@ import {
   machineLeftovers,
 } from '../../../../src/extensions/provider-local/machine/machine.js';
 import { TEST_IMAGE } from '../../../../src/extensions/provider-local/machine/images.js';
-import { coreDNSReady, deployCoreDNS } from '../../../../src/extensions/provider-local/coredns/coredns.js';
+import { coreDNSReady, deployCoreDNS } from '../../../../src/gardenlet/shoot/components/coredns.js';
 import type { NodeInfo } from '../../../../src/extensions/provider-local/machine/api-client.js';
 import { waitFor } from '../../../support/wait.js';
 import { Machine, NETWORKS, machinesUnsupportedReason, startShootEnv, type ShootEnv } from './shoot-env.js';

@@ -1,6 +1,6 @@
 /**
  * CoreDNS of a local shoot, in its kube-system namespace as Gardener deploys it: a Deployment of the `coredns`
- * binary (in an image built here, see machine/images.ts), a `kube-dns` Service on the cluster DNS address the
+ * binary (in an image built here, see provider-local's machine/images.ts), a `kube-dns` Service on the cluster DNS address the
  * kubelets use (the 10th address of the primary service range), for the shoot's families, and the RBAC to read
  * Services and EndpointSlices. The machines have no upstream resolver: unless `upstreams` are given, names outside
  * the cluster's zones get NXDOMAIN.
@@ -8,7 +8,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { resources, type ResourceClient, type ResourceRef } from '../../../runtime/client.js';
 import type { IPFamily } from '../../../net/cidr.js';
-import { COREDNS_IMAGE } from '../machine/images.js';
+import { IMAGES } from '../../imagevector/images.js';
 
 export const COREDNS_NAMESPACE = 'kube-system';
 export const COREDNS_FIELD_MANAGER = 'gardener-ipv6-provider-local';
@@ -21,7 +21,7 @@ export interface CoreDNSOptions {
   clusterDomain?: string;
   /** @default 1 */
   replicas?: number;
-  /** @default COREDNS_IMAGE */
+  /** @default IMAGES.coredns */
   image?: string;
   /** Resolvers for names outside the cluster domain. @default none */
   upstreams?: string[];
@@ -147,7 +147,7 @@ export function coreDNSObjects(opts: CoreDNSOptions): { ref: ResourceRef; object
               containers: [
                 {
                   name: 'coredns',
-                  image: opts.image ?? COREDNS_IMAGE,
+                  image: opts.image ?? IMAGES.coredns,
                   imagePullPolicy: 'IfNotPresent',
                   args: ['-conf', '/etc/coredns/Corefile'],
                   ports: [

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { coreDNSObjects, corefile } from '../../../../src/extensions/provider-local/coredns/coredns.js';
+import { coreDNSObjects, corefile } from '../../../../src/gardenlet/shoot/components/coredns.js';
 
 describe('CoreDNS of a shoot', () => {
   it('serves the cluster domain and reverse zones; forwards only when upstreams are given', () => {

@@ -1,0 +1,130 @@
+/**
+ * provider-local's machines on a real seed: one StatefulSet of machine pods per worker pool, as Gardener's local
+ * provider runs its machines as pods of the seed. A machine pod is privileged (it runs containerd, the kubelet and
+ * kube-proxy of one shoot Node, see machine/pod-agent.ts), takes its address from the seed's pod network, mounts the
+ * pool's user data and keeps its node state (containerd's snapshots, the kubelet's certificate) in an emptyDir.
+ *
+ * The pod's name is the Node's: `machine-<pool>-<ordinal>`, stable, so a machine pod deleted by hand comes back as the
+ * same Node; scaling down removes the highest ordinals, as a MachineDeployment would remove machines.
+ */
+import type { V1StatefulSet } from '@kubernetes/client-node';
+import type { Worker, WorkerPool } from '../../../apis/extensions/v1alpha1/worker.js';
+import { IMAGES } from '../../../gardenlet/imagevector/images.js';
+import { MACHINE_POD_PATHS } from '../machine/pod-agent.js';
+
+export const WORKER_TYPE = 'local';
+/** Labels of the machine pods: every machine of a Worker, and of one pool. */
+export const MACHINE_LABELS = {
+  app: 'app',
+  role: 'machine',
+  pool: 'worker.gardener.cloud/pool',
+} as const;
+/** Over the seed's pod readiness: a machine pod is Ready once its Node is. */
+const READINESS_PERIOD_SECONDS = 2;
+/** Time to stop the machine's processes (kubelet, containerd and its pods) before the seed kills the pod. */
+export const MACHINE_TERMINATION_GRACE_SECONDS = 30;
+
+export function machineStatefulSetName(pool: string): string {
+  return `machine-${pool}`;
+}
+
+export interface MachinePodValues {
+  readonly namespace: string;
+  readonly pool: WorkerPool & { name: string };
+  /** The Secret and key of the pool's user data. */
+  readonly userData: { readonly name: string; readonly key: string };
+  /** @default IMAGES.machine */
+  readonly image?: string;
+}
+
+/** The StatefulSet of a pool's machine pods. */
+export function desiredMachineStatefulSet(values: MachinePodValues): V1StatefulSet {
+  const { pool, namespace } = values;
+  const name = machineStatefulSetName(pool.name);
+  const selector = { [MACHINE_LABELS.app]: MACHINE_LABELS.role, [MACHINE_LABELS.pool]: pool.name };
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'StatefulSet',
+    metadata: { name, namespace, labels: selector },
+    spec: {
+      serviceName: name,
+      replicas: Math.max(0, pool.minimum ?? 0),
+      // Machines come and go independently of each other, as a MachineDeployment's.
+      podManagementPolicy: 'Parallel',
+      selector: { matchLabels: selector },
+      template: {
+        metadata: { labels: selector },
+        spec: {
+          // Machines of a pool spread over the seed's Nodes where they can.
+          affinity: {
+            podAntiAffinity: {
+              preferredDuringSchedulingIgnoredDuringExecution: [
+                {
+                  weight: 100,
+                  podAffinityTerm: { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: selector } },
+                },
+              ],
+            },
+          },
+          automountServiceAccountToken: false,
+          enableServiceLinks: false,
+          terminationGracePeriodSeconds: MACHINE_TERMINATION_GRACE_SECONDS,
+          containers: [
+            {
+              name: 'machine',
+              image: values.image ?? IMAGES.machine,
+              imagePullPolicy: 'IfNotPresent',
+              args: ['machine', `--user-data=${MACHINE_POD_PATHS.userData}`],
+              env: [
+                { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+                { name: 'POD_IPS', valueFrom: { fieldRef: { fieldPath: 'status.podIPs' } } },
+              ],
+              // A node: its own containers, mounts, cgroups and kernel settings of its network namespace.
+              securityContext: { privileged: true },
+              readinessProbe: {
+                exec: { command: ['cat', MACHINE_POD_PATHS.readyFile] },
+                periodSeconds: READINESS_PERIOD_SECONDS,
+              },
+              resources: { requests: { cpu: '100m', memory: '300Mi' } },
+              volumeMounts: [
+                { name: 'user-data', mountPath: dirOf(MACHINE_POD_PATHS.userData), readOnly: true },
+                { name: 'state', mountPath: MACHINE_POD_PATHS.stateDir },
+              ],
+            },
+          ],
+          volumes: [
+            {
+              name: 'user-data',
+              secret: {
+                secretName: values.userData.name,
+                items: [{ key: values.userData.key, path: baseOf(MACHINE_POD_PATHS.userData) }],
+              },
+            },
+            // containerd's overlay snapshots need a filesystem that is no overlay itself.
+            { name: 'state', emptyDir: {} },
+          ],
+        },
+      },
+    },
+  };
+}
+
+/** The user data Secret of a pool, or why it has none. */
+export function userDataOf(pool: WorkerPool): { name: string; key: string } | string {
+  const ref = pool.userDataSecretRef;
+  if (!ref?.name || !ref.key) return `pool ${pool.name ?? '?'}: spec.pools[].userDataSecretRef needs name and key`;
+  return { name: ref.name, key: ref.key };
+}
+
+/** The Worker's pools with names, in order. */
+export function namedPools(worker: Worker): (WorkerPool & { name: string })[] {
+  return (worker.spec.pools ?? []).filter((p): p is WorkerPool & { name: string } => typeof p.name === 'string');
+}
+
+function dirOf(path: string): string {
+  return path.slice(0, path.lastIndexOf('/'));
+}
+
+function baseOf(path: string): string {
+  return path.slice(path.lastIndexOf('/') + 1);
+}

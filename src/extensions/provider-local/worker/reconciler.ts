@@ -1,0 +1,193 @@
+/**
+ * provider-local's Worker controller on a real seed: a Worker of type `local` becomes one StatefulSet of machine
+ * pods per pool (machine-pods.ts), and reports, as Gardener's worker actuators do, `status.machineDeployments` and a
+ * last operation that succeeds once every pool has its machines ready (a machine pod is ready when its Node is).
+ * StatefulSets of pools that are gone are deleted. Deletion deletes them all and waits until their pods are gone
+ * before the finalizer goes: the machines stop before the shoot's control plane does.
+ */
+import type { KubernetesObject, V1StatefulSet } from '@kubernetes/client-node';
+import type { Worker } from '../../../apis/extensions/v1alpha1/worker.js';
+import { Refs } from '../../../gardenlet/resources.js';
+import type { ResourceClient } from '../../../runtime/client.js';
+import { realClock, type Clock } from '../../../runtime/clock.js';
+import {
+  TerminalError,
+  type ReconcileContext,
+  type Reconciler,
+  type Request,
+  type Result,
+} from '../../../runtime/controller.js';
+import { addFinalizer, hasFinalizer, removeFinalizer } from '../../../runtime/finalizers.js';
+import { patchStatusIfChanged } from '../../../runtime/status.js';
+import {
+  MACHINE_LABELS,
+  WORKER_TYPE,
+  desiredMachineStatefulSet,
+  machineStatefulSetName,
+  namedPools,
+  userDataOf,
+} from './machine-pods.js';
+
+export const WORKER_FINALIZER = 'extensions.gardener.cloud/provider-local';
+export const WORKER_FIELD_MANAGER = 'provider-local-worker';
+/** How often a Worker whose machines are not ready (or are going away) is looked at again, besides watch events. */
+export const WORKER_POLL_MS = 5_000;
+const ERR_CONFIGURATION_PROBLEM = 'ERR_CONFIGURATION_PROBLEM';
+
+export function isLocalWorker(worker: object): boolean {
+  return (worker as { spec?: { type?: unknown } }).spec?.type === WORKER_TYPE;
+}
+
+type Outcome =
+  | { state: 'Succeeded'; description: string }
+  | { state: 'Processing'; description: string; progress: number }
+  | { state: 'Error'; description: string; codes?: string[] };
+
+export interface WorkerReconcilerOptions {
+  readonly client: ResourceClient;
+  readonly clock?: Clock;
+  /** The machine image, when not the image vector's. */
+  readonly image?: string;
+  /** The pool's StatefulSet, from a cache. */
+  readonly statefulSet?: (name: string, namespace: string) => V1StatefulSet | undefined;
+}
+
+export class WorkerReconciler implements Reconciler {
+  private readonly client: ResourceClient;
+  private readonly clock: Clock;
+
+  constructor(private readonly opts: WorkerReconcilerOptions) {
+    this.client = opts.client;
+    this.clock = opts.clock ?? realClock;
+  }
+
+  async reconcile(req: Request, ctx: ReconcileContext): Promise<Result | void> {
+    const worker = await this.client.get<Worker & KubernetesObject>(Refs.worker, req.name, req.namespace, {
+      signal: ctx.signal,
+    });
+    if (!worker || !isLocalWorker(worker)) return;
+    if (worker.metadata.deletionTimestamp) return this.delete(worker, ctx);
+    await addFinalizer(this.client, Refs.worker, worker, WORKER_FINALIZER, { signal: ctx.signal });
+
+    const namespace = worker.metadata.namespace ?? '';
+    const pools = namedPools(worker);
+    const problems = pools.map(userDataOf).filter((p): p is string => typeof p === 'string');
+    if (problems.length > 0) {
+      await this.writeStatus(
+        worker,
+        { state: 'Error', description: problems.join('; '), codes: [ERR_CONFIGURATION_PROBLEM] },
+        ctx,
+      );
+      throw new TerminalError(problems.join('; '));
+    }
+    const opts = { fieldManager: WORKER_FIELD_MANAGER, force: true, signal: ctx.signal };
+    for (const pool of pools) {
+      const userData = userDataOf(pool) as { name: string; key: string };
+      const statefulSet = desiredMachineStatefulSet({
+        namespace,
+        pool,
+        userData,
+        ...(this.opts.image ? { image: this.opts.image } : {}),
+      });
+      await this.client.apply(Refs.statefulSet, statefulSet as KubernetesObject, opts);
+    }
+    await this.deleteSurplus(worker, new Set(pools.map((p) => machineStatefulSetName(p.name))), ctx);
+
+    const waiting: string[] = [];
+    for (const pool of pools) {
+      const name = machineStatefulSetName(pool.name);
+      const current = await this.statefulSet(name, namespace, ctx);
+      const want = Math.max(0, pool.minimum ?? 0);
+      const ready = current?.status?.readyReplicas ?? 0;
+      const updated = (current?.status?.observedGeneration ?? 0) >= (current?.metadata?.generation ?? 1);
+      if (!updated || ready !== want || (current?.status?.replicas ?? 0) !== want) {
+        waiting.push(`pool ${pool.name}: ${ready}/${want} machines ready`);
+      }
+    }
+    if (waiting.length > 0) {
+      await this.writeStatus(worker, { state: 'Processing', progress: 50, description: waiting.join(', ') }, ctx);
+      return { requeueAfter: WORKER_POLL_MS };
+    }
+    const total = pools.reduce((n, p) => n + Math.max(0, p.minimum ?? 0), 0);
+    await this.writeStatus(
+      worker,
+      { state: 'Succeeded', description: `${total} machines of ${pools.length} pools are ready` },
+      ctx,
+    );
+  }
+
+  private statefulSet(name: string, namespace: string, ctx: ReconcileContext): Promise<V1StatefulSet | undefined> {
+    const cached = this.opts.statefulSet?.(name, namespace);
+    if (cached) return Promise.resolve(cached);
+    return this.client.get<V1StatefulSet & KubernetesObject>(Refs.statefulSet, name, namespace, { signal: ctx.signal });
+  }
+
+  /** Deletes the StatefulSets of machines whose pool is no longer wanted (all of them with an empty set). */
+  private async deleteSurplus(worker: Worker, keep: ReadonlySet<string>, ctx: ReconcileContext): Promise<string[]> {
+    const namespace = worker.metadata.namespace ?? '';
+    const existing = await this.client.list<V1StatefulSet & KubernetesObject>(Refs.statefulSet, {
+      namespace,
+      labelSelector: `${MACHINE_LABELS.app}=${MACHINE_LABELS.role}`,
+      signal: ctx.signal,
+    });
+    const surplus = existing.items.map((s) => s.metadata?.name ?? '').filter((name) => !keep.has(name));
+    await Promise.all(
+      surplus.map((name) => this.client.delete(Refs.statefulSet, name, namespace, { signal: ctx.signal })),
+    );
+    return existing.items.map((s) => s.metadata?.name ?? '');
+  }
+
+  private async delete(worker: Worker, ctx: ReconcileContext): Promise<Result | void> {
+    if (!hasFinalizer(worker, WORKER_FINALIZER)) return;
+    const namespace = worker.metadata.namespace ?? '';
+    const remaining = await this.deleteSurplus(worker, new Set(), ctx);
+    const pods = await this.client.list<KubernetesObject>(Refs.pod, {
+      namespace,
+      labelSelector: `${MACHINE_LABELS.app}=${MACHINE_LABELS.role}`,
+      signal: ctx.signal,
+    });
+    if (remaining.length > 0 || pods.items.length > 0) {
+      await this.writeStatus(
+        worker,
+        { state: 'Processing', progress: 50, description: `waiting for ${pods.items.length} machine pods to stop` },
+        ctx,
+      );
+      return { requeueAfter: WORKER_POLL_MS };
+    }
+    await removeFinalizer(this.client, Refs.worker, worker, WORKER_FINALIZER, { signal: ctx.signal });
+  }
+
+  private async writeStatus(worker: Worker, outcome: Outcome, ctx: ReconcileContext): Promise<void> {
+    const now = new Date(this.clock.now()).toISOString().replace(/\.\d+Z$/, 'Z');
+    const last = worker.status?.lastOperation;
+    const type = worker.metadata.deletionTimestamp
+      ? 'Delete'
+      : !last || (last.type === 'Create' && last.state !== 'Succeeded')
+        ? 'Create'
+        : 'Reconcile';
+    const progress = outcome.state === 'Succeeded' ? 100 : outcome.state === 'Processing' ? outcome.progress : 50;
+    const status: Record<string, unknown> = {
+      lastOperation: { type, state: outcome.state, progress, description: outcome.description, lastUpdateTime: now },
+      observedGeneration: worker.metadata.generation,
+      machineDeployments: namedPools(worker).map((p) => ({
+        name: machineStatefulSetName(p.name),
+        minimum: p.minimum ?? 0,
+        maximum: p.maximum ?? p.minimum ?? 0,
+      })),
+      lastError:
+        outcome.state === 'Error'
+          ? {
+              description: outcome.description,
+              ...(outcome.codes ? { codes: outcome.codes } : {}),
+              lastUpdateTime: now,
+            }
+          : null,
+    };
+    try {
+      await patchStatusIfChanged(this.client, Refs.worker, worker, status, { signal: ctx.signal });
+    } catch (e) {
+      if (outcome.state !== 'Error') throw e;
+      ctx.logger.warn({ err: e }, 'cannot write the error to the Worker status');
+    }
+  }
+}

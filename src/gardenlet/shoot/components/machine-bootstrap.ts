@@ -1,0 +1,143 @@
+/**
+ * What a shoot needs before machines can join it, written into the shoot by the gardenlet as Gardener's shoot-system
+ * components are: a bootstrap token (its id and secret kept in the seed namespace, created once), the RBAC of TLS
+ * bootstrapping (bootstrappers may ask for node client certificates, which kube-controller-manager approves and
+ * signs; nodes may renew theirs), `system:nodes` bound to `system:node-proxier` (the machine's kube-proxy and its
+ * overlay read Services, EndpointSlices and Nodes with the node's certificate), and CoreDNS.
+ */
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { randomInt } from 'node:crypto';
+import type { NetworkingStatus, Shoot } from '../../../apis/core/v1beta1/shoot.js';
+import { BOOTSTRAP_TOKEN_PATTERN } from '../../../apis/provider-local/v1alpha1/machine-user-data.js';
+import { resources, type ResourceClient, type ResourceRef } from '../../../runtime/client.js';
+import type { ComponentContext, DeployWaiter } from '../../component.js';
+import { FIELD_MANAGER } from '../../names.js';
+import { shootAdminClient } from '../shoot-client.js';
+import { getOrCreateSecret } from './control-plane.js';
+import { deployCoreDNS } from './coredns.js';
+import { machineNetworking } from './workers.js';
+
+/** The seed namespace's Secret with the machines' bootstrap token. */
+export const BOOTSTRAP_TOKEN_SECRET = 'machine-bootstrap-token';
+/** The group the token's users are in besides `system:bootstrappers`. */
+export const BOOTSTRAPPERS_GROUP = 'system:bootstrappers:gardener-ipv6:machines';
+
+const CLUSTER_ROLE_BINDING: ResourceRef = {
+  group: 'rbac.authorization.k8s.io',
+  version: 'v1',
+  plural: 'clusterrolebindings',
+  kind: 'ClusterRoleBinding',
+  namespaced: false,
+};
+
+const TOKEN_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
+
+function randomToken(length: number): string {
+  return Array.from({ length }, () => TOKEN_ALPHABET[randomInt(TOKEN_ALPHABET.length)]).join('');
+}
+
+/** A new bootstrap token, `<6>.<16>` of [a-z0-9]. */
+export function newBootstrapToken(): { id: string; secret: string } {
+  return { id: randomToken(6), secret: randomToken(16) };
+}
+
+/** The token's Secret in the shoot's kube-system and the bindings of TLS bootstrapping. */
+export function machineBootstrapObjects(token: {
+  id: string;
+  secret: string;
+}): { ref: ResourceRef; object: KubernetesObject }[] {
+  const binding = (name: string, role: string, group: string) => ({
+    ref: CLUSTER_ROLE_BINDING,
+    object: {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: `gardener-ipv6:${name}` },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: group }],
+    } as KubernetesObject,
+  });
+  return [
+    {
+      ref: resources.secret,
+      object: {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: `bootstrap-token-${token.id}`, namespace: 'kube-system' },
+        type: 'bootstrap.kubernetes.io/token',
+        stringData: {
+          'token-id': token.id,
+          'token-secret': token.secret,
+          'usage-bootstrap-authentication': 'true',
+          'auth-extra-groups': BOOTSTRAPPERS_GROUP,
+          description: 'The machines of the shoot join with it (TLS bootstrapping); written by gardener-ipv6.',
+        },
+      } as KubernetesObject,
+    },
+    binding('node-bootstrapper', 'system:node-bootstrapper', BOOTSTRAPPERS_GROUP),
+    binding(
+      'node-autoapprove-bootstrap',
+      'system:certificates.k8s.io:certificatesigningrequests:nodeclient',
+      BOOTSTRAPPERS_GROUP,
+    ),
+    binding(
+      'node-autoapprove-certificate-rotation',
+      'system:certificates.k8s.io:certificatesigningrequests:selfnodeclient',
+      'system:nodes',
+    ),
+    binding('node-proxier', 'system:node-proxier', 'system:nodes'),
+  ];
+}
+
+/** The shoot's bootstrap token (`<id>.<secret>`), created on first use and kept in the seed namespace. */
+export async function ensureBootstrapToken(
+  client: ResourceClient,
+  shoot: Shoot,
+  ctx: ComponentContext,
+): Promise<string> {
+  const data = await getOrCreateSecret(
+    client,
+    shoot,
+    BOOTSTRAP_TOKEN_SECRET,
+    async () => {
+      const token = newBootstrapToken();
+      return { 'token-id': token.id, 'token-secret': token.secret };
+    },
+    ctx,
+  );
+  const text = (key: string) => Buffer.from(data[key] ?? '', 'base64').toString('utf8');
+  const token = `${text('token-id')}.${text('token-secret')}`;
+  if (!BOOTSTRAP_TOKEN_PATTERN.test(token))
+    throw new Error(`Secret ${BOOTSTRAP_TOKEN_SECRET} holds no valid bootstrap token`);
+  return token;
+}
+
+/** The bootstrap token, the RBAC and CoreDNS in the shoot. */
+export class MachineBootstrap implements DeployWaiter {
+  constructor(
+    private readonly client: ResourceClient,
+    private readonly shoot: Shoot,
+    private readonly networking: NetworkingStatus,
+  ) {}
+
+  async deploy(ctx: ComponentContext): Promise<void> {
+    const [id, secret] = (await ensureBootstrapToken(this.client, this.shoot, ctx)).split('.') as [string, string];
+    const shootClient = await shootAdminClient(this.client, this.shoot, ctx);
+    try {
+      for (const { ref, object } of machineBootstrapObjects({ id, secret })) {
+        await shootClient.apply(ref, object, { fieldManager: FIELD_MANAGER, force: true, signal: ctx.signal });
+      }
+      const { families, clusterDNS } = machineNetworking(this.shoot, this.networking);
+      const machines = (this.shoot.spec.provider?.workers ?? []).reduce((n, w) => n + (w.minimum ?? 0), 0);
+      await deployCoreDNS(shootClient, {
+        clusterIPs: clusterDNS,
+        families,
+        replicas: Math.min(2, Math.max(1, machines)),
+      });
+    } finally {
+      shootClient.close();
+    }
+  }
+
+  /** Nothing to remove: it goes with the shoot's API server. */
+  async destroy(): Promise<void> {}
+}

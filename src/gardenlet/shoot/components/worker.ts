@@ -1,0 +1,183 @@
+/**
+ * The shoot's machines through the extension contract, as Gardener's `worker` component: the gardenlet writes the
+ * `Worker` `<shoot>` in the seed namespace, one user data Secret per pool that the Worker's pools reference (what a
+ * machine boots with: the API server, the bootstrap token, the networks, the worker OperatingSystemConfig's files
+ * and the pool's kernel settings), and waits until the provider reports the Worker reconciled and the shoot has
+ * every Node Ready and CoreDNS available. The provider (provider-local's Worker controller) is never called directly.
+ */
+import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
+import type { NetworkingStatus, Shoot } from '../../../apis/core/v1beta1/shoot.js';
+import { API_VERSION } from '../../../apis/extensions/v1alpha1/common.js';
+import type { OperatingSystemConfig } from '../../../apis/extensions/v1alpha1/operatingsystemconfig.js';
+import type { Worker } from '../../../apis/extensions/v1alpha1/worker.js';
+import {
+  MACHINE_USER_DATA_API_VERSION,
+  USER_DATA_KEY,
+  type MachineUserDataInput,
+} from '../../../apis/provider-local/v1alpha1/machine-user-data.js';
+import type { ResourceClient } from '../../../runtime/client.js';
+import { applyAll, deleteAll } from '../../apply.js';
+import { NotReadyError, type ComponentContext, type DeployWaiter } from '../../component.js';
+import { seedNamespaceName, shootLabels } from '../../names.js';
+import { Refs } from '../../resources.js';
+import { shootAdminClient, shootAPIServerURL } from '../shoot-client.js';
+import { ensureControlPlaneSecrets } from './control-plane.js';
+import { coreDNSReady } from './coredns.js';
+import { ensureBootstrapToken } from './machine-bootstrap.js';
+import { desiredOperatingSystemConfig } from './operating-system-config.js';
+import { machineNetworking, workerPools } from './workers.js';
+
+export const WORKER_TYPE = 'local';
+
+export function userDataSecretName(pool: string): string {
+  return `worker-user-data-${pool}`;
+}
+
+export interface WorkerValues {
+  readonly shoot: Shoot;
+  readonly networking: NetworkingStatus;
+  readonly apiServerURL: string;
+  readonly caPEM: string;
+  readonly bootstrapToken: string;
+  readonly files: NonNullable<OperatingSystemConfig['spec']['files']>;
+}
+
+/** Each pool's user data. */
+export function desiredUserData(values: WorkerValues): Map<string, MachineUserDataInput> {
+  const { families, podCIDRs, serviceCIDRs, clusterDNS } = machineNetworking(values.shoot, values.networking);
+  return new Map(
+    workerPools(values.shoot).map((pool) => [
+      pool.name,
+      {
+        apiVersion: MACHINE_USER_DATA_API_VERSION,
+        kind: 'MachineUserData',
+        apiServer: { url: values.apiServerURL, caPEM: values.caPEM },
+        bootstrapToken: values.bootstrapToken,
+        families,
+        clusterDNS,
+        podCIDRs,
+        serviceCIDRs,
+        files: values.files,
+        sysctls: pool.sysctls ?? {},
+      },
+    ]),
+  );
+}
+
+/** The Worker of the shoot, with its pools' machine settings and user data references. */
+export function desiredWorker(shoot: Shoot): Worker {
+  return {
+    apiVersion: API_VERSION,
+    kind: 'Worker',
+    metadata: { name: shoot.metadata.name ?? '', namespace: seedNamespaceName(shoot), labels: shootLabels(shoot) },
+    spec: {
+      type: WORKER_TYPE,
+      region: shoot.spec.region ?? 'local',
+      secretRef: { name: 'cloudprovider', namespace: seedNamespaceName(shoot) },
+      pools: (shoot.spec.provider?.workers ?? []).map((w) => {
+        const image = w.machine?.image as { name?: string; version?: string } | undefined;
+        return {
+          name: w.name,
+          machineType: (w.machine as { type?: string } | undefined)?.type ?? 'local',
+          machineImage: { name: image?.name ?? 'local', version: image?.version ?? '1.0.0' },
+          minimum: w.minimum ?? 0,
+          maximum: w.maximum ?? w.minimum ?? 0,
+          userDataSecretRef: { name: userDataSecretName(w.name), key: USER_DATA_KEY },
+          ...(shoot.spec.kubernetes?.version ? { kubernetesVersion: shoot.spec.kubernetes.version } : {}),
+        };
+      }),
+    },
+  };
+}
+
+export class ShootWorker implements DeployWaiter {
+  constructor(
+    private readonly client: ResourceClient,
+    private readonly shoot: Shoot,
+    private readonly networking: NetworkingStatus,
+  ) {}
+
+  async deploy(ctx: ComponentContext): Promise<void> {
+    const namespace = seedNamespaceName(this.shoot);
+    const oscName = desiredOperatingSystemConfig(this.shoot).metadata.name ?? '';
+    // As gardener-node-agent: a machine boots with the OperatingSystemConfig the seed holds, never without one.
+    const osc = await this.client.get<OperatingSystemConfig & KubernetesObject>(
+      Refs.operatingSystemConfig,
+      oscName,
+      namespace,
+      { signal: ctx.signal },
+    );
+    if (osc === undefined) throw new NotReadyError(`OperatingSystemConfig ${namespace}/${oscName} does not exist yet`);
+    const [{ ca }, apiServerURL, bootstrapToken] = await Promise.all([
+      ensureControlPlaneSecrets(this.client, this.shoot, ctx),
+      shootAPIServerURL(this.client, this.shoot, ctx),
+      ensureBootstrapToken(this.client, this.shoot, ctx),
+    ]);
+    const userData = desiredUserData({
+      shoot: this.shoot,
+      networking: this.networking,
+      apiServerURL,
+      caPEM: ca.certPEM,
+      bootstrapToken,
+      files: osc.spec.files ?? [],
+    });
+    const secrets: V1Secret[] = [...userData].map(([pool, data]) => ({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: userDataSecretName(pool), namespace, labels: shootLabels(this.shoot) },
+      type: 'Opaque',
+      stringData: { [USER_DATA_KEY]: JSON.stringify(data) },
+    }));
+    await applyAll(this.client, Refs.secret, secrets, ctx);
+    await applyAll(this.client, Refs.worker, [desiredWorker(this.shoot)], ctx);
+  }
+
+  /** Ready when the provider reconciled the Worker and the shoot has every Node Ready and CoreDNS available. */
+  async wait(ctx: ComponentContext): Promise<void> {
+    const worker = await this.client.get<Worker & KubernetesObject>(
+      Refs.worker,
+      this.shoot.metadata.name ?? '',
+      seedNamespaceName(this.shoot),
+      { signal: ctx.signal },
+    );
+    const last = worker?.status?.lastOperation;
+    if (worker?.status?.observedGeneration !== worker?.metadata.generation || last?.state !== 'Succeeded') {
+      throw new NotReadyError(`Worker: ${last ? `${last.state}: ${last.description}` : 'not reconciled yet'}`);
+    }
+    const shootClient = await shootAdminClient(this.client, this.shoot, ctx);
+    try {
+      const nodes = await shootClient.list<
+        KubernetesObject & { status?: { conditions?: { type: string; status: string }[] } }
+      >(Refs.node, { signal: ctx.signal });
+      const notReady = nodes.items
+        .filter((n) => !n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
+        .map((n) => n.metadata?.name ?? '');
+      if (notReady.length > 0) throw new NotReadyError(`Nodes not Ready yet: ${notReady.join(', ')}`);
+      if (!(await coreDNSReady(shootClient))) throw new NotReadyError('CoreDNS is not available yet');
+    } finally {
+      shootClient.close();
+    }
+  }
+
+  async destroy(ctx: ComponentContext): Promise<void> {
+    await this.client.delete(Refs.worker, this.shoot.metadata.name ?? '', seedNamespaceName(this.shoot), {
+      signal: ctx.signal,
+    });
+  }
+
+  /** Gone when the provider removed its finalizer (its machines stopped); then the user data goes too. */
+  async waitCleanup(ctx: ComponentContext): Promise<void> {
+    const namespace = seedNamespaceName(this.shoot);
+    const worker = await this.client.get(Refs.worker, this.shoot.metadata.name ?? '', namespace, {
+      signal: ctx.signal,
+    });
+    if (worker !== undefined) throw new NotReadyError('waiting for the Worker to be deleted (its machines to stop)');
+    await deleteAll(
+      this.client,
+      Refs.secret,
+      workerPools(this.shoot).map((p) => userDataSecretName(p.name)),
+      namespace,
+      ctx,
+    );
+  }
+}

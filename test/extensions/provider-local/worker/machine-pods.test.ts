@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import type { Worker } from '../../../../src/apis/extensions/v1alpha1/worker.js';
+import { IMAGES } from '../../../../src/gardenlet/imagevector/images.js';
+import {
+  desiredMachineStatefulSet,
+  namedPools,
+  userDataOf,
+} from '../../../../src/extensions/provider-local/worker/machine-pods.js';
+import { MACHINE_POD_PATHS } from '../../../../src/extensions/provider-local/machine/pod-agent.js';
+
+const worker: Worker = {
+  apiVersion: 'extensions.gardener.cloud/v1alpha1',
+  kind: 'Worker',
+  metadata: { name: 'local', namespace: 'shoot--local--local' },
+  spec: {
+    type: 'local',
+    pools: [
+      { name: 'a', minimum: 2, maximum: 3, userDataSecretRef: { name: 'worker-user-data-a', key: 'userData' } },
+      { name: 'b', minimum: 1, userDataSecretRef: { name: 'x' } },
+      { minimum: 1 },
+    ],
+  },
+};
+
+describe("provider-local's machine pods", () => {
+  const pool = namedPools(worker)[0]!;
+  const sts = desiredMachineStatefulSet({
+    namespace: 'shoot--local--local',
+    pool,
+    userData: { name: 'worker-user-data-a', key: 'userData' },
+  });
+  const pod = sts.spec!.template.spec!;
+  const container = pod.containers[0]!;
+
+  it('is one StatefulSet per pool, named after it, with `minimum` machines started in parallel', () => {
+    expect(sts.metadata?.name).toBe('machine-a');
+    expect(sts.spec?.replicas).toBe(2);
+    expect(sts.spec?.podManagementPolicy).toBe('Parallel');
+    expect(sts.spec?.selector.matchLabels).toEqual(sts.spec?.template.metadata?.labels);
+  });
+
+  it('runs the machine image privileged as `machine`, with its Node name and addresses from the pod', () => {
+    expect(container.image).toBe(IMAGES.machine);
+    expect(container.args?.[0]).toBe('machine');
+    expect(container.securityContext?.privileged).toBe(true);
+    expect(container.env?.map((e) => [e.name, e.valueFrom?.fieldRef?.fieldPath])).toEqual([
+      ['NODE_NAME', 'metadata.name'],
+      ['POD_IPS', 'status.podIPs'],
+    ]);
+    expect(container.readinessProbe?.exec?.command).toEqual(['cat', MACHINE_POD_PATHS.readyFile]);
+    expect(pod.automountServiceAccountToken).toBe(false);
+  });
+
+  it("mounts the pool's user data where the agent reads it and keeps the node state in an emptyDir", () => {
+    const userData = pod.volumes?.find((v) => v.name === 'user-data');
+    expect(userData?.secret).toEqual({
+      secretName: 'worker-user-data-a',
+      items: [{ key: 'userData', path: 'userData' }],
+    });
+    const mounts = Object.fromEntries(container.volumeMounts!.map((m) => [m.name, m.mountPath]));
+    expect(`${mounts['user-data']}/userData`).toBe(MACHINE_POD_PATHS.userData);
+    expect(mounts.state).toBe(MACHINE_POD_PATHS.stateDir);
+    expect(pod.volumes?.find((v) => v.name === 'state')?.emptyDir).toEqual({});
+  });
+
+  it('names pools without a complete user data reference, and skips unnamed ones', () => {
+    expect(namedPools(worker).map((p) => p.name)).toEqual(['a', 'b']);
+    expect(userDataOf(namedPools(worker)[1]!)).toMatch(/pool b: .*userDataSecretRef needs name and key/);
+  });
+});

@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest';
+import type { Shoot } from '../../../../src/apis/core/v1beta1/shoot.js';
+import { parseMachineUserData } from '../../../../src/apis/provider-local/v1alpha1/machine-user-data.js';
+import { validateWorker } from '../../../../src/apis/extensions/v1alpha1/validation/worker.js';
+import {
+  desiredUserData,
+  desiredWorker,
+  userDataSecretName,
+} from '../../../../src/gardenlet/shoot/components/worker.js';
+import {
+  machineBootstrapObjects,
+  newBootstrapToken,
+} from '../../../../src/gardenlet/shoot/components/machine-bootstrap.js';
+import { BOOTSTRAP_TOKEN_PATTERN } from '../../../../src/apis/provider-local/v1alpha1/machine-user-data.js';
+
+const shoot = {
+  apiVersion: 'core.gardener.cloud/v1beta1',
+  kind: 'Shoot',
+  metadata: { name: 'local', namespace: 'garden-local', uid: 'u1' },
+  spec: {
+    region: 'local',
+    provider: {
+      type: 'local',
+      workers: [
+        { name: 'w', machine: { type: 'local', image: { name: 'local', version: '1.0.0' } }, minimum: 2, maximum: 3 },
+        { name: 'x', minimum: 1, sysctls: { 'net.ipv6.conf.all.forwarding': 0 } },
+      ],
+    },
+    networking: { type: 'calico', ipFamilies: ['IPv6', 'IPv4'] },
+  },
+} as unknown as Shoot;
+const networking = { pods: ['fd00:10:3::/56', '10.3.0.0/16'], services: ['fd00:10:4::/112', '10.4.0.0/16'] };
+
+describe("the shoot's Worker", () => {
+  it("has a pool per worker, referencing that pool's user data Secret, and is a valid Worker", () => {
+    const worker = desiredWorker(shoot);
+    expect(worker.metadata).toMatchObject({ name: 'local', namespace: 'shoot--local--local' });
+    expect(worker.spec.type).toBe('local');
+    expect(worker.spec.pools?.map((p) => [p.name, p.minimum, p.maximum, p.userDataSecretRef])).toEqual([
+      ['w', 2, 3, { name: userDataSecretName('w'), key: 'userData' }],
+      ['x', 1, 1, { name: userDataSecretName('x'), key: 'userData' }],
+    ]);
+    expect(validateWorker(worker)).toEqual([]);
+  });
+
+  it("gives each pool user data a machine agent accepts: the shoot's networks, token, files and the pool's sysctls", () => {
+    const files = [{ path: '/etc/sysctl.d/99-k8s-general.conf', content: { inline: { encoding: '', data: 'x' } } }];
+    const all = desiredUserData({
+      shoot,
+      networking,
+      apiServerURL: 'https://[fd00:ff::2]',
+      caPEM: 'CA',
+      bootstrapToken: 'abcdef.0123456789abcdef',
+      files,
+    });
+    const x = parseMachineUserData(JSON.stringify(all.get('x')));
+    expect(x.families).toEqual(['IPv6', 'IPv4']);
+    expect(x.podCIDRs).toEqual(networking.pods);
+    expect(x.clusterDNS).toEqual(['fd00:10:4::a', '10.4.0.10']);
+    expect(x.sysctls).toEqual({ 'net.ipv6.conf.all.forwarding': '0' });
+    expect(x.files).toEqual(files);
+    expect(parseMachineUserData(JSON.stringify(all.get('w'))).sysctls).toEqual({});
+  });
+});
+
+describe('the machine bootstrap', () => {
+  it('makes bootstrap tokens of the required shape, different each time', () => {
+    const a = newBootstrapToken();
+    expect(`${a.id}.${a.secret}`).toMatch(BOOTSTRAP_TOKEN_PATTERN);
+    expect(newBootstrapToken()).not.toEqual(a);
+  });
+
+  it('writes the token Secret and binds bootstrappers and nodes as TLS bootstrapping needs', () => {
+    const objects = machineBootstrapObjects({ id: 'abcdef', secret: '0123456789abcdef' });
+    const secret = objects[0]!.object as { metadata: { name: string; namespace: string }; type: string };
+    expect(secret.metadata).toEqual({ name: 'bootstrap-token-abcdef', namespace: 'kube-system' });
+    expect(secret.type).toBe('bootstrap.kubernetes.io/token');
+    const bindings = objects.slice(1).map((o) => {
+      const b = o.object as { roleRef: { name: string }; subjects: { name: string }[] };
+      return [b.roleRef.name, b.subjects[0]!.name.replace(/^system:bootstrappers:.*/, 'bootstrappers')];
+    });
+    expect(bindings).toEqual([
+      ['system:node-bootstrapper', 'bootstrappers'],
+      ['system:certificates.k8s.io:certificatesigningrequests:nodeclient', 'bootstrappers'],
+      ['system:certificates.k8s.io:certificatesigningrequests:selfnodeclient', 'system:nodes'],
+      ['system:node-proxier', 'system:nodes'],
+    ]);
+  });
+});
