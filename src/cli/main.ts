@@ -217,9 +217,8 @@ Example:
     .option('--no-machines', 'give shoots control planes but no machines, and the seed no Nodes (root)')
     .option('--seed-nodes <n>', 'how many Nodes the seed cluster gets (root; 0 for none; default 2)')
     .option(
-      '--control-plane-workloads',
-      "run the shoot's control plane and machines as pods on the seed's Nodes instead of processes",
-      false,
+      '--no-control-plane-workloads',
+      "run the shoots' control planes and machines as processes of up instead of pods on the seed's Nodes",
     )
     .option('--feature-gates <list>', FEATURE_GATES_HELP, 'IPv6SingleStack=true,DualStack=true')
     .action(
@@ -250,7 +249,7 @@ Example:
               gates,
               machines: opts.machines,
               ...(seedNodes !== undefined ? { seedNodes } : {}),
-              ...(opts.controlPlaneWorkloads ? { controlPlaneWorkloads: true } : {}),
+              controlPlaneWorkloads: opts.controlPlaneWorkloads,
             },
             io,
           ),

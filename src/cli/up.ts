@@ -44,8 +44,9 @@ export interface UpOptions {
    */
   seedNodes?: number;
   /**
-   * Run the shoot's control plane as workloads on the seed's Nodes (etcd, kube-apiserver, kube-controller-manager,
-   * kube-scheduler in its seed namespace) instead of processes; the shoot gets no machines then.
+   * Run the shoots' control planes (etcd, kube-apiserver, kube-controller-manager, kube-scheduler in the seed
+   * namespace) and machines (machine pods) as workloads on the seed's Nodes, where it has some; false: as processes
+   * of `up`. @default true
    */
   controlPlaneWorkloads?: boolean;
 }
@@ -91,10 +92,8 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
     }
   }
   const seedNodeCount = opts.seedNodes ?? defaultSeedNodes(opts);
-  if (opts.controlPlaneWorkloads && seedNodeCount === 0) {
-    io.err("error: --control-plane-workloads runs the control plane on the seed's Nodes, but there are none\n");
-    return 1;
-  }
+  // Workloads need Nodes to run on: without seed Nodes the shoots' control planes are processes (or objects only).
+  const workloads = (opts.controlPlaneWorkloads ?? true) && seedNodeCount > 0;
   if (seedNodeCount > 0) {
     const reason = opts.ipv6Only
       ? 'the seed nodes join an API server in this namespace, not in the --ipv6-only one'
@@ -206,7 +205,7 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
     try {
       services = await startLocalServices(cp, gates, logger, {
         machines: opts.machines ?? true,
-        ...(opts.controlPlaneWorkloads ? { controlPlaneWorkloads: true } : {}),
+        ...(workloads ? { controlPlaneWorkloads: true } : {}),
         shutdownTimeoutMs: UP_RUNTIME_SHUTDOWN_MS,
       });
     } catch (e) {
@@ -224,7 +223,7 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
         seedNodes = SeedNodes.forGarden(garden, {
           count: seedNodeCount,
           network: seedNetwork,
-          machines: await machinesOptions({ seed: opts.controlPlaneWorkloads === true }),
+          machines: await machinesOptions({ seed: workloads }),
           client,
           log: (line) => io.err(`${line}\n`),
         });

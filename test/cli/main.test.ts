@@ -48,13 +48,13 @@ describe('gardener-ipv6', () => {
     });
   });
 
-  it('up --control-plane-workloads without seed Nodes: exit 1 naming why, nothing started', async () => {
-    const run = await cli(['up', '--control-plane-workloads', '--seed-nodes', '0']);
-    expect(run.code).toBe(1);
-    expect(run.stderr).toContain(
-      "--control-plane-workloads runs the control plane on the seed's Nodes, but there are none",
+  it('up runs shoots as seed workloads unless told --no-control-plane-workloads', async () => {
+    const run = await cli(['up', '--help']);
+    expect(run.code).toBe(0);
+    expect(run.stdout.replace(/\s+/g, ' ')).toContain(
+      "--no-control-plane-workloads run the shoots' control planes and machines as processes of up instead of pods",
     );
-    expect(run.stdout).toBe('');
+    expect(run.stdout).not.toMatch(/^\s+--control-plane-workloads/m);
   });
 
   it('escapes control bytes of the input in its messages (a YAML error frame echoes the line)', async () => {

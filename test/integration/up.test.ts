@@ -104,8 +104,19 @@ describe('gardener-ipv6 up', () => {
       expect(up.stdout()).toContain(`  then: kubectl --kubeconfig ${printed![2]} get nodes -o wide`);
       const nodes = up
         .stdout()
-        .match(/^ {2}node machine-\S+: Ready, InternalIP fd00:10:1:100::[0-9a-f]+, podCIDRs fd00:10:3:/gm);
+        .match(/^ {2}node machine-local-[01]: Ready, InternalIP fd00:10:1:[0-9a-f:]+, podCIDRs fd00:10:3:/gm);
       expect(nodes).toHaveLength(2);
+      // The shoot's control plane and machines are pods of the seed (machine pods on the seed's pod network).
+      for (const pod of [
+        'etcd-main-0',
+        'kube-apiserver-',
+        'kube-controller-manager-',
+        'kube-scheduler-',
+        'machine-local-0',
+        'machine-local-1',
+      ]) {
+        expect(up.stdout()).toMatch(new RegExp(`^ {4}${pod}\\S*: Running on seed-[01]$`, 'm'));
+      }
       expect(up.stdout()).toMatch(
         /^ {2}pod-to-pod over IPv6: a pod on \S+ fetched http:\/\/\[fd00:10:3:[0-9a-f:]+\]:8080\/ from a pod on \S+: "pod-check-server-/m,
       );

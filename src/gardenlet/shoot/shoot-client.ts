@@ -27,7 +27,7 @@ export async function shootAPIServerURL(client: ResourceClient, shoot: Shoot, ct
   const primary = shootIPFamilies(shoot).filter(isIPFamily)[0] ?? 'IPv4';
   const address = ingressIPsByFamily(service)[primary][0];
   if (address === undefined) throw new NotReadyError(`kube-apiserver has no ${primary} load-balancer address yet`);
-  return `https://${urlHost(address)}`;
+  return `https://${urlHost(address)}:443`;
 }
 
 /** The shoot's API server URL, CA and a short-lived admin client certificate. */
