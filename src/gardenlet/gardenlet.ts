@@ -6,7 +6,7 @@ import type { KubernetesObject, V1Service } from '@kubernetes/client-node';
 import { CachedReader } from '../runtime/cached-reader.js';
 import type { Request } from '../runtime/controller.js';
 import type { Manager } from '../runtime/manager.js';
-import { Labels, projectNamespace } from './names.js';
+import { Labels, projectNamespace, seedNamespaceName } from './names.js';
 import { DEFAULT_HOST_IPS, type HostIPs } from '../extensions/provider-local/loadbalancer/ingress.js';
 import {
   isShootLoadBalancer,
@@ -22,6 +22,7 @@ import { SeedReconciler } from './seed/reconciler.js';
 import type { DNSProviderConfig } from './shoot/components/dns-records.js';
 import { ShootReconciler, type ShootReader } from './shoot/reconciler.js';
 import { controlPlaneWorkloadsHealth } from './shoot/components/control-plane-workloads.js';
+import { machinePodsHealth } from './shoot/components/worker.js';
 import { addWorkerController } from '../extensions/provider-local/worker/controller.js';
 
 export interface GardenletOptions {
@@ -129,7 +130,7 @@ export function addGardenletControllers(manager: Manager, options: GardenletOpti
     addWorkerController(manager, { ...workers });
   }
 
-  if (options.provider) {
+  if (options.provider || options.controlPlaneWorkloads) {
     const { provider } = options;
     const care = manager
       .controller({
@@ -137,10 +138,17 @@ export function addGardenletControllers(manager: Manager, options: GardenletOpti
         reconciler: new ShootCareReconciler({
           client,
           clock,
-          provider,
           ...(options.controlPlaneWorkloads
-            ? { controlPlaneHealth: (namespace: string) => controlPlaneWorkloadsHealth(client, namespace) }
-            : {}),
+            ? {
+                controlPlaneHealth: (namespace: string) => controlPlaneWorkloadsHealth(client, namespace),
+                workersHealth: (shoot) => machinePodsHealth(client, shoot),
+              }
+            : {
+                controlPlaneHealth: (namespace: string) => provider!.health(namespace),
+                ...(provider!.runsMachines
+                  ? { workersHealth: (shoot) => provider!.workersHealth(seedNamespaceName(shoot)) }
+                  : {}),
+              }),
           shoot: async (name, namespace) => shoots.get(name, namespace),
           ...seedName,
           ...(options.careSyncPeriodMs !== undefined ? { syncPeriodMs: options.careSyncPeriodMs } : {}),
@@ -149,7 +157,7 @@ export function addGardenletControllers(manager: Manager, options: GardenletOpti
       })
       .watch(shoots, undefined, conditionsOrSpecChanged);
     // A control plane process that starts or exits is news for the shoot's conditions at once.
-    provider.onChange((namespace) => shootRequestsForSeedNamespace(namespace).forEach((r) => care.enqueue(r)));
+    provider?.onChange((namespace) => shootRequestsForSeedNamespace(namespace).forEach((r) => care.enqueue(r)));
   }
 
   manager

@@ -210,6 +210,17 @@ describe.skipIf(unsupported !== undefined).sequential('shoot control planes as s
       expect(result.server.ip).toMatch(/^fd00:1d:3:/);
       expect(result.answer).toMatch(/^pod-check-server-/);
     });
+    // The care controller judges the machines through the shoot's API server.
+    await waitFor(
+      async () => {
+        const s = await client.get<Shoot & KubernetesObject>(Refs.shoot, SHOOT, NAMESPACE);
+        const conditions = s?.status?.conditions ?? [];
+        const nodes = conditions.find((c) => c.type === 'EveryNodeReady');
+        const system = conditions.find((c) => c.type === 'SystemComponentsHealthy');
+        return nodes?.status === 'True' && system?.status === 'True' ? [nodes.message, system.message] : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 500, message: 'EveryNodeReady and SystemComponentsHealthy' },
+    ).then((messages) => expect(messages).toEqual(['All 2 Nodes are Ready.', 'CoreDNS is available.']));
   }, 180_000);
 
   it("a shoot pod's hostPath / is its machine's filesystem, not the seed Node's or the host's", async () => {
@@ -266,6 +277,31 @@ describe.skipIf(unsupported !== undefined).sequential('shoot control planes as s
       const node = await shoot.get<NodeObject>(Refs.node, 'machine-w-1');
       expect(node && nodeReady(node)).toBe(true);
     });
+  }, 180_000);
+
+  it('scaling the pool 2 → 1 removes the last machine pod and its Node', async () => {
+    await client.mergePatch(Refs.shoot, SHOOT, NAMESPACE, {
+      spec: {
+        provider: { type: 'local', workers: [{ name: 'w', machine: { type: 'local' }, minimum: 1, maximum: 1 }] },
+      },
+    });
+    await waitFor(
+      async () => {
+        const pods = (await controlPlanePods()).map((p) => p.metadata?.name);
+        if (pods.includes('machine-w-1') || !pods.includes('machine-w-0')) return undefined;
+        return withShoot(async (shoot) => {
+          const nodes = (await shoot.list<NodeObject>(Refs.node, {})).items;
+          return nodes.length === 1 && nodes[0]!.metadata?.name === 'machine-w-0' && nodeReady(nodes[0]!);
+        });
+      },
+      { timeoutMs: 120_000, intervalMs: 1_000, message: 'one machine pod and one Ready Node left' },
+    );
+    const worker = await client.get<KubernetesObject & { status?: { machineDeployments?: unknown } }>(
+      Refs.worker,
+      SHOOT,
+      SEED_NAMESPACE,
+    );
+    expect(worker?.status?.machineDeployments).toEqual([{ name: 'machine-w', minimum: 1, maximum: 1 }]);
   }, 180_000);
 
   it('killed kube-apiserver and etcd pods come back with the shoot data; so does a gardenlet restart', async () => {

@@ -24,6 +24,7 @@ import type { Machine } from './machine/machine.js';
 import { cleanupOrphanedMachines } from './machine/machine.js';
 import { AddressPool, DEFAULT_LOAD_BALANCER_NETWORKS, type LoadBalancerNetworks } from './loadbalancer/pool.js';
 import { formatIP, nthAddress } from '../../net/cidr.js';
+import type { ControlPlaneHealth } from '../../gardenlet/shoot/care/health.js';
 
 export interface LocalProviderOptions {
   /** Persistent state: one folder per shoot control plane (etcd data, certificates, logs). */
@@ -39,11 +40,7 @@ export interface LocalProviderOptions {
   readonly machines?: MachinesOptions;
 }
 
-/** What a control plane's health check found. */
-export interface ControlPlaneHealth {
-  readonly apiServer: { readonly ok: boolean; readonly reason: string; readonly message: string };
-  readonly controlPlane: { readonly ok: boolean; readonly reason: string; readonly message: string };
-}
+export type { ControlPlaneHealth };
 
 /** A leader Lease renewed longer ago than this means its holder is not working. */
 const LEASE_STALE_MS = 30_000;

@@ -80,7 +80,7 @@ export interface NodeInfo {
   spec?: { podCIDRs?: string[]; podCIDR?: string };
   status?: {
     addresses?: { type: string; address: string }[];
-    conditions?: { type: string; status: string; reason?: string; message?: string }[];
+    conditions?: { type: string; status: string; reason?: string; message?: string; lastHeartbeatTime?: string }[];
   };
 }
 

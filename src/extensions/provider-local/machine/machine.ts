@@ -221,6 +221,7 @@ export class Machine {
   private readonly routes = new Map<string, PodRoute>();
   private overlay: VXLANOverlay | undefined;
   private kubeProxyStarted = false;
+  private deployedAt = 0;
   private cniWritten: string | undefined;
   private lastSyncError: string | undefined;
   private destroying = false;
@@ -311,6 +312,7 @@ export class Machine {
   async deploy(): Promise<void> {
     if (this.holder !== undefined) throw new Error(`machine ${this.opts.name} is deployed already`);
     const started = Date.now();
+    this.deployedAt = started;
     checkRuncSeccomp(join(this.opts.binDir, 'runc'));
     if ((this.netns !== undefined && netnsExists(this.netns)) || this.cgroup.exists()) {
       removeMachineResources(this.id, this.vethName);
@@ -690,7 +692,10 @@ export class Machine {
     }
   }
 
-  /** Resolves when the machine's Node is Ready; fails at the deadline with what was missing. */
+  /**
+   * Resolves when the machine's Node is Ready as its kubelet of this deploy reported it (a heartbeat since then: a
+   * Node of the same name may still say Ready from before); fails at the deadline with what was missing.
+   */
   async wait(timeoutMs = DEFAULT_READY_TIMEOUT_MS): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     let last = 'no answer yet';
@@ -704,8 +709,10 @@ export class Machine {
           'GET',
           `/api/v1/nodes/${this.opts.name}`,
         );
-        if (nodeReady(node)) return;
         const ready = node.status?.conditions?.find((c) => c.type === 'Ready');
+        // Heartbeats have whole seconds.
+        const fresh = Date.parse(ready?.lastHeartbeatTime ?? '') >= Math.floor(this.deployedAt / 1000) * 1000;
+        if (nodeReady(node) && fresh) return;
         last = `Ready=${ready?.status ?? 'unknown'}: ${ready?.reason ?? ''} ${ready?.message ?? ''}`.trim();
       } catch (e) {
         last = (e as Error).message;

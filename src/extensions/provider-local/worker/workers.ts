@@ -22,6 +22,7 @@ import { Machine } from '../machine/machine.js';
 import { podToPodCheck, type PodCheckResult } from './pod-check.js';
 import { join } from 'node:path';
 import { rm } from 'node:fs/promises';
+import type { HealthCheck, WorkersHealth } from '../../../gardenlet/shoot/care/health.js';
 
 /** Node ranges for a family the shoot has none of. */
 export const DEFAULT_NODE_RANGES: Readonly<Record<IPFamily, string>> = {
@@ -95,16 +96,7 @@ export function desiredMachineNames(
   );
 }
 
-export interface HealthCheck {
-  readonly ok: boolean;
-  readonly reason: string;
-  readonly message: string;
-}
-
-export interface WorkersHealth {
-  readonly nodes: HealthCheck;
-  readonly system: HealthCheck;
-}
+export type { HealthCheck, WorkersHealth };
 
 export interface MachinesOptions {
   /** The folder with the node binaries (kubelet, containerd, ...). */

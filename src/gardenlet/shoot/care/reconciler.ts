@@ -13,7 +13,8 @@ import type { KubernetesObject, V1Namespace } from '@kubernetes/client-node';
 import { decode } from '../../../apis/admission.js';
 import type { Condition } from '../../../apis/meta/schemas.js';
 import { Shoots } from '../../../apis/registry.js';
-import type { ControlPlaneHealth, LocalProvider } from '../../../extensions/provider-local/provider.js';
+import type { Shoot } from '../../../apis/core/v1beta1/shoot.js';
+import type { ControlPlaneHealth, WorkersHealth } from './health.js';
 import { isConflict, type ResourceClient } from '../../../runtime/client.js';
 import { realClock, type Clock } from '../../../runtime/clock.js';
 import type { ReconcileContext, Reconciler, Request, Result } from '../../../runtime/controller.js';
@@ -34,12 +35,13 @@ const UNHEALTHY_SYNC_PERIOD_MS = 1_000;
 
 export interface ShootCareOptions {
   readonly client: ResourceClient;
-  readonly provider: LocalProvider;
+  /** The control plane's health: its workloads' in the seed, or provider-local's processes'. */
+  readonly controlPlaneHealth: (namespace: string) => Promise<ControlPlaneHealth | undefined>;
   /**
-   * The control plane's health when it runs as workloads of the seed; without it, the health of provider-local's
-   * processes.
+   * The machines' health (EveryNodeReady, SystemComponentsHealthy) of a shoot with machines; undefined while it has
+   * none yet. Without it, shoots' machines are not judged (nobody runs them).
    */
-  readonly controlPlaneHealth?: (namespace: string) => Promise<ControlPlaneHealth | undefined>;
+  readonly workersHealth?: (shoot: Shoot) => Promise<WorkersHealth | undefined>;
   /** Reads the shoot (the informer cache). */
   readonly shoot: (name: string, namespace: string | undefined) => Promise<unknown>;
   readonly seedName?: string;
@@ -75,9 +77,7 @@ export class ShootCareReconciler implements Reconciler {
     });
     if (classifySeedNamespace(namespace, shoot).kind === 'foreign') return;
 
-    const health = await (this.options.controlPlaneHealth ?? ((ns: string) => this.options.provider.health(ns)))(
-      seedNamespaceName(shoot),
-    );
+    const health = await this.options.controlPlaneHealth(seedNamespaceName(shoot));
     const previous = (type: string) => shoot.status?.conditions?.find((c) => c.type === type);
     const updates: Condition[] =
       health === undefined
@@ -101,11 +101,12 @@ export class ShootCareReconciler implements Reconciler {
               previous,
             ),
           ];
+    const workersHealth = this.options.workersHealth;
     const withMachines =
-      this.options.provider.runsMachines && (shoot.spec.provider?.workers ?? []).some((w) => (w.minimum ?? 0) > 0);
+      workersHealth !== undefined && (shoot.spec.provider?.workers ?? []).some((w) => (w.minimum ?? 0) > 0);
     let workersHealthy = true;
     if (withMachines) {
-      const workers = await this.options.provider.workersHealth(seedNamespaceName(shoot));
+      const workers = await workersHealth(shoot);
       const nodes = workers?.nodes ?? { ok: false, reason: 'MissingNodes', message: 'no machines yet' };
       const system = workers?.system ?? { ok: false, reason: 'MissingNodes', message: 'no machines yet' };
       updates.push(

@@ -26,8 +26,14 @@ import { coreDNSReady } from './coredns.js';
 import { ensureBootstrapToken } from './machine-bootstrap.js';
 import { desiredOperatingSystemConfig } from './operating-system-config.js';
 import { machineNetworking, workerPools } from './workers.js';
+import type { HealthCheck, WorkersHealth } from '../care/health.js';
 
 export const WORKER_TYPE = 'local';
+
+/** The name of a pool's i-th machine pod, which is its Node's: provider-local's StatefulSet `machine-<pool>`. */
+export function machinePodName(pool: string, index: number): string {
+  return `machine-${pool}-${index}`;
+}
 
 export function userDataSecretName(pool: string): string {
   return `worker-user-data-${pool}`;
@@ -149,7 +155,11 @@ export class ShootWorker implements DeployWaiter {
       const nodes = await shootClient.list<
         KubernetesObject & { status?: { conditions?: { type: string; status: string }[] } }
       >(Refs.node, { signal: ctx.signal });
+      // A kubelet never deletes its Node: the Node of a machine scaled away goes here, once its pod is gone.
+      const gone = await this.nodesWithoutMachine(nodes.items, ctx);
+      await Promise.all(gone.map((name) => shootClient.delete(Refs.node, name, undefined, { signal: ctx.signal })));
       const notReady = nodes.items
+        .filter((n) => !gone.includes(n.metadata?.name ?? ''))
         .filter((n) => !n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
         .map((n) => n.metadata?.name ?? '');
       if (notReady.length > 0) throw new NotReadyError(`Nodes not Ready yet: ${notReady.join(', ')}`);
@@ -157,6 +167,24 @@ export class ShootWorker implements DeployWaiter {
     } finally {
       shootClient.close();
     }
+  }
+
+  /** Nodes of machines the pools no longer want (`machine-<pool>-<i>`, i ≥ minimum) whose machine pod is gone. */
+  private async nodesWithoutMachine(nodes: readonly KubernetesObject[], ctx: ComponentContext): Promise<string[]> {
+    const wanted = new Set(
+      workerPools(this.shoot).flatMap((p) =>
+        Array.from({ length: Math.max(0, p.minimum) }, (_, i) => machinePodName(p.name, i)),
+      ),
+    );
+    const pods = await this.client.list(Refs.pod, {
+      namespace: seedNamespaceName(this.shoot),
+      labelSelector: 'app=machine',
+      signal: ctx.signal,
+    });
+    const running = new Set(pods.items.map((p) => p.metadata?.name ?? ''));
+    return nodes
+      .map((n) => n.metadata?.name ?? '')
+      .filter((name) => /^machine-/.test(name) && !wanted.has(name) && !running.has(name));
   }
 
   async destroy(ctx: ComponentContext): Promise<void> {
@@ -179,5 +207,41 @@ export class ShootWorker implements DeployWaiter {
       namespace,
       ctx,
     );
+  }
+}
+
+interface NodeStatus extends KubernetesObject {
+  status?: { conditions?: { type: string; status: string }[] };
+}
+
+/**
+ * EveryNodeReady and SystemComponentsHealthy of a shoot whose machines are machine pods, as Gardener's care
+ * controller judges them: from the shoot's Nodes (as many as the pools' minimum, all Ready) and CoreDNS, read
+ * through the shoot's API server.
+ */
+export async function machinePodsHealth(client: ResourceClient, shoot: Shoot): Promise<WorkersHealth> {
+  const want = workerPools(shoot).reduce((n, p) => n + Math.max(0, p.minimum), 0);
+  let shootClient: ResourceClient | undefined;
+  try {
+    shootClient = await shootAdminClient(client, shoot, { signal: AbortSignal.timeout(10_000) });
+    const nodes = (await shootClient.list<NodeStatus>(Refs.node, {})).items;
+    const notReady = nodes
+      .filter((n) => !n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
+      .map((n) => n.metadata?.name ?? '');
+    const nodesHealth: HealthCheck =
+      nodes.length < want
+        ? { ok: false, reason: 'MissingNodes', message: `${nodes.length} of ${want} machines have a Node` }
+        : notReady.length > 0
+          ? { ok: false, reason: 'NodeUnhealthy', message: `Nodes not Ready: ${notReady.join(', ')}` }
+          : { ok: true, reason: 'EveryNodeReady', message: `All ${nodes.length} Nodes are Ready.` };
+    const system: HealthCheck = (await coreDNSReady(shootClient))
+      ? { ok: true, reason: 'SystemComponentsRunning', message: 'CoreDNS is available.' }
+      : { ok: false, reason: 'DeploymentUnhealthy', message: 'Deployment kube-system/coredns is not available' };
+    return { nodes: nodesHealth, system };
+  } catch (e) {
+    const failed = { ok: false, reason: 'HealthCheckFailed', message: (e as Error).message };
+    return { nodes: failed, system: failed };
+  } finally {
+    shootClient?.close();
   }
 }

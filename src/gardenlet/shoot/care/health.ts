@@ -1,0 +1,21 @@
+/**
+ * What the care controller's health checks report, whoever runs what is checked (the seed's workloads, machine
+ * pods, or provider-local's processes): a condition's status, reason and message.
+ */
+export interface HealthCheck {
+  readonly ok: boolean;
+  readonly reason: string;
+  readonly message: string;
+}
+
+/** APIServerAvailable and ControlPlaneHealthy. */
+export interface ControlPlaneHealth {
+  readonly apiServer: HealthCheck;
+  readonly controlPlane: HealthCheck;
+}
+
+/** EveryNodeReady and SystemComponentsHealthy. */
+export interface WorkersHealth {
+  readonly nodes: HealthCheck;
+  readonly system: HealthCheck;
+}
