@@ -292,6 +292,16 @@ Example:
     });
 
   program
+    .command('overlay-peer')
+    .description("join the shoot's pod overlay from a control plane pod (kube-apiserver's sidecar)")
+    .requiredOption('--kubeconfig <file>', "the shoot's API server, with the right to list Nodes")
+    .option('--service-cidrs <list>', "the shoot's service ranges, routed into the overlay", '')
+    .action(async (opts: { kubeconfig: string; serviceCidrs: string }) => {
+      const { runOverlayPeerCommand } = await import('./overlay-peer.js');
+      setExitCode(await runOverlayPeerCommand(opts, io));
+    });
+
+  program
     .command('run')
     .description(
       'run the admission webhook and the controllers (gardenlet, network and DNS extensions) against a cluster',

@@ -223,6 +223,42 @@ describe.skipIf(unsupported !== undefined).sequential('shoot control planes as s
     ).then((messages) => expect(messages).toEqual(['All 2 Nodes are Ready.', 'CoreDNS is available.']));
   }, 180_000);
 
+  it('kube-apiserver reaches shoot pods: pods/proxy and services/proxy answer over IPv6', async () => {
+    await withShoot(async (shoot, get) => {
+      await shoot.create(Refs.pod, {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'proxy-target', namespace: 'default', labels: { app: 'proxy-target' } },
+        spec: {
+          nodeName: 'machine-w-1',
+          terminationGracePeriodSeconds: 0,
+          containers: [
+            {
+              name: 'main',
+              image: 'local.gardener.cloud/test/busybox:1',
+              command: ['sh', '-c', 'mkdir -p /www && hostname > /www/index.html && exec httpd -f -p 8080 -h /www'],
+            },
+          ],
+        },
+      } as KubernetesObject);
+      await shoot.create(Refs.service, {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'proxy-target', namespace: 'default' },
+        spec: { selector: { app: 'proxy-target' }, ports: [{ port: 8080, targetPort: 8080 }] },
+      } as KubernetesObject);
+      for (const path of [
+        '/api/v1/namespaces/default/pods/proxy-target:8080/proxy/',
+        '/api/v1/namespaces/default/services/proxy-target:8080/proxy/',
+      ]) {
+        const body = await waitFor(() => get(path), { timeoutMs: 60_000, intervalMs: 1_000, message: `GET ${path}` });
+        expect(body.trim()).toBe('proxy-target');
+      }
+      await shoot.delete(Refs.service, 'proxy-target', 'default');
+      await shoot.delete(Refs.pod, 'proxy-target', 'default');
+    });
+  }, 120_000);
+
   it("a shoot pod's hostPath / is its machine's filesystem, not the seed Node's or the host's", async () => {
     await withShoot(async (shoot, get) => {
       await shoot.create(Refs.pod, {

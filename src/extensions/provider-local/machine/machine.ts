@@ -62,7 +62,7 @@ import {
 } from './config.js';
 import type { BuiltImage } from './images.js';
 import { desiredPodRoutes, diffRoutes, type PodRoute } from './routes.js';
-import { OVERLAY_OVERHEAD, VXLANOverlay, stableMAC } from './overlay.js';
+import { OVERLAY_OVERHEAD, VXLANOverlay, linkMTUOf, stableMAC } from './overlay.js';
 
 /**
  * Names of a machine's network namespace and cgroup: `gv6-<owner pid>-machine-<name>`, the scheme of the local
@@ -410,10 +410,7 @@ export class Machine {
 
   /** The MTU of the device that holds the primary address (a machine pod's eth0). */
   private linkMTU(): number {
-    const out = execFileSync(which('ip') ?? 'ip', ['-o', 'addr', 'show', 'to', this.nodeIPs[0]!], { encoding: 'utf8' });
-    const device = /^\d+:\s+(\S+)/.exec(out)?.[1]?.replace(/@.*$/, '');
-    if (device === undefined) throw new Error(`machine ${this.opts.name}: no device holds ${this.nodeIPs[0]}`);
-    return Number(readFileSync(`/sys/class/net/${device}/mtu`, 'utf8').trim());
+    return linkMTUOf(this.nodeIPs[0]!);
   }
 
   /** The pods' MTU: the overlay's when pods reach other machines through it. */

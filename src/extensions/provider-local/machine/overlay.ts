@@ -13,6 +13,7 @@
  */
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { formatIP, nthAddress, parseCIDR, type IPFamily } from '../../../net/cidr.js';
 import { which } from '../../../localenv/process.js';
 import { familyOf } from './config.js';
@@ -149,7 +150,33 @@ export class VXLANOverlay {
   }
 }
 
-function run(argv: string[], ignoreFailure = false): void {
+/** The MTU of the device that holds `address` (a pod's eth0). */
+export function linkMTUOf(address: string): number {
+  const out = execFileSync(which('ip') ?? 'ip', ['-o', 'addr', 'show', 'to', address], { encoding: 'utf8' });
+  const device = /^\d+:\s+(\S+)/.exec(out)?.[1]?.replace(/@.*$/, '');
+  if (device === undefined) throw new Error(`no device holds ${address}`);
+  return Number(readFileSync(`/sys/class/net/${device}/mtu`, 'utf8').trim());
+}
+
+/**
+ * Routes of the shoot's service ranges into the overlay, for a peer outside the shoot (a control plane pod): each
+ * via the pod gateway of the first Node that has a podCIDR of the range's family, where kube-proxy forwards (and
+ * masquerades: the peer is outside the cluster's pod ranges, so the answers come back the same way).
+ */
+export function serviceRouteCommands(
+  serviceCIDRs: readonly string[],
+  peers: readonly OverlayPeer[],
+  device = OVERLAY_DEVICE,
+): string[][] {
+  return serviceCIDRs.flatMap((cidr) => {
+    const family = familyOf(cidr);
+    const gateway = peers.flatMap((p) => p.routes).find((r) => familyOf(r.cidr) === family)?.gateway;
+    return gateway ? [['ip', 'route', 'replace', cidr, 'via', gateway, 'dev', device, 'onlink']] : [];
+  });
+}
+
+/** Runs `argv` (ip, bridge) in this network namespace; failures of removals are ignored when asked. */
+export function run(argv: string[], ignoreFailure = false): void {
   try {
     execFileSync(which(argv[0]!) ?? argv[0]!, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
   } catch (e) {

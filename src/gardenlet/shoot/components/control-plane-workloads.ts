@@ -13,7 +13,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { KubernetesObject, V1Secret, V1Service } from '@kubernetes/client-node';
-import type { ControlPlaneHealth } from '../../../extensions/provider-local/provider.js';
+import type { ControlPlaneHealth } from '../care/health.js';
 import { urlHost } from '../../../localenv/net.js';
 import { API_SERVER_SERVICE_NAME, ingressIPsByFamily } from './apiserver-service.js';
 import type { Shoot } from '../../../apis/core/v1beta1/shoot.js';
@@ -31,7 +31,7 @@ import {
 import type { ControlPlaneSecrets } from '../../../extensions/provider-local/controlplane/control-plane.js';
 import { shootGet } from '../../../extensions/provider-local/controlplane/control-plane.js';
 import type { IPFamily } from '../../../net/cidr.js';
-import type { CertificatePair } from '../../../pki/certificates.js';
+import { issueCertificate, type CertificatePair } from '../../../pki/certificates.js';
 import {
   apiServerSANs,
   issueComponentCertificates,
@@ -63,6 +63,12 @@ export const COMPONENTS = {
   kubeControllerManager: { name: 'kube-controller-manager', labels: { app: 'kubernetes', role: 'controller-manager' } },
   kubeScheduler: { name: 'kube-scheduler', labels: { app: 'kubernetes', role: 'scheduler' } },
 } as const;
+
+/**
+ * kube-apiserver's sidecar into the shoot's networks (`gardener-ipv6 overlay-peer`, from the machine image): its
+ * Secret (a kubeconfig whose user may list Nodes) and the user the shoot binds to that.
+ */
+export const VPN_SEED = { name: 'vpn-seed', user: 'gardener-ipv6:vpn-seed' } as const;
 
 /** The files of the control plane, as its pods see them (the Secrets mounted below MOUNT). */
 export const POD_FILES: ControlPlaneFiles = {
@@ -181,6 +187,28 @@ function deployment(
   } as KubernetesObject;
 }
 
+/** The sidecar that routes kube-apiserver's pod into the shoot's pod and service networks. */
+function vpnSeedContainer(values: ControlPlaneWorkloadValues): Record<string, unknown> {
+  return {
+    name: VPN_SEED.name,
+    image: IMAGES.machine,
+    imagePullPolicy: 'IfNotPresent',
+    args: [
+      'overlay-peer',
+      `--kubeconfig=${MOUNT}/${VPN_SEED.name}/kubeconfig`,
+      `--service-cidrs=${values.spec.serviceCIDRs.join(',')}`,
+    ],
+    env: [
+      { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+      { name: 'POD_IPS', valueFrom: { fieldRef: { fieldPath: 'status.podIPs' } } },
+    ],
+    // Its own VXLAN device and routes in the pod's network namespace; nothing else.
+    securityContext: { capabilities: { add: ['NET_ADMIN'] } },
+    resources: { requests: { cpu: '10m', memory: '40Mi' } },
+    volumeMounts: [{ name: VPN_SEED.name, mountPath: `${MOUNT}/${VPN_SEED.name}`, readOnly: true }],
+  };
+}
+
 /** Every object of the control plane but its Secrets (see controlPlaneSecrets). */
 export function desiredControlPlaneWorkloads(values: ControlPlaneWorkloadValues): KubernetesObject[] {
   const { namespace } = values;
@@ -255,8 +283,15 @@ export function desiredControlPlaneWorkloads(values: ControlPlaneWorkloadValues)
         { name: 'cert-dir', mountPath: POD_FILES.certDir },
       ],
     },
-    [secretVolume(COMPONENTS.kubeAPIServer.name), { name: 'cert-dir', emptyDir: {} }],
+    [
+      secretVolume(COMPONENTS.kubeAPIServer.name),
+      { name: 'cert-dir', emptyDir: {} },
+      secretVolume(VPN_SEED.name, VPN_SEED.name),
+    ],
     annotations,
+  );
+  (apiServer as { spec: { template: { spec: { containers: unknown[] } } } }).spec.template.spec.containers.push(
+    vpnSeedContainer(values),
   );
   const controller = (
     component: (typeof COMPONENTS)['kubeControllerManager' | 'kubeScheduler'],
@@ -353,10 +388,14 @@ export async function controlPlaneSecrets(
   secrets: ControlPlaneSecrets,
   labels: Record<string, string>,
 ): Promise<V1Secret[]> {
-  const { server, kubeletClient, controllerManager, scheduler } = await issueComponentCertificates(spec, secrets.ca, {
-    validityMs: CERT_VALIDITY_MS,
-    extraDNSNames: inSeedNames(spec),
-  });
+  const [{ server, kubeletClient, controllerManager, scheduler }, vpnSeed] = await Promise.all([
+    issueComponentCertificates(spec, secrets.ca, { validityMs: CERT_VALIDITY_MS, extraDNSNames: inSeedNames(spec) }),
+    issueCertificate(secrets.ca, {
+      commonName: VPN_SEED.user,
+      usages: ['client'],
+      notAfter: new Date(Date.now() + CERT_VALIDITY_MS),
+    }),
+  ]);
   const inSeed = `https://${COMPONENTS.kubeAPIServer.name}.${spec.name}.svc:${API_SERVER_PORT}`;
   const kubeconfig = (name: string, pair: CertificatePair) =>
     renderKubeconfig({ name, server: inSeed, caPEM: secrets.ca.certPEM, ...pair });
@@ -385,6 +424,7 @@ export async function controlPlaneSecrets(
       kubeconfig: kubeconfig('kube-controller-manager', controllerManager),
     }),
     secret(COMPONENTS.kubeScheduler.name, { kubeconfig: kubeconfig('kube-scheduler', scheduler) }),
+    secret(VPN_SEED.name, { kubeconfig: kubeconfig(VPN_SEED.user, vpnSeed) }),
   ];
 }
 
@@ -424,9 +464,9 @@ export class ShootControlPlaneWorkloads {
     const labels = shootLabels(this.shoot);
     const hash = certificateInputsHash(spec, secrets);
     const existing = await Promise.all(
-      Object.values(COMPONENTS)
-        .slice(1)
-        .map((c) => client.get<V1Secret>(Refs.secret, c.name, namespace, { signal: ctx.signal })),
+      [...Object.values(COMPONENTS).slice(1), VPN_SEED].map((c) =>
+        client.get<V1Secret>(Refs.secret, c.name, namespace, { signal: ctx.signal }),
+      ),
     );
     if (existing.some((s) => s?.metadata?.annotations?.[INPUTS_ANNOTATION] !== hash)) {
       for (const secret of await controlPlaneSecrets(spec, secrets, labels)) await this.apply(Refs.secret, secret, ctx);
@@ -512,9 +552,7 @@ export class ShootControlPlaneWorkloads {
       [Refs.statefulSet, ETCD_NAME],
       [Refs.service, ETCD_CLIENT_SERVICE],
       ...Object.values(COMPONENTS).map((c): [ResourceRef, string] => [Refs.podDisruptionBudget, c.name]),
-      ...Object.values(COMPONENTS)
-        .slice(1)
-        .map((c): [ResourceRef, string] => [Refs.secret, c.name]),
+      ...[...Object.values(COMPONENTS).slice(1), VPN_SEED].map((c): [ResourceRef, string] => [Refs.secret, c.name]),
     ];
     await Promise.all(deletions.map(([ref, name]) => this.client.delete(ref, name, namespace, { signal: ctx.signal })));
   }

@@ -15,6 +15,7 @@ import { FIELD_MANAGER } from '../../names.js';
 import { shootAdminClient } from '../shoot-client.js';
 import { getOrCreateSecret } from './control-plane.js';
 import { deployCoreDNS } from './coredns.js';
+import { VPN_SEED } from './control-plane-workloads.js';
 import { machineNetworking } from './workers.js';
 
 /** The seed namespace's Secret with the machines' bootstrap token. */
@@ -85,6 +86,17 @@ export function machineBootstrapObjects(token: {
       'system:nodes',
     ),
     binding('node-proxier', 'system:node-proxier', 'system:nodes'),
+    // kube-apiserver's sidecar into the overlay lists the Nodes (control-plane-workloads.ts).
+    {
+      ref: CLUSTER_ROLE_BINDING,
+      object: {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRoleBinding',
+        metadata: { name: 'gardener-ipv6:vpn-seed' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:node-proxier' },
+        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: VPN_SEED.user }],
+      } as KubernetesObject,
+    },
   ];
 }
 

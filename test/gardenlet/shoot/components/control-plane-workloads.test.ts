@@ -113,6 +113,18 @@ describe('desiredControlPlaneWorkloads', () => {
     expect(apiServer.spec.template.metadata.annotations).toEqual({ [INPUTS_ANNOTATION]: 'h1' });
   });
 
+  it("routes kube-apiserver's pod into the shoot's networks with a sidecar that may only add its own routes", () => {
+    const apiServer = byName(objects, 'Deployment', 'kube-apiserver');
+    const sidecar = apiServer.spec.template.spec.containers[1]!;
+    expect(sidecar.name).toBe('vpn-seed');
+    expect(sidecar.image).toBe(IMAGES.machine);
+    expect(sidecar.args?.[0]).toBe('overlay-peer');
+    expect(flag(sidecar.args, 'service-cidrs')).toBe(values().spec.serviceCIDRs.join(','));
+    expect((sidecar as { securityContext?: unknown }).securityContext).toEqual({
+      capabilities: { add: ['NET_ADMIN'] },
+    });
+  });
+
   it('gives kube-controller-manager the CA key and service-account key only, kube-scheduler its kubeconfig only', () => {
     const kcm = byName(objects, 'Deployment', 'kube-controller-manager');
     const pki = kcm.spec.template.spec.volumes.find((v) => v.name === 'pki') as {
@@ -164,7 +176,11 @@ describe('controlPlaneSecrets', () => {
       'kube-apiserver',
       'kube-controller-manager',
       'kube-scheduler',
+      'vpn-seed',
     ]);
+    // The sidecar's user may list the shoot's Nodes and nothing of the seed's: no CA key, a user of its own.
+    expect(Object.keys(secrets[3]!.data!)).toEqual(['kubeconfig']);
+    expect(Buffer.from(secrets[3]!.data!.kubeconfig!, 'base64').toString()).toContain('gardener-ipv6:vpn-seed');
     const server = new X509Certificate(Buffer.from(secrets[0]!.data!['apiserver.crt']!, 'base64'));
     expect(server.subjectAltName).toContain('IP Address:FD00:FF:0:0:0:0:0:2');
     expect(server.subjectAltName).toContain('DNS:kube-apiserver.shoot--p--s.svc');

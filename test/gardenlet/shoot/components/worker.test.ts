@@ -76,14 +76,19 @@ describe('the machine bootstrap', () => {
     expect(secret.metadata).toEqual({ name: 'bootstrap-token-abcdef', namespace: 'kube-system' });
     expect(secret.type).toBe('bootstrap.kubernetes.io/token');
     const bindings = objects.slice(1).map((o) => {
-      const b = o.object as { roleRef: { name: string }; subjects: { name: string }[] };
-      return [b.roleRef.name, b.subjects[0]!.name.replace(/^system:bootstrappers:.*/, 'bootstrappers')];
+      const b = o.object as { roleRef: { name: string }; subjects: { kind: string; name: string }[] };
+      return [
+        b.roleRef.name,
+        b.subjects[0]!.kind,
+        b.subjects[0]!.name.replace(/^system:bootstrappers:.*/, 'bootstrappers'),
+      ];
     });
     expect(bindings).toEqual([
-      ['system:node-bootstrapper', 'bootstrappers'],
-      ['system:certificates.k8s.io:certificatesigningrequests:nodeclient', 'bootstrappers'],
-      ['system:certificates.k8s.io:certificatesigningrequests:selfnodeclient', 'system:nodes'],
-      ['system:node-proxier', 'system:nodes'],
+      ['system:node-bootstrapper', 'Group', 'bootstrappers'],
+      ['system:certificates.k8s.io:certificatesigningrequests:nodeclient', 'Group', 'bootstrappers'],
+      ['system:certificates.k8s.io:certificatesigningrequests:selfnodeclient', 'Group', 'system:nodes'],
+      ['system:node-proxier', 'Group', 'system:nodes'],
+      ['system:node-proxier', 'User', 'gardener-ipv6:vpn-seed'],
     ]);
   });
 });

@@ -1,0 +1,44 @@
+/**
+ * `gardener-ipv6 overlay-peer`: the kube-apiserver pod's sidecar into the shoot's networks (provider-local's
+ * overlay-peer.ts), until SIGTERM or SIGINT.
+ */
+import { KubeConfig } from '@kubernetes/client-node';
+import { runOverlayPeer } from '../extensions/provider-local/machine/overlay-peer.js';
+import type { CliIO } from './io.js';
+
+export interface OverlayPeerCommandOptions {
+  readonly kubeconfig: string;
+  readonly serviceCidrs: string;
+}
+
+export async function runOverlayPeerCommand(opts: OverlayPeerCommandOptions, io: CliIO): Promise<number> {
+  const name = process.env.POD_NAME ?? '';
+  const podIPs = (process.env.POD_IPS ?? '').split(',').filter(Boolean);
+  if (name === '' || podIPs.length === 0) {
+    io.err('error: $POD_NAME and $POD_IPS are required (the pod fieldRefs metadata.name and status.podIPs)\n');
+    return 2;
+  }
+  const kubeConfig = new KubeConfig();
+  try {
+    kubeConfig.loadFromFile(opts.kubeconfig);
+  } catch (e) {
+    io.err(`error: --kubeconfig ${opts.kubeconfig}: ${(e as Error).message}\n`);
+    return 2;
+  }
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
+  const log = (line: string) => io.err(`${new Date().toISOString()} ${line}\n`);
+  try {
+    const serviceCIDRs = opts.serviceCidrs.split(',').filter(Boolean);
+    await runOverlayPeer({ name, podIPs, kubeConfig, serviceCIDRs, log }, stop.signal);
+    return 0;
+  } catch (e) {
+    io.err(`error: overlay peer ${name}: ${(e as Error).message}\n`);
+    return 1;
+  } finally {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+  }
+}
