@@ -343,6 +343,18 @@ function kubeconfigCommands(garden: string, shoot: string, out: string, kubectlA
 }
 
 /** The control plane's pods in the seed namespace and the shoot API server's /version at its address. */
+/** The gitVersion a `/version` GET answers, or what went wrong. */
+async function versionOf(get: () => Promise<{ status: number; body: string }>): Promise<string> {
+  try {
+    const res = await get();
+    return res.status === 200
+      ? `${(JSON.parse(res.body) as { gitVersion?: string }).gitVersion}`
+      : `HTTP ${res.status}`;
+  } catch (e) {
+    return `no answer (${(e as Error).message})`;
+  }
+}
+
 async function workloadsSummary(
   client: ResourceClient,
   shoot: Shoot,
@@ -371,15 +383,7 @@ async function workloadsSummary(
   }
   const get = (path: string, timeoutMs = 5_000) =>
     shootGet(access.server, access.caPEM, access.credentials, path, timeoutMs);
-  let version: string;
-  try {
-    const res = await get('/version');
-    version =
-      res.status === 200 ? `${(JSON.parse(res.body) as { gitVersion?: string }).gitVersion}` : `HTTP ${res.status}`;
-  } catch (e) {
-    version = `no answer (${(e as Error).message})`;
-  }
-  lines.push(`  shoot API server ${access.server}/version -> ${version}`);
+  lines.push(`  shoot API server ${access.server}/version -> ${await versionOf(() => get('/version'))}`);
   const ref = `${shoot.metadata.namespace}/${shoot.metadata.name}`;
   lines.push(...kubeconfigCommands(gardenKubeconfig, ref, shootKubeconfig, 'get nodes -o wide'));
   if ((shoot.spec.provider?.workers?.length ?? 0) === 0) return lines;
@@ -454,15 +458,9 @@ export async function shootSummary(
   }
   const controlPlane = env.provider?.controlPlane(namespace);
   if (controlPlane !== undefined) {
-    let version: string;
-    try {
-      const res = await controlPlane.get('/version');
-      version =
-        res.status === 200 ? `${(JSON.parse(res.body) as { gitVersion?: string }).gitVersion}` : `HTTP ${res.status}`;
-    } catch (e) {
-      version = `no answer (${(e as Error).message})`;
-    }
-    lines.push(`  shoot API server ${controlPlane.url}/version -> ${version}`);
+    lines.push(
+      `  shoot API server ${controlPlane.url}/version -> ${await versionOf(() => controlPlane.get('/version'))}`,
+    );
     const ref = `${shoot.metadata.namespace}/${shoot.metadata.name}`;
     lines.push(...kubeconfigCommands(env.gardenKubeconfig, ref, env.shootKubeconfig, 'get nodes -o wide'));
     lines.push(...(await machineSummary(env.provider!, namespace, shoot)));

@@ -3,6 +3,7 @@
  */
 import { runMachinePod } from '../extensions/provider-local/machine/pod-agent.js';
 import type { CliIO } from './io.js';
+import { timestamped, untilSignalled } from './signals.js';
 
 export interface MachineCommandOptions {
   readonly nodeName?: string;
@@ -25,19 +26,14 @@ export async function runMachineCommand(opts: MachineCommandOptions, io: CliIO):
     io.err('error: --pod-ips (or $POD_IPS) is required\n');
     return 2;
   }
-  const stop = new AbortController();
-  const onSignal = () => stop.abort();
-  process.once('SIGTERM', onSignal);
-  process.once('SIGINT', onSignal);
-  const log = (line: string) => io.err(`${new Date().toISOString()} ${line}\n`);
+  const log = timestamped((text) => io.err(text));
   try {
-    await runMachinePod({ nodeName, podIPs, paths: { userData: opts.userData }, log }, stop.signal);
+    await untilSignalled((signal) =>
+      runMachinePod({ nodeName, podIPs, paths: { userData: opts.userData }, log }, signal),
+    );
     return 0;
   } catch (e) {
     io.err(`error: machine ${nodeName}: ${(e as Error).message}\n`);
     return 1;
-  } finally {
-    process.off('SIGTERM', onSignal);
-    process.off('SIGINT', onSignal);
   }
 }

@@ -5,6 +5,7 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { runOverlayPeer } from '../extensions/provider-local/machine/overlay-peer.js';
 import type { CliIO } from './io.js';
+import { timestamped, untilSignalled } from './signals.js';
 
 export interface OverlayPeerCommandOptions {
   readonly kubeconfig: string;
@@ -25,20 +26,13 @@ export async function runOverlayPeerCommand(opts: OverlayPeerCommandOptions, io:
     io.err(`error: --kubeconfig ${opts.kubeconfig}: ${(e as Error).message}\n`);
     return 2;
   }
-  const stop = new AbortController();
-  const onSignal = () => stop.abort();
-  process.once('SIGTERM', onSignal);
-  process.once('SIGINT', onSignal);
-  const log = (line: string) => io.err(`${new Date().toISOString()} ${line}\n`);
+  const log = timestamped((text) => io.err(text));
+  const serviceCIDRs = opts.serviceCidrs.split(',').filter(Boolean);
   try {
-    const serviceCIDRs = opts.serviceCidrs.split(',').filter(Boolean);
-    await runOverlayPeer({ name, podIPs, kubeConfig, serviceCIDRs, log }, stop.signal);
+    await untilSignalled((signal) => runOverlayPeer({ name, podIPs, kubeConfig, serviceCIDRs, log }, signal));
     return 0;
   } catch (e) {
     io.err(`error: overlay peer ${name}: ${(e as Error).message}\n`);
     return 1;
-  } finally {
-    process.off('SIGTERM', onSignal);
-    process.off('SIGINT', onSignal);
   }
 }

@@ -57,6 +57,29 @@ describe('gardener-ipv6', () => {
     expect(run.stdout).not.toMatch(/^\s+--control-plane-workloads/m);
   });
 
+  it('machine and overlay-peer name what they lack (exit 2) before they touch anything', async () => {
+    const saved = { NODE_NAME: process.env.NODE_NAME, POD_IPS: process.env.POD_IPS, POD_NAME: process.env.POD_NAME };
+    delete process.env.NODE_NAME;
+    delete process.env.POD_IPS;
+    delete process.env.POD_NAME;
+    try {
+      expect(await cli(['machine'])).toEqual({
+        code: 2,
+        stdout: '',
+        stderr: 'error: --node-name (or $NODE_NAME) is required\n',
+      });
+      expect(await cli(['machine', '--node-name', 'm-0'])).toMatchObject({
+        code: 2,
+        stderr: 'error: --pod-ips (or $POD_IPS) is required\n',
+      });
+      const peer = await cli(['overlay-peer', '--kubeconfig', '/nonexistent']);
+      expect(peer.code).toBe(2);
+      expect(peer.stderr).toContain('$POD_NAME and $POD_IPS are required');
+    } finally {
+      for (const [k, v] of Object.entries(saved)) if (v !== undefined) process.env[k] = v;
+    }
+  });
+
   it('escapes control bytes of the input in its messages (a YAML error frame echoes the line)', async () => {
     const file = tempFile('bad.yaml', 'kind: \u001b[2J\u009bShoot: [\r\n');
     const run = await cli(['validate', '-f', file]);

@@ -4,6 +4,7 @@ import {
   desiredOverlayPeers,
   overlayCommands,
   overlayMAC,
+  serviceRouteCommands,
   stableMAC,
 } from '../../../../src/extensions/provider-local/machine/overlay.js';
 import type { NodeInfo } from '../../../../src/extensions/provider-local/machine/api-client.js';
@@ -68,5 +69,19 @@ describe('VXLAN overlay between machine pods', () => {
       'ip neigh replace',
       'ip route replace',
     ]);
+  });
+
+  it("routes a control plane pod's service ranges via the first Node's pod gateway of each family", () => {
+    const peers = desiredOverlayPeers(
+      'control-plane/kube-apiserver-0',
+      [node('m-1', ['fd00::b'], ['fd00:3:1::/64', '10.3.1.0/24']), node('m-0', ['fd00::a'], ['fd00:3::/64'])],
+      'IPv6',
+    );
+    expect(serviceRouteCommands(['fd00:4::/112', '10.4.0.0/16', '10.5.0.0/16'], peers)).toEqual([
+      ['ip', 'route', 'replace', 'fd00:4::/112', 'via', 'fd00:3::1', 'dev', OVERLAY_DEVICE, 'onlink'],
+      ['ip', 'route', 'replace', '10.4.0.0/16', 'via', '10.3.1.1', 'dev', OVERLAY_DEVICE, 'onlink'],
+      ['ip', 'route', 'replace', '10.5.0.0/16', 'via', '10.3.1.1', 'dev', OVERLAY_DEVICE, 'onlink'],
+    ]);
+    expect(serviceRouteCommands(['fd00:4::/112'], [])).toEqual([]);
   });
 });
