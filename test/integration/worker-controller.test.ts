@@ -1,0 +1,143 @@
+/**
+ * provider-local's Worker controller on the real API server: a StatefulSet of machine pods per pool, the Worker's
+ * status while they come up and once they are ready, a pool taken away, a pool it cannot serve, and deletion. The
+ * shared control plane runs no StatefulSet controller, so the StatefulSets' status is written here, as the seed's
+ * kube-controller-manager would.
+ */
+import type { KubernetesObject, V1StatefulSet } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import type { Worker } from '../../src/apis/extensions/v1alpha1/worker.js';
+import { WorkerReconciler, WORKER_FINALIZER } from '../../src/extensions/provider-local/worker/reconciler.js';
+import { Refs } from '../../src/gardenlet/resources.js';
+import { IMAGES } from '../../src/gardenlet/imagevector/images.js';
+import { ResourceClient } from '../../src/runtime/client.js';
+import { TerminalError } from '../../src/runtime/controller.js';
+import { silentLogger } from '../../src/runtime/log.js';
+import { kubeConfig, newTestNamespace } from '../support/kube.js';
+
+const client = new ResourceClient(kubeConfig());
+const ctx = () => ({ signal: AbortSignal.timeout(30_000), logger: silentLogger() });
+const reconciler = new WorkerReconciler({ client });
+
+function worker(namespace: string, pools: Worker['spec']['pools']): Worker & KubernetesObject {
+  return {
+    apiVersion: 'extensions.gardener.cloud/v1alpha1',
+    kind: 'Worker',
+    metadata: { name: 'local', namespace },
+    spec: { type: 'local', region: 'local', secretRef: { name: 'cloudprovider', namespace }, pools },
+  } as Worker & KubernetesObject;
+}
+
+const pool = (name: string, minimum: number, key = 'userData') => ({
+  name,
+  machineType: 'local',
+  machineImage: { name: 'local', version: '1.0.0' },
+  minimum,
+  maximum: minimum,
+  userDataSecretRef: { name: `worker-user-data-${name}`, key },
+});
+
+async function get(namespace: string): Promise<(Worker & KubernetesObject) | undefined> {
+  return client.get<Worker & KubernetesObject>(Refs.worker, 'local', namespace);
+}
+
+async function machineSets(namespace: string): Promise<V1StatefulSet[]> {
+  return (await client.list<V1StatefulSet & KubernetesObject>(Refs.statefulSet, { namespace })).items.sort((a, b) =>
+    (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''),
+  );
+}
+
+/** What the seed's StatefulSet controller would write once every machine pod is ready. */
+async function allReady(namespace: string): Promise<void> {
+  for (const s of await machineSets(namespace)) {
+    await client.mergePatch(
+      Refs.statefulSet,
+      s.metadata!.name!,
+      namespace,
+      {
+        status: {
+          observedGeneration: s.metadata?.generation,
+          replicas: s.spec?.replicas,
+          readyReplicas: s.spec?.replicas,
+        },
+      },
+      { subresource: 'status' },
+    );
+  }
+}
+
+describe("provider-local's Worker controller", () => {
+  it('makes a StatefulSet per pool and succeeds once their machines are ready', async () => {
+    const namespace = await newTestNamespace('worker');
+    await client.create(Refs.worker, worker(namespace, [pool('a', 2), pool('b', 1)]));
+    const req = { namespace, name: 'local' };
+
+    expect(await reconciler.reconcile(req, ctx())).toEqual({ requeueAfter: expect.any(Number) });
+    let current = await get(namespace);
+    expect(current?.metadata.finalizers).toContain(WORKER_FINALIZER);
+    expect(current?.status?.lastOperation).toMatchObject({ type: 'Create', state: 'Processing' });
+    expect(current?.status?.lastOperation?.description).toBe('pool a: 0/2 machines ready, pool b: 0/1 machines ready');
+    expect(current?.status?.machineDeployments).toEqual([
+      { name: 'machine-a', minimum: 2, maximum: 2 },
+      { name: 'machine-b', minimum: 1, maximum: 1 },
+    ]);
+    const sets = await machineSets(namespace);
+    expect(sets.map((s) => [s.metadata?.name, s.spec?.replicas])).toEqual([
+      ['machine-a', 2],
+      ['machine-b', 1],
+    ]);
+    const container = sets[0]!.spec!.template.spec!.containers[0]!;
+    expect(container.image).toBe(IMAGES.machine);
+    expect(sets[0]!.spec!.template.spec!.volumes!.find((v) => v.name === 'user-data')?.secret?.secretName).toBe(
+      'worker-user-data-a',
+    );
+
+    await allReady(namespace);
+    expect(await reconciler.reconcile(req, ctx())).toBeUndefined();
+    current = await get(namespace);
+    expect(current?.status?.lastOperation).toMatchObject({
+      type: 'Create',
+      state: 'Succeeded',
+      progress: 100,
+      description: '3 machines of 2 pools are ready',
+    });
+    expect(current?.status?.observedGeneration).toBe(current?.metadata.generation);
+
+    // A pool taken away loses its StatefulSet; the next reconcile is a `Reconcile`.
+    await client.mergePatch(Refs.worker, 'local', namespace, { spec: { pools: [pool('a', 2)] } });
+    await reconciler.reconcile(req, ctx());
+    expect((await machineSets(namespace)).map((s) => s.metadata?.name)).toEqual(['machine-a']);
+    current = await get(namespace);
+    expect(current?.status?.lastOperation).toMatchObject({ type: 'Reconcile', state: 'Succeeded' });
+
+    // Deletion: the StatefulSets go, then (no machine pod left) the finalizer, and with it the Worker.
+    await client.delete(Refs.worker, 'local', namespace);
+    expect(await reconciler.reconcile(req, ctx())).toEqual({ requeueAfter: expect.any(Number) });
+    expect(await machineSets(namespace)).toEqual([]);
+    expect((await get(namespace))?.status?.lastOperation).toMatchObject({ type: 'Delete', state: 'Processing' });
+    expect(await reconciler.reconcile(req, ctx())).toBeUndefined();
+    expect(await get(namespace)).toBeUndefined();
+  });
+
+  it('says which pool it cannot serve, with the configuration-problem code, and does not retry', async () => {
+    const namespace = await newTestNamespace('worker');
+    await client.create(Refs.worker, worker(namespace, [pool('a', 1, '')]));
+    const error = await reconciler.reconcile({ namespace, name: 'local' }, ctx()).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TerminalError);
+    const current = await get(namespace);
+    expect(current?.status?.lastOperation?.state).toBe('Error');
+    expect(current?.status?.lastError).toMatchObject({
+      description: 'pool a: spec.pools[].userDataSecretRef needs name and key',
+      codes: ['ERR_CONFIGURATION_PROBLEM'],
+    });
+    expect(await machineSets(namespace)).toEqual([]);
+  });
+
+  it('leaves Workers of other types alone', async () => {
+    const namespace = await newTestNamespace('worker');
+    await client.create(Refs.worker, { ...worker(namespace, [pool('a', 1)]), spec: { type: 'aws', pools: [] } });
+    await reconciler.reconcile({ namespace, name: 'local' }, ctx());
+    expect((await get(namespace))?.metadata.finalizers).toBeUndefined();
+    expect(await machineSets(namespace)).toEqual([]);
+  });
+});
