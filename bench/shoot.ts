@@ -9,7 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startLocalServices } from '../src/app/local-environment.js';
-import type { ControlPlaneSpec } from '../src/extensions/provider-local/controlplane/args.js';
+import type { ControlPlaneSpec } from '../src/gardenlet/shoot/components/controlplane/args.js';
 import {
   LocalControlPlane,
   type ControlPlaneBinaries,

@@ -13,7 +13,7 @@ import type { FeatureGates } from '../featuregate/featuregate.js';
 import { localDNSProvider } from '../gardenlet/dns-provider.js';
 import { apiServerDomain, DEFAULT_DOMAIN, seedNamespaceName } from '../gardenlet/names.js';
 import { Refs } from '../gardenlet/resources.js';
-import { shootGet } from '../extensions/provider-local/controlplane/control-plane.js';
+import { shootGet } from '../gardenlet/shoot/shoot-get.js';
 import { startBind9, type Bind9 } from '../localenv/bind9.js';
 import type { ControlPlane } from '../localenv/control-plane.js';
 import { projectRoot } from '../localenv/project.js';

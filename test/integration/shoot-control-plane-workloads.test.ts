@@ -27,7 +27,7 @@ import { cli } from '../support/cli.js';
 import { createProjectAndSeeds, healthyShoot, runWithNameserver, testFile } from '../support/shoot.js';
 import { waitFor } from '../support/wait.js';
 import { shootAdminAccess, shootAdminClient } from '../../src/gardenlet/shoot/shoot-client.js';
-import { shootGet } from '../../src/extensions/provider-local/controlplane/control-plane.js';
+import { shootGet } from '../../src/gardenlet/shoot/shoot-get.js';
 import { podToPodCheck } from '../../src/extensions/provider-local/worker/pod-check.js';
 import { MACHINE_POD_BIN_DIR } from '../../src/extensions/provider-local/machine/images.js';
 

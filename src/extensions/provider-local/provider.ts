@@ -12,7 +12,7 @@ import type { ResourceClient } from '../../runtime/client.js';
 import type { PodCheckResult } from './worker/pod-check.js';
 import { removeOrphans } from '../../system/network.js';
 import type { SupervisedState } from '../../system/supervisor.js';
-import type { ControlPlaneSpec } from './controlplane/args.js';
+import type { ControlPlaneSpec } from '../../gardenlet/shoot/components/controlplane/args.js';
 import {
   LocalControlPlane,
   type ControlPlaneBinaries,

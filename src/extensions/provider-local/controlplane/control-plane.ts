@@ -5,7 +5,6 @@
  * from the shoot's CA; etcd's data stays in the shoot's state folder, so a restart of the gardenlet loses nothing.
  */
 import { mkdir, rm, writeFile } from 'node:fs/promises';
-import { request } from 'node:https';
 import { join } from 'node:path';
 import { deleteNetns } from '../../../localenv/netns.js';
 import { graceBefore } from '../../../localenv/process.js';
@@ -23,17 +22,18 @@ import {
   kubeSchedulerArgs,
   type ControlPlaneFiles,
   type ControlPlaneSpec,
-} from './args.js';
-import { issueComponentCertificates } from './certificates.js';
+} from '../../../gardenlet/shoot/components/controlplane/args.js';
+import {
+  issueComponentCertificates,
+  type ControlPlaneSecrets,
+} from '../../../gardenlet/shoot/components/controlplane/certificates.js';
+import { shootGet } from '../../../gardenlet/shoot/shoot-get.js';
 
 export const CONTROL_PLANE_BINARIES = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler'] as const;
 export type ControlPlaneBinaries = Readonly<Record<(typeof CONTROL_PLANE_BINARIES)[number], string>>;
 
 /** The shoot's long-lived secrets, kept by the gardenlet in the seed namespace. */
-export interface ControlPlaneSecrets {
-  readonly ca: CertificatePair;
-  readonly serviceAccount: { readonly privatePEM: string; readonly publicPEM: string };
-}
+export type { ControlPlaneSecrets };
 
 export interface LoadBalancerAttachment {
   readonly bridge: string;
@@ -45,32 +45,6 @@ export interface LoadBalancerAttachment {
 const CONTROLLERS_START_TIMEOUT_MS = 60_000;
 /** How long the control plane's own certificates live; they are issued anew on every start. */
 const CERT_VALIDITY_MS = 365 * 24 * 3600_000;
-
-/** A GET against the shoot's API server, with a client certificate when given; status and body. */
-export function shootGet(
-  url: string,
-  ca: string,
-  /** Without one, the request is anonymous. */
-  client: CertificatePair | undefined,
-  path: string,
-  timeoutMs = 2_000,
-): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      new URL(path, url),
-      { ca, ...(client ? { cert: client.certPEM, key: client.keyPEM } : {}), timeout: timeoutMs, agent: false },
-      (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (body += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 export class LocalControlPlane {
   readonly netns: string;

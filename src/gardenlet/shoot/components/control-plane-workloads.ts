@@ -27,15 +27,12 @@ import {
   API_SERVER_PORT,
   type ControlPlaneFiles,
   type ControlPlaneSpec,
-} from '../../../extensions/provider-local/controlplane/args.js';
-import type { ControlPlaneSecrets } from '../../../extensions/provider-local/controlplane/control-plane.js';
-import { shootGet } from '../../../extensions/provider-local/controlplane/control-plane.js';
+} from './controlplane/args.js';
+import type { ControlPlaneSecrets } from './controlplane/certificates.js';
+import { shootGet } from '../shoot-get.js';
 import type { IPFamily } from '../../../net/cidr.js';
 import { issueCertificate, type CertificatePair } from '../../../pki/certificates.js';
-import {
-  apiServerSANs,
-  issueComponentCertificates,
-} from '../../../extensions/provider-local/controlplane/certificates.js';
+import { apiServerSANs, issueComponentCertificates } from './controlplane/certificates.js';
 import { renderKubeconfig } from '../../../pki/kubeconfig.js';
 import type { ResourceClient, ResourceRef } from '../../../runtime/client.js';
 import { NotReadyError, type ComponentContext } from '../../component.js';

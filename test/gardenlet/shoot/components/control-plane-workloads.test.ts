@@ -1,7 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import type { ControlPlaneSpec } from '../../../../src/extensions/provider-local/controlplane/args.js';
+import type { ControlPlaneSpec } from '../../../../src/gardenlet/shoot/components/controlplane/args.js';
 import {
   certificateInputsHash,
   controlPlaneSecrets,

@@ -7,7 +7,7 @@ import {
   kubeControllerManagerArgs,
   nodeMaskArgs,
   type ControlPlaneSpec,
-} from '../../../../src/extensions/provider-local/controlplane/args.js';
+} from '../../../../../src/gardenlet/shoot/components/controlplane/args.js';
 
 const files = controlPlaneFiles('/state/shoot--p--s');
 

@@ -5,8 +5,8 @@
  * reachable from outside, at the load-balancer address(es).
  */
 import { join } from 'node:path';
-import { urlHost } from '../../../localenv/net.js';
-import type { IPFamily } from '../../../net/cidr.js';
+import { urlHost } from '../../../../localenv/net.js';
+import type { IPFamily } from '../../../../net/cidr.js';
 
 export const API_SERVER_PORT = 443;
 /** Inside the control plane's namespace: etcd on loopback only. */

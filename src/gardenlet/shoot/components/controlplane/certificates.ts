@@ -2,8 +2,8 @@
  * The certificates of a shoot control plane's components, issued from the shoot's CA: what the processes and the
  * seed workloads of a control plane alike run with.
  */
-import { firstServiceIP } from '../../../localenv/control-plane.js';
-import { issueCertificate, type CertificatePair } from '../../../pki/certificates.js';
+import { firstServiceIP } from '../../../../localenv/control-plane.js';
+import { issueCertificate, type CertificatePair } from '../../../../pki/certificates.js';
 import type { ControlPlaneSpec } from './args.js';
 
 /**
@@ -29,6 +29,12 @@ export function apiServerSANs(
       ...spec.serviceCIDRs.map(firstServiceIP),
     ],
   };
+}
+
+/** The shoot's own keys, kept in the seed namespace: its CA and its service-account signing key. */
+export interface ControlPlaneSecrets {
+  readonly ca: CertificatePair;
+  readonly serviceAccount: { readonly privatePEM: string; readonly publicPEM: string };
 }
 
 export interface ComponentCertificates {
