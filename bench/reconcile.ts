@@ -8,6 +8,7 @@ import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { Shoot } from '../src/apis/core/v1beta1/shoot.js';
 import { localDNSProvider } from '../src/gardenlet/dns-provider.js';
 import { addGardenletControllers } from '../src/gardenlet/gardenlet.js';
+import { addProviderLocalControllers } from '../src/extensions/provider-local/controller.js';
 import { Refs } from '../src/gardenlet/resources.js';
 import { startControlPlane } from '../src/localenv/control-plane.js';
 import { ResourceClient, type CallOptions, type ResourceRef } from '../src/runtime/client.js';
@@ -194,6 +195,7 @@ async function benchOnce(
     waitForExtensions: false,
     workers: CONCURRENCY,
   });
+  addProviderLocalControllers(manager, { workers: CONCURRENCY });
   const started = performance.now();
   await manager.start();
   for (;;) {

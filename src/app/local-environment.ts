@@ -131,9 +131,10 @@ export async function startLocalServices(
         gardenlet: {
           dns: localDNSProvider({ server: bind.server, tsigKeyName: bind.tsigKeyName, tsigSecret: bind.tsigSecret }),
           ...(provider ? { provider } : {}),
-          ...(loadBalancerRoutes ? { controlPlaneWorkloads: { loadBalancerRoutes } } : {}),
+          ...(loadBalancerRoutes ? { controlPlaneWorkloads: true } : {}),
           ...(opts.careSyncPeriodMs !== undefined ? { careSyncPeriodMs: opts.careSyncPeriodMs } : {}),
         },
+        ...(loadBalancerRoutes ? { providerLocal: { loadBalancerRoutes, machinePods: true } } : {}),
         ...(opts.shutdownTimeoutMs !== undefined ? { shutdownTimeoutMs: opts.shutdownTimeoutMs } : {}),
       });
       return { runtime, provider };

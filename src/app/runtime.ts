@@ -18,6 +18,7 @@ import type { DNSExtensionOptions } from '../extensions/dns/controller.js';
 import type { NetworkExtensionOptions } from '../extensions/network/controller.js';
 import type { FeatureGates } from '../featuregate/featuregate.js';
 import type { GardenletOptions } from '../gardenlet/gardenlet.js';
+import type { ProviderLocalOptions } from '../extensions/provider-local/controller.js';
 import { ResourceClient } from '../runtime/client.js';
 import type { Logger } from '../runtime/log.js';
 import { Manager } from '../runtime/manager.js';
@@ -52,6 +53,8 @@ export interface RuntimeOptions {
   readonly components?: readonly Component[];
   readonly webhook?: WebhookOptions;
   readonly gardenlet: GardenletOptions;
+  /** provider-local's controllers, which run with the gardenlet (its processes, if any, are the gardenlet's). */
+  readonly providerLocal?: Omit<ProviderLocalOptions, 'provider'>;
   /** `/healthz`, `/readyz` and `/metrics`; off when unset. */
   readonly health?: { host?: string; port: number };
   /** Run the controllers only while holding this Lease. */
@@ -153,6 +156,12 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     if (components.has('gardenlet')) {
       const { addGardenletControllers } = await import('../gardenlet/gardenlet.js');
       addGardenletControllers(manager, { ...options.gardenlet, seeds: readers.seeds });
+      const { addProviderLocalControllers } = await import('../extensions/provider-local/controller.js');
+      addProviderLocalControllers(manager, {
+        ...options.providerLocal,
+        ...(options.gardenlet.provider ? { provider: options.gardenlet.provider } : {}),
+        ...(options.gardenlet.workers !== undefined ? { workers: options.gardenlet.workers } : {}),
+      });
     }
     if (components.has('network')) {
       const { addNetworkExtension } = await import('../extensions/network/controller.js');

@@ -10,7 +10,7 @@ import type { Manifest } from '../extensions/network/manifests.js';
 import { Seeds, Shoots } from '../apis/registry.js';
 import type { FeatureGates } from '../featuregate/featuregate.js';
 import { localDNSProvider, type LocalDNSOptions } from '../gardenlet/dns-provider.js';
-import type { HostIPs } from '../extensions/provider-local/loadbalancer/ingress.js';
+import { desiredLoadBalancerIngress, type HostIPs } from '../extensions/provider-local/loadbalancer/ingress.js';
 import { renderShootObjects } from '../gardenlet/shoot/desired.js';
 import { shootNetworkingStatus, ShootNetworksError } from '../gardenlet/shoot/networks.js';
 import { InputLimit, readDocuments } from './documents.js';
@@ -65,7 +65,7 @@ export function runRender(options: RenderOptions, io: CliIO): number {
   for (const result of shootResults) {
     const shoot = result.object as Shoot;
     try {
-      const shootObjects = renderShootObjects(seed, shoot, options.hostIPs, dns);
+      const shootObjects = renderShootObjects(seed, shoot, (s) => desiredLoadBalancerIngress(s, options.hostIPs), dns);
       objects.push(...shootObjects, ...calicoManifests(shoot, seed, shootObjects));
     } catch (e) {
       if (e instanceof InvalidProviderConfigError) {

@@ -88,9 +88,9 @@ export async function runRun(options: RunOptions, io: CliIO): Promise<number> {
           domain: options.domain,
           ...(options.dnsTSIGKeyName && tsigSecret ? { tsigKeyName: options.dnsTSIGKeyName, tsigSecret } : {}),
         }),
-        hostIPs: options.hostIPs,
         ...(options.seedName ? { seedName: options.seedName } : {}),
       },
+      providerLocal: { hostIPs: options.hostIPs },
       health: { host: options.healthHost, port: options.healthPort },
       ...(options.leaderElect
         ? { leaderElection: { namespace: options.leaderElectionNamespace, name: options.leaderElectionID } }

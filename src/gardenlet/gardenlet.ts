@@ -7,43 +7,34 @@ import { CachedReader } from '../runtime/cached-reader.js';
 import type { Request } from '../runtime/controller.js';
 import type { Manager } from '../runtime/manager.js';
 import { Labels, projectNamespace, seedNamespaceName } from './names.js';
-import { DEFAULT_HOST_IPS, type HostIPs } from '../extensions/provider-local/loadbalancer/ingress.js';
-import {
-  isShootLoadBalancer,
-  ServiceLoadBalancerReconciler,
-} from '../extensions/provider-local/loadbalancer/service-controller.js';
 import { extensionOutcomeChanged, loadBalancerChanged, specOrMetadataChanged } from '../runtime/predicates.js';
 import { conditionsOrSpecChanged } from './shoot/care/reconciler.js';
 import { Refs } from './resources.js';
 import type { LocalProvider } from '../extensions/provider-local/provider.js';
-import type { LoadBalancerRoutes } from '../extensions/provider-local/loadbalancer/routes.js';
 import { ShootCareReconciler } from './shoot/care/reconciler.js';
 import { SeedReconciler } from './seed/reconciler.js';
 import type { DNSProviderConfig } from './shoot/components/dns-records.js';
 import { ShootReconciler, type ShootReader } from './shoot/reconciler.js';
 import { controlPlaneWorkloadsHealth } from './shoot/components/control-plane-workloads.js';
 import { machinePodsHealth } from './shoot/components/worker.js';
-import { addWorkerController } from '../extensions/provider-local/worker/controller.js';
 
 export interface GardenletOptions {
   readonly dns: DNSProviderConfig;
   /** Reconcile only this seed and the shoots on it; all when unset. */
   readonly seedName?: string;
-  /** The addresses provider-local hands out to load balancers. */
-  readonly hostIPs?: HostIPs;
   /** Let the shoot succeed only after the Network and DNSRecord extensions did. @default true */
   readonly waitForExtensions?: boolean;
   readonly workers?: number;
   /**
-   * provider-local's processes: real control planes per shoot and load-balancer addresses from its pools. Without
-   * it the gardenlet writes objects only and hands out `hostIPs` (the scale benchmark's mode).
+   * provider-local's processes: real control planes per shoot. Without it (and without `controlPlaneWorkloads`) the
+   * gardenlet writes objects only (the scale benchmark's mode).
    */
   readonly provider?: LocalProvider;
   /**
-   * The shoots' control planes as workloads of the seed instead of provider-local's processes (the seed needs
-   * Nodes); `loadBalancerRoutes` then routes their load-balancer addresses to the seed's Nodes.
+   * The shoots' control planes as workloads of the seed and their machines through Workers, instead of
+   * provider-local's processes (the seed needs Nodes).
    */
-  readonly controlPlaneWorkloads?: { readonly loadBalancerRoutes?: LoadBalancerRoutes };
+  readonly controlPlaneWorkloads?: boolean;
   /** How often the care controller checks each shoot's control plane. @default 10 s */
   readonly careSyncPeriodMs?: number;
   /** An up-to-date shoot is reconciled again after this long, as Gardener's sync period. @default 1 h */
@@ -82,7 +73,7 @@ export function shootRequestsForSeedObject(object: KubernetesObject): Request[] 
   return shootRequestsForSeedNamespace(object.metadata?.namespace);
 }
 
-/** Adds the shoot, seed and provider-local service controllers to the manager. */
+/** Adds the shoot, shoot care and seed controllers to the manager (provider-local's are its own: controller.ts). */
 export function addGardenletControllers(manager: Manager, options: GardenletOptions): void {
   const { client, clock } = manager;
   const workers = options.workers !== undefined ? { workers: options.workers } : {};
@@ -126,8 +117,6 @@ export function addGardenletControllers(manager: Manager, options: GardenletOpti
   }
   if (options.controlPlaneWorkloads) {
     shootController.watch(manager.informer(Refs.worker), ownedToShoot, extensionOutcomeChanged);
-    // provider-local's machines as machine pods of the seed, for the Workers the shoots get.
-    addWorkerController(manager, { ...workers });
   }
 
   if (options.provider || options.controlPlaneWorkloads) {
@@ -163,24 +152,4 @@ export function addGardenletControllers(manager: Manager, options: GardenletOpti
   manager
     .controller({ name: 'seed', reconciler: new SeedReconciler({ client, clock, ...seedName }), ...workers })
     .watch(seeds, undefined, specOrMetadataChanged);
-
-  manager
-    .controller({
-      name: 'provider-local-service',
-      reconciler: new ServiceLoadBalancerReconciler({
-        client,
-        addresses: options.provider
-          ? { pool: options.provider.pool }
-          : { hostIPs: options.hostIPs ?? DEFAULT_HOST_IPS },
-        get: (name, namespace) => services.get(name, namespace) as V1Service | undefined,
-        list: () => services.list() as V1Service[],
-        ...(options.controlPlaneWorkloads?.loadBalancerRoutes
-          ? { routes: options.controlPlaneWorkloads.loadBalancerRoutes }
-          : {}),
-      }),
-      ...workers,
-    })
-    .watch(services, (s) =>
-      isShootLoadBalancer(s) ? [{ namespace: s.metadata?.namespace ?? '', name: s.metadata?.name ?? '' }] : [],
-    );
 }

@@ -25,6 +25,7 @@ import { addNetworkExtension } from '../../src/extensions/network/controller.js'
 import { localDNSProvider } from '../../src/gardenlet/dns-provider.js';
 import { addSchedulerController } from '../../src/scheduler/scheduler.js';
 import { addGardenletControllers } from '../../src/gardenlet/gardenlet.js';
+import { addProviderLocalControllers } from '../../src/extensions/provider-local/controller.js';
 import { Refs } from '../../src/gardenlet/resources.js';
 import { startBind9, type Bind9 } from '../../src/localenv/bind9.js';
 import { resources, ResourceClient, type ResourceRef } from '../../src/runtime/client.js';
@@ -396,12 +397,13 @@ describe('the controllers with the chart’s ServiceAccounts', () => {
 
   beforeAll(async () => {
     bind = await startBind9();
-    await startComponent('gardenlet', (m) =>
+    await startComponent('gardenlet', (m) => {
       addGardenletControllers(m, {
         dns: localDNSProvider({ server: bind.server, tsigKeyName: bind.tsigKeyName, tsigSecret: bind.tsigSecret }),
         seedName: SEED,
-      }),
-    );
+      });
+      addProviderLocalControllers(m, {});
+    });
     await startComponent('network-calico', (m) => addNetworkExtension(m, { namespace: SEED_NAMESPACE }));
     await startComponent('dns-local', (m) => addDNSExtension(m, { namespace: SEED_NAMESPACE }));
     // Its own namespace only: the other tests' unscheduled Shoots on this server are not its business.

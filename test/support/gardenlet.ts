@@ -4,6 +4,7 @@
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { localDNSProvider } from '../../src/gardenlet/dns-provider.js';
 import { addGardenletControllers, type GardenletOptions } from '../../src/gardenlet/gardenlet.js';
+import { addProviderLocalControllers } from '../../src/extensions/provider-local/controller.js';
 import { silentLogger, type Logger } from '../../src/runtime/log.js';
 import { Manager } from '../../src/runtime/manager.js';
 import { Refs } from '../../src/gardenlet/resources.js';
@@ -34,12 +35,15 @@ export function startGardenlet(
 ): Promise<RunningControllers> {
   return startManager(
     kc,
-    (manager) =>
+    (manager) => {
       addGardenletControllers(manager, {
         dns: localDNSProvider({ server: '[::1]:53' }),
         waitForExtensions: false,
         ...options,
-      }),
+      });
+      // provider-local's load balancers, as the gardenlet's process runs them beside it.
+      addProviderLocalControllers(manager, options.provider ? { provider: options.provider } : {});
+    },
     logger,
   );
 }

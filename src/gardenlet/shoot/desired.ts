@@ -2,14 +2,20 @@
  * Everything the shoot reconcile creates in the seed, as pure functions of the (admitted) Seed and Shoot. The
  * reconciler deploys these; `gardener-ipv6 render` prints them.
  */
-import type { KubernetesObject, V1Namespace, V1NetworkPolicy, V1Secret, V1Service } from '@kubernetes/client-node';
+import type {
+  KubernetesObject,
+  V1LoadBalancerIngress,
+  V1Namespace,
+  V1NetworkPolicy,
+  V1Secret,
+  V1Service,
+} from '@kubernetes/client-node';
 import type { Seed } from '../../apis/core/v1beta1/seed.js';
 import type { NetworkingStatus, Shoot } from '../../apis/core/v1beta1/shoot.js';
 import type { DNSRecord } from '../../apis/extensions/v1alpha1/dnsrecord.js';
 import type { Network } from '../../apis/extensions/v1alpha1/network.js';
 import type { OperatingSystemConfig } from '../../apis/extensions/v1alpha1/operatingsystemconfig.js';
 import { seedNamespaceName, shootLabels } from '../names.js';
-import { desiredLoadBalancerIngress, type HostIPs } from '../../extensions/provider-local/loadbalancer/ingress.js';
 import { desiredAPIServerService, ingressIPsByFamily } from './components/apiserver-service.js';
 import { desiredDNSRecords, desiredDNSSecret, type DNSProviderConfig } from './components/dns-records.js';
 import { desiredSeedNamespace } from './components/namespace.js';
@@ -59,15 +65,18 @@ export function desiredShootObjects(
   };
 }
 
-/** The objects as `render` prints them: the service with the addresses provider-local would give it. */
+/**
+ * The objects as `render` prints them: the service with the addresses `ingress` says its provider would give it
+ * (provider-local's, for `render`).
+ */
 export function renderShootObjects(
   seed: Seed,
   shoot: Shoot,
-  hostIPs: HostIPs,
+  ingress: (service: V1Service) => V1LoadBalancerIngress[],
   dns: DNSProviderConfig,
 ): KubernetesObject[] {
   const service = desiredAPIServerService(shoot);
-  service.status = { loadBalancer: { ingress: desiredLoadBalancerIngress(service, hostIPs) } };
+  service.status = { loadBalancer: { ingress: ingress(service) } };
   const objects = desiredShootObjects(seed, shoot, service, dns);
   return [
     objects.namespace,

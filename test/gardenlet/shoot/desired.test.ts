@@ -83,7 +83,7 @@ const cidrsOf = (p: V1NetworkPolicy | undefined) =>
 describe('desired objects of an IPv6 shoot', () => {
   const seed = ipv6Seed();
   const shoot = shootOn(seed, { ipFamilies: ['IPv6'], nodes: 'fd00:10:1:100::/56' });
-  const objects = renderShootObjects(seed, shoot, DEFAULT_HOST_IPS, dns);
+  const objects = renderShootObjects(seed, shoot, (s) => desiredLoadBalancerIngress(s, DEFAULT_HOST_IPS), dns);
 
   it('creates the seed namespace with the shoot labels', () => {
     expect(byKind(objects, 'Namespace')).toEqual([
@@ -189,7 +189,7 @@ describe('desired objects of an IPv6 shoot', () => {
 describe('desired objects of an IPv4 shoot', () => {
   const seed = ipv4Seed();
   const shoot = shootOn(seed, { nodes: '10.10.0.0/16', pods: '10.3.0.0/16', services: '10.4.0.0/16' });
-  const objects = renderShootObjects(seed, shoot, DEFAULT_HOST_IPS, dns);
+  const objects = renderShootObjects(seed, shoot, (s) => desiredLoadBalancerIngress(s, DEFAULT_HOST_IPS), dns);
 
   it('creates A records without suffix and IPv4 sysctls only', () => {
     const records = byKind(objects, 'DNSRecord') as DNSRecord[];
@@ -236,7 +236,12 @@ describe('desired objects of a dual-stack shoot', () => {
   });
 
   it('creates A and AAAA records side by side, and both sysctl families', () => {
-    const objects = renderShootObjects(seed, shoot, parseHostIPs('127.0.0.2', '::2'), dns);
+    const objects = renderShootObjects(
+      seed,
+      shoot,
+      (s) => desiredLoadBalancerIngress(s, parseHostIPs('127.0.0.2', '::2')),
+      dns,
+    );
     const records = byKind(objects, 'DNSRecord') as DNSRecord[];
     expect(records.map((r) => [r.metadata.name, r.spec.recordType, r.spec.values])).toEqual([
       ['alpha-external', 'A', ['127.0.0.2']],
