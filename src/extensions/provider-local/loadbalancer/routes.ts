@@ -7,9 +7,12 @@
 import { ip } from '../../../localenv/netns.js';
 import { parseIP, type IPFamily } from '../../../net/cidr.js';
 
+/** No seed Node can take an address yet (they are still starting): a state to wait out, not a failure. */
+export class NoRouteYetError extends Error {}
+
 /** What the service controller asks of the network for the addresses it hands out. */
 export interface LoadBalancerRoutes {
-  /** Routes `addresses` (the Service `key`'s) to the seed; idempotent. Throws while no Node can take them. */
+  /** Routes `addresses` (the Service `key`'s) to the seed; idempotent. NoRouteYetError while no Node can take them. */
   ensure(key: string, addresses: readonly string[]): Promise<void>;
   /** Removes the routes of a Service that is gone. */
   remove(key: string): void;
@@ -30,7 +33,7 @@ export class HostRoutesToNodes implements LoadBalancerRoutes {
       const family = parseIP(address)?.family;
       if (family === undefined) continue;
       const via = await this.nextHop(family);
-      if (via === undefined) throw new Error(`no Ready seed Node of ${family} to route ${address} to`);
+      if (via === undefined) throw new NoRouteYetError(`no Ready seed Node of ${family} to route ${address} to`);
       if (mine.get(address) === via) continue;
       ip([
         family === 'IPv6' ? '-6' : '-4',

@@ -7,12 +7,12 @@
 import type { V1LoadBalancerIngress, V1Service } from '@kubernetes/client-node';
 import { isIPFamily } from '../../../apis/validation/ip-families.js';
 import type { ResourceClient } from '../../../runtime/client.js';
-import type { ReconcileContext, Reconciler, Request } from '../../../runtime/controller.js';
+import type { ReconcileContext, Reconciler, Request, Result } from '../../../runtime/controller.js';
 import { canonicalIP, type IPFamily } from '../../../net/cidr.js';
 import { Refs } from '../../../gardenlet/resources.js';
 import { desiredLoadBalancerIngress, type HostIPs } from './ingress.js';
 import type { AddressPool } from './pool.js';
-import type { LoadBalancerRoutes } from './routes.js';
+import { NoRouteYetError, type LoadBalancerRoutes } from './routes.js';
 
 export const SHOOT_NAMESPACE_PREFIX = 'shoot--';
 
@@ -38,13 +38,16 @@ export interface ServiceLoadBalancerOptions {
 
 const key = (s: V1Service) => `${s.metadata?.namespace}/${s.metadata?.name}`;
 
+/** How soon an address without a route is looked at again (the seed's Nodes are starting). */
+export const ROUTE_RETRY_MS = 1_000;
+
 export class ServiceLoadBalancerReconciler implements Reconciler {
   /** Addresses handed out but maybe not yet in the cache: two workers must never pick the same one. */
   private readonly reserved = new Map<string, V1LoadBalancerIngress[]>();
 
   constructor(private readonly options: ServiceLoadBalancerOptions) {}
 
-  async reconcile(req: Request, ctx: ReconcileContext): Promise<void> {
+  async reconcile(req: Request, ctx: ReconcileContext): Promise<Result | void> {
     const service = this.options.get(req.name, req.namespace ?? '');
     if (!service || !isShootLoadBalancer(service) || service.metadata?.deletionTimestamp) {
       // Gone (or going): its addresses are free once no status carries them.
@@ -54,10 +57,19 @@ export class ServiceLoadBalancerReconciler implements Reconciler {
     }
     const current = (service.status?.loadBalancer?.ingress ?? []).map((i) => ({ ip: i.ip, ipMode: i.ipMode }));
     const ingress = this.desired(service, current);
-    await this.options.routes?.ensure(key(service), ingress.map((i) => i.ip ?? '').filter(Boolean));
+    // The address is the Service's either way; its route follows once a seed Node is Ready (at start, a few seconds).
+    let routed = true;
+    try {
+      await this.options.routes?.ensure(key(service), ingress.map((i) => i.ip ?? '').filter(Boolean));
+    } catch (e) {
+      if (!(e instanceof NoRouteYetError)) throw e;
+      ctx.logger.debug({ reason: e.message }, 'load-balancer address not routed yet');
+      routed = false;
+    }
+    const again = routed ? undefined : { requeueAfter: ROUTE_RETRY_MS };
     if (JSON.stringify(current) === JSON.stringify(ingress)) {
       this.reserved.delete(key(service));
-      return;
+      return again;
     }
     this.reserved.set(key(service), ingress);
     await this.options.client.mergePatch(
@@ -67,6 +79,7 @@ export class ServiceLoadBalancerReconciler implements Reconciler {
       { status: { loadBalancer: { ingress } } },
       { subresource: 'status', signal: ctx.signal },
     );
+    return again;
   }
 
   private desired(service: V1Service, current: V1LoadBalancerIngress[]): V1LoadBalancerIngress[] {

@@ -5,7 +5,11 @@ import {
   gatewayCIDR,
   parseLoadBalancerNetworks,
 } from '../../../../src/extensions/provider-local/loadbalancer/pool.js';
-import { ServiceLoadBalancerReconciler } from '../../../../src/extensions/provider-local/loadbalancer/service-controller.js';
+import {
+  ROUTE_RETRY_MS,
+  ServiceLoadBalancerReconciler,
+} from '../../../../src/extensions/provider-local/loadbalancer/service-controller.js';
+import { HostRoutesToNodes, NoRouteYetError } from '../../../../src/extensions/provider-local/loadbalancer/routes.js';
 import type { ResourceClient } from '../../../../src/runtime/client.js';
 import { silentLogger } from '../../../../src/runtime/log.js';
 
@@ -116,5 +120,46 @@ describe('ServiceLoadBalancerReconciler with pools', () => {
     const { reconcile } = harness(services);
     await reconcile('a');
     expect(services[0]!.status?.loadBalancer?.ingress).toEqual([{ ip: 'fd00:ff::2', ipMode: 'VIP' }]);
+  });
+});
+
+describe('ServiceLoadBalancerReconciler with routes to the seed', () => {
+  it('hands out the address while no seed Node is Ready, then routes it once one is, without an error', async () => {
+    const services = [lbService('a', ['IPv6'])];
+    const seed: { node?: string } = {};
+    const routed: string[] = [];
+    // Without a Ready Node the host routes say so with NoRouteYetError (before touching any route).
+    await expect(new HostRoutesToNodes(async () => undefined).ensure('k', ['fd00:ff::2'])).rejects.toBeInstanceOf(
+      NoRouteYetError,
+    );
+    const client = {
+      mergePatch: async (_r: unknown, _n: string, _ns: string, body: { status: V1Service['status'] }) => {
+        services[0]!.status = body.status;
+        return services[0];
+      },
+    } as unknown as ResourceClient;
+    const reconciler = new ServiceLoadBalancerReconciler({
+      client,
+      addresses: { pool: new AddressPool({ IPv6: 'fd00:ff::/64' }) },
+      get: () => services[0],
+      list: () => services,
+      routes: {
+        ensure: async (_key, addresses) => {
+          if (seed.node === undefined)
+            throw new NoRouteYetError(`no Ready seed Node of IPv6 to route ${addresses[0]} to`);
+          routed.push(...addresses);
+        },
+        remove: () => {},
+        removeAll: () => {},
+      },
+    });
+    const ctx = { signal: new AbortController().signal, logger: silentLogger() };
+    const req = { namespace: 'shoot--p--a', name: 'kube-apiserver' };
+    expect(await reconciler.reconcile(req, ctx)).toEqual({ requeueAfter: ROUTE_RETRY_MS });
+    expect(services[0]!.status?.loadBalancer?.ingress?.[0]?.ip).toBe('fd00:ff::2');
+    expect(routed).toEqual([]);
+    seed.node = 'fd00:10::a';
+    expect(await reconciler.reconcile(req, ctx)).toBeUndefined();
+    expect(routed).toEqual(['fd00:ff::2']);
   });
 });
