@@ -128,6 +128,13 @@ describe('gardener-ipv6 up', () => {
         typha: { enabled: false },
       });
 
+      // A healthy start logs nothing at error level (expected waits and retries are debug).
+      expect(
+        up
+          .stderr()
+          .split('\n')
+          .filter((l) => l.includes('"level":"error"')),
+      ).toEqual([]);
       // With machines too, nothing of up's own namespace listens on a wildcard or IPv4 address.
       expect(listenersOutside(up.child.pid!, ['::1', 'fd00:10::1', dns!.slice(1, dns!.lastIndexOf(']'))])).toEqual([]);
 
