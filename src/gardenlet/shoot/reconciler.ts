@@ -425,7 +425,7 @@ export class ShootReconciler implements Reconciler {
         : []),
     ];
     const seedNamespace = new SeedNamespace(client, shoot);
-    // The machines stop first, while their API server still answers (their pods drain, their Nodes go).
+    // The machines stop first, while their API server still answers their kubelets.
     const worker = this.options.controlPlaneWorkloads ? new ShootWorker(client, shoot, {}) : undefined;
     const steps: Step[] = [
       ...(worker
