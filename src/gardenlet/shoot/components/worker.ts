@@ -152,16 +152,11 @@ export class ShootWorker implements DeployWaiter {
     }
     const shootClient = await shootAdminClient(this.client, this.shoot, ctx);
     try {
-      const nodes = await shootClient.list<
-        KubernetesObject & { status?: { conditions?: { type: string; status: string }[] } }
-      >(Refs.node, { signal: ctx.signal });
+      const nodes = await shootClient.list<NodeStatus>(Refs.node, { signal: ctx.signal });
       // A kubelet never deletes its Node: the Node of a machine scaled away goes here, once its pod is gone.
       const gone = await this.nodesWithoutMachine(nodes.items, ctx);
       await Promise.all(gone.map((name) => shootClient.delete(Refs.node, name, undefined, { signal: ctx.signal })));
-      const notReady = nodes.items
-        .filter((n) => !gone.includes(n.metadata?.name ?? ''))
-        .filter((n) => !n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
-        .map((n) => n.metadata?.name ?? '');
+      const notReady = notReadyNodes(nodes.items.filter((n) => !gone.includes(n.metadata?.name ?? '')));
       if (notReady.length > 0) throw new NotReadyError(`Nodes not Ready yet: ${notReady.join(', ')}`);
       if (!(await coreDNSReady(shootClient))) throw new NotReadyError('CoreDNS is not available yet');
     } finally {
@@ -214,6 +209,13 @@ interface NodeStatus extends KubernetesObject {
   status?: { conditions?: { type: string; status: string }[] };
 }
 
+/** The names of the Nodes whose Ready condition is not True. */
+function notReadyNodes(nodes: readonly NodeStatus[]): string[] {
+  return nodes
+    .filter((n) => !n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
+    .map((n) => n.metadata?.name ?? '');
+}
+
 /**
  * EveryNodeReady and SystemComponentsHealthy of a shoot whose machines are machine pods, as Gardener's care
  * controller judges them: from the shoot's Nodes (as many as the pools' minimum, all Ready) and CoreDNS, read
@@ -225,9 +227,7 @@ export async function machinePodsHealth(client: ResourceClient, shoot: Shoot): P
   try {
     shootClient = await shootAdminClient(client, shoot, { signal: AbortSignal.timeout(10_000) });
     const nodes = (await shootClient.list<NodeStatus>(Refs.node, {})).items;
-    const notReady = nodes
-      .filter((n) => !n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
-      .map((n) => n.metadata?.name ?? '');
+    const notReady = notReadyNodes(nodes);
     const nodesHealth: HealthCheck =
       nodes.length < want
         ? { ok: false, reason: 'MissingNodes', message: `${nodes.length} of ${want} machines have a Node` }
