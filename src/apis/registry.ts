@@ -19,6 +19,7 @@ import { validateDNSRecord, validateDNSRecordUpdate } from './extensions/v1alpha
 import { validateNetwork, validateNetworkUpdate } from './extensions/v1alpha1/validation/network.js';
 import { validateWorker, validateWorkerUpdate } from './extensions/v1alpha1/validation/worker.js';
 import { WorkerSchema, type Worker } from './extensions/v1alpha1/worker.js';
+import { ClusterSchema, type Cluster } from './extensions/v1alpha1/cluster.js';
 
 export interface KindInfo<T = unknown> {
   readonly group: string;
@@ -171,6 +172,21 @@ export const Workers: KindInfo<Worker> = {
   validateUpdate: (next, prev) => validateWorkerUpdate(next, prev),
 };
 
+export const Clusters: KindInfo<Cluster> = {
+  group: 'extensions.gardener.cloud',
+  version: 'v1alpha1',
+  kind: 'Cluster',
+  plural: 'clusters',
+  singular: 'cluster',
+  shortNames: [],
+  scope: 'Cluster',
+  schema: ClusterSchema,
+  columns: [AGE],
+  default: identity,
+  validate: () => [],
+  validateUpdate: () => [],
+};
+
 export const ALL_KINDS: readonly KindInfo<never>[] = [
   Shoots,
   Seeds,
@@ -178,6 +194,7 @@ export const ALL_KINDS: readonly KindInfo<never>[] = [
   DNSRecords,
   OperatingSystemConfigs,
   Workers,
+  Clusters,
 ] as unknown as readonly KindInfo<never>[];
 
 export function apiVersionOf(info: Pick<KindInfo, 'group' | 'version'>): string {

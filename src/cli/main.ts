@@ -1,6 +1,7 @@
 /**
  * The `gardener-ipv6` command line. `runCli` returns the exit code so tests can call it in-process.
  */
+import type { MachineCommandOptions } from './machine.js';
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { COMPONENTS } from '../app/components.js';
@@ -285,8 +286,10 @@ Example:
     .description("run a shoot machine in this pod (the entrypoint of provider-local's machine image)")
     .option('--node-name <name>', "the Node's name ($NODE_NAME: the pod's name)")
     .option('--pod-ips <list>', "the pod's addresses ($POD_IPS: status.podIPs)")
+    .option('--node-cidrs <list>', "the shoot's node range per family, in family order ($NODE_CIDRS)")
+    .option('--first-machine-index <n>', "the pool's first machine in the node ranges ($FIRST_MACHINE_INDEX)")
     .option('--user-data <file>', "the pool's user data", '/etc/gardener-ipv6/user-data/userData')
-    .action(async (opts: { nodeName?: string; podIps?: string; userData: string }) => {
+    .action(async (opts: MachineCommandOptions) => {
       const { runMachineCommand } = await import('./machine.js');
       setExitCode(await runMachineCommand(opts, io));
     });

@@ -1,5 +1,6 @@
 import type { ResourceRef } from '../runtime/client.js';
 import {
+  Clusters,
   DNSRecords,
   Networks,
   OperatingSystemConfigs,
@@ -22,6 +23,7 @@ export const Refs = {
   dnsRecord: refOf(DNSRecords),
   operatingSystemConfig: refOf(OperatingSystemConfigs),
   worker: refOf(Workers),
+  cluster: refOf(Clusters),
   namespace: { group: '', version: 'v1', plural: 'namespaces', kind: 'Namespace', namespaced: false },
   service: { group: '', version: 'v1', plural: 'services', kind: 'Service', namespaced: true },
   secret: { group: '', version: 'v1', plural: 'secrets', kind: 'Secret', namespaced: true },

@@ -30,6 +30,7 @@ import { shootAdminAccess, shootAdminClient } from '../../src/gardenlet/shoot/sh
 import { shootGet } from '../../src/gardenlet/shoot/shoot-get.js';
 import { podToPodCheck } from '../../src/extensions/provider-local/worker/pod-check.js';
 import { MACHINE_POD_BIN_DIR } from '../../src/extensions/provider-local/machine/images.js';
+import { OVERLAY_UNDERLAY_ANNOTATION } from '../../src/extensions/provider-local/machine/overlay.js';
 
 const unsupported = machinesUnsupportedReason();
 const NAMESPACE = 'garden-cpw';
@@ -188,23 +189,28 @@ describe.skipIf(unsupported !== undefined).sequential('shoot control planes as s
   }
   const nodeReady = (n: NodeObject) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
 
-  it("the machine pods are the shoot's Nodes: Ready, addressed from the seed's pod network, pods talk across them", async () => {
+  it("the machine pods are the shoot's Nodes: Ready, addressed from the shoot's node range, pods talk across them", async () => {
     const machinePods = (await controlPlanePods()).filter((p) => p.metadata?.name?.startsWith('machine-w-'));
     // Spread over the seed's Nodes.
     expect(new Set(machinePods.map((p) => p.spec?.nodeName)).size).toBe(2);
-    const podIPs = machinePods.map((p) => (p as { status?: { podIP?: string } }).status?.podIP);
+    const podIP = (name: string) =>
+      (machinePods.find((p) => p.metadata?.name === name) as { status?: { podIP?: string } }).status?.podIP;
     await withShoot(async (shoot, get) => {
       const nodes = (await shoot.list<NodeObject>(Refs.node, {})).items;
       expect(nodes.map((n) => n.metadata?.name).sort()).toEqual(['machine-w-0', 'machine-w-1']);
       for (const node of nodes) {
-        expect(nodeReady(node), `${node.metadata?.name} Ready`).toBe(true);
+        const name = node.metadata!.name!;
+        expect(nodeReady(node), `${name} Ready`).toBe(true);
         const internal = node.status?.addresses?.filter((a) => a.type === 'InternalIP').map((a) => a.address);
-        expect(internal).toHaveLength(1);
-        expect(internal![0]).toMatch(/^fd00:1d:1:/);
-        expect(podIPs).toContain(internal![0]);
+        // From the shoot's nodes fd00:1d:1:100::/56, 10 + the pod's ordinal in: not the pod's own address, which
+        // the overlay runs over and the Node publishes for the other machines.
+        expect(internal).toEqual([name.endsWith('-0') ? 'fd00:1d:1:100::a' : 'fd00:1d:1:100::b']);
+        expect(podIP(name)).toMatch(/^fd00:1d:1:(?!100:)/);
+        expect(node.metadata?.annotations?.[OVERLAY_UNDERLAY_ANNOTATION]).toBe(podIP(name));
         expect(node.spec?.podCIDRs?.[0]).toMatch(/^fd00:1d:3:/);
       }
-      // Server and client on different machines, so on different seed Nodes: the overlay carries the packets.
+      // Server and client on different machines, so on different seed Nodes: the overlay carries the packets; the
+      // client's log comes from its kubelet at the Node's address, through the overlay too.
       const result = await podToPodCheck(shoot, get, 'IPv6', 90_000);
       expect(result.server.node).not.toBe(result.client.node);
       expect(result.server.ip).toMatch(/^fd00:1d:3:/);

@@ -37,6 +37,32 @@ const pool = (name: string, minimum: number, key = 'userData') => ({
   userDataSecretRef: { name: `worker-user-data-${name}`, key },
 });
 
+/** The namespace's Cluster, as the gardenlet writes it: the shoot with its node range. */
+async function createCluster(namespace: string, networking: Record<string, unknown>): Promise<void> {
+  await client.create(Refs.cluster, {
+    apiVersion: 'extensions.gardener.cloud/v1alpha1',
+    kind: 'Cluster',
+    metadata: { name: namespace },
+    spec: {
+      cloudProfile: {},
+      seed: {},
+      shoot: {
+        apiVersion: 'core.gardener.cloud/v1beta1',
+        kind: 'Shoot',
+        metadata: { name: 's' },
+        spec: { networking },
+      },
+    },
+  } as KubernetesObject);
+}
+
+const env = (set: V1StatefulSet) =>
+  Object.fromEntries(
+    (set.spec!.template.spec!.containers[0]!.env ?? [])
+      .filter((e) => e.value !== undefined)
+      .map((e) => [e.name, e.value]),
+  );
+
 async function get(namespace: string): Promise<(Worker & KubernetesObject) | undefined> {
   return client.get<Worker & KubernetesObject>(Refs.worker, 'local', namespace);
 }
@@ -69,8 +95,14 @@ async function allReady(namespace: string): Promise<void> {
 describe("provider-local's Worker controller", () => {
   it('makes a StatefulSet per pool and succeeds once their machines are ready', async () => {
     const namespace = await newTestNamespace('worker');
-    await client.create(Refs.worker, worker(namespace, [pool('a', 2), pool('b', 1)]));
+    await client.create(Refs.worker, worker(namespace, [{ ...pool('a', 2), maximum: 4 }, pool('b', 1)]));
     const req = { namespace, name: 'local' };
+
+    // Without the namespace's Cluster there are no node ranges to take the machines' addresses from.
+    expect(await reconciler.reconcile(req, ctx())).toEqual({ requeueAfter: expect.any(Number) });
+    expect((await get(namespace))?.status?.lastOperation?.description).toBe(`waiting for the Cluster ${namespace}`);
+    expect(await machineSets(namespace)).toEqual([]);
+    await createCluster(namespace, { ipFamilies: ['IPv6', 'IPv4'], nodes: 'fd00:10:1:100::/56' });
 
     expect(await reconciler.reconcile(req, ctx())).toEqual({ requeueAfter: expect.any(Number) });
     let current = await get(namespace);
@@ -78,13 +110,18 @@ describe("provider-local's Worker controller", () => {
     expect(current?.status?.lastOperation).toMatchObject({ type: 'Create', state: 'Processing' });
     expect(current?.status?.lastOperation?.description).toBe('pool a: 0/2 machines ready, pool b: 0/1 machines ready');
     expect(current?.status?.machineDeployments).toEqual([
-      { name: 'machine-a', minimum: 2, maximum: 2 },
+      { name: 'machine-a', minimum: 2, maximum: 4 },
       { name: 'machine-b', minimum: 1, maximum: 1 },
     ]);
     const sets = await machineSets(namespace);
     expect(sets.map((s) => [s.metadata?.name, s.spec?.replicas])).toEqual([
       ['machine-a', 2],
       ['machine-b', 1],
+    ]);
+    // The node ranges per family (the IPv4 one provider-local's default), pool b's machines after a's maximum.
+    expect(sets.map(env)).toEqual([
+      { NODE_CIDRS: 'fd00:10:1:100::/56,10.255.255.0/24', FIRST_MACHINE_INDEX: '0' },
+      { NODE_CIDRS: 'fd00:10:1:100::/56,10.255.255.0/24', FIRST_MACHINE_INDEX: '4' },
     ]);
     const container = sets[0]!.spec!.template.spec!.containers[0]!;
     expect(container.image).toBe(IMAGES.machine);
@@ -128,6 +165,20 @@ describe("provider-local's Worker controller", () => {
     expect(current?.status?.lastOperation?.state).toBe('Error');
     expect(current?.status?.lastError).toMatchObject({
       description: 'pool a: spec.pools[].userDataSecretRef needs name and key',
+      codes: ['ERR_CONFIGURATION_PROBLEM'],
+    });
+    expect(await machineSets(namespace)).toEqual([]);
+  });
+
+  it("refuses pools that do not fit into the shoot's node range, naming the pool", async () => {
+    const namespace = await newTestNamespace('worker');
+    await createCluster(namespace, { nodes: '10.20.0.0/28' });
+    await client.create(Refs.worker, worker(namespace, [pool('a', 2), { ...pool('b', 2), maximum: 5 }]));
+    const error = await reconciler.reconcile({ namespace, name: 'local' }, ctx()).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TerminalError);
+    expect((await get(namespace))?.status?.lastError).toMatchObject({
+      description:
+        "the shoot's node ranges: pool b: node range 10.20.0.0/28 has no room for machine 6 (its maximum is 5)",
       codes: ['ERR_CONFIGURATION_PROBLEM'],
     });
     expect(await machineSets(namespace)).toEqual([]);

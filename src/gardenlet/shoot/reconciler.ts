@@ -28,6 +28,7 @@ import { Refs } from '../resources.js';
 import type { DNSProviderConfig } from './components/dns-records.js';
 import { caClusterName, ShootControlPlane, type ControlPlaneRuntime } from './components/control-plane.js';
 import { isIPFamily } from '../../apis/validation/ip-families.js';
+import { ShootCluster } from './components/cluster.js';
 import { ShootWorkers } from './components/workers.js';
 import { ShootWorker } from './components/worker.js';
 import { MachineBootstrap } from './components/machine-bootstrap.js';
@@ -263,7 +264,14 @@ export class ShootReconciler implements Reconciler {
     // A small task graph, as Gardener's flows: what needs no load balancer address goes first (by then the
     // provider has usually set it), independent components deploy in parallel.
     const steps: Step[] = [
-      { name: 'deploying the seed namespace', progress: 10, run: (x) => new SeedNamespace(client, shoot).deploy(x) },
+      {
+        name: 'deploying the seed namespace',
+        progress: 10,
+        run: async (x) => {
+          await new SeedNamespace(client, shoot).deploy(x);
+          await new ShootCluster(client, shoot, seed).deploy(x);
+        },
+      },
       { name: 'deploying the kube-apiserver service', progress: 20, run: (x) => service.deploy(x) },
       {
         name: 'computing the shoot networks',
@@ -467,6 +475,9 @@ export class ShootReconciler implements Reconciler {
         run: async (x) => {
           await seedNamespace.destroy(x);
           await seedNamespace.waitCleanup(x);
+          const cluster = new ShootCluster(client, shoot, undefined);
+          await cluster.destroy(x);
+          await cluster.waitCleanup(x);
         },
       },
     ];

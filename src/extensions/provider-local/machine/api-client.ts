@@ -34,6 +34,7 @@ export function requestJSON<T>(
   path: string,
   body?: unknown,
   timeoutMs = 5000,
+  contentType = 'application/json',
 ): Promise<T> {
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? undefined : JSON.stringify(body);
@@ -49,7 +50,7 @@ export function requestJSON<T>(
         headers: {
           accept: 'application/json',
           ...(payload !== undefined
-            ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }
+            ? { 'content-type': contentType, 'content-length': Buffer.byteLength(payload) }
             : {}),
         },
       },
@@ -76,7 +77,7 @@ export function requestJSON<T>(
 
 /** The parts of a Node a machine looks at. */
 export interface NodeInfo {
-  metadata: { name: string };
+  metadata: { name: string; annotations?: Record<string, string> };
   spec?: { podCIDRs?: string[]; podCIDR?: string };
   status?: {
     addresses?: { type: string; address: string }[];

@@ -62,7 +62,7 @@ import {
 } from './config.js';
 import type { BuiltImage } from './images.js';
 import { desiredPodRoutes, diffRoutes, type PodRoute } from './routes.js';
-import { OVERLAY_OVERHEAD, VXLANOverlay, linkMTUOf, stableMAC } from './overlay.js';
+import { OVERLAY_OVERHEAD, OVERLAY_UNDERLAY_ANNOTATION, VXLANOverlay, linkMTUOf, stableMAC } from './overlay.js';
 
 /**
  * Names of a machine's network namespace and cgroup: `gv6-<owner pid>-machine-<name>`, the scheme of the local
@@ -103,6 +103,12 @@ export interface MachineOptions {
   attachment?: BridgeAttachment;
   /** The machine's addresses with prefix length, one per family, primary first: `['fd00:10:1::a/64']`. */
   addresses: string[];
+  /**
+   * Without `attachment`: the address of the network namespace the overlay runs over (a machine pod's pod IP). The
+   * Node's `addresses` (from the shoot's node ranges) are then held by the overlay device, the other machines reach
+   * them through it, and the Node carries the underlay address in its OVERLAY_UNDERLAY_ANNOTATION.
+   */
+  underlay?: string;
   /** The shoot's families, primary first. */
   families: IPFamily[];
   apiServer: APIServerAccess;
@@ -398,19 +404,27 @@ export class Machine {
     ]);
   }
 
-  /** The VXLAN device to the other machines, over the primary address of the network namespace we run in. */
+  /**
+   * The VXLAN device to the other machines, over the underlay address of the network namespace we run in; with an
+   * underlay of its own, the device holds the Node's addresses (before the kubelet starts: it checks its node IPs).
+   */
   private createOverlay(): void {
-    const underlayIP = this.nodeIPs[0]!;
-    const overlay = new VXLANOverlay(this.opts.name, underlayIP, (line) =>
+    const overlay = new VXLANOverlay(this.opts.name, this.underlayIP, (line) =>
       this.log(`machine ${this.opts.name}: ${line}`),
     );
     overlay.ensureDevice(this.linkMTU());
+    if (this.opts.underlay !== undefined) overlay.addAddresses(this.opts.addresses);
     this.overlay = overlay;
   }
 
-  /** The MTU of the device that holds the primary address (a machine pod's eth0). */
+  /** What the overlay runs over: the given underlay, else the Node's primary address. */
+  private get underlayIP(): string {
+    return this.opts.underlay ?? this.nodeIPs[0]!;
+  }
+
+  /** The MTU of the device that holds the underlay address (a machine pod's eth0). */
   private linkMTU(): number {
-    return linkMTUOf(this.nodeIPs[0]!);
+    return linkMTUOf(this.underlayIP);
   }
 
   /** The pods' MTU: the overlay's when pods reach other machines through it. */
@@ -670,6 +684,7 @@ export class Machine {
       }
     }
     if (this.overlay !== undefined) {
+      if (self !== undefined && this.opts.underlay !== undefined) await this.publishUnderlay(self, credentials);
       this.overlay.sync(list.items);
       return;
     }
@@ -687,6 +702,22 @@ export class Machine {
       ip(['-n', netns, 'route', 'replace', r.cidr, 'via', r.via, 'dev', 'eth0']);
       this.routes.set(r.cidr, r);
     }
+  }
+
+  /** Writes our underlay address into our Node, where the other machines' overlays look for it. */
+  private async publishUnderlay(self: NodeInfo, credentials: ClientCredentials): Promise<void> {
+    const underlay = this.opts.underlay!;
+    if (self.metadata.annotations?.[OVERLAY_UNDERLAY_ANNOTATION] === underlay) return;
+    await requestJSON(
+      this.opts.apiServer,
+      credentials,
+      'PATCH',
+      `/api/v1/nodes/${this.opts.name}`,
+      { metadata: { annotations: { [OVERLAY_UNDERLAY_ANNOTATION]: underlay } } },
+      5_000,
+      'application/merge-patch+json',
+    );
+    this.log(`machine ${this.opts.name}: overlay underlay ${underlay} published`);
   }
 
   /**

@@ -7,14 +7,17 @@
  * publish it. For every other Node, a machine programs
  *   - a forwarding entry: the Node's MAC is reached at its InternalIP (of the underlay family),
  *   - per podCIDR, a permanent neighbour entry for the Node's pod gateway (the first address of the podCIDR, which
- *     the CNI bridge holds there) with that MAC, and a route to the podCIDR via that gateway, on-link.
+ *     the CNI bridge holds there) with that MAC, and a route to the podCIDR via that gateway, on-link,
+ *   - for a Node whose overlay runs over an address of its own (a machine pod's, published in the Node's
+ *     OVERLAY_UNDERLAY_ANNOTATION), a permanent neighbour entry and a host route for each of its InternalIPs: the
+ *     Node's addresses come from the shoot's node ranges and live on its overlay device.
  * A packet for a pod on another machine is thus sent to that machine's MAC, encapsulated to its address, and routed
  * there to its pod bridge. Inner packets of both families travel over one underlay family (the primary).
  */
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { formatIP, nthAddress, parseCIDR, type IPFamily } from '../../../net/cidr.js';
+import { formatIP, nthAddress, parseCIDR, parseIP, type IPFamily } from '../../../net/cidr.js';
 import { which } from '../../../localenv/process.js';
 import { familyOf } from './config.js';
 import { nodePodCIDRs, type NodeInfo } from './api-client.js';
@@ -37,34 +40,57 @@ export function overlayMAC(node: string): string {
   return stableMAC(`overlay\n${node}`);
 }
 
+/**
+ * The Node annotation with the address its machine's overlay runs over, when that is not one of its InternalIPs (a
+ * machine pod: the pod's address, while the Node's addresses come from the shoot's node ranges and live on the
+ * overlay device), as flannel publishes its `public-ip`.
+ */
+export const OVERLAY_UNDERLAY_ANNOTATION = 'local.provider.extensions.gardener.cloud/overlay-underlay-ip';
+
 export interface OverlayPeer {
   readonly node: string;
   readonly mac: string;
-  /** The Node's InternalIP of the underlay family. */
+  /** Where the Node's overlay device is reached: its underlay annotation, else its InternalIP of that family. */
   readonly underlayIP: string;
+  /** The Node's addresses reached through the overlay (when it has an underlay of its own). */
+  readonly addresses: readonly string[];
   /** Its podCIDRs, each with the gateway address the route goes via. */
   readonly routes: readonly { readonly cidr: string; readonly gateway: string }[];
 }
 
-/** The peers machine `self` needs; Nodes without podCIDRs or an InternalIP of the underlay family are skipped. */
+/**
+ * The peers machine `self` needs; Nodes without podCIDRs or without an underlay address of the underlay family
+ * (annotation or InternalIP) are skipped.
+ */
 export function desiredOverlayPeers(self: string, nodes: readonly NodeInfo[], underlay: IPFamily): OverlayPeer[] {
   const peers: OverlayPeer[] = [];
   for (const node of nodes) {
     const name = node.metadata.name;
     if (name === self) continue;
-    const underlayIP = (node.status?.addresses ?? [])
-      .filter((a) => a.type === 'InternalIP')
-      .map((a) => a.address)
-      .find((a) => familyOf(a) === underlay);
+    const internalIPs = (node.status?.addresses ?? []).filter((a) => a.type === 'InternalIP').map((a) => a.address);
+    const annotated = node.metadata.annotations?.[OVERLAY_UNDERLAY_ANNOTATION]?.trim();
+    const published = annotated ? parseIP(annotated) : undefined;
+    const underlayIP =
+      published !== undefined
+        ? published.family === underlay
+          ? formatIP(published)
+          : undefined
+        : internalIPs.find((a) => familyOf(a) === underlay);
+    const addresses = published !== undefined ? internalIPs.filter((a) => parseIP(a) !== undefined) : [];
     const routes = nodePodCIDRs(node).flatMap((cidr) => {
       const parsed = parseCIDR(cidr);
       const gateway = parsed ? nthAddress(parsed, 1) : undefined;
       return gateway ? [{ cidr: parsed!.input, gateway: formatIP(gateway) }] : [];
     });
     if (underlayIP !== undefined && routes.length > 0)
-      peers.push({ node: name, mac: overlayMAC(name), underlayIP, routes });
+      peers.push({ node: name, mac: overlayMAC(name), underlayIP, addresses, routes });
   }
   return peers.sort((a, b) => a.node.localeCompare(b.node));
+}
+
+/** A host route's destination: the address with its full prefix. */
+function hostRoute(address: string): string {
+  return `${address}/${familyOf(address) === 'IPv6' ? 128 : 32}`;
 }
 
 /** The `ip`/`bridge` commands that take `current` peers to `desired` ones (removals first). */
@@ -82,6 +108,10 @@ export function overlayCommands(
       commands.push(['ip', 'route', 'del', r.cidr, 'dev', device]);
       commands.push(['ip', 'neigh', 'del', r.gateway, 'dev', device]);
     }
+    for (const address of peer.addresses) {
+      commands.push(['ip', 'route', 'del', hostRoute(address), 'dev', device]);
+      commands.push(['ip', 'neigh', 'del', address, 'dev', device]);
+    }
     commands.push(['bridge', 'fdb', 'del', peer.mac, 'dev', device, 'dst', peer.underlayIP]);
   }
   for (const peer of desired.filter((p) => !have.has(key(p)))) {
@@ -89,6 +119,10 @@ export function overlayCommands(
     for (const r of peer.routes) {
       commands.push(['ip', 'neigh', 'replace', r.gateway, 'lladdr', peer.mac, 'dev', device, 'nud', 'permanent']);
       commands.push(['ip', 'route', 'replace', r.cidr, 'via', r.gateway, 'dev', device, 'onlink']);
+    }
+    for (const address of peer.addresses) {
+      commands.push(['ip', 'neigh', 'replace', address, 'lladdr', peer.mac, 'dev', device, 'nud', 'permanent']);
+      commands.push(['ip', 'route', 'replace', hostRoute(address), 'dev', device]);
     }
   }
   return commands;
@@ -129,6 +163,14 @@ export class VXLANOverlay {
     ]);
     run(['ip', 'link', 'set', OVERLAY_DEVICE, 'address', overlayMAC(this.node), 'mtu', mtu, 'up']);
     this.peers = [];
+  }
+
+  /** Puts host addresses (a machine pod's Node addresses) on the device. */
+  addAddresses(addresses: readonly string[]): void {
+    for (const address of addresses) {
+      const ipv6 = familyOf(address.split('/')[0]!) === 'IPv6';
+      run(['ip', 'addr', 'replace', address, 'dev', OVERLAY_DEVICE, ...(ipv6 ? ['nodad'] : [])]);
+    }
   }
 
   /** Programs what changed since the last call; a failed command leaves the rest for the next one. */

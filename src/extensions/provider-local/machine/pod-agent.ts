@@ -1,7 +1,8 @@
 /**
  * The agent of a machine pod (the machine image's `gardener-ipv6 machine`): turns the pod it runs in into a shoot
  * Node. It reads the pool's user data, builds the machine in the pod's own network namespace (containerd, kubelet
- * joining with the bootstrap token, kube-proxy, the VXLAN overlay to the other machines), reports readiness through
+ * joining with the bootstrap token, kube-proxy, the VXLAN overlay to the other machines over the pod's address,
+ * which also carries the Node's addresses from the shoot's node ranges), reports readiness through
  * a file the pod's readiness probe tests, applies changed files and kernel settings in place, and stops the
  * machine when the pod is stopped. The seed's kubelet restarts it when it exits.
  */
@@ -9,7 +10,8 @@ import { readdirSync } from 'node:fs';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseMachineUserData, type MachineUserData } from '../../../apis/provider-local/v1alpha1/machine-user-data.js';
-import { parseIP, type IPFamily } from '../../../net/cidr.js';
+import { formatIP, parseIP, type IPFamily } from '../../../net/cidr.js';
+import { machineAddresses, nodeNetwork } from '../worker/node-addresses.js';
 import { MACHINE_POD_BIN_DIR, MACHINE_POD_IMAGES_DIR, type BuiltImage } from './images.js';
 import { Machine, type MachineOptions } from './machine.js';
 
@@ -32,32 +34,48 @@ const READY_REPORT_MS = 180_000;
 export interface MachinePodOptions {
   /** The pod's name: also the Node's. */
   readonly nodeName: string;
-  /** The pod's addresses (`status.podIPs`). */
+  /** The pod's addresses (`status.podIPs`): the overlay's underlay. */
   readonly podIPs: readonly string[];
+  /** The shoot's node range of each family, in family order: where the Node's addresses come from. */
+  readonly nodeCIDRs: readonly string[];
+  /** The index of the pool's first machine in the node ranges; the pod's ordinal is added to it. */
+  readonly firstMachine: number;
   readonly paths?: Partial<MachinePodPaths>;
   readonly log: (line: string) => void;
 }
 
-/** The pod's address of each of the shoot's families that the pod has, with its full prefix, in family order. */
-export function machinePodAddresses(
-  families: readonly IPFamily[],
-  podIPs: readonly string[],
-): { families: IPFamily[]; addresses: string[] } {
-  const parsed = podIPs.map((text) => ({ text, ip: parseIP(text.trim()) }));
+/**
+ * The pod's address of the shoot's primary family: what the overlay runs over. kube-apiserver reaches the Nodes at
+ * their primary InternalIP through the overlay from a pod of the same seed, so the seed's pod network needs that
+ * family.
+ */
+export function underlayAddress(families: readonly IPFamily[], podIPs: readonly string[]): string {
+  const parsed = podIPs.map((text) => ({ text: text.trim(), ip: parseIP(text.trim()) }));
   const bad = parsed.find((p) => p.ip === undefined);
   if (bad) throw new Error(`POD_IPS: ${JSON.stringify(bad.text)} is not an IP address`);
-  const found: { family: IPFamily; address: string }[] = [];
-  for (const family of families) {
-    const ip = parsed.find((p) => p.ip!.family === family);
-    if (ip) found.push({ family, address: `${ip.text.trim()}/${family === 'IPv6' ? 128 : 32}` });
-  }
-  if (found.length === 0 || found[0]!.family !== families[0]) {
+  const primary = parsed.find((p) => p.ip!.family === families[0]);
+  if (primary === undefined) {
     throw new Error(
       `the machine pod has no ${families[0]} address (pod IPs: ${podIPs.join(', ') || 'none'}): the seed's pod ` +
         `network must have the shoot's primary IP family`,
     );
   }
-  return { families: found.map((f) => f.family), addresses: found.map((f) => f.address) };
+  return formatIP(primary.ip!);
+}
+
+/** The machine's index in its shoot's node ranges: the pool's first machine's plus the pod's ordinal. */
+export function machineIndex(nodeName: string, firstMachine: number): number {
+  const ordinal = /-(\d+)$/.exec(nodeName)?.[1];
+  if (ordinal === undefined) throw new Error(`the machine pod's name ${nodeName} has no ordinal (<pool>-<n>)`);
+  return firstMachine + Number(ordinal);
+}
+
+/** The Node's addresses, one per family of the shoot, each as a host address (`/128`, `/32`). */
+export function nodeAddresses(families: readonly IPFamily[], nodeCIDRs: readonly string[], index: number): string[] {
+  return machineAddresses(nodeNetwork(families, nodeCIDRs), families, index).map((a) => {
+    const address = a.split('/')[0]!;
+    return `${address}/${parseIP(address)!.family === 'IPv6' ? 128 : 32}`;
+  });
 }
 
 /** The image archives in the machine image, imported into the machine's containerd. */
@@ -73,13 +91,14 @@ export function machineOptions(
   userData: MachineUserData,
   paths: MachinePodPaths,
 ): MachineOptions {
-  const { families, addresses } = machinePodAddresses(userData.families, opts.podIPs);
+  const families = userData.families;
   return {
     name: opts.nodeName,
     stateDir: paths.stateDir,
     binDir: paths.binDir,
-    addresses,
-    families,
+    addresses: nodeAddresses(families, opts.nodeCIDRs, machineIndex(opts.nodeName, opts.firstMachine)),
+    underlay: underlayAddress(families, opts.podIPs),
+    families: [...families],
     apiServer: { url: userData.apiServer.url, caPEM: userData.apiServer.caPEM },
     join: { bootstrapToken: userData.bootstrapToken },
     clusterDNS: userData.clusterDNS[0]!,

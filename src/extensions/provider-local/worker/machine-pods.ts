@@ -1,8 +1,9 @@
 /**
  * provider-local's machines on a real seed: one StatefulSet of machine pods per worker pool, as Gardener's local
  * provider runs its machines as pods of the seed. A machine pod is privileged (it runs containerd, the kubelet and
- * kube-proxy of one shoot Node, see machine/pod-agent.ts), takes its address from the seed's pod network, mounts the
- * pool's user data and keeps its node state (containerd's snapshots, the kubelet's certificate) in an emptyDir.
+ * kube-proxy of one shoot Node, see machine/pod-agent.ts), takes its address from the seed's pod network and its
+ * node address from the shoot's node range (the pool's slice of it, by ordinal: node-addresses.ts), mounts the pool's
+ * user data and keeps its node state (containerd's snapshots, the kubelet's certificate) in an emptyDir.
  *
  * The pod's name is the Node's: `machine-<pool>-<ordinal>`, stable, so a machine pod deleted by hand comes back as the
  * same Node; scaling down removes the highest ordinals, as a MachineDeployment would remove machines.
@@ -24,6 +25,14 @@ const READINESS_PERIOD_SECONDS = 2;
 /** Time to stop the machine's processes (kubelet, containerd and its pods) before the seed kills the pod. */
 export const MACHINE_TERMINATION_GRACE_SECONDS = 30;
 
+/** What the agent of a machine pod learns from its environment besides its name and pod IPs. */
+export const MACHINE_POD_ENV = {
+  /** The node range of each family, comma-separated, in family order. */
+  nodeCIDRs: 'NODE_CIDRS',
+  /** The index of the pool's first machine in the node ranges: the pod's ordinal is added to it. */
+  firstMachine: 'FIRST_MACHINE_INDEX',
+} as const;
+
 export function machineStatefulSetName(pool: string): string {
   return `machine-${pool}`;
 }
@@ -35,6 +44,10 @@ export interface MachinePodValues {
   readonly userData: { readonly name: string; readonly key: string };
   /** @default IMAGES.machine */
   readonly image?: string;
+  /** The shoot's node range of each family, in family order: where the machines' node addresses come from. */
+  readonly nodeCIDRs: readonly string[];
+  /** The index of the pool's first machine in the node ranges (node-addresses.ts). */
+  readonly firstMachine: number;
 }
 
 /** The StatefulSet of a pool's machine pods. */
@@ -78,6 +91,8 @@ export function desiredMachineStatefulSet(values: MachinePodValues): V1StatefulS
               env: [
                 { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
                 { name: 'POD_IPS', valueFrom: { fieldRef: { fieldPath: 'status.podIPs' } } },
+                { name: MACHINE_POD_ENV.nodeCIDRs, value: values.nodeCIDRs.join(',') },
+                { name: MACHINE_POD_ENV.firstMachine, value: String(values.firstMachine) },
               ],
               // A node: its own containers, mounts, cgroups and kernel settings of its network namespace.
               securityContext: { privileged: true },

@@ -1,12 +1,16 @@
 /**
  * provider-local's Worker controller on a real seed: a Worker of type `local` becomes one StatefulSet of machine
- * pods per pool (machine-pods.ts), and reports, as Gardener's worker actuators do, `status.machineDeployments` and a
+ * pods per pool (machine-pods.ts), their node addresses from the shoot's node ranges as the namespace's Cluster
+ * holds them (node-addresses.ts), and reports, as Gardener's worker actuators do, `status.machineDeployments` and a
  * last operation that succeeds once every pool has its machines ready (a machine pod is ready when its Node is).
  * StatefulSets of pools that are gone are deleted. Deletion deletes them all and waits until their pods are gone
  * before the finalizer goes: the machines stop before the shoot's control plane does.
  */
 import type { KubernetesObject, V1StatefulSet } from '@kubernetes/client-node';
+import { clusterShoot, type Cluster } from '../../../apis/extensions/v1alpha1/cluster.js';
 import type { Worker } from '../../../apis/extensions/v1alpha1/worker.js';
+import { isIPFamily } from '../../../apis/validation/ip-families.js';
+import { nodeCIDRsOf, nodeNetwork, poolMachineOffsets } from './node-addresses.js';
 import { Refs } from '../../../gardenlet/resources.js';
 import type { ResourceClient } from '../../../runtime/client.js';
 import { realClock, type Clock } from '../../../runtime/clock.js';
@@ -80,6 +84,29 @@ export class WorkerReconciler implements Reconciler {
       );
       throw new TerminalError(problems.join('; '));
     }
+    // The machines' node addresses come from the shoot's node ranges, which the namespace's Cluster carries.
+    const cluster = await this.client.get<Cluster & KubernetesObject>(Refs.cluster, namespace, undefined, {
+      signal: ctx.signal,
+    });
+    const shoot = cluster ? clusterShoot(cluster) : undefined;
+    if (shoot === undefined) {
+      await this.writeStatus(
+        worker,
+        { state: 'Processing', progress: 10, description: `waiting for the Cluster ${namespace}` },
+        ctx,
+      );
+      return { requeueAfter: WORKER_POLL_MS };
+    }
+    const families = (shoot.spec?.networking?.ipFamilies ?? ['IPv4']).filter(isIPFamily);
+    const nodeCIDRs = nodeCIDRsOf(families, shoot.spec?.networking?.nodes);
+    let offsets: Map<string, number>;
+    try {
+      offsets = poolMachineOffsets(pools, nodeNetwork(families, nodeCIDRs), families);
+    } catch (e) {
+      const description = `the shoot's node ranges: ${(e as Error).message}`;
+      await this.writeStatus(worker, { state: 'Error', description, codes: [ERR_CONFIGURATION_PROBLEM] }, ctx);
+      throw new TerminalError(description);
+    }
     const opts = { fieldManager: WORKER_FIELD_MANAGER, force: true, signal: ctx.signal };
     for (const pool of pools) {
       const userData = userDataOf(pool) as { name: string; key: string };
@@ -87,6 +114,8 @@ export class WorkerReconciler implements Reconciler {
         namespace,
         pool,
         userData,
+        nodeCIDRs,
+        firstMachine: offsets.get(pool.name) ?? 0,
         ...(this.opts.image ? { image: this.opts.image } : {}),
       });
       await this.client.apply(Refs.statefulSet, statefulSet as KubernetesObject, opts);

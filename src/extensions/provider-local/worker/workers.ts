@@ -11,7 +11,9 @@ import { KubeConfig } from '@kubernetes/client-node';
 import type { File } from '../../../apis/extensions/v1alpha1/operatingsystemconfig.js';
 import { ip } from '../../../localenv/netns.js';
 import { shortHash } from '../../../system/network.js';
-import { formatIP, nthAddress, parseCIDR, type IPFamily } from '../../../net/cidr.js';
+import type { IPFamily } from '../../../net/cidr.js';
+import { machineAddresses, nodeNetwork, type NodeNetwork } from './node-addresses.js';
+export { DEFAULT_NODE_RANGES, machineAddresses, nodeNetwork, type NodeNetwork } from './node-addresses.js';
 import { issueCertificate, type CertificatePair } from '../../../pki/certificates.js';
 import { ResourceClient } from '../../../runtime/client.js';
 import { coreDNSReady, deployCoreDNS } from '../../../gardenlet/shoot/components/coredns.js';
@@ -24,11 +26,6 @@ import { join } from 'node:path';
 import { rm } from 'node:fs/promises';
 import type { HealthCheck, WorkersHealth } from '../../../gardenlet/shoot/care/health.js';
 
-/** Node ranges for a family the shoot has none of. */
-export const DEFAULT_NODE_RANGES: Readonly<Record<IPFamily, string>> = {
-  IPv6: 'fd00:fe::/64',
-  IPv4: '10.255.255.0/24',
-};
 /** The node bridge's name inside the control plane namespace. */
 export const NODE_BRIDGE = 'br-nodes';
 const CERT_VALIDITY_MS = 365 * 24 * 3600_000;
@@ -54,32 +51,6 @@ export interface WorkersSpec {
   readonly pools: readonly WorkerPoolSpec[];
   readonly operatingSystemConfig: { readonly spec: { readonly files?: File[] } };
   readonly ca: CertificatePair;
-}
-
-export interface NodeNetwork {
-  /** Per family, the CIDR each machine's address is in and the gateway. */
-  readonly ranges: Readonly<Partial<Record<IPFamily, { cidr: string; prefix: number; gateway: string }>>>;
-}
-
-/** The node range and gateway of each of the shoot's families. */
-export function nodeNetwork(families: readonly IPFamily[], nodeCIDRs: readonly string[]): NodeNetwork {
-  const ranges: Partial<Record<IPFamily, { cidr: string; prefix: number; gateway: string }>> = {};
-  for (const family of families) {
-    const cidr =
-      nodeCIDRs.map((c) => parseCIDR(c)).find((c) => c?.family === family) ?? parseCIDR(DEFAULT_NODE_RANGES[family])!;
-    ranges[family] = { cidr: cidr.input, prefix: cidr.prefix, gateway: formatIP(nthAddress(cidr, 1)!) };
-  }
-  return { ranges };
-}
-
-/** Machine i's address per family, with the range's prefix, primary family first. */
-export function machineAddresses(network: NodeNetwork, families: readonly IPFamily[], index: number): string[] {
-  return families.map((family) => {
-    const range = network.ranges[family]!;
-    const address = nthAddress(parseCIDR(range.cidr)!, 10 + index);
-    if (address === undefined) throw new Error(`node range ${range.cidr} has no room for machine ${index}`);
-    return `${formatIP(address)}/${range.prefix}`;
-  });
 }
 
 /**

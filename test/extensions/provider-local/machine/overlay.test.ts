@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   OVERLAY_DEVICE,
+  OVERLAY_UNDERLAY_ANNOTATION,
   desiredOverlayPeers,
   overlayCommands,
   overlayMAC,
@@ -37,6 +38,7 @@ describe('VXLAN overlay between machine pods', () => {
         node: 'm-1',
         mac: overlayMAC('m-1'),
         underlayIP: 'fd00:10:1:1::7',
+        addresses: [],
         routes: [
           { cidr: 'fd00:10:3:1::/64', gateway: 'fd00:10:3:1::1' },
           { cidr: '10.3.1.0/24', gateway: '10.3.1.1' },
@@ -46,6 +48,37 @@ describe('VXLAN overlay between machine pods', () => {
     expect(desiredOverlayPeers('m-0', nodes, 'IPv4').map((p) => [p.node, p.underlayIP])).toEqual([
       ['m-1', '10.1.0.7'],
       ['m-3', '10.1.0.9'],
+    ]);
+  });
+
+  it("reaches a machine pod's Node at its published underlay, with host routes to its InternalIPs", () => {
+    const annotated = (n: NodeInfo, underlay: string): NodeInfo => ({
+      ...n,
+      metadata: { ...n.metadata, annotations: { [OVERLAY_UNDERLAY_ANNOTATION]: underlay } },
+    });
+    const nodes = [
+      annotated(node('m-1', ['fd00:10:1:100::b', '10.10.0.11'], ['fd00:10:3:1::/64']), 'fd00:10:1:0:0:0:0:7'),
+      annotated(node('m-2', ['fd00:10:1:100::c'], ['fd00:10:3:2::/64']), '10.1.0.9'),
+    ];
+    const peers = desiredOverlayPeers('m-0', nodes, 'IPv6');
+    // m-2's underlay is of the other family: not reachable over this one, not even at its InternalIP.
+    expect(peers.map((p) => [p.node, p.underlayIP, p.addresses])).toEqual([
+      ['m-1', 'fd00:10:1::7', ['fd00:10:1:100::b', '10.10.0.11']],
+    ]);
+    const mac = overlayMAC('m-1');
+    const commands = overlayCommands([], peers);
+    expect(commands).toContainEqual(['bridge', 'fdb', 'replace', mac, 'dev', OVERLAY_DEVICE, 'dst', 'fd00:10:1::7']);
+    expect(commands.slice(-4)).toEqual([
+      ['ip', 'neigh', 'replace', 'fd00:10:1:100::b', 'lladdr', mac, 'dev', OVERLAY_DEVICE, 'nud', 'permanent'],
+      ['ip', 'route', 'replace', 'fd00:10:1:100::b/128', 'dev', OVERLAY_DEVICE],
+      ['ip', 'neigh', 'replace', '10.10.0.11', 'lladdr', mac, 'dev', OVERLAY_DEVICE, 'nud', 'permanent'],
+      ['ip', 'route', 'replace', '10.10.0.11/32', 'dev', OVERLAY_DEVICE],
+    ]);
+    expect(overlayCommands(peers, []).slice(1, 5)).toEqual([
+      ['ip', 'neigh', 'del', 'fd00:10:3:1::1', 'dev', OVERLAY_DEVICE],
+      ['ip', 'route', 'del', 'fd00:10:1:100::b/128', 'dev', OVERLAY_DEVICE],
+      ['ip', 'neigh', 'del', 'fd00:10:1:100::b', 'dev', OVERLAY_DEVICE],
+      ['ip', 'route', 'del', '10.10.0.11/32', 'dev', OVERLAY_DEVICE],
     ]);
   });
 

@@ -1,23 +1,76 @@
 import { describe, expect, it } from 'vitest';
-import { machinePodAddresses } from '../../../../src/extensions/provider-local/machine/pod-agent.js';
+import {
+  machineIndex,
+  machineOptions,
+  MACHINE_POD_PATHS,
+  nodeAddresses,
+  underlayAddress,
+} from '../../../../src/extensions/provider-local/machine/pod-agent.js';
+import { parseMachineUserData } from '../../../../src/apis/provider-local/v1alpha1/machine-user-data.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
-describe('machine pod addresses', () => {
-  it('takes the pod address of each shoot family, primary first, as host prefixes', () => {
-    expect(machinePodAddresses(['IPv6', 'IPv4'], ['10.1.0.5', 'fd00:10:1::5'])).toEqual({
-      families: ['IPv6', 'IPv4'],
-      addresses: ['fd00:10:1::5/128', '10.1.0.5/32'],
-    });
+describe('a machine pod underlay', () => {
+  it("is the pod's address of the shoot's primary family, in RFC 5952 form", () => {
+    expect(underlayAddress(['IPv6', 'IPv4'], ['10.1.0.5', 'fd00:10:1:0:0:0:0:5'])).toBe('fd00:10:1::5');
+    expect(underlayAddress(['IPv4', 'IPv6'], ['10.1.0.5', 'fd00:10:1::5'])).toBe('10.1.0.5');
   });
 
-  it('leaves out a secondary family the seed pod network lacks', () => {
-    expect(machinePodAddresses(['IPv6', 'IPv4'], ['fd00:10:1::5'])).toEqual({
-      families: ['IPv6'],
-      addresses: ['fd00:10:1::5/128'],
-    });
+  it('is refused without the primary family, and for a malformed address', () => {
+    expect(() => underlayAddress(['IPv4', 'IPv6'], ['fd00:10:1::5'])).toThrow(/no IPv4 address/);
+    expect(() => underlayAddress(['IPv6'], ['fd00::zz'])).toThrow(/POD_IPS: "fd00::zz" is not an IP address/);
+  });
+});
+
+describe("a machine pod's Node addresses", () => {
+  it("come from the shoot's node ranges: the pool's first machine plus the pod's ordinal, 10 into the range", () => {
+    expect(machineIndex('machine-local-0', 0)).toBe(0);
+    expect(machineIndex('machine-b-2', 5)).toBe(7);
+    expect(nodeAddresses(['IPv6'], ['fd00:10:1:100::/56'], 0)).toEqual(['fd00:10:1:100::a/128']);
+    expect(nodeAddresses(['IPv4', 'IPv6'], ['10.10.0.0/16', 'fd00:fe::/64'], 7)).toEqual([
+      '10.10.0.17/32',
+      'fd00:fe::11/128',
+    ]);
   });
 
-  it('refuses a pod without the primary family, and a malformed address', () => {
-    expect(() => machinePodAddresses(['IPv4', 'IPv6'], ['fd00:10:1::5'])).toThrow(/no IPv4 address/);
-    expect(() => machinePodAddresses(['IPv6'], ['fd00::zz'])).toThrow(/POD_IPS: "fd00::zz" is not an IP address/);
+  it('are refused for a pod name without an ordinal and past the end of a range', () => {
+    expect(() => machineIndex('machine-local', 0)).toThrow(/no ordinal/);
+    expect(() => nodeAddresses(['IPv4'], ['10.10.0.0/28'], 6)).toThrow(/no room for machine 6/);
+  });
+
+  it('make the machine: Node addresses on the overlay, the pod address under it, every shoot family', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pod-agent-'));
+    try {
+      const userData = parseMachineUserData(
+        JSON.stringify({
+          apiVersion: 'local.provider.extensions.gardener.cloud/v1alpha1',
+          kind: 'MachineUserData',
+          apiServer: { url: 'https://[fd00:ff::10]:443', caPEM: 'x' },
+          bootstrapToken: 'abcdef.0123456789abcdef',
+          families: ['IPv6', 'IPv4'],
+          clusterDNS: ['fd00:10:4::a'],
+          podCIDRs: ['fd00:10:3::/56', '10.3.0.0/16'],
+          serviceCIDRs: ['fd00:10:4::/112', '10.4.0.0/16'],
+        }),
+      );
+      const options = machineOptions(
+        {
+          nodeName: 'machine-local-1',
+          podIPs: ['fd00:10:1::7'],
+          nodeCIDRs: ['fd00:10:1:100::/56', '10.10.0.0/16'],
+          firstMachine: 0,
+          log: () => {},
+        },
+        userData,
+        { ...MACHINE_POD_PATHS, imagesDir: dir },
+      );
+      expect(options.addresses).toEqual(['fd00:10:1:100::b/128', '10.10.0.11/32']);
+      expect(options.underlay).toBe('fd00:10:1::7');
+      expect(options.families).toEqual(['IPv6', 'IPv4']);
+      expect(options.attachment).toBeUndefined();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -3,6 +3,7 @@ import type { Worker } from '../../../../src/apis/extensions/v1alpha1/worker.js'
 import { IMAGES } from '../../../../src/gardenlet/imagevector/images.js';
 import {
   desiredMachineStatefulSet,
+  MACHINE_POD_ENV,
   namedPools,
   userDataOf,
 } from '../../../../src/extensions/provider-local/worker/machine-pods.js';
@@ -28,6 +29,8 @@ describe("provider-local's machine pods", () => {
     namespace: 'shoot--local--local',
     pool,
     userData: { name: 'worker-user-data-a', key: 'userData' },
+    nodeCIDRs: ['fd00:10:1:100::/56', '10.10.0.0/16'],
+    firstMachine: 3,
   });
   const pod = sts.spec!.template.spec!;
   const container = pod.containers[0]!;
@@ -39,13 +42,15 @@ describe("provider-local's machine pods", () => {
     expect(sts.spec?.selector.matchLabels).toEqual(sts.spec?.template.metadata?.labels);
   });
 
-  it('runs the machine image privileged as `machine`, with its Node name and addresses from the pod', () => {
+  it('runs the machine image privileged as `machine`, with its Node name, pod IPs and node ranges', () => {
     expect(container.image).toBe(IMAGES.machine);
     expect(container.args?.[0]).toBe('machine');
     expect(container.securityContext?.privileged).toBe(true);
-    expect(container.env?.map((e) => [e.name, e.valueFrom?.fieldRef?.fieldPath])).toEqual([
+    expect(container.env?.map((e) => [e.name, e.valueFrom?.fieldRef?.fieldPath ?? e.value])).toEqual([
       ['NODE_NAME', 'metadata.name'],
       ['POD_IPS', 'status.podIPs'],
+      [MACHINE_POD_ENV.nodeCIDRs, 'fd00:10:1:100::/56,10.10.0.0/16'],
+      [MACHINE_POD_ENV.firstMachine, '3'],
     ]);
     expect(container.readinessProbe?.exec?.command).toEqual(['cat', MACHINE_POD_PATHS.readyFile]);
     expect(pod.automountServiceAccountToken).toBe(false);
