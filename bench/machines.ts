@@ -1,33 +1,43 @@
 /**
- * An IPv6 shoot with two machines, end to end: create → both Nodes Ready → the first pod-to-pod answer across the
- * machines, and the total RSS of the shoot (its control plane and both machines with everything they run). Against
- * the same steps done directly with the same binaries in the same run: the provider's control plane and machines
- * started without any API object, controller or webhook, then the same Ready poll and the same pod check.
+ * An IPv6 shoot with two machines on a seed with two Nodes, end to end: create → both Nodes Ready → the first
+ * pod-to-pod answer across the machines, and the total RSS of the shoot's workloads (its control plane pods and both
+ * machine pods with everything they run). The seed (the garden's API server and its Nodes) is up before the clock
+ * starts, as a kind cluster would be. Against the same workloads started directly with the same binaries in the same
+ * run: an API server with etcd, kube-controller-manager and kube-scheduler as processes and two machines joined to
+ * it with certificates (no API object, controller, webhook, pod or image pull), then the same Ready poll and the
+ * same pod check.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { startLocalServices } from '../src/app/local-environment.js';
-import type { ControlPlaneSpec } from '../src/gardenlet/shoot/components/controlplane/args.js';
-import {
-  LocalControlPlane,
-  type ControlPlaneBinaries,
-} from '../src/extensions/provider-local/controlplane/control-plane.js';
-import { buildMachineImages, type BuiltImage } from '../src/extensions/provider-local/machine/images.js';
-import { LocalWorkers } from '../src/extensions/provider-local/worker/workers.js';
-import { featureGates } from '../src/featuregate/featuregate.js';
-import { desiredOperatingSystemConfig } from '../src/gardenlet/shoot/components/operating-system-config.js';
+import { readdirSync, readFileSync } from 'node:fs';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { machinesOptions, startLocalServices } from '../src/app/local-environment.js';
+import { SeedNodeNetwork, SeedNodes, type SeedNetworks } from '../src/app/seed-nodes.js';
 import type { Shoot } from '../src/apis/core/v1beta1/shoot.js';
+import { nodeReady, type NodeInfo } from '../src/extensions/provider-local/machine/api-client.js';
+import { podToPodCheck } from '../src/extensions/provider-local/worker/pod-check.js';
+import { featureGates } from '../src/featuregate/featuregate.js';
 import { Refs } from '../src/gardenlet/resources.js';
-import { ensureBinaries, NODE_BINARY_NAMES } from '../src/localenv/binaries.js';
-import { startControlPlane } from '../src/localenv/control-plane.js';
-import { projectRoot } from '../src/localenv/project.js';
-import { createCA, createSigningKeyPair } from '../src/pki/certificates.js';
+import { shootAdminAccess, shootAdminClient } from '../src/gardenlet/shoot/shoot-client.js';
+import { shootGet } from '../src/gardenlet/shoot/shoot-get.js';
+import { adminGet } from '../src/localenv/kube-apiserver.js';
+import { startControlPlane, type ControlPlane } from '../src/localenv/control-plane.js';
 import { ResourceClient } from '../src/runtime/client.js';
 import { silentLogger } from '../src/runtime/log.js';
 import { BENCH_NAMESPACE, benchShoot, createBenchSeed, rssMiB, until } from './support.js';
 
 const LB_NETWORKS = { IPv6: 'fd00:ff:bf::/64', IPv4: '172.31.249.0/24' };
+/** The seed cluster of the gardenlet run and the direct cluster: ranges of their own, IPv6 only. */
+const SEED: SeedNetworks = {
+  families: ['IPv6'],
+  nodes: ['fd00:1f::/64'],
+  pods: ['fd00:1f:1::/56'],
+  services: ['fd00:1f:2::/112'],
+};
+const DIRECT: SeedNetworks = {
+  families: ['IPv6'],
+  nodes: ['fd00:1f:10::/64'],
+  pods: ['fd00:1f:13::/56'],
+  services: ['fd00:1f:14::/112'],
+};
 
 export interface MachinesBenchResult {
   readonly gardenlet: { readySeconds: number; podSeconds: number; rssMiB: number };
@@ -35,126 +45,154 @@ export interface MachinesBenchResult {
 }
 
 export async function runMachinesBench(): Promise<MachinesBenchResult> {
-  const binaries = (await ensureBinaries({
-    names: ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler'],
-  })) as unknown as ControlPlaneBinaries;
-  const nodeBinaries = await ensureBinaries({ names: NODE_BINARY_NAMES });
-  const binDir = dirname(nodeBinaries.kubelet);
-  let images: Promise<BuiltImage[]> | undefined;
-  const machineImages = () => (images ??= buildMachineImages(binDir, join(projectRoot(), '.cache', 'images')));
-  await machineImages();
+  const seedMachines = await machinesOptions({ seed: true });
+  const machines = await machinesOptions();
+  await Promise.all([seedMachines.images(), machines.images()]);
+  // Directly first: the gardenlet run's seed is then not running meanwhile.
+  const direct = await runDirect(machines);
+  const gardenlet = await runGardenlet(seedMachines);
+  return { gardenlet, direct };
+}
 
-  const cp = await startControlPlane({ startTimeoutMs: 120_000 });
+/** A cluster of the given networks: its API server and control plane as processes, `count` machines joined to it. */
+async function startCluster(
+  networks: SeedNetworks,
+  tag: string,
+  machines: Awaited<ReturnType<typeof machinesOptions>>,
+): Promise<{ cp: ControlPlane; nodes: SeedNodes; client: ResourceClient; stop: () => Promise<void> }> {
+  const network = new SeedNodeNetwork(networks, tag);
+  network.deploy();
+  const cp = await startControlPlane({ ...network.controlPlaneOptions(), startTimeoutMs: 120_000 });
+  const client = new ResourceClient(cp.kubeConfig());
+  const nodes = SeedNodes.forGarden(cp, { count: 2, network, machines, client });
+  const stop = async () => {
+    await nodes.destroy();
+    client.close();
+    await cp.stop();
+    network.destroy();
+  };
+  try {
+    await nodes.deploy();
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return { cp, nodes, client, stop };
+}
+
+async function runDirect(
+  machines: Awaited<ReturnType<typeof machinesOptions>>,
+): Promise<MachinesBenchResult['direct']> {
+  const started = Date.now();
+  const { cp, nodes, client, stop } = await startCluster(DIRECT, 'mbd', machines);
+  try {
+    await nodes.wait();
+    const readySeconds = (Date.now() - started) / 1000;
+    await podToPodCheck(
+      client,
+      async (path) => {
+        const res = await adminGet(cp.server, cp.certs, path, 10_000);
+        if (res.status !== 200) throw new Error(`GET ${path}: HTTP ${res.status}`);
+        return res.body;
+      },
+      'IPv6',
+      120_000,
+    );
+    const podSeconds = (Date.now() - started) / 1000;
+    const rss = rssMiB(
+      cp.processes.map((p) => p.pid),
+      nodes.machineList().reduce((sum, m) => sum + m.rssBytes(), 0),
+    );
+    return { readySeconds, podSeconds, rssMiB: rss };
+  } finally {
+    await stop();
+  }
+}
+
+async function runGardenlet(
+  machines: Awaited<ReturnType<typeof machinesOptions>>,
+): Promise<MachinesBenchResult['gardenlet']> {
+  const { cp, nodes, client, stop } = await startCluster(SEED, 'mbs', machines);
   const services = await startLocalServices(
     cp,
     featureGates({ IPv6SingleStack: true, DualStack: true }),
     silentLogger(),
-    { controlPlanes: true, machines: true, loadBalancerNetworks: LB_NETWORKS, tag: 'mb', careSyncPeriodMs: 2_000 },
-  );
-  const client = new ResourceClient(cp.kubeConfig());
+    {
+      controlPlaneWorkloads: true,
+      loadBalancerNetworks: LB_NETWORKS,
+      tag: 'mb',
+      careSyncPeriodMs: 2_000,
+    },
+  ).catch(async (e: unknown) => {
+    await stop();
+    throw e;
+  });
   try {
+    await nodes.wait();
     await createBenchSeed(client);
-
-    // Through the gardenlet.
-    const started = Date.now();
-    await client.create(Refs.shoot, benchShoot('mb', 2, 'fd00:10:1:100::/64'));
     const namespace = 'shoot--bench--mb';
-    await until(
-      async () => ((await services.provider!.workersNotReady(namespace)) === undefined ? true : undefined),
-      300_000,
-      'both Nodes Ready',
+    const started = Date.now();
+    await client.create(Refs.shoot, benchShoot('mb', 2, 'fd00:1f:1:100::/64'));
+    const shoot = await until(
+      async () => {
+        const s = await client.get<Shoot & KubernetesObject>(Refs.shoot, 'mb', BENCH_NAMESPACE);
+        return s?.status?.advertisedAddresses ? s : undefined;
+      },
+      120_000,
+      'the shoot',
       200,
     );
-    const readySeconds = (Date.now() - started) / 1000;
-    await services.provider!.podCheck(namespace, 'IPv6', 120_000);
-    const podSeconds = (Date.now() - started) / 1000;
-    const instance = services.provider!.controlPlane(namespace)!;
-    const machines = services.provider!.machines(namespace);
-    const gardenlet = {
-      readySeconds,
-      podSeconds,
-      rssMiB: rssMiB(
-        instance.states().map((s) => s.pid),
-        machines.reduce((sum, m) => sum + m.rssBytes(), 0),
-      ),
-    };
-    await client.delete(Refs.shoot, 'mb', BENCH_NAMESPACE);
-    await until(
-      async () => ((await client.get(Refs.shoot, 'mb', BENCH_NAMESPACE)) ? undefined : true),
-      180_000,
-      'the shoot to be deleted',
-      200,
-    );
-
-    // Directly: the same control plane and machines, no objects, no controllers.
-    const direct = await runDirect(binaries, binDir, machineImages, services.loadBalancerNetwork!.bridge);
-    return { gardenlet, direct };
+    const ctx = { signal: AbortSignal.timeout(300_000) };
+    // The shoot's API server answers once its control plane pods are up: poll its Nodes from then on.
+    const shootClient = await until(() => shootAdminClient(client, shoot, ctx), 300_000, "the shoot's API", 200);
+    try {
+      await until(
+        async () => {
+          const list = (await shootClient.list<NodeInfo & KubernetesObject>(Refs.node, {})).items;
+          return list.length === 2 && list.every(nodeReady) ? true : undefined;
+        },
+        300_000,
+        'both Nodes Ready',
+        200,
+      );
+      const readySeconds = (Date.now() - started) / 1000;
+      const access = await shootAdminAccess(client, shoot, ctx);
+      await podToPodCheck(
+        shootClient,
+        async (path) => {
+          const res = await shootGet(access.server, access.caPEM, access.credentials, path, 10_000);
+          if (res.status !== 200) throw new Error(`GET ${path}: HTTP ${res.status}`);
+          return res.body;
+        },
+        'IPv6',
+        120_000,
+      );
+      const podSeconds = (Date.now() - started) / 1000;
+      const pods = (await client.list(Refs.pod, { namespace })).items.map((p) => p.metadata?.uid ?? '');
+      return { readySeconds, podSeconds, rssMiB: rssMiB(podProcessIDs(pods)) };
+    } finally {
+      shootClient.close();
+    }
   } finally {
-    client.close();
     await services.stop();
-    await cp.stop();
+    await stop();
   }
 }
 
-async function runDirect(
-  binaries: ControlPlaneBinaries,
-  binDir: string,
-  images: () => Promise<BuiltImage[]>,
-  bridge: string,
-): Promise<MachinesBenchResult['direct']> {
-  const started = Date.now();
-  const dir = await mkdtemp(join(tmpdir(), 'gardener-ipv6-bench-machines-'));
-  const spec: ControlPlaneSpec = {
-    name: 'direct',
-    families: ['IPv6'],
-    addresses: { IPv6: 'fd00:ff:bf::f000' },
-    serviceCIDRs: ['fd00:10:4::/112'],
-    podCIDRs: ['fd00:10:3::/56'],
-    nodeCIDRMaskSizes: { IPv6: 64 },
-    externalDomain: 'api.direct.bench.external.local.gardener.cloud',
-    internalDomain: 'api.direct.bench.internal.local.gardener.cloud',
-  };
-  const [ca, serviceAccount] = await Promise.all([
-    createCA('direct', { notAfter: new Date(Date.now() + 86_400_000) }),
-    createSigningKeyPair(),
-  ]);
-  const controlPlane = new LocalControlPlane(spec, { ca, serviceAccount }, join(dir, 'cp'), binaries, {});
-  const workers = new LocalWorkers(controlPlane, join(dir, 'machines'), { binDir, images });
-  try {
-    await controlPlane.start({ bridge, networks: { IPv6: { prefixLength: 64, gateway: 'fd00:ff:bf::1' } } });
-    await until(
-      async () => ((await controlPlane.get('/readyz', 1_000)).status === 200 ? true : undefined),
-      120_000,
-      'readyz',
-      200,
-    );
-    const osc = desiredOperatingSystemConfig({
-      metadata: { name: 'direct', namespace: BENCH_NAMESPACE },
-      spec: { networking: { ipFamilies: ['IPv6'] } },
-    } as unknown as Shoot);
-    await workers.deploy({
-      name: spec.name,
-      families: ['IPv6'],
-      nodeCIDRs: ['fd00:10:1:100::/64'],
-      podCIDRs: spec.podCIDRs,
-      serviceCIDRs: spec.serviceCIDRs,
-      clusterDNS: ['fd00:10:4::a'],
-      pools: [{ name: 'w', minimum: 2 }],
-      operatingSystemConfig: { spec: { files: osc.spec.files ?? [] } },
-      ca,
-    });
-    await until(async () => ((await workers.notReady()) === undefined ? true : undefined), 300_000, 'Nodes Ready', 200);
-    const readySeconds = (Date.now() - started) / 1000;
-    await workers.podCheck('IPv6', 120_000);
-    const podSeconds = (Date.now() - started) / 1000;
-    const rss = rssMiB(
-      controlPlane.states().map((s) => s.pid),
-      workers.machineList().reduce((sum, m) => sum + m.rssBytes(), 0),
-    );
-    return { readySeconds, podSeconds, rssMiB: rss };
-  } finally {
-    await workers.destroy();
-    await controlPlane.stop();
-    await rm(dir, { recursive: true, force: true });
+/** The processes in the cgroups of these pods (the kubelets' `pod<uid>` cgroups, nested ones included). */
+function podProcessIDs(uids: readonly string[]): number[] {
+  const marks = uids.filter(Boolean).map((uid) => `/pod${uid}/`);
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let cgroups: string;
+    try {
+      cgroups = readFileSync(`/proc/${entry}/cgroup`, 'utf8');
+    } catch {
+      continue;
+    }
+    const memory = cgroups.split('\n').find((l) => /:memory:/.test(l)) ?? '';
+    if (marks.some((m) => `${memory}/`.includes(m))) pids.push(Number(entry));
   }
+  return pids;
 }

@@ -1,14 +1,13 @@
 /**
  * `npm run bench`: every benchmark of the project, each reported with its baseline measured in the same run.
- * `npm run bench -- api`, `-- cli`, `-- reconcile [--sizes 200,1000]`, `-- shoot` (control planes and machines),
- * `-- machines`, `-- webhook-decode`, `-- webhook-attack` or `-- webhook [--rounds 2] [--duration 10] [--slice 2] [--rss-seconds 60] [--rss-warmup-seconds 90]
+ * `npm run bench -- api`, `-- cli`, `-- reconcile [--sizes 200,1000]`, `-- machines` (a shoot on a seed with Nodes),
+ * `-- webhook-decode`, `-- webhook-attack` or `-- webhook [--rounds 2] [--duration 10] [--slice 2] [--rss-seconds 60] [--rss-warmup-seconds 90]
  * [--cpu-prof DIR]` runs one of them (the webhook benchmark needs h2load: Debian's `nghttp2-client`).
  */
 import { runApiBench } from './api.js';
 import { CLI_TARGET_MS, runCliBench } from './cli.js';
 import { runReconcileBench } from './reconcile.js';
 import { runMachinesBench } from './machines.js';
-import { runShootBench } from './shoot.js';
 import { formatWebhookBench, runWebhookBench } from './webhook.js';
 import { runWebhookAttackBench } from './webhook-attack.js';
 import { runWebhookDecodeBench } from './webhook-decode.js';
@@ -76,33 +75,18 @@ if (!only || only === 'reconcile') {
   }
 }
 
-if (!only || only === 'shoot') {
+if (!only || only === 'machines') {
   console.log(
-    '\n# shoot control plane start (IPv6 shoot: create -> kube-apiserver /readyz at its load-balancer address)',
-  );
-  const r = await runShootBench(Number(args[args.indexOf('--rounds') + 1]) || 3);
-  const f = (n: number) => n.toFixed(1);
-  console.log(
-    `gardenlet: ${f(r.gardenletSeconds)}s to ready (samples ${r.samples.gardenlet.map(f).join(', ')}), ` +
-      `${Math.round(r.gardenletRSSMiB)} MiB RSS per shoot control plane; the same binaries started directly: ` +
-      `${f(r.baselineSeconds)}s (samples ${r.samples.baseline.map(f).join(', ')}), ${Math.round(r.baselineRSSMiB)} MiB; ` +
-      `overhead ratio ${(r.gardenletSeconds / r.baselineSeconds).toFixed(2)}x time, ` +
-      `${(r.gardenletRSSMiB / r.baselineRSSMiB).toFixed(2)}x RSS (${r.rounds} alternating rounds, medians)`,
-  );
-}
-
-if (!only || only === 'shoot' || only === 'machines') {
-  console.log(
-    '\n# IPv6 shoot with two machines: create -> both Nodes Ready -> first pod-to-pod answer across machines',
+    '\n# IPv6 shoot with two machine pods on a seed with two Nodes: create -> both Nodes Ready -> first pod-to-pod answer',
   );
   const r = await runMachinesBench();
   const f = (n: number) => n.toFixed(1);
   console.log(
     `gardenlet: Nodes Ready after ${f(r.gardenlet.readySeconds)}s, pod-to-pod answer after ${f(r.gardenlet.podSeconds)}s, ` +
-      `${Math.round(r.gardenlet.rssMiB)} MiB RSS for the shoot (control plane and machines); the same steps directly: ` +
+      `${Math.round(r.gardenlet.rssMiB)} MiB RSS for the shoot's pods (control plane and machines); the same workloads as processes: ` +
       `${f(r.direct.readySeconds)}s, ${f(r.direct.podSeconds)}s, ${Math.round(r.direct.rssMiB)} MiB; ` +
       `ratios ${(r.gardenlet.podSeconds / r.direct.podSeconds).toFixed(2)}x time, ${(r.gardenlet.rssMiB / r.direct.rssMiB).toFixed(2)}x RSS ` +
-      '(target: <= 120 s and <= 3 GiB)',
+      '(target: <= 30 s and <= 1.5 GiB)',
   );
 }
 

@@ -20,18 +20,21 @@ import { projectRoot } from '../localenv/project.js';
 import { isInvalid, ResourceClient } from '../runtime/client.js';
 import type { Logger } from '../runtime/log.js';
 import { startRuntime, type Runtime } from './runtime.js';
-import { LocalProvider } from '../extensions/provider-local/provider.js';
 import { LoadBalancerNetwork } from '../extensions/provider-local/loadbalancer/network.js';
-import { gatewayCIDR, type LoadBalancerNetworks } from '../extensions/provider-local/loadbalancer/pool.js';
+import { AddressPool, gatewayCIDR, type LoadBalancerNetworks } from '../extensions/provider-local/loadbalancer/pool.js';
 import { ensureBinaries, NODE_BINARY_NAMES } from '../localenv/binaries.js';
 import { parseIP, type IPFamily } from '../net/cidr.js';
 import { HostRoutesToNodes } from '../extensions/provider-local/loadbalancer/routes.js';
 import { describeNode, type NodeInfo } from '../extensions/provider-local/machine/api-client.js';
 import { describePodCheck, podToPodCheck } from '../extensions/provider-local/worker/pod-check.js';
 import { shootAdminAccess, shootAdminClient } from '../gardenlet/shoot/shoot-client.js';
-import type { MachinesOptions } from '../extensions/provider-local/worker/workers.js';
-import { buildMachineImages, buildSeedImages, type BuiltImage } from '../extensions/provider-local/machine/images.js';
-import { CONTROL_PLANE_BINARIES } from '../extensions/provider-local/controlplane/control-plane.js';
+import type { MachinesOptions } from './seed-nodes.js';
+import {
+  buildMachineImages,
+  buildSeedImages,
+  CONTROL_PLANE_BINARIES,
+  type BuiltImage,
+} from '../extensions/provider-local/machine/images.js';
 import { netnsUnsupportedReason } from '../localenv/netns.js';
 
 export const EXAMPLE_SEED = 'seed-ipv6.yaml';
@@ -40,12 +43,10 @@ export const EXAMPLE_SHOOT = 'shoot-ipv6.yaml';
 export interface LocalServices {
   readonly bind: Bind9;
   readonly runtime: Runtime;
-  /** provider-local with real shoot control planes, when this process may run them (root). */
-  readonly provider: LocalProvider | undefined;
   readonly loadBalancerNetwork: LoadBalancerNetwork | undefined;
-  /** Whether the shoots' control planes run as workloads of the seed. */
+  /** Whether the shoots' control planes and machines run as workloads of the seed (else: objects only). */
   readonly controlPlaneWorkloads: boolean;
-  /** Stops the webhook, the controllers and the shoot control planes, and starts them again on the same state. */
+  /** Stops the webhook and the controllers, and starts them again on the same state. */
   restartGardenlet(): Promise<void>;
   /** Stops everything; with a `deadline` (ms since epoch), the processes still running then are killed. */
   stop(opts?: { deadline?: number }): Promise<void>;
@@ -53,30 +54,25 @@ export interface LocalServices {
 
 export interface LocalServicesOptions {
   /**
-   * Run each shoot's control plane as processes (needs root for the network namespaces). @default when root
+   * The shoots' control planes and machines as workloads of the seed, whose Nodes the garden's API server has
+   * (SeedNodes): their load-balancer addresses are routed to those Nodes. Needs root (the load-balancer bridge and
+   * routes). Without it the gardenlet writes the shoots' objects only.
    */
-  readonly controlPlanes?: boolean;
+  readonly controlPlaneWorkloads?: boolean;
   /** Load-balancer networks per family. @default fd00:ff::/64 and 172.18.255.0/24 */
   readonly loadBalancerNetworks?: LoadBalancerNetworks;
   /** Tells two environments of one process apart (the bridge's name). */
   readonly tag?: string;
-  /** Machines for the shoots' worker pools (kubelet, containerd, ...). @default with control planes */
-  readonly machines?: boolean;
-  /** Shorter care and restart periods for tests. */
+  /** Shorter care periods for tests. */
   readonly careSyncPeriodMs?: number;
-  readonly restartBackoff?: { initialMs?: number; maxMs?: number };
   /** How long stopping the webhook and the controllers may take. @default DEFAULT_SHUTDOWN_TIMEOUT_MS */
   readonly shutdownTimeoutMs?: number;
-  /**
-   * The shoots' control planes as workloads of the seed, whose Nodes the garden's API server has (SeedNodes):
-   * their load-balancer addresses are routed to those Nodes. No machines then.
-   */
-  readonly controlPlaneWorkloads?: boolean;
 }
 
 /**
- * With control planes: the load-balancer bridge, BIND9 on port 53 of its IPv6 gateway (where the control planes'
- * and machines' namespaces can ask it), provider-local with its state under the control plane's folder.
+ * With workloads: the load-balancer bridge, BIND9 on port 53 of its IPv6 gateway (where the seed's pods can ask
+ * it), provider-local's load balancers with routes to the seed's Nodes and its Worker controller. Without: BIND9 on
+ * [::1] and the controllers writing objects only.
  */
 export async function startLocalServices(
   cp: ControlPlane,
@@ -84,16 +80,15 @@ export async function startLocalServices(
   logger: Logger,
   opts: LocalServicesOptions = {},
 ): Promise<LocalServices> {
-  const controlPlanes = opts.controlPlanes ?? netnsUnsupportedReason() === undefined;
-  const binaries = controlPlanes
-    ? await ensureBinaries({ names: ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler'] })
-    : undefined;
-  const workloads = controlPlanes && opts.controlPlaneWorkloads === true;
-  const machines = controlPlanes && !workloads && (opts.machines ?? true) ? await machinesOptions() : undefined;
+  const workloads = opts.controlPlaneWorkloads === true;
+  if (workloads) {
+    const reason = netnsUnsupportedReason();
+    if (reason !== undefined) throw new Error(`shoot control planes as workloads need root: ${reason}`);
+  }
   const loadBalancerRoutes = workloads ? new HostRoutesToNodes(seedNodeAddress(cp)) : undefined;
   let lbNetwork: LoadBalancerNetwork | undefined;
   let dnsAddress: string | undefined;
-  if (controlPlanes) {
+  if (workloads) {
     lbNetwork = new LoadBalancerNetwork(opts.loadBalancerNetworks, opts.tag);
     lbNetwork.deploy();
     dnsAddress = gatewayAddress(lbNetwork.networks.IPv6);
@@ -107,92 +102,50 @@ export async function startLocalServices(
     throw e;
   }
   const webhookAddress = cp.veth?.hostAddress ?? '::1';
-  // The gardenlet with its provider: started again on the same state by restartGardenlet().
-  const startGardenlet = async (): Promise<{ runtime: Runtime; provider: LocalProvider | undefined }> => {
-    const provider =
-      lbNetwork && binaries
-        ? new LocalProvider({
-            stateDir: join(cp.dir, 'shoots'),
-            bridge: lbNetwork.bridge,
-            networks: lbNetwork.networks,
-            binaries,
-            ...(machines ? { machines } : {}),
-            ...(opts.restartBackoff ? { restartBackoff: opts.restartBackoff } : {}),
-          })
-        : undefined;
-    try {
-      const runtime = await startRuntime({
-        kubeConfig: cp.kubeConfig(),
-        gates,
-        logger,
-        // With --ipv6-only the API server reaches us over the veth pair, else on our own [::1]: the webhook listens
-        // there only (on `::` it would answer on every address of the host, IPv4 ones included).
-        webhook: { host: webhookAddress, port: 0, advertiseHost: webhookAddress },
-        gardenlet: {
-          dns: localDNSProvider({ server: bind.server, tsigKeyName: bind.tsigKeyName, tsigSecret: bind.tsigSecret }),
-          ...(provider ? { provider } : {}),
-          ...(loadBalancerRoutes ? { controlPlaneWorkloads: true } : {}),
-          ...(opts.careSyncPeriodMs !== undefined ? { careSyncPeriodMs: opts.careSyncPeriodMs } : {}),
-        },
-        ...(loadBalancerRoutes ? { providerLocal: { loadBalancerRoutes, machinePods: true } } : {}),
-        ...(opts.shutdownTimeoutMs !== undefined ? { shutdownTimeoutMs: opts.shutdownTimeoutMs } : {}),
-      });
-      return { runtime, provider };
-    } catch (e) {
-      await provider?.stop();
-      throw e;
-    }
-  };
-  let gardenlet: Awaited<ReturnType<typeof startGardenlet>>;
+  const pool = lbNetwork ? new AddressPool(lbNetwork.networks) : undefined;
+  // The webhook and the controllers: started again on the same state by restartGardenlet().
+  const startGardenlet = (): Promise<Runtime> =>
+    startRuntime({
+      kubeConfig: cp.kubeConfig(),
+      gates,
+      logger,
+      // With --ipv6-only the API server reaches us over the veth pair, else on our own [::1]: the webhook listens
+      // there only (on `::` it would answer on every address of the host, IPv4 ones included).
+      webhook: { host: webhookAddress, port: 0, advertiseHost: webhookAddress },
+      gardenlet: {
+        dns: localDNSProvider({ server: bind.server, tsigKeyName: bind.tsigKeyName, tsigSecret: bind.tsigSecret }),
+        ...(workloads ? { controlPlaneWorkloads: true } : {}),
+        ...(opts.careSyncPeriodMs !== undefined ? { careSyncPeriodMs: opts.careSyncPeriodMs } : {}),
+      },
+      ...(loadBalancerRoutes && pool ? { providerLocal: { pool, loadBalancerRoutes, machinePods: true } } : {}),
+      ...(opts.shutdownTimeoutMs !== undefined ? { shutdownTimeoutMs: opts.shutdownTimeoutMs } : {}),
+    });
+  let runtime: Runtime;
   try {
-    gardenlet = await startGardenlet();
+    runtime = await startGardenlet();
   } catch (e) {
     await bind.stop();
     lbNetwork?.destroy();
     throw e;
   }
-  const stopGardenlet = async () => {
-    await gardenlet.runtime.stop();
-    await gardenlet.provider?.stop();
-  };
-  const controlPlaneWorkloads = workloads;
   return {
     bind,
     get runtime() {
-      return gardenlet.runtime;
-    },
-    get provider() {
-      return gardenlet.provider;
+      return runtime;
     },
     loadBalancerNetwork: lbNetwork,
-    controlPlaneWorkloads,
+    controlPlaneWorkloads: workloads,
     async restartGardenlet() {
-      await stopGardenlet();
-      gardenlet = await startGardenlet();
+      await runtime.stop();
+      runtime = await startGardenlet();
     },
     async stop(stopOpts = {}) {
-      await gardenlet.runtime.stop();
-      await Promise.all([gardenlet.provider?.stop(stopOpts), bind.stop(stopOpts)]);
+      await runtime.stop();
+      await bind.stop(stopOpts);
       loadBalancerRoutes?.removeAll();
       lbNetwork?.destroy();
     },
   };
-}
-
-/** The shoot's Nodes as its API server lists them, and a pod-to-pod check over its primary family. */
-async function machineSummary(provider: LocalProvider, namespace: string, shoot: Shoot): Promise<string[]> {
-  const client = await provider.shootClient(namespace);
-  if (client === undefined) return [];
-  const lines: string[] = [];
-  try {
-    const nodes = (await client.list<NodeInfo & KubernetesObject>(Refs.node, {})).items;
-    lines.push(...nodes.map(describeNode));
-  } finally {
-    client.close();
-  }
-  const family = (shoot.spec.networking?.ipFamilies?.[0] ?? 'IPv4') as IPFamily;
-  lines.push(await describePodCheck(family, () => provider.podCheck(namespace, family, 60_000)));
-  return lines;
 }
 
 /**
@@ -422,7 +375,6 @@ export async function shootSummary(
   shoot: Shoot,
   bind: Bind9,
   env: {
-    provider?: LocalProvider | undefined;
     controlPlaneWorkloads?: boolean;
     gardenKubeconfig: string;
     /** Where the printed command writes the shoot's kubeconfig: outside the checkout, gone with `up`. */
@@ -456,15 +408,6 @@ export async function shootSummary(
   if (env.controlPlaneWorkloads) {
     lines.push(...(await workloadsSummary(client, shoot, namespace, env.gardenKubeconfig, env.shootKubeconfig)));
     return lines;
-  }
-  const controlPlane = env.provider?.controlPlane(namespace);
-  if (controlPlane !== undefined) {
-    lines.push(
-      `  shoot API server ${controlPlane.url}/version -> ${await versionOf(() => controlPlane.get('/version'))}`,
-    );
-    const ref = `${shoot.metadata.namespace}/${shoot.metadata.name}`;
-    lines.push(...kubeconfigCommands(env.gardenKubeconfig, ref, env.shootKubeconfig, 'get nodes -o wide'));
-    lines.push(...(await machineSummary(env.provider!, namespace, shoot)));
   }
   return lines;
 }

@@ -53,8 +53,8 @@ export interface RuntimeOptions {
   readonly components?: readonly Component[];
   readonly webhook?: WebhookOptions;
   readonly gardenlet: GardenletOptions;
-  /** provider-local's controllers, which run with the gardenlet (its processes, if any, are the gardenlet's). */
-  readonly providerLocal?: Omit<ProviderLocalOptions, 'provider'>;
+  /** provider-local's controllers, which run with the gardenlet. */
+  readonly providerLocal?: ProviderLocalOptions;
   /** `/healthz`, `/readyz` and `/metrics`; off when unset. */
   readonly health?: { host?: string; port: number };
   /** Run the controllers only while holding this Lease. */
@@ -159,7 +159,6 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       const { addProviderLocalControllers } = await import('../extensions/provider-local/controller.js');
       addProviderLocalControllers(manager, {
         ...options.providerLocal,
-        ...(options.gardenlet.provider ? { provider: options.gardenlet.provider } : {}),
         ...(options.gardenlet.workers !== undefined ? { workers: options.gardenlet.workers } : {}),
       });
     }

@@ -29,12 +29,18 @@ import { describeNode, nodeReady, type NodeInfo } from '../extensions/provider-l
 import { Machine } from '../extensions/provider-local/machine/machine.js';
 import { describePodCheck, podToPodCheck } from '../extensions/provider-local/worker/pod-check.js';
 import { Refs } from '../gardenlet/resources.js';
-import {
-  machineAddresses,
-  nodeNetwork,
-  type MachinesOptions,
-  type NodeNetwork,
-} from '../extensions/provider-local/worker/workers.js';
+import { cleanupOrphanedMachines } from '../extensions/provider-local/machine/machine.js';
+import type { BuiltImage } from '../extensions/provider-local/machine/images.js';
+import { removeOrphans } from '../system/network.js';
+import { machineAddresses, nodeNetwork, type NodeNetwork } from '../extensions/provider-local/worker/node-addresses.js';
+
+/** What machines are made of: the node binaries and the images imported into their containerd. */
+export interface MachinesOptions {
+  /** The folder with the node binaries (kubelet, containerd, ...). */
+  readonly binDir: string;
+  /** The machines' images (pause, test image, CoreDNS, and on seed Nodes the control plane's), built once. */
+  readonly images: () => Promise<BuiltImage[]>;
+}
 
 /** How many Nodes the seed of `up` gets by default. */
 export const DEFAULT_SEED_NODES = 2;
@@ -90,11 +96,13 @@ export class SeedNodeNetwork {
 
   /**
    * What the garden's control plane needs to serve these Nodes (startControlPlane's options): the seed's service
-   * range, and listening on the primary gateway with node IPAM from the seed's pod ranges.
+   * ranges, and listening on the primary gateway with node IPAM from the seed's pod ranges.
    */
-  controlPlaneOptions(): { serviceCIDR: string; nodes: ControlPlaneNodesOptions } {
+  controlPlaneOptions(): { serviceCIDR: string; secondaryServiceCIDR?: string; nodes: ControlPlaneNodesOptions } {
+    const [serviceCIDR, secondaryServiceCIDR] = this.networks.services;
     return {
-      serviceCIDR: this.networks.services[0]!,
+      serviceCIDR: serviceCIDR!,
+      ...(secondaryServiceCIDR !== undefined ? { secondaryServiceCIDR } : {}),
       nodes: { listenAddress: this.primaryGateway, podCIDRs: this.networks.pods },
     };
   }
@@ -164,6 +172,9 @@ export class SeedNodes {
   async deploy(): Promise<void> {
     const { network, count } = this.opts;
     const { families, pods, services } = network.networks;
+    // What a run that was killed left (machines, their namespaces and links) goes before this one makes its own.
+    cleanupOrphanedMachines();
+    removeOrphans();
     await mkdir(this.opts.stateDir, { recursive: true });
     const kubeProxy = await issueClientCertificate(this.opts.certs, {
       file: 'seed-kube-proxy',

@@ -215,12 +215,8 @@ Example:
     .description('start a local IPv6 environment: control plane, webhook, controllers, DNS server and an IPv6 shoot')
     .option('--kubeconfig-out <path>', 'write the admin kubeconfig here')
     .option('--ipv6-only', 'run the control plane in an IPv6-only network namespace, as the tests do (root)', false)
-    .option('--no-machines', 'give shoots control planes but no machines, and the seed no Nodes (root)')
-    .option('--seed-nodes <n>', 'how many Nodes the seed cluster gets (root; 0 for none; default 2)')
-    .option(
-      '--no-control-plane-workloads',
-      "run the shoots' control planes and machines as processes of up instead of pods on the seed's Nodes",
-    )
+    .option('--no-machines', 'give the seed no Nodes: the shoots are objects only (as --seed-nodes 0)')
+    .option('--seed-nodes <n>', 'how many Nodes the seed cluster gets (root; 0: shoots are objects only; default 2)')
     .option('--feature-gates <list>', FEATURE_GATES_HELP, 'IPv6SingleStack=true,DualStack=true')
     .action(
       async (opts: {
@@ -229,7 +225,6 @@ Example:
         featureGates: string;
         machines: boolean;
         seedNodes?: string;
-        controlPlaneWorkloads: boolean;
       }) => {
         const gates = parseFeatureGates(opts.featureGates);
         let seedNodes: number | undefined;
@@ -250,7 +245,6 @@ Example:
               gates,
               machines: opts.machines,
               ...(seedNodes !== undefined ? { seedNodes } : {}),
-              controlPlaneWorkloads: opts.controlPlaneWorkloads,
             },
             io,
           ),
@@ -299,7 +293,8 @@ Example:
     .description("join the shoot's pod overlay from a control plane pod (kube-apiserver's sidecar)")
     .requiredOption('--kubeconfig <file>', "the shoot's API server, with the right to list Nodes")
     .option('--service-cidrs <list>', "the shoot's service ranges, routed into the overlay", '')
-    .action(async (opts: { kubeconfig: string; serviceCidrs: string }) => {
+    .option('--underlay-family <family>', "the family of the pod's address the overlay runs over", 'IPv6')
+    .action(async (opts: { kubeconfig: string; serviceCidrs: string; underlayFamily: string }) => {
       const { runOverlayPeerCommand } = await import('./overlay-peer.js');
       setExitCode(await runOverlayPeerCommand(opts, io));
     });

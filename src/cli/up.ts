@@ -36,19 +36,16 @@ export interface UpOptions {
   kubeconfigOut?: string;
   /** Run in a fresh IPv6-only network namespace (needs root), as the integration tests do. */
   ipv6Only?: boolean;
-  /** Machines for the example shoot (root). @default true */
+  /**
+   * Machines at all: the seed's Nodes, on which the shoots' control planes and machine pods run (root). Without
+   * them the shoots are objects only. @default true
+   */
   machines?: boolean;
   /**
-   * Nodes of the seed cluster, which the garden's API server doubles as (root; not with `ipv6Only`).
-   * @default DEFAULT_SEED_NODES when machines run, else 0
+   * Nodes of the seed cluster, which the garden's API server doubles as (root; not with `ipv6Only`); 0: the shoots
+   * are objects only. @default DEFAULT_SEED_NODES when machines run, else 0
    */
   seedNodes?: number;
-  /**
-   * Run the shoots' control planes (etcd, kube-apiserver, kube-controller-manager, kube-scheduler in the seed
-   * namespace) and machines (machine pods) as workloads on the seed's Nodes, where it has some; false: as processes
-   * of `up`. @default true
-   */
-  controlPlaneWorkloads?: boolean;
 }
 
 export interface UpIO {
@@ -92,8 +89,8 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
     }
   }
   const seedNodeCount = opts.seedNodes ?? defaultSeedNodes(opts);
-  // Workloads need Nodes to run on: without seed Nodes the shoots' control planes are processes (or objects only).
-  const workloads = (opts.controlPlaneWorkloads ?? true) && seedNodeCount > 0;
+  // Workloads need Nodes to run on: without seed Nodes the shoots are objects only.
+  const workloads = seedNodeCount > 0;
   if (seedNodeCount > 0) {
     const reason = opts.ipv6Only
       ? 'the seed nodes join an API server in this namespace, not in the --ipv6-only one'
@@ -204,7 +201,6 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
     });
     try {
       services = await startLocalServices(cp, gates, logger, {
-        machines: opts.machines ?? true,
         ...(workloads ? { controlPlaneWorkloads: true } : {}),
         shutdownTimeoutMs: UP_RUNTIME_SHUTDOWN_MS,
       });
@@ -242,7 +238,6 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
       for (const line of seedLines) io.out(`${line}\n`);
       const summary = await Promise.race([
         shootSummary(client, shoot, services.bind, {
-          provider: services.controlPlaneWorkloads ? undefined : services.provider,
           controlPlaneWorkloads: services.controlPlaneWorkloads,
           gardenKubeconfig: cp.kubeconfigPath,
           shootKubeconfig: join(cp.dir, 'shoot.kubeconfig'),
@@ -257,7 +252,7 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
     }
     io.out(
       `ready: API server ${cp.server} with ${cp.crds.length} CRDs and an IPv6 shoot` +
-        `${services.controlPlaneWorkloads ? ' with its own control plane on the seed' : services.provider ? ' with its own control plane' : ' (objects only: shoot control planes need root)'}; Ctrl-C to stop\n`,
+        `${services.controlPlaneWorkloads ? ' with its own control plane on the seed' : ' (objects only: shoot control planes need seed Nodes, which need root)'}; Ctrl-C to stop\n`,
     );
 
     const crash = await Promise.race([

@@ -6,11 +6,10 @@ import type { KubernetesObject, V1Service } from '@kubernetes/client-node';
 import { CachedReader } from '../runtime/cached-reader.js';
 import type { Request } from '../runtime/controller.js';
 import type { Manager } from '../runtime/manager.js';
-import { Labels, projectNamespace, seedNamespaceName } from './names.js';
+import { Labels, projectNamespace } from './names.js';
 import { extensionOutcomeChanged, loadBalancerChanged, specOrMetadataChanged } from '../runtime/predicates.js';
 import { conditionsOrSpecChanged } from './shoot/care/reconciler.js';
 import { Refs } from './resources.js';
-import type { LocalProvider } from '../extensions/provider-local/provider.js';
 import { ShootCareReconciler } from './shoot/care/reconciler.js';
 import { SeedReconciler } from './seed/reconciler.js';
 import type { DNSProviderConfig } from './shoot/components/dns-records.js';
@@ -26,13 +25,8 @@ export interface GardenletOptions {
   readonly waitForExtensions?: boolean;
   readonly workers?: number;
   /**
-   * provider-local's processes: real control planes per shoot. Without it (and without `controlPlaneWorkloads`) the
-   * gardenlet writes objects only (the scale benchmark's mode).
-   */
-  readonly provider?: LocalProvider;
-  /**
-   * The shoots' control planes as workloads of the seed and their machines through Workers, instead of
-   * provider-local's processes (the seed needs Nodes).
+   * The shoots' control planes as workloads of the seed and their machines through Workers (the seed needs Nodes).
+   * Without it the gardenlet writes objects only (the scale benchmark's mode, a seed without Nodes).
    */
   readonly controlPlaneWorkloads?: boolean;
   /** How often the care controller checks each shoot's control plane. @default 10 s */
@@ -102,7 +96,6 @@ export function addGardenletControllers(manager: Manager, options: GardenletOpti
         dns: options.dns,
         ...seedName,
         ...(options.waitForExtensions !== undefined ? { waitForExtensions: options.waitForExtensions } : {}),
-        ...(options.provider ? { provider: options.provider } : {}),
         ...(options.controlPlaneWorkloads ? { controlPlaneWorkloads: true } : {}),
         ...(options.shootSyncPeriodMs !== undefined ? { syncPeriodMs: options.shootSyncPeriodMs } : {}),
       }),
@@ -119,25 +112,15 @@ export function addGardenletControllers(manager: Manager, options: GardenletOpti
     shootController.watch(manager.informer(Refs.worker), ownedToShoot, extensionOutcomeChanged);
   }
 
-  if (options.provider || options.controlPlaneWorkloads) {
-    const { provider } = options;
-    const care = manager
+  if (options.controlPlaneWorkloads) {
+    manager
       .controller({
         name: 'shoot-care',
         reconciler: new ShootCareReconciler({
           client,
           clock,
-          ...(options.controlPlaneWorkloads
-            ? {
-                controlPlaneHealth: (namespace: string) => controlPlaneWorkloadsHealth(client, namespace),
-                workersHealth: (shoot) => machinePodsHealth(client, shoot),
-              }
-            : {
-                controlPlaneHealth: (namespace: string) => provider!.health(namespace),
-                ...(provider!.runsMachines
-                  ? { workersHealth: (shoot) => provider!.workersHealth(seedNamespaceName(shoot)) }
-                  : {}),
-              }),
+          controlPlaneHealth: (namespace: string) => controlPlaneWorkloadsHealth(client, namespace),
+          workersHealth: (shoot) => machinePodsHealth(client, shoot),
           shoot: async (name, namespace) => shoots.get(name, namespace),
           ...seedName,
           ...(options.careSyncPeriodMs !== undefined ? { syncPeriodMs: options.careSyncPeriodMs } : {}),
@@ -145,8 +128,6 @@ export function addGardenletControllers(manager: Manager, options: GardenletOpti
         ...workers,
       })
       .watch(shoots, undefined, conditionsOrSpecChanged);
-    // A control plane process that starts or exits is news for the shoot's conditions at once.
-    provider?.onChange((namespace) => shootRequestsForSeedNamespace(namespace).forEach((r) => care.enqueue(r)));
   }
 
   manager

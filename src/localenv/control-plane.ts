@@ -31,6 +31,8 @@ export interface ControlPlaneOptions {
   ipv6Only?: boolean;
   /** Service range; `fd00:10:2::/112` by default. */
   serviceCIDR?: string;
+  /** A service range of the other family (a dual-stack seed's); see apiServerServiceCIDRs. */
+  secondaryServiceCIDR?: string;
   /** Where to write the admin kubeconfig; default: `kubeconfig` in the control plane's temporary folder. */
   kubeconfigPath?: string;
   /** Folder with the CRDs to install; default charts/gardener-ipv6/crds; `false` installs none. */
@@ -214,6 +216,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       advertiseAddress,
       port: apiserverPort,
       serviceCIDR,
+      ...(opts.secondaryServiceCIDR !== undefined ? { secondaryServiceCIDR: opts.secondaryServiceCIDR } : {}),
       ...(netns !== undefined ? { netns } : {}),
       // The kubelets trust any client certificate of the CA (no authorization webhook yet): the admin's will do.
       ...(opts.nodes !== undefined
@@ -243,7 +246,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
               nodes: {
                 clusterCIDRs: opts.nodes.podCIDRs,
                 ...(opts.nodes.nodeCIDRMaskSizes ? { nodeCIDRMaskSizes: opts.nodes.nodeCIDRMaskSizes } : {}),
-                serviceCIDRs: apiServerServiceCIDRs(serviceCIDR),
+                serviceCIDRs: apiServerServiceCIDRs(serviceCIDR, opts.secondaryServiceCIDR),
                 caCert: certs.caCert,
                 caKey: certs.caKey,
                 serviceAccountKey: certs.serviceAccountKey,

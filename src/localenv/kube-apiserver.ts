@@ -16,9 +16,13 @@ export const DEFAULT_SERVICE_CIDR = 'fd00:10:2::/112';
  */
 export const SECONDARY_IPV4_SERVICE_CIDR = '10.96.0.0/16';
 
-/** The service ranges the API server allocates from: the given one, then the secondary IPv4 one. */
-export function apiServerServiceCIDRs(serviceCIDR: string): string[] {
-  return [serviceCIDR, SECONDARY_IPV4_SERVICE_CIDR];
+/**
+ * The service ranges the API server allocates from: the given one, then the given secondary one (a dual-stack seed's
+ * second family) or, for an IPv6 primary without one, SECONDARY_IPV4_SERVICE_CIDR.
+ */
+export function apiServerServiceCIDRs(serviceCIDR: string, secondary?: string): string[] {
+  if (secondary !== undefined) return [serviceCIDR, secondary];
+  return serviceCIDR.includes(':') ? [serviceCIDR, SECONDARY_IPV4_SERVICE_CIDR] : [serviceCIDR];
 }
 
 export interface KubeAPIServerOptions {
@@ -32,6 +36,8 @@ export interface KubeAPIServerOptions {
   advertiseAddress: string;
   port: number;
   serviceCIDR?: string;
+  /** A service range of the other family (see apiServerServiceCIDRs). */
+  secondaryServiceCIDR?: string;
   netns?: string;
   /**
    * Serve nodes (the seed's): the Node authorizer and NodeRestriction next to RBAC, the advertise address in the
@@ -57,7 +63,7 @@ export function startKubeAPIServer(opts: KubeAPIServerOptions): KubeAPIServer {
       `--bind-address=${opts.bindAddress}`,
       `--advertise-address=${opts.advertiseAddress}`,
       `--secure-port=${opts.port}`,
-      `--service-cluster-ip-range=${apiServerServiceCIDRs(opts.serviceCIDR ?? DEFAULT_SERVICE_CIDR).join(',')}`,
+      `--service-cluster-ip-range=${apiServerServiceCIDRs(opts.serviceCIDR ?? DEFAULT_SERVICE_CIDR, opts.secondaryServiceCIDR).join(',')}`,
       // Like a shoot's API server: calico-node (rendered by the network extension) is privileged.
       '--allow-privileged=true',
       `--cert-dir=${join(opts.dir, 'cert-dir')}`,

@@ -94,42 +94,6 @@ export function createNamespace(name: string, opts: NamespaceOptions): void {
   }
 }
 
-export interface Attachment {
-  /** The bridge (in our namespace) to plug the namespace into. */
-  readonly bridge: string;
-  /** Addresses of the namespace's `eth0`, with prefix (`fd00:ff::10/64`). */
-  readonly addresses: readonly string[];
-  /** Default gateways per family (the bridge's addresses, without prefix). */
-  readonly gateways: Partial<Record<IPFamily, string>>;
-}
-
-/**
- * Connects a namespace to a bridge with a veth pair: `eth0` inside with the addresses and a default route per
- * family, the host end (named after the namespace) on the bridge.
- */
-export function attachNamespace(netns: string, attachment: Attachment): string {
-  const hostEnd = hostVethName(netns);
-  deleteLink(hostEnd);
-  ip(['link', 'add', hostEnd, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', netns]);
-  try {
-    ip(['link', 'set', 'dev', hostEnd, 'master', attachment.bridge]);
-    ip(['link', 'set', 'dev', hostEnd, 'up']);
-    for (const cidr of attachment.addresses) {
-      const family = interfaceAddress(cidr).family;
-      ip(['-n', netns, 'addr', 'add', cidr, 'dev', 'eth0', ...(family === 'IPv6' ? ['nodad'] : [])]);
-    }
-    ip(['-n', netns, 'link', 'set', 'dev', 'eth0', 'up']);
-    for (const [family, gateway] of Object.entries(attachment.gateways)) {
-      if (gateway === undefined) continue;
-      ip(['-n', netns, ...(family === 'IPv6' ? ['-6'] : ['-4']), 'route', 'replace', 'default', 'via', gateway]);
-    }
-  } catch (e) {
-    deleteLink(hostEnd);
-    throw e;
-  }
-  return hostEnd;
-}
-
 /** The owner pid in a name made here, or undefined for names that aren't ours. */
 export function ownerPid(name: string): number | undefined {
   for (const prefix of [OWNED_PREFIXES.bridge, OWNED_PREFIXES.netns]) {

@@ -48,20 +48,26 @@ describe('gardener-ipv6', () => {
     });
   });
 
-  it('up runs shoots as seed workloads unless told --no-control-plane-workloads', async () => {
+  it('up runs shoots on the seed Nodes only: without them (--seed-nodes 0, --no-machines) they are objects only', async () => {
     const run = await cli(['up', '--help']);
     expect(run.code).toBe(0);
-    expect(run.stdout.replace(/\s+/g, ' ')).toContain(
-      "--no-control-plane-workloads run the shoots' control planes and machines as processes of up instead of pods",
-    );
-    expect(run.stdout).not.toMatch(/^\s+--control-plane-workloads/m);
+    const help = run.stdout.replace(/\s+/g, ' ');
+    expect(help).toContain('--seed-nodes <n> how many Nodes the seed cluster gets (root; 0: shoots are objects only');
+    expect(help).toContain('--no-machines give the seed no Nodes: the shoots are objects only');
+    expect(help).not.toContain('control-plane-workloads');
   });
 
   it('machine and overlay-peer name what they lack (exit 2) before they touch anything', async () => {
-    const saved = { NODE_NAME: process.env.NODE_NAME, POD_IPS: process.env.POD_IPS, POD_NAME: process.env.POD_NAME };
+    const saved = {
+      NODE_NAME: process.env.NODE_NAME,
+      POD_IPS: process.env.POD_IPS,
+      POD_NAME: process.env.POD_NAME,
+      NODE_CIDRS: process.env.NODE_CIDRS,
+    };
     delete process.env.NODE_NAME;
     delete process.env.POD_IPS;
     delete process.env.POD_NAME;
+    delete process.env.NODE_CIDRS;
     try {
       expect(await cli(['machine'])).toEqual({
         code: 2,
@@ -72,11 +78,37 @@ describe('gardener-ipv6', () => {
         code: 2,
         stderr: 'error: --pod-ips (or $POD_IPS) is required\n',
       });
+      expect(await cli(['machine', '--node-name', 'm-0', '--pod-ips', 'fd00::5'])).toMatchObject({
+        code: 2,
+        stderr: 'error: --node-cidrs (or $NODE_CIDRS) is required\n',
+      });
+      expect(
+        await cli([
+          'machine',
+          '--node-name',
+          'm-0',
+          '--pod-ips',
+          'fd00::5',
+          '--node-cidrs',
+          'fd00:1::/64',
+          '--first-machine-index',
+          '-1',
+        ]),
+      ).toMatchObject({ code: 2, stderr: 'error: --first-machine-index: "-1" is not a non-negative integer\n' });
       const peer = await cli(['overlay-peer', '--kubeconfig', '/nonexistent']);
       expect(peer.code).toBe(2);
       expect(peer.stderr).toContain('$POD_NAME and $POD_IPS are required');
+      process.env.POD_NAME = 'kube-apiserver-0';
+      process.env.POD_IPS = 'fd00::5';
+      expect(await cli(['overlay-peer', '--kubeconfig', '/nonexistent', '--underlay-family', 'IPv5'])).toMatchObject({
+        code: 2,
+        stderr: 'error: --underlay-family: "IPv5" is neither IPv4 nor IPv6\n',
+      });
     } finally {
-      for (const [k, v] of Object.entries(saved)) if (v !== undefined) process.env[k] = v;
+      for (const [k, v] of Object.entries(saved)) {
+        if (v !== undefined) process.env[k] = v;
+        else delete process.env[k];
+      }
     }
   });
 

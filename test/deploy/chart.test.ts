@@ -457,6 +457,7 @@ describe('helm template --include-crds', () => {
       Refs.dnsRecord,
       Refs.operatingSystemConfig,
       Refs.worker,
+      Refs.cluster,
       managedResourceRef,
     ];
     expect(served).toEqual(used.map((r) => `${r.plural}.${r.group}`).sort());

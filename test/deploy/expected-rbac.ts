@@ -81,6 +81,8 @@ export const EXPECTED_CLUSTER_GRANTS: Record<ChartComponent, string[]> = {
     ...allow(Refs.network, ['get', 'list', 'watch', 'create', 'patch', 'delete']),
     ...allow(Refs.dnsRecord, ['get', 'list', 'watch', 'create', 'patch', 'delete']),
     ...allow(Refs.operatingSystemConfig, ['get', 'create', 'patch', 'delete']),
+    // The shoot's Cluster (src/gardenlet/shoot/components/cluster.ts): applied, deleted, waited for (get).
+    ...allow(Refs.cluster, ['get', 'create', 'patch', 'delete']),
   ],
   // src/scheduler: informers of Shoots and Seeds, the binding and the failure status by merge patch, events.
   scheduler: [

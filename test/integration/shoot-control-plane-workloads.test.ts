@@ -69,7 +69,6 @@ describe.skipIf(unsupported !== undefined).sequential('shoot control planes as s
     nodes = SeedNodes.forGarden(cp, { count: 2, network, machines: await machinesOptions({ seed: true }), client });
     await nodes.deploy();
     services = await startLocalServices(cp, featureGates({ IPv6SingleStack: true, DualStack: true }), silentLogger(), {
-      controlPlanes: true,
       controlPlaneWorkloads: true,
       loadBalancerNetworks: LB_NETWORKS,
       tag: 'cpw',

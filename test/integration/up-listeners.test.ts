@@ -1,7 +1,9 @@
 /**
- * What `up` exposes and how it ends: every socket of its process tree listens on [::1] or on an address of the
- * environment it made (BIND9 on the load-balancer bridge's gateway), never on a wildcard or an IPv4 address; and
- * it stops within seconds after a part of it died (its etcd, SIGKILLed), leaving no process or namespace behind.
+ * What `up` exposes and how it ends: every socket of its process tree in this namespace listens on [::1] or on an
+ * address of the environment it made (the garden's API server on the seed node network's gateway, BIND9 on the
+ * load-balancer bridge's gateway), never on a wildcard or an IPv4 address (the seed's Nodes, and on them the
+ * shoot's control plane and machines, listen in namespaces of their own); and it stops within seconds after a part
+ * of it died (its etcd, SIGKILLed), leaving no process or namespace behind.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -51,7 +53,7 @@ describe.skipIf(netnsUnsupportedReason() !== undefined)('gardener-ipv6 up: liste
   let up: UpProcess;
 
   beforeAll(async () => {
-    up = startUp(['--no-machines']);
+    up = startUp([]);
     await waitForReady(up);
   }, 320_000);
 
@@ -62,13 +64,17 @@ describe.skipIf(netnsUnsupportedReason() !== undefined)('gardener-ipv6 up: liste
   it('listens only on [::1] and on the addresses of its own environment, never on a wildcard or IPv4', async () => {
     const dnsAddress = /^DNS server: BIND9 at \[([0-9a-f:]+)\]:\d+ /m.exec(up.stdout())?.[1];
     expect(dnsAddress).toBe('fd00:ff::1');
+    const apiServerAddress = /^seed cluster \(the garden's API server https:\/\/\[([0-9a-f:]+)\]:\d+\)/m.exec(
+      up.stdout(),
+    )?.[1];
+    expect(apiServerAddress).toBe('fd00:10::1');
     const tree = new Set(processTree(up.child.pid!));
     const own = listeners().filter((l) => tree.has(l.pid));
-    // etcd, kube-apiserver, BIND9 and the webhook at least (the shoot's control plane is in its own namespace).
+    // etcd, kube-apiserver, BIND9 and the webhook at least (the seed's Nodes are in their own namespaces).
     for (const name of ['etcd', 'kube-apiserver', 'named', 'node']) {
       expect(own.map((l) => l.process)).toContain(name);
     }
-    expect(listenersOutside(up.child.pid!, ['::1', dnsAddress!])).toEqual([]);
+    expect(listenersOutside(up.child.pid!, ['::1', dnsAddress!, apiServerAddress!])).toEqual([]);
 
     // The webhook does not answer on the bridge's IPv4 gateway, which a dual-stack socket on `::` would.
     const webhookPort = Number(/^webhook: https:\/\/\[::1\]:(\d+)/m.exec(up.stdout())?.[1]);
@@ -87,8 +93,8 @@ describe.skipIf(netnsUnsupportedReason() !== undefined)('gardener-ipv6 up: liste
     const tree = processTree(upPid);
     const dir = /control plane files \(removed on stop\): (\S+)/.exec(up.stderr())?.[1];
     expect(dir).toBeDefined();
-    // The garden's etcd (the shoot's has its state below the control plane's folder, in shoots/).
-    const etcd = tree.filter((pid) => commandName(pid) === 'etcd' && !commandLine(pid).includes('/shoots/'));
+    // The garden's etcd (the shoot's runs in a pod on a seed Node, its data elsewhere).
+    const etcd = tree.filter((pid) => commandName(pid) === 'etcd' && commandLine(pid).includes(dir!));
     expect(etcd).toHaveLength(1);
     for (const pid of etcd) process.kill(pid, 'SIGKILL');
     await waitFor(() => etcd.every((pid) => !alive(pid)), { message: 'etcd to die' });

@@ -104,7 +104,7 @@ describe('gardener-ipv6 up', () => {
       expect(up.stdout()).toContain(`  then: kubectl --kubeconfig ${printed![2]} get nodes -o wide`);
       const nodes = up
         .stdout()
-        .match(/^ {2}node machine-local-[01]: Ready, InternalIP fd00:10:1:[0-9a-f:]+, podCIDRs fd00:10:3:/gm);
+        .match(/^ {2}node machine-local-[01]: Ready, InternalIP fd00:10:1:100::[ab], podCIDRs fd00:10:3:/gm);
       expect(nodes).toHaveLength(2);
       // The shoot's control plane and machines are pods of the seed (machine pods on the seed's pod network).
       for (const pod of [

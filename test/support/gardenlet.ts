@@ -42,7 +42,7 @@ export function startGardenlet(
         ...options,
       });
       // provider-local's load balancers, as the gardenlet's process runs them beside it.
-      addProviderLocalControllers(manager, options.provider ? { provider: options.provider } : {});
+      addProviderLocalControllers(manager, {});
     },
     logger,
   );

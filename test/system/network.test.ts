@@ -1,13 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { netnsExists, netnsUnsupportedReason } from '../../src/localenv/netns.js';
-import { waitFor } from '../support/wait.js';
 import {
-  attachNamespace,
   bridgeName,
   createNamespace,
-  deleteLink,
   ensureBridge,
   hostVethName,
   linkExists,
@@ -27,21 +23,6 @@ describe('owned names', () => {
   });
 });
 
-function connectOutcome(host: string, port: number): Promise<string> {
-  return new Promise((resolve) => {
-    const socket = connect({ host, port, timeout: 2_000 });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve('connected');
-    });
-    socket.once('timeout', () => {
-      socket.destroy();
-      resolve('timeout');
-    });
-    socket.once('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
-  });
-}
-
 // A pid no process has (beyond pid_max is not possible, so take one that is free right now).
 function deadPid(): number {
   for (let pid = 4_000_000; ; pid++) {
@@ -54,38 +35,6 @@ function deadPid(): number {
 }
 
 describe.skipIf(netnsUnsupportedReason() !== undefined)('namespaces and bridges (root)', () => {
-  it('plugs a namespace into a bridge with an address and a default route per family', async () => {
-    const bridge = bridgeName('t1');
-    const ns = netnsName('test', 't1');
-    try {
-      ensureBridge(bridge, ['fd00:ee:1::1/64', '172.31.253.1/24']);
-      ensureBridge(bridge, ['fd00:ee:1::1/64', '172.31.253.1/24']);
-      createNamespace(ns, { ipv4Loopback: false });
-      attachNamespace(ns, {
-        bridge,
-        addresses: ['fd00:ee:1::5/64', '172.31.253.5/24'],
-        gateways: { IPv6: 'fd00:ee:1::1', IPv4: '172.31.253.1' },
-      });
-      const addrs = execFileSync('ip', ['-n', ns, '-o', 'addr', 'show'], { encoding: 'utf8' });
-      expect(addrs).toContain('inet6 fd00:ee:1::5/64');
-      expect(addrs).toContain('inet 172.31.253.5/24');
-      expect(addrs).not.toContain('127.0.0.1');
-      expect(execFileSync('ip', ['-n', ns, '-6', 'route', 'show', 'default'], { encoding: 'utf8' })).toContain(
-        'via fd00:ee:1::1',
-      );
-      // Reachable: a connection to a closed port is refused by the namespace's kernel (no timeout, no unreachable).
-      expect(await connectOutcome('fd00:ee:1::5', 9)).toBe('ECONNREFUSED');
-      expect(await connectOutcome('172.31.253.5', 9)).toBe('ECONNREFUSED');
-    } finally {
-      execFileSync('ip', ['netns', 'del', ns]);
-      deleteLink(bridge);
-    }
-    // The kernel tears a deleted namespace down (and with it the veth) asynchronously: slower under load.
-    await waitFor(() => !linkExists(hostVethName(ns)), {
-      message: `veth ${hostVethName(ns)} to go with its namespace`,
-    });
-  });
-
   it('removes namespaces and bridges whose owner is gone, and nothing of a live owner', () => {
     const dead = deadPid();
     const orphanNs = netnsName('cp', 'orphan', dead);

@@ -10,13 +10,13 @@ import type { Manager } from '../../runtime/manager.js';
 import { DEFAULT_HOST_IPS, type HostIPs } from './loadbalancer/ingress.js';
 import type { LoadBalancerRoutes } from './loadbalancer/routes.js';
 import { isShootLoadBalancer, ServiceLoadBalancerReconciler } from './loadbalancer/service-controller.js';
-import type { LocalProvider } from './provider.js';
+import type { AddressPool } from './loadbalancer/pool.js';
 import { addWorkerController } from './worker/controller.js';
 
 export interface ProviderLocalOptions {
   readonly workers?: number;
-  /** provider-local's processes: load-balancer addresses from their pools. Without it, every one gets `hostIPs`. */
-  readonly provider?: LocalProvider;
+  /** Load-balancer addresses from these pools, one per Service and family. Without it, every one gets `hostIPs`. */
+  readonly pool?: AddressPool;
   /** @default DEFAULT_HOST_IPS */
   readonly hostIPs?: HostIPs;
   /** Routes of the load-balancer addresses to the seed's Nodes (the seed runs the control planes). */
@@ -34,9 +34,7 @@ export function addProviderLocalControllers(manager: Manager, options: ProviderL
       name: 'provider-local-service',
       reconciler: new ServiceLoadBalancerReconciler({
         client,
-        addresses: options.provider
-          ? { pool: options.provider.pool }
-          : { hostIPs: options.hostIPs ?? DEFAULT_HOST_IPS },
+        addresses: options.pool ? { pool: options.pool } : { hostIPs: options.hostIPs ?? DEFAULT_HOST_IPS },
         get: (name, namespace) => services.get(name, namespace) as V1Service | undefined,
         list: () => services.list() as V1Service[],
         ...(options.loadBalancerRoutes ? { routes: options.loadBalancerRoutes } : {}),

@@ -29,10 +29,8 @@ import type { DNSProviderConfig } from './components/dns-records.js';
 import { caClusterName, ShootControlPlane, type ControlPlaneRuntime } from './components/control-plane.js';
 import { isIPFamily } from '../../apis/validation/ip-families.js';
 import { ShootCluster } from './components/cluster.js';
-import { ShootWorkers } from './components/workers.js';
 import { ShootWorker } from './components/worker.js';
 import { MachineBootstrap } from './components/machine-bootstrap.js';
-import type { LocalProvider } from '../../extensions/provider-local/provider.js';
 import { API_SERVER_SERVICE_NAME } from './components/apiserver-service.js';
 import {
   APIServerDNSRecords,
@@ -82,14 +80,9 @@ export interface ShootReconcilerOptions {
   /** Wait for the Network and DNSRecord extensions to report success before the shoot does. @default true */
   readonly waitForExtensions?: boolean;
   /**
-   * Runs each shoot's control plane (provider-local's processes); without it the gardenlet writes the seed objects
-   * only (objects-only mode, for the scale benchmark).
-   */
-  readonly provider?: LocalProvider;
-  /**
    * Run the shoots' control planes as workloads of the seed (etcd, kube-apiserver, kube-controller-manager,
-   * kube-scheduler in the seed namespace) instead of provider-local's processes; their machines then wait for
-   * machine pods (none are created). Needs a seed with Nodes.
+   * kube-scheduler in the seed namespace) and their machines through Workers. Needs a seed with Nodes; without it
+   * the gardenlet writes the seed objects only (objects-only mode, for the scale benchmark).
    */
   readonly controlPlaneWorkloads?: boolean;
   readonly clock?: Clock;
@@ -103,7 +96,7 @@ export interface ShootReconcilerOptions {
  */
 export const OBJECTS_ONLY_DESCRIPTION =
   'Shoot objects have been reconciled in objects-only mode: no control plane runs for the shoot (the gardenlet ' +
-  'runs neither on a seed with Nodes nor with provider-local processes), so its API server does not answer.';
+  'does not run on a seed with Nodes), so its API server does not answer.';
 
 /** What a reconcile that succeeded in this process ran on, and when it ended. */
 interface Reconciled {
@@ -127,7 +120,7 @@ export class ShootReconciler implements Reconciler {
    * controller, a request for a shoot whose inputs are unchanged runs nothing until the sync period is over: events
    * of its dependents (an extension's status, the Service) that arrive while a reconcile runs would otherwise run
    * the flow again right after it succeeded, relabelling the operation `Reconcile`. Kept in memory on purpose: a
-   * restarted gardenlet reconciles every shoot once, which starts provider-local's processes again.
+   * restarted gardenlet reconciles every shoot once.
    */
   private readonly reconciled = new Map<string, Reconciled>();
 
@@ -224,11 +217,8 @@ export class ShootReconciler implements Reconciler {
 
   /** Where the shoots' control planes run; the seed's families matter to workloads only (not to destroy them). */
   private controlPlaneRuntime(seed: Seed | undefined): ControlPlaneRuntime | undefined {
-    if (this.options.controlPlaneWorkloads) {
-      const families = (seed?.spec.networks?.ipFamilies ?? ['IPv4']).filter(isIPFamily);
-      return { kind: 'workloads', seedFamilies: families };
-    }
-    return this.options.provider ? { kind: 'processes', provider: this.options.provider } : undefined;
+    if (!this.options.controlPlaneWorkloads) return undefined;
+    return { seedFamilies: (seed?.spec.networks?.ipFamilies ?? ['IPv4']).filter(isIPFamily) };
   }
 
   private async runFlow(shoot: Shoot, seed: Seed, type: string, ctx: ReconcileContext): Promise<Result | undefined> {
@@ -238,21 +228,14 @@ export class ShootReconciler implements Reconciler {
     let dnsRecords: APIServerDNSRecords | undefined;
     const network = new NetworkExtension(client, shoot);
     const waitForExtensions = this.options.waitForExtensions ?? true;
-    const { provider } = this.options;
     const advertisedAddresses = (['external', 'internal'] as const).map((name) => ({
       name,
       url: `https://${apiServerDomain(shoot, name, this.options.dns.domain)}`,
     }));
     let controlPlane: ShootControlPlane | undefined;
     const runtime = this.controlPlaneRuntime(seed);
-    // Machines for the worker pools, once the control plane is up (and the OperatingSystemConfig exists).
-    const withMachines =
-      runtime?.kind === 'processes' &&
-      provider?.runsMachines === true &&
-      (shoot.spec.provider?.workers?.length ?? 0) > 0;
-    const workers = () => new ShootWorkers(client, shoot, provider!, networking!);
     // On a seed with Nodes: machines as machine pods through the Worker extension object.
-    const withWorker = runtime?.kind === 'workloads' && (shoot.spec.provider?.workers?.length ?? 0) > 0;
+    const withWorker = runtime !== undefined && (shoot.spec.provider?.workers?.length ?? 0) > 0;
     const worker = () => new ShootWorker(client, shoot, networking!);
     const waitName = [
       ...(runtime ? ['the control plane'] : []),
@@ -339,12 +322,6 @@ export class ShootReconciler implements Reconciler {
                     : []),
                 ]),
             },
-          ]
-        : []),
-      ...(withMachines
-        ? [
-            { name: 'deploying the machines', progress: 92, run: (x: ComponentContext) => workers().deploy(x) },
-            { name: 'waiting for the machines', progress: 95, run: () => workers().wait() },
           ]
         : []),
       ...(withWorker

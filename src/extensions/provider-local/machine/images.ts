@@ -318,6 +318,9 @@ export function corednsImageSpec(corednsBinary: string): ImageSpec {
   return { name: COREDNS_IMAGE, files: [{ path: 'coredns', source: corednsBinary }], entrypoint: ['/coredns'] };
 }
 
+/** The binaries of a shoot control plane's images (and of the garden's own control plane). */
+export const CONTROL_PLANE_BINARIES = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler'] as const;
+
 /**
  * The shoot control plane's images (the gardenlet's image vector), each the static binary alone: etcd,
  * kube-apiserver, kube-controller-manager and kube-scheduler, from the binaries in `binDir`.

@@ -1,14 +1,16 @@
 /**
  * A control plane pod's way into the shoot's networks, as Gardener's VPN between seed and shoot provides it: a sidecar
  * of kube-apiserver joins the machines' VXLAN overlay (overlay.ts) from its pod's network namespace, with routes to
- * every Node's podCIDRs and to the shoot's service ranges. kube-apiserver then reaches shoot pods and Services
+ * every Node's addresses and podCIDRs and to the shoot's service ranges. kube-apiserver then reaches shoot pods and Services
  * (`pods/proxy`, `services/proxy`, webhooks and aggregated APIs served in the shoot); the answers come back through
  * the seed's pod network, which routes the pod's own address. The Nodes are read with a client certificate bound
  * to listing Nodes only.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import { ResourceClient } from '../../../runtime/client.js';
+import type { IPFamily } from '../../../net/cidr.js';
 import type { NodeInfo } from './api-client.js';
+import { underlayAddress } from './pod-agent.js';
 import { linkMTUOf, run, serviceRouteCommands, VXLANOverlay } from './overlay.js';
 
 export const OVERLAY_PEER_SYNC_MS = 2_000;
@@ -16,8 +18,10 @@ export const OVERLAY_PEER_SYNC_MS = 2_000;
 export interface OverlayPeerOptions {
   /** The pod's name: the overlay device's MAC is derived from it. */
   readonly name: string;
-  /** The pod's addresses; the first carries the overlay. */
+  /** The pod's addresses; the one of `underlayFamily` carries the overlay. */
   readonly podIPs: readonly string[];
+  /** The shoot's primary family: the machines' overlay runs over their pod addresses of it. */
+  readonly underlayFamily: IPFamily;
   readonly kubeConfig: KubeConfig;
   readonly serviceCIDRs: readonly string[];
   readonly log: (line: string) => void;
@@ -27,8 +31,7 @@ const NODES = { group: '', version: 'v1', plural: 'nodes', kind: 'Node', namespa
 
 /** Keeps the overlay and the routes in sync with the shoot's Nodes until `signal` aborts. */
 export async function runOverlayPeer(opts: OverlayPeerOptions, signal: AbortSignal): Promise<void> {
-  const underlay = opts.podIPs[0];
-  if (underlay === undefined) throw new Error('the pod has no address');
+  const underlay = underlayAddress([opts.underlayFamily], opts.podIPs);
   const overlay = new VXLANOverlay(`control-plane/${opts.name}`, underlay, opts.log);
   overlay.ensureDevice(linkMTUOf(underlay));
   const client = new ResourceClient(opts.kubeConfig);

@@ -56,7 +56,7 @@ export function underlayAddress(families: readonly IPFamily[], podIPs: readonly 
   const primary = parsed.find((p) => p.ip!.family === families[0]);
   if (primary === undefined) {
     throw new Error(
-      `the machine pod has no ${families[0]} address (pod IPs: ${podIPs.join(', ') || 'none'}): the seed's pod ` +
+      `the pod has no ${families[0]} address (pod IPs: ${podIPs.join(', ') || 'none'}): the seed's pod ` +
         `network must have the shoot's primary IP family`,
     );
   }

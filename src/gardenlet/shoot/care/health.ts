@@ -1,6 +1,6 @@
 /**
- * What the care controller's health checks report, whoever runs what is checked (the seed's workloads, machine
- * pods, or provider-local's processes): a condition's status, reason and message.
+ * What the care controller's health checks report about what runs on the seed (the control plane's workloads, the
+ * machine pods): a condition's status, reason and message.
  */
 export interface HealthCheck {
   readonly ok: boolean;

@@ -35,7 +35,7 @@ const UNHEALTHY_SYNC_PERIOD_MS = 1_000;
 
 export interface ShootCareOptions {
   readonly client: ResourceClient;
-  /** The control plane's health: its workloads' in the seed, or provider-local's processes'. */
+  /** The control plane's health: its workloads' in the seed. */
   readonly controlPlaneHealth: (namespace: string) => Promise<ControlPlaneHealth | undefined>;
   /**
    * The machines' health (EveryNodeReady, SystemComponentsHealthy) of a shoot with machines; undefined while it has

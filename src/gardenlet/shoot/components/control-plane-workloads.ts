@@ -194,6 +194,8 @@ function vpnSeedContainer(values: ControlPlaneWorkloadValues): Record<string, un
       'overlay-peer',
       `--kubeconfig=${MOUNT}/${VPN_SEED.name}/kubeconfig`,
       `--service-cidrs=${values.spec.serviceCIDRs.join(',')}`,
+      // The machines' overlay runs over their pod addresses of the shoot's primary family: so does ours.
+      `--underlay-family=${values.spec.families[0] ?? 'IPv4'}`,
     ],
     env: [
       { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },

@@ -1,8 +1,8 @@
 /**
  * The shoot's control plane: its CA and service-account key in Secrets of the seed namespace (created once, kept
  * for the shoot's life, as Gardener's secrets manager does), the `<shoot>.ca-cluster` ConfigMap in the project
- * namespace for users, and the control plane itself at the load-balancer addresses: provider-local's processes, or
- * workloads in the seed (control-plane-workloads.ts).
+ * namespace for users, and the control plane itself at the load-balancer addresses: workloads in the seed
+ * (control-plane-workloads.ts).
  */
 import type { V1ConfigMap, V1Secret, V1Service } from '@kubernetes/client-node';
 import type { NetworkingStatus, Shoot } from '../../../apis/core/v1beta1/shoot.js';
@@ -10,7 +10,6 @@ import { shootIPFamilies } from '../../../apis/core/v1beta1/helpers.js';
 import { isIPFamily } from '../../../apis/validation/ip-families.js';
 import type { ControlPlaneSpec } from './controlplane/args.js';
 import type { ControlPlaneSecrets } from './controlplane/certificates.js';
-import type { LocalProvider } from '../../../extensions/provider-local/provider.js';
 import type { IPFamily } from '../../../net/cidr.js';
 import { cidrsByFamilies } from '../networks.js';
 import { createCA, createSigningKeyPair } from '../../../pki/certificates.js';
@@ -161,13 +160,10 @@ export async function ensureControlPlaneSecrets(
   };
 }
 
-/**
- * Where the control plane runs: provider-local's processes, or workloads in the seed (when the seed has Nodes),
- * with the seed's IP families.
- */
-export type ControlPlaneRuntime =
-  | { readonly kind: 'processes'; readonly provider: LocalProvider }
-  | { readonly kind: 'workloads'; readonly seedFamilies: readonly IPFamily[] };
+/** Where the control plane runs: workloads in the seed (which has Nodes), of the seed's IP families. */
+export interface ControlPlaneRuntime {
+  readonly seedFamilies: readonly IPFamily[];
+}
 
 export class ShootControlPlane implements DeployWaiter {
   constructor(
@@ -183,49 +179,31 @@ export class ShootControlPlane implements DeployWaiter {
     return controlPlaneSpec(this.shoot, this.inputs.networking, this.inputs.service, this.inputs.domain);
   }
 
-  private workloads(seedFamilies: readonly IPFamily[]): ShootControlPlaneWorkloads {
-    return new ShootControlPlaneWorkloads(this.client, this.shoot, seedFamilies);
+  private workloads(): ShootControlPlaneWorkloads {
+    return new ShootControlPlaneWorkloads(this.client, this.shoot, this.runtime.seedFamilies);
   }
 
   async deploy(ctx: ComponentContext): Promise<void> {
     const spec = this.spec();
     const secrets = await ensureControlPlaneSecrets(this.client, this.shoot, ctx);
     await applyAll(this.client, Refs.configMap, [desiredCAClusterConfigMap(this.shoot, secrets.ca.certPEM)], ctx);
-    if (this.runtime.kind === 'workloads') await this.workloads(this.runtime.seedFamilies).deploy(spec, secrets, ctx);
-    else await this.runtime.provider.deployControlPlane(spec, secrets);
+    await this.workloads().deploy(spec, secrets, ctx);
   }
 
   /** Ready once the API server answers /readyz at its load-balancer address. */
   async wait(ctx: ComponentContext): Promise<void> {
-    if (this.runtime.kind === 'workloads') {
-      const secrets = await ensureControlPlaneSecrets(this.client, this.shoot, ctx);
-      await this.workloads(this.runtime.seedFamilies).wait(this.spec(), secrets.ca.certPEM, ctx);
-      return;
-    }
-    const instance = this.runtime.provider.controlPlane(seedNamespaceName(this.shoot));
-    if (instance === undefined) throw new NotReadyError('the control plane is not running');
-    let reason: string;
-    try {
-      const probe = await instance.get('/readyz', 1_000);
-      if (probe.status === 200) return;
-      reason = `HTTP ${probe.status}`;
-    } catch (e) {
-      reason = (e as Error).message;
-    }
-    throw new NotReadyError(`kube-apiserver at ${instance.url} is not ready yet (${reason})`);
+    const secrets = await ensureControlPlaneSecrets(this.client, this.shoot, ctx);
+    await this.workloads().wait(this.spec(), secrets.ca.certPEM, ctx);
   }
 
-  /** With workloads: until no control plane pod is left and etcd's data is gone from the seed's Nodes. */
+  /** Until no control plane pod is left and etcd's data is gone from the seed's Nodes. */
   async waitCleanup(ctx: ComponentContext): Promise<void> {
-    if (this.runtime.kind === 'workloads') {
-      await this.workloads(this.runtime.seedFamilies).waitCleanup(seedNamespaceName(this.shoot), ctx);
-    }
+    await this.workloads().waitCleanup(seedNamespaceName(this.shoot), ctx);
   }
 
   async destroy(ctx: ComponentContext): Promise<void> {
     const namespace = seedNamespaceName(this.shoot);
-    if (this.runtime.kind === 'workloads') await this.workloads(this.runtime.seedFamilies).destroy(namespace, ctx);
-    else await this.runtime.provider.destroyControlPlane(namespace);
+    await this.workloads().destroy(namespace, ctx);
     await deleteAll(this.client, Refs.configMap, [caClusterName(this.shoot)], this.shoot.metadata.namespace, ctx);
   }
 }

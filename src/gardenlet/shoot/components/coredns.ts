@@ -203,9 +203,3 @@ export async function coreDNSReady(client: ResourceClient): Promise<boolean> {
   >(COREDNS_RESOURCES.deployment, 'coredns', COREDNS_NAMESPACE);
   return d !== undefined && (d.status?.availableReplicas ?? 0) >= (d.spec?.replicas ?? 1);
 }
-
-export async function destroyCoreDNS(client: ResourceClient): Promise<void> {
-  for (const { ref, object } of coreDNSObjects({ clusterIPs: [], families: [] }).reverse()) {
-    await client.delete(ref, object.metadata!.name!, object.metadata!.namespace);
-  }
-}

@@ -120,6 +120,7 @@ describe('desiredControlPlaneWorkloads', () => {
     expect(sidecar.image).toBe(IMAGES.machine);
     expect(sidecar.args?.[0]).toBe('overlay-peer');
     expect(flag(sidecar.args, 'service-cidrs')).toBe(values().spec.serviceCIDRs.join(','));
+    expect(flag(sidecar.args, 'underlay-family')).toBe(values().spec.families[0]);
     expect((sidecar as { securityContext?: unknown }).securityContext).toEqual({
       capabilities: { add: ['NET_ADMIN'] },
     });
