@@ -34,7 +34,7 @@ CACHE_DIR="$ROOT/.cache"
 BIN_DIR="$CACHE_DIR/bin"
 BUILD_DIR="$CACHE_DIR/build"
 CONTROL_PLANE=(kube-apiserver kube-controller-manager kube-scheduler etcd kubectl helm)
-NODE=(kubelet kube-proxy pause containerd containerd-shim-runc-v2 ctr runc cni-bridge cni-host-local cni-loopback coredns)
+NODE=(kubelet kube-proxy pause containerd containerd-shim-runc-v2 ctr runc cni-bridge cni-host-local cni-loopback coredns agnhost)
 ALL=("${CONTROL_PLANE[@]}" "${NODE[@]}")
 
 log() { printf '[ensure-binaries] %s\n' "$*" >&2; }
@@ -50,6 +50,7 @@ recipe() {
       echo "k8s.io/kubernetes@$KUBERNETES_VERSION recipe=1"
       ;;
     pause) echo "k8s.io/kubernetes@$KUBERNETES_VERSION build/pause recipe=1" ;;
+    agnhost) echo "k8s.io/kubernetes@$KUBERNETES_VERSION test/images/agnhost recipe=1" ;;
     etcd) echo "go.etcd.io/etcd/server/v3@$ETCD_VERSION recipe=1" ;;
     helm) echo "helm.sh/helm/v3@$HELM_VERSION recipe=1" ;;
     containerd | containerd-shim-runc-v2 | ctr) echo "github.com/containerd/containerd/v2@$CONTAINERD_VERSION recipe=1" ;;
@@ -229,6 +230,11 @@ build_one() {
     kube-apiserver | kube-controller-manager | kube-scheduler | kubectl | kubelet | kube-proxy)
       dir="$(kubernetes_module)"
       go_build "$name" "k8s.io/kubernetes/cmd/$name" "$dir" "$(kube_ldflags)"
+      ;;
+    agnhost)
+      # Kubernetes' e2e test server (webhooks, netexec, ...): the test image of its conformance tests.
+      dir="$(kubernetes_module)"
+      go_build agnhost k8s.io/kubernetes/test/images/agnhost "$dir" ""
       ;;
     pause)
       # The sandbox image's binary: a static C program that sleeps and reaps zombies (Kubernetes' build/pause).

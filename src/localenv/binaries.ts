@@ -9,7 +9,7 @@ import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { projectRoot } from './project.js';
 
-/** The machines' binaries: node components, the sandbox binary, CNI plugins and CoreDNS (for its image). */
+/** The machines' binaries: node components, the sandbox binary, CNI plugins, CoreDNS and agnhost (their images). */
 export const NODE_BINARY_NAMES = [
   'kubelet',
   'kube-proxy',
@@ -22,6 +22,7 @@ export const NODE_BINARY_NAMES = [
   'cni-host-local',
   'cni-loopback',
   'coredns',
+  'agnhost',
 ] as const;
 
 export const BINARY_NAMES = [

@@ -5,7 +5,7 @@
  * name's address records per family, its `kubernetes` Service of its primary family, both Nodes Ready with InternalIPs from the shoot's nodes and podCIDRs of the node mask inside its pods;
  * a Deployment spread over both machines with pod IPs of the shoot's families; pod A reaching pod B across machines
  * by IP, through a ClusterIP Service and by its DNS name through CoreDNS, kube-apiserver reaching them through
- * `pods/proxy` and `services/proxy`. The regression it exists for: forwarding
+ * `pods/proxy` and `services/proxy`, and calling a validating webhook that agnhost serves in the shoot. The regression it exists for: forwarding
  * turned off through the Shoot's worker `sysctls` breaks cross-machine pod traffic, turned on again it works.
  * Deleting the shoot leaves nothing of it on the seed (namespace, Cluster) nor on the host (the route of its
  * load-balancer address).
@@ -20,6 +20,8 @@ import { machinesOptions, startLocalServices, type LocalServices } from '../../s
 import { SeedNodeNetwork, SeedNodes } from '../../src/app/seed-nodes.js';
 import type { Shoot } from '../../src/apis/core/v1beta1/shoot.js';
 import { TEST_IMAGE } from '../../src/extensions/provider-local/machine/images.js';
+import { IMAGES } from '../../src/gardenlet/imagevector/images.js';
+import { createCA, issueCertificate } from '../../src/pki/certificates.js';
 import { featureGates } from '../../src/featuregate/featuregate.js';
 import { Refs } from '../../src/gardenlet/resources.js';
 import { ensureBinaries } from '../../src/localenv/binaries.js';
@@ -366,6 +368,130 @@ describe.skipIf(unsupported !== undefined).sequential('shoots with machines, end
         });
         expect(body.trim()).toBe(b.metadata.name);
       }, 300_000);
+
+      it('calls a validating webhook served by a pod in the shoot (agnhost), through its Service', async () => {
+        // A serving certificate for the Service's name, of a CA of its own (the webhook's caBundle).
+        const validity = { notAfter: new Date(Date.now() + 3_600_000) };
+        const ca = await createCA('webhook-e2e', validity);
+        const serving = await issueCertificate(ca, {
+          ...validity,
+          commonName: 'webhook.default.svc',
+          usages: ['server'],
+          dnsNames: ['webhook.default.svc', 'webhook.default.svc.cluster.local'],
+        });
+        const b64 = (text: string) => Buffer.from(text).toString('base64');
+        const objects = {
+          apiVersion: 'v1',
+          kind: 'List',
+          items: [
+            {
+              apiVersion: 'v1',
+              kind: 'Secret',
+              metadata: { name: 'webhook-tls', namespace: 'default' },
+              type: 'kubernetes.io/tls',
+              data: { 'tls.crt': b64(serving.certPEM), 'tls.key': b64(serving.keyPEM) },
+            },
+            {
+              apiVersion: 'apps/v1',
+              kind: 'Deployment',
+              metadata: { name: 'webhook', namespace: 'default' },
+              spec: {
+                replicas: 1,
+                selector: { matchLabels: { app: 'webhook' } },
+                template: {
+                  metadata: { labels: { app: 'webhook' } },
+                  spec: {
+                    terminationGracePeriodSeconds: 1,
+                    containers: [
+                      {
+                        name: 'webhook',
+                        image: IMAGES.agnhost,
+                        args: [
+                          'webhook',
+                          '--tls-cert-file=/tls/tls.crt',
+                          '--tls-private-key-file=/tls/tls.key',
+                          '--port=8443',
+                        ],
+                        readinessProbe: { httpGet: { path: '/readyz', port: 8443, scheme: 'HTTPS' }, periodSeconds: 1 },
+                        volumeMounts: [{ name: 'tls', mountPath: '/tls', readOnly: true }],
+                      },
+                    ],
+                    volumes: [{ name: 'tls', secret: { secretName: 'webhook-tls' } }],
+                  },
+                },
+              },
+            },
+            {
+              apiVersion: 'v1',
+              kind: 'Service',
+              metadata: { name: 'webhook', namespace: 'default' },
+              spec: {
+                selector: { app: 'webhook' },
+                ipFamilies: c.families,
+                ipFamilyPolicy: c.families.length > 1 ? 'RequireDualStack' : 'SingleStack',
+                ports: [{ port: 443, targetPort: 8443 }],
+              },
+            },
+            {
+              apiVersion: 'admissionregistration.k8s.io/v1',
+              kind: 'ValidatingWebhookConfiguration',
+              metadata: { name: 'deny-configmaps' },
+              webhooks: [
+                {
+                  name: 'deny-configmaps.e2e.gardener-ipv6.local',
+                  clientConfig: {
+                    service: { namespace: 'default', name: 'webhook', path: '/configmaps', port: 443 },
+                    caBundle: b64(ca.certPEM),
+                  },
+                  rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'] }],
+                  // Only the test's ConfigMaps: the rest of the shoot never depends on this pod.
+                  objectSelector: { matchLabels: { 'webhook-e2e': 'true' } },
+                  failurePolicy: 'Fail',
+                  sideEffects: 'None',
+                  admissionReviewVersions: ['v1'],
+                  timeoutSeconds: 5,
+                },
+              ],
+            },
+          ],
+        };
+        await kubectl(['apply', '-f', testFile('webhook.json', JSON.stringify(objects))]);
+        await kubectl(['rollout', 'status', 'deployment/webhook', '--timeout=90s']);
+        const configMap = (name: string, value: string) =>
+          testFile(
+            `${name}.json`,
+            JSON.stringify({
+              apiVersion: 'v1',
+              kind: 'ConfigMap',
+              metadata: { name, namespace: 'default', labels: { 'webhook-e2e': 'true' } },
+              data: { 'webhook-e2e-test': value },
+            }),
+          );
+        // The webhook's registration takes a moment to be seen by the API server, and its Service's rules a moment
+        // to reach every machine's kube-proxy: wait for the denial (a failure to call it is not one).
+        let last = '';
+        const denied = await waitFor(
+          () =>
+            kubectl(['create', '-f', configMap('disallowed', 'webhook-disallow')]).then(
+              async () => {
+                last = 'created';
+                await kubectl(['delete', 'configmap', 'disallowed', '--ignore-not-found']);
+                return undefined;
+              },
+              (e: Error) => {
+                last = e.message;
+                return /denied the request/.test(e.message) ? e : undefined;
+              },
+            ),
+          { timeoutMs: 60_000, intervalMs: 1_000, message: 'the webhook to deny the ConfigMap' },
+        ).catch((e: Error) => {
+          throw new Error(`${e.message}; last: ${last}`);
+        });
+        expect(denied.message).toMatch(/denied the request: the configmap contains unwanted key and value/);
+        // Anything else it allows: its answer, not a failure to reach it, decided.
+        await kubectl(['create', '-f', configMap('allowed', 'anything')]);
+        await kubectl(['delete', 'validatingwebhookconfiguration', 'deny-configmaps']);
+      }, 180_000);
 
       it('breaks cross-machine pod traffic when the worker sysctls turn forwarding off, and heals when on', async () => {
         const key = c.families[0] === 'IPv6' ? 'net.ipv6.conf.all.forwarding' : 'net.ipv4.conf.all.forwarding';

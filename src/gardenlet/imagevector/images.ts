@@ -17,6 +17,11 @@ export const IMAGES = {
   /** CoreDNS of the shoots (and the seed of `up`), from the pinned build. */
   coredns: 'local.gardener.cloud/coredns:1',
   /**
+   * Kubernetes' e2e test server (`agnhost webhook`, `netexec`, ...), built from the pinned release's
+   * test/images/agnhost under the name that release's e2e tests use (test/utils/image/manifest.go).
+   */
+  agnhost: 'registry.k8s.io/e2e-test-images/agnhost:2.66.1',
+  /**
    * The machine pods' image (provider-local): node with this project's agent, the kubelet, kube-proxy, containerd
    * and the host tools they need. Tagged with the kubelet's version; its digest changes with the agent too.
    */

@@ -314,6 +314,10 @@ export function testImageSpec(busyboxBinary = DEBIAN_STATIC_BUSYBOX): ImageSpec 
   };
 }
 
+export function agnhostImageSpec(agnhostBinary: string): ImageSpec {
+  return { name: IMAGES.agnhost, files: [{ path: 'agnhost', source: agnhostBinary }], entrypoint: ['/agnhost'] };
+}
+
 export function corednsImageSpec(corednsBinary: string): ImageSpec {
   return { name: COREDNS_IMAGE, files: [{ path: 'coredns', source: corednsBinary }], entrypoint: ['/coredns'] };
 }
@@ -583,11 +587,15 @@ export function buildSeedImages(binDir: string, cacheDir: string): Promise<Built
   ]).then(([machine, controlPlane, machinePod]) => [...machine, ...controlPlane, machinePod]);
 }
 
-/** The images every machine gets: the sandbox, the test image and CoreDNS, built from the binaries in `binDir`. */
+/**
+ * The images every machine gets: the sandbox, the test image, CoreDNS and agnhost, built from the binaries in
+ * `binDir`.
+ */
 export function buildMachineImages(binDir: string, cacheDir: string): Promise<BuiltImage[]> {
   return Promise.all([
     buildImage(pauseImageSpec(join(binDir, 'pause')), cacheDir),
     buildImage(testImageSpec(), cacheDir),
     buildImage(corednsImageSpec(join(binDir, 'coredns')), cacheDir),
+    buildImage(agnhostImageSpec(join(binDir, 'agnhost')), cacheDir),
   ]);
 }

@@ -28,6 +28,7 @@ import {
   machinePodImageSpec,
   ociLayout,
   pauseImageSpec,
+  agnhostImageSpec,
   testImageSpec,
   type ImageFile,
   type ImageSpec,
@@ -80,6 +81,13 @@ describe('OCI images without a registry', () => {
     expect(spec.name).toBe(TEST_IMAGE);
     const links = (spec.symlinks ?? []).map((l) => l.path);
     for (const applet of ['sh', 'httpd', 'nc', 'wget', 'nslookup']) expect(links).toContain(`bin/${applet}`);
+  });
+
+  it("agnhost's image carries the name the pinned release's e2e tests pull, and runs the binary", () => {
+    const spec = agnhostImageSpec(fakeBinary);
+    expect(spec.name).toBe('registry.k8s.io/e2e-test-images/agnhost:2.66.1');
+    expect(spec.files).toEqual([{ path: 'agnhost', source: fakeBinary }]);
+    expect(spec.entrypoint).toEqual(['/agnhost']);
   });
 
   it('removes archives of the same image unused for an hour when it builds a new one, and keeps recent ones', async () => {
