@@ -96,6 +96,15 @@ export function desiredWorker(shoot: Shoot): Worker {
   };
 }
 
+/** The user data Secrets of pools the Worker had and the shoot no longer has. */
+export function staleUserDataSecrets(previous: Pick<Worker, 'spec'> | undefined, shoot: Shoot): string[] {
+  const wanted = new Set(workerPools(shoot).map((p) => p.name));
+  return (previous?.spec.pools ?? [])
+    .map((p) => p.name)
+    .filter((name): name is string => typeof name === 'string' && !wanted.has(name))
+    .map(userDataSecretName);
+}
+
 export class ShootWorker implements DeployWaiter {
   constructor(
     private readonly client: ResourceClient,
@@ -134,8 +143,16 @@ export class ShootWorker implements DeployWaiter {
       type: 'Opaque',
       stringData: { [USER_DATA_KEY]: JSON.stringify(data) },
     }));
+    const previous = await this.client.get<Worker & KubernetesObject>(
+      Refs.worker,
+      this.shoot.metadata.name ?? '',
+      namespace,
+      { signal: ctx.signal },
+    );
     await applyAll(this.client, Refs.secret, secrets, ctx);
     await applyAll(this.client, Refs.worker, [desiredWorker(this.shoot)], ctx);
+    // The user data of pools the shoot no longer has: their machines go with the Worker's new spec.
+    await deleteAll(this.client, Refs.secret, staleUserDataSecrets(previous, this.shoot), namespace, ctx);
   }
 
   /** Ready when the provider reconciled the Worker and the shoot has every Node Ready and CoreDNS available. */

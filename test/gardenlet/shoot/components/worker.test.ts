@@ -5,6 +5,7 @@ import { validateWorker } from '../../../../src/apis/extensions/v1alpha1/validat
 import {
   desiredUserData,
   desiredWorker,
+  staleUserDataSecrets,
   userDataSecretName,
 } from '../../../../src/gardenlet/shoot/components/worker.js';
 import {
@@ -41,6 +42,19 @@ describe("the shoot's Worker", () => {
       ['x', 1, 1, { name: userDataSecretName('x'), key: 'userData' }],
     ]);
     expect(validateWorker(worker)).toEqual([]);
+  });
+
+  it('drops the user data of pools the Worker had and the shoot no longer has, and of no other', () => {
+    const previous = desiredWorker({
+      ...shoot,
+      spec: {
+        ...shoot.spec,
+        provider: { type: 'local', workers: [...shoot.spec.provider!.workers!, { name: 'gone', minimum: 1 }] },
+      },
+    } as Shoot);
+    expect(staleUserDataSecrets(previous, shoot)).toEqual([userDataSecretName('gone')]);
+    expect(staleUserDataSecrets(desiredWorker(shoot), shoot)).toEqual([]);
+    expect(staleUserDataSecrets(undefined, shoot)).toEqual([]);
   });
 
   it("gives each pool user data a machine agent accepts: the shoot's networks, token, files and the pool's sysctls", () => {
