@@ -11,6 +11,8 @@ export const FIELD_MANAGER = 'gardenlet';
 /** The seed namespace's Secrets of a shoot's CA and service-account key pair, kept for the shoot's life. */
 export const CA_SECRET_NAME = 'ca';
 export const SERVICE_ACCOUNT_KEY_SECRET_NAME = 'service-account-key';
+/** etcd's own CA (Gardener's `ca-etcd`): only kube-apiserver holds a client certificate of it. */
+export const ETCD_CA_SECRET_NAME = 'ca-etcd';
 
 export const Labels = {
   role: 'gardener.cloud/role',

@@ -24,12 +24,13 @@ import { ResourceClient } from '../../src/runtime/client.js';
 import { silentLogger } from '../../src/runtime/log.js';
 import { machinesUnsupportedReason } from '../extensions/provider-local/machine/shoot-env.js';
 import { cli } from '../support/cli.js';
-import { createProjectAndSeeds, healthyShoot, runWithNameserver, testFile } from '../support/shoot.js';
+import { createProjectAndSeeds, healthyShoot, run, runWithNameserver, testFile } from '../support/shoot.js';
 import { waitFor } from '../support/wait.js';
 import { shootAdminAccess, shootAdminClient } from '../../src/gardenlet/shoot/shoot-client.js';
 import { shootGet } from '../../src/gardenlet/shoot/shoot-get.js';
 import { podToPodCheck } from '../../src/extensions/provider-local/worker/pod-check.js';
 import { MACHINE_POD_BIN_DIR } from '../../src/extensions/provider-local/machine/images.js';
+import { IMAGES } from '../../src/gardenlet/imagevector/images.js';
 import { OVERLAY_UNDERLAY_ANNOTATION } from '../../src/extensions/provider-local/machine/overlay.js';
 
 const unsupported = machinesUnsupportedReason();
@@ -149,6 +150,44 @@ describe.skipIf(unsupported !== undefined).sequential('shoot control planes as s
     );
     expect(pdbs.sort()).toEqual(['etcd-main', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler']);
   }, 240_000);
+
+  it('etcd serves TLS to clients of its own CA only: a pod of the seed without such a certificate is refused', async () => {
+    // A pod of the seed (the machine image has node) connects to etcd's Service with TLS but no client certificate,
+    // then asks for /version: it gets etcd's server certificate, never an answer.
+    const script = [
+      "const tls = require('node:tls');",
+      `const socket = tls.connect({ host: 'etcd-main-client.${SEED_NAMESPACE}.svc', port: 2379, rejectUnauthorized: false });`,
+      "socket.on('secureConnect', () => { console.log('server ' + socket.getPeerCertificate().subject.CN);",
+      "  socket.write('GET /version HTTP/1.1\\r\\nHost: etcd\\r\\n\\r\\n'); });",
+      "socket.on('data', (d) => console.log('answered ' + String(d).split('\\r\\n')[0]));",
+      "socket.on('error', (e) => console.log('refused ' + (e.code || e.message)));",
+      "socket.setTimeout(10000, () => { console.log('timeout'); socket.destroy(); });",
+    ].join('\n');
+    await client.create(Refs.pod, {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'etcd-probe', namespace: SEED_NAMESPACE },
+      spec: {
+        restartPolicy: 'Never',
+        automountServiceAccountToken: false,
+        terminationGracePeriodSeconds: 0,
+        containers: [{ name: 'probe', image: IMAGES.machine, command: [process.execPath, '-e', script] }],
+      },
+    } as KubernetesObject);
+    const log = await waitFor(
+      async () => {
+        const pod = await client.get<PodObject>(Refs.pod, 'etcd-probe', SEED_NAMESPACE);
+        if (pod?.status?.phase !== 'Succeeded' && pod?.status?.phase !== 'Failed') return undefined;
+        return (await run(kubectl, ['--kubeconfig', cp.kubeconfigPath, '-n', SEED_NAMESPACE, 'logs', 'etcd-probe']))
+          .stdout;
+      },
+      { timeoutMs: 60_000, intervalMs: 500, message: 'the etcd probe pod to finish' },
+    );
+    await client.delete(Refs.pod, 'etcd-probe', SEED_NAMESPACE);
+    expect(log).toContain('server etcd-main');
+    expect(log).toMatch(/^refused /m);
+    expect(log).not.toContain('answered');
+  }, 90_000);
 
   it('its API server answers at the AAAA address of its name, from here, with the shoot CA', async () => {
     const resolver = new Resolver({ timeout: 1000, tries: 2 });

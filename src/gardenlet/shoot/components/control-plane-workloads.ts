@@ -43,6 +43,8 @@ import { Refs } from '../../resources.js';
 export const ETCD_NAME = 'etcd-main';
 export const ETCD_CLIENT_SERVICE = 'etcd-main-client';
 export const ETCD_PORT = 2379;
+/** etcd's health and metrics, plain HTTP: what the kubelet probes (the client port wants a client certificate). */
+export const ETCD_METRICS_PORT = 2381;
 /** Where etcd keeps its data on its Node. */
 export const ETCD_HOST_DIR = '/var/lib/gardener-ipv6/etcd';
 const CERT_VALIDITY_MS = 365 * 24 * 3600_000;
@@ -106,19 +108,28 @@ function podListenAddress(families: readonly IPFamily[]): string {
   return families.includes('IPv6') ? '::' : '0.0.0.0';
 }
 
-const etcdClientURL = (namespace: string) => `http://${ETCD_CLIENT_SERVICE}.${namespace}.svc:${ETCD_PORT}`;
+const etcdClientURL = (namespace: string) => `https://${ETCD_CLIENT_SERVICE}.${namespace}.svc:${ETCD_PORT}`;
 
+/** etcd with TLS and client-certificate authentication (its own CA): kube-apiserver is its only client. */
 export function etcdPodArgs(values: ControlPlaneWorkloadValues): string[] {
-  const listen = podListenAddress(values.seedFamilies);
+  const listen = urlHost(podListenAddress(values.seedFamilies));
   return withFlags(etcdArgs(POD_FILES), {
-    'listen-client-urls': `http://${listen.includes(':') ? `[${listen}]` : listen}:${ETCD_PORT}`,
+    'listen-client-urls': `https://${listen}:${ETCD_PORT}`,
     'advertise-client-urls': etcdClientURL(values.namespace),
+    'listen-metrics-urls': `http://${listen}:${ETCD_METRICS_PORT}`,
+    'cert-file': POD_FILES.etcdServerCert,
+    'key-file': POD_FILES.etcdServerKey,
+    'client-cert-auth': 'true',
+    'trusted-ca-file': POD_FILES.etcdCACert,
   });
 }
 
 export function kubeAPIServerPodArgs(values: ControlPlaneWorkloadValues): string[] {
   return withFlags(kubeAPIServerArgs(values.spec, POD_FILES), {
     'etcd-servers': etcdClientURL(values.namespace),
+    'etcd-cafile': POD_FILES.etcdCACert,
+    'etcd-certfile': POD_FILES.etcdClientCert,
+    'etcd-keyfile': POD_FILES.etcdClientKey,
     'bind-address': podListenAddress(values.seedFamilies),
   });
 }
@@ -244,13 +255,19 @@ export function desiredControlPlaneWorkloads(values: ControlPlaneWorkloadValues)
               command: ['/usr/local/bin/etcd'],
               args: etcdPodArgs(values),
               ports: [{ name: 'client', containerPort: ETCD_PORT, protocol: 'TCP' }],
-              readinessProbe: httpProbe('/health', ETCD_PORT, 'HTTP'),
-              livenessProbe: httpProbe('/health', ETCD_PORT, 'HTTP', 15),
+              readinessProbe: httpProbe('/health', ETCD_METRICS_PORT, 'HTTP'),
+              livenessProbe: httpProbe('/health', ETCD_METRICS_PORT, 'HTTP', 15),
               resources: { requests: { cpu: '50m', memory: '100Mi' } },
-              volumeMounts: [{ name: 'data', mountPath: '/var/etcd' }],
+              volumeMounts: [
+                { name: 'data', mountPath: '/var/etcd' },
+                { name: 'pki', mountPath: POD_FILES.pki, readOnly: true },
+              ],
             },
           ],
-          volumes: [{ name: 'data', hostPath: { path: `${ETCD_HOST_DIR}/${namespace}`, type: 'DirectoryOrCreate' } }],
+          volumes: [
+            { name: 'data', hostPath: { path: `${ETCD_HOST_DIR}/${namespace}`, type: 'DirectoryOrCreate' } },
+            secretVolume(ETCD_NAME),
+          ],
         },
       },
     },
@@ -364,6 +381,7 @@ export function certificateInputsHash(spec: ControlPlaneSpec, secrets: ControlPl
         spec.addresses,
         secrets.ca.certPEM,
         secrets.serviceAccount.publicPEM,
+        secrets.etcdCA?.certPEM ?? null,
       ]),
     )
     .digest('hex')
@@ -381,19 +399,41 @@ function inSeedNames(spec: ControlPlaneSpec): string[] {
   ];
 }
 
-/** The Secrets of kube-apiserver, kube-controller-manager and kube-scheduler, with certificates issued now. */
+/** etcd's names in the seed (its client Service's) and its pod's own loopback. */
+function etcdServerNames(namespace: string): { dnsNames: string[]; ipAddresses: string[] } {
+  const service = ETCD_CLIENT_SERVICE;
+  return {
+    dnsNames: [
+      service,
+      `${service}.${namespace}`,
+      `${service}.${namespace}.svc`,
+      `${service}.${namespace}.svc.cluster.local`,
+      'localhost',
+    ],
+    ipAddresses: ['::1', '127.0.0.1'],
+  };
+}
+
+/**
+ * The Secrets of etcd, kube-apiserver, kube-controller-manager and kube-scheduler (and kube-apiserver's vpn-seed),
+ * with certificates issued now.
+ */
 export async function controlPlaneSecrets(
   spec: ControlPlaneSpec,
-  secrets: ControlPlaneSecrets,
+  secrets: ControlPlaneSecrets & { readonly etcdCA: CertificatePair },
   labels: Record<string, string>,
 ): Promise<V1Secret[]> {
-  const [{ server, kubeletClient, controllerManager, scheduler }, vpnSeed] = await Promise.all([
+  const notAfter = new Date(Date.now() + CERT_VALIDITY_MS);
+  const [{ server, kubeletClient, controllerManager, scheduler }, vpnSeed, etcdServer, etcdClient] = await Promise.all([
     issueComponentCertificates(spec, secrets.ca, { validityMs: CERT_VALIDITY_MS, extraDNSNames: inSeedNames(spec) }),
-    issueCertificate(secrets.ca, {
-      commonName: VPN_SEED.user,
-      usages: ['client'],
-      notAfter: new Date(Date.now() + CERT_VALIDITY_MS),
+    issueCertificate(secrets.ca, { commonName: VPN_SEED.user, usages: ['client'], notAfter }),
+    issueCertificate(secrets.etcdCA, {
+      commonName: ETCD_NAME,
+      usages: ['server'],
+      notAfter,
+      ...etcdServerNames(spec.name),
     }),
+    issueCertificate(secrets.etcdCA, { commonName: 'kube-apiserver-etcd-client', usages: ['client'], notAfter }),
   ]);
   const inSeed = `https://${COMPONENTS.kubeAPIServer.name}.${spec.name}.svc:${API_SERVER_PORT}`;
   const kubeconfig = (name: string, pair: CertificatePair) =>
@@ -407,8 +447,16 @@ export async function controlPlaneSecrets(
     data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
   });
   return [
+    secret(COMPONENTS.etcd.name, {
+      'etcd-ca.crt': secrets.etcdCA.certPEM,
+      'etcd-server.crt': etcdServer.certPEM,
+      'etcd-server.key': etcdServer.keyPEM,
+    }),
     secret(COMPONENTS.kubeAPIServer.name, {
       'ca.crt': secrets.ca.certPEM,
+      'etcd-ca.crt': secrets.etcdCA.certPEM,
+      'etcd-client.crt': etcdClient.certPEM,
+      'etcd-client.key': etcdClient.keyPEM,
       'apiserver.crt': server.certPEM,
       'apiserver.key': server.keyPEM,
       'apiserver-kubelet-client.crt': kubeletClient.certPEM,
@@ -457,13 +505,17 @@ export class ShootControlPlaneWorkloads {
     private readonly seedFamilies: readonly IPFamily[],
   ) {}
 
-  async deploy(spec: ControlPlaneSpec, secrets: ControlPlaneSecrets, ctx: ComponentContext): Promise<void> {
+  async deploy(
+    spec: ControlPlaneSpec,
+    secrets: ControlPlaneSecrets & { readonly etcdCA: CertificatePair },
+    ctx: ComponentContext,
+  ): Promise<void> {
     const { client } = this;
     const namespace = spec.name;
     const labels = shootLabels(this.shoot);
     const hash = certificateInputsHash(spec, secrets);
     const existing = await Promise.all(
-      [...Object.values(COMPONENTS).slice(1), VPN_SEED].map((c) =>
+      [...Object.values(COMPONENTS), VPN_SEED].map((c) =>
         client.get<V1Secret>(Refs.secret, c.name, namespace, { signal: ctx.signal }),
       ),
     );
@@ -551,7 +603,7 @@ export class ShootControlPlaneWorkloads {
       [Refs.statefulSet, ETCD_NAME],
       [Refs.service, ETCD_CLIENT_SERVICE],
       ...Object.values(COMPONENTS).map((c): [ResourceRef, string] => [Refs.podDisruptionBudget, c.name]),
-      ...[...Object.values(COMPONENTS).slice(1), VPN_SEED].map((c): [ResourceRef, string] => [Refs.secret, c.name]),
+      ...[...Object.values(COMPONENTS), VPN_SEED].map((c): [ResourceRef, string] => [Refs.secret, c.name]),
     ];
     await Promise.all(deletions.map(([ref, name]) => this.client.delete(ref, name, namespace, { signal: ctx.signal })));
   }

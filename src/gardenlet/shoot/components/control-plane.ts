@@ -12,13 +12,14 @@ import type { ControlPlaneSpec } from './controlplane/args.js';
 import type { ControlPlaneSecrets } from './controlplane/certificates.js';
 import type { IPFamily } from '../../../net/cidr.js';
 import { cidrsByFamilies } from '../networks.js';
-import { createCA, createSigningKeyPair } from '../../../pki/certificates.js';
+import { createCA, createSigningKeyPair, type CertificatePair } from '../../../pki/certificates.js';
 import { isAlreadyExists, type ResourceClient } from '../../../runtime/client.js';
 import { applyAll, deleteAll } from '../../apply.js';
 import { NotReadyError, type ComponentContext, type DeployWaiter } from '../../component.js';
 import {
   apiServerDomain,
   CA_SECRET_NAME,
+  ETCD_CA_SECRET_NAME,
   SERVICE_ACCOUNT_KEY_SECRET_NAME,
   seedNamespaceName,
   shootLabels,
@@ -160,6 +161,27 @@ export async function ensureControlPlaneSecrets(
   };
 }
 
+/** etcd's CA (`ca-etcd`), created on first use and kept for the shoot's life. */
+export async function ensureEtcdCA(
+  client: ResourceClient,
+  shoot: Shoot,
+  ctx: ComponentContext,
+): Promise<CertificatePair> {
+  const data = await getOrCreateSecret(
+    client,
+    shoot,
+    ETCD_CA_SECRET_NAME,
+    async () => {
+      const pair = await createCA(`etcd-ca-${seedNamespaceName(shoot)}`, {
+        notAfter: new Date(Date.now() + CA_VALIDITY_MS),
+      });
+      return { 'ca.crt': pair.certPEM, 'ca.key': pair.keyPEM };
+    },
+    ctx,
+  );
+  return { certPEM: unb64(data['ca.crt']), keyPEM: unb64(data['ca.key']) };
+}
+
 /** Where the control plane runs: workloads in the seed (which has Nodes), of the seed's IP families. */
 export interface ControlPlaneRuntime {
   readonly seedFamilies: readonly IPFamily[];
@@ -185,9 +207,12 @@ export class ShootControlPlane implements DeployWaiter {
 
   async deploy(ctx: ComponentContext): Promise<void> {
     const spec = this.spec();
-    const secrets = await ensureControlPlaneSecrets(this.client, this.shoot, ctx);
+    const [secrets, etcdCA] = await Promise.all([
+      ensureControlPlaneSecrets(this.client, this.shoot, ctx),
+      ensureEtcdCA(this.client, this.shoot, ctx),
+    ]);
     await applyAll(this.client, Refs.configMap, [desiredCAClusterConfigMap(this.shoot, secrets.ca.certPEM)], ctx);
-    await this.workloads().deploy(spec, secrets, ctx);
+    await this.workloads().deploy(spec, { ...secrets, etcdCA }, ctx);
   }
 
   /** Ready once the API server answers /readyz at its load-balancer address. */

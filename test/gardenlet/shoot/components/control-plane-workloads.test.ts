@@ -1,5 +1,5 @@
 import { X509Certificate } from 'node:crypto';
-import type { KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import type { ControlPlaneSpec } from '../../../../src/gardenlet/shoot/components/controlplane/args.js';
 import {
@@ -84,7 +84,7 @@ describe('desiredControlPlaneWorkloads', () => {
     for (const o of objects) expect(o.metadata?.namespace).toBe('shoot--p--s');
   });
 
-  it('keeps etcd on its Node with its data on that Node, listening on the pod and reached through its Service', () => {
+  it('keeps etcd on its Node with its data there, serving TLS to clients of its own CA through its Service', () => {
     const etcd = byName(objects, 'StatefulSet', 'etcd-main');
     expect(JSON.stringify(etcd.spec.template.spec.affinity)).toContain('"values":["seed-1"]');
     expect(etcd.spec.template.spec.volumes).toContainEqual({
@@ -93,17 +93,28 @@ describe('desiredControlPlaneWorkloads', () => {
     });
     const [container] = etcd.spec.template.spec.containers;
     expect(container!.image).toBe(IMAGES.etcd);
-    expect(flag(container!.args, 'listen-client-urls')).toBe('http://[::]:2379');
-    expect(flag(container!.args, 'advertise-client-urls')).toBe('http://etcd-main-client.shoot--p--s.svc:2379');
+    expect(flag(container!.args, 'listen-client-urls')).toBe('https://[::]:2379');
+    expect(flag(container!.args, 'advertise-client-urls')).toBe('https://etcd-main-client.shoot--p--s.svc:2379');
+    expect(flag(container!.args, 'client-cert-auth')).toBe('true');
+    expect(flag(container!.args, 'trusted-ca-file')).toBe('/srv/kubernetes/pki/etcd-ca.crt');
+    expect(flag(container!.args, 'cert-file')).toBe('/srv/kubernetes/pki/etcd-server.crt');
     expect(flag(container!.args, 'data-dir')).toBe('/var/etcd/data');
-    expect(container!.readinessProbe!.httpGet).toEqual({ path: '/health', port: 2379, scheme: 'HTTP' });
+    // The kubelet probes the plain-HTTP health port: the client port wants a client certificate.
+    expect(flag(container!.args, 'listen-metrics-urls')).toBe('http://[::]:2381');
+    expect(container!.readinessProbe!.httpGet).toEqual({ path: '/health', port: 2381, scheme: 'HTTP' });
+    expect(etcd.spec.template.spec.volumes).toContainEqual({
+      name: 'pki',
+      secret: { secretName: 'etcd-main', defaultMode: 0o400 },
+    });
   });
 
   it('runs kube-apiserver on every pod address, at its load-balancer address for clients, with etcd by Service', () => {
     const apiServer = byName(objects, 'Deployment', 'kube-apiserver');
     const [container] = apiServer.spec.template.spec.containers;
     expect(container!.image).toBe(IMAGES.kubeAPIServer);
-    expect(flag(container!.args, 'etcd-servers')).toBe('http://etcd-main-client.shoot--p--s.svc:2379');
+    expect(flag(container!.args, 'etcd-servers')).toBe('https://etcd-main-client.shoot--p--s.svc:2379');
+    expect(flag(container!.args, 'etcd-certfile')).toBe('/srv/kubernetes/pki/etcd-client.crt');
+    expect(flag(container!.args, 'etcd-cafile')).toBe('/srv/kubernetes/pki/etcd-ca.crt');
     expect(flag(container!.args, 'bind-address')).toBe('::');
     expect(flag(container!.args, 'advertise-address')).toBe('fd00:ff::2');
     expect(flag(container!.args, 'tls-cert-file')).toBe('/srv/kubernetes/pki/apiserver.crt');
@@ -144,7 +155,7 @@ describe('desiredControlPlaneWorkloads', () => {
   it('listens on 0.0.0.0 in an IPv4 seed', () => {
     const v4 = desiredControlPlaneWorkloads(values({ seedFamilies: ['IPv4'] }));
     const etcd = byName(v4, 'StatefulSet', 'etcd-main');
-    expect(flag(etcd.spec.template.spec.containers[0]!.args, 'listen-client-urls')).toBe('http://0.0.0.0:2379');
+    expect(flag(etcd.spec.template.spec.containers[0]!.args, 'listen-client-urls')).toBe('https://0.0.0.0:2379');
     const apiServer = byName(v4, 'Deployment', 'kube-apiserver');
     expect(flag(apiServer.spec.template.spec.containers[0]!.args, 'bind-address')).toBe('0.0.0.0');
   });
@@ -171,14 +182,29 @@ describe('etcdCleanupPod', () => {
 describe('controlPlaneSecrets', () => {
   it('issues a serving certificate for the addresses and names clients use, in the seed too', async () => {
     const ca = await createCA('shoot-ca', { notAfter: new Date(Date.now() + 3600_000) });
+    const etcdCA = await createCA('etcd-ca', { notAfter: new Date(Date.now() + 3600_000) });
     const sa = await createSigningKeyPair();
-    const secrets = await controlPlaneSecrets(spec, { ca, serviceAccount: sa }, {});
-    expect(secrets.map((s) => s.metadata?.name)).toEqual([
+    const all = await controlPlaneSecrets(spec, { ca, serviceAccount: sa, etcdCA }, {});
+    expect(all.map((s) => s.metadata?.name)).toEqual([
+      'etcd-main',
       'kube-apiserver',
       'kube-controller-manager',
       'kube-scheduler',
       'vpn-seed',
     ]);
+    const pem = (secret: V1Secret, key: string) => Buffer.from(secret.data![key]!, 'base64').toString();
+    // etcd serves with a certificate of its own CA for its Service's names, and trusts clients of that CA only:
+    // kube-apiserver holds the one client certificate; no key of either CA is mounted anywhere but the CA Secrets.
+    const etcd = all[0]!;
+    expect(Object.keys(etcd.data!).sort()).toEqual(['etcd-ca.crt', 'etcd-server.crt', 'etcd-server.key']);
+    const etcdServer = new X509Certificate(pem(etcd, 'etcd-server.crt'));
+    expect(etcdServer.verify(new X509Certificate(etcdCA.certPEM).publicKey)).toBe(true);
+    expect(etcdServer.subjectAltName).toContain('DNS:etcd-main-client.shoot--p--s.svc');
+    expect(pem(etcd, 'etcd-ca.crt')).toBe(etcdCA.certPEM);
+    const etcdClient = new X509Certificate(pem(all[1]!, 'etcd-client.crt'));
+    expect(etcdClient.verify(new X509Certificate(etcdCA.certPEM).publicKey)).toBe(true);
+    expect(etcdClient.verify(new X509Certificate(ca.certPEM).publicKey)).toBe(false);
+    const secrets = all.slice(1);
     // The sidecar's user may list the shoot's Nodes and nothing of the seed's: no CA key, a user of its own.
     expect(Object.keys(secrets[3]!.data!)).toEqual(['kubeconfig']);
     expect(Buffer.from(secrets[3]!.data!.kubeconfig!, 'base64').toString()).toContain('gardener-ipv6:vpn-seed');
@@ -190,12 +216,12 @@ describe('controlPlaneSecrets', () => {
     expect(kubeconfig).toContain('server: https://kube-apiserver.shoot--p--s.svc:443');
     // The scheduler's Secret holds no key of the CA.
     expect(Object.keys(secrets[2]!.data!)).toEqual(['kubeconfig']);
-    const hash = certificateInputsHash(spec, { ca, serviceAccount: sa });
-    for (const s of secrets) expect(s.metadata?.annotations?.[INPUTS_ANNOTATION]).toBe(hash);
+    const hash = certificateInputsHash(spec, { ca, serviceAccount: sa, etcdCA });
+    for (const s of all) expect(s.metadata?.annotations?.[INPUTS_ANNOTATION]).toBe(hash);
     // Another load-balancer address is another input.
-    expect(certificateInputsHash({ ...spec, addresses: { IPv6: 'fd00:ff::3' } }, { ca, serviceAccount: sa })).not.toBe(
-      hash,
-    );
+    expect(
+      certificateInputsHash({ ...spec, addresses: { IPv6: 'fd00:ff::3' } }, { ca, serviceAccount: sa, etcdCA }),
+    ).not.toBe(hash);
   });
 });
 

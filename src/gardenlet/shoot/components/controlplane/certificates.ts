@@ -35,6 +35,11 @@ export function apiServerSANs(
 export interface ControlPlaneSecrets {
   readonly ca: CertificatePair;
   readonly serviceAccount: { readonly privatePEM: string; readonly publicPEM: string };
+  /**
+   * etcd's CA, apart from the shoot's: a certificate of the shoot's CA (a kubelet's, an admin's) is no etcd client.
+   * Only the control plane's deploy reads it.
+   */
+  readonly etcdCA?: CertificatePair;
 }
 
 export interface ComponentCertificates {
