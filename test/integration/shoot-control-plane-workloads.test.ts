@@ -31,6 +31,7 @@ import { shootGet } from '../../src/gardenlet/shoot/shoot-get.js';
 import { podToPodCheck } from '../../src/extensions/provider-local/worker/pod-check.js';
 import { MACHINE_POD_BIN_DIR } from '../../src/extensions/provider-local/machine/images.js';
 import { IMAGES } from '../../src/gardenlet/imagevector/images.js';
+import { issueCertificate } from '../../src/pki/certificates.js';
 import { OVERLAY_UNDERLAY_ANNOTATION } from '../../src/extensions/provider-local/machine/overlay.js';
 
 const unsupported = machinesUnsupportedReason();
@@ -163,27 +164,7 @@ describe.skipIf(unsupported !== undefined).sequential('shoot control planes as s
       "socket.on('error', (e) => console.log('refused ' + (e.code || e.message)));",
       "socket.setTimeout(10000, () => { console.log('timeout'); socket.destroy(); });",
     ].join('\n');
-    await client.create(Refs.pod, {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name: 'etcd-probe', namespace: SEED_NAMESPACE },
-      spec: {
-        restartPolicy: 'Never',
-        automountServiceAccountToken: false,
-        terminationGracePeriodSeconds: 0,
-        containers: [{ name: 'probe', image: IMAGES.machine, command: [process.execPath, '-e', script] }],
-      },
-    } as KubernetesObject);
-    const log = await waitFor(
-      async () => {
-        const pod = await client.get<PodObject>(Refs.pod, 'etcd-probe', SEED_NAMESPACE);
-        if (pod?.status?.phase !== 'Succeeded' && pod?.status?.phase !== 'Failed') return undefined;
-        return (await run(kubectl, ['--kubeconfig', cp.kubeconfigPath, '-n', SEED_NAMESPACE, 'logs', 'etcd-probe']))
-          .stdout;
-      },
-      { timeoutMs: 60_000, intervalMs: 500, message: 'the etcd probe pod to finish' },
-    );
-    await client.delete(Refs.pod, 'etcd-probe', SEED_NAMESPACE);
+    const log = await seedPodScript('etcd-probe', script);
     expect(log).toContain('server etcd-main');
     expect(log).toMatch(/^refused /m);
     expect(log).not.toContain('answered');
@@ -266,6 +247,80 @@ describe.skipIf(unsupported !== undefined).sequential('shoot control planes as s
       { timeoutMs: 30_000, intervalMs: 500, message: 'EveryNodeReady and SystemComponentsHealthy' },
     ).then((messages) => expect(messages).toEqual(['All 2 Nodes are Ready.', 'CoreDNS is available.']));
   }, 180_000);
+
+  /** Runs a node script in a pod of the seed namespace (the machine image has node) and returns its output. */
+  async function seedPodScript(name: string, script: string, env: Record<string, string> = {}): Promise<string> {
+    await client.create(Refs.pod, {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace: SEED_NAMESPACE },
+      spec: {
+        restartPolicy: 'Never',
+        automountServiceAccountToken: false,
+        terminationGracePeriodSeconds: 0,
+        containers: [
+          {
+            name: 'probe',
+            image: IMAGES.machine,
+            command: [process.execPath, '-e', script],
+            env: Object.entries(env).map(([k, v]) => ({ name: k, value: v })),
+          },
+        ],
+      },
+    } as KubernetesObject);
+    try {
+      return await waitFor(
+        async () => {
+          const pod = await client.get<PodObject>(Refs.pod, name, SEED_NAMESPACE);
+          if (pod?.status?.phase !== 'Succeeded' && pod?.status?.phase !== 'Failed') return undefined;
+          return (await run(kubectl, ['--kubeconfig', cp.kubeconfigPath, '-n', SEED_NAMESPACE, 'logs', name])).stdout;
+        },
+        { timeoutMs: 60_000, intervalMs: 500, message: `the pod ${name} to finish` },
+      );
+    } finally {
+      await client.delete(Refs.pod, name, SEED_NAMESPACE);
+    }
+  }
+
+  it("a Node's certificate gets nothing from another Node's kubelet: the kubelet asks the API server", async () => {
+    // What a shoot admin holding one machine could present: a certificate of the shoot's CA for that machine's Node.
+    const ca = (await client.get<KubernetesObject & { data?: Record<string, string> }>(
+      Refs.secret,
+      'ca',
+      SEED_NAMESPACE,
+    ))!;
+    const unb64 = (v: string | undefined) => Buffer.from(v ?? '', 'base64').toString();
+    const node0 = await issueCertificate(
+      { certPEM: unb64(ca.data?.['ca.crt']), keyPEM: unb64(ca.data?.['ca.key']) },
+      {
+        commonName: 'system:node:machine-w-0',
+        organizations: ['system:nodes'],
+        usages: ['client'],
+        notAfter: new Date(Date.now() + 600_000),
+      },
+    );
+    const target = (await controlPlanePods()).find((p) => p.metadata?.name === 'machine-w-1') as
+      (PodObject & { status?: { podIP?: string } }) | undefined;
+    expect(target?.status?.podIP).toBeDefined();
+    const script = [
+      "const https = require('node:https');",
+      'const paths = ["/pods", "/runningpods/", "/logs/"];',
+      'let left = paths.length;',
+      'for (const path of paths) {',
+      '  https.get({ host: process.env.TARGET, port: 10250, path, cert: process.env.CERT, key: process.env.KEY,',
+      '      rejectUnauthorized: false, timeout: 10000 }, (res) => {',
+      "    console.log(path + ' ' + res.statusCode); res.resume(); if (--left === 0) process.exit(0);",
+      "  }).on('error', (e) => { console.log(path + ' error ' + e.message); if (--left === 0) process.exit(0); });",
+      '}',
+    ].join('\n');
+    const out = await seedPodScript('kubelet-probe', script, {
+      TARGET: target!.status!.podIP!,
+      CERT: node0.certPEM,
+      KEY: node0.keyPEM,
+    });
+    // Authenticated (a certificate of the CA) but not authorized: 403 for each, never 200.
+    expect(out.trim().split('\n').sort()).toEqual(['/logs/ 403', '/pods 403', '/runningpods/ 403']);
+  }, 90_000);
 
   it('kube-apiserver reaches shoot pods: pods/proxy and services/proxy answer over IPv6', async () => {
     await withShoot(async (shoot, get) => {

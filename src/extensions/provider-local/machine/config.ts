@@ -142,13 +142,15 @@ export function kubeletConfig(opts: KubeletConfigOptions): string {
   return stringify({
     apiVersion: 'kubelet.config.k8s.io/v1beta1',
     kind: 'KubeletConfiguration',
-    // The kubelet API (logs, exec) accepts clients with a certificate of the shoot CA, like the API server's.
+    // As Gardener's kubelets: the kubelet API (logs, exec) authenticates clients by a certificate of the cluster's
+    // CA or a token the API server vouches for, and asks the API server whether each may do what it asks. A
+    // certificate of the CA alone (another Node's) gets nothing but what RBAC grants it.
     authentication: {
       anonymous: { enabled: false },
-      webhook: { enabled: false },
+      webhook: { enabled: true },
       x509: { clientCAFile: opts.clientCAFile ?? MACHINE_PATHS.caFile },
     },
-    authorization: { mode: 'AlwaysAllow' },
+    authorization: { mode: 'Webhook' },
     address: '::',
     port: 10250,
     readOnlyPort: 0,

@@ -54,6 +54,9 @@ describe('machine configuration', () => {
       readOnlyPort: 0,
     });
     expect(config.authentication.anonymous.enabled).toBe(false);
+    // Who may use the kubelet API is the API server's decision (SubjectAccessReview), not any holder of a CA cert.
+    expect(config.authorization).toEqual({ mode: 'Webhook' });
+    expect(config.authentication.webhook.enabled).toBe(true);
   });
 
   it('kubelet flags: one node IP per family, primary first', () => {
