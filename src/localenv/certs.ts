@@ -1,7 +1,9 @@
 /**
  * Certificates of the local control plane, made with the `openssl` CLI (Node has no API to issue X.509
  * certificates, and openssl is on every machine that runs this): a CA, the API server's serving certificate, an
- * admin client certificate in `system:masters`, and the service-account signing key pair. ECDSA P-256 keys: instant
+ * admin client certificate in `system:masters`, the service-account signing key pair, and etcd's own CA with its
+ * serving certificate and the API server's client certificate (a certificate of the cluster's CA, a Node's or the
+ * admin's, is no etcd client). ECDSA P-256 keys: instant
  * to generate, accepted by kube-apiserver for TLS and for service-account tokens (ES256).
  */
 import { execFile } from 'node:child_process';
@@ -22,6 +24,12 @@ export interface Certificates {
   adminKey: string;
   serviceAccountKey: string;
   serviceAccountPub: string;
+  etcdCACert: string;
+  etcdServerCert: string;
+  etcdServerKey: string;
+  /** kube-apiserver's, the only etcd client. */
+  etcdClientCert: string;
+  etcdClientKey: string;
 }
 
 export interface CertificateOptions {
@@ -49,8 +57,15 @@ async function openssl(args: string[]): Promise<void> {
 
 const EC_KEY = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
 
-/** Writes a key and a certificate signed by the CA, with the given extensions. */
-async function issue(dir: string, name: string, subject: string, extensions: string[], days: number): Promise<void> {
+/** Writes a key and a certificate signed by the CA (`ca` or `etcd-ca`), with the given extensions. */
+async function issue(
+  dir: string,
+  name: string,
+  subject: string,
+  extensions: string[],
+  days: number,
+  ca = 'ca',
+): Promise<void> {
   const ext = join(dir, `${name}.ext`);
   await writeFile(ext, extensions.join('\n') + '\n');
   await openssl([
@@ -70,9 +85,9 @@ async function issue(dir: string, name: string, subject: string, extensions: str
     '-in',
     join(dir, `${name}.csr`),
     '-CA',
-    join(dir, 'ca.crt'),
+    join(dir, `${ca}.crt`),
     '-CAkey',
-    join(dir, 'ca.key'),
+    join(dir, `${ca}.key`),
     // A random serial per certificate: -CAcreateserial would race on ca.srl between the parallel issues.
     '-set_serial',
     `0x${randomBytes(16).toString('hex')}`,
@@ -86,28 +101,62 @@ async function issue(dir: string, name: string, subject: string, extensions: str
   ]);
 }
 
-/** Generates all certificates and keys into `dir` (which should be private to this control plane). */
-export async function generateCertificates(dir: string, opts: CertificateOptions): Promise<Certificates> {
-  const days = opts.days ?? 30;
+async function createCA(dir: string, name: string, commonName: string, days: number): Promise<void> {
   await openssl([
     'req',
     '-x509',
     '-new',
     ...EC_KEY,
     '-keyout',
-    join(dir, 'ca.key'),
+    join(dir, `${name}.key`),
     '-out',
-    join(dir, 'ca.crt'),
+    join(dir, `${name}.crt`),
     '-days',
     String(days),
     '-sha256',
     '-subj',
-    '/CN=gardener-ipv6-local-ca',
+    `/CN=${commonName}`,
     '-addext',
     'basicConstraints=critical,CA:TRUE',
     '-addext',
     'keyUsage=critical,keyCertSign,cRLSign',
   ]);
+}
+
+const LEAF = ['basicConstraints=critical,CA:FALSE', 'keyUsage=critical,digitalSignature'];
+
+/** etcd's CA, its serving certificate for loopback (where it listens), and the API server's client certificate. */
+async function generateEtcdCertificates(dir: string, days: number): Promise<void> {
+  await createCA(dir, 'etcd-ca', 'gardener-ipv6-local-etcd-ca', days);
+  const ips = ['::1'];
+  await Promise.all([
+    issue(
+      dir,
+      'etcd-server',
+      '/CN=etcd',
+      [
+        ...LEAF,
+        'extendedKeyUsage=serverAuth',
+        `subjectAltName=${[...ips.map((ip) => `IP:${ip}`), 'DNS:localhost'].join(',')}`,
+      ],
+      days,
+      'etcd-ca',
+    ),
+    issue(
+      dir,
+      'etcd-client',
+      '/CN=kube-apiserver-etcd-client',
+      [...LEAF, 'extendedKeyUsage=clientAuth'],
+      days,
+      'etcd-ca',
+    ),
+  ]);
+}
+
+/** Generates all certificates and keys into `dir` (which should be private to this control plane). */
+export async function generateCertificates(dir: string, opts: CertificateOptions): Promise<Certificates> {
+  const days = opts.days ?? 30;
+  await Promise.all([createCA(dir, 'ca', 'gardener-ipv6-local-ca', days), generateEtcdCertificates(dir, days)]);
   const sans = [...opts.ipAddresses.map((ip) => `IP:${ip}`), ...opts.dnsNames.map((dns) => `DNS:${dns}`)];
   await Promise.all([
     issue(
@@ -153,6 +202,11 @@ export async function generateCertificates(dir: string, opts: CertificateOptions
     adminKey: join(dir, 'admin.key'),
     serviceAccountKey: join(dir, 'sa.key'),
     serviceAccountPub: join(dir, 'sa.pub'),
+    etcdCACert: join(dir, 'etcd-ca.crt'),
+    etcdServerCert: join(dir, 'etcd-server.crt'),
+    etcdServerKey: join(dir, 'etcd-server.key'),
+    etcdClientCert: join(dir, 'etcd-client.crt'),
+    etcdClientKey: join(dir, 'etcd-client.key'),
   };
 }
 

@@ -67,6 +67,8 @@ export interface ControlPlaneNodesOptions {
 export interface ControlPlane {
   /** `https://[::1]:PORT`, or the namespace's veth address with --ipv6-only. */
   readonly server: string;
+  /** `https://[::1]:PORT` (in the namespace with --ipv6-only): TLS, for clients of etcd's own CA only. */
+  readonly etcdURL: string;
   readonly kubeconfigPath: string;
   readonly dir: string;
   readonly certs: Certificates;
@@ -184,15 +186,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     }
     const [etcdClientPort, etcdPeerPort, apiserverPort] = ports as [number, number, number];
 
-    // Certificates while etcd starts.
-    const etcd = startEtcd({
-      bin: binaries.etcd,
-      dir,
-      clientPort: etcdClientPort,
-      peerPort: etcdPeerPort,
-      ...(netns !== undefined ? { netns } : {}),
-    });
-    processes.push(etcd.process);
+    // The certificates first: etcd serves TLS with its own CA from the start.
     const certs = await generateCertificates(dir, {
       ipAddresses: [...new Set(['::1', advertiseAddress, firstServiceIP(serviceCIDR)])],
       dnsNames: [
@@ -203,6 +197,15 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
         'kubernetes.default.svc.cluster.local',
       ],
     });
+    const etcd = startEtcd({
+      bin: binaries.etcd,
+      dir,
+      clientPort: etcdClientPort,
+      peerPort: etcdPeerPort,
+      tls: certs,
+      ...(netns !== undefined ? { netns } : {}),
+    });
+    processes.push(etcd.process);
     // etcd's /health is only reachable from inside its namespace; with --ipv6-only, /readyz (which includes
     // etcd) is the signal.
     if (netns === undefined) await waitForEtcd(etcd, deadline);
@@ -218,7 +221,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       serviceCIDR,
       ...(opts.secondaryServiceCIDR !== undefined ? { secondaryServiceCIDR: opts.secondaryServiceCIDR } : {}),
       ...(netns !== undefined ? { netns } : {}),
-      // The kubelets trust any client certificate of the CA (no authorization webhook yet): the admin's will do.
+      // The kubelets ask the API server whether a client may use their API: the admin (system:masters) may.
       ...(opts.nodes !== undefined
         ? { nodes: { kubeletClientCert: certs.adminCert, kubeletClientKey: certs.adminKey } }
         : {}),
@@ -288,6 +291,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
 
     return {
       server: apiserver.url,
+      etcdURL: etcd.clientURL,
       kubeconfigPath,
       dir,
       certs,

@@ -1,32 +1,36 @@
 /**
  * A single-member etcd for the local control plane, on an IPv6 loopback address only (etcd's defaults are
- * `localhost` URLs, which would also bind 127.0.0.1).
+ * `localhost` URLs, which would also bind 127.0.0.1), serving TLS to clients with a certificate of its own CA only:
+ * another local user can neither read nor write it (the API server holds the one client certificate).
  */
-import { request } from 'node:http';
+import { readFileSync } from 'node:fs';
+import { request } from 'node:https';
+import type { Certificates } from './certs.js';
 import { join } from 'node:path';
-import { urlHost } from './net.js';
 import { describeExit, startProcess, type ManagedProcess } from './process.js';
 
 export interface EtcdOptions {
   bin: string;
   /** Data and log folder (temporary). */
   dir: string;
-  /** Listen address, `::1` unless told otherwise. */
-  address?: string;
   clientPort: number;
   peerPort: number;
   netns?: string;
+  /** etcd's CA, serving certificate and the client certificate the health check uses. */
+  tls: Pick<Certificates, 'etcdCACert' | 'etcdServerCert' | 'etcdServerKey' | 'etcdClientCert' | 'etcdClientKey'>;
 }
 
 export interface Etcd {
   process: ManagedProcess;
-  /** `http://[::1]:PORT`, for kube-apiserver's --etcd-servers. */
+  /** `https://[::1]:PORT`, for kube-apiserver's --etcd-servers. */
   clientURL: string;
+  tls: EtcdOptions['tls'];
 }
 
 export function startEtcd(opts: EtcdOptions): Etcd {
-  const host = urlHost(opts.address ?? '::1');
-  const clientURL = `http://${host}:${opts.clientPort}`;
+  // Loopback only, IPv6: the serving certificate names `::1`.
+  const host = '[::1]';
+  const clientURL = `https://${host}:${opts.clientPort}`;
   const peerURL = `http://${host}:${opts.peerPort}`;
   const proc = startProcess({
     name: 'etcd',
@@ -40,6 +44,10 @@ export function startEtcd(opts: EtcdOptions): Etcd {
       `--initial-advertise-peer-urls=${peerURL}`,
       `--initial-cluster=default=${peerURL}`,
       '--initial-cluster-state=new',
+      `--cert-file=${opts.tls.etcdServerCert}`,
+      `--key-file=${opts.tls.etcdServerKey}`,
+      '--client-cert-auth=true',
+      `--trusted-ca-file=${opts.tls.etcdCACert}`,
       // The data is thrown away: fsync only costs time (seconds per test run on slow disks).
       '--unsafe-no-fsync',
       '--log-level=warn',
@@ -47,13 +55,18 @@ export function startEtcd(opts: EtcdOptions): Etcd {
     logFile: join(opts.dir, 'etcd.log'),
     ...(opts.netns !== undefined ? { netns: opts.netns } : {}),
   });
-  return { process: proc, clientURL };
+  return { process: proc, clientURL, tls: opts.tls };
 }
 
-/** GET /health once: true when etcd answers `"health":"true"`. */
-function healthy(clientURL: string): Promise<boolean> {
+/** GET /health once, with the client certificate: true when etcd answers `"health":"true"`. */
+function healthy(etcd: Etcd): Promise<boolean> {
   return new Promise((resolve) => {
-    const req = request(`${clientURL}/health`, { timeout: 1000 }, (res) => {
+    const tls = {
+      ca: readFileSync(etcd.tls.etcdCACert),
+      cert: readFileSync(etcd.tls.etcdClientCert),
+      key: readFileSync(etcd.tls.etcdClientKey),
+    };
+    const req = request(`${etcd.clientURL}/health`, { timeout: 1000, ...tls }, (res) => {
       let body = '';
       res.on('data', (c: Buffer) => (body += c.toString()));
       res.on('end', () => resolve(res.statusCode === 200 && /"health":\s*"true"/.test(body)));
@@ -72,7 +85,7 @@ export async function waitForEtcd(etcd: Etcd, deadline: number): Promise<void> {
   for (;;) {
     const exit = etcd.process.exit();
     if (exit !== undefined) throw new Error(`etcd ${describeExit(exit)} while starting:\n${etcd.process.tail()}`);
-    if (await healthy(etcd.clientURL)) return;
+    if (await healthy(etcd)) return;
     if (Date.now() > deadline)
       throw new Error(`etcd at ${etcd.clientURL} not healthy in time:\n${etcd.process.tail()}`);
     await new Promise((r) => setTimeout(r, 100));

@@ -60,6 +60,9 @@ export function startKubeAPIServer(opts: KubeAPIServerOptions): KubeAPIServer {
     command: opts.bin,
     args: [
       `--etcd-servers=${opts.etcdURL}`,
+      `--etcd-cafile=${certs.etcdCACert}`,
+      `--etcd-certfile=${certs.etcdClientCert}`,
+      `--etcd-keyfile=${certs.etcdClientKey}`,
       `--bind-address=${opts.bindAddress}`,
       `--advertise-address=${opts.advertiseAddress}`,
       `--secure-port=${opts.port}`,

@@ -151,7 +151,13 @@ export async function startShootEnv(families: IPFamily[], log: (line: string) =>
       dnsNames: ['kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'],
     });
     const [clientPort, peerPort] = await freePorts(2);
-    const etcd = startEtcd({ bin: join(BIN_DIR, 'etcd'), dir, clientPort: clientPort!, peerPort: peerPort! });
+    const etcd = startEtcd({
+      bin: join(BIN_DIR, 'etcd'),
+      dir,
+      clientPort: clientPort!,
+      peerPort: peerPort!,
+      tls: certs,
+    });
     processes.push(etcd.process);
     const services = nets.map((n) => n.services).join(',');
     const apiserver = startKubeAPIServer({
