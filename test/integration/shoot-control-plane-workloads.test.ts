@@ -181,6 +181,18 @@ describe.skipIf(unsupported !== undefined).sequential('shoot control planes as s
     expect(readyz.stdout.trim(), readyz.stderr).toBe('ok');
     const leases = await shootKubectl(['-n', 'kube-system', 'get', 'leases', '-o', 'name']);
     expect(leases.stdout).toContain('lease.coordination.k8s.io/kube-scheduler');
+    // Anonymous requests read the health endpoints only (as Gardener's API servers): /version wants a client.
+    const ca = (await client.get<KubernetesObject & { data?: Record<string, string> }>(
+      Refs.secret,
+      'ca',
+      SEED_NAMESPACE,
+    ))!;
+    const caPEM = Buffer.from(ca.data?.['ca.crt'] ?? '', 'base64').toString();
+    const anonymous = (path: string) => shootGet(`https://[${address}]:443`, caPEM, undefined, path, 5_000);
+    expect((await anonymous('/readyz')).status).toBe(200);
+    expect((await anonymous('/livez')).status).toBe(200);
+    expect((await anonymous('/version')).status).toBe(401);
+    expect((await anonymous('/api/v1/namespaces')).status).toBe(401);
   }, 60_000);
 
   /** The shoot through the gardenlet's own access: a client and raw GETs (pod logs). */

@@ -19,6 +19,7 @@ import { API_SERVER_SERVICE_NAME, ingressIPsByFamily } from './apiserver-service
 import type { Shoot } from '../../../apis/core/v1beta1/shoot.js';
 import {
   apiServerURL,
+  authenticationConfig,
   controlPlaneFiles,
   etcdArgs,
   kubeAPIServerArgs,
@@ -459,6 +460,7 @@ export async function controlPlaneSecrets(
       'etcd-client.key': etcdClient.keyPEM,
       'apiserver.crt': server.certPEM,
       'apiserver.key': server.keyPEM,
+      'authentication-config.yaml': authenticationConfig(),
       'apiserver-kubelet-client.crt': kubeletClient.certPEM,
       'apiserver-kubelet-client.key': kubeletClient.keyPEM,
       'sa.key': secrets.serviceAccount.privatePEM,

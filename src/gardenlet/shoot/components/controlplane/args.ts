@@ -49,6 +49,7 @@ export function controlPlaneFiles(dir: string) {
     etcdClientKey: join(pki, 'etcd-client.key'),
     etcdServerCert: join(pki, 'etcd-server.crt'),
     etcdServerKey: join(pki, 'etcd-server.key'),
+    authenticationConfig: join(pki, 'authentication-config.yaml'),
     serviceAccountKey: join(pki, 'sa.key'),
     serviceAccountPub: join(pki, 'sa.pub'),
     controllerManagerKubeconfig: join(dir, 'kube-controller-manager.kubeconfig'),
@@ -97,6 +98,25 @@ export function etcdArgs(files: ControlPlaneFiles): string[] {
   ];
 }
 
+/** The health endpoints anonymous requests may read; everything else (`/version` included) needs a client. */
+export const ANONYMOUS_PATHS = ['/livez', '/readyz', '/healthz'] as const;
+
+/**
+ * kube-apiserver's AuthenticationConfiguration, as Gardener configures it: anonymous requests only for the health
+ * endpoints (what probes and the care controller read), never for anything else.
+ */
+export function authenticationConfig(): string {
+  return [
+    'apiVersion: apiserver.config.k8s.io/v1',
+    'kind: AuthenticationConfiguration',
+    'anonymous:',
+    '  enabled: true',
+    '  conditions:',
+    ...ANONYMOUS_PATHS.map((path) => `    - path: ${path}`),
+    '',
+  ].join('\n');
+}
+
 export function kubeAPIServerArgs(spec: ControlPlaneSpec, files: ControlPlaneFiles): string[] {
   return [
     `--etcd-servers=${ETCD_CLIENT_URL}`,
@@ -110,6 +130,7 @@ export function kubeAPIServerArgs(spec: ControlPlaneSpec, files: ControlPlaneFil
     '--enable-admission-plugins=NodeRestriction',
     // Machines whose names nobody knows in advance join with a bootstrap token (TLS bootstrapping).
     '--enable-bootstrap-token-auth=true',
+    `--authentication-config=${files.authenticationConfig}`,
     `--cert-dir=${files.certDir}`,
     `--tls-cert-file=${files.serverCert}`,
     `--tls-private-key-file=${files.serverKey}`,

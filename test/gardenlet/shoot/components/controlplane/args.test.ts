@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import {
   apiServerBindAddress,
   apiServerURL,
+  authenticationConfig,
   controlPlaneFiles,
   kubeAPIServerArgs,
   kubeControllerManagerArgs,
@@ -53,6 +55,18 @@ describe('kube-apiserver of a shoot', () => {
     expect(flag(kubeAPIServerArgs(dual, files), 'service-cluster-ip-range')).toBe('10.4.0.0/16,fd00:10:4::/112');
     expect(flag(kubeAPIServerArgs(ipv6, files), 'etcd-servers')).toBe('http://[::1]:2379');
     expect(flag(kubeAPIServerArgs(ipv6, files), 'secure-port')).toBe('443');
+  });
+
+  it('lets anonymous requests read the health endpoints only, as Gardener configures it', () => {
+    const args = kubeAPIServerArgs(ipv6, files);
+    expect(flag(args, 'authentication-config')).toBe('/state/shoot--p--s/pki/authentication-config.yaml');
+    // The flag and the file's anonymous section exclude each other.
+    expect(args.some((a) => a.startsWith('--anonymous-auth'))).toBe(false);
+    expect(parse(authenticationConfig())).toEqual({
+      apiVersion: 'apiserver.config.k8s.io/v1',
+      kind: 'AuthenticationConfiguration',
+      anonymous: { enabled: true, conditions: [{ path: '/livez' }, { path: '/readyz' }, { path: '/healthz' }] },
+    });
   });
 
   it('brackets IPv6 addresses in its URL', () => {
