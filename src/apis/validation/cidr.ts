@@ -60,6 +60,30 @@ export function intersects(a: CIDRField | undefined, b: CIDRField | CIDR | undef
   return !!a?.cidr && !!other && overlaps(a.cidr, other);
 }
 
+/**
+ * Ranges no cluster network can use: packets to them never leave a host (loopback, link-local), go to many
+ * (multicast, broadcast) or to nobody (unspecified, "this network"). A shoot range overlapping one fails later and
+ * far from the cause (a machine's address, a route); admission names it instead.
+ */
+const SPECIAL_RANGES: readonly { readonly cidr: CIDR; readonly what: string }[] = [
+  ['0.0.0.0/8', '"this network" (0.0.0.0/8)'],
+  ['127.0.0.0/8', 'loopback (127.0.0.0/8)'],
+  ['169.254.0.0/16', 'link-local (169.254.0.0/16)'],
+  ['224.0.0.0/4', 'multicast (224.0.0.0/4)'],
+  ['255.255.255.255/32', 'broadcast (255.255.255.255/32)'],
+  ['::/128', 'unspecified (::/128)'],
+  ['::1/128', 'loopback (::1/128)'],
+  ['fe80::/10', 'link-local (fe80::/10)'],
+  ['ff00::/8', 'multicast (ff00::/8)'],
+].map(([cidr, what]) => ({ cidr: mustParseCIDR(cidr!), what: what! }));
+
+/** Refuses a range overlapping a special-purpose one (see SPECIAL_RANGES), naming it. */
+export function validateUsable(field: CIDRField): ErrorList {
+  if (!field.cidr) return [];
+  const special = SPECIAL_RANGES.find((r) => r.cidr.family === field.cidr!.family && overlaps(field.cidr!, r.cidr));
+  return special ? [invalid(field.path, field.value, `must not overlap with the ${special.what} range`)] : [];
+}
+
 /** Gardener's default VPN ranges, which no shoot or seed network may overlap. */
 export const DEFAULT_VPN_RANGES: Readonly<Record<IPFamily, string>> = {
   IPv4: '192.168.123.0/24',

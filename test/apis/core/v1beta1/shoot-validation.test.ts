@@ -332,6 +332,60 @@ describe('Shoot create: CIDR checks of nodes, pods and services', () => {
   });
 });
 
+describe('Shoot create: ranges no cluster network can use', () => {
+  it.each<[string, Shoot, FeatureGates, Cause[]]>([
+    [
+      'IPv6 link-local nodes',
+      ipv6ShootObject({ nodes: 'fe80::/64' }),
+      gateSets.ipv6,
+      [invalid(`${NET}.nodes`, 'Invalid value: "fe80::/64": must not overlap with the link-local (fe80::/10) range')],
+    ],
+    [
+      'IPv6 multicast pods',
+      ipv6ShootObject({ pods: 'ff02::/56' }),
+      gateSets.ipv6,
+      [invalid(`${NET}.pods`, 'Invalid value: "ff02::/56": must not overlap with the multicast (ff00::/8) range')],
+    ],
+    [
+      'IPv6 services around loopback',
+      ipv6ShootObject({ services: '::/112' }),
+      gateSets.ipv6,
+      [invalid(`${NET}.services`, 'Invalid value: "::/112": must not overlap with the unspecified (::/128) range')],
+    ],
+    [
+      'IPv4 loopback nodes',
+      ipv4ShootObject({ nodes: '127.0.0.0/16' }),
+      gateSets.none,
+      [
+        invalid(
+          `${NET}.nodes`,
+          'Invalid value: "127.0.0.0/16": must not overlap with the loopback (127.0.0.0/8) range',
+        ),
+      ],
+    ],
+    [
+      'IPv4 link-local pods',
+      ipv4ShootObject({ pods: '169.254.0.0/16' }),
+      gateSets.none,
+      [
+        invalid(
+          `${NET}.pods`,
+          'Invalid value: "169.254.0.0/16": must not overlap with the link-local (169.254.0.0/16) range',
+        ),
+      ],
+    ],
+    [
+      'IPv4 pods spanning multicast',
+      ipv4ShootObject({ pods: '192.0.0.0/2' }),
+      gateSets.none,
+      [invalid(`${NET}.pods`, 'Invalid value: "192.0.0.0/2": must not overlap with the multicast (224.0.0.0/4) range')],
+    ],
+    ['ULA and private ranges next to them', ipv6ShootObject({ nodes: 'fd00:10:1:100::/56' }), gateSets.ipv6, []],
+  ])('%s', (_name, object, gates, expected) => {
+    expect(admitShoot(object, gates)).toEqual(expected);
+  });
+});
+
 describe('Shoot create: services range size (kube-apiserver --service-cluster-ip-range)', () => {
   it.each<[string, Shoot, FeatureGates, Cause[]]>([
     ['IPv4 /12 is the largest accepted', ipv4ShootObject({ services: '100.64.0.0/12' }), gateSets.none, []],

@@ -11,6 +11,7 @@ import {
   validateCanonical,
   validateFamily,
   validateParse,
+  validateUsable,
   type CIDRField,
 } from '../../../validation/cidr.js';
 import {
@@ -154,6 +155,7 @@ function validateShootCIDRs(shoot: Shoot, info: FamilyInfo): { errors: ErrorList
       ...validateParse(field),
       ...(info.singleStack ? validateFamily(field, info.primary) : []),
       ...validateCanonical(field),
+      ...validateUsable(field),
     ];
     errors.push(...fieldErrors);
     if (fieldErrors.length === 0) cidrs[name] = field;
