@@ -451,6 +451,24 @@ describe.skipIf(unsupported !== undefined).sequential('shoot control planes as s
     expect(worker?.status?.machineDeployments).toEqual([{ name: 'machine-w', minimum: 1, maximum: 1 }]);
   }, 180_000);
 
+  it('a pool at minimum 0 has no machine and no Node, and the shoot still succeeds', async () => {
+    await client.mergePatch(Refs.shoot, SHOOT, NAMESPACE, {
+      spec: {
+        provider: { type: 'local', workers: [{ name: 'w', machine: { type: 'local' }, minimum: 0, maximum: 1 }] },
+      },
+    });
+    await waitFor(
+      async () => {
+        const s = await client.get<Shoot & KubernetesObject>(Refs.shoot, SHOOT, NAMESPACE);
+        if (s?.status?.observedGeneration !== s?.metadata.generation) return undefined;
+        if (s?.status?.lastOperation?.state !== 'Succeeded') return undefined;
+        if ((await controlPlanePods()).some((p) => p.metadata?.name?.startsWith('machine-'))) return undefined;
+        return withShoot(async (shoot) => (await shoot.list<NodeObject>(Refs.node, {})).items.length === 0);
+      },
+      { timeoutMs: 120_000, intervalMs: 1_000, message: 'Succeeded with no machine pod and no Node' },
+    );
+  }, 180_000);
+
   it('killed kube-apiserver and etcd pods come back with the shoot data; so does a gardenlet restart', async () => {
     const created = await shootKubectl(['create', 'configmap', 'keep-me', '--from-literal=k=v']);
     expect(created.code, created.stderr).toBe(0);

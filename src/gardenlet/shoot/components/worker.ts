@@ -173,6 +173,9 @@ export class ShootWorker implements DeployWaiter {
       // A kubelet never deletes its Node: the Node of a machine scaled away goes here, once its pod is gone.
       const gone = await this.nodesWithoutMachine(nodes.items, ctx);
       await Promise.all(gone.map((name) => shootClient.delete(Refs.node, name, undefined, { signal: ctx.signal })));
+      // Pools at minimum 0 (to be scaled up later): nothing to be Ready, and CoreDNS has nowhere to run until then
+      // (the care controller's SystemComponentsHealthy says so).
+      if (workerPools(this.shoot).every((p) => p.minimum <= 0)) return;
       const notReady = notReadyNodes(nodes.items.filter((n) => !gone.includes(n.metadata?.name ?? '')));
       if (notReady.length > 0) throw new NotReadyError(`Nodes not Ready yet: ${notReady.join(', ')}`);
       if (!(await coreDNSReady(shootClient))) throw new NotReadyError('CoreDNS is not available yet');
