@@ -125,6 +125,29 @@ export async function getOrCreateSecret(
   }
 }
 
+/** A CA kept in the Secret `name` of the seed namespace (`ca.crt`, `ca.key`), created on first use. */
+async function getOrCreateCA(
+  client: ResourceClient,
+  shoot: Shoot,
+  name: string,
+  commonNamePrefix: string,
+  ctx: ComponentContext,
+): Promise<CertificatePair> {
+  const data = await getOrCreateSecret(
+    client,
+    shoot,
+    name,
+    async () => {
+      const pair = await createCA(`${commonNamePrefix}-${seedNamespaceName(shoot)}`, {
+        notAfter: new Date(Date.now() + CA_VALIDITY_MS),
+      });
+      return { 'ca.crt': pair.certPEM, 'ca.key': pair.keyPEM };
+    },
+    ctx,
+  );
+  return { certPEM: unb64(data['ca.crt']), keyPEM: unb64(data['ca.key']) };
+}
+
 /** The shoot's CA and service-account key pair, created on first use. */
 export async function ensureControlPlaneSecrets(
   client: ResourceClient,
@@ -132,18 +155,7 @@ export async function ensureControlPlaneSecrets(
   ctx: ComponentContext,
 ): Promise<ControlPlaneSecrets> {
   const [ca, sa] = await Promise.all([
-    getOrCreateSecret(
-      client,
-      shoot,
-      CA_SECRET_NAME,
-      async () => {
-        const pair = await createCA(`shoot-ca-${seedNamespaceName(shoot)}`, {
-          notAfter: new Date(Date.now() + CA_VALIDITY_MS),
-        });
-        return { 'ca.crt': pair.certPEM, 'ca.key': pair.keyPEM };
-      },
-      ctx,
-    ),
+    getOrCreateCA(client, shoot, CA_SECRET_NAME, 'shoot-ca', ctx),
     getOrCreateSecret(
       client,
       shoot,
@@ -155,31 +167,12 @@ export async function ensureControlPlaneSecrets(
       ctx,
     ),
   ]);
-  return {
-    ca: { certPEM: unb64(ca['ca.crt']), keyPEM: unb64(ca['ca.key']) },
-    serviceAccount: { privatePEM: unb64(sa.id_rsa), publicPEM: unb64(sa['id_rsa.pub']) },
-  };
+  return { ca, serviceAccount: { privatePEM: unb64(sa.id_rsa), publicPEM: unb64(sa['id_rsa.pub']) } };
 }
 
 /** etcd's CA (`ca-etcd`), created on first use and kept for the shoot's life. */
-export async function ensureEtcdCA(
-  client: ResourceClient,
-  shoot: Shoot,
-  ctx: ComponentContext,
-): Promise<CertificatePair> {
-  const data = await getOrCreateSecret(
-    client,
-    shoot,
-    ETCD_CA_SECRET_NAME,
-    async () => {
-      const pair = await createCA(`etcd-ca-${seedNamespaceName(shoot)}`, {
-        notAfter: new Date(Date.now() + CA_VALIDITY_MS),
-      });
-      return { 'ca.crt': pair.certPEM, 'ca.key': pair.keyPEM };
-    },
-    ctx,
-  );
-  return { certPEM: unb64(data['ca.crt']), keyPEM: unb64(data['ca.key']) };
+export function ensureEtcdCA(client: ResourceClient, shoot: Shoot, ctx: ComponentContext): Promise<CertificatePair> {
+  return getOrCreateCA(client, shoot, ETCD_CA_SECRET_NAME, 'etcd-ca', ctx);
 }
 
 /** Where the control plane runs: workloads in the seed (which has Nodes), of the seed's IP families. */
