@@ -96,6 +96,16 @@ const inCIDR = (cidr: string, ip: string) => contains(parseCIDR(cidr)!, parseIP(
 const urlHost = (ip: string) => (ip.includes(':') ? `[${ip}]` : ip);
 const hostRoute = (ip: string) => `${ip}/${ip.includes(':') ? 128 : 32}`;
 
+/** The load-balancer addresses of the shoot's kube-apiserver Service in its seed namespace. */
+async function loadBalancerAddresses(seedNamespace: string): Promise<string[]> {
+  const service = await client.get<KubernetesObject & { status?: { loadBalancer?: { ingress?: { ip?: string }[] } } }>(
+    Refs.service,
+    'kube-apiserver',
+    seedNamespace,
+  );
+  return (service?.status?.loadBalancer?.ingress ?? []).flatMap((i) => (i.ip ? [i.ip] : []));
+}
+
 /** The addresses BIND9 of the environment answers for `name`, or the error code (`ENODATA`). */
 async function query(family: IPFamily, name: string): Promise<string[] | string> {
   const resolver = new Resolver({ timeout: 1000, tries: 2 });
@@ -212,10 +222,7 @@ describe.skipIf(unsupported !== undefined).sequential('shoots with machines, end
         writeFileSync(kubeconfig, printed.stdout, { mode: 0o600 });
 
         // Its API name has an address record per family, the load-balancer address of that family, and none other.
-        const service = await client.get<
-          KubernetesObject & { status?: { loadBalancer?: { ingress?: { ip?: string }[] } } }
-        >(Refs.service, 'kube-apiserver', seedNamespace);
-        const ingress = (service?.status?.loadBalancer?.ingress ?? []).flatMap((i) => (i.ip ? [i.ip] : []));
+        const ingress = await loadBalancerAddresses(seedNamespace);
         const apiName = `api.${name}.e2e.external.local.gardener.cloud`;
         for (const family of ['IPv6', 'IPv4'] as const) {
           const expected = ingress.filter((a) => parseIP(a)!.family === family);
@@ -553,10 +560,7 @@ describe.skipIf(unsupported !== undefined).sequential('shoots with machines, end
         }, 120_000);
 
       it('leaves nothing of it on the seed or the host when the shoot is deleted', async () => {
-        const service = await client.get<
-          KubernetesObject & { status?: { loadBalancer?: { ingress?: { ip?: string }[] } } }
-        >(Refs.service, 'kube-apiserver', seedNamespace);
-        const addresses = (service?.status?.loadBalancer?.ingress ?? []).flatMap((i) => (i.ip ? [i.ip] : []));
+        const addresses = await loadBalancerAddresses(seedNamespace);
         expect(addresses.length).toBeGreaterThan(0);
         await client.delete(Refs.shoot, name, NAMESPACE);
         await waitFor(async () => !(await client.get(Refs.shoot, name, NAMESPACE)), {
