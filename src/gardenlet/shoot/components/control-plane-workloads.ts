@@ -2,8 +2,8 @@
  * The shoot's control plane as workloads of the seed, as Gardener deploys it into the shoot's seed namespace: etcd
  * (`etcd-main`, a StatefulSet behind the `etcd-main-client` Service), kube-apiserver (a Deployment behind the
  * `kube-apiserver` LoadBalancer Service), kube-controller-manager and kube-scheduler (Deployments), each with its
- * Secret, probes, resource requests and a PodDisruptionBudget. The flags are the ones the process-based control
- * plane runs with (`controlplane/args.ts`), pointed at files mounted from the Secrets.
+ * Secret, probes, resource requests and a PodDisruptionBudget. The flags (`controlplane/args.ts`) point at files
+ * mounted from the Secrets.
  *
  * etcd keeps its data on its Node (a hostPath below `/var/lib/gardener-ipv6/etcd`), and the StatefulSet stays on the
  * Node it was first scheduled to, so a restarted pod (or gardenlet) finds the data again.
@@ -26,7 +26,10 @@ import {
   kubeControllerManagerArgs,
   kubeSchedulerArgs,
   API_SERVER_PORT,
+  ETCD_METRICS_PORT,
+  ETCD_PORT,
   type ControlPlaneFiles,
+  type ControlPlaneNetwork,
   type ControlPlaneSpec,
 } from './controlplane/args.js';
 import type { ControlPlaneSecrets } from './controlplane/certificates.js';
@@ -43,9 +46,6 @@ import { Refs } from '../../resources.js';
 
 export const ETCD_NAME = 'etcd-main';
 export const ETCD_CLIENT_SERVICE = 'etcd-main-client';
-export const ETCD_PORT = 2379;
-/** etcd's health and metrics, plain HTTP: what the kubelet probes (the client port wants a client certificate). */
-export const ETCD_METRICS_PORT = 2381;
 /** Where etcd keeps its data on its Node. */
 export const ETCD_HOST_DIR = '/var/lib/gardener-ipv6/etcd';
 const CERT_VALIDITY_MS = 365 * 24 * 3600_000;
@@ -91,59 +91,28 @@ export interface ControlPlaneWorkloadValues {
   readonly labels: Readonly<Record<string, string>>;
 }
 
-/** Replaces the values of flags (`--name=value`) in a command line, keeping their order. */
-export function withFlags(args: readonly string[], overrides: Readonly<Record<string, string>>): string[] {
-  const seen = new Set<string>();
-  const result = args.map((arg) => {
-    const name = /^--([^=]+)=/.exec(arg)?.[1];
-    if (name === undefined || !(name in overrides)) return arg;
-    seen.add(name);
-    return `--${name}=${overrides[name]}`;
-  });
-  for (const [name, value] of Object.entries(overrides)) if (!seen.has(name)) result.push(`--${name}=${value}`);
-  return result;
-}
-
 /** Every address of the pod: `::` where the seed has IPv6 (Go listens on both families there), else `0.0.0.0`. */
 function podListenAddress(families: readonly IPFamily[]): string {
   return families.includes('IPv6') ? '::' : '0.0.0.0';
 }
 
-const etcdClientURL = (namespace: string) => `https://${ETCD_CLIENT_SERVICE}.${namespace}.svc:${ETCD_PORT}`;
-
-/** etcd with TLS and client-certificate authentication (its own CA): kube-apiserver is its only client. */
-export function etcdPodArgs(values: ControlPlaneWorkloadValues): string[] {
-  const listen = urlHost(podListenAddress(values.seedFamilies));
-  return withFlags(etcdArgs(POD_FILES), {
-    'listen-client-urls': `https://${listen}:${ETCD_PORT}`,
-    'advertise-client-urls': etcdClientURL(values.namespace),
-    'listen-metrics-urls': `http://${listen}:${ETCD_METRICS_PORT}`,
-    'cert-file': POD_FILES.etcdServerCert,
-    'key-file': POD_FILES.etcdServerKey,
-    'client-cert-auth': 'true',
-    'trusted-ca-file': POD_FILES.etcdCACert,
-  });
+/** Where the control plane's pods listen (every pod address) and find etcd (its Service). */
+export function podNetwork(
+  values: Pick<ControlPlaneWorkloadValues, 'namespace' | 'seedFamilies'>,
+): ControlPlaneNetwork {
+  return {
+    listenAddress: podListenAddress(values.seedFamilies),
+    etcdClientURL: `https://${ETCD_CLIENT_SERVICE}.${values.namespace}.svc:${ETCD_PORT}`,
+  };
 }
 
-export function kubeAPIServerPodArgs(values: ControlPlaneWorkloadValues): string[] {
-  return withFlags(kubeAPIServerArgs(values.spec, POD_FILES), {
-    'etcd-servers': etcdClientURL(values.namespace),
-    'etcd-cafile': POD_FILES.etcdCACert,
-    'etcd-certfile': POD_FILES.etcdClientCert,
-    'etcd-keyfile': POD_FILES.etcdClientKey,
-    'bind-address': podListenAddress(values.seedFamilies),
-  });
-}
-
-export function kubeControllerManagerPodArgs(values: ControlPlaneWorkloadValues): string[] {
-  return withFlags(kubeControllerManagerArgs(values.spec, POD_FILES), {
-    'bind-address': podListenAddress(values.seedFamilies),
-  });
-}
-
-export function kubeSchedulerPodArgs(values: ControlPlaneWorkloadValues): string[] {
-  return withFlags(kubeSchedulerArgs(POD_FILES), { 'bind-address': podListenAddress(values.seedFamilies) });
-}
+export const etcdPodArgs = (values: ControlPlaneWorkloadValues) => etcdArgs(POD_FILES, podNetwork(values));
+export const kubeAPIServerPodArgs = (values: ControlPlaneWorkloadValues) =>
+  kubeAPIServerArgs(values.spec, POD_FILES, podNetwork(values));
+export const kubeControllerManagerPodArgs = (values: ControlPlaneWorkloadValues) =>
+  kubeControllerManagerArgs(values.spec, POD_FILES, podNetwork(values));
+export const kubeSchedulerPodArgs = (values: ControlPlaneWorkloadValues) =>
+  kubeSchedulerArgs(POD_FILES, podNetwork(values));
 
 const httpProbe = (path: string, port: number, scheme: 'HTTP' | 'HTTPS', initialDelaySeconds = 0) => ({
   httpGet: { path, port, scheme },

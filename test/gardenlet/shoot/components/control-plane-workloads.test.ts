@@ -9,7 +9,6 @@ import {
   ETCD_HOST_DIR,
   etcdCleanupPod,
   INPUTS_ANNOTATION,
-  withFlags,
   type ControlPlaneWorkloadValues,
 } from '../../../../src/gardenlet/shoot/components/control-plane-workloads.js';
 import { ETCD_VERSION, IMAGES, KUBERNETES_VERSION } from '../../../../src/gardenlet/imagevector/images.js';
@@ -59,12 +58,6 @@ interface Workload extends KubernetesObject {
 const byName = (objects: KubernetesObject[], kind: string, name: string) =>
   objects.find((o) => o.kind === kind && o.metadata?.name === name) as Workload;
 const flag = (args: string[], name: string) => args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
-
-describe('withFlags', () => {
-  it('replaces the values of the given flags in place and appends the others', () => {
-    expect(withFlags(['--a=1', '--b=2', '--c'], { b: 'x', d: 'y' })).toEqual(['--a=1', '--b=x', '--c', '--d=y']);
-  });
-});
 
 describe('desiredControlPlaneWorkloads', () => {
   const objects = desiredControlPlaneWorkloads(values());

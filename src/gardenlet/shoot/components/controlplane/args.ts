@@ -1,17 +1,26 @@
 /**
- * The command lines of a shoot's control plane processes, as pure functions of the shoot's networks and its
- * load-balancer addresses: etcd, kube-apiserver, kube-controller-manager (with node IPAM) and kube-scheduler. They
- * run together in a network namespace of their own, like the pods of Gardener's seed; only the API server is
- * reachable from outside, at the load-balancer address(es).
+ * The command lines of a shoot's control plane, as pure functions of the shoot's networks, its load-balancer
+ * addresses and where its pods run (ControlPlaneNetwork): etcd, kube-apiserver, kube-controller-manager (with node
+ * IPAM) and kube-scheduler, each a pod of the seed namespace (control-plane-workloads.ts).
  */
 import { join } from 'node:path';
 import { urlHost } from '../../../../localenv/net.js';
 import type { IPFamily } from '../../../../net/cidr.js';
 
 export const API_SERVER_PORT = 443;
-/** Inside the control plane's namespace: etcd on loopback only. */
-export const ETCD_CLIENT_URL = 'http://[::1]:2379';
+export const ETCD_PORT = 2379;
+/** etcd's health and metrics, plain HTTP: what the kubelet probes (the client port wants a client certificate). */
+export const ETCD_METRICS_PORT = 2381;
+/** A single member: its peer URL never leaves the pod. */
 const ETCD_PEER_URL = 'http://[::1]:2380';
+
+/** Where the control plane's pods listen and find each other. */
+export interface ControlPlaneNetwork {
+  /** Every address of a pod: `::` where the seed has IPv6 (Go listens on both families there), else `0.0.0.0`. */
+  readonly listenAddress: string;
+  /** etcd's client URL as kube-apiserver reaches it (its Service in the seed namespace). */
+  readonly etcdClientURL: string;
+}
 
 export interface ControlPlaneSpec {
   /** The seed namespace (`shoot--<project>--<shoot>`): names the instance. */
@@ -66,14 +75,6 @@ export function primaryAddress(spec: ControlPlaneSpec): string {
   return address;
 }
 
-/**
- * What kube-apiserver binds: the one load-balancer address of a single-stack shoot (nothing of another family
- * listens), `::` for dual-stack, where the namespace holds exactly the two load-balancer addresses (and loopback).
- */
-export function apiServerBindAddress(spec: ControlPlaneSpec): string {
-  return spec.families.length > 1 ? '::' : primaryAddress(spec);
-}
-
 /** `https://[fd00:ff::2]:443`: where the processes inside and the gardenlet reach the API server. */
 export function apiServerURL(spec: ControlPlaneSpec, family: IPFamily = spec.families[0]!): string {
   const address = spec.addresses[family];
@@ -81,12 +82,19 @@ export function apiServerURL(spec: ControlPlaneSpec, family: IPFamily = spec.fam
   return `https://${urlHost(address)}:${API_SERVER_PORT}`;
 }
 
-export function etcdArgs(files: ControlPlaneFiles): string[] {
+/** etcd with TLS and client-certificate authentication (its own CA): kube-apiserver is its only client. */
+export function etcdArgs(files: ControlPlaneFiles, net: ControlPlaneNetwork): string[] {
+  const listen = urlHost(net.listenAddress);
   return [
     '--name=etcd',
     `--data-dir=${files.etcdData}`,
-    `--listen-client-urls=${ETCD_CLIENT_URL}`,
-    `--advertise-client-urls=${ETCD_CLIENT_URL}`,
+    `--listen-client-urls=https://${listen}:${ETCD_PORT}`,
+    `--advertise-client-urls=${net.etcdClientURL}`,
+    `--listen-metrics-urls=http://${listen}:${ETCD_METRICS_PORT}`,
+    `--cert-file=${files.etcdServerCert}`,
+    `--key-file=${files.etcdServerKey}`,
+    '--client-cert-auth=true',
+    `--trusted-ca-file=${files.etcdCACert}`,
     `--listen-peer-urls=${ETCD_PEER_URL}`,
     `--initial-advertise-peer-urls=${ETCD_PEER_URL}`,
     `--initial-cluster=etcd=${ETCD_PEER_URL}`,
@@ -117,10 +125,17 @@ export function authenticationConfig(): string {
   ].join('\n');
 }
 
-export function kubeAPIServerArgs(spec: ControlPlaneSpec, files: ControlPlaneFiles): string[] {
+export function kubeAPIServerArgs(
+  spec: ControlPlaneSpec,
+  files: ControlPlaneFiles,
+  net: ControlPlaneNetwork,
+): string[] {
   return [
-    `--etcd-servers=${ETCD_CLIENT_URL}`,
-    `--bind-address=${apiServerBindAddress(spec)}`,
+    `--etcd-servers=${net.etcdClientURL}`,
+    `--etcd-cafile=${files.etcdCACert}`,
+    `--etcd-certfile=${files.etcdClientCert}`,
+    `--etcd-keyfile=${files.etcdClientKey}`,
+    `--bind-address=${net.listenAddress}`,
     `--advertise-address=${primaryAddress(spec)}`,
     `--secure-port=${API_SERVER_PORT}`,
     `--external-hostname=${spec.externalDomain}`,
@@ -157,7 +172,11 @@ export function nodeMaskArgs(spec: ControlPlaneSpec): string[] {
   });
 }
 
-export function kubeControllerManagerArgs(spec: ControlPlaneSpec, files: ControlPlaneFiles): string[] {
+export function kubeControllerManagerArgs(
+  spec: ControlPlaneSpec,
+  files: ControlPlaneFiles,
+  net: ControlPlaneNetwork,
+): string[] {
   const ipam =
     spec.podCIDRs.length > 0
       ? ['--allocate-node-cidrs=true', `--cluster-cidr=${spec.podCIDRs.join(',')}`, ...nodeMaskArgs(spec)]
@@ -166,9 +185,8 @@ export function kubeControllerManagerArgs(spec: ControlPlaneSpec, files: Control
     `--kubeconfig=${files.controllerManagerKubeconfig}`,
     `--authentication-kubeconfig=${files.controllerManagerKubeconfig}`,
     `--authorization-kubeconfig=${files.controllerManagerKubeconfig}`,
-    // Health endpoints on loopback of the control plane's namespace; the gardenlet judges health by the leader
-    // Lease it renews.
-    '--bind-address=::1',
+    // Health endpoints on the pod's addresses, for the kubelet's probes.
+    `--bind-address=${net.listenAddress}`,
     '--secure-port=10257',
     ...ipam,
     `--service-cluster-ip-range=${spec.serviceCIDRs.join(',')}`,
@@ -182,12 +200,12 @@ export function kubeControllerManagerArgs(spec: ControlPlaneSpec, files: Control
   ];
 }
 
-export function kubeSchedulerArgs(files: ControlPlaneFiles): string[] {
+export function kubeSchedulerArgs(files: ControlPlaneFiles, net: ControlPlaneNetwork): string[] {
   return [
     `--kubeconfig=${files.schedulerKubeconfig}`,
     `--authentication-kubeconfig=${files.schedulerKubeconfig}`,
     `--authorization-kubeconfig=${files.schedulerKubeconfig}`,
-    '--bind-address=::1',
+    `--bind-address=${net.listenAddress}`,
     '--secure-port=10259',
     '--profiling=false',
   ];

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import {
-  apiServerBindAddress,
   apiServerURL,
   authenticationConfig,
   controlPlaneFiles,
@@ -12,6 +11,7 @@ import {
 } from '../../../../../src/gardenlet/shoot/components/controlplane/args.js';
 
 const files = controlPlaneFiles('/state/shoot--p--s');
+const net = { listenAddress: '::', etcdClientURL: 'https://etcd-main-client.shoot--p--s.svc:2379' };
 
 const ipv6: ControlPlaneSpec = {
   name: 'shoot--p--s',
@@ -43,22 +43,24 @@ const ipv4: ControlPlaneSpec = {
 const flag = (args: string[], name: string) => args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
 
 describe('kube-apiserver of a shoot', () => {
-  it('binds only the load-balancer address of a single-stack shoot, `::` in its own namespace for dual-stack', () => {
-    expect(apiServerBindAddress(ipv6)).toBe('fd00:ff::2');
-    expect(apiServerBindAddress(ipv4)).toBe('172.18.255.3');
-    expect(apiServerBindAddress(dual)).toBe('::');
-    expect(flag(kubeAPIServerArgs(ipv6, files), 'bind-address')).toBe('fd00:ff::2');
+  it("listens where its pod network says and reaches etcd at its URL with etcd's CA and its client certificate", () => {
+    const args = kubeAPIServerArgs(ipv6, files, net);
+    expect(flag(args, 'bind-address')).toBe('::');
+    expect(flag(args, 'etcd-servers')).toBe('https://etcd-main-client.shoot--p--s.svc:2379');
+    expect(flag(args, 'etcd-cafile')).toBe('/state/shoot--p--s/pki/etcd-ca.crt');
+    expect(flag(args, 'etcd-certfile')).toBe('/state/shoot--p--s/pki/etcd-client.crt');
+    expect(flag(args, 'etcd-keyfile')).toBe('/state/shoot--p--s/pki/etcd-client.key');
+    expect(flag(kubeAPIServerArgs(ipv4, files, { ...net, listenAddress: '0.0.0.0' }), 'bind-address')).toBe('0.0.0.0');
   });
 
   it('advertises the primary family and serves the service ranges in family order', () => {
-    expect(flag(kubeAPIServerArgs(dual, files), 'advertise-address')).toBe('172.18.255.2');
-    expect(flag(kubeAPIServerArgs(dual, files), 'service-cluster-ip-range')).toBe('10.4.0.0/16,fd00:10:4::/112');
-    expect(flag(kubeAPIServerArgs(ipv6, files), 'etcd-servers')).toBe('http://[::1]:2379');
-    expect(flag(kubeAPIServerArgs(ipv6, files), 'secure-port')).toBe('443');
+    expect(flag(kubeAPIServerArgs(dual, files, net), 'advertise-address')).toBe('172.18.255.2');
+    expect(flag(kubeAPIServerArgs(dual, files, net), 'service-cluster-ip-range')).toBe('10.4.0.0/16,fd00:10:4::/112');
+    expect(flag(kubeAPIServerArgs(ipv6, files, net), 'secure-port')).toBe('443');
   });
 
   it('lets anonymous requests read the health endpoints only, as Gardener configures it', () => {
-    const args = kubeAPIServerArgs(ipv6, files);
+    const args = kubeAPIServerArgs(ipv6, files, net);
     expect(flag(args, 'authentication-config')).toBe('/state/shoot--p--s/pki/authentication-config.yaml');
     // The flag and the file's anonymous section exclude each other.
     expect(args.some((a) => a.startsWith('--anonymous-auth'))).toBe(false);
@@ -82,15 +84,15 @@ describe('kube-controller-manager of a shoot', () => {
     expect(nodeMaskArgs(ipv6)).toEqual(['--node-cidr-mask-size=64']);
     expect(nodeMaskArgs(ipv4)).toEqual(['--node-cidr-mask-size=24']);
     expect(nodeMaskArgs(dual)).toEqual(['--node-cidr-mask-size-ipv4=24', '--node-cidr-mask-size-ipv6=64']);
-    const args = kubeControllerManagerArgs(dual, files);
+    const args = kubeControllerManagerArgs(dual, files, net);
     expect(flag(args, 'allocate-node-cidrs')).toBe('true');
     expect(flag(args, 'cluster-cidr')).toBe('10.3.0.0/16,fd00:10:3::/56');
   });
 
-  it('allocates nothing for a workerless shoot and listens on loopback only', () => {
-    const args = kubeControllerManagerArgs({ ...ipv6, podCIDRs: [] }, files);
+  it("allocates nothing for a workerless shoot and serves its health on the pod's addresses, for the probes", () => {
+    const args = kubeControllerManagerArgs({ ...ipv6, podCIDRs: [] }, files, net);
     expect(flag(args, 'allocate-node-cidrs')).toBe('false');
     expect(flag(args, 'cluster-cidr')).toBeUndefined();
-    expect(flag(args, 'bind-address')).toBe('::1');
+    expect(flag(args, 'bind-address')).toBe('::');
   });
 });
