@@ -11,7 +11,11 @@
 #   cni-bridge, cni-host-local, cni-loopback
 #                            built from github.com/containernetworking/plugins ($CNI_PLUGINS_VERSION)
 #   coredns                  built from github.com/coredns/coredns ($COREDNS_VERSION)
-# The control plane needs the first group (plus etcd and helm); the machines of the local provider need the rest.
+#   kubeadm                  built from k8s.io/kubernetes     ($KUBERNETES_VERSION)
+#   crictl                   built from sigs.k8s.io/cri-tools ($CRI_TOOLS_VERSION)
+#   kind                     built from sigs.k8s.io/kind      ($KIND_VERSION)
+# The control plane needs the first group (plus etcd and helm); the machines of the local provider need the
+# node group; the kind seed (hack/local/) the last three.
 # Versions are pinned in hack/versions.env. Every binary has a stamp file recording what it was built
 # from, so a second run does not even start Go and finishes in milliseconds.
 #
@@ -35,7 +39,8 @@ BIN_DIR="$CACHE_DIR/bin"
 BUILD_DIR="$CACHE_DIR/build"
 CONTROL_PLANE=(kube-apiserver kube-controller-manager kube-scheduler etcd kubectl helm)
 NODE=(kubelet kube-proxy pause containerd containerd-shim-runc-v2 ctr runc cni-bridge cni-host-local cni-loopback coredns agnhost)
-ALL=("${CONTROL_PLANE[@]}" "${NODE[@]}")
+KIND=(kubeadm crictl kind)
+ALL=("${CONTROL_PLANE[@]}" "${NODE[@]}" "${KIND[@]}")
 
 log() { printf '[ensure-binaries] %s\n' "$*" >&2; }
 die() {
@@ -46,7 +51,7 @@ die() {
 # What a binary is built from; a change here (or in versions.env) invalidates its stamp.
 recipe() {
   case "$1" in
-    kube-apiserver | kube-controller-manager | kube-scheduler | kubectl | kubelet | kube-proxy)
+    kube-apiserver | kube-controller-manager | kube-scheduler | kubectl | kubelet | kube-proxy | kubeadm)
       echo "k8s.io/kubernetes@$KUBERNETES_VERSION recipe=1"
       ;;
     pause) echo "k8s.io/kubernetes@$KUBERNETES_VERSION build/pause recipe=1" ;;
@@ -57,6 +62,8 @@ recipe() {
     runc) echo "github.com/opencontainers/runc@$RUNC_VERSION recipe=2 seccomp" ;;
     cni-bridge | cni-host-local | cni-loopback) echo "github.com/containernetworking/plugins@$CNI_PLUGINS_VERSION recipe=1" ;;
     coredns) echo "github.com/coredns/coredns@$COREDNS_VERSION recipe=1" ;;
+    crictl) echo "sigs.k8s.io/cri-tools@$CRI_TOOLS_VERSION recipe=1" ;;
+    kind) echo "sigs.k8s.io/kind@$KIND_VERSION recipe=1" ;;
     *) die "unknown binary '$1' (known: ${ALL[*]})" ;;
   esac
 }
@@ -227,7 +234,7 @@ build_one() {
   find_go
   mkdir -p "$BUILD_DIR"
   case "$name" in
-    kube-apiserver | kube-controller-manager | kube-scheduler | kubectl | kubelet | kube-proxy)
+    kube-apiserver | kube-controller-manager | kube-scheduler | kubectl | kubelet | kube-proxy | kubeadm)
       dir="$(kubernetes_module)"
       go_build "$name" "k8s.io/kubernetes/cmd/$name" "$dir" "$(kube_ldflags)"
       ;;
@@ -280,6 +287,16 @@ build_one() {
       dir="$BUILD_DIR/coredns-$COREDNS_VERSION"
       write_module "$dir" "github.com/coredns/coredns $COREDNS_VERSION"
       go_build coredns github.com/coredns/coredns "$dir" ""
+      ;;
+    crictl)
+      dir="$BUILD_DIR/cri-tools-$CRI_TOOLS_VERSION"
+      write_module "$dir" "sigs.k8s.io/cri-tools $CRI_TOOLS_VERSION"
+      go_build crictl sigs.k8s.io/cri-tools/cmd/crictl "$dir" "-X sigs.k8s.io/cri-tools/pkg/version.Version=$CRI_TOOLS_VERSION"
+      ;;
+    kind)
+      dir="$BUILD_DIR/kind-$KIND_VERSION"
+      write_module "$dir" "sigs.k8s.io/kind $KIND_VERSION"
+      go_build kind sigs.k8s.io/kind "$dir" ""
       ;;
     etcd)
       # The etcd server's main package is the root of go.etcd.io/etcd/server/v3; its go.mod's replaces only
