@@ -62,7 +62,15 @@ import {
 } from './config.js';
 import type { BuiltImage } from './images.js';
 import { desiredPodRoutes, diffRoutes, type PodRoute } from './routes.js';
-import { OVERLAY_OVERHEAD, OVERLAY_UNDERLAY_ANNOTATION, VXLANOverlay, linkMTUOf, stableMAC } from './overlay.js';
+import {
+  CONTROL_PLANE_PEER_LABEL,
+  OVERLAY_OVERHEAD,
+  OVERLAY_UNDERLAY_ANNOTATION,
+  VXLANOverlay,
+  linkMTUOf,
+  stableMAC,
+  type PeerLease,
+} from './overlay.js';
 
 /**
  * Names of a machine's network namespace and cgroup: `gv6-<owner pid>-machine-<name>`, the scheme of the local
@@ -226,6 +234,7 @@ export class Machine {
   private syncing: Promise<void> | undefined;
   private readonly routes = new Map<string, PodRoute>();
   private overlay: VXLANOverlay | undefined;
+  private lastPeerLeaseError: string | undefined;
   private kubeProxyStarted = false;
   private deployedAt = 0;
   private cniWritten: string | undefined;
@@ -413,6 +422,7 @@ export class Machine {
       this.log(`machine ${this.opts.name}: ${line}`),
     );
     overlay.ensureDevice(this.linkMTU());
+    overlay.ensureControlPlanePeerRules();
     if (this.opts.underlay !== undefined) overlay.addAddresses(this.opts.addresses);
     this.overlay = overlay;
   }
@@ -685,7 +695,7 @@ export class Machine {
     }
     if (this.overlay !== undefined) {
       if (self !== undefined && this.opts.underlay !== undefined) await this.publishUnderlay(self, credentials);
-      this.overlay.sync(list.items);
+      this.overlay.sync(list.items, await this.controlPlanePeerLeases(credentials));
       return;
     }
     const netns = this.netns!;
@@ -701,6 +711,28 @@ export class Machine {
     for (const r of add) {
       ip(['-n', netns, 'route', 'replace', r.cidr, 'via', r.via, 'dev', 'eth0']);
       this.routes.set(r.cidr, r);
+    }
+  }
+
+  /**
+   * The Leases of the control plane peers (overlay.ts); undefined when they can't be read (before the RBAC that lets
+   * Nodes read them exists, or a failed request): the peers programmed so far stay.
+   */
+  private async controlPlanePeerLeases(credentials: ClientCredentials): Promise<PeerLease[] | undefined> {
+    const selector = encodeURIComponent(CONTROL_PLANE_PEER_LABEL);
+    try {
+      const list = await requestJSON<{ items: PeerLease[] }>(
+        this.opts.apiServer,
+        credentials,
+        'GET',
+        `/apis/coordination.k8s.io/v1/namespaces/kube-system/leases?labelSelector=${selector}`,
+      );
+      return list.items;
+    } catch (e) {
+      const message = (e as Error).message;
+      if (message !== this.lastPeerLeaseError) this.log(`machine ${this.opts.name}: control plane peers: ${message}`);
+      this.lastPeerLeaseError = message;
+      return undefined;
     }
   }
 

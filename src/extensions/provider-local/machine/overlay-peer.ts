@@ -3,17 +3,61 @@
  * of kube-apiserver joins the machines' VXLAN overlay (overlay.ts) from its pod's network namespace, with routes to
  * every Node's addresses and podCIDRs and to the shoot's service ranges. kube-apiserver then reaches shoot pods and Services
  * (`pods/proxy`, `services/proxy`, webhooks and aggregated APIs served in the shoot); the answers come back through
- * the seed's pod network, which routes the pod's own address. The Nodes are read with a client certificate bound
- * to listing Nodes only.
+ * the overlay: the peer publishes itself in a Lease of the shoot's kube-system (renewed every PEER_LEASE_RENEW_MS,
+ * deleted when it stops), from which the machines route its addresses back through the overlay (overlay.ts). The
+ * Nodes are read, and the Lease written, with a client certificate bound to just that.
  */
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { ResourceClient } from '../../../runtime/client.js';
 import type { IPFamily } from '../../../net/cidr.js';
 import type { NodeInfo } from './api-client.js';
 import { underlayAddress } from './pod-agent.js';
-import { linkMTUOf, run, serviceRouteCommands, VXLANOverlay } from './overlay.js';
+import {
+  CONTROL_PLANE_PEER_LABEL,
+  linkMTUOf,
+  OVERLAY_ADDRESSES_ANNOTATION,
+  OVERLAY_UNDERLAY_ANNOTATION,
+  run,
+  serviceRouteCommands,
+  VXLANOverlay,
+} from './overlay.js';
 
 export const OVERLAY_PEER_SYNC_MS = 2_000;
+/** How often the peer's Lease is renewed, and how long it counts without a renewal. */
+export const PEER_LEASE_RENEW_MS = 10_000;
+export const PEER_LEASE_DURATION_SECONDS = 40;
+
+const LEASES = {
+  group: 'coordination.k8s.io',
+  version: 'v1',
+  plural: 'leases',
+  kind: 'Lease',
+  namespaced: true,
+} as const;
+
+/** The Lease a control plane peer publishes itself with: what desiredControlPlanePeers reads. */
+export function peerLease(pod: string, underlayIP: string, podIPs: readonly string[], now: Date): KubernetesObject {
+  return {
+    apiVersion: 'coordination.k8s.io/v1',
+    kind: 'Lease',
+    metadata: {
+      name: peerLeaseName(pod),
+      namespace: 'kube-system',
+      labels: { [CONTROL_PLANE_PEER_LABEL]: 'control-plane' },
+      annotations: { [OVERLAY_UNDERLAY_ANNOTATION]: underlayIP, [OVERLAY_ADDRESSES_ANNOTATION]: podIPs.join(',') },
+    },
+    spec: {
+      holderIdentity: pod,
+      leaseDurationSeconds: PEER_LEASE_DURATION_SECONDS,
+      // A MicroTime: six fractional digits.
+      renewTime: now.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z'),
+    },
+  } as KubernetesObject;
+}
+
+export function peerLeaseName(pod: string): string {
+  return `overlay-peer-${pod}`;
+}
 
 export interface OverlayPeerOptions {
   /** The pod's name: the overlay device's MAC is derived from it. */
@@ -37,9 +81,18 @@ export async function runOverlayPeer(opts: OverlayPeerOptions, signal: AbortSign
   const client = new ResourceClient(opts.kubeConfig);
   let lastError: string | undefined;
   let lastRoutes = '';
+  let renewedAt = 0;
   try {
     while (!signal.aborted) {
       try {
+        if (Date.now() - renewedAt >= PEER_LEASE_RENEW_MS) {
+          await client.apply(LEASES, peerLease(opts.name, underlay, opts.podIPs, new Date()), {
+            fieldManager: 'gardener-ipv6-overlay-peer',
+            force: true,
+            signal,
+          });
+          renewedAt = Date.now();
+        }
         const nodes = (await client.list<NodeInfo & { metadata: { name: string } }>(NODES, { signal })).items;
         overlay.sync(nodes);
         const routes = serviceRouteCommands(opts.serviceCIDRs, overlay.current());
@@ -60,6 +113,10 @@ export async function runOverlayPeer(opts: OverlayPeerOptions, signal: AbortSign
       });
     }
   } finally {
+    // Gone with the pod: the machines drop the peer at once instead of when its Lease runs out.
+    await client
+      .delete(LEASES, peerLeaseName(opts.name), 'kube-system', { signal: AbortSignal.timeout(3_000) })
+      .catch(() => {});
     client.close();
   }
 }

@@ -13,6 +13,15 @@
  *     Node's addresses come from the shoot's node ranges and live on its overlay device.
  * A packet for a pod on another machine is thus sent to that machine's MAC, encapsulated to its address, and routed
  * there to its pod bridge. Inner packets of both families travel over one underlay family (the primary).
+ *
+ * Control plane pods join the overlay too (overlay-peer.ts: kube-apiserver reaching Nodes, pods and Services). Their
+ * connections start from their pod addresses, so the answers must go back through the overlay as well: sent plainly
+ * over the seed's pod network, they would cross the seed node's bridge without the connection's first packets (those
+ * went encapsulated), and a seed whose kube-proxy drops conntrack-INVALID packets (iptables mode with
+ * br_netfilter, as on kind) would drop them. Each control plane peer publishes a Lease in the shoot's kube-system
+ * (CONTROL_PLANE_PEER_LABEL, its addresses in annotations, renewed while it runs); machines route its addresses
+ * through the overlay in a table of their own (CONTROL_PLANE_PEER_TABLE), consulted for every packet not sent from
+ * the machine's own underlay address, so the encapsulated packets themselves still leave over the pod network.
  */
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
@@ -88,6 +97,110 @@ export function desiredOverlayPeers(self: string, nodes: readonly NodeInfo[], un
   return peers.sort((a, b) => a.node.localeCompare(b.node));
 }
 
+/** The label of the Leases of control plane peers (in the shoot's kube-system). */
+export const CONTROL_PLANE_PEER_LABEL = 'local.provider.extensions.gardener.cloud/overlay-peer';
+/** A control plane peer Lease's annotation: its pod's addresses (comma-separated), the underlay's among them. */
+export const OVERLAY_ADDRESSES_ANNOTATION = 'local.provider.extensions.gardener.cloud/overlay-addresses';
+/** The routing table of the routes to control plane peers. */
+export const CONTROL_PLANE_PEER_TABLE = '4096';
+/** The priority of the rule that consults it (before the main table's 32766). */
+export const CONTROL_PLANE_PEER_RULE_PRIORITY = '4096';
+
+/** A control plane pod in the overlay: reached at `underlayIP` by its MAC; `addresses` are its pod's addresses. */
+export interface ControlPlanePeer {
+  readonly name: string;
+  readonly mac: string;
+  readonly underlayIP: string;
+  readonly addresses: readonly string[];
+}
+
+/** The MAC address of a control plane peer's VXLAN device (its node name is `control-plane/<pod>`). */
+export function controlPlanePeerMAC(pod: string): string {
+  return overlayMAC(`control-plane/${pod}`);
+}
+
+/** What the machines read of a peer's Lease. */
+export interface PeerLease {
+  readonly metadata: { readonly name: string; readonly annotations?: Record<string, string> };
+  readonly spec?: {
+    readonly holderIdentity?: string;
+    readonly renewTime?: string;
+    readonly leaseDurationSeconds?: number;
+  };
+}
+
+/**
+ * The control plane peers of fresh Leases (renewed within their duration of `now`) whose underlay is of the
+ * `underlay` family, sorted by name. A peer whose pod is gone stops renewing and drops out.
+ */
+export function desiredControlPlanePeers(
+  leases: readonly PeerLease[],
+  underlay: IPFamily,
+  now: number = Date.now(),
+): ControlPlanePeer[] {
+  const peers: ControlPlanePeer[] = [];
+  for (const lease of leases) {
+    const pod = lease.spec?.holderIdentity;
+    const renewed = Date.parse(lease.spec?.renewTime ?? '');
+    const duration = (lease.spec?.leaseDurationSeconds ?? 0) * 1000;
+    if (!pod || Number.isNaN(renewed) || renewed + duration < now) continue;
+    const annotations = lease.metadata.annotations ?? {};
+    const underlayIP = parseIP(annotations[OVERLAY_UNDERLAY_ANNOTATION]?.trim() ?? '');
+    if (underlayIP === undefined || underlayIP.family !== underlay) continue;
+    const addresses = (annotations[OVERLAY_ADDRESSES_ANNOTATION] ?? '')
+      .split(',')
+      .map((a) => parseIP(a.trim()))
+      .filter((a) => a !== undefined)
+      .map((a) => formatIP(a));
+    const all = [...new Set([formatIP(underlayIP), ...addresses])].sort();
+    peers.push({ name: pod, mac: controlPlanePeerMAC(pod), underlayIP: formatIP(underlayIP), addresses: all });
+  }
+  return peers.sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/** The commands that take the control plane peers from `current` to `desired` (removals first). */
+export function controlPlanePeerCommands(
+  current: readonly ControlPlanePeer[],
+  desired: readonly ControlPlanePeer[],
+  device = OVERLAY_DEVICE,
+): string[][] {
+  const key = (p: ControlPlanePeer) => JSON.stringify(p);
+  const wanted = new Set(desired.map(key));
+  const have = new Set(current.map(key));
+  const commands: string[][] = [];
+  for (const peer of current.filter((p) => !wanted.has(key(p)))) {
+    for (const address of peer.addresses) {
+      commands.push(['ip', 'route', 'del', hostRoute(address), 'dev', device, 'table', CONTROL_PLANE_PEER_TABLE]);
+      commands.push(['ip', 'neigh', 'del', address, 'dev', device]);
+    }
+    commands.push(['bridge', 'fdb', 'del', peer.mac, 'dev', device, 'dst', peer.underlayIP]);
+  }
+  for (const peer of desired.filter((p) => !have.has(key(p)))) {
+    commands.push(['bridge', 'fdb', 'replace', peer.mac, 'dev', device, 'dst', peer.underlayIP]);
+    for (const address of peer.addresses) {
+      commands.push(['ip', 'neigh', 'replace', address, 'lladdr', peer.mac, 'dev', device, 'nud', 'permanent']);
+      commands.push(['ip', 'route', 'replace', hostRoute(address), 'dev', device, 'table', CONTROL_PLANE_PEER_TABLE]);
+    }
+  }
+  return commands;
+}
+
+/**
+ * The rules that send everything but the machine's own encapsulated packets (from `underlayIP`) to the control plane
+ * peers' table first, per family (`ip -6 rule` for IPv6); a packet for another destination falls through to main.
+ */
+export function controlPlanePeerRuleCommands(underlayIP: string): string[][] {
+  const underlay = familyOf(underlayIP);
+  const flag = (family: IPFamily) => (family === 'IPv6' ? '-6' : '-4');
+  const other: IPFamily = underlay === 'IPv6' ? 'IPv4' : 'IPv6';
+  const lookup = ['lookup', CONTROL_PLANE_PEER_TABLE, 'priority', CONTROL_PLANE_PEER_RULE_PRIORITY];
+  return [
+    ['ip', flag(underlay), 'rule', 'add', 'not', 'from', hostRoute(underlayIP), ...lookup],
+    // The other family carries no encapsulated packets: all of it may take the table.
+    ['ip', flag(other), 'rule', 'add', ...lookup],
+  ];
+}
+
 /** A host route's destination: the address with its full prefix. */
 function hostRoute(address: string): string {
   return `${address}/${familyOf(address) === 'IPv6' ? 128 : 32}`;
@@ -131,6 +244,7 @@ export function overlayCommands(
 /** The VXLAN device and its peers in the network namespace this process runs in. */
 export class VXLANOverlay {
   private peers: OverlayPeer[] = [];
+  private controlPlanePeers: ControlPlanePeer[] = [];
 
   constructor(
     private readonly node: string,
@@ -163,6 +277,27 @@ export class VXLANOverlay {
     ]);
     run(['ip', 'link', 'set', OVERLAY_DEVICE, 'address', overlayMAC(this.node), 'mtu', mtu, 'up']);
     this.peers = [];
+    this.controlPlanePeers = [];
+  }
+
+  /**
+   * The rules of the control plane peers' table (machines only; a control plane peer answers through its routes of
+   * the Nodes' addresses). Rules of an earlier run in this network namespace are replaced.
+   */
+  ensureControlPlanePeerRules(): void {
+    for (const family of ['-6', '-4']) {
+      // Deleting by priority removes one rule per call: until none is left (bounded, in case deletion is refused).
+      for (let i = 0; i < 16; i++) {
+        try {
+          execFileSync(which('ip') ?? 'ip', [family, 'rule', 'del', 'priority', CONTROL_PLANE_PEER_RULE_PRIORITY], {
+            stdio: 'ignore',
+          });
+        } catch {
+          break;
+        }
+      }
+    }
+    for (const command of controlPlanePeerRuleCommands(this.underlayIP)) run(command);
   }
 
   /** Puts host addresses (a machine pod's Node addresses) on the device. */
@@ -173,18 +308,24 @@ export class VXLANOverlay {
     }
   }
 
-  /** Programs what changed since the last call; a failed command leaves the rest for the next one. */
-  sync(nodes: readonly NodeInfo[]): void {
+  /**
+   * Programs what changed since the last call: the Nodes, and (on machines) the control plane peers of `leases`. A
+   * failed command leaves the rest for the next call.
+   */
+  sync(nodes: readonly NodeInfo[], leases?: readonly PeerLease[]): void {
     const desired = desiredOverlayPeers(this.node, nodes, this.underlay);
     const commands = overlayCommands(this.peers, desired);
-    for (const command of commands) {
-      // Removals of what is gone already are fine; an addition that fails is retried next time.
-      const removal = command.includes('del');
-      run(command, removal);
-    }
+    for (const command of commands) runIdempotent(command);
     if (commands.length > 0)
       this.log(`overlay: ${desired.map((p) => `${p.node} at ${p.underlayIP}`).join(', ') || 'no peers'}`);
     this.peers = desired;
+    if (leases === undefined) return;
+    const peers = desiredControlPlanePeers(leases, this.underlay);
+    const peerCommands = controlPlanePeerCommands(this.controlPlanePeers, peers);
+    for (const command of peerCommands) runIdempotent(command);
+    if (peerCommands.length > 0)
+      this.log(`overlay: control plane ${peers.map((p) => `${p.name} at ${p.underlayIP}`).join(', ') || 'none'}`);
+    this.controlPlanePeers = peers;
   }
 
   current(): readonly OverlayPeer[] {
@@ -215,6 +356,11 @@ export function serviceRouteCommands(
     const gateway = peers.flatMap((p) => p.routes).find((r) => familyOf(r.cidr) === family)?.gateway;
     return gateway ? [['ip', 'route', 'replace', cidr, 'via', gateway, 'dev', device, 'onlink']] : [];
   });
+}
+
+/** Removals of what is gone already are fine; an addition that fails throws (and is retried next time). */
+function runIdempotent(command: string[]): void {
+  run(command, command.includes('del'));
 }
 
 /** Runs `argv` (ip, bridge) in this network namespace; failures of removals are ignored when asked. */

@@ -3,7 +3,8 @@
  * components are: a bootstrap token (its id and secret kept in the seed namespace, created once), the RBAC of TLS
  * bootstrapping (bootstrappers may ask for node client certificates, which kube-controller-manager approves and
  * signs; nodes may renew theirs), `system:nodes` bound to `system:node-proxier` (the machine's kube-proxy and its
- * overlay read Services, EndpointSlices and Nodes with the node's certificate), and CoreDNS.
+ * overlay read Services, EndpointSlices and Nodes with the node's certificate), the Leases of the overlay's control
+ * plane peers, and CoreDNS.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { randomInt } from 'node:crypto';
@@ -30,6 +31,47 @@ const CLUSTER_ROLE_BINDING: ResourceRef = {
   kind: 'ClusterRoleBinding',
   namespaced: false,
 };
+
+const ROLE: ResourceRef = {
+  group: 'rbac.authorization.k8s.io',
+  version: 'v1',
+  plural: 'roles',
+  kind: 'Role',
+  namespaced: true,
+};
+const ROLE_BINDING: ResourceRef = { ...ROLE, plural: 'rolebindings', kind: 'RoleBinding' };
+
+/**
+ * The Leases of kube-system with which control plane pods join the machines' overlay (provider-local's overlay.ts):
+ * kube-apiserver's vpn-seed writes its own, the machines (as Nodes) read them.
+ */
+function overlayPeerRBAC(): { ref: ResourceRef; object: KubernetesObject }[] {
+  const role = (name: string, verbs: string[]) => ({
+    ref: ROLE,
+    object: {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name, namespace: 'kube-system' },
+      rules: [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs }],
+    } as KubernetesObject,
+  });
+  const binding = (name: string, subject: { kind: 'User' | 'Group'; name: string }) => ({
+    ref: ROLE_BINDING,
+    object: {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name, namespace: 'kube-system' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', ...subject }],
+    } as KubernetesObject,
+  });
+  return [
+    role('gardener-ipv6:overlay-peer-writer', ['get', 'create', 'update', 'patch', 'delete']),
+    binding('gardener-ipv6:overlay-peer-writer', { kind: 'User', name: VPN_SEED.user }),
+    role('gardener-ipv6:overlay-peer-reader', ['get', 'list', 'watch']),
+    binding('gardener-ipv6:overlay-peer-reader', { kind: 'Group', name: 'system:nodes' }),
+  ];
+}
 
 const TOKEN_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
 
@@ -97,6 +139,7 @@ export function machineBootstrapObjects(token: {
         subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: VPN_SEED.user }],
       } as KubernetesObject,
     },
+    ...overlayPeerRBAC(),
   ];
 }
 

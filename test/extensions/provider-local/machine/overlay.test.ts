@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import {
+  CONTROL_PLANE_PEER_TABLE,
   OVERLAY_DEVICE,
   OVERLAY_UNDERLAY_ANNOTATION,
+  controlPlanePeerCommands,
+  controlPlanePeerMAC,
+  controlPlanePeerRuleCommands,
+  desiredControlPlanePeers,
   desiredOverlayPeers,
   overlayCommands,
   overlayMAC,
@@ -9,6 +14,7 @@ import {
   stableMAC,
 } from '../../../../src/extensions/provider-local/machine/overlay.js';
 import type { NodeInfo } from '../../../../src/extensions/provider-local/machine/api-client.js';
+import { peerLease } from '../../../../src/extensions/provider-local/machine/overlay-peer.js';
 
 const node = (name: string, ips: string[], podCIDRs: string[]): NodeInfo => ({
   metadata: { name },
@@ -116,5 +122,95 @@ describe('VXLAN overlay between machine pods', () => {
       ['ip', 'route', 'replace', '10.5.0.0/16', 'via', '10.3.1.1', 'dev', OVERLAY_DEVICE, 'onlink'],
     ]);
     expect(serviceRouteCommands(['fd00:4::/112'], [])).toEqual([]);
+  });
+});
+
+describe('control plane peers in the overlay', () => {
+  const now = Date.parse('2026-11-26T07:00:00Z');
+  const lease = (pod: string, underlay: string, podIPs: string[], renewed: number) =>
+    peerLease(pod, underlay, podIPs, new Date(renewed)) as unknown as Parameters<
+      typeof desiredControlPlanePeers
+    >[0][number];
+
+  it('reads the peers of fresh Leases of the underlay family, with every pod address, and drops stale ones', () => {
+    const leases = [
+      lease('kube-apiserver-b', 'fd00:10:1::c', ['fd00:10:1::c', '10.1.0.12'], now - 5_000),
+      lease('kube-apiserver-a', 'fd00:10:1::9', ['fd00:10:1::9'], now - 39_000),
+      lease('kube-apiserver-old', 'fd00:10:1::7', ['fd00:10:1::7'], now - 41_000),
+      lease('kube-apiserver-v4', '10.1.0.3', ['10.1.0.3'], now),
+    ];
+    expect(desiredControlPlanePeers(leases, 'IPv6', now)).toEqual([
+      {
+        name: 'kube-apiserver-a',
+        mac: controlPlanePeerMAC('kube-apiserver-a'),
+        underlayIP: 'fd00:10:1::9',
+        addresses: ['fd00:10:1::9'],
+      },
+      {
+        name: 'kube-apiserver-b',
+        mac: controlPlanePeerMAC('kube-apiserver-b'),
+        underlayIP: 'fd00:10:1::c',
+        addresses: ['10.1.0.12', 'fd00:10:1::c'],
+      },
+    ]);
+    expect(desiredControlPlanePeers(leases, 'IPv4', now).map((p) => p.name)).toEqual(['kube-apiserver-v4']);
+  });
+
+  it('skips Leases without a holder, a parseable renewal or an underlay address', () => {
+    const broken = lease('x', 'fd00:10:1::c', ['fd00:10:1::c'], now);
+    const spec = broken.spec!;
+    expect(desiredControlPlanePeers([{ ...broken, spec: { ...spec, holderIdentity: '' } }], 'IPv6', now)).toEqual([]);
+    expect(desiredControlPlanePeers([{ ...broken, spec: { ...spec, renewTime: 'soon' } }], 'IPv6', now)).toEqual([]);
+    expect(desiredControlPlanePeers([{ ...broken, metadata: { name: 'x' } }], 'IPv6', now)).toEqual([]);
+  });
+
+  it("routes a peer's addresses through the overlay in the peers' table, and removes a gone peer's", () => {
+    const peer = desiredControlPlanePeers(
+      [lease('kube-apiserver-b', 'fd00:10:1::c', ['fd00:10:1::c'], now)],
+      'IPv6',
+      now,
+    );
+    const mac = controlPlanePeerMAC('kube-apiserver-b');
+    const add = controlPlanePeerCommands([], peer);
+    expect(add).toEqual([
+      ['bridge', 'fdb', 'replace', mac, 'dev', OVERLAY_DEVICE, 'dst', 'fd00:10:1::c'],
+      ['ip', 'neigh', 'replace', 'fd00:10:1::c', 'lladdr', mac, 'dev', OVERLAY_DEVICE, 'nud', 'permanent'],
+      ['ip', 'route', 'replace', 'fd00:10:1::c/128', 'dev', OVERLAY_DEVICE, 'table', CONTROL_PLANE_PEER_TABLE],
+    ]);
+    expect(controlPlanePeerCommands(peer, peer)).toEqual([]);
+    expect(controlPlanePeerCommands(peer, [])).toEqual([
+      ['ip', 'route', 'del', 'fd00:10:1::c/128', 'dev', OVERLAY_DEVICE, 'table', CONTROL_PLANE_PEER_TABLE],
+      ['ip', 'neigh', 'del', 'fd00:10:1::c', 'dev', OVERLAY_DEVICE],
+      ['bridge', 'fdb', 'del', mac, 'dev', OVERLAY_DEVICE, 'dst', 'fd00:10:1::c'],
+    ]);
+  });
+
+  it("keeps the machine's own encapsulated packets out of the peers' table", () => {
+    expect(controlPlanePeerRuleCommands('fd00:10:1::f')).toEqual([
+      ['ip', '-6', 'rule', 'add', 'not', 'from', 'fd00:10:1::f/128', 'lookup', '4096', 'priority', '4096'],
+      ['ip', '-4', 'rule', 'add', 'lookup', '4096', 'priority', '4096'],
+    ]);
+    expect(controlPlanePeerRuleCommands('10.1.0.15')[0]).toEqual([
+      'ip',
+      '-4',
+      'rule',
+      'add',
+      'not',
+      'from',
+      '10.1.0.15/32',
+      'lookup',
+      '4096',
+      'priority',
+      '4096',
+    ]);
+  });
+
+  it('publishes a Lease whose renewal is a MicroTime', () => {
+    const published = peerLease('kube-apiserver-b', 'fd00:10:1::c', ['fd00:10:1::c'], new Date(now)) as {
+      metadata: { name: string; namespace: string };
+      spec: { renewTime: string };
+    };
+    expect(published.metadata).toMatchObject({ name: 'overlay-peer-kube-apiserver-b', namespace: 'kube-system' });
+    expect(published.spec.renewTime).toBe('2026-11-26T07:00:00.000000Z');
   });
 });

@@ -89,20 +89,47 @@ describe('the machine bootstrap', () => {
     const secret = objects[0]!.object as { metadata: { name: string; namespace: string }; type: string };
     expect(secret.metadata).toEqual({ name: 'bootstrap-token-abcdef', namespace: 'kube-system' });
     expect(secret.type).toBe('bootstrap.kubernetes.io/token');
-    const bindings = objects.slice(1).map((o) => {
-      const b = o.object as { roleRef: { name: string }; subjects: { kind: string; name: string }[] };
-      return [
-        b.roleRef.name,
-        b.subjects[0]!.kind,
-        b.subjects[0]!.name.replace(/^system:bootstrappers:.*/, 'bootstrappers'),
-      ];
-    });
+    const bindings = objects
+      .filter((o) => o.object.kind === 'ClusterRoleBinding')
+      .map((o) => {
+        const b = o.object as { roleRef: { name: string }; subjects: { kind: string; name: string }[] };
+        return [
+          b.roleRef.name,
+          b.subjects[0]!.kind,
+          b.subjects[0]!.name.replace(/^system:bootstrappers:.*/, 'bootstrappers'),
+        ];
+      });
     expect(bindings).toEqual([
       ['system:node-bootstrapper', 'Group', 'bootstrappers'],
       ['system:certificates.k8s.io:certificatesigningrequests:nodeclient', 'Group', 'bootstrappers'],
       ['system:certificates.k8s.io:certificatesigningrequests:selfnodeclient', 'Group', 'system:nodes'],
       ['system:node-proxier', 'Group', 'system:nodes'],
       ['system:node-proxier', 'User', 'gardener-ipv6:vpn-seed'],
+    ]);
+  });
+
+  it("lets kube-apiserver's vpn-seed write its overlay Lease and the Nodes read it, in kube-system only", () => {
+    const objects = machineBootstrapObjects({ id: 'abcdef', secret: '0123456789abcdef' }).map((o) => o.object);
+    const roles = objects.filter((o) => o.kind === 'Role') as unknown as {
+      metadata: { name: string; namespace: string };
+      rules: { resources: string[]; verbs: string[] }[];
+    }[];
+    const bindings = objects.filter((o) => o.kind === 'RoleBinding') as unknown as {
+      metadata: { namespace: string };
+      roleRef: { name: string };
+      subjects: { kind: string; name: string }[];
+    }[];
+    expect(roles.map((r) => [r.metadata.namespace, r.rules[0]!.resources, r.rules[0]!.verbs.includes('list')])).toEqual(
+      [
+        ['kube-system', ['leases'], false],
+        ['kube-system', ['leases'], true],
+      ],
+    );
+    expect(
+      bindings.map((b) => [b.metadata.namespace, b.roleRef.name, b.subjects[0]!.kind, b.subjects[0]!.name]),
+    ).toEqual([
+      ['kube-system', 'gardener-ipv6:overlay-peer-writer', 'User', 'gardener-ipv6:vpn-seed'],
+      ['kube-system', 'gardener-ipv6:overlay-peer-reader', 'Group', 'system:nodes'],
     ]);
   });
 });
