@@ -60,6 +60,27 @@ async function hostIPsOption(ipv4: string, ipv6: string) {
   }
 }
 
+/** `--load-balancer-networks`: CIDRs, at most one per family. */
+async function loadBalancerNetworksOption(list: string) {
+  const { parseCIDR } = await import('../net/cidr.js');
+  const { parseLoadBalancerNetworks } = await import('../extensions/provider-local/loadbalancer/pool.js');
+  const networks: Record<string, string> = {};
+  for (const text of list.split(',').map((s) => s.trim())) {
+    const cidr = parseCIDR(text);
+    if (cidr === undefined) throw new InputError(`--load-balancer-networks: ${JSON.stringify(text)} is not a CIDR`);
+    if (networks[cidr.family] !== undefined) {
+      throw new InputError(`--load-balancer-networks: two ${cidr.family} networks (${networks[cidr.family]}, ${text})`);
+    }
+    networks[cidr.family] = text;
+  }
+  try {
+    parseLoadBalancerNetworks(networks);
+  } catch (e) {
+    throw new InputError(`--load-balancer-networks: ${(e as Error).message}`);
+  }
+  return networks;
+}
+
 const FEATURE_GATES_HELP =
   'feature gates, e.g. IPv6SingleStack=true,DualStack=true (known: DualStack, IPv6SingleStack)';
 
@@ -253,6 +274,17 @@ Example:
     );
 
   program
+    .command('images')
+    .description(
+      'build the images a seed runs shoots with (control planes, machine pods) as OCI archives from the pinned ' +
+        'binaries; prints "NAME<tab>ARCHIVE" per image',
+    )
+    .action(async () => {
+      const { runImages } = await import('./images.js');
+      setExitCode(await runImages(io));
+    });
+
+  program
     .command('kubeconfig')
     .description(
       "print an admin kubeconfig for a shoot with a short-lived client certificate (Gardener's adminkubeconfig)",
@@ -324,6 +356,16 @@ Example:
     .option('--domain <domain>', 'base domain of the API server records', 'local.gardener.cloud')
     .option('--load-balancer-ipv4 <ip>', 'IPv4 address provider-local gives load balancers', '127.0.0.1')
     .option('--load-balancer-ipv6 <ip>', 'IPv6 address provider-local gives load balancers', '::1')
+    .option(
+      '--control-plane-workloads <mode>',
+      "run shoots' control planes and machines as workloads of the cluster: auto (when it has Nodes), true, false",
+      'auto',
+    )
+    .option(
+      '--load-balancer-networks <list>',
+      'CIDRs, one per family, whose addresses provider-local gives the load balancers of shoots run as workloads ' +
+        '(default: fd00:ff::/64,172.18.255.0/24)',
+    )
     .option('--log-level <level>', 'log level (debug, info, warn, error)', 'info')
     .option('--provider-types <list>', 'provider types Shoots may use (the webhook refuses others)', 'local')
     .option('--networking-types <list>', 'networking types Shoots may use (the webhook refuses others)', 'calico')
@@ -344,7 +386,11 @@ free, names, files): a bad one exits with 2 and one line naming it. Exit codes: 
         return value;
       };
       const hostIPs = await hostIPsOption(opts.loadBalancerIpv4 as string, opts.loadBalancerIpv6 as string);
-      const { parseComponents, runRun } = await commandModules.run();
+      const { parseComponents, parseControlPlaneWorkloadsMode, runRun } = await commandModules.run();
+      const loadBalancerNetworks =
+        typeof opts.loadBalancerNetworks === 'string'
+          ? await loadBalancerNetworksOption(opts.loadBalancerNetworks)
+          : undefined;
       const { parseTypeList } = await import('../admission/extensions.js');
       const optional = (name: string) => (typeof opts[name] === 'string' ? { [name]: opts[name] as string } : {});
       setExitCode(
@@ -369,6 +415,8 @@ free, names, files): a bad one exits with 2 and one line naming it. Exit codes: 
             ...(typeof opts.dnsTsigSecretFile === 'string' ? { dnsTSIGSecretFile: opts.dnsTsigSecretFile } : {}),
             domain: opts.domain as string,
             hostIPs,
+            controlPlaneWorkloads: parseControlPlaneWorkloadsMode(opts.controlPlaneWorkloads as string),
+            ...(loadBalancerNetworks ? { loadBalancerNetworks } : {}),
             logLevel: opts.logLevel as string,
             extensionTypes: {
               provider: parseTypeList(opts.providerTypes as string),

@@ -7,6 +7,13 @@ import { COMPONENTS, startRuntime, type Component, type Runtime } from '../app/r
 import type { FeatureGates } from '../featuregate/featuregate.js';
 import { localDNSProvider } from '../gardenlet/dns-provider.js';
 import type { HostIPs } from '../extensions/provider-local/loadbalancer/ingress.js';
+import {
+  AddressPool,
+  DEFAULT_LOAD_BALANCER_NETWORKS,
+  type LoadBalancerNetworks,
+} from '../extensions/provider-local/loadbalancer/pool.js';
+import { Refs } from '../gardenlet/resources.js';
+import { ResourceClient } from '../runtime/client.js';
 import { newLogger } from '../runtime/log.js';
 import { InputError, type CliIO } from './io.js';
 import { checkRunOptions } from './run-checks.js';
@@ -31,9 +38,46 @@ export interface RunOptions {
   readonly dnsTSIGSecretFile?: string;
   readonly domain: string;
   readonly hostIPs: HostIPs;
+  /**
+   * Shoot control planes and machines as workloads of the cluster: `auto` when it has Nodes (and the gardenlet runs),
+   * else objects only.
+   */
+  readonly controlPlaneWorkloads: ControlPlaneWorkloadsMode;
+  /** Where the load balancers of shoots with workloads take their addresses. @default DEFAULT_LOAD_BALANCER_NETWORKS */
+  readonly loadBalancerNetworks?: LoadBalancerNetworks;
   readonly logLevel: string;
   /** The extension types the webhook lets Shoots use. */
   readonly extensionTypes: RegisteredExtensionTypes;
+}
+
+export const CONTROL_PLANE_WORKLOADS_MODES = ['auto', 'true', 'false'] as const;
+export type ControlPlaneWorkloadsMode = (typeof CONTROL_PLANE_WORKLOADS_MODES)[number];
+
+export function parseControlPlaneWorkloadsMode(text: string): ControlPlaneWorkloadsMode {
+  if (!(CONTROL_PLANE_WORKLOADS_MODES as readonly string[]).includes(text)) {
+    throw new InputError(
+      `--control-plane-workloads ${JSON.stringify(text)}: one of ${CONTROL_PLANE_WORKLOADS_MODES.join(', ')}`,
+    );
+  }
+  return text as ControlPlaneWorkloadsMode;
+}
+
+/**
+ * Whether the gardenlet runs shoots as workloads: `auto` asks the cluster for Nodes (a cluster without any, an API
+ * server alone, can run nothing; its shoots are reconciled objects-only and their status says so).
+ */
+export async function resolveControlPlaneWorkloads(
+  mode: ControlPlaneWorkloadsMode,
+  kubeConfig: KubeConfig,
+): Promise<boolean> {
+  if (mode !== 'auto') return mode === 'true';
+  const client = new ResourceClient(kubeConfig);
+  try {
+    const nodes = await client.list(Refs.node, { limit: 50 });
+    return nodes.items.length > 0;
+  } finally {
+    client.close();
+  }
 }
 
 export function parseComponents(list: string): Component[] {
@@ -69,6 +113,17 @@ export async function runRun(options: RunOptions, io: CliIO): Promise<number> {
   const logger = newLogger({ level: options.logLevel, name: 'gardener-ipv6' });
   let runtime: Runtime;
   try {
+    const workloads =
+      options.components.includes('gardenlet') &&
+      (await resolveControlPlaneWorkloads(options.controlPlaneWorkloads, kubeConfig));
+    if (options.components.includes('gardenlet')) {
+      logger.info(
+        { controlPlaneWorkloads: workloads },
+        workloads
+          ? 'shoots run as workloads of this cluster (control planes in their seed namespaces, machines as pods)'
+          : 'shoots are reconciled objects-only: this cluster has no Nodes to run them on',
+      );
+    }
     runtime = await startRuntime({
       kubeConfig,
       gates: options.gates,
@@ -89,8 +144,16 @@ export async function runRun(options: RunOptions, io: CliIO): Promise<number> {
           ...(options.dnsTSIGKeyName && tsigSecret ? { tsigKeyName: options.dnsTSIGKeyName, tsigSecret } : {}),
         }),
         ...(options.seedName ? { seedName: options.seedName } : {}),
+        ...(workloads ? { controlPlaneWorkloads: true } : {}),
       },
-      providerLocal: { hostIPs: options.hostIPs },
+      // With workloads, every shoot's API server gets its own addresses (the environment routes the networks to the
+      // cluster's Nodes, where kube-proxy serves them); objects-only, the one host address per family.
+      providerLocal: workloads
+        ? {
+            pool: new AddressPool(options.loadBalancerNetworks ?? DEFAULT_LOAD_BALANCER_NETWORKS),
+            machinePods: true,
+          }
+        : { hostIPs: options.hostIPs },
       health: { host: options.healthHost, port: options.healthPort },
       ...(options.leaderElect
         ? { leaderElection: { namespace: options.leaderElectionNamespace, name: options.leaderElectionID } }

@@ -167,6 +167,26 @@ describe('gardener-ipv6 run: usage errors', () => {
       /^error: cannot load the kubeconfig \/nonexistent\/kubeconfig/,
     ],
     [
+      'an unknown control plane workloads mode',
+      () => ['--control-plane-workloads', 'yes'],
+      /^error: --control-plane-workloads "yes": one of auto, true, false$/,
+    ],
+    [
+      'a load-balancer network that is no CIDR',
+      () => ['--load-balancer-networks', 'fd00:ff::'],
+      /^error: --load-balancer-networks: "fd00:ff::" is not a CIDR$/,
+    ],
+    [
+      'two load-balancer networks of one family',
+      () => ['--load-balancer-networks', 'fd00:ff::/64,fd00:fe::/64'],
+      /^error: --load-balancer-networks: two IPv6 networks \(fd00:ff::\/64, fd00:fe::\/64\)$/,
+    ],
+    [
+      'a load-balancer network too small for a pool',
+      () => ['--load-balancer-networks', '10.0.0.0/31'],
+      /^error: --load-balancer-networks: 10\.0\.0\.0\/31 is too small for a pool$/,
+    ],
+    [
       'two bad flags, in one line',
       () => ['--log-level', 'loud', '--health-host', 'nowhere'],
       /^error: --log-level "loud": .*; --health-host "nowhere": not an IP address/,

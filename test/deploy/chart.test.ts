@@ -25,6 +25,7 @@ import {
   CHART_COMPONENTS,
   CONTROLLERS,
   EXPECTED_CLUSTER_GRANTS,
+  EXPECTED_WORKLOAD_GRANTS,
   grants,
   type ChartComponent,
   type PolicyRule,
@@ -363,7 +364,12 @@ describe.each(Object.keys(PRESETS) as Preset[])('helm template with the %s value
       expect(pod.serviceAccountName).toBe(name);
       expect(named(objects, 'ServiceAccount', name).metadata.namespace).toBe(NAMESPACE);
       const role = named<Role>(objects, 'ClusterRole', name);
-      expect(role.rules.flatMap(grants).sort(), component).toEqual([...EXPECTED_CLUSTER_GRANTS[component]].sort());
+      // The default controlPlaneWorkloads (auto) grants the gardenlet what running shoots as workloads takes.
+      const expected = [
+        ...EXPECTED_CLUSTER_GRANTS[component],
+        ...(component === 'gardenlet' ? EXPECTED_WORKLOAD_GRANTS : []),
+      ];
+      expect(role.rules.flatMap(grants).sort(), component).toEqual(expected.sort());
       const binding = named<Binding>(objects, 'ClusterRoleBinding', name);
       expect(binding.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name });
       expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name, namespace: NAMESPACE }]);
@@ -379,8 +385,12 @@ describe.each(Object.keys(PRESETS) as Preset[])('helm template with the %s value
         if (rule.resources?.includes('secrets')) {
           expect(rule.verbs, `${role.metadata.name} must not read all secrets`).not.toContain('list');
           expect(rule.verbs, role.metadata.name).not.toContain('watch');
-          // Secrets by name only: no component may read or write any secret of any namespace.
-          expect(rule.resourceNames ?? [], `${role.metadata.name}: secrets by name`).not.toEqual([]);
+          // Secrets are read by name only: no component may read any secret of any namespace. The gardenlet with
+          // shoots as workloads writes per-pool secrets without a fixed name (and reads none of them).
+          if ((rule.resourceNames ?? []).length === 0) {
+            expect(role.metadata.name, 'secrets by name').toBe(nameOf('gardenlet'));
+            expect(rule.verbs.sort(), 'secrets written, not read').toEqual(['create', 'delete', 'patch']);
+          }
         }
       }
     }
@@ -465,6 +475,22 @@ describe('helm template --include-crds', () => {
 });
 
 describe('chart values', () => {
+  it('run shoots as workloads where the cluster has Nodes, or objects-only with the least RBAC', () => {
+    const auto = containerOf(renderChart('ipv6'), 'gardenlet');
+    expect(flag(auto, 'control-plane-workloads')).toBe('auto');
+    expect(flag(auto, 'load-balancer-networks')).toBeUndefined();
+    const pinned = renderChart('dual', {
+      set: { 'loadBalancerNetworks.ipv6': 'fd00:ff:1::/64', 'loadBalancerNetworks.ipv4': '10.255.1.0/24' },
+    });
+    expect(flag(containerOf(pinned, 'gardenlet'), 'load-balancer-networks')).toBe('fd00:ff:1::/64,10.255.1.0/24');
+    const objectsOnly = renderChart('ipv6', { set: { controlPlaneWorkloads: 'false' } });
+    expect(flag(containerOf(objectsOnly, 'gardenlet'), 'control-plane-workloads')).toBe('false');
+    const role = named<Role>(objectsOnly, 'ClusterRole', nameOf('gardenlet'));
+    expect(role.rules.flatMap(grants).sort()).toEqual([...EXPECTED_CLUSTER_GRANTS.gardenlet].sort());
+    expect(tryRenderChart('ipv6', { set: { controlPlaneWorkloads: 'yes' } }).stderr).toContain('controlPlaneWorkloads');
+    expect(tryRenderChart('ipv6', { set: { 'loadBalancerNetworks.ipv6': 'fd00:ff::' } }).code).not.toBe(0);
+  });
+
   it('pass feature gates, DNS server, domain, host IPs and the seed name to the gardenlet', () => {
     const objects = renderChart('ipv6', {
       set: {

@@ -8,6 +8,13 @@ import { managedResourceRef } from '../../src/extensions/network/managedresource
 import { Refs } from '../../src/gardenlet/resources.js';
 import { API_SERVER_SERVICE_NAME } from '../../src/gardenlet/shoot/components/apiserver-service.js';
 import { DNS_SECRET_NAME } from '../../src/gardenlet/shoot/components/dns-records.js';
+import {
+  COMPONENTS,
+  ETCD_CLIENT_SERVICE,
+  VPN_SEED,
+} from '../../src/gardenlet/shoot/components/control-plane-workloads.js';
+import { BOOTSTRAP_TOKEN_SECRET } from '../../src/gardenlet/shoot/components/machine-bootstrap.js';
+import { CA_SECRET_NAME, ETCD_CA_SECRET_NAME, SERVICE_ACCOUNT_KEY_SECRET_NAME } from '../../src/gardenlet/names.js';
 import { NetworkPolicyName } from '../../src/gardenlet/shoot/components/network-policies.js';
 import { resources, type ResourceRef } from '../../src/runtime/client.js';
 import { EventRef } from '../../src/runtime/events.js';
@@ -106,6 +113,44 @@ export const EXPECTED_CLUSTER_GRANTS: Record<ChartComponent, string[]> = {
     ...allow(resources.secret, ['get'], { names: [DNS_SECRET_NAME] }),
   ],
 };
+
+/**
+ * What the gardenlet calls besides, when shoots run as workloads of the cluster (`controlPlaneWorkloads`, on unless
+ * false): src/gardenlet/shoot/components/{control-plane,control-plane-workloads,worker,machine-bootstrap}.ts,
+ * src/gardenlet/shoot/shoot-client.ts and provider-local's Worker controller (src/extensions/provider-local/worker).
+ */
+export const EXPECTED_WORKLOAD_GRANTS: string[] = [
+  // getOrCreateSecret/getOrCreateCA and the components' certificates: read by name; created, applied, deleted.
+  ...allow(Refs.secret, ['get'], {
+    names: [
+      CA_SECRET_NAME,
+      ETCD_CA_SECRET_NAME,
+      SERVICE_ACCOUNT_KEY_SECRET_NAME,
+      BOOTSTRAP_TOKEN_SECRET,
+      ...Object.values(COMPONENTS).map((c) => c.name),
+      VPN_SEED.name,
+    ],
+  }),
+  // The per-pool user data (worker-user-data-<pool>) has no fixed name: written, never read.
+  ...allow(Refs.secret, ['create', 'patch', 'delete']),
+  // <shoot>.ca-cluster in the project namespace.
+  ...allow(Refs.configMap, ['create', 'patch', 'delete']),
+  ...allow(Refs.service, ['create', 'patch', 'delete'], { names: [ETCD_CLIENT_SERVICE] }),
+  // Health (list), the etcd data cleanup pods (apply).
+  ...allow(Refs.pod, ['list', 'create', 'patch']),
+  ...allow(Refs.node, ['list']),
+  // etcd (gardenlet), the machine pods (provider-local's informer, list by labels, apply, delete).
+  ...allow(Refs.statefulSet, ['get', 'list', 'watch', 'create', 'patch', 'delete']),
+  ...allow(Refs.deployment, ['get', 'create', 'patch', 'delete'], {
+    names: [COMPONENTS.kubeAPIServer.name, COMPONENTS.kubeControllerManager.name, COMPONENTS.kubeScheduler.name],
+  }),
+  ...allow(Refs.podDisruptionBudget, ['create', 'patch', 'delete'], {
+    names: Object.values(COMPONENTS).map((c) => c.name),
+  }),
+  // The gardenlet's informer, apply, get, delete; provider-local's finalizer by merge patch and its status.
+  ...allow(Refs.worker, ['get', 'list', 'watch', 'create', 'patch', 'delete']),
+  ...allow(Refs.worker, ['patch'], { sub: 'status' }),
+];
 
 /** A grant string back as SubjectAccessReview resource attributes. */
 export function grantAttributes(grant: string): {

@@ -108,6 +108,8 @@ beforeAll(async () => {
       '--wait=false',
       ...valuesArgs('ipv6', {
         'webhook.failurePolicy': 'Ignore',
+        // This API server has no Nodes: the gardenlet reconciles objects only, with the RBAC for just that.
+        controlPlaneWorkloads: 'false',
         // The API server's addresses, of both families: the API server must accept them as ipBlocks.
         'networkPolicy.apiServer.cidrs': '{fd00:10:0:1::/64,172.18.0.0/16}',
       }),
