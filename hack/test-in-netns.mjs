@@ -67,6 +67,8 @@ if (reason === undefined) {
 if (netns !== undefined) {
   say(`running vitest in network namespace ${netns} (loopback ::1 only, no IPv4)`);
   env[NETNS_ENV] = netns;
+  // This process stays in the host's network namespace: tests that drive Docker (test/kind) enter it through here.
+  env.GARDENER_IPV6_HOST_NETNS = `/proc/${process.pid}/ns/net`;
 }
 // The global setup would otherwise repeat the notice.
 env.GARDENER_IPV6_HOST_NOTICE_SHOWN = '1';

@@ -37,7 +37,8 @@ parse_family() {
       exit 2
       ;;
   esac
-  CLUSTER_NAME="gardener-local-$FAMILY"
+  # GARDENER_IPV6_KIND_CLUSTER names another cluster of the family (the e2e test's own).
+  CLUSTER_NAME="${GARDENER_IPV6_KIND_CLUSTER:-gardener-local-$FAMILY}"
   KIND_CONFIG="$ROOT/hack/kind/cluster-$FAMILY.yaml"
   # The cluster's own kubeconfig: never the user's $KUBECONFIG, so nothing lands in another cluster by accident.
   CLUSTER_KUBECONFIG="${GARDENER_IPV6_KIND_DIR:-$ROOT/.cache/kind}/$CLUSTER_NAME.kubeconfig"
@@ -55,6 +56,11 @@ check_docker() {
   fi
   local out
   if ! out="$(docker info --format '{{.ServerVersion}}' 2>&1)"; then
+    # Root on Linux with Debian's docker.io but no service manager: start the engine (hack/local/docker/engine.sh).
+    if [[ "$(uname -s)" == Linux && "$(id -u)" == 0 ]] && command -v dockerd >/dev/null 2>&1 &&
+      bash "$ROOT/hack/local/docker/engine.sh" >&2; then
+      return
+    fi
     missing "Docker is not available: the docker command is installed but no Docker engine answers ($(sed -n '/[^[:space:]]/{p;q;}' <<<"$out")). Start the Docker daemon (or Docker Desktop) and check \`docker info\`."
   fi
 }
@@ -64,7 +70,9 @@ check_tool() {
   command -v "$tool" >/dev/null 2>&1 || missing "$tool is not on PATH: $hint"
 }
 
-check_kind() { check_tool kind "install kind >= 0.27 (https://kind.sigs.k8s.io/docs/user/quick-start/#installation)."; }
+check_kind() { check_tool kind "run \`bash hack/ensure-binaries.sh kind\` (kind $(sed -n 's/^KIND_VERSION=//p' "$ROOT/hack/versions.env"), built from the Go module proxy)."; }
+check_debootstrap() { check_tool debootstrap "apt-get install debootstrap (the kind images are built from Debian's packages, hack/kind/build-images.sh)."; }
+check_root() { [[ "$(id -u)" == 0 ]] || missing "root is needed to build the kind images (debootstrap) and to route the shoots' load-balancer addresses: run as root."; }
 check_kubectl() { check_tool kubectl "install kubectl (https://kubernetes.io/docs/tasks/tools/) or run \`bash hack/ensure-binaries.sh kubectl\`."; }
 check_helm() { check_tool helm "install helm 3 (https://helm.sh/docs/intro/install/) or run \`bash hack/ensure-binaries.sh helm\`."; }
 

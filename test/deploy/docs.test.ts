@@ -49,7 +49,7 @@ describe.each(PAGES.map((p) => [relative(ROOT, p), p]))('%s', (_, page) => {
 describe('getting-started-ipv6.md', () => {
   const page = readFileSync(join(ROOT, 'docs', 'getting-started-ipv6.md'), 'utf8');
 
-  it('quotes the subnets of the kind configs and the calico pool', () => {
+  it("quotes the subnets of the kind configs and the example seed's pods", () => {
     for (const family of ['ipv6', 'dual']) {
       const cluster = parse(readFileSync(join(ROOT, 'hack', 'kind', `cluster-${family}.yaml`), 'utf8')) as {
         name: string;
@@ -59,12 +59,15 @@ describe('getting-started-ipv6.md', () => {
       expect(page).toContain(cluster.networking.serviceSubnet);
       expect(page).toContain(cluster.name.replace('-dual', '-ipv6'));
     }
-    expect(readFileSync(join(ROOT, 'hack', 'calico', 'ipv6', 'calico-node.yaml'), 'utf8')).toContain('fd00:10:1::/56');
-    expect(page).toContain('fd00:10:1::/56');
+    const seed = parse(readFileSync(join(ROOT, 'examples', 'seed-ipv6.yaml'), 'utf8')) as {
+      spec: { networks: { pods: string; nodes: string } };
+    };
+    expect(page).toContain(seed.spec.networks.pods);
+    expect(page).toContain(seed.spec.networks.nodes);
   });
 
   it('shows what the scripts print without Docker and the way out', () => {
-    expect(page).toContain('Docker is not available: the docker command is installed but no Docker engine answers');
+    expect(page).toContain('Docker is not available: the docker command is not on PATH');
     expect(page).toContain('npx gardener-ipv6 up');
     const lib = readFileSync(join(ROOT, 'hack', 'local', 'lib.sh'), 'utf8');
     expect(lib).toContain('See docs/getting-started-ipv6.md, "Without Docker".');

@@ -1,0 +1,237 @@
+/**
+ * The kind IPv6 seed, end to end and for real: `hack/local/up.sh ipv6` builds every image without a registry
+ * (hack/kind/build-images.sh), creates a kind cluster of its own name, installs the chart and creates the example
+ * Seed and IPv6 Shoot; the shoot's control plane and machines then run as pods of the kind cluster, its API server
+ * answers at its AAAA address from this host, its Nodes are Ready with addresses of its nodes range and its pods talk
+ * over IPv6; deleting it leaves nothing of it on the seed. `hack/local/down.sh` leaves no cluster, route or Docker
+ * network behind.
+ *
+ * Docker's networks and the cluster's API server live in the host's network namespace: when `npm test` runs vitest
+ * in an IPv6-only namespace of its own, every command here runs in the host's through nsenter (hack/test-in-netns.mjs
+ * says where: its own namespace, GARDENER_IPV6_HOST_NETNS). Needs root,
+ * Docker (an engine, or Debian's docker.io to start one) and debootstrap; skipped without them, saying why.
+ */
+import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NETNS_ENV } from '../../src/localenv/netns.js';
+import { projectRoot } from '../../src/localenv/project.js';
+import { which } from '../../src/localenv/process.js';
+import { containsCIDR, mustParseCIDR } from '../../src/net/cidr.js';
+import { waitFor } from '../support/wait.js';
+
+const ROOT = projectRoot();
+const CLUSTER = 'gardener-ipv6-e2e-ipv6';
+const SHOOT_NAMESPACE = 'shoot--local--local';
+
+let work: string;
+let env: NodeJS.ProcessEnv = process.env;
+let kubeconfig: string;
+
+/** Runs a command in the host's network namespace (where Docker's networks are), with the test's environment. */
+function onHost(command: string, args: string[], input?: string): SpawnSyncReturns<string> {
+  const host = process.env[NETNS_ENV] ? process.env.GARDENER_IPV6_HOST_NETNS : undefined;
+  const argv = host ? ['nsenter', `--net=${host}`, '--', command, ...args] : [command, ...args];
+  return spawnSync(argv[0]!, argv.slice(1), {
+    cwd: ROOT,
+    env,
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+    ...(input !== undefined ? { input } : {}),
+  });
+}
+
+function skipReason(): string | undefined {
+  if (process.getuid?.() !== 0) return 'needs root (debootstrap, routes to the load balancers)';
+  if (which('docker') === undefined) return 'needs Docker (apt-get install docker.io)';
+  if (which('debootstrap') === undefined) return 'needs debootstrap (apt-get install debootstrap)';
+  if (which('nsenter') === undefined) return 'needs nsenter (util-linux)';
+  // The host's, not the test namespace's: /proc/sys/net is the reading process's network namespace.
+  const forwarding = onHost('cat', ['/proc/sys/net/ipv6/conf/all/forwarding']).stdout?.trim() || 'unknown';
+  if (forwarding !== '1') return `needs IPv6 forwarding (net.ipv6.conf.all.forwarding is ${forwarding})`;
+  return undefined;
+}
+const reason = skipReason();
+if (reason !== undefined) console.warn(`[kind-seed] skipped: ${reason}`);
+
+function ok(result: SpawnSyncReturns<string>, what: string): string {
+  if (result.status !== 0) {
+    throw new Error(`${what}: exit ${result.status}\n${(result.stderr ?? '').slice(-4000)}`);
+  }
+  return result.stdout;
+}
+
+const kubectl = (...args: string[]) =>
+  ok(onHost(join(ROOT, '.cache', 'bin', 'kubectl'), args), `kubectl ${args.join(' ')}`);
+const json = <T>(...args: string[]) => JSON.parse(kubectl(...args, '-o', 'json')) as T;
+
+interface Item {
+  metadata: { name: string };
+  status?: {
+    phase?: string;
+    conditions?: { type: string; status: string }[];
+    addresses?: { type: string; address: string }[];
+    podIP?: string;
+  };
+}
+const ready = (item: Item) => item.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+
+describe.skipIf(reason !== undefined)('a kind IPv6 seed with the chart', () => {
+  let shootKubeconfig: string;
+  const shoot = (...args: string[]) => kubectl('--kubeconfig', shootKubeconfig, ...args);
+
+  beforeAll(() => {
+    work = mkdtempSync(join(tmpdir(), 'gardener-ipv6-kind-'));
+    env = {
+      ...process.env,
+      GARDENER_IPV6_KIND_CLUSTER: CLUSTER,
+      GARDENER_IPV6_KIND_DIR: work,
+      KUBECONFIG: join(work, `${CLUSTER}.kubeconfig`),
+    };
+    kubeconfig = env.KUBECONFIG!;
+    shootKubeconfig = join(work, 'shoot.kubeconfig');
+    ok(onHost('bash', [join(ROOT, 'hack', 'local', 'up.sh'), 'ipv6']), 'hack/local/up.sh ipv6');
+  }, 30 * 60_000);
+
+  afterAll(() => {
+    if (work === undefined) return;
+    // Whatever failed above, nothing stays: the cluster, its routes, kind's network when unused.
+    onHost('bash', [join(ROOT, 'hack', 'local', 'down.sh'), 'ipv6']);
+    rmSync(work, { recursive: true, force: true });
+  }, 5 * 60_000);
+
+  it('has a Ready kind node with an IPv6 InternalIP of the Docker network kind', () => {
+    const nodes = json<{ items: Item[] }>('--kubeconfig', kubeconfig, 'get', 'nodes').items;
+    expect(nodes).toHaveLength(1);
+    expect(ready(nodes[0]!)).toBe(true);
+    const internal = nodes[0]!.status!.addresses!.filter((a) => a.type === 'InternalIP').map((a) => a.address);
+    expect(internal).toHaveLength(1);
+    expect(containsCIDR(mustParseCIDR('fd00:10::/64'), mustParseCIDR(`${internal[0]}/128`))).toBe(true);
+  });
+
+  it("runs the chart's pods", () => {
+    const pods = json<{ items: Item[] }>('--kubeconfig', kubeconfig, '-n', 'gardener-ipv6', 'get', 'pods').items;
+    const names = pods.map((p) => p.metadata.name.replace(/-[a-z0-9]+-[a-z0-9]+$/, ''));
+    for (const component of ['admission', 'gardenlet', 'network-calico', 'dns-local', 'dns-server', 'scheduler']) {
+      expect(names).toContain(`gardener-ipv6-${component}`);
+    }
+    expect(pods.filter((p) => !ready(p)).map((p) => p.metadata.name)).toEqual([]);
+  });
+
+  it("runs the shoot's control plane and its two machines as pods of the seed namespace", () => {
+    const state = kubectl(
+      '--kubeconfig',
+      kubeconfig,
+      '-n',
+      'garden-local',
+      'get',
+      'shoot',
+      'local',
+      '-o',
+      'jsonpath={.status.lastOperation.state}',
+    );
+    expect(state).toBe('Succeeded');
+    const pods = json<{ items: Item[] }>('--kubeconfig', kubeconfig, '-n', SHOOT_NAMESPACE, 'get', 'pods').items;
+    const running = pods.filter((p) => p.status?.phase === 'Running').map((p) => p.metadata.name);
+    for (const name of [/^etcd-main-0$/, /^kube-apiserver-/, /^kube-controller-manager-/, /^kube-scheduler-/]) {
+      expect(
+        running.some((n) => name.test(n)),
+        String(name),
+      ).toBe(true);
+    }
+    expect(running.filter((n) => n.startsWith('machine-')).sort()).toEqual(['machine-local-0', 'machine-local-1']);
+  });
+
+  it('answers /readyz at the AAAA address of its DNS record, from this host', () => {
+    const records = json<{ items: { spec: { name: string; recordType: string; values: string[] } }[] }>(
+      '--kubeconfig',
+      kubeconfig,
+      '-n',
+      SHOOT_NAMESPACE,
+      'get',
+      'dnsrecords',
+    ).items;
+    const external = records.find((r) => r.spec.name === 'api.local.local.external.local.gardener.cloud');
+    expect(external?.spec.recordType).toBe('AAAA');
+    const address = external!.spec.values[0]!;
+    expect(containsCIDR(mustParseCIDR('fd00:ff::/64'), mustParseCIDR(`${address}/128`))).toBe(true);
+    const config = ok(
+      onHost(process.execPath, [
+        join(ROOT, 'bin', 'gardener-ipv6.js'),
+        'kubeconfig',
+        '--kubeconfig',
+        kubeconfig,
+        '--shoot',
+        'garden-local/local',
+        '--pin-address',
+      ]),
+      'gardener-ipv6 kubeconfig',
+    );
+    writeFileSync(shootKubeconfig, config);
+    expect(readFileSync(shootKubeconfig, 'utf8')).toContain(`server: https://[${address}]`);
+    expect(shoot('get', '--raw', '/readyz')).toBe('ok');
+  });
+
+  it("has two Ready Nodes with addresses of the shoot's nodes range", async () => {
+    const nodes = await waitFor(
+      () => {
+        const items = json<{ items: Item[] }>('--kubeconfig', shootKubeconfig, 'get', 'nodes').items;
+        return items.length === 2 && items.every(ready) && items;
+      },
+      { timeoutMs: 120_000, intervalMs: 2_000, message: 'two Ready Nodes' },
+    );
+    for (const node of nodes) {
+      const internal = node.status!.addresses!.find((a) => a.type === 'InternalIP')!.address;
+      expect(containsCIDR(mustParseCIDR('fd00:10:1:100::/56'), mustParseCIDR(`${internal}/128`)), internal).toBe(true);
+    }
+  }, 150_000);
+
+  it('moves IPv6 packets between pods of its two machines, and its API server reaches them', async () => {
+    for (const i of [0, 1]) {
+      shoot(
+        'run',
+        `web${i}`,
+        '--image=registry.k8s.io/e2e-test-images/agnhost:2.66.1',
+        '--image-pull-policy=Never',
+        `--overrides={"spec":{"nodeName":"machine-local-${i}"}}`,
+        '--',
+        'netexec',
+        '--http-port=8080',
+      );
+    }
+    shoot('wait', '--for=condition=Ready', 'pod/web0', 'pod/web1', '--timeout=120s');
+    const ip = shoot('get', 'pod', 'web1', '-o', 'jsonpath={.status.podIP}');
+    expect(mustParseCIDR(`${ip}/128`).family).toBe('IPv6');
+    // Through kubelet exec (the API server into the machine), then pod to pod across the machines.
+    expect(shoot('exec', 'web0', '--', '/agnhost', 'connect', '--timeout=5s', `[${ip}]:8080`)).toBe('');
+    // The API server into the shoot's pod network (pods/proxy).
+    expect(shoot('get', '--raw', '/api/v1/namespaces/default/pods/web1:8080/proxy/hostname')).toBe('web1');
+  }, 180_000);
+
+  it('deletes the shoot: its seed namespace goes, with the machines and the control plane', async () => {
+    const k = (...args: string[]) => kubectl('--kubeconfig', kubeconfig, ...args);
+    k('-n', 'garden-local', 'annotate', 'shoot', 'local', 'confirmation.gardener.cloud/deletion=true', '--overwrite');
+    k('-n', 'garden-local', 'delete', 'shoot', 'local', '--wait=false');
+    await waitFor(
+      () => {
+        const namespaces = json<{ items: Item[] }>('--kubeconfig', kubeconfig, 'get', 'namespaces').items;
+        const shoots = json<{ items: Item[] }>('--kubeconfig', kubeconfig, '-n', 'garden-local', 'get', 'shoots').items;
+        return !namespaces.some((n) => n.metadata.name === SHOOT_NAMESPACE) && shoots.length === 0;
+      },
+      { timeoutMs: 150_000, intervalMs: 2_000, message: `the shoot and ${SHOOT_NAMESPACE} gone` },
+    );
+  }, 180_000);
+
+  it('leaves no cluster, route or Docker network after down.sh', () => {
+    ok(onHost('bash', [join(ROOT, 'hack', 'local', 'down.sh'), 'ipv6']), 'hack/local/down.sh ipv6');
+    expect(ok(onHost(join(ROOT, '.cache', 'bin', 'kind'), ['get', 'clusters']), 'kind get clusters')).not.toContain(
+      CLUSTER,
+    );
+    expect(ok(onHost('ip', ['-6', 'route', 'show', 'fd00:ff::/64']), 'ip route')).toBe('');
+    const networks = ok(onHost('docker', ['network', 'ls', '--format', '{{.Name}}']), 'docker network ls');
+    const others = ok(onHost(join(ROOT, '.cache', 'bin', 'kind'), ['get', 'clusters']), 'kind get clusters').trim();
+    if (others === '' || others === 'No kind clusters found.') expect(networks.split('\n')).not.toContain('kind');
+  });
+});
