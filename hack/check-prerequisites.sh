@@ -302,6 +302,11 @@ case "$purpose" in
     need named-checkconf bind9-utils "BIND9's tools, for the DNS tests"
     need dig dnsutils "dig, for the DNS tests"
     need shellcheck shellcheck "shellcheck, which the tests run on hack/"
+    # Optional: the kind seed's e2e test (test/kind) skips itself without them.
+    for tool in docker:docker.io debootstrap:debootstrap jq:jq; do
+      command -v "${tool%%:*}" >/dev/null 2>&1 ||
+        warnings+=("\`${tool%%:*}\` not found (Debian package ${tool#*:}): the kind seed's e2e test (test/kind) is skipped")
+    done
     ;;
   *) usage ;;
 esac

@@ -4,7 +4,7 @@
  * Seed and IPv6 Shoot; the shoot's control plane and machines then run as pods of the kind cluster, its API server
  * answers at its AAAA address from this host, its Nodes are Ready with addresses of its nodes range and its pods talk
  * over IPv6; deleting it leaves nothing of it on the seed. `hack/local/down.sh` leaves no cluster, route or Docker
- * network behind.
+ * network behind. A dual-stack seed (`up.sh dual`) runs the dual-stack example shoot, reached at both addresses.
  *
  * Docker's networks and the cluster's API server live in the host's network namespace: when `npm test` runs vitest
  * in an IPv6-only namespace of its own, every command here runs in the host's through nsenter (hack/test-in-netns.mjs
@@ -12,7 +12,7 @@
  * Docker (an engine, or Debian's docker.io to start one) and debootstrap; skipped without them, saying why.
  */
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,7 +23,9 @@ import { containsCIDR, mustParseCIDR } from '../../src/net/cidr.js';
 import { waitFor } from '../support/wait.js';
 
 const ROOT = projectRoot();
-const CLUSTER = 'gardener-ipv6-e2e-ipv6';
+/** The e2e clusters' names: never a developer's gardener-local-<family>. */
+const clusterName = (family: string) => `gardener-ipv6-e2e-${family}`;
+const CLUSTER = clusterName('ipv6');
 const SHOOT_NAMESPACE = 'shoot--local--local';
 
 let work: string;
@@ -78,29 +80,54 @@ interface Item {
 }
 const ready = (item: Item) => item.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 
+/** `hack/local/up.sh FAMILY` for the e2e cluster of the family, in a folder of its own. */
+function upSeed(family: string): void {
+  work = mkdtempSync(join(tmpdir(), 'gardener-ipv6-kind-'));
+  env = {
+    ...process.env,
+    GARDENER_IPV6_KIND_CLUSTER: clusterName(family),
+    GARDENER_IPV6_KIND_DIR: work,
+    KUBECONFIG: join(work, `${clusterName(family)}.kubeconfig`),
+  };
+  kubeconfig = env.KUBECONFIG!;
+  ok(onHost('bash', [join(ROOT, 'hack', 'local', 'up.sh'), family]), `hack/local/up.sh ${family}`);
+}
+
+/** Whatever failed, nothing stays: the cluster, its routes, kind's network when unused, the folder. */
+function downSeed(family: string): void {
+  if (work === undefined) return;
+  onHost('bash', [join(ROOT, 'hack', 'local', 'down.sh'), family]);
+  rmSync(work, { recursive: true, force: true });
+}
+
+/** `gardener-ipv6 kubeconfig --pin-address` for a shoot of garden-local, written to `file`. */
+function shootKubeconfigOf(shoot: string, file: string): string {
+  const config = ok(
+    onHost(process.execPath, [
+      join(ROOT, 'bin', 'gardener-ipv6.js'),
+      'kubeconfig',
+      '--kubeconfig',
+      kubeconfig,
+      '--shoot',
+      `garden-local/${shoot}`,
+      '--pin-address',
+    ]),
+    'gardener-ipv6 kubeconfig',
+  );
+  writeFileSync(file, config);
+  return config;
+}
+
 describe.skipIf(reason !== undefined)('a kind IPv6 seed with the chart', () => {
   let shootKubeconfig: string;
   const shoot = (...args: string[]) => kubectl('--kubeconfig', shootKubeconfig, ...args);
 
   beforeAll(() => {
-    work = mkdtempSync(join(tmpdir(), 'gardener-ipv6-kind-'));
-    env = {
-      ...process.env,
-      GARDENER_IPV6_KIND_CLUSTER: CLUSTER,
-      GARDENER_IPV6_KIND_DIR: work,
-      KUBECONFIG: join(work, `${CLUSTER}.kubeconfig`),
-    };
-    kubeconfig = env.KUBECONFIG!;
+    upSeed('ipv6');
     shootKubeconfig = join(work, 'shoot.kubeconfig');
-    ok(onHost('bash', [join(ROOT, 'hack', 'local', 'up.sh'), 'ipv6']), 'hack/local/up.sh ipv6');
   }, 30 * 60_000);
 
-  afterAll(() => {
-    if (work === undefined) return;
-    // Whatever failed above, nothing stays: the cluster, its routes, kind's network when unused.
-    onHost('bash', [join(ROOT, 'hack', 'local', 'down.sh'), 'ipv6']);
-    rmSync(work, { recursive: true, force: true });
-  }, 5 * 60_000);
+  afterAll(() => downSeed('ipv6'), 5 * 60_000);
 
   it('has a Ready kind node with an IPv6 InternalIP of the Docker network kind', () => {
     const nodes = json<{ items: Item[] }>('--kubeconfig', kubeconfig, 'get', 'nodes').items;
@@ -157,20 +184,7 @@ describe.skipIf(reason !== undefined)('a kind IPv6 seed with the chart', () => {
     expect(external?.spec.recordType).toBe('AAAA');
     const address = external!.spec.values[0]!;
     expect(containsCIDR(mustParseCIDR('fd00:ff::/64'), mustParseCIDR(`${address}/128`))).toBe(true);
-    const config = ok(
-      onHost(process.execPath, [
-        join(ROOT, 'bin', 'gardener-ipv6.js'),
-        'kubeconfig',
-        '--kubeconfig',
-        kubeconfig,
-        '--shoot',
-        'garden-local/local',
-        '--pin-address',
-      ]),
-      'gardener-ipv6 kubeconfig',
-    );
-    writeFileSync(shootKubeconfig, config);
-    expect(readFileSync(shootKubeconfig, 'utf8')).toContain(`server: https://[${address}]`);
+    expect(shootKubeconfigOf('local', shootKubeconfig)).toContain(`server: https://[${address}]`);
     expect(shoot('get', '--raw', '/readyz')).toBe('ok');
   });
 
@@ -234,4 +248,49 @@ describe.skipIf(reason !== undefined)('a kind IPv6 seed with the chart', () => {
     const others = ok(onHost(join(ROOT, '.cache', 'bin', 'kind'), ['get', 'clusters']), 'kind get clusters').trim();
     if (others === '' || others === 'No kind clusters found.') expect(networks.split('\n')).not.toContain('kind');
   });
+});
+
+describe.skipIf(reason !== undefined)('a kind dual-stack seed with the chart', () => {
+  type Record = { spec: { name: string; recordType: string; values: string[] } };
+
+  beforeAll(() => upSeed('dual'), 30 * 60_000);
+  afterAll(() => downSeed('dual'), 5 * 60_000);
+
+  it('has a Ready kind node with an InternalIP of each family', () => {
+    const node = json<{ items: Item[] }>('--kubeconfig', kubeconfig, 'get', 'nodes').items[0]!;
+    expect(ready(node)).toBe(true);
+    const internal = node.status!.addresses!.filter((a) => a.type === 'InternalIP').map((a) => a.address);
+    expect(internal.map((a) => mustParseCIDR(`${a}/${a.includes(':') ? 128 : 32}`).family).sort()).toEqual([
+      'IPv4',
+      'IPv6',
+    ]);
+  });
+
+  it('runs the dual-stack shoot, whose API server answers at its A and its AAAA address from this host', async () => {
+    const namespace = 'shoot--local--local-dual';
+    const records = json<{ items: Record[] }>('--kubeconfig', kubeconfig, '-n', namespace, 'get', 'dnsrecords').items;
+    const external = records.filter((r) => r.spec.name === 'api.local-dual.local.external.local.gardener.cloud');
+    const byType = Object.fromEntries(external.map((r) => [r.spec.recordType, r.spec.values[0]!]));
+    expect(containsCIDR(mustParseCIDR('172.18.255.0/24'), mustParseCIDR(`${byType.A}/32`))).toBe(true);
+    expect(containsCIDR(mustParseCIDR('fd00:ff::/64'), mustParseCIDR(`${byType.AAAA}/128`))).toBe(true);
+    const shootKubeconfig = join(work, 'shoot.kubeconfig');
+    const config = shootKubeconfigOf('local-dual', shootKubeconfig);
+    // The kubeconfig pins the primary family's (IPv4) address; the other one answers as well.
+    expect(config).toContain(`server: https://${byType.A}`);
+    expect(kubectl('--kubeconfig', shootKubeconfig, 'get', '--raw', '/readyz')).toBe('ok');
+    const v6 = shootKubeconfig.replace(/\.kubeconfig$/, '-v6.kubeconfig');
+    writeFileSync(v6, config.replace(`server: https://${byType.A}`, `server: https://[${byType.AAAA}]`));
+    expect(kubectl('--kubeconfig', v6, 'get', '--raw', '/readyz')).toBe('ok');
+    const node = await waitFor(
+      () => {
+        const items = json<{ items: Item[] }>('--kubeconfig', shootKubeconfig, 'get', 'nodes').items;
+        return items.length > 0 && items.every(ready) && items[0];
+      },
+      { timeoutMs: 120_000, intervalMs: 2_000, message: 'a Ready Node' },
+    );
+    const families = node
+      .status!.addresses!.filter((a) => a.type === 'InternalIP')
+      .map((a) => (a.address.includes(':') ? 'IPv6' : 'IPv4'));
+    expect(families).toEqual(['IPv4', 'IPv6']);
+  }, 180_000);
 });
