@@ -680,6 +680,49 @@ describe('the values schema', () => {
       "- at '/podSecurityContext/seccompProfile/type': value must be one of 'RuntimeDefault', 'Localhost'",
     ],
     [
+      'an unmasked /proc',
+      { 'containerSecurityContext.procMount': 'Unmasked' },
+      "- at '/containerSecurityContext/procMount': value must be 'Default'",
+    ],
+    [
+      'a pod-level procMount, which Kubernetes does not have',
+      { 'podSecurityContext.procMount': 'Unmasked' },
+      "- at '/podSecurityContext': additional properties 'procMount' not allowed",
+    ],
+    [
+      "SELinux's super-privileged container type",
+      { 'podSecurityContext.seLinuxOptions.type': 'spc_t' },
+      "- at '/podSecurityContext/seLinuxOptions/type': value must be one of 'container_t', 'container_init_t', 'container_kvm_t', 'container_engine_t'",
+    ],
+    [
+      'an SELinux user',
+      { 'containerSecurityContext.seLinuxOptions.user': 'system_u' },
+      "- at '/containerSecurityContext/seLinuxOptions': additional properties 'user' not allowed",
+    ],
+    [
+      'a Localhost seccomp profile outside the seccomp folder',
+      {
+        'podSecurityContext.seccompProfile.type': 'Localhost',
+        'podSecurityContext.seccompProfile.localhostProfile': '../../x',
+      },
+      "- at '/podSecurityContext/seccompProfile/localhostProfile': '../../x' does not match pattern",
+    ],
+    [
+      'a Localhost seccomp profile without its file',
+      { 'containerSecurityContext.seccompProfile.type': 'Localhost' },
+      "- at '/containerSecurityContext/seccompProfile': missing property 'localhostProfile'",
+    ],
+    [
+      'the root group as a supplemental group',
+      { 'podSecurityContext.supplementalGroups': '{0}' },
+      "- at '/podSecurityContext/supplementalGroups/0': minimum: got 0, want 1",
+    ],
+    [
+      'a host sysctl',
+      { 'podSecurityContext.sysctls[0].name': 'kernel.shm_rmid_forced', 'podSecurityContext.sysctls[0].value': '1' },
+      "- at '/podSecurityContext': additional properties 'sysctls' not allowed",
+    ],
+    [
       'an API server CIDR with a bad prefix',
       { 'networkPolicy.apiServer.cidrs': '{fd00::/129}' },
       "- at '/networkPolicy/apiServer/cidrs/0': 'fd00::/129' does not match pattern",
@@ -705,6 +748,25 @@ describe('the values schema', () => {
     const lint = helm(['lint', CHART_DIR, ...valuesArgs('default', set)]);
     expect(lint.code).toBe(1);
     expect(lint.stdout).toContain(message);
+  });
+
+  it("accepts what Pod Security's restricted standard allows", () => {
+    const objects = renderChart('default', {
+      set: {
+        'podSecurityContext.seccompProfile.type': 'Localhost',
+        'podSecurityContext.seccompProfile.localhostProfile': 'profiles/gardener-ipv6.json',
+        'podSecurityContext.supplementalGroups': '{1000}',
+        'podSecurityContext.seLinuxOptions.type': 'container_t',
+        'podSecurityContext.seLinuxOptions.level': 's0:c123',
+        'containerSecurityContext.procMount': 'Default',
+      },
+    });
+    const pod = named<Deployment>(objects, 'Deployment', nameOf('gardenlet')).spec.template.spec;
+    expect(pod.securityContext).toMatchObject({
+      seccompProfile: { type: 'Localhost', localhostProfile: 'profiles/gardener-ipv6.json' },
+      supplementalGroups: [1000],
+      seLinuxOptions: { type: 'container_t', level: 's0:c123' },
+    });
   });
 
   it('leaves combinations to the templates, which fail with what to change', () => {
