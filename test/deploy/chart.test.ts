@@ -187,10 +187,13 @@ describe.each(Object.keys(PRESETS) as Preset[])('helm template with the %s value
       'Secret',
       'Service',
       'ServiceAccount',
+      'ValidatingAdmissionPolicy',
+      'ValidatingAdmissionPolicyBinding',
       'ValidatingWebhookConfiguration',
     ]);
     for (const o of objects) {
-      const clusterScoped = /^(ClusterRole|ClusterRoleBinding|.*WebhookConfiguration)$/.test(o.kind);
+      const clusterScoped =
+        /^(ClusterRole|ClusterRoleBinding|.*WebhookConfiguration|ValidatingAdmissionPolicy.*)$/.test(o.kind);
       expect(o.metadata.namespace, `${o.kind}/${o.metadata.name}`).toBe(clusterScoped ? undefined : NAMESPACE);
       expect(o.metadata.labels?.['app.kubernetes.io/instance'], `${o.kind}/${o.metadata.name}`).toBe(RELEASE);
     }
@@ -355,6 +358,31 @@ describe.each(Object.keys(PRESETS) as Preset[])('helm template with the %s value
       expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: nameOf(component), namespace: NAMESPACE }]);
     }
     expect(ofKind(objects, 'Role')).toHaveLength(CONTROLLERS.length);
+  });
+
+  it("narrows the gardenlet's namespace and Service status writes to its own with an admission policy", () => {
+    const policy = named<{
+      spec: {
+        matchConditions: { expression: string }[];
+        validations: { expression: string; message: string }[];
+        failurePolicy: string;
+      };
+    }>(objects, 'ValidatingAdmissionPolicy', nameOf('gardenlet'));
+    expect(policy.spec.failurePolicy).toBe('Fail');
+    expect(policy.spec.matchConditions[0]!.expression).toBe(
+      `request.userInfo.username == 'system:serviceaccount:${NAMESPACE}:${nameOf('gardenlet')}'`,
+    );
+    expect(policy.spec.validations.map((v) => v.message)).toEqual([
+      'the gardenlet writes only the namespace garden and seed namespaces (shoot--<project>--<shoot>)',
+      'the gardenlet deletes only its seed namespaces (label gardener.cloud/role=shoot)',
+      'the gardenlet writes the status of Services in seed namespaces (shoot--<project>--<shoot>) only',
+    ]);
+    const binding = named<{ spec: { policyName: string; validationActions: string[] } }>(
+      objects,
+      'ValidatingAdmissionPolicyBinding',
+      nameOf('gardenlet'),
+    );
+    expect(binding.spec).toEqual({ policyName: nameOf('gardenlet'), validationActions: ['Deny'] });
   });
 
   it('grants each component exactly the API calls its code makes', () => {

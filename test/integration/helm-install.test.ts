@@ -28,7 +28,7 @@ import { addGardenletControllers } from '../../src/gardenlet/gardenlet.js';
 import { addProviderLocalControllers } from '../../src/extensions/provider-local/controller.js';
 import { Refs } from '../../src/gardenlet/resources.js';
 import { startBind9, type Bind9 } from '../../src/localenv/bind9.js';
-import { resources, ResourceClient, type ResourceRef } from '../../src/runtime/client.js';
+import { asApiError, resources, ResourceClient, type ResourceRef } from '../../src/runtime/client.js';
 import { newLogger } from '../../src/runtime/log.js';
 import { Manager } from '../../src/runtime/manager.js';
 import { CHART_DIR, helm, helmBinary, parseObjects, valuesArgs, type K8sObject } from '../deploy/helm.js';
@@ -66,6 +66,8 @@ const REFS: Record<string, ResourceRef> = {
   RoleBinding: rbac('rolebindings', 'RoleBinding', true),
   ValidatingWebhookConfiguration: webhook('validatingwebhookconfigurations', 'ValidatingWebhookConfiguration'),
   MutatingWebhookConfiguration: webhook('mutatingwebhookconfigurations', 'MutatingWebhookConfiguration'),
+  ValidatingAdmissionPolicy: webhook('validatingadmissionpolicies', 'ValidatingAdmissionPolicy'),
+  ValidatingAdmissionPolicyBinding: webhook('validatingadmissionpolicybindings', 'ValidatingAdmissionPolicyBinding'),
   NetworkPolicy: {
     group: 'networking.k8s.io',
     version: 'v1',
@@ -434,6 +436,61 @@ describe('the controllers with the chart’s ServiceAccounts', () => {
       );
       expect(lease.spec?.holderIdentity, c).toBeTruthy();
     }
+  });
+
+  it("keep the gardenlet to its own namespaces and load balancers (the chart's ValidatingAdmissionPolicy)", async () => {
+    const gardenlet = new ResourceClient(await serviceAccountKubeConfig('gardenlet'));
+    const namespace = (name: string, labels: Record<string, string> = {}) => ({
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name, labels },
+    });
+    const refusal = (e: unknown) => (asApiError(e)?.code === 403 ? (e as Error).message : undefined);
+    // RBAC lets the gardenlet create any namespace; the policy (loaded by the API server a moment after the install)
+    // refuses one that is neither garden nor a seed namespace.
+    const foreign = await waitFor(
+      () =>
+        gardenlet
+          .create(resources.namespace, namespace(`not-a-seed${SUFFIX}`), { dryRun: true })
+          .then(() => undefined, refusal),
+      { timeoutMs: 30_000, message: 'the policy to refuse a namespace outside the seed' },
+    );
+    expect(foreign).toContain('the gardenlet writes only the namespace garden and seed namespaces');
+    await gardenlet.create(resources.namespace, namespace(`shoot--vap${SUFFIX}--x`), { dryRun: true });
+
+    // A seed-namespace name is not enough to delete one: it must be labelled as the gardenlet's.
+    const unlabelled = `shoot--vap${SUFFIX}--unlabelled`;
+    await admin.create(resources.namespace, namespace(unlabelled));
+    try {
+      const deletion = await gardenlet.delete(resources.namespace, unlabelled).then(
+        () => 'deleted',
+        (e: unknown) => refusal(e) ?? `${asApiError(e)?.code}: ${(e as Error).message}`,
+      );
+      expect(deletion).toContain('the gardenlet deletes only its seed namespaces');
+      await admin.mergePatch(resources.namespace, unlabelled, undefined, {
+        metadata: { labels: { 'gardener.cloud/role': 'shoot' } },
+      });
+      await gardenlet.delete(resources.namespace, unlabelled);
+    } finally {
+      await admin.delete(resources.namespace, unlabelled);
+    }
+
+    // Service status only in seed namespaces: not the chart's own webhook Service.
+    const status = await gardenlet
+      .mergePatch(
+        resources.service,
+        nameOf('admission'),
+        NAMESPACE,
+        // A valid status (a ClusterIP Service has no ingress): what decides is the policy, not validation.
+        { status: { loadBalancer: {} } },
+        { subresource: 'status' },
+      )
+      .then(
+        () => 'patched',
+        (e: unknown) => refusal(e) ?? `${asApiError(e)?.code}: ${(e as Error).message}`,
+      );
+    expect(status).toContain('the gardenlet writes the status of Services in seed namespaces');
+    gardenlet.close();
   });
 
   it('reconcile an IPv6 shoot end to end, publish its AAAA record, and delete it again', async () => {
