@@ -138,9 +138,9 @@ describe.each(Object.keys(PRESETS) as Preset[])('the %s values', (preset) => {
     }
   });
 
-  it('let the DNS extension and the pods of the cluster reach the DNS server', () => {
+  it('let only the DNS extension reach the DNS server by default', () => {
     const from = rulesFor(objects, 'dns-server').flatMap((r) => r.from ?? [{}]);
-    expect(from).toEqual([{ podSelector: { matchLabels: podSelectorLabels('dns-local') } }, { namespaceSelector: {} }]);
+    expect(from).toEqual([{ podSelector: { matchLabels: podSelectorLabels('dns-local') } }]);
     expect(selects(from[0]!.podSelector!, podLabels(objects, 'dns-local'))).toBe(true);
     expect(selects(from[0]!.podSelector!, podLabels(objects, 'gardenlet'))).toBe(false);
   });
@@ -215,12 +215,18 @@ describe('NetworkPolicy values', () => {
     ]);
   });
 
-  it('leave the DNS server to the DNS extension with dnsQueriesFrom []', () => {
-    // `--set x={}` would be a list of one empty string.
-    const result = helm(['template', RELEASE, CHART_DIR, '--set-json', 'networkPolicy.dnsQueriesFrom=[]']);
+  it('let the peers of dnsQueriesFrom query the DNS server too', () => {
+    const result = helm([
+      'template',
+      RELEASE,
+      CHART_DIR,
+      '--set-json',
+      'networkPolicy.dnsQueriesFrom=[{"namespaceSelector":{"matchLabels":{"kubernetes.io/metadata.name":"kube-system"}}}]',
+    ]);
     expect(result.stderr).toBe('');
     expect(rulesFor(parseObjects(result.stdout), 'dns-server').flatMap((r) => r.from ?? [{}])).toEqual([
       { podSelector: { matchLabels: podSelectorLabels('dns-local') } },
+      { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } } },
     ]);
   });
 
