@@ -9,6 +9,7 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { Composer, LineCounter, Parser, type YAMLError } from 'yaml';
 import { InputError, type CliIO } from './io.js';
 import { KUBECTL_YAML_OPTIONS } from './kubectl-yaml.js';
+import { firstDuplicateKey } from './json-duplicates.js';
 
 /**
  * The default of `--max-input-size`: 64 MiB of manifests (a few thousand Shoots, or 40 objects at etcd's 1.5 MiB
@@ -154,6 +155,12 @@ export function* readDocuments(
       json = false;
     }
     if (json) {
+      const duplicate = firstDuplicateKey(text);
+      if (duplicate !== undefined) {
+        throw new InputError(
+          `${file}: duplicate field "${duplicate}": an object names it twice (kubectl and the API server refuse it too)`,
+        );
+      }
       yield* objects(value, 1);
       return;
     }

@@ -95,6 +95,24 @@ describe('YAML as kubectl reads it (YAML 1.1)', () => {
     },
   );
 
+  it('refuses a JSON object that names a key twice, as it refuses a YAML one, naming the field', async () => {
+    const json = JSON.stringify(parseAllDocuments(shoot('  name: dup'))[0]!.toJS()).replace(
+      '"ipFamilies":["IPv6"]',
+      '"ipFamilies":["IPv6"],"ipFamilies":["IPv4"]',
+    );
+    for (const command of ['validate', 'default']) {
+      const run = await cli([command, '-f', tempFile('shoot.json', json), ...(command === 'validate' ? GATES : [])]);
+      expect(run.code, command).toBe(2);
+      expect(run.stderr, command).toMatch(
+        /^error: \S+shoot\.json: duplicate field "spec\.networking\.ipFamilies": an object names it twice/,
+      );
+      expect(run.stdout, command).toBe('');
+    }
+    const yaml = await cli(['validate', '-f', tempFile('shoot.yaml', shoot('  name: dup\n  name: dup2')), ...GATES]);
+    expect(yaml.code).toBe(2);
+    expect(yaml.stderr).toContain('Map keys must be unique');
+  });
+
   it('accepts the quoted name, and prints strings kubectl would misread quoted', async () => {
     const file = tempFile(
       'shoot.yaml',
