@@ -114,6 +114,40 @@ export function desiredRRset(record: DNSRecord, provider: LocalDNSProvider): RRs
   return { zone, name: spec.name, type: type as UpdateRecordType, ttl: spec.ttl ?? DEFAULT_TTL, values };
 }
 
+const lower = (name: string) => name.toLowerCase().replace(/\.$/, '');
+
+/**
+ * Refuses a name a DNSRecord may not publish (before anything is written; removing what it published stays
+ * possible): one outside its zone, or the zone's apex (its SOA and NS records are the zone's own). A DNSRecord in a
+ * seed namespace (`shoot--<project>--<shoot>`) publishes its shoot's names only,
+ * `<shoot>.<project>.external.<domain>` and `.internal.` (the domain is the provider secret's zone, the gardenlet's
+ * base domain), and names below them: another shoot's API server name is not its to take, even while unowned.
+ */
+export function checkPublishable(namespace: string, rrset: Pick<RRset, 'zone' | 'name'>, domain: string): void {
+  const zone = lower(rrset.zone);
+  const name = lower(rrset.name);
+  if (name === zone) throw new ConfigurationError(`spec.name: ${rrset.name} is the apex of zone ${zone}`);
+  if (!name.endsWith(`.${zone}`)) throw new ConfigurationError(`spec.name: ${rrset.name} is not in zone ${zone}`);
+  if (!namespace.startsWith('shoot--')) return;
+  // shoot--<project>--<shoot>; names with `--` (refused by admission, possible without it) split more than one way.
+  const rest = namespace.slice('shoot--'.length);
+  const splits: [string, string][] = [];
+  for (let i = rest.indexOf('--'); i > 0; i = rest.indexOf('--', i + 1))
+    splits.push([rest.slice(0, i), rest.slice(i + 2)]);
+  if (splits.length === 0) return;
+  const base = lower(domain);
+  const allowed = splits.flatMap(([project, shoot]) =>
+    ['external', 'internal'].map((visibility) => `${shoot}.${project}.${visibility}.${base}`),
+  );
+  if (!allowed.some((suffix) => name === suffix || name.endsWith(`.${suffix}`))) {
+    const [project, shoot] = splits[0]!;
+    throw new ConfigurationError(
+      `spec.name: ${rrset.name} is not a name of shoot ${project}/${shoot}: a DNSRecord in its seed namespace ` +
+        `publishes names in ${allowed.join(' or ')} only`,
+    );
+  }
+}
+
 /** What the actuator needs from a DNS client; {@link DNSUpdateClient} in production, fakes in unit tests. */
 export type RRsetPublisher = OwnedZoneWriter;
 
@@ -218,6 +252,7 @@ export class LocalDNSActuator implements DNSRecordActuator {
     const owner = recordOwner(record);
     const provider = await this.provider(record, ctx);
     const rrset = desiredRRset(record, provider);
+    checkPublishable(record.metadata.namespace ?? '', rrset, provider.zone ?? DEFAULT_ZONE);
     const publisher = this.publisherFor(provider);
     await publishOwned(publisher, rrset, owner, {
       signal: ctx.signal,

@@ -6,6 +6,7 @@ import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DNSRecord } from '../../../src/apis/extensions/v1alpha1/dnsrecord.js';
 import {
+  checkPublishable,
   LocalDNSActuator,
   providerFromSecret,
   type LocalDNSProvider,
@@ -275,6 +276,25 @@ describe('DNSRecordReconciler', () => {
     expect(publisher.calls).toEqual([]);
   });
 
+  it("refuses a seed namespace's DNSRecord another shoot's name, publishing nothing", async () => {
+    const other = 'shoot--other--intruder';
+    const s = secret({ server: '[::1]:5353', zone: 'local.gardener.cloud.' });
+    api.upsert(resources.secret, { ...s, metadata: { ...s.metadata, namespace: other } });
+    const r = dnsRecord();
+    api.upsert(dnsRecordRef, {
+      ...r,
+      metadata: { ...r.metadata, namespace: other },
+      spec: { ...r.spec, secretRef: { name: 'dnsrecord-local', namespace: other } },
+    } as unknown as KubernetesObject);
+    await expect(reconciler.reconcile({ namespace: other, name: r.metadata.name! }, ctx())).rejects.toThrow(
+      `spec.name: ${NAME} is not a name of shoot other/intruder: a DNSRecord in its seed namespace publishes names ` +
+        'in intruder.other.external.local.gardener.cloud or intruder.other.internal.local.gardener.cloud only',
+    );
+    const stored = api.objects<DNSRecord & KubernetesObject>(dnsRecordRef).find((o) => o.metadata.namespace === other);
+    expect(stored!.status?.lastError?.codes).toEqual(['ERR_CONFIGURATION_PROBLEM']);
+    expect(publisher.calls).toEqual([]);
+  });
+
   it('leaves DNSRecords of other types alone', async () => {
     api.upsert(dnsRecordRef, dnsRecord({ type: 'aws-route53' }) as unknown as KubernetesObject);
     expect(await reconciler.reconcile(req, ctx())).toBeUndefined();
@@ -374,7 +394,8 @@ describe('DNSRecordReconciler', () => {
     });
   });
   describe('ownership', () => {
-    const OTHER = 'shoot--other--intruder';
+    // Not a seed namespace: a seed namespace's DNSRecord is refused another shoot's name before ownership is asked.
+    const OTHER = 'dns-intruder';
     const ownerOf = (ns: string, name: string, uid: string) =>
       `heritage=gardener-ipv6,gardener-ipv6/owner=${uid},gardener-ipv6/resource=dnsrecord/${ns}/${name}`;
     const intruder = (secretNamespace = OTHER): DNSRecord => {
@@ -541,5 +562,42 @@ describe('providerFromSecret', () => {
         secret({ server: '[::1]:53', tsigKeyName: 'k', tsigSecret: SECRET, tsigAlgorithm: 'hmac-md5' }),
       ),
     ).toThrow('unsupported TSIG algorithm "hmac-md5"');
+  });
+});
+
+describe('the names a DNSRecord may publish', () => {
+  const zone = 'local.gardener.cloud.';
+  it.each([
+    ['shoot--dev--a', 'api.a.dev.external.local.gardener.cloud'],
+    ['shoot--dev--a', 'api.a.dev.internal.local.gardener.cloud.'],
+    ['shoot--dev--a', 'a.dev.external.local.gardener.cloud'],
+    ['shoot--dev--a', '*.ingress.a.dev.external.LOCAL.gardener.cloud'],
+    ['garden', 'api.a.dev.external.local.gardener.cloud'],
+    // Project "dev--x", shoot "yy" and project "dev", shoot "x--yy" share the namespace (admission forbids `--`).
+    ['shoot--dev--x--yy', 'api.yy.dev--x.external.local.gardener.cloud'],
+    ['shoot--dev--x--yy', 'api.x--yy.dev.internal.local.gardener.cloud'],
+    ['dns-test', 'anything.local.gardener.cloud'],
+  ])('lets %s publish %s', (namespace, name) => {
+    expect(() => checkPublishable(namespace, { zone, name }, zone)).not.toThrow();
+  });
+
+  it.each([
+    ['shoot--dev--a', 'local.gardener.cloud', 'is the apex of zone local.gardener.cloud'],
+    ['garden', 'local.gardener.cloud.', 'is the apex of zone local.gardener.cloud'],
+    ['dns-test', 'api.example.org', 'is not in zone local.gardener.cloud'],
+    ['shoot--dev--a', 'xlocal.gardener.cloud', 'is not in zone local.gardener.cloud'],
+    ['shoot--dev--a', 'api.b.dev.external.local.gardener.cloud', 'is not a name of shoot dev/a'],
+    ['shoot--dev--a', 'api.a.dev.external.a.dev.external.local.gardener.cloud.x', 'is not in zone'],
+    ['shoot--evil--a', 'api.evil.a.external.a.dev.external.local.gardener.cloud', 'is not a name of shoot evil/a'],
+    ['shoot--dev--a', 'api.xa.dev.external.local.gardener.cloud', 'is not a name of shoot dev/a'],
+  ])('refuses %s %s', (namespace, name, message) => {
+    expect(() => checkPublishable(namespace, { zone, name }, zone)).toThrow(message);
+  });
+
+  it("takes the shoots' domain from the provider, whatever the record's zone", () => {
+    const name = 'api.a.dev.external.local.gardener.cloud';
+    expect(() =>
+      checkPublishable('shoot--dev--a', { zone: 'external.local.gardener.cloud', name }, zone),
+    ).not.toThrow();
   });
 });
