@@ -38,6 +38,13 @@ export interface ServiceLoadBalancerOptions {
 
 const key = (s: V1Service) => `${s.metadata?.namespace}/${s.metadata?.name}`;
 
+/**
+ * The Service condition that says why a load balancer has no address (an exhausted or missing pool), as cloud
+ * providers' service controllers report it: the gardenlet puts its message into the shoot's status instead of a bare
+ * "no address yet". Removed once the Service has its addresses.
+ */
+export const ADDRESS_CONDITION = 'LoadBalancerAddressAssigned';
+
 /** How soon an address without a route is looked at again (the seed's Nodes are starting). */
 export const ROUTE_RETRY_MS = 1_000;
 
@@ -56,7 +63,32 @@ export class ServiceLoadBalancerReconciler implements Reconciler {
       return;
     }
     const current = (service.status?.loadBalancer?.ingress ?? []).map((i) => ({ ip: i.ip, ipMode: i.ipMode }));
-    const ingress = this.desired(service, current);
+    const failed = service.status?.conditions?.find((c) => c.type === ADDRESS_CONDITION);
+    let ingress: V1LoadBalancerIngress[];
+    try {
+      ingress = this.desired(service, current);
+    } catch (e) {
+      // Said on the Service (where the gardenlet reads it), then retried with backoff: a shoot deleted frees one.
+      const message = (e as Error).message;
+      if (failed?.message !== message) {
+        const condition = {
+          type: ADDRESS_CONDITION,
+          status: 'False',
+          reason: 'AddressPoolExhausted',
+          message,
+          lastTransitionTime: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+          observedGeneration: service.metadata?.generation ?? 0,
+        };
+        await this.options.client.mergePatch(
+          Refs.service,
+          req.name,
+          req.namespace,
+          { status: { conditions: [condition] } },
+          { subresource: 'status', signal: ctx.signal },
+        );
+      }
+      throw e;
+    }
     // The address is the Service's either way; its route follows once a seed Node is Ready (at start, a few seconds).
     let routed = true;
     try {
@@ -67,7 +99,7 @@ export class ServiceLoadBalancerReconciler implements Reconciler {
       routed = false;
     }
     const again = routed ? undefined : { requeueAfter: ROUTE_RETRY_MS };
-    if (JSON.stringify(current) === JSON.stringify(ingress)) {
+    if (JSON.stringify(current) === JSON.stringify(ingress) && failed === undefined) {
       this.reserved.delete(key(service));
       return again;
     }
@@ -76,7 +108,7 @@ export class ServiceLoadBalancerReconciler implements Reconciler {
       Refs.service,
       req.name,
       req.namespace,
-      { status: { loadBalancer: { ingress } } },
+      { status: { loadBalancer: { ingress }, ...(failed !== undefined ? { conditions: null } : {}) } },
       { subresource: 'status', signal: ctx.signal },
     );
     return again;

@@ -86,6 +86,9 @@ export class SeedNamespace implements DeployWaiter {
   }
 }
 
+/** The Service condition by which a load-balancer provider says why it gave no address (provider-local sets it). */
+export const LOAD_BALANCER_ADDRESS_CONDITION = 'LoadBalancerAddressAssigned';
+
 /** The API server's LoadBalancer service; `wait` returns once every family has an ingress address. */
 /** How long a reconcile waits for the load balancer address before it requeues, and how often it looks. */
 export const LOAD_BALANCER_WAIT_MS = 2_000;
@@ -127,8 +130,13 @@ export class APIServerService implements DeployWaiter {
     const ips = ingressIPsByFamily(service);
     const missing = (shootIPFamilies(this.shoot) as IPFamily[]).filter((f) => ips[f].length === 0);
     if (!service || missing.length > 0) {
+      // The provider's reason, when it gave one (provider-local: an exhausted address pool).
+      const reason = service?.status?.conditions?.find(
+        (c) => c.type === LOAD_BALANCER_ADDRESS_CONDITION && c.status === 'False',
+      )?.message;
       throw new NotReadyError(
-        `service ${namespace}/${API_SERVER_SERVICE_NAME} has no ${missing.join(', ')} load balancer address yet`,
+        `service ${namespace}/${API_SERVER_SERVICE_NAME} has no ${missing.join(', ')} load balancer address yet` +
+          (reason ? `: ${reason}` : ''),
       );
     }
     return service;

@@ -4,8 +4,10 @@ import {
   AddressPool,
   gatewayCIDR,
   parseLoadBalancerNetworks,
+  type LoadBalancerNetworks,
 } from '../../../../src/extensions/provider-local/loadbalancer/pool.js';
 import {
+  ADDRESS_CONDITION,
   ROUTE_RETRY_MS,
   ServiceLoadBalancerReconciler,
 } from '../../../../src/extensions/provider-local/loadbalancer/service-controller.js';
@@ -57,24 +59,30 @@ function lbService(name: string, families: string[], ingress: string[] = []): V1
 }
 
 /** The reconciler against an in-memory service list; patches land in the list as the informer would see them. */
-function harness(services: V1Service[]) {
+function harness(
+  services: V1Service[],
+  networks: LoadBalancerNetworks = { IPv6: 'fd00:ff::/64', IPv4: '172.18.255.0/24' },
+) {
   const patches: { namespace?: string; ingress: unknown }[] = [];
   const client = {
     mergePatch: async (
       _ref: unknown,
       name: string,
       namespace: string | undefined,
-      body: { status: { loadBalancer: { ingress: { ip: string }[] } } },
+      body: { status: { loadBalancer?: { ingress: { ip: string }[] }; conditions?: unknown } },
     ) => {
-      patches.push({ namespace, ingress: body.status.loadBalancer.ingress });
       const s = services.find((x) => x.metadata?.name === name && x.metadata?.namespace === namespace)!;
-      s.status = body.status as V1Service['status'];
+      // A merge patch: what it names replaces, null removes, the rest stays.
+      const status = { ...s.status, ...body.status } as Record<string, unknown>;
+      for (const [k, v] of Object.entries(status)) if (v === null) delete status[k];
+      if (body.status.loadBalancer) patches.push({ namespace, ingress: body.status.loadBalancer.ingress });
+      s.status = status as V1Service['status'];
       return s;
     },
   } as unknown as ResourceClient;
   const reconciler = new ServiceLoadBalancerReconciler({
     client,
-    addresses: { pool: new AddressPool({ IPv6: 'fd00:ff::/64', IPv4: '172.18.255.0/24' }) },
+    addresses: { pool: new AddressPool(networks) },
     get: (name, namespace) => services.find((s) => s.metadata?.name === name && s.metadata?.namespace === namespace),
     list: () => services,
   });
@@ -87,6 +95,29 @@ function harness(services: V1Service[]) {
 }
 
 describe('ServiceLoadBalancerReconciler with pools', () => {
+  it('says on the Service why it has no address when the pool is exhausted, and clears it once it has one', async () => {
+    // 10.9.0.0/30: the gateway .1 and one address, .2.
+    const services = [lbService('a', ['IPv4'], ['10.9.0.2']), lbService('b', ['IPv4'])];
+    const { patches, reconcile } = harness(services, { IPv4: '10.9.0.0/30' });
+    await expect(reconcile('b')).rejects.toThrow('the IPv4 load-balancer network 10.9.0.0/30 has no free address left');
+    expect(services[1]!.status?.conditions).toEqual([
+      expect.objectContaining({
+        type: ADDRESS_CONDITION,
+        status: 'False',
+        reason: 'AddressPoolExhausted',
+        message: 'the IPv4 load-balancer network 10.9.0.0/30 has no free address left',
+      }),
+    ]);
+    // Retried: the same reason is not written again.
+    await expect(reconcile('b')).rejects.toThrow('no free address left');
+    expect(patches).toEqual([]);
+    // a's shoot goes: b gets the address, and the condition goes with the failure.
+    services.splice(0, 1);
+    await reconcile('b');
+    expect(services[0]!.status?.loadBalancer?.ingress?.map((i) => i.ip)).toEqual(['10.9.0.2']);
+    expect(services[0]!.status?.conditions).toBeUndefined();
+  });
+
   it('gives each service its own address per family, in the order of its families, and keeps it', async () => {
     const services = [lbService('a', ['IPv6']), lbService('b', ['IPv4', 'IPv6']), lbService('c', ['IPv6'])];
     const { patches, reconcile } = harness(services);
