@@ -5,7 +5,7 @@
 # the tests. .ci/run installs the same Debian packages.
 #
 # Usage: hack/check-prerequisites.sh build [NAME...]
-#        hack/check-prerequisites.sh up [--ipv6-only] [--no-machines] [--build-binaries[=NAME,...]]
+#        hack/check-prerequisites.sh up [--ipv6-only] [--no-machines] [--raise-sysctls] [--build-binaries[=NAME,...]]
 #        hack/check-prerequisites.sh test [--build-binaries[=NAME,...]]
 #   build   building binaries with hack/ensure-binaries.sh (NAMEs as there; default: all of them):
 #             Go >= MIN_GO_VERSION (hack/versions.env); for pause and runc gcc and libc6-dev (a static C program,
@@ -13,7 +13,8 @@
 #   up      `gardener-ipv6 up`: Node >= package.json's engines, BIND9, openssl, util-linux (setpriv);
 #             as root, where `up` gives shoots control planes and machines, iproute2 and, unless --no-machines,
 #             what the machines need: util-linux (nsenter, unshare), a static busybox (busybox-static), nftables,
-#             conntrack, procps (sysctl), and it warns about inotify limits too low for them;
+#             conntrack, procps (sysctl), and it warns about inotify limits too low for them (with --raise-sysctls,
+#             as root, it raises them instead: what `up` as root asks for);
 #             with --ipv6-only iproute2 and root;
 #             with --build-binaries what building those binaries needs (as `build`; no list: all)
 #   test    `npm test`: what `up` needs, plus iproute2, dnsutils (dig), bind9-utils and shellcheck
@@ -57,7 +58,7 @@ MIN_INOTIFY_INSTANCES=512
 MIN_INOTIFY_WATCHES=65536
 
 usage() {
-  echo "usage: $0 build [NAME...] | up [--ipv6-only] [--no-machines] [--build-binaries[=NAME,...]] | test [--build-binaries[=NAME,...]]" >&2
+  echo "usage: $0 build [NAME...] | up [--ipv6-only] [--no-machines] [--raise-sysctls] [--build-binaries[=NAME,...]] | test [--build-binaries[=NAME,...]]" >&2
   exit 2
 }
 
@@ -65,6 +66,7 @@ purpose="${1:-}"
 shift || true
 ipv6_only=0
 machines=1
+raise_sysctls=0
 build_binaries=0
 build_names=()
 for arg in "$@"; do
@@ -76,6 +78,10 @@ for arg in "$@"; do
     --no-machines)
       [[ "$purpose" == up ]] || usage
       machines=0
+      ;;
+    --raise-sysctls)
+      [[ "$purpose" == up ]] || usage
+      raise_sysctls=1
       ;;
     --build-binaries | --build-binaries=*)
       [[ "$purpose" == up || "$purpose" == test ]] || usage
@@ -97,6 +103,7 @@ missing=()
 packages=()
 warnings=()
 sysctls=()
+raised=()
 declare -A checked=()
 
 # lack WHAT [DEBIAN-PACKAGE]
@@ -244,13 +251,16 @@ need_static_busybox() {
   fi
 }
 
-# want_sysctl KEY MIN WHY: a warning (with the command that raises it) when the kernel setting is below MIN.
+# want_sysctl KEY MIN WHY: a warning (with the command that raises it) when the kernel setting is below MIN; with
+# --raise-sysctls as root, the setting is raised to MIN instead (and said so), a warning only if that fails.
 want_sysctl() {
   local file="$PROC_ROOT/sys/${1//.//}" have=""
   [[ -r "$file" ]] || return 0
   read -r have <"$file" || true
   [[ "$have" =~ ^[0-9]+$ ]] || return 0
-  if ((have < $2)); then
+  if ((have < $2)) && [[ $raise_sysctls -eq 1 && $EUID -eq 0 ]] && { echo "$2" >"$file"; } 2>/dev/null; then
+    raised+=("$1 from $have to $2 ($3)")
+  elif ((have < $2)); then
     warnings+=("$1 is $have, below $2 ($3)")
     sysctls+=("$1=$2")
   fi
@@ -321,6 +331,10 @@ sudo=""
       echo "install the Debian packages with:"
       echo "  ${sudo}apt-get install -y --no-install-recommends ${packages[*]}"
     fi
+  fi
+  if [[ ${#raised[@]} -gt 0 ]]; then
+    echo "raised kernel settings too low for the machines ($purpose; until the next reboot):"
+    for r in "${raised[@]}"; do echo "  - $r"; done
   fi
   if [[ ${#warnings[@]} -gt 0 ]]; then
     echo "warning: kernel settings too low for the machines ($purpose):"

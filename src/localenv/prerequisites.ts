@@ -54,6 +54,8 @@ export function missingUpPrerequisites(opts: {
   const args = [script, 'up'];
   if (opts.ipv6Only) args.push('--ipv6-only');
   if (!machines) args.push('--no-machines');
+  // As root, `up` raises kernel settings too low for its machines (inotify limits) rather than failing on them later.
+  else if (process.getuid?.() === 0) args.push('--raise-sysctls');
   const toBuild = upBinariesToBuild({ root: process.getuid?.() === 0, machines, env });
   if (toBuild.length > 0) args.push(`--build-binaries=${toBuild.join(',')}`);
   // The node `up` runs on, which need not be the first on PATH.

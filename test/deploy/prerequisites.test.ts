@@ -258,6 +258,23 @@ describe('hack/check-prerequisites.sh up', () => {
     expect(check(['up', '--no-machines'], { path, root: fakeRoot({ instances: 128 }) }).stderr).toBe('');
   });
 
+  it.skipIf(!asRoot)('as root with --raise-sysctls raises the inotify limits instead, and says so', () => {
+    const path = fakePath([...UP_TOOLS, ...MACHINE_TOOLS]);
+    const root = fakeRoot({ busybox: 'static', instances: 128, watches: 8192 });
+    const run = check(['up', '--raise-sysctls'], { path, root });
+    expect(run.code).toBe(0);
+    expect(run.stderr).not.toContain('warning');
+    expect(run.stderr).toContain('raised kernel settings too low for the machines (up; until the next reboot):');
+    expect(run.stderr).toContain('fs.inotify.max_user_instances from 128 to 512');
+    expect(run.stderr).toContain('fs.inotify.max_user_watches from 8192 to 65536');
+    const inotify = join(root.proc, 'sys', 'fs', 'inotify');
+    expect(readFileSync(join(inotify, 'max_user_instances'), 'utf8').trim()).toBe('512');
+    expect(readFileSync(join(inotify, 'max_user_watches'), 'utf8').trim()).toBe('65536');
+    // Raised once: the next check finds nothing to say.
+    expect(check(['up', '--raise-sysctls'], { path, root }).stderr).toBe('');
+    expect(check(['test', '--raise-sysctls'], { path, root }).code).toBe(2);
+  });
+
   it(`names a Node older than package.json's engines (${MIN_NODE})`, () => {
     const path = fakePath(UP_TOOLS.filter((t) => t !== 'node'));
     const old = fakePath(['node'], { node: '18.19.0' });
@@ -418,7 +435,7 @@ describe('up checks the prerequisites before it starts anything', () => {
     expect(missingUpPrerequisites({ ipv6Only: false, machines: false, env })).toBe(undefined);
   });
 
-  it.skipIf(!asRoot)('passes warnings of a check that passed on', () => {
+  it.skipIf(!asRoot)('passes on what a check that passed says: as root, the inotify limits it raised', () => {
     const root = fakeRoot({ busybox: 'static', instances: 128 });
     const env = {
       PATH: fakePath([...UP_TOOLS, ...MACHINE_TOOLS]),
@@ -428,7 +445,8 @@ describe('up checks the prerequisites before it starts anything', () => {
     };
     const warnings: string[] = [];
     expect(missingUpPrerequisites({ ipv6Only: false, env, warn: (s) => warnings.push(s) })).toBe(undefined);
-    expect(warnings.join('')).toContain('fs.inotify.max_user_instances is 128, below 512');
+    expect(warnings.join('')).toContain('fs.inotify.max_user_instances from 128 to 512');
+    expect(readFileSync(join(root.proc, 'sys', 'fs', 'inotify', 'max_user_instances'), 'utf8').trim()).toBe('512');
   });
 
   it('builds (and so checks the build of) only the binaries that are not there', () => {
