@@ -158,31 +158,23 @@ export function desiredControlPlanePeers(
   return peers.sort((a, b) => a.name.localeCompare(b.name));
 }
 
-/** The commands that take the control plane peers from `current` to `desired` (removals first). */
+/**
+ * The commands that take the control plane peers from `current` to `desired`: those of peers with addresses and no
+ * podCIDRs, their host routes in the peers' table.
+ */
 export function controlPlanePeerCommands(
   current: readonly ControlPlanePeer[],
   desired: readonly ControlPlanePeer[],
   device = OVERLAY_DEVICE,
 ): string[][] {
-  const key = (p: ControlPlanePeer) => JSON.stringify(p);
-  const wanted = new Set(desired.map(key));
-  const have = new Set(current.map(key));
-  const commands: string[][] = [];
-  for (const peer of current.filter((p) => !wanted.has(key(p)))) {
-    for (const address of peer.addresses) {
-      commands.push(['ip', 'route', 'del', hostRoute(address), 'dev', device, 'table', CONTROL_PLANE_PEER_TABLE]);
-      commands.push(['ip', 'neigh', 'del', address, 'dev', device]);
-    }
-    commands.push(['bridge', 'fdb', 'del', peer.mac, 'dev', device, 'dst', peer.underlayIP]);
-  }
-  for (const peer of desired.filter((p) => !have.has(key(p)))) {
-    commands.push(['bridge', 'fdb', 'replace', peer.mac, 'dev', device, 'dst', peer.underlayIP]);
-    for (const address of peer.addresses) {
-      commands.push(['ip', 'neigh', 'replace', address, 'lladdr', peer.mac, 'dev', device, 'nud', 'permanent']);
-      commands.push(['ip', 'route', 'replace', hostRoute(address), 'dev', device, 'table', CONTROL_PLANE_PEER_TABLE]);
-    }
-  }
-  return commands;
+  const asPeer = (p: ControlPlanePeer): OverlayPeer => ({
+    node: p.name,
+    mac: p.mac,
+    underlayIP: p.underlayIP,
+    addresses: p.addresses,
+    routes: [],
+  });
+  return overlayCommands(current.map(asPeer), desired.map(asPeer), device, CONTROL_PLANE_PEER_TABLE);
 }
 
 /**
@@ -206,12 +198,17 @@ function hostRoute(address: string): string {
   return `${address}/${familyOf(address) === 'IPv6' ? 128 : 32}`;
 }
 
-/** The `ip`/`bridge` commands that take `current` peers to `desired` ones (removals first). */
+/**
+ * The `ip`/`bridge` commands that take `current` peers to `desired` ones (removals first); the host routes of their
+ * addresses go into `table` when given.
+ */
 export function overlayCommands(
   current: readonly OverlayPeer[],
   desired: readonly OverlayPeer[],
   device = OVERLAY_DEVICE,
+  table?: string,
 ): string[][] {
+  const inTable = table === undefined ? [] : ['table', table];
   const key = (p: OverlayPeer) => JSON.stringify(p);
   const wanted = new Set(desired.map(key));
   const have = new Set(current.map(key));
@@ -222,7 +219,7 @@ export function overlayCommands(
       commands.push(['ip', 'neigh', 'del', r.gateway, 'dev', device]);
     }
     for (const address of peer.addresses) {
-      commands.push(['ip', 'route', 'del', hostRoute(address), 'dev', device]);
+      commands.push(['ip', 'route', 'del', hostRoute(address), 'dev', device, ...inTable]);
       commands.push(['ip', 'neigh', 'del', address, 'dev', device]);
     }
     commands.push(['bridge', 'fdb', 'del', peer.mac, 'dev', device, 'dst', peer.underlayIP]);
@@ -235,7 +232,7 @@ export function overlayCommands(
     }
     for (const address of peer.addresses) {
       commands.push(['ip', 'neigh', 'replace', address, 'lladdr', peer.mac, 'dev', device, 'nud', 'permanent']);
-      commands.push(['ip', 'route', 'replace', hostRoute(address), 'dev', device]);
+      commands.push(['ip', 'route', 'replace', hostRoute(address), 'dev', device, ...inTable]);
     }
   }
   return commands;
