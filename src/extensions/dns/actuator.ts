@@ -114,7 +114,8 @@ export function desiredRRset(record: DNSRecord, provider: LocalDNSProvider): RRs
   return { zone, name: spec.name, type: type as UpdateRecordType, ttl: spec.ttl ?? DEFAULT_TTL, values };
 }
 
-const lower = (name: string) => name.toLowerCase().replace(/\.$/, '');
+/** A DNS name as compared: lower case, without the trailing dot. */
+const comparable = (name: string) => name.toLowerCase().replace(/\.$/, '');
 
 /**
  * Refuses a name a DNSRecord may not publish (before anything is written; removing what it published stays
@@ -124,8 +125,8 @@ const lower = (name: string) => name.toLowerCase().replace(/\.$/, '');
  * base domain), and names below them: another shoot's API server name is not its to take, even while unowned.
  */
 export function checkPublishable(namespace: string, rrset: Pick<RRset, 'zone' | 'name'>, domain: string): void {
-  const zone = lower(rrset.zone);
-  const name = lower(rrset.name);
+  const zone = comparable(rrset.zone);
+  const name = comparable(rrset.name);
   if (name === zone) throw new ConfigurationError(`spec.name: ${rrset.name} is the apex of zone ${zone}`);
   if (!name.endsWith(`.${zone}`)) throw new ConfigurationError(`spec.name: ${rrset.name} is not in zone ${zone}`);
   if (!namespace.startsWith('shoot--')) return;
@@ -135,7 +136,7 @@ export function checkPublishable(namespace: string, rrset: Pick<RRset, 'zone' | 
   for (let i = rest.indexOf('--'); i > 0; i = rest.indexOf('--', i + 1))
     splits.push([rest.slice(0, i), rest.slice(i + 2)]);
   if (splits.length === 0) return;
-  const base = lower(domain);
+  const base = comparable(domain);
   const allowed = splits.flatMap(([project, shoot]) =>
     ['external', 'internal'].map((visibility) => `${shoot}.${project}.${visibility}.${base}`),
   );
@@ -201,8 +202,7 @@ export function publishedRRset(record: DNSRecord): RRsetRef | undefined {
 }
 
 function sameRRset(a: RRsetRef, b: RRsetRef): boolean {
-  const norm = (n: string) => n.toLowerCase().replace(/\.$/, '');
-  return norm(a.zone) === norm(b.zone) && norm(a.name) === norm(b.name) && a.type === b.type;
+  return comparable(a.zone) === comparable(b.zone) && comparable(a.name) === comparable(b.name) && a.type === b.type;
 }
 
 export interface Published {
