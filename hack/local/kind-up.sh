@@ -69,8 +69,28 @@ EOF
     fi
   } >"$config"
   log "creating kind cluster $CLUSTER_NAME from ${KIND_CONFIG#"$ROOT"/} on $node_image"
-  kind create cluster --config "$config" --name "$CLUSTER_NAME" --image "$node_image" --kubeconfig "$CLUSTER_KUBECONFIG" \
-    --wait 0s
+  # --retain keeps a node that failed to start long enough to say why (its control plane's containers and logs).
+  # One more attempt after a failure: kubeadm gives up when the API server restarts while it bootstraps the admin
+  # binding, which a busy machine can cause; the first attempt's logs stay in the output.
+  for attempt in 1 2; do
+    if kind create cluster --config "$config" --name "$CLUSTER_NAME" --image "$node_image" \
+      --kubeconfig "$CLUSTER_KUBECONFIG" --wait 0s --retain; then
+      break
+    fi
+    node="$CLUSTER_NAME-control-plane"
+    log "kind create cluster failed (attempt $attempt); what the node $node ran:"
+    docker exec "$node" crictl ps -a >&2 || true
+    for component in etcd kube-apiserver; do
+      for id in $(docker exec "$node" crictl ps -a -q --name "$component" 2>/dev/null | head -2); do
+        log "the last lines of $component ($id):"
+        docker exec "$node" crictl logs --tail 40 "$id" >&2 || true
+      done
+    done
+    log "the kubelet's last lines:"
+    docker exec "$node" journalctl -u kubelet --no-pager -n 40 >&2 || true
+    kind delete cluster --name "$CLUSTER_NAME" >/dev/null 2>&1 || true
+    [[ $attempt -lt 2 ]] || die "kind create cluster $CLUSTER_NAME failed twice"
+  done
 fi
 bash "$ROOT/hack/local/cni.sh" "$FAMILY"
 echo "export KUBECONFIG=$CLUSTER_KUBECONFIG"

@@ -60,7 +60,7 @@ if (reason !== undefined) console.warn(`[kind-seed] skipped: ${reason}`);
 
 function ok(result: SpawnSyncReturns<string>, what: string): string {
   if (result.status !== 0) {
-    throw new Error(`${what}: exit ${result.status}\n${(result.stderr ?? '').slice(-4000)}`);
+    throw new Error(`${what}: exit ${result.status}\n${(result.stderr ?? '').slice(-16000)}`);
   }
   return result.stdout;
 }
