@@ -376,6 +376,143 @@ describe.skipIf(unsupported !== undefined).sequential('shoots with machines, end
         expect(body.trim()).toBe(b.metadata.name);
       }, 300_000);
 
+      it('enforces NetworkPolicies between pods on different machines, for every family', async () => {
+        const [a, b] = pods as [Pod, Pod];
+        // A client in a namespace of its own, labelled for the namespace selector.
+        const client = testFile(
+          'np-client.json',
+          JSON.stringify({
+            apiVersion: 'v1',
+            kind: 'List',
+            items: [
+              { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'np', labels: { team: 'x' } } },
+              {
+                apiVersion: 'v1',
+                kind: 'Pod',
+                metadata: { name: 'client', namespace: 'np' },
+                spec: {
+                  nodeName: a.spec.nodeName,
+                  terminationGracePeriodSeconds: 1,
+                  containers: [{ name: 'client', image: TEST_IMAGE, command: ['sleep', '3600'] }],
+                },
+              },
+            ],
+          }),
+        );
+        await kubectl(['apply', '-f', client]);
+        await kubectl(['wait', '-n', 'np', '--for=condition=Ready', 'pod/client', '--timeout=90s']);
+        const client_ = JSON.parse(await kubectl(['get', 'pod', '-n', 'np', 'client', '-o', 'json'])) as Pod;
+        const fromNp = (url: string) =>
+          kubectl(['exec', '-n', 'np', 'client', '--', 'timeout', '4', 'wget', '-q', '-O', '-', url]);
+        const urls = b.status!.podIPs!.map(({ ip }) => `http://${urlHost(ip)}:8080/`);
+        const reaches = async (from: 'a' | 'client') => {
+          const answers = await Promise.all(
+            urls.map((url) =>
+              (from === 'a' ? fetch(a.metadata.name, url) : fromNp(url)).then(
+                (body) => body.trim() === b.metadata.name,
+                () => false,
+              ),
+            ),
+          );
+          // Every family alike: one answer per family or none.
+          return answers.every(Boolean) ? true : answers.some(Boolean) ? 'some families' : false;
+        };
+        const expectReach = async (from: 'a' | 'client', want: boolean, what: string) =>
+          expect(
+            await waitFor(async () => ((await reaches(from)) === want ? true : undefined), {
+              timeoutMs: 20_000,
+              intervalMs: 250,
+              message: `${from} ${want ? 'reaching' : 'refused by'} pod B: ${what}`,
+            }),
+          ).toBe(true);
+        const policy = (name: string, spec: Record<string, unknown>) =>
+          testFile(
+            `np-${name}.json`,
+            JSON.stringify({
+              apiVersion: 'networking.k8s.io/v1',
+              kind: 'NetworkPolicy',
+              metadata: { name, namespace: 'default' },
+              spec,
+            }),
+          );
+        const selectB = { matchLabels: { role: 'b' } };
+
+        await expectReach('a', true, 'no policy');
+        await expectReach('client', true, 'no policy');
+        await kubectl(['apply', '-f', policy('deny', { podSelector: {}, policyTypes: ['Ingress'] })]);
+        await expectReach('a', false, 'default deny');
+        await expectReach('client', false, 'default deny');
+
+        // By pod label: a only.
+        await kubectl(['label', 'pod', a.metadata.name, 'role=a']);
+        const byPod = policy('allow-a', {
+          podSelector: selectB,
+          ingress: [{ from: [{ podSelector: { matchLabels: { role: 'a' } } }], ports: [{ port: 8080 }] }],
+        });
+        await kubectl(['apply', '-f', byPod]);
+        await expectReach('a', true, 'allowed by pod label');
+        await expectReach('client', false, 'not of the pod selector');
+        await kubectl(['delete', '-f', byPod]);
+
+        // By namespace label: the client only.
+        const byNamespace = policy('allow-np', {
+          podSelector: selectB,
+          ingress: [{ from: [{ namespaceSelector: { matchLabels: { team: 'x' } } }] }],
+        });
+        await kubectl(['apply', '-f', byNamespace]);
+        await expectReach('client', true, 'allowed by namespace label');
+        await expectReach('a', false, 'not of the namespace selector');
+        await kubectl(['delete', '-f', byNamespace]);
+
+        // By ipBlock of the whole address space of each family, minus the client's address: a only.
+        const blocks = c.families.map((family) => {
+          const own = client_.status!.podIPs!.map((p) => p.ip).find((ip) => parseIP(ip)!.family === family)!;
+          return family === 'IPv6'
+            ? { ipBlock: { cidr: '::/0', except: [`${own}/128`] } }
+            : { ipBlock: { cidr: '0.0.0.0/0', except: [`${own}/32`] } };
+        });
+        const byBlock = policy('allow-blocks', { podSelector: selectB, ingress: [{ from: blocks }] });
+        await kubectl(['apply', '-f', byBlock]);
+        await expectReach('a', true, 'inside the ipBlock');
+        await expectReach('client', false, "the ipBlock's except");
+        await kubectl(['delete', '-f', byBlock]);
+        await kubectl(['delete', '-f', policy('deny', {})]);
+        await expectReach('a', true, 'the policies deleted');
+        await expectReach('client', true, 'the policies deleted');
+
+        // Egress: only DNS to CoreDNS. Names resolve, pod B is refused.
+        const dnsOnly = policy('egress-dns', {
+          podSelector: { matchLabels: { role: 'a' } },
+          policyTypes: ['Egress'],
+          egress: [
+            {
+              to: [
+                {
+                  namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } },
+                  podSelector: { matchLabels: { 'k8s-app': 'kube-dns' } },
+                },
+              ],
+              ports: [
+                { port: 53, protocol: 'UDP' },
+                { port: 53, protocol: 'TCP' },
+              ],
+            },
+          ],
+        });
+        await kubectl(['apply', '-f', dnsOnly]);
+        await expectReach('a', false, 'egress to DNS only');
+        const resolved = await exec(a.metadata.name, ['nslookup', 'web-b.default.svc.cluster.local']);
+        const serviceIPs = JSON.parse(
+          await kubectl(['get', 'service', 'web-b', '-o', 'jsonpath={.spec.clusterIPs}']),
+        ) as string[];
+        for (const ip of serviceIPs) expect(resolved).toContain(ip);
+        await expectReach('client', true, 'an egress policy of another pod');
+        await kubectl(['delete', '-f', dnsOnly]);
+        await expectReach('a', true, 'the egress policy deleted');
+        await kubectl(['label', 'pod', a.metadata.name, 'role-']);
+        await kubectl(['delete', 'namespace', 'np', '--wait=false']);
+      }, 300_000);
+
       it('calls a validating webhook served by a pod in the shoot (agnhost), through its Service', async () => {
         // A serving certificate for the Service's name, of a CA of its own (the webhook's caBundle).
         const validity = { notAfter: new Date(Date.now() + 3_600_000) };

@@ -62,6 +62,7 @@ import {
 } from './config.js';
 import type { BuiltImage } from './images.js';
 import { desiredPodRoutes, diffRoutes, type PodRoute } from './routes.js';
+import { NetworkPolicyEnforcer, type EnforcerStatus } from './network-policy/enforcer.js';
 import {
   CONTROL_PLANE_PEER_LABEL,
   OVERLAY_OVERHEAD,
@@ -174,6 +175,8 @@ export interface MachineStatus {
   processes: SupervisedState[];
   podRoutes: PodRoute[];
   cniConfigured: boolean;
+  /** The NetworkPolicy enforcer, once it runs. */
+  networkPolicies?: EnforcerStatus;
 }
 
 /** `gv6-<pid>-machine-<name>`, the name of the machine's network namespace and cgroup. */
@@ -236,6 +239,7 @@ export class Machine {
   private overlay: VXLANOverlay | undefined;
   private lastPeerLeaseError: string | undefined;
   private kubeProxyStarted = false;
+  private enforcer: NetworkPolicyEnforcer | undefined;
   private deployedAt = 0;
   private cniWritten: string | undefined;
   private lastSyncError: string | undefined;
@@ -411,6 +415,19 @@ export class Machine {
       `--config=${MACHINE_PATHS.kubeProxyConfig}`,
       '--v=1',
     ]);
+  }
+
+  /** The node's NetworkPolicy enforcer (network-policy/enforcer.ts), with the identity that lists the Nodes. */
+  private startNetworkPolicyEnforcer(credentials: ClientCredentials): void {
+    if (this.enforcer !== undefined) return;
+    this.enforcer = new NetworkPolicyEnforcer({
+      nodeName: this.opts.name,
+      apiServer: this.opts.apiServer,
+      credentials,
+      ...(this.netns !== undefined ? { netns: this.netns } : {}),
+      log: (line) => this.log(`machine ${this.opts.name}: ${line}`),
+    });
+    this.enforcer.deploy().catch((e: Error) => this.log(`machine ${this.opts.name}: network policies: ${e.message}`));
   }
 
   /**
@@ -680,6 +697,7 @@ export class Machine {
     const credentials = await this.listCredentials();
     if (credentials === undefined) return;
     this.startKubeProxy();
+    this.startNetworkPolicyEnforcer(credentials);
     const list = await requestJSON<{ items: NodeInfo[] }>(this.opts.apiServer, credentials, 'GET', '/api/v1/nodes');
     this.lastSyncError = undefined;
     const self = list.items.find((n) => n.metadata.name === this.opts.name);
@@ -792,6 +810,7 @@ export class Machine {
       processes: this.supervised.map((p) => p.state()),
       podRoutes: [...this.routes.values()],
       cniConfigured: this.cniWritten !== undefined,
+      ...(this.enforcer ? { networkPolicies: { ...this.enforcer.status } } : {}),
     };
   }
 
@@ -830,6 +849,8 @@ export class Machine {
     clearTimeout(this.syncTimer);
     this.syncTimer = undefined;
     await this.syncing;
+    await this.enforcer?.destroy();
+    this.enforcer = undefined;
     // kube-proxy and kubelet first, containerd last; the pods die with the cgroup below.
     for (const p of [...this.supervised].reverse()) await p.stop(graceBefore(opts.deadline, 5_000));
     this.destroySync();

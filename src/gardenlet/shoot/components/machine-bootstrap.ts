@@ -3,8 +3,9 @@
  * components are: a bootstrap token (its id and secret kept in the seed namespace, created once), the RBAC of TLS
  * bootstrapping (bootstrappers may ask for node client certificates, which kube-controller-manager approves and
  * signs; nodes may renew theirs), `system:nodes` bound to `system:node-proxier` (the machine's kube-proxy and its
- * overlay read Services, EndpointSlices and Nodes with the node's certificate), the Leases of the overlay's control
- * plane peers, and CoreDNS.
+ * overlay read Services, EndpointSlices and Nodes with the node's certificate), the read access of the machines'
+ * NetworkPolicy enforcers (Pods, Namespaces, NetworkPolicies), the Leases of the overlay's control plane peers, and
+ * CoreDNS.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { randomInt } from 'node:crypto';
@@ -140,6 +141,40 @@ export function machineBootstrapObjects(token: {
       } as KubernetesObject,
     },
     ...overlayPeerRBAC(),
+    ...networkPolicyEnforcerRBAC(),
+  ];
+}
+
+/** The ClusterRole of the machines' NetworkPolicy enforcers, bound to the nodes and kube-proxy's user. */
+export const NETWORK_POLICY_ENFORCER_ROLE = 'gardener-ipv6:network-policy-enforcer';
+
+function networkPolicyEnforcerRBAC(): { ref: ResourceRef; object: KubernetesObject }[] {
+  return [
+    {
+      ref: { ...CLUSTER_ROLE_BINDING, plural: 'clusterroles', kind: 'ClusterRole' },
+      object: {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRole',
+        metadata: { name: NETWORK_POLICY_ENFORCER_ROLE },
+        rules: [
+          { apiGroups: [''], resources: ['pods', 'namespaces'], verbs: ['get', 'list', 'watch'] },
+          { apiGroups: ['networking.k8s.io'], resources: ['networkpolicies'], verbs: ['get', 'list', 'watch'] },
+        ],
+      } as KubernetesObject,
+    },
+    {
+      ref: CLUSTER_ROLE_BINDING,
+      object: {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRoleBinding',
+        metadata: { name: NETWORK_POLICY_ENFORCER_ROLE },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: NETWORK_POLICY_ENFORCER_ROLE },
+        subjects: [
+          { apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'system:nodes' },
+          { apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'system:kube-proxy' },
+        ],
+      } as KubernetesObject,
+    },
   ];
 }
 

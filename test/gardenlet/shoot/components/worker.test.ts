@@ -105,7 +105,23 @@ describe('the machine bootstrap', () => {
       ['system:certificates.k8s.io:certificatesigningrequests:selfnodeclient', 'Group', 'system:nodes'],
       ['system:node-proxier', 'Group', 'system:nodes'],
       ['system:node-proxier', 'User', 'gardener-ipv6:vpn-seed'],
+      ['gardener-ipv6:network-policy-enforcer', 'Group', 'system:nodes'],
     ]);
+  });
+
+  it("lets the machines' NetworkPolicy enforcers read pods, namespaces and policies, and nothing else", () => {
+    const objects = machineBootstrapObjects({ id: 'abcdef', secret: '0123456789abcdef' }).map((o) => o.object);
+    const role = objects.find((o) => o.kind === 'ClusterRole') as unknown as {
+      metadata: { name: string };
+      rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[];
+    };
+    expect(role.metadata.name).toBe('gardener-ipv6:network-policy-enforcer');
+    expect(role.rules.flatMap((r) => r.resources.map((res) => `${r.apiGroups[0]}/${res}`)).sort()).toEqual([
+      '/namespaces',
+      '/pods',
+      'networking.k8s.io/networkpolicies',
+    ]);
+    expect(new Set(role.rules.flatMap((r) => r.verbs))).toEqual(new Set(['get', 'list', 'watch']));
   });
 
   it("lets kube-apiserver's vpn-seed write its overlay Lease and the Nodes read it, in kube-system only", () => {

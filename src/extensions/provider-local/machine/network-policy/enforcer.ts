@@ -1,0 +1,246 @@
+/**
+ * The NetworkPolicy enforcer of one machine: informers on the shoot's Pods, Namespaces and NetworkPolicies, and the
+ * nftables table of rules.ts in the machine's network namespace, replaced in one transaction whenever what it
+ * renders changes (at most every `debounceMs`). Every `resyncMs` the table is checked and written again when
+ * something removed or changed it. A failed write is retried with growing delays.
+ *
+ * Reads with the machine's node identity (kube-proxy's certificate, or the kubelet's), bound in the shoot to the
+ * ClusterRole `gardener-ipv6:network-policy-enforcer` (gardenlet's machine-bootstrap component).
+ */
+import { execFile } from 'node:child_process';
+import { Writable } from 'node:stream';
+import { KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import { ResourceClient, resources, type ResourceRef } from '../../../../runtime/client.js';
+import { Informer } from '../../../../runtime/informer.js';
+import { newLogger } from '../../../../runtime/log.js';
+import { which } from '../../../../localenv/process.js';
+import type { APIServerAccess, ClientCredentials } from '../api-client.js';
+import {
+  NETWORK_POLICY_TABLE,
+  renderNetworkPolicyRules,
+  type NamespaceInfo,
+  type NetworkPolicyInfo,
+  type PodInfo,
+} from './rules.js';
+
+const POD: ResourceRef = { group: '', version: 'v1', plural: 'pods', kind: 'Pod', namespaced: true };
+const NETWORK_POLICY: ResourceRef = {
+  group: 'networking.k8s.io',
+  version: 'v1',
+  plural: 'networkpolicies',
+  kind: 'NetworkPolicy',
+  namespaced: true,
+};
+
+export interface EnforcerOptions {
+  nodeName: string;
+  apiServer: APIServerAccess;
+  credentials: ClientCredentials;
+  /** The machine's named network namespace; the caller's when unset. */
+  netns?: string;
+  log: (line: string) => void;
+  /** @default 50 */
+  debounceMs?: number;
+  /** @default 30_000 */
+  resyncMs?: number;
+}
+
+export interface EnforcerStatus {
+  /** Applied rulesets since the start. */
+  applied: number;
+  /** When the rules last changed in the kernel (ms since the epoch). */
+  lastAppliedAt: number | undefined;
+  lastError: string | undefined;
+}
+
+/** Runs `nft` with a script on stdin, in `netns` when given. */
+export function runNft(script: string, args: string[], netns?: string): Promise<string> {
+  const nft = [which('nft') ?? 'nft', ...args];
+  const argv = netns !== undefined ? [which('ip') ?? 'ip', 'netns', 'exec', netns, ...nft] : nft;
+  return new Promise((resolve, reject) => {
+    const child = execFile(argv[0]!, argv.slice(1), { maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`nft ${args.join(' ')}: ${stderr.trim() || error.message}`));
+      else resolve(stdout);
+    });
+    child.stdin?.end(script);
+  });
+}
+
+export class NetworkPolicyEnforcer {
+  private readonly client: ResourceClient;
+  private readonly pods: Informer<KubernetesObject & PodInfo>;
+  private readonly namespaces: Informer<KubernetesObject & NamespaceInfo>;
+  private readonly policies: Informer<KubernetesObject & NetworkPolicyInfo>;
+  private timer: NodeJS.Timeout | undefined;
+  private resyncTimer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private stopped = false;
+  private started = false;
+  private written: string | undefined;
+  private failures = 0;
+  private firstApplied: () => void = () => {};
+  private readonly applied: Promise<void>;
+  readonly status: EnforcerStatus = { applied: 0, lastAppliedAt: undefined, lastError: undefined };
+
+  constructor(private readonly opts: EnforcerOptions) {
+    const b64 = (s: string) => Buffer.from(s).toString('base64');
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [
+        {
+          name: 'shoot',
+          server: opts.apiServer.url,
+          caData: b64(opts.apiServer.caPEM),
+          ...(opts.apiServer.tlsServerName ? { tlsServerName: opts.apiServer.tlsServerName } : {}),
+        },
+      ],
+      users: [{ name: 'node', certData: b64(opts.credentials.certPEM), keyData: b64(opts.credentials.keyPEM) }],
+      contexts: [{ name: 'shoot', cluster: 'shoot', user: 'node' }],
+      currentContext: 'shoot',
+    });
+    this.client = new ResourceClient(kc, { requestTimeoutMs: 15_000 });
+    const logger = newLogger({
+      level: 'warn',
+      destination: new Writable({
+        write: (chunk: Buffer, _encoding, done) => {
+          opts.log(`network policies: ${lineOf(chunk.toString())}`);
+          done();
+        },
+      }),
+    });
+    const informer = <T extends KubernetesObject>(ref: ResourceRef) => {
+      const i = new Informer<T>({ client: this.client, ref, logger });
+      const changed = () => this.schedule();
+      i.onAdd(changed);
+      i.onUpdate(changed);
+      i.onDelete(changed);
+      return i;
+    };
+    this.pods = informer(POD);
+    this.namespaces = informer(resources.namespace);
+    this.policies = informer(NETWORK_POLICY);
+    this.applied = new Promise((resolve) => (this.firstApplied = resolve));
+  }
+
+  /** Starts the informers; the first ruleset is written once all three have listed. */
+  async deploy(): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    await Promise.all([this.pods.start(), this.namespaces.start(), this.policies.start()]);
+    if (this.stopped) return;
+    this.schedule(0);
+    const resyncMs = this.opts.resyncMs ?? 30_000;
+    const resync = () => {
+      this.resyncTimer = setTimeout(() => {
+        void this.verify().finally(() => {
+          if (!this.stopped) resync();
+        });
+      }, resyncMs);
+    };
+    resync();
+  }
+
+  /** Resolves once the first ruleset is in the kernel. */
+  wait(): Promise<void> {
+    return this.applied;
+  }
+
+  /** Stops the informers and removes the table. */
+  async destroy(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    clearTimeout(this.resyncTimer);
+    for (const i of [this.pods, this.namespaces, this.policies]) i.stop();
+    await this.running?.catch(() => {});
+    await Promise.all([this.pods.stopped(), this.namespaces.stopped(), this.policies.stopped()]);
+    this.client.close();
+    await runNft(`delete table inet ${NETWORK_POLICY_TABLE}\n`, ['-f', '-'], this.opts.netns).catch(() => {});
+    this.written = undefined;
+  }
+
+  /** The script for what the informers hold now. */
+  render(): string {
+    return renderNetworkPolicyRules({
+      nodeName: this.opts.nodeName,
+      pods: this.pods.list(),
+      namespaces: this.namespaces.list(),
+      policies: this.policies.list(),
+    });
+  }
+
+  private schedule(delayMs = this.opts.debounceMs ?? 50): void {
+    if (this.stopped || !this.synced()) return;
+    if (this.running !== undefined) {
+      this.again = true;
+      return;
+    }
+    if (this.timer !== undefined) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.running = this.sync().finally(() => {
+        this.running = undefined;
+        if (this.again) {
+          this.again = false;
+          this.schedule();
+        }
+      });
+    }, delayMs);
+  }
+
+  private synced(): boolean {
+    return this.pods.hasSynced() && this.namespaces.hasSynced() && this.policies.hasSynced();
+  }
+
+  private async sync(): Promise<void> {
+    const script = this.render();
+    if (script === this.written) return;
+    try {
+      await runNft(script, ['-f', '-'], this.opts.netns);
+      this.written = script;
+      this.failures = 0;
+      this.status.applied++;
+      this.status.lastAppliedAt = Date.now();
+      if (this.status.lastError !== undefined) this.opts.log('network policies: rules written again');
+      this.status.lastError = undefined;
+      this.firstApplied();
+    } catch (e) {
+      const message = (e as Error).message;
+      if (message !== this.status.lastError) this.opts.log(`network policies: ${message}`);
+      this.status.lastError = message;
+      this.failures++;
+      clearTimeout(this.timer);
+      this.timer = setTimeout(
+        () => {
+          this.timer = undefined;
+          this.schedule(0);
+        },
+        Math.min(30_000, 250 * 2 ** Math.min(this.failures, 7)),
+      );
+    }
+  }
+
+  /** Writes the table again when it is gone or differs from what was written (someone flushed it). */
+  private async verify(): Promise<void> {
+    if (this.written === undefined || this.running !== undefined) return;
+    const present = await runNft('', ['list', 'table', 'inet', NETWORK_POLICY_TABLE], this.opts.netns).then(
+      () => true,
+      () => false,
+    );
+    if (!present) {
+      this.opts.log(`network policies: table ${NETWORK_POLICY_TABLE} is gone; writing it again`);
+      this.written = undefined;
+      this.schedule(0);
+    }
+  }
+}
+
+/** The message of a pino JSON line, with its error's. */
+function lineOf(text: string): string {
+  try {
+    const line = JSON.parse(text) as { msg?: string; err?: { message?: string }; informer?: string };
+    return [line.informer, line.msg, line.err?.message].filter(Boolean).join(': ');
+  } catch {
+    return text.trim();
+  }
+}
