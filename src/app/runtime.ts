@@ -164,7 +164,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     }
     if (components.has('network')) {
       const { addNetworkExtension } = await import('../extensions/network/controller.js');
-      addNetworkExtension(manager, options.extensions?.network);
+      // The shoots' machines have only the images built here (no registry): calico's own workloads can't run.
+      const { IMAGES } = await import('../gardenlet/imagevector/images.js');
+      addNetworkExtension(manager, { availableImages: Object.values(IMAGES), ...options.extensions?.network });
     }
     if (components.has('dns')) {
       const { addDNSExtension } = await import('../extensions/dns/controller.js');

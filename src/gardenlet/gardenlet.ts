@@ -16,6 +16,8 @@ import type { DNSProviderConfig } from './shoot/components/dns-records.js';
 import { ShootReconciler, type ShootReader } from './shoot/reconciler.js';
 import { controlPlaneWorkloadsHealth } from './shoot/components/control-plane-workloads.js';
 import { machinePodsHealth } from './shoot/components/worker.js';
+import { addResourceManager } from './resourcemanager/controller.js';
+import type { Shoot } from '../apis/core/v1beta1/shoot.js';
 
 export interface GardenletOptions {
   readonly dns: DNSProviderConfig;
@@ -113,6 +115,12 @@ export function addGardenletControllers(manager: Manager, options: GardenletOpti
   }
 
   if (options.controlPlaneWorkloads) {
+    // The shoots' system components (CoreDNS, the network extension's manifests) arrive through ManagedResources.
+    addResourceManager(manager, (seedNamespace) =>
+      shootRequestsForSeedNamespace(seedNamespace)
+        .map((r) => shoots.get(r.name, r.namespace) as (Shoot & KubernetesObject) | undefined)
+        .find((s) => s !== undefined),
+    );
     manager
       .controller({
         name: 'shoot-care',

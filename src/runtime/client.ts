@@ -362,6 +362,28 @@ export class ResourceClient {
     );
   }
 
+  /**
+   * The resources the server serves for `apiVersion` (`v1`, `apps/v1`): discovery, for objects of kinds known only
+   * at run time. Undefined when the server does not serve that group version.
+   */
+  async serverResources(
+    apiVersion: string,
+    opts: CallOptions = {},
+  ): Promise<{ name: string; kind: string; namespaced: boolean }[] | undefined> {
+    const path = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
+    try {
+      const list = await this.call<{ resources?: { name: string; kind: string; namespaced: boolean }[] }>(
+        'GET',
+        path,
+        opts,
+      );
+      return list.resources ?? [];
+    } catch (e) {
+      if (isNotFound(e)) return undefined;
+      throw e;
+    }
+  }
+
   /** Deletes the object; false when it was already gone. */
   async delete(
     ref: ResourceRef,

@@ -13,7 +13,10 @@ import {
   ETCD_CLIENT_SERVICE,
   VPN_SEED,
 } from '../../src/gardenlet/shoot/components/control-plane-workloads.js';
-import { BOOTSTRAP_TOKEN_SECRET } from '../../src/gardenlet/shoot/components/machine-bootstrap.js';
+import {
+  BOOTSTRAP_TOKEN_SECRET,
+  COREDNS_MANAGED_RESOURCE,
+} from '../../src/gardenlet/shoot/components/machine-bootstrap.js';
 import { CA_SECRET_NAME, ETCD_CA_SECRET_NAME, SERVICE_ACCOUNT_KEY_SECRET_NAME } from '../../src/gardenlet/names.js';
 import { NetworkPolicyName } from '../../src/gardenlet/shoot/components/network-policies.js';
 import { resources, type ResourceRef } from '../../src/runtime/client.js';
@@ -105,6 +108,8 @@ export const EXPECTED_CLUSTER_GRANTS: Record<ChartComponent, string[]> = {
     ...allow(Refs.shoot, ['get', 'list', 'watch']),
     ...allow(resources.secret, ['create', 'patch', 'delete'], { names: [CALICO_SECRET_NAME] }),
     ...allow(managedResourceRef, ['get', 'create', 'patch', 'delete'], { names: [MANAGED_RESOURCE_NAME] }),
+    // The ManagedResource informer: its health goes into the Network's status.
+    ...allow(managedResourceRef, ['list', 'watch']),
   ],
   'dns-local': [
     ...allow(Refs.dnsRecord, ['get', 'list', 'watch', 'patch']),
@@ -150,6 +155,11 @@ export const EXPECTED_WORKLOAD_GRANTS: string[] = [
   // The gardenlet's informer, apply, get, delete; provider-local's finalizer by merge patch and its status.
   ...allow(Refs.worker, ['get', 'list', 'watch', 'create', 'patch', 'delete']),
   ...allow(Refs.worker, ['patch'], { sub: 'status' }),
+  // The resource manager (src/gardenlet/resourcemanager): its informer, finalizer and status; the gardenlet's
+  // apply of shoot-core-coredns; the Secrets of the product's ManagedResources.
+  ...allow(managedResourceRef, ['get', 'list', 'watch', 'create', 'patch', 'delete']),
+  ...allow(managedResourceRef, ['patch'], { sub: 'status' }),
+  ...allow(Refs.secret, ['get'], { names: [`managedresource-${COREDNS_MANAGED_RESOURCE}`, CALICO_SECRET_NAME] }),
 ];
 
 /** A grant string back as SubjectAccessReview resource attributes. */

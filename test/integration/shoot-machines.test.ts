@@ -24,6 +24,7 @@ import { IMAGES } from '../../src/gardenlet/imagevector/images.js';
 import { createCA, issueCertificate } from '../../src/pki/certificates.js';
 import { featureGates } from '../../src/featuregate/featuregate.js';
 import { Refs } from '../../src/gardenlet/resources.js';
+import { managedResourceRef } from '../../src/extensions/network/managedresource.js';
 import { ensureBinaries } from '../../src/localenv/binaries.js';
 import { startControlPlane, type ControlPlane } from '../../src/localenv/control-plane.js';
 import { ip } from '../../src/localenv/netns.js';
@@ -375,6 +376,49 @@ describe.skipIf(unsupported !== undefined).sequential('shoots with machines, end
         });
         expect(body.trim()).toBe(b.metadata.name);
       }, 300_000);
+
+      it('hands its system components to the shoot through ManagedResources, saying what calico lacks', async () => {
+        type WithConditions = KubernetesObject & {
+          status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] };
+        };
+        const statusOf = (o: WithConditions | undefined, type: string) =>
+          o?.status?.conditions?.find((x) => x.type === type);
+        for (const mr of ['shoot-core-coredns', 'extension-networking-calico']) {
+          await waitFor(
+            async () => {
+              const o = await client.get<WithConditions>(managedResourceRef, mr, seedNamespace);
+              return statusOf(o, 'ResourcesApplied')?.status === 'True' &&
+                statusOf(o, 'ResourcesHealthy')?.status === 'True'
+                ? true
+                : undefined;
+            },
+            { timeoutMs: 60_000, intervalMs: 500, message: `ManagedResource ${mr} applied and healthy` },
+          );
+        }
+        // What the calico ManagedResource holds is in the shoot; its DaemonSet, whose image doesn't exist here, isn't.
+        // The IPv6 pool is rendered (an IPv4 one only with an overlay statement: calico-node makes it from its env).
+        expect(await kubectl(['get', 'crd', 'ippools.crd.projectcalico.org', '-o', 'name'])).toContain('ippools');
+        if (c.families.includes('IPv6')) {
+          expect(await kubectl(['get', 'ippools.crd.projectcalico.org', '-o', 'name'])).toContain(
+            'default-ipv6-ippool',
+          );
+        }
+        expect(await kubectl(['get', 'configmap', '-n', 'kube-system', 'calico-config', '-o', 'name'])).toContain(
+          'calico-config',
+        );
+        await expect(kubectl(['get', 'daemonset', '-n', 'kube-system', 'calico-node'])).rejects.toThrow(/NotFound/);
+        const allowDNS = JSON.parse(
+          await kubectl(['get', 'networkpolicy', '-n', 'kube-system', 'gardener.cloud--allow-dns', '-o', 'json']),
+        ) as KubernetesObject;
+        expect(allowDNS.metadata?.annotations?.['resources.gardener.cloud/origin']).toBe(
+          `shoot:${seedNamespace}/shoot-core-coredns`,
+        );
+        const network = await client.get<WithConditions>(Refs.network, name, seedNamespace);
+        const health = statusOf(network, 'SystemComponentsHealthy');
+        expect(health?.status).toBe('False');
+        expect(health?.reason).toBe('ComponentsNotDeployed');
+        expect(health?.message).toContain('DaemonSet kube-system/calico-node');
+      }, 120_000);
 
       it('enforces NetworkPolicies between pods on different machines, for every family', async () => {
         const [a, b] = pods as [Pod, Pod];

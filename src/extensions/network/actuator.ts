@@ -2,7 +2,7 @@
  * What the calico Network extension makes of a Network, as pure functions: the rendered manifests in a Secret, the
  * ManagedResource `extension-networking-calico` that hands them to the shoot, and the Network's status.
  */
-import { stringify } from 'yaml';
+import { manifestSecretData as secretData } from '../../gardenlet/resourcemanager/objects.js';
 import type { Network } from '../../apis/extensions/v1alpha1/network.js';
 import { errorString, type ErrorList } from '../../apis/field/index.js';
 import type { LastOperation } from '../../apis/meta/schemas.js';
@@ -46,6 +46,19 @@ export interface NetworkResourcesOptions {
   /** Overrides of the chart defaults (images). */
   readonly chartValues?: Partial<ChartDefaults>;
   readonly chart?: CalicoChart;
+  /**
+   * The images the shoot's machines can run; workloads with any other image are withheld from the ManagedResource
+   * and reported. @default every image is available
+   */
+  readonly availableImages?: readonly string[];
+}
+
+/** A workload of the manifests that is not handed to the shoot, and the images it lacks. */
+export interface WithheldWorkload {
+  readonly kind: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly images: readonly string[];
 }
 
 export interface NetworkResources {
@@ -55,6 +68,28 @@ export interface NetworkResources {
   readonly managedResource: ManagedResource;
   /** The families in effect, IPv4 before IPv6: what `status.ipFamilies` reports. */
   readonly ipFamilies: readonly IPFamily[];
+  /** Workloads left out because the machines can't run their images (see `availableImages`). */
+  readonly withheld: readonly WithheldWorkload[];
+}
+
+const WORKLOAD_KINDS = new Set(['DaemonSet', 'Deployment', 'StatefulSet', 'Job', 'CronJob', 'Pod']);
+
+/** The images of a workload's pod template (containers and init containers). */
+export function workloadImages(manifest: Manifest): string[] {
+  const spec = manifest as {
+    spec?: {
+      template?: { spec?: PodSpecImages };
+      jobTemplate?: { spec?: { template?: { spec?: PodSpecImages } } };
+    } & PodSpecImages;
+  };
+  const pod =
+    manifest.kind === 'Pod' ? spec.spec : (spec.spec?.template?.spec ?? spec.spec?.jobTemplate?.spec?.template?.spec);
+  return [...(pod?.initContainers ?? []), ...(pod?.containers ?? [])].map((c) => c.image ?? '').filter(Boolean);
+}
+
+interface PodSpecImages {
+  containers?: { image?: string }[];
+  initContainers?: { image?: string }[];
 }
 
 /**
@@ -68,7 +103,16 @@ export function desiredNetworkResources(network: Network, options: NetworkResour
     ...(options.secondFamilyPodCIDR !== undefined ? { secondFamilyPodCIDR: options.secondFamilyPodCIDR } : {}),
     ...(options.shoot !== undefined ? { shoot: options.shoot } : {}),
   });
-  const manifests = renderCalicoManifests({ ...options.chartValues, ...values }, options.chart);
+  const rendered = renderCalicoManifests({ ...options.chartValues, ...values }, options.chart);
+  const available = options.availableImages !== undefined ? new Set(options.availableImages) : undefined;
+  const withheld: WithheldWorkload[] = [];
+  const manifests = rendered.filter((m) => {
+    if (available === undefined || !WORKLOAD_KINDS.has(m.kind)) return true;
+    const missing = [...new Set(workloadImages(m).filter((image) => !available.has(image)))];
+    if (missing.length === 0) return true;
+    withheld.push({ kind: m.kind, namespace: m.metadata.namespace ?? '', name: m.metadata.name, images: missing });
+    return false;
+  });
   const namespace = network.metadata.namespace ?? '';
   const labels = { [MANAGED_BY_LABEL]: MANAGED_BY };
   return {
@@ -88,27 +132,15 @@ export function desiredNetworkResources(network: Network, options: NetworkResour
       spec: { secretRefs: [{ name: SECRET_NAME }], keepObjects: false },
     },
     ipFamilies: IP_FAMILIES.filter((family) => values.ipFamilies.includes(family)),
+    withheld,
   };
 }
 
-/**
- * The Secret data: one key per object, `<kind>__<namespace>__<name>.yaml` as Gardener's managed resource registry
- * names them (characters a Secret key can't hold become `_`), in the order of the manifests.
- */
-export function secretData(manifests: readonly Manifest[]): Record<string, string> {
-  const data: Record<string, string> = {};
-  for (const manifest of manifests) {
-    const key = secretDataKey(manifest);
-    if (key in data) throw new Error(`two manifests map to the secret key ${key}`);
-    data[key] = Buffer.from(stringify(manifest, { lineWidth: 0 }), 'utf8').toString('base64');
-  }
-  return data;
-}
-
-export function secretDataKey(manifest: Manifest): string {
-  const raw = `${manifest.kind.toLowerCase()}__${manifest.metadata.namespace ?? ''}__${manifest.metadata.name}.yaml`;
-  return raw.replace(/[^-._a-zA-Z0-9]/g, '_');
-}
+/** The Secret data of the ManagedResource (the resource manager's registry format). */
+export {
+  manifestSecretData as secretData,
+  manifestSecretKey as secretDataKey,
+} from '../../gardenlet/resourcemanager/objects.js';
 
 export type OperationType = 'Create' | 'Reconcile' | 'Delete';
 
@@ -121,9 +153,51 @@ export function operationType(network: Network): OperationType {
 
 /** What a reconcile of a Network ended with. */
 export type NetworkOutcome =
-  | { readonly state: 'Succeeded'; readonly ipFamilies: readonly IPFamily[]; readonly description: string }
+  | {
+      readonly state: 'Succeeded';
+      readonly ipFamilies: readonly IPFamily[];
+      readonly description: string;
+      /** The health of what the extension hands to the shoot: `status.conditions` SystemComponentsHealthy. */
+      readonly health?: ComponentsHealth;
+    }
   | { readonly state: 'Processing'; readonly progress: number; readonly description: string }
   | { readonly state: 'Error'; readonly description: string; readonly codes?: readonly string[] };
+
+/** SystemComponentsHealthy of a Network: its ManagedResource's health, False while workloads are withheld. */
+export interface ComponentsHealth {
+  readonly status: 'True' | 'False' | 'Unknown';
+  readonly reason: string;
+  readonly message: string;
+}
+
+export const CONDITION_SYSTEM_COMPONENTS_HEALTHY = 'SystemComponentsHealthy';
+
+/** The health to report: withheld workloads first (they never run), else the ManagedResource's ResourcesHealthy. */
+export function componentsHealth(
+  withheld: readonly WithheldWorkload[],
+  resourcesHealthy: { status?: string; reason?: string; message?: string } | undefined,
+): ComponentsHealth {
+  if (withheld.length > 0) {
+    const list = withheld.map((w) => `${w.kind} ${w.namespace}/${w.name} (${w.images.join(', ')})`).join(', ');
+    return {
+      status: 'False',
+      reason: 'ComponentsNotDeployed',
+      message: `not deployed, their images are not available to the shoot's machines: ${list}`,
+    };
+  }
+  if (resourcesHealthy?.status === 'True' || resourcesHealthy?.status === 'False') {
+    return {
+      status: resourcesHealthy.status,
+      reason: resourcesHealthy.reason ?? 'ResourcesHealthy',
+      message: resourcesHealthy.message ?? '',
+    };
+  }
+  return {
+    status: 'Unknown',
+    reason: 'ResourcesPending',
+    message: `ManagedResource ${MANAGED_RESOURCE_NAME} not checked yet`,
+  };
+}
 
 /** `status.providerStatus` of a reconciled Network, as networking-calico writes it (it has no fields). */
 export const NETWORK_STATUS = { apiVersion: CALICO_API_VERSION, kind: 'NetworkStatus' } as const;
@@ -149,6 +223,22 @@ export function networkStatusPatch(network: Network, outcome: NetworkOutcome, no
     status.ipFamilies = IP_FAMILIES.filter((family) => outcome.ipFamilies.includes(family));
     status.providerStatus = NETWORK_STATUS;
     status.lastError = null;
+    if (outcome.health !== undefined) {
+      const previous = network.status?.conditions?.find((c) => c.type === CONDITION_SYSTEM_COMPONENTS_HEALTHY);
+      const others = (network.status?.conditions ?? []).filter((c) => c.type !== CONDITION_SYSTEM_COMPONENTS_HEALTHY);
+      status.conditions = [
+        ...others,
+        {
+          type: CONDITION_SYSTEM_COMPONENTS_HEALTHY,
+          ...outcome.health,
+          lastTransitionTime:
+            previous?.status === outcome.health.status && previous.lastTransitionTime
+              ? previous.lastTransitionTime
+              : lastUpdateTime,
+          lastUpdateTime,
+        },
+      ];
+    }
   } else if (outcome.state === 'Error') {
     status.lastError = {
       description: outcome.description,

@@ -10,6 +10,8 @@ import type { Shoot } from '../../apis/core/v1beta1/shoot.js';
 import { requestFor, type Controller } from '../../runtime/controller.js';
 import type { Manager } from '../../runtime/manager.js';
 import type { ChartDefaults } from './manifests.js';
+import { MANAGED_RESOURCE_NAME } from './actuator.js';
+import { managedResourceRef } from './managedresource.js';
 import { isCalicoNetwork, NetworkReconciler, networkRef, type ShootNetworkingSource } from './reconciler.js';
 import { specOrMetadataChanged } from '../../runtime/predicates.js';
 import { deepEqual } from '../../apis/meta/objects.js';
@@ -22,6 +24,8 @@ export interface NetworkExtensionOptions {
   readonly namespace?: string;
   /** Overrides of the chart defaults (images). */
   readonly chartValues?: Partial<ChartDefaults>;
+  /** The images the shoots' machines have (others' workloads are withheld and reported). @default all */
+  readonly availableImages?: readonly string[];
   /** Replaces reading the Network's Shoot (tests). */
   readonly shoots?: ShootNetworkingSource;
   /** Per-key error backoff. @default the controller's (100 ms doubling to 60 s) */
@@ -50,6 +54,7 @@ export function addNetworkExtension(manager: Manager, options: NetworkExtensionO
           clock,
           ...(options.shoots ? { shoots: options.shoots } : {}),
           ...(options.chartValues ? { chartValues: options.chartValues } : {}),
+          ...(options.availableImages ? { availableImages: options.availableImages } : {}),
         }),
         ...(options.workers ? { workers: options.workers } : {}),
         ...(options.backoff ? { backoff: options.backoff } : {}),
@@ -57,7 +62,27 @@ export function addNetworkExtension(manager: Manager, options: NetworkExtensionO
       .watch(networks, (n) => (isCalicoNetwork(n) ? [requestFor(n)] : []), specOrMetadataChanged)
       // The Network's values read the Shoot's networks (node ranges, a dual-stack Network's second pod range, kube-proxy).
       .watch(manager.informer<KubernetesObject>(Refs.shoot), networkOfShoot, shootNetworksChanged)
+      // The health of what the ManagedResource handed to the shoot goes into the Network's status.
+      .watch(
+        manager.informer<KubernetesObject>(
+          managedResourceRef,
+          options.namespace ? { namespace: options.namespace } : {},
+        ),
+        (mr) =>
+          mr.metadata?.name === MANAGED_RESOURCE_NAME
+            ? networks
+                .list()
+                .filter((n) => n.metadata?.namespace === mr.metadata?.namespace && isCalicoNetwork(n))
+                .map(requestFor)
+            : [],
+        statusChanged,
+      )
   );
+}
+
+function statusChanged(obj: KubernetesObject, old: KubernetesObject): boolean {
+  const status = (o: KubernetesObject) => (o as { status?: unknown }).status;
+  return !deepEqual(status(obj), status(old));
 }
 
 function shootNetworksChanged(obj: KubernetesObject, old: KubernetesObject): boolean {

@@ -22,6 +22,7 @@ import {
 import { addFinalizer, hasFinalizer, removeFinalizer } from '../../runtime/finalizers.js';
 import { shootNetworkingOf } from './cluster.js';
 import {
+  componentsHealth,
   desiredNetworkResources,
   EXTENSION_TYPE,
   InvalidProviderConfigError,
@@ -31,7 +32,7 @@ import {
   type NetworkOutcome,
 } from './actuator.js';
 import type { ChartDefaults } from './manifests.js';
-import { managedResourceRef } from './managedresource.js';
+import { managedResourceRef, type ManagedResource } from './managedresource.js';
 import { CalicoValuesError, MissingPodCIDRError, type ShootNetworking } from './values.js';
 
 export const FINALIZER = 'extensions.gardener.cloud/calico';
@@ -99,6 +100,8 @@ export interface NetworkReconcilerOptions {
   readonly chartValues?: Partial<ChartDefaults>;
   /** @default DEFAULT_DELETE_POLL_MS */
   readonly deletePollMs?: number;
+  /** See NetworkResourcesOptions.availableImages. */
+  readonly availableImages?: readonly string[];
 }
 
 export class NetworkReconciler implements Reconciler {
@@ -107,6 +110,7 @@ export class NetworkReconciler implements Reconciler {
   private readonly shoots: ShootNetworkingSource;
   private readonly chartValues: Partial<ChartDefaults>;
   private readonly deletePollMs: number;
+  private readonly availableImages: readonly string[] | undefined;
 
   constructor(opts: NetworkReconcilerOptions) {
     this.client = opts.client;
@@ -114,6 +118,7 @@ export class NetworkReconciler implements Reconciler {
     this.shoots = opts.shoots ?? new ShootReader(opts.client);
     this.chartValues = opts.chartValues ?? {};
     this.deletePollMs = opts.deletePollMs ?? DEFAULT_DELETE_POLL_MS;
+    this.availableImages = opts.availableImages;
   }
 
   async reconcile(req: Request, ctx: ReconcileContext): Promise<Result | void> {
@@ -129,6 +134,7 @@ export class NetworkReconciler implements Reconciler {
       desired = desiredNetworkResources(network, {
         ...(shoot !== undefined ? { shoot } : {}),
         chartValues: this.chartValues,
+        ...(this.availableImages !== undefined ? { availableImages: this.availableImages } : {}),
       });
     } catch (e) {
       const terminal =
@@ -145,9 +151,14 @@ export class NetworkReconciler implements Reconciler {
     }
 
     const opts = { fieldManager: FIELD_MANAGER, force: true, signal: ctx.signal };
+    let applied: ManagedResource;
     try {
       await this.client.apply(resources.secret, asObject(desired.secret), opts);
-      await this.client.apply(managedResourceRef, asObject(desired.managedResource), opts);
+      applied = (await this.client.apply(
+        managedResourceRef,
+        asObject(desired.managedResource),
+        opts,
+      )) as unknown as ManagedResource;
     } catch (e) {
       await this.writeStatus(
         network,
@@ -159,7 +170,11 @@ export class NetworkReconciler implements Reconciler {
     const description =
       `calico deployed for ${desired.ipFamilies.join(' and ')} ` +
       `(${desired.manifests.length} objects in ManagedResource ${MANAGED_RESOURCE_NAME})`;
-    await this.writeStatus(network, { state: 'Succeeded', ipFamilies: desired.ipFamilies, description }, ctx);
+    const health = componentsHealth(
+      desired.withheld,
+      applied.status?.conditions?.find((c) => c.type === 'ResourcesHealthy'),
+    );
+    await this.writeStatus(network, { state: 'Succeeded', ipFamilies: desired.ipFamilies, description, health }, ctx);
     ctx.logger.debug({ ipFamilies: desired.ipFamilies }, 'calico manifests written');
   }
 

@@ -22,7 +22,7 @@ import { dualStackNetwork, ipv4Network, ipv6Network, IPV4_PODS, IPV6_PODS } from
 const NS = 'shoot--dev--a';
 const REQ = { namespace: NS, name: 'a' };
 
-function setup(network?: Network, opts: { shoots?: ShootNetworkingSource } = {}) {
+function setup(network?: Network, opts: { shoots?: ShootNetworkingSource; availableImages?: string[] } = {}) {
   const client = new FakeClient();
   if (network) client.seed(networkRef, network);
   const clock = new FakeClock();
@@ -71,6 +71,17 @@ describe('NetworkReconciler', () => {
         description: `calico deployed for IPv4 (33 objects in ManagedResource ${MANAGED_RESOURCE_NAME})`,
         lastUpdateTime: '2026-11-21T20:00:00Z',
       },
+      // No resource manager has looked at the ManagedResource yet.
+      conditions: [
+        {
+          type: 'SystemComponentsHealthy',
+          status: 'Unknown',
+          reason: 'ResourcesPending',
+          message: `ManagedResource ${MANAGED_RESOURCE_NAME} not checked yet`,
+          lastTransitionTime: '2026-11-21T20:00:00Z',
+          lastUpdateTime: '2026-11-21T20:00:00Z',
+        },
+      ],
     });
     const mr = client.peek(managedResourceRef, MANAGED_RESOURCE_NAME, NS);
     expect(mr).toMatchObject({ spec: { secretRefs: [{ name: SECRET_NAME }] } });
@@ -82,6 +93,18 @@ describe('NetworkReconciler', () => {
       'calico-typha',
       'calico-kube-controllers',
     ]);
+  });
+
+  it('withholds the workloads whose images the machines lack, and says so in SystemComponentsHealthy', async () => {
+    const { reconcile, current, secretObjects } = setup(ipv4Network(), { availableImages: ['some/other:1'] });
+    await expect(reconcile()).resolves.toBeUndefined();
+    const objects = secretObjects();
+    expect(objects.filter((o) => ['DaemonSet', 'Deployment'].includes(o.kind))).toEqual([]);
+    expect(objects.some((o) => o.kind === 'CustomResourceDefinition')).toBe(true);
+    const health = current()!.status!.conditions!.find((c) => c.type === 'SystemComponentsHealthy')!;
+    expect(health).toMatchObject({ status: 'False', reason: 'ComponentsNotDeployed' });
+    expect(health.message).toMatch(/DaemonSet kube-system\/calico-node \([^)]*calico\/node[^)]*\)/);
+    expect(health.message).toContain('Deployment kube-system/calico-kube-controllers');
   });
 
   it('writes no status when nothing but timestamps would change', async () => {

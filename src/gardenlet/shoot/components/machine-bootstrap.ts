@@ -16,7 +16,11 @@ import type { ComponentContext, DeployWaiter } from '../../component.js';
 import { FIELD_MANAGER } from '../../names.js';
 import { shootAdminClient } from '../shoot-client.js';
 import { getOrCreateSecret } from './control-plane.js';
-import { deployCoreDNS } from './coredns.js';
+import { coreDNSObjects, type CoreDNSOptions } from './coredns.js';
+import { managedResourceRef } from '../../../extensions/network/managedresource.js';
+import { apiVersionOf } from '../../../runtime/client.js';
+import { seedNamespaceName } from '../../names.js';
+import { manifestSecretData, type NamedManifest } from '../../resourcemanager/objects.js';
 import { VPN_SEED } from './control-plane-workloads.js';
 import { machineNetworking } from './workers.js';
 
@@ -201,7 +205,7 @@ export async function ensureBootstrapToken(
   return token;
 }
 
-/** The bootstrap token, the RBAC and CoreDNS in the shoot. */
+/** The bootstrap token and the RBAC in the shoot; CoreDNS's ManagedResource in the seed namespace. */
 export class MachineBootstrap implements DeployWaiter {
   constructor(
     private readonly client: ResourceClient,
@@ -210,24 +214,84 @@ export class MachineBootstrap implements DeployWaiter {
   ) {}
 
   async deploy(ctx: ComponentContext): Promise<void> {
-    const [id, secret] = (await ensureBootstrapToken(this.client, this.shoot, ctx)).split('.') as [string, string];
+    const [id, tokenSecret] = (await ensureBootstrapToken(this.client, this.shoot, ctx)).split('.') as [string, string];
     const shootClient = await shootAdminClient(this.client, this.shoot, ctx);
     try {
-      for (const { ref, object } of machineBootstrapObjects({ id, secret })) {
+      for (const { ref, object } of machineBootstrapObjects({ id, secret: tokenSecret })) {
         await shootClient.apply(ref, object, { fieldManager: FIELD_MANAGER, force: true, signal: ctx.signal });
       }
-      const { families, clusterDNS } = machineNetworking(this.shoot, this.networking);
-      const machines = (this.shoot.spec.provider?.workers ?? []).reduce((n, w) => n + (w.minimum ?? 0), 0);
-      await deployCoreDNS(shootClient, {
-        clusterIPs: clusterDNS,
-        families,
-        replicas: Math.min(2, Math.max(1, machines)),
-      });
     } finally {
       shootClient.close();
     }
+    // CoreDNS and its policy go through the resource manager, as Gardener's shoot-core ManagedResources do.
+    const { families, clusterDNS } = machineNetworking(this.shoot, this.networking);
+    const machines = (this.shoot.spec.provider?.workers ?? []).reduce((n, w) => n + (w.minimum ?? 0), 0);
+    const { secret, managedResource } = coreDNSManagedResource(seedNamespaceName(this.shoot), {
+      clusterIPs: clusterDNS,
+      families,
+      replicas: Math.min(2, Math.max(1, machines)),
+    });
+    await this.client.apply(resources.secret, secret, { fieldManager: FIELD_MANAGER, force: true, signal: ctx.signal });
+    await this.client.apply(managedResourceRef, managedResource, {
+      fieldManager: FIELD_MANAGER,
+      force: true,
+      signal: ctx.signal,
+    });
   }
 
   /** Nothing to remove: it goes with the shoot's API server. */
   async destroy(): Promise<void> {}
+}
+
+/** The ManagedResource (and its Secret) of the shoot's CoreDNS, Gardener's `shoot-core-coredns`. */
+export const COREDNS_MANAGED_RESOURCE = 'shoot-core-coredns';
+
+/**
+ * CoreDNS's objects and the NetworkPolicy `gardener.cloud--allow-dns` (DNS queries to CoreDNS from anywhere, so
+ * that policies elsewhere never cut it off and nothing else reaches it), as a Secret of manifests and the
+ * ManagedResource that hands them to the shoot.
+ */
+export function coreDNSManagedResource(
+  seedNamespace: string,
+  opts: CoreDNSOptions,
+): { secret: KubernetesObject; managedResource: KubernetesObject } {
+  const objects: KubernetesObject[] = coreDNSObjects(opts).map(({ ref, object }) => ({
+    apiVersion: apiVersionOf(ref),
+    kind: ref.kind,
+    ...object,
+  }));
+  objects.push({
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'NetworkPolicy',
+    metadata: { name: 'gardener.cloud--allow-dns', namespace: 'kube-system' },
+    spec: {
+      podSelector: { matchLabels: { 'k8s-app': 'kube-dns' } },
+      policyTypes: ['Ingress'],
+      ingress: [
+        {
+          ports: [
+            { protocol: 'UDP', port: 53 },
+            { protocol: 'TCP', port: 53 },
+          ],
+        },
+      ],
+    },
+  } as KubernetesObject);
+  const secretName = `managedresource-${COREDNS_MANAGED_RESOURCE}`;
+  const data = manifestSecretData(objects as unknown as NamedManifest[]);
+  return {
+    secret: {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: secretName, namespace: seedNamespace },
+      type: 'Opaque',
+      data,
+    } as KubernetesObject,
+    managedResource: {
+      apiVersion: 'resources.gardener.cloud/v1alpha1',
+      kind: 'ManagedResource',
+      metadata: { name: COREDNS_MANAGED_RESOURCE, namespace: seedNamespace },
+      spec: { secretRefs: [{ name: secretName }], keepObjects: false },
+    } as KubernetesObject,
+  };
 }

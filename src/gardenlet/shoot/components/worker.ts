@@ -27,6 +27,7 @@ import { ensureBootstrapToken } from './machine-bootstrap.js';
 import { desiredOperatingSystemConfig } from './operating-system-config.js';
 import { machineNetworking, workerPools } from './workers.js';
 import type { HealthCheck, WorkersHealth } from '../care/health.js';
+import { managedResourceRef, type ManagedResource } from '../../../extensions/network/managedresource.js';
 
 export const WORKER_TYPE = 'local';
 
@@ -254,9 +255,27 @@ export async function machinePodsHealth(client: ResourceClient, shoot: Shoot): P
         : notReady.length > 0
           ? { ok: false, reason: 'NodeUnhealthy', message: `Nodes not Ready: ${notReady.join(', ')}` }
           : { ok: true, reason: 'EveryNodeReady', message: `All ${nodes.length} Nodes are Ready.` };
-    const system: HealthCheck = (await coreDNSReady(shootClient))
-      ? { ok: true, reason: 'SystemComponentsRunning', message: 'CoreDNS is available.' }
-      : { ok: false, reason: 'DeploymentUnhealthy', message: 'Deployment kube-system/coredns is not available' };
+    // The seed namespace's ManagedResources (CoreDNS, the network extension's objects): applied and healthy.
+    const managed = (
+      await client.list<ManagedResource & KubernetesObject>(managedResourceRef, { namespace: seedNamespaceName(shoot) })
+    ).items;
+    const unhealthy = managed.flatMap((mr) => {
+      for (const type of ['ResourcesApplied', 'ResourcesHealthy']) {
+        const c = mr.status?.conditions?.find((x) => x.type === type);
+        if (c?.status !== 'True')
+          return [`ManagedResource ${mr.metadata.name}: ${c?.message || `${type} not reported yet`}`];
+      }
+      return [];
+    });
+    const system: HealthCheck = !(await coreDNSReady(shootClient))
+      ? { ok: false, reason: 'DeploymentUnhealthy', message: 'Deployment kube-system/coredns is not available' }
+      : unhealthy.length > 0
+        ? { ok: false, reason: 'ResourcesUnhealthy', message: unhealthy.join('; ') }
+        : {
+            ok: true,
+            reason: 'SystemComponentsRunning',
+            message: 'CoreDNS is available; the ManagedResources are healthy.',
+          };
     return { nodes: nodesHealth, system };
   } catch (e) {
     const failed = { ok: false, reason: 'HealthCheckFailed', message: (e as Error).message };
