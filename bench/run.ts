@@ -1,13 +1,14 @@
 /**
  * `npm run bench`: every benchmark of the project, each reported with its baseline measured in the same run.
  * `npm run bench -- api`, `-- cli`, `-- reconcile [--sizes 200,1000]`, `-- machines` (a shoot on a seed with Nodes),
- * `-- webhook-decode`, `-- webhook-attack` or `-- webhook [--rounds 2] [--duration 10] [--slice 2] [--rss-seconds 60] [--rss-warmup-seconds 90]
+ * `-- network-policies`, `-- webhook-decode`, `-- webhook-attack` or `-- webhook [--rounds 2] [--duration 10] [--slice 2] [--rss-seconds 60] [--rss-warmup-seconds 90]
  * [--cpu-prof DIR]` runs one of them (the webhook benchmark needs h2load: Debian's `nghttp2-client`).
  */
 import { runApiBench } from './api.js';
 import { CLI_TARGET_MS, runCliBench } from './cli.js';
 import { runReconcileBench } from './reconcile.js';
 import { runMachinesBench } from './machines.js';
+import { runNetworkPolicyBench } from './network-policies.js';
 import { formatWebhookBench, runWebhookBench } from './webhook.js';
 import { runWebhookAttackBench } from './webhook-attack.js';
 import { runWebhookDecodeBench } from './webhook-decode.js';
@@ -73,6 +74,20 @@ if (!only || only === 'reconcile') {
         `${r.configMapSeconds.toFixed(1)}s (ratio ${(r.reconcileSeconds / r.configMapSeconds).toFixed(2)}x)`,
     );
   }
+}
+
+if (!only || only === 'network-policies') {
+  console.log(
+    '\n# a NetworkPolicy change in force on a machine (API write -> nftables committed); baseline: an informer sees it',
+  );
+  const r = await runNetworkPolicyBench();
+  console.log(
+    `${r.changes} changes: in force after p50 ${r.enforcedP50Ms.toFixed(1)} ms, p99 ${r.enforcedP99Ms.toFixed(1)} ms; ` +
+      `seen by an informer after p50 ${r.watchedP50Ms.toFixed(1)} ms, p99 ${r.watchedP99Ms.toFixed(1)} ms ` +
+      `(ratio ${(r.enforcedP50Ms / r.watchedP50Ms).toFixed(2)}x at p50); CPU ${r.cpuMsPerChange.toFixed(1)} ms per ` +
+      `change with the enforcer (nft included), ${r.baselineCpuMsPerChange.toFixed(1)} ms without ` +
+      `(ratio ${(r.cpuMsPerChange / Math.max(0.1, r.baselineCpuMsPerChange)).toFixed(2)}x)`,
+  );
 }
 
 if (!only || only === 'machines') {
