@@ -203,6 +203,9 @@ export class SeedNodes {
           serviceCIDRs: [...services],
           operatingSystemConfig: { spec: { files: [] } },
           images,
+          // The seed's own NetworkPolicies are not in force yet: its control planes have no policies of Gardener's
+          // seed set that would let them work under a default deny.
+          networkPolicies: false,
           ...(this.opts.log ? { log: this.opts.log } : {}),
         });
         this.machines.push(machine);

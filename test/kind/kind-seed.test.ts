@@ -224,6 +224,54 @@ describe.skipIf(reason !== undefined)('a kind IPv6 seed with the chart', () => {
     expect(shoot('get', '--raw', '/api/v1/namespaces/default/pods/web1:8080/proxy/hostname')).toBe('web1');
   }, 180_000);
 
+  it('enforces a NetworkPolicy in its machine pods, and has its system components from ManagedResources', async () => {
+    const ip = shoot('get', 'pod', 'web1', '-o', 'jsonpath={.status.podIP}');
+    const connects = () => {
+      const r = onHost(join(ROOT, '.cache', 'bin', 'kubectl'), [
+        '--kubeconfig',
+        shootKubeconfig,
+        'exec',
+        'web0',
+        '--',
+        '/agnhost',
+        'connect',
+        '--timeout=3s',
+        `[${ip}]:8080`,
+      ]);
+      return r.status === 0;
+    };
+    const policy = JSON.stringify({
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'NetworkPolicy',
+      metadata: { name: 'deny-web1', namespace: 'default' },
+      spec: { podSelector: { matchLabels: { run: 'web1' } }, policyTypes: ['Ingress'] },
+    });
+    ok(
+      onHost(join(ROOT, '.cache', 'bin', 'kubectl'), ['--kubeconfig', shootKubeconfig, 'apply', '-f', '-'], policy),
+      'apply',
+    );
+    await waitFor(() => !connects(), { timeoutMs: 30_000, intervalMs: 500, message: 'web0 refused by web1' });
+    shoot('delete', 'networkpolicy', 'deny-web1');
+    await waitFor(connects, { timeoutMs: 30_000, intervalMs: 500, message: 'web0 reaching web1 again' });
+
+    const managed = await waitFor(
+      () => {
+        const items = json<{
+          items: (Item & { status?: { conditions?: { type: string; status: string }[] } })[];
+        }>('--kubeconfig', kubeconfig, '-n', SHOOT_NAMESPACE, 'get', 'managedresources').items;
+        const applied = items.filter((m) =>
+          m.status?.conditions?.some((c) => c.type === 'ResourcesApplied' && c.status === 'True'),
+        );
+        return applied.length === 2 && applied.map((m) => m.metadata.name).sort();
+      },
+      { timeoutMs: 60_000, intervalMs: 2_000, message: 'two ManagedResources applied' },
+    );
+    expect(managed).toEqual(['extension-networking-calico', 'shoot-core-coredns']);
+    expect(shoot('get', 'networkpolicy', '-n', 'kube-system', 'gardener.cloud--allow-dns', '-o', 'name')).toContain(
+      'allow-dns',
+    );
+  }, 180_000);
+
   it('deletes the shoot: its seed namespace goes, with the machines and the control plane', async () => {
     const k = (...args: string[]) => kubectl('--kubeconfig', kubeconfig, ...args);
     k('-n', 'garden-local', 'annotate', 'shoot', 'local', 'confirmation.gardener.cloud/deletion=true', '--overwrite');

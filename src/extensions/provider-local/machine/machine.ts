@@ -140,6 +140,8 @@ export interface MachineOptions {
   sysctls?: Record<string, string>;
   /** Image archives imported into containerd before the kubelet starts (pause, test, CoreDNS images). */
   images: BuiltImage[];
+  /** Enforce the cluster's NetworkPolicies on this machine (network-policy/). @default true */
+  networkPolicies?: boolean;
   log?: (line: string) => void;
 }
 
@@ -419,7 +421,7 @@ export class Machine {
 
   /** The node's NetworkPolicy enforcer (network-policy/enforcer.ts), with the identity that lists the Nodes. */
   private startNetworkPolicyEnforcer(credentials: ClientCredentials): void {
-    if (this.enforcer !== undefined) return;
+    if (this.enforcer !== undefined || this.opts.networkPolicies === false) return;
     this.enforcer = new NetworkPolicyEnforcer({
       nodeName: this.opts.name,
       apiServer: this.opts.apiServer,
