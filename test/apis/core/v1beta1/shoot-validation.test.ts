@@ -64,6 +64,29 @@ describe('Shoot create: valid shoots', () => {
   });
 });
 
+describe('Shoot create: worker pool sizes', () => {
+  const withPool = (minimum: number, maximum: number) => {
+    const shoot = shootObject({ ipFamilies: ['IPv4'] });
+    shoot.spec.provider!.workers = [{ ...shoot.spec.provider!.workers![0]!, minimum, maximum }];
+    return shoot;
+  };
+
+  it('refuses a maximum below the minimum and negative sizes, naming the field', () => {
+    const errors = (shoot: Shoot) => causesOf(validateShoot(shoot, gateSets.none));
+    expect(errors(withPool(3, 1))).toEqual([
+      forbidden('spec.provider.workers[0].maximum', 'Forbidden: maximum value must not be less than minimum value'),
+    ]);
+    expect(errors(withPool(-1, 1))).toEqual([
+      invalid('spec.provider.workers[0].minimum', 'Invalid value: -1: must be greater than or equal to 0'),
+    ]);
+  });
+
+  it('accepts pools of any size from zero, empty ones included', () => {
+    expect(validateShoot(withPool(0, 0), gateSets.none)).toEqual([]);
+    expect(validateShoot(withPool(2, 5), gateSets.none)).toEqual([]);
+  });
+});
+
 describe('Shoot create: spec.networking presence and type', () => {
   it('requires networking for a shoot with workers (validateShoot; admit always creates it)', () => {
     const errors = validateShoot(shootObject({ withoutNetworking: true }), gateSets.none);

@@ -114,11 +114,33 @@ function validateWorkerNames(shoot: Shoot): ErrorList {
   return errors;
 }
 
+/**
+ * Pool sizes as Gardener checks them: minimum and maximum not negative, maximum not below minimum. (Pools that are
+ * all empty are allowed: such a shoot succeeds without Nodes.)
+ */
+function validateWorkerSizes(shoot: Shoot): ErrorList {
+  const errors: ErrorList = [];
+  const workers = shoot.spec.provider?.workers ?? [];
+  const path = FieldPath.root('spec', 'provider', 'workers');
+  workers.forEach((worker, i) => {
+    const minimum = worker.minimum ?? 0;
+    const maximum = worker.maximum ?? 0;
+    if (minimum < 0)
+      errors.push(invalid(path.index(i).child('minimum'), minimum, 'must be greater than or equal to 0'));
+    if (maximum < 0)
+      errors.push(invalid(path.index(i).child('maximum'), maximum, 'must be greater than or equal to 0'));
+    if (maximum < minimum) {
+      errors.push(forbidden(path.index(i).child('maximum'), 'maximum value must not be less than minimum value'));
+    }
+  });
+  return errors;
+}
+
 export function validateShoot(shoot: Shoot, gates: FeatureGates): ErrorList {
   const errors: ErrorList = [...validateShootNames(shoot), ...validateShootRequiredFields(shoot)];
   const workers = hasWorkers(shoot);
   const networking = shoot.spec.networking;
-  errors.push(...validateWorkerNames(shoot));
+  errors.push(...validateWorkerNames(shoot), ...validateWorkerSizes(shoot));
 
   if (!networking) {
     if (workers) errors.push(required(NETWORKING, 'networking should not be nil for a Shoot with workers'));
