@@ -22,6 +22,7 @@
  * Lifecycle: `deploy()` creates all of that and returns once the processes run; `wait()` resolves when the Node is
  * Ready; `stop()` shuts the machine down and keeps its state dir (`deploy()` brings the same node back);
  * `destroy()` also removes the state dir. Neither deletes the Node object: the caller does, when it scales down.
+ * A machine whose namespace holder dies is replaced on its own: stopped and deployed again on its state dir.
  * `cleanupOrphanedMachines()` removes what a previous run left when it died (its owner pid is gone).
  *
  * What the caller provides: the node bridge with the gateway addresses (in its network namespace, where the API
@@ -40,7 +41,14 @@ import type { File } from '../../../apis/extensions/v1alpha1/operatingsystemconf
 import type { IPFamily } from '../../../net/cidr.js';
 import { deleteNetns, ip, netnsExists } from '../../../localenv/netns.js';
 import { hostVethName, pidAlive } from '../../../system/network.js';
-import { graceBefore, startProcess, which, type ManagedProcess, type StartOptions } from '../../../localenv/process.js';
+import {
+  graceBefore,
+  startProcess,
+  which,
+  type ManagedProcess,
+  type ProcessExit,
+  type StartOptions,
+} from '../../../localenv/process.js';
 import { onEmergencyExit } from '../../../localenv/cleanup.js';
 import { CgroupSubtree, listSubtrees, mountedCgroupV1Hierarchies } from '../../../system/cgroups.js';
 import { SupervisedProcess, type SupervisedState } from '../../../system/supervisor.js';
@@ -177,6 +185,10 @@ export interface MachineStatus {
   processes: SupervisedState[];
   podRoutes: PodRoute[];
   cniConfigured: boolean;
+  /** The process that holds the machine's namespaces. */
+  holderPid?: number;
+  /** How often the machine was replaced because its holder died. */
+  replaced: number;
   /** The NetworkPolicy enforcer, once it runs. */
   networkPolicies?: EnforcerStatus;
 }
@@ -241,6 +253,9 @@ export class Machine {
   private overlay: VXLANOverlay | undefined;
   private lastPeerLeaseError: string | undefined;
   private kubeProxyStarted = false;
+  /** Set while a machine whose holder died is replaced. */
+  private replacing: Promise<void> | undefined;
+  private replaced = 0;
   private enforcer: NetworkPolicyEnforcer | undefined;
   private deployedAt = 0;
   private cniWritten: string | undefined;
@@ -547,6 +562,30 @@ export class Machine {
       }
       await sleep(20);
     }
+    void holder.exited.then((exit) => this.holderExited(holder, exit));
+  }
+
+  /**
+   * The holder anchors the machine's mount and cgroup namespaces: without it no process can enter the machine
+   * again (a restarted kubelet fails for good). A holder that dies on its own makes the machine a dead one, which is
+   * replaced, as machine-controller-manager replaces a failed machine: stopped and deployed again on its state dir.
+   */
+  private holderExited(holder: ManagedProcess, exit: ProcessExit): void {
+    if (this.holder !== holder || this.destroying || this.replacing !== undefined) return;
+    const how = exit.signal ?? `code ${exit.code}`;
+    this.log(`machine ${this.opts.name}: its namespace holder exited (${how}); replacing the machine`);
+    this.replacing = (async () => {
+      try {
+        await this.stopMachine({ deadline: Date.now() + 30_000 });
+        this.replaced++;
+        await this.deploy();
+        this.log(`machine ${this.opts.name}: replaced`);
+      } catch (e) {
+        this.log(`machine ${this.opts.name}: replacing failed: ${(e as Error).message}`);
+      } finally {
+        this.replacing = undefined;
+      }
+    })();
   }
 
   private async writeFileInside(path: string, content: string, mode = 0o644): Promise<void> {
@@ -812,6 +851,8 @@ export class Machine {
       processes: this.supervised.map((p) => p.state()),
       podRoutes: [...this.routes.values()],
       cniConfigured: this.cniWritten !== undefined,
+      ...(this.holder !== undefined ? { holderPid: this.holder.pid } : {}),
+      replaced: this.replaced,
       ...(this.enforcer ? { networkPolicies: { ...this.enforcer.status } } : {}),
     };
   }
@@ -847,6 +888,11 @@ export class Machine {
    * `deadline` (ms since epoch), what still runs then is killed.
    */
   async stop(opts: { deadline?: number } = {}): Promise<void> {
+    await this.replacing;
+    await this.stopMachine(opts);
+  }
+
+  private async stopMachine(opts: { deadline?: number }): Promise<void> {
     this.destroying = true;
     clearTimeout(this.syncTimer);
     this.syncTimer = undefined;

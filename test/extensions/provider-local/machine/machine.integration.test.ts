@@ -249,6 +249,38 @@ function variant(families: IPFamily[]) {
     );
 
     it.runIf(families.length === 1 && families[0] === 'IPv6')(
+      'a machine whose namespace holder is killed is replaced on its state dir and its Node gets Ready again',
+      async () => {
+        const a = machines[0]!;
+        const before = a.status();
+        expect(before.holderPid).toBeDefined();
+        process.kill(before.holderPid!, 'SIGKILL');
+        await waitFor(
+          () => {
+            const now = a.status();
+            return (
+              now.replaced === before.replaced + 1 && now.holderPid !== undefined && now.holderPid !== before.holderPid
+            );
+          },
+          { timeoutMs: 60_000, message: 'the machine replaced with a new holder' },
+        );
+        await a.wait(90_000);
+        // Processes enter the new namespaces: a kubelet killed now is started again.
+        const kubelet = a.status().processes.find((p) => p.name === 'kubelet')!;
+        process.kill(kubelet.pid!, 'SIGKILL');
+        await waitFor(
+          () => {
+            const now = a.status().processes.find((p) => p.name === 'kubelet')!;
+            return now.running && now.pid !== kubelet.pid;
+          },
+          { timeoutMs: 20_000, message: 'the kubelet running again in the new namespaces' },
+        );
+        await a.wait(60_000);
+      },
+      180_000,
+    );
+
+    it.runIf(families.length === 1 && families[0] === 'IPv6')(
       'a machine stopped and deployed again on its state dir comes back with its pod',
       async () => {
         const b = machines[1]!;
