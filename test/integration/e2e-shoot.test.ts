@@ -21,7 +21,9 @@ import { Refs } from '../../src/gardenlet/resources.js';
 import { startBind9, type Bind9 } from '../../src/localenv/bind9.js';
 import { startControlPlane, type ControlPlane } from '../../src/localenv/control-plane.js';
 import { apiErrorMessage, installCRDs } from '../../src/localenv/crds.js';
-import { SECRET_NAME } from '../../src/extensions/network/actuator.js';
+import { desiredNetworkResources, SECRET_NAME } from '../../src/extensions/network/actuator.js';
+import { shootNetworkingOf } from '../../src/extensions/network/cluster.js';
+import type { Network } from '../../src/apis/extensions/v1alpha1/network.js';
 import { ApiError, ResourceClient, retryOnConflict } from '../../src/runtime/client.js';
 import { silentLogger } from '../../src/runtime/log.js';
 import { seedDualStackMigrationNetworks, seedIPv6Networks } from '../fixtures/objects.js';
@@ -288,21 +290,32 @@ describe("an IPv6 shoot with networking-calico's typical providerConfig", () => 
       shootObject('delta', 'ipv6', { ipFamilies: ['IPv6'], nodes: 'fd00:10:1:100::/56', providerConfig }),
     );
     await succeeded('delta');
-    const network = await client.get<KubernetesObject & { status?: { ipFamilies?: string[] } }>(
-      Refs.network,
-      'delta',
-      'shoot--dev--delta',
-    );
+    const network = await client.get<
+      KubernetesObject & {
+        status?: { ipFamilies?: string[]; conditions?: { type: string; status: string; message?: string }[] };
+      }
+    >(Refs.network, 'delta', 'shoot--dev--delta');
     expect(network?.status?.ipFamilies).toEqual(['IPv6']);
+    // calico's workloads are rendered but not handed to the shoot: their images are not on any machine here.
+    const health = network?.status?.conditions?.find((c) => c.type === 'SystemComponentsHealthy');
+    expect(health?.status).toBe('False');
+    expect(health?.message).toContain('DaemonSet kube-system/calico-node');
 
     const secret = await client.get<KubernetesObject & { data: Record<string, string> }>(
       Refs.secret,
       SECRET_NAME,
       'shoot--dev--delta',
     );
-    const manifests = Object.values(secret!.data).map(
+    const handed = Object.values(secret!.data).map(
       (d) => parse(Buffer.from(d, 'base64').toString('utf8')) as KubernetesObject & Record<string, unknown>,
     );
+    expect(handed.some((m) => m.kind === 'DaemonSet')).toBe(false);
+    // Everything the extension renders for this Network and Shoot, the withheld workloads included.
+    const shoot = (await client.get<Shoot & KubernetesObject>(Refs.shoot, 'delta', NAMESPACE))!;
+    const manifests = desiredNetworkResources(network as unknown as Network, {
+      shoot: shootNetworkingOf(shoot),
+    }).manifests.map((m) => m as unknown as KubernetesObject & Record<string, unknown>);
+    expect(handed.length + 1).toBe(manifests.length);
     const names = manifests.map((m) => `${m.kind}/${m.metadata?.name}`);
     expect(names).not.toContain('Deployment/calico-typha');
     expect(names).not.toContain('Service/calico-typha');

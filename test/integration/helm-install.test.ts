@@ -302,7 +302,7 @@ describe("the chart's RBAC", () => {
       '/secrets get',
       '/secrets:dnsrecord-local patch',
       '/secrets:dnsrecord-local create',
-      'resources.gardener.cloud/managedresources list',
+      'resources.gardener.cloud/managedresources:other delete',
       'resources.gardener.cloud/managedresources:other patch',
       'core.gardener.cloud/shoots patch',
       'extensions.gardener.cloud/networks delete',

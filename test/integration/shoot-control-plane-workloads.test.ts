@@ -257,7 +257,9 @@ describe.skipIf(unsupported !== undefined).sequential('shoot control planes as s
         return nodes?.status === 'True' && system?.status === 'True' ? [nodes.message, system.message] : undefined;
       },
       { timeoutMs: 30_000, intervalMs: 500, message: 'EveryNodeReady and SystemComponentsHealthy' },
-    ).then((messages) => expect(messages).toEqual(['All 2 Nodes are Ready.', 'CoreDNS is available.']));
+    ).then((messages) =>
+      expect(messages).toEqual(['All 2 Nodes are Ready.', 'CoreDNS is available; the ManagedResources are healthy.']),
+    );
   }, 180_000);
 
   /** Runs a node script in a pod of the seed namespace (the machine image has node) and returns its output. */
