@@ -9,22 +9,18 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { NetworkPolicyEnforcer } from '../src/extensions/provider-local/machine/network-policy/enforcer.js';
+import {
+  NETWORK_POLICY,
+  NetworkPolicyEnforcer,
+  POD,
+} from '../src/extensions/provider-local/machine/network-policy/enforcer.js';
 import { startControlPlane } from '../src/localenv/control-plane.js';
-import { ResourceClient, resources, type ResourceRef } from '../src/runtime/client.js';
+import { ResourceClient, resources } from '../src/runtime/client.js';
 import { Informer } from '../src/runtime/informer.js';
 import { silentLogger } from '../src/runtime/log.js';
 
 const CHANGES = 50;
 const NODE = 'bench-node';
-const POD: ResourceRef = { group: '', version: 'v1', plural: 'pods', kind: 'Pod', namespaced: true };
-const POLICY: ResourceRef = {
-  group: 'networking.k8s.io',
-  version: 'v1',
-  plural: 'networkpolicies',
-  kind: 'NetworkPolicy',
-  namespaced: true,
-};
 
 export interface NetworkPolicyBenchResult {
   readonly changes: number;
@@ -96,7 +92,7 @@ export async function runNetworkPolicyBench(): Promise<NetworkPolicyBenchResult>
       );
     }
 
-    const watcher = new Informer<KubernetesObject>({ client, ref: POLICY, namespace, logger: silentLogger() });
+    const watcher = new Informer<KubernetesObject>({ client, ref: NETWORK_POLICY, namespace, logger: silentLogger() });
     const seen = new Map<string, number>();
     watcher.onAdd((o) => seen.set(`add ${o.metadata!.name}`, performance.now()));
     watcher.onDelete((o) => seen.set(`delete ${o.metadata!.name}`, performance.now()));
@@ -106,14 +102,14 @@ export async function runNetworkPolicyBench(): Promise<NetworkPolicyBenchResult>
       const name = `p${Math.floor(i / 2)}`;
       const started = performance.now();
       if (i % 2 === 0) {
-        await client.create(POLICY, {
+        await client.create(NETWORK_POLICY, {
           apiVersion: 'networking.k8s.io/v1',
           kind: 'NetworkPolicy',
           metadata: { name, namespace },
           spec: { podSelector: { matchLabels: { app: 'a' } }, policyTypes: ['Ingress'] },
         } as KubernetesObject);
       } else {
-        await client.delete(POLICY, name, namespace);
+        await client.delete(NETWORK_POLICY, name, namespace);
       }
       const key = `${i % 2 === 0 ? 'add' : 'delete'} ${name}`;
       await waitUntil(() => seen.has(key) && onDone(), key);

@@ -2,7 +2,7 @@
  * What the calico Network extension makes of a Network, as pure functions: the rendered manifests in a Secret, the
  * ManagedResource `extension-networking-calico` that hands them to the shoot, and the Network's status.
  */
-import { manifestSecretData as secretData } from '../../gardenlet/resourcemanager/objects.js';
+import { managedResourceObjects, type ManifestSecret } from '../../gardenlet/resourcemanager/objects.js';
 import type { Network } from '../../apis/extensions/v1alpha1/network.js';
 import { errorString, type ErrorList } from '../../apis/field/index.js';
 import type { LastOperation } from '../../apis/meta/schemas.js';
@@ -10,7 +10,7 @@ import { IP_FAMILIES, type IPFamily } from '../../net/cidr.js';
 import { CALICO_TYPE } from './admission.js';
 import { API_VERSION as CALICO_API_VERSION, decodeNetworkConfig } from './apis/config.js';
 import { renderCalicoManifests, type CalicoChart, type ChartDefaults, type Manifest } from './manifests.js';
-import { API_VERSION as MR_API_VERSION, KIND as MR_KIND, type ManagedResource } from './managedresource.js';
+import type { ManagedResource } from './managedresource.js';
 import { calicoValues, type CalicoValues, type ShootNetworking } from './values.js';
 
 export const EXTENSION_TYPE = CALICO_TYPE;
@@ -29,14 +29,7 @@ export class InvalidProviderConfigError extends Error {
 }
 
 /** A Secret as this extension writes it. */
-export interface ManifestSecret {
-  apiVersion: 'v1';
-  kind: 'Secret';
-  metadata: { name: string; namespace: string; labels: Record<string, string> };
-  type: 'Opaque';
-  /** One base64-encoded YAML document per object. */
-  data: Record<string, string>;
-}
+export type { ManifestSecret } from '../../gardenlet/resourcemanager/objects.js';
 
 export interface NetworkResourcesOptions {
   /** See {@link CalicoValuesOptions.secondFamilyPodCIDR}. */
@@ -113,24 +106,17 @@ export function desiredNetworkResources(network: Network, options: NetworkResour
     withheld.push({ kind: m.kind, namespace: m.metadata.namespace ?? '', name: m.metadata.name, images: missing });
     return false;
   });
-  const namespace = network.metadata.namespace ?? '';
-  const labels = { [MANAGED_BY_LABEL]: MANAGED_BY };
+  const { secret, managedResource } = managedResourceObjects(
+    network.metadata.namespace ?? '',
+    MANAGED_RESOURCE_NAME,
+    manifests,
+    { [MANAGED_BY_LABEL]: MANAGED_BY },
+  );
   return {
     values,
     manifests,
-    secret: {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: SECRET_NAME, namespace, labels },
-      type: 'Opaque',
-      data: secretData(manifests),
-    },
-    managedResource: {
-      apiVersion: MR_API_VERSION,
-      kind: MR_KIND,
-      metadata: { name: MANAGED_RESOURCE_NAME, namespace, labels },
-      spec: { secretRefs: [{ name: SECRET_NAME }], keepObjects: false },
-    },
+    secret,
+    managedResource: managedResource as ManagedResource,
     ipFamilies: IP_FAMILIES.filter((family) => values.ipFamilies.includes(family)),
     withheld,
   };

@@ -222,3 +222,49 @@ export function manifestSecretKey(manifest: NamedManifest): string {
   const raw = `${manifest.kind.toLowerCase()}__${manifest.metadata.namespace ?? ''}__${manifest.metadata.name}.yaml`;
   return raw.replace(/[^-._a-zA-Z0-9]/g, '_');
 }
+
+/** A Secret of manifests, as a ManagedResource references it. */
+export interface ManifestSecret {
+  apiVersion: 'v1';
+  kind: 'Secret';
+  metadata: { name: string; namespace: string; labels: Record<string, string> };
+  type: 'Opaque';
+  /** One base64-encoded YAML document per object. */
+  data: Record<string, string>;
+}
+
+/**
+ * The Secret `managedresource-<name>` holding the manifests and the ManagedResource `<name>` that hands them to the
+ * target (the shoot), both in `namespace`, as Gardener's helpers make them; `keepObjects` false.
+ */
+export function managedResourceObjects(
+  namespace: string,
+  name: string,
+  manifests: readonly NamedManifest[],
+  labels: Record<string, string> = {},
+): {
+  secret: ManifestSecret;
+  managedResource: {
+    apiVersion: 'resources.gardener.cloud/v1alpha1';
+    kind: 'ManagedResource';
+    metadata: { name: string; namespace: string; labels: Record<string, string> };
+    spec: { secretRefs: { name: string }[]; keepObjects: boolean };
+  };
+} {
+  const secretName = `managedresource-${name}`;
+  return {
+    secret: {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: secretName, namespace, labels },
+      type: 'Opaque',
+      data: manifestSecretData(manifests),
+    },
+    managedResource: {
+      apiVersion: 'resources.gardener.cloud/v1alpha1',
+      kind: 'ManagedResource',
+      metadata: { name, namespace, labels },
+      spec: { secretRefs: [{ name: secretName }], keepObjects: false },
+    },
+  };
+}

@@ -15,6 +15,7 @@ import type { Condition } from '../../apis/meta/schemas.js';
 import { managedResourceRef, type ManagedResource } from '../../extensions/network/managedresource.js';
 import { asApiError, isNotFound, resources, type ResourceClient, type ResourceRef } from '../../runtime/client.js';
 import { realClock, type Clock } from '../../runtime/clock.js';
+import { patchStatusIfChanged } from '../../runtime/status.js';
 import type { ReconcileContext, Reconciler, Request, Result } from '../../runtime/controller.js';
 import { condition, mergeConditions } from '../last-operation.js';
 import {
@@ -318,13 +319,14 @@ export class ManagedResourceReconciler implements Reconciler {
       ...(s.resources ? { resources: s.resources as unknown as Record<string, unknown>[] } : {}),
       ...(s.checksum ? { secretsDataChecksum: s.checksum } : {}),
     };
-    if (sameStatus(mr.status, status)) return;
-    await this.opts.client.mergePatch(
+    await patchStatusIfChanged(
+      this.opts.client,
       managedResourceRef,
-      mr.metadata.name!,
-      mr.metadata.namespace,
-      { status },
-      { subresource: 'status', signal: ctx.signal },
+      mr as KubernetesObject & { status?: Status },
+      status,
+      {
+        signal: ctx.signal,
+      },
     );
   }
 }
@@ -334,14 +336,4 @@ class UnservedKindError extends Error {}
 
 function describe(r: ObjectReference): string {
   return `${r.kind} ${r.namespace ? `${r.namespace}/` : ''}${r.name}`;
-}
-
-/** Equal but for the conditions' lastUpdateTime: nothing to write. */
-function sameStatus(a: Status | undefined, b: Status): boolean {
-  const strip = (s: Status | undefined) =>
-    JSON.stringify({
-      ...s,
-      conditions: (s?.conditions as Condition[] | undefined)?.map((c) => ({ ...c, lastUpdateTime: undefined })),
-    });
-  return strip(a) === strip(b);
 }

@@ -20,7 +20,7 @@ import { coreDNSObjects, type CoreDNSOptions } from './coredns.js';
 import { managedResourceRef } from '../../../extensions/network/managedresource.js';
 import { apiVersionOf } from '../../../runtime/client.js';
 import { seedNamespaceName } from '../../names.js';
-import { manifestSecretData, type NamedManifest } from '../../resourcemanager/objects.js';
+import { managedResourceObjects, type NamedManifest } from '../../resourcemanager/objects.js';
 import { VPN_SEED } from './control-plane-workloads.js';
 import { machineNetworking } from './workers.js';
 
@@ -277,21 +277,10 @@ export function coreDNSManagedResource(
       ],
     },
   } as KubernetesObject);
-  const secretName = `managedresource-${COREDNS_MANAGED_RESOURCE}`;
-  const data = manifestSecretData(objects as unknown as NamedManifest[]);
-  return {
-    secret: {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: secretName, namespace: seedNamespace },
-      type: 'Opaque',
-      data,
-    } as KubernetesObject,
-    managedResource: {
-      apiVersion: 'resources.gardener.cloud/v1alpha1',
-      kind: 'ManagedResource',
-      metadata: { name: COREDNS_MANAGED_RESOURCE, namespace: seedNamespace },
-      spec: { secretRefs: [{ name: secretName }], keepObjects: false },
-    } as KubernetesObject,
-  };
+  const { secret, managedResource } = managedResourceObjects(
+    seedNamespace,
+    COREDNS_MANAGED_RESOURCE,
+    objects as unknown as NamedManifest[],
+  );
+  return { secret: secret as KubernetesObject, managedResource: managedResource as KubernetesObject };
 }

@@ -23,8 +23,8 @@ import {
   type PodInfo,
 } from './rules.js';
 
-const POD: ResourceRef = { group: '', version: 'v1', plural: 'pods', kind: 'Pod', namespaced: true };
-const NETWORK_POLICY: ResourceRef = {
+export const POD: ResourceRef = { group: '', version: 'v1', plural: 'pods', kind: 'Pod', namespaced: true };
+export const NETWORK_POLICY: ResourceRef = {
   group: 'networking.k8s.io',
   version: 'v1',
   plural: 'networkpolicies',
