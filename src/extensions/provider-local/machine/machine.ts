@@ -71,6 +71,7 @@ import {
 import type { BuiltImage } from './images.js';
 import { desiredPodRoutes, diffRoutes, type PodRoute } from './routes.js';
 import { NetworkPolicyEnforcer, type EnforcerStatus } from './network-policy/enforcer.js';
+import { runNft } from './nft.js';
 import {
   CONTROL_PLANE_PEER_LABEL,
   OVERLAY_OVERHEAD,
@@ -358,7 +359,7 @@ export class Machine {
       await this.prepareStateDir();
       if (this.opts.attachment) this.createNetwork(this.opts.attachment);
       else this.createOverlay();
-      this.programNATOutgoing();
+      await this.programNATOutgoing();
       this.cgroup.create('system');
       await this.startHolder();
       await this.writeConfigs();
@@ -513,17 +514,11 @@ export class Machine {
   }
 
   /** Outgoing NAT of pod traffic leaving the pod ranges (see natOutgoingRules). */
-  private programNATOutgoing(): void {
+  private async programNATOutgoing(): Promise<void> {
     try {
-      const nft = [which('nft') ?? 'nft', '-f', '-'];
-      const argv = this.netns !== undefined ? [which('ip') ?? 'ip', 'netns', 'exec', this.netns, ...nft] : nft;
-      execFileSync(argv[0]!, argv.slice(1), {
-        input: natOutgoingRules(this.opts.podCIDRs),
-        stdio: ['pipe', 'pipe', 'pipe'],
-      });
+      await runNft(natOutgoingRules(this.opts.podCIDRs), ['-f', '-'], this.netns);
     } catch (e) {
-      const error = e as Error & { stderr?: Buffer };
-      throw new Error(`machine ${this.opts.name}: nft: ${error.stderr?.toString().trim() || error.message}`);
+      throw new Error(`machine ${this.opts.name}: ${(e as Error).message}`);
     }
   }
 

@@ -7,13 +7,12 @@
  * Reads with the machine's node identity (kube-proxy's certificate, or the kubelet's), bound in the shoot to the
  * ClusterRole `gardener-ipv6:network-policy-enforcer` (gardenlet's machine-bootstrap component).
  */
-import { execFile } from 'node:child_process';
 import { Writable } from 'node:stream';
 import { KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { ResourceClient, resources, type ResourceRef } from '../../../../runtime/client.js';
 import { Informer } from '../../../../runtime/informer.js';
 import { newLogger } from '../../../../runtime/log.js';
-import { which } from '../../../../localenv/process.js';
+import { runNft } from '../nft.js';
 import type { APIServerAccess, ClientCredentials } from '../api-client.js';
 import {
   NETWORK_POLICY_TABLE,
@@ -51,19 +50,6 @@ export interface EnforcerStatus {
   /** When the rules last changed in the kernel (ms since the epoch). */
   lastAppliedAt: number | undefined;
   lastError: string | undefined;
-}
-
-/** Runs `nft` with a script on stdin, in `netns` when given. */
-export function runNft(script: string, args: string[], netns?: string): Promise<string> {
-  const nft = [which('nft') ?? 'nft', ...args];
-  const argv = netns !== undefined ? [which('ip') ?? 'ip', 'netns', 'exec', netns, ...nft] : nft;
-  return new Promise((resolve, reject) => {
-    const child = execFile(argv[0]!, argv.slice(1), { maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
-      if (error) reject(new Error(`nft ${args.join(' ')}: ${stderr.trim() || error.message}`));
-      else resolve(stdout);
-    });
-    child.stdin?.end(script);
-  });
 }
 
 export class NetworkPolicyEnforcer {

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cacheBinDir } from '../../../../../src/localenv/binaries.js';
 import { which } from '../../../../../src/localenv/process.js';
-import { runNft } from '../../../../../src/extensions/provider-local/machine/network-policy/enforcer.js';
+import { runNft } from '../../../../../src/extensions/provider-local/machine/nft.js';
 import {
   NETWORK_POLICY_TABLE,
   renderNetworkPolicyRules,

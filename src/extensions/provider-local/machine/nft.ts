@@ -1,0 +1,16 @@
+/** `nft` for a machine: the network namespace's own rules (outgoing NAT, NetworkPolicies). */
+import { execFile } from 'node:child_process';
+import { which } from '../../../localenv/process.js';
+
+/** Runs `nft` with a script on stdin, in `netns` when given. */
+export function runNft(script: string, args: string[], netns?: string): Promise<string> {
+  const nft = [which('nft') ?? 'nft', ...args];
+  const argv = netns !== undefined ? [which('ip') ?? 'ip', 'netns', 'exec', netns, ...nft] : nft;
+  return new Promise((resolve, reject) => {
+    const child = execFile(argv[0]!, argv.slice(1), { maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`nft ${args.join(' ')}: ${stderr.trim() || error.message}`));
+      else resolve(stdout);
+    });
+    child.stdin?.end(script);
+  });
+}
