@@ -17,6 +17,7 @@ import { ShootReconciler, type ShootReader } from './shoot/reconciler.js';
 import { controlPlaneWorkloadsHealth } from './shoot/components/control-plane-workloads.js';
 import { machinePodsHealth } from './shoot/components/worker.js';
 import { addResourceManager } from './resourcemanager/controller.js';
+import { managedResourceRef, type ManagedResource } from '../extensions/network/managedresource.js';
 import type { Shoot } from '../apis/core/v1beta1/shoot.js';
 
 export interface GardenletOptions {
@@ -115,6 +116,7 @@ export function addGardenletControllers(manager: Manager, options: GardenletOpti
   }
 
   if (options.controlPlaneWorkloads) {
+    const managedResources = manager.informer<KubernetesObject>(managedResourceRef);
     // The shoots' system components (CoreDNS, the network extension's manifests) arrive through ManagedResources.
     addResourceManager(manager, (seedNamespace) =>
       shootRequestsForSeedNamespace(seedNamespace)
@@ -128,7 +130,14 @@ export function addGardenletControllers(manager: Manager, options: GardenletOpti
           client,
           clock,
           controlPlaneHealth: (namespace: string) => controlPlaneWorkloadsHealth(client, namespace),
-          workersHealth: (shoot) => machinePodsHealth(client, shoot),
+          // The ManagedResources from the resource manager's informer cache, not a list per care tick.
+          workersHealth: (shoot) =>
+            machinePodsHealth(client, shoot, async (namespace) =>
+              managedResources
+                .list()
+                .filter((mr) => mr.metadata?.namespace === namespace)
+                .map((mr) => mr as unknown as ManagedResource),
+            ),
           shoot: async (name, namespace) => shoots.get(name, namespace),
           ...seedName,
           ...(options.careSyncPeriodMs !== undefined ? { syncPeriodMs: options.careSyncPeriodMs } : {}),

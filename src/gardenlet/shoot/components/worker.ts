@@ -242,7 +242,12 @@ function notReadyNodes(nodes: readonly NodeStatus[]): string[] {
  * controller judges them: from the shoot's Nodes (as many as the pools' minimum, all Ready) and CoreDNS, read
  * through the shoot's API server.
  */
-export async function machinePodsHealth(client: ResourceClient, shoot: Shoot): Promise<WorkersHealth> {
+export async function machinePodsHealth(
+  client: ResourceClient,
+  shoot: Shoot,
+  managedResourcesOf: (seedNamespace: string) => Promise<ManagedResource[]> = async (namespace) =>
+    (await client.list<ManagedResource & KubernetesObject>(managedResourceRef, { namespace })).items,
+): Promise<WorkersHealth> {
   const want = workerPools(shoot).reduce((n, p) => n + Math.max(0, p.minimum), 0);
   let shootClient: ResourceClient | undefined;
   try {
@@ -256,9 +261,7 @@ export async function machinePodsHealth(client: ResourceClient, shoot: Shoot): P
           ? { ok: false, reason: 'NodeUnhealthy', message: `Nodes not Ready: ${notReady.join(', ')}` }
           : { ok: true, reason: 'EveryNodeReady', message: `All ${nodes.length} Nodes are Ready.` };
     // The seed namespace's ManagedResources (CoreDNS, the network extension's objects): applied and healthy.
-    const managed = (
-      await client.list<ManagedResource & KubernetesObject>(managedResourceRef, { namespace: seedNamespaceName(shoot) })
-    ).items;
+    const managed = await managedResourcesOf(seedNamespaceName(shoot));
     const unhealthy = managed.flatMap((mr) => {
       for (const type of ['ResourcesApplied', 'ResourcesHealthy']) {
         const c = mr.status?.conditions?.find((x) => x.type === type);
