@@ -67,8 +67,11 @@ if (reason === undefined) {
 if (netns !== undefined) {
   say(`running vitest in network namespace ${netns} (loopback ::1 only, no IPv4)`);
   env[NETNS_ENV] = netns;
-  // This process stays in the host's network namespace: tests that drive Docker (test/kind) enter it through here.
+  // This process stays in the host's network and mount namespaces: tests that drive Docker (test/kind) enter both
+  // through here. `ip netns exec` mounts a fresh /sys without the cgroup hierarchies, so a dockerd started in its
+  // mount namespace would have none (or the tests' own mounts of them), and would not be the host's.
   env.GARDENER_IPV6_HOST_NETNS = `/proc/${process.pid}/ns/net`;
+  env.GARDENER_IPV6_HOST_MNTNS = `/proc/${process.pid}/ns/mnt`;
 }
 // The global setup would otherwise repeat the notice.
 env.GARDENER_IPV6_HOST_NOTICE_SHOWN = '1';

@@ -293,3 +293,48 @@ describe('with Docker (faked)', () => {
     expect(readdirSync(down.kindDir)).toEqual([]);
   });
 });
+
+describe.skipIf(process.getuid?.() !== 0 || which('unshare') === undefined)('docker/engine.sh', () => {
+  /**
+   * engine.sh in a mount namespace of its own whose /sys/fs/cgroup is an empty tmpfs, plus `mounts` run there first;
+   * docker is faked down and dockerd is faked (it records its call and exits), so no engine ever starts.
+   */
+  function engineIn(mounts: string): Run & { dockerdCalled: boolean } {
+    const dir = join(work, `engine-${++runs}`);
+    const fakes = join(dir, 'bin');
+    mkdirSync(fakes, { recursive: true });
+    const log = join(dir, 'calls.log');
+    writeFileSync(log, '');
+    for (const tool of ['docker', 'dockerd', 'uname']) fakeTool(fakes, tool);
+    const script = `mount -t tmpfs -o mode=755 cgroup /sys/fs/cgroup && ${mounts} exec ${BASH} ${join(SCRIPT_DIR, 'docker', 'engine.sh')}`;
+    const result = spawnSync('unshare', ['--mount', '--propagation', 'private', BASH, '-c', script], {
+      encoding: 'utf8',
+      cwd: work,
+      env: { PATH: `${fakes}:${hostTools}`, HOME: dir, FAKE_LOG: log, FAKE_DOCKER_DOWN: '1' },
+    });
+    const calls = readFileSync(log, 'utf8').split('\n').filter(Boolean);
+    return {
+      code: result.status ?? -1,
+      stdout: result.stdout,
+      stderr: result.stderr,
+      calls,
+      kindDir: dir,
+      dockerdCalled: calls.some((c) => c.startsWith('dockerd ')),
+    };
+  }
+
+  it('refuses to start dockerd where no cgroup hierarchy is mounted (as under ip netns exec), saying why', () => {
+    const run = engineIn('');
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('no cgroup hierarchy is mounted at /sys/fs/cgroup in this mount namespace');
+    expect(run.dockerdCalled).toBe(false);
+  });
+
+  it('starts dockerd where a cgroup hierarchy is mounted', () => {
+    const run = engineIn('mkdir /sys/fs/cgroup/pids && mount -t cgroup -o pids cgroup /sys/fs/cgroup/pids &&');
+    expect(run.dockerdCalled).toBe(true);
+    // The fake dockerd exits at once, so no engine answers: the script says so instead of hanging.
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('dockerd did not answer');
+  });
+});

@@ -8,7 +8,8 @@
  *
  * Docker's networks and the cluster's API server live in the host's network namespace: when `npm test` runs vitest
  * in an IPv6-only namespace of its own, every command here runs in the host's through nsenter (hack/test-in-netns.mjs
- * says where: its own namespace, GARDENER_IPV6_HOST_NETNS). Needs root,
+ * says where: GARDENER_IPV6_HOST_NETNS and GARDENER_IPV6_HOST_MNTNS). A Docker engine this file had to start is
+ * stopped at its end. Needs root,
  * Docker (an engine, or Debian's docker.io to start one) and debootstrap; skipped without them, saying why.
  */
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
@@ -32,10 +33,15 @@ let work: string;
 let env: NodeJS.ProcessEnv = process.env;
 let kubeconfig: string;
 
-/** Runs a command in the host's network namespace (where Docker's networks are), with the test's environment. */
+/**
+ * Runs a command in the host's network and mount namespaces (where Docker's networks and the cgroup hierarchies
+ * dockerd needs are), with the test's environment.
+ */
 function onHost(command: string, args: string[], input?: string): SpawnSyncReturns<string> {
-  const host = process.env[NETNS_ENV] ? process.env.GARDENER_IPV6_HOST_NETNS : undefined;
-  const argv = host ? ['nsenter', `--net=${host}`, '--', command, ...args] : [command, ...args];
+  const net = process.env[NETNS_ENV] ? process.env.GARDENER_IPV6_HOST_NETNS : undefined;
+  const mnt = process.env[NETNS_ENV] ? process.env.GARDENER_IPV6_HOST_MNTNS : undefined;
+  const enter = [...(net ? [`--net=${net}`] : []), ...(mnt ? [`--mount=${mnt}`] : [])];
+  const argv = enter.length > 0 ? ['nsenter', ...enter, '--', command, ...args] : [command, ...args];
   return spawnSync(argv[0]!, argv.slice(1), {
     cwd: ROOT,
     env,
@@ -57,6 +63,13 @@ function skipReason(): string | undefined {
 }
 const reason = skipReason();
 if (reason !== undefined) console.warn(`[kind-seed] skipped: ${reason}`);
+/** Whether an engine answered before this file: if not, hack/local/up.sh starts one, and this file stops it. */
+const engineWasRunning = reason === undefined && onHost('docker', ['info']).status === 0;
+afterAll(() => {
+  if (reason === undefined && !engineWasRunning) {
+    onHost('bash', [join(ROOT, 'hack', 'local', 'docker', 'engine.sh'), '--stop']);
+  }
+}, 60_000);
 
 function ok(result: SpawnSyncReturns<string>, what: string): string {
   if (result.status !== 0) {

@@ -18,8 +18,12 @@ die() {
 
 if [[ "${1:-}" == --stop ]]; then
   if [[ -f "$STATE/dockerd.pid" ]] && kill -0 "$(cat "$STATE/dockerd.pid")" 2>/dev/null; then
-    kill "$(cat "$STATE/dockerd.pid")"
-    log "stopped dockerd $(cat "$STATE/dockerd.pid")"
+    pid="$(cat "$STATE/dockerd.pid")"
+    kill "$pid"
+    # dockerd stops its containers and its containerd first: wait for it, so nothing of it runs on.
+    for _ in $(seq 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+    kill -0 "$pid" 2>/dev/null && die "dockerd $pid did not stop within 30 s"
+    log "stopped dockerd $pid"
   fi
   rm -f "$STATE/dockerd.pid"
   exit 0
@@ -38,6 +42,20 @@ missing_caps() {
   last="$(cat /proc/sys/kernel/cap_last_cap)"
   [[ $(((1 << (last + 1)) - 1)) -ne $((bounding & ((1 << (last + 1)) - 1))) ]]
 }
+
+# dockerd needs the cgroup hierarchies at /sys/fs/cgroup; `ip netns exec` (and `unshare -m` with a new sysfs)
+# hides them, and a dockerd started there would not be the host's anyway. (A hidden mount still shows in
+# /proc/self/mountinfo: what counts is what the folders are.)
+cgroups_visible() {
+  local dir
+  [[ "$(stat -fc %T /sys/fs/cgroup 2>/dev/null)" == cgroup2fs ]] && return 0
+  for dir in /sys/fs/cgroup/*/; do
+    [[ "$(stat -fc %T "$dir" 2>/dev/null)" == cgroupfs ]] && return 0
+  done
+  return 1
+}
+cgroups_visible ||
+  die "no cgroup hierarchy is mounted at /sys/fs/cgroup in this mount namespace (ip netns exec hides the host's): start dockerd from the host's mount namespace"
 
 mkdir -p "$STATE"
 args=(--host unix:///var/run/docker.sock --pidfile "$STATE/dockerd.pid")
