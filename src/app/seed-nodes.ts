@@ -25,6 +25,7 @@ import { formatIP, parseCIDR, type IPFamily } from '../net/cidr.js';
 import type { ResourceClient } from '../runtime/client.js';
 import { bridgeName, deleteLink, ensureBridge } from '../system/network.js';
 import { coreDNSReady, deployCoreDNS } from '../gardenlet/shoot/components/coredns.js';
+import { networkPolicyEnforcerRBAC } from '../gardenlet/shoot/components/machine-bootstrap.js';
 import { describeNode, nodeReady, type NodeInfo } from '../extensions/provider-local/machine/api-client.js';
 import { Machine } from '../extensions/provider-local/machine/machine.js';
 import { describePodCheck, podToPodCheck } from '../extensions/provider-local/worker/pod-check.js';
@@ -176,6 +177,10 @@ export class SeedNodes {
     cleanupOrphanedMachines();
     removeOrphans();
     await mkdir(this.opts.stateDir, { recursive: true });
+    // The seed's NetworkPolicies are in force on its Nodes as on a shoot's: each Node's enforcer reads them.
+    for (const { ref, object } of networkPolicyEnforcerRBAC()) {
+      await this.opts.client.apply(ref, object, { fieldManager: 'gardener-ipv6-seed-nodes', force: true });
+    }
     const kubeProxy = await issueClientCertificate(this.opts.certs, {
       file: 'seed-kube-proxy',
       commonName: 'system:kube-proxy',
@@ -203,9 +208,6 @@ export class SeedNodes {
           serviceCIDRs: [...services],
           operatingSystemConfig: { spec: { files: [] } },
           images,
-          // The seed's own NetworkPolicies are not in force yet: its control planes have no policies of Gardener's
-          // seed set that would let them work under a default deny.
-          networkPolicies: false,
           ...(this.opts.log ? { log: this.opts.log } : {}),
         });
         this.machines.push(machine);

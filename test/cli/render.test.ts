@@ -18,7 +18,7 @@ describe('gardener-ipv6 render', () => {
     const run = await cli(['render', ...ipv6]);
     expect(run.code).toBe(0);
     const objects = parseAllDocuments(run.stdout).map((d) => d.toJS());
-    expect(objects.slice(0, 11).map((o) => `${o.kind}/${o.metadata.name}`)).toEqual([
+    expect(objects.slice(0, 12).map((o) => `${o.kind}/${o.metadata.name}`)).toEqual([
       'Namespace/shoot--local--local',
       'Service/kube-apiserver',
       'Network/local',
@@ -26,6 +26,7 @@ describe('gardener-ipv6 render', () => {
       'DNSRecord/local-external-v6',
       'DNSRecord/local-internal-v6',
       'OperatingSystemConfig/local-worker',
+      'NetworkPolicy/deny-all',
       'NetworkPolicy/allow-to-public-networks',
       'NetworkPolicy/allow-to-private-networks',
       'NetworkPolicy/allow-to-blocked-cidrs',

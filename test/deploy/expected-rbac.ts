@@ -10,9 +10,11 @@ import { API_SERVER_SERVICE_NAME } from '../../src/gardenlet/shoot/components/ap
 import { DNS_SECRET_NAME } from '../../src/gardenlet/shoot/components/dns-records.js';
 import {
   COMPONENTS,
+  CONTROL_PLANE_POLICY_NAMES,
   ETCD_CLIENT_SERVICE,
   VPN_SEED,
 } from '../../src/gardenlet/shoot/components/control-plane-workloads.js';
+import { MACHINE_POLICY_NAMES } from '../../src/extensions/provider-local/worker/machine-pods.js';
 import {
   BOOTSTRAP_TOKEN_SECRET,
   COREDNS_MANAGED_RESOURCE,
@@ -86,7 +88,13 @@ export const EXPECTED_CLUSTER_GRANTS: Record<ChartComponent, string[]> = {
     ...allow(Refs.service, ['patch'], { sub: 'status' }),
     // The DNS secret: applied, deleted, and its finalizer removed by a merge patch guarded by a get.
     ...allow(Refs.secret, ['get', 'create', 'patch', 'delete'], { names: [DNS_SECRET_NAME] }),
-    ...allow(Refs.networkPolicy, ['create', 'patch', 'delete'], { names: Object.values(NetworkPolicyName) }),
+    ...allow(Refs.networkPolicy, ['create', 'patch', 'delete'], {
+      names: [
+        ...Object.values(NetworkPolicyName),
+        ...CONTROL_PLANE_POLICY_NAMES,
+        ...Object.values(MACHINE_POLICY_NAMES),
+      ],
+    }),
     // applied, deleted, waited for (get), watched for the extensions' outcome.
     ...allow(Refs.network, ['get', 'list', 'watch', 'create', 'patch', 'delete']),
     ...allow(Refs.dnsRecord, ['get', 'list', 'watch', 'create', 'patch', 'delete']),

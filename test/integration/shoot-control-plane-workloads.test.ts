@@ -26,11 +26,12 @@ import { machinesUnsupportedReason } from '../extensions/provider-local/machine/
 import { cli } from '../support/cli.js';
 import { createProjectAndSeeds, healthyShoot, run, runWithNameserver, testFile } from '../support/shoot.js';
 import { waitFor } from '../support/wait.js';
+import { seedPodScript, tcpConnectScript } from '../support/seed-pod.js';
+import { TO_ETCD_LABEL } from '../../src/gardenlet/shoot/components/control-plane-workloads.js';
 import { shootAdminAccess, shootAdminClient } from '../../src/gardenlet/shoot/shoot-client.js';
 import { shootGet } from '../../src/gardenlet/shoot/shoot-get.js';
 import { podToPodCheck } from '../../src/extensions/provider-local/worker/pod-check.js';
 import { MACHINE_POD_BIN_DIR } from '../../src/extensions/provider-local/machine/images.js';
-import { IMAGES } from '../../src/gardenlet/imagevector/images.js';
 import { issueCertificate } from '../../src/pki/certificates.js';
 import { OVERLAY_UNDERLAY_ANNOTATION } from '../../src/extensions/provider-local/machine/overlay.js';
 
@@ -152,23 +153,35 @@ describe.skipIf(unsupported !== undefined).sequential('shoot control planes as s
     expect(pdbs.sort()).toEqual(['etcd-main', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler']);
   }, 240_000);
 
-  it('etcd serves TLS to clients of its own CA only: a pod of the seed without such a certificate is refused', async () => {
-    // A pod of the seed (the machine image has node) connects to etcd's Service with TLS but no client certificate,
-    // then asks for /version: it gets etcd's server certificate, never an answer.
+  it('etcd answers only pods labelled for it, and only with a client certificate of its own CA', async () => {
+    // Under the namespace's deny-all a pod of the seed reaches etcd's client port only with Gardener's label.
+    const dns = { 'networking.gardener.cloud/to-dns': 'allowed' };
+    const connect = tcpConnectScript([`etcd-main-client.${SEED_NAMESPACE}.svc 2379`]);
+    expect(await seedPod('etcd-unlabelled', connect, dns)).toMatch(/ 2379 refused [A-Z]+\n$/);
+    // Labelled, it connects (once its address is in etcd's rules), then with TLS but no client certificate asks for
+    // /version: it gets etcd's server certificate, never an answer.
     const script = [
       "const tls = require('node:tls');",
-      `const socket = tls.connect({ host: 'etcd-main-client.${SEED_NAMESPACE}.svc', port: 2379, rejectUnauthorized: false });`,
-      "socket.on('secureConnect', () => { console.log('server ' + socket.getPeerCertificate().subject.CN);",
-      "  socket.write('GET /version HTTP/1.1\\r\\nHost: etcd\\r\\n\\r\\n'); });",
-      "socket.on('data', (d) => console.log('answered ' + String(d).split('\\r\\n')[0]));",
-      "socket.on('error', (e) => console.log('refused ' + (e.code || e.message)));",
-      "socket.setTimeout(10000, () => { console.log('timeout'); socket.destroy(); });",
+      'const deadline = Date.now() + 10000;',
+      'const attempt = () => {',
+      `  const socket = tls.connect({ host: 'etcd-main-client.${SEED_NAMESPACE}.svc', port: 2379, rejectUnauthorized: false });`,
+      '  let connected = false;',
+      "  socket.on('secureConnect', () => { connected = true; console.log('server ' + socket.getPeerCertificate().subject.CN);",
+      "    socket.write('GET /version HTTP/1.1\\r\\nHost: etcd\\r\\n\\r\\n'); });",
+      "  socket.on('data', (d) => console.log('answered ' + String(d).split('\\r\\n')[0]));",
+      "  socket.on('error', (e) => {",
+      "    if (!connected && e.code === 'ECONNREFUSED' && Date.now() < deadline) return setTimeout(attempt, 250);",
+      "    console.log('refused ' + (e.code || e.message));",
+      '  });',
+      "  socket.setTimeout(10000, () => { console.log('timeout'); socket.destroy(); });",
+      '};',
+      'attempt();',
     ].join('\n');
-    const log = await seedPodScript('etcd-probe', script);
+    const log = await seedPod('etcd-probe', script, { ...dns, [TO_ETCD_LABEL]: 'allowed' });
     expect(log).toContain('server etcd-main');
     expect(log).toMatch(/^refused /m);
     expect(log).not.toContain('answered');
-  }, 90_000);
+  }, 120_000);
 
   it('its API server answers at the AAAA address of its name, from here, with the shoot CA', async () => {
     const resolver = new Resolver({ timeout: 1000, tries: 2 });
@@ -263,38 +276,12 @@ describe.skipIf(unsupported !== undefined).sequential('shoot control planes as s
   }, 180_000);
 
   /** Runs a node script in a pod of the seed namespace (the machine image has node) and returns its output. */
-  async function seedPodScript(name: string, script: string, env: Record<string, string> = {}): Promise<string> {
-    await client.create(Refs.pod, {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name, namespace: SEED_NAMESPACE },
-      spec: {
-        restartPolicy: 'Never',
-        automountServiceAccountToken: false,
-        terminationGracePeriodSeconds: 0,
-        containers: [
-          {
-            name: 'probe',
-            image: IMAGES.machine,
-            command: [process.execPath, '-e', script],
-            env: Object.entries(env).map(([k, v]) => ({ name: k, value: v })),
-          },
-        ],
-      },
-    } as KubernetesObject);
-    try {
-      return await waitFor(
-        async () => {
-          const pod = await client.get<PodObject>(Refs.pod, name, SEED_NAMESPACE);
-          if (pod?.status?.phase !== 'Succeeded' && pod?.status?.phase !== 'Failed') return undefined;
-          return (await run(kubectl, ['--kubeconfig', cp.kubeconfigPath, '-n', SEED_NAMESPACE, 'logs', name])).stdout;
-        },
-        { timeoutMs: 60_000, intervalMs: 500, message: `the pod ${name} to finish` },
-      );
-    } finally {
-      await client.delete(Refs.pod, name, SEED_NAMESPACE);
-    }
-  }
+  const seedPod = (name: string, script: string, labels?: Record<string, string>) =>
+    seedPodScript(
+      client,
+      { bin: kubectl, kubeconfig: cp.kubeconfigPath },
+      { namespace: SEED_NAMESPACE, name, script, ...(labels ? { labels } : {}) },
+    );
 
   it("a Node's certificate gets nothing from another Node's kubelet: the kubelet asks the API server", async () => {
     // What a shoot admin holding one machine could present: a certificate of the shoot's CA for that machine's Node.
@@ -327,11 +314,14 @@ describe.skipIf(unsupported !== undefined).sequential('shoot control planes as s
       "  }).on('error', (e) => { console.log(path + ' error ' + e.message); if (--left === 0) process.exit(0); });",
       '}',
     ].join('\n');
-    const out = await seedPodScript('kubelet-probe', script, {
-      TARGET: target!.status!.podIP!,
-      CERT: node0.certPEM,
-      KEY: node0.keyPEM,
-    });
+    // From machine-w-0 itself, where that shoot admin is (the seed's policies let machines reach each other).
+    const env = { TARGET: target!.status!.podIP!, CERT: node0.certPEM, KEY: node0.keyPEM };
+    const probe = await run(kubectl, [
+      ...['--kubeconfig', cp.kubeconfigPath, '-n', SEED_NAMESPACE, 'exec', 'machine-w-0', '-c', 'machine', '--'],
+      ...[process.execPath, '-e', `Object.assign(process.env, ${JSON.stringify(env)});\n${script}`],
+    ]);
+    expect(probe.code, probe.stderr).toBe(0);
+    const out = probe.stdout;
     // Authenticated (a certificate of the CA) but not authorized: 403 for each, never 200.
     expect(out.trim().split('\n').sort()).toEqual(['/logs/ 403', '/pods 403', '/runningpods/ 403']);
   }, 90_000);

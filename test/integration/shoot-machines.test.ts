@@ -36,6 +36,8 @@ import { seedDualStackMigrationNetworks, seedIPv4Networks, seedIPv6Networks } fr
 import { cli } from '../support/cli.js';
 import { createProjectAndSeeds, run, testFile } from '../support/shoot.js';
 import { waitFor } from '../support/wait.js';
+import { PublicServer } from '../support/public-server.js';
+import { seedPodScript, tcpConnectScript } from '../support/seed-pod.js';
 
 const unsupported = machinesUnsupportedReason();
 
@@ -418,6 +420,43 @@ describe.skipIf(unsupported !== undefined).sequential('shoots with machines, end
         expect(health?.status).toBe('False');
         expect(health?.reason).toBe('ComponentsNotDeployed');
         expect(health?.message).toContain('DaemonSet kube-system/calico-node');
+      }, 120_000);
+
+      it("governs its seed namespace with the seed's policies: only a pod labelled for it reaches a public server, per seed family", async () => {
+        // The families of the Seed object the shoot is on, which its policies follow (the cluster has both).
+        const server = new PublicServer(SEEDS[c.seed as keyof typeof SEEDS].ipFamilies as IPFamily[]);
+        await server.start();
+        try {
+          const script = tcpConnectScript(server.targets());
+          const kubectl = { bin: kubectlBin, kubeconfig: cp.kubeconfigPath };
+          const allowed = await seedPodScript(client, kubectl, {
+            namespace: seedNamespace,
+            name: 'to-public-allowed',
+            script,
+            labels: { 'networking.gardener.cloud/to-public-networks': 'allowed' },
+          });
+          const denied = await seedPodScript(client, kubectl, {
+            namespace: seedNamespace,
+            name: 'to-public-denied',
+            script,
+          });
+          const lines = (log: string) => log.trim().split('\n').sort();
+          expect(lines(allowed)).toEqual(
+            server
+              .targets()
+              .map((t) => `${t} connected`)
+              .sort(),
+          );
+          // deny-all: the same pod without the label gets nowhere, however long it tries.
+          expect(lines(denied)).toEqual(
+            server
+              .targets()
+              .sort()
+              .map((t) => expect.stringMatching(`^${t} refused [A-Z]+$`)),
+          );
+        } finally {
+          await server.stop();
+        }
       }, 120_000);
 
       it('enforces NetworkPolicies between pods on different machines, for every family', async () => {

@@ -78,7 +78,10 @@ const policy = (objects: { kind?: string }[], name: string) =>
   byKind(objects, 'NetworkPolicy').find((p) => (p as V1NetworkPolicy).metadata?.name === name) as
     V1NetworkPolicy | undefined;
 const cidrsOf = (p: V1NetworkPolicy | undefined) =>
-  p?.spec?.egress?.flatMap((r) => r.to ?? []).map((peer) => peer.ipBlock);
+  p?.spec?.egress
+    ?.flatMap((r) => r.to ?? [])
+    .map((peer) => peer.ipBlock)
+    .filter((b) => b !== undefined);
 
 describe('desired objects of an IPv6 shoot', () => {
   const seed = ipv6Seed();
@@ -177,6 +180,13 @@ describe('desired objects of an IPv6 shoot', () => {
   it('allows DNS to the IPv6 cluster DNS service and node-local DNS on 53 and 8053', () => {
     const p = policy(objects, 'allow-to-dns')!;
     expect(cidrsOf(p)).toEqual([{ cidr: 'fd00:10:2::a/128' }, { cidr: 'fd30:1319:f1e:230b::1/128' }]);
+    // What a policy sees of a Service's traffic is its pods' addresses: the cluster DNS pods are a peer too.
+    expect(p.spec?.egress?.[0]?.to?.filter((peer) => peer.ipBlock === undefined)).toEqual([
+      {
+        namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } },
+        podSelector: { matchExpressions: [{ key: 'k8s-app', operator: 'In', values: ['kube-dns'] }] },
+      },
+    ]);
     expect(p.spec?.egress?.[0]?.ports).toEqual([
       { protocol: 'UDP', port: 53 },
       { protocol: 'TCP', port: 53 },
@@ -291,10 +301,21 @@ describe('desired objects of a dual-stack shoot', () => {
       '100.64.0.0/10',
     ]);
     expect(policies.map((p) => p.metadata?.name)).toEqual([
+      'deny-all',
       'allow-to-public-networks',
       'allow-to-private-networks',
       'allow-to-dns',
     ]);
+  });
+
+  it("denies all ingress and egress of a shoot's namespace, not of the seed's own garden namespace", () => {
+    const shootPolicies = desiredNetworkPolicies({ namespace: 'n', seed, shootNetworks: {} });
+    expect(shootPolicies.find((p) => p.metadata?.name === 'deny-all')?.spec).toEqual({
+      podSelector: {},
+      policyTypes: ['Ingress', 'Egress'],
+    });
+    const gardenPolicies = desiredNetworkPolicies({ namespace: 'garden', seed });
+    expect(gardenPolicies.map((p) => p.metadata?.name)).not.toContain('deny-all');
   });
 });
 

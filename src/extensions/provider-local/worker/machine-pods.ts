@@ -8,7 +8,7 @@
  * The pod's name is the Node's: `machine-<pool>-<ordinal>`, stable, so a machine pod deleted by hand comes back as the
  * same Node; scaling down removes the highest ordinals, as a MachineDeployment would remove machines.
  */
-import type { V1StatefulSet } from '@kubernetes/client-node';
+import type { V1NetworkPolicy, V1StatefulSet } from '@kubernetes/client-node';
 import type { Worker, WorkerPool } from '../../../apis/extensions/v1alpha1/worker.js';
 import { IMAGES } from '../../../gardenlet/imagevector/images.js';
 import { MACHINE_POD_PATHS } from '../machine/pod-agent.js';
@@ -20,6 +20,23 @@ export const MACHINE_LABELS = {
   role: 'machine',
   pool: 'worker.gardener.cloud/pool',
 } as const;
+/**
+ * What a machine reaches under its namespace's `deny-all`, with the seed's egress policies (Gardener's labels): what
+ * a cloud machine reaches, DNS, the public and the private networks. Its own paths (to the other machines and
+ * kube-apiserver) are provider-local's policies (machinePodNetworkPolicies).
+ */
+export const MACHINE_NETWORK_LABELS = {
+  'networking.gardener.cloud/to-dns': 'allowed',
+  'networking.gardener.cloud/to-public-networks': 'allowed',
+  'networking.gardener.cloud/to-private-networks': 'allowed',
+} as const;
+/** Gardener's labels of kube-apiserver's pods, which extensions rely on. */
+export const KUBE_APISERVER_POD_LABELS = { app: 'kubernetes', role: 'apiserver' } as const;
+export const MACHINE_POLICY_NAMES = {
+  machines: 'allow-machine-pods',
+  apiServer: 'allow-kube-apiserver-to-machine-pods',
+} as const;
+
 /** Over the seed's pod readiness: a machine pod is Ready once its Node is. */
 const READINESS_PERIOD_SECONDS = 2;
 /** Time to stop the machine's processes (kubelet, containerd and its pods) before the seed kills the pod. */
@@ -66,7 +83,7 @@ export function desiredMachineStatefulSet(values: MachinePodValues): V1StatefulS
       podManagementPolicy: 'Parallel',
       selector: { matchLabels: selector },
       template: {
-        metadata: { labels: selector },
+        metadata: { labels: { ...selector, ...MACHINE_NETWORK_LABELS } },
         spec: {
           // Machines of a pool spread over the seed's Nodes where they can.
           affinity: {
@@ -142,4 +159,45 @@ function dirOf(path: string): string {
 
 function baseOf(path: string): string {
   return path.slice(path.lastIndexOf('/') + 1);
+}
+
+/**
+ * provider-local's NetworkPolicies of a shoot's namespace: machines talk to each other and to kube-apiserver's pods
+ * (their overlay and its API), and kube-apiserver's pods to them (its side of the overlay: webhooks, `pods/proxy`,
+ * logs and exec in the shoot travel in it), whatever else `deny-all` forbids.
+ */
+export function machinePodNetworkPolicies(namespace: string): V1NetworkPolicy[] {
+  const machines = { podSelector: { matchLabels: { [MACHINE_LABELS.app]: MACHINE_LABELS.role } } };
+  const apiServer = { podSelector: { matchLabels: { ...KUBE_APISERVER_POD_LABELS } } };
+  const policy = (name: string, description: string, selected: object, peers: object[]): V1NetworkPolicy =>
+    ({
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'NetworkPolicy',
+      metadata: {
+        name,
+        namespace,
+        labels: { 'app.kubernetes.io/managed-by': 'provider-local' },
+        annotations: { 'networking.gardener.cloud/description': description },
+      },
+      spec: {
+        ...selected,
+        policyTypes: ['Ingress', 'Egress'],
+        ingress: [{ from: peers }],
+        egress: [{ to: peers }],
+      },
+    }) as unknown as V1NetworkPolicy;
+  return [
+    policy(
+      MACHINE_POLICY_NAMES.machines,
+      'Allows traffic between the machine pods, and between them and kube-apiserver.',
+      machines,
+      [machines, apiServer],
+    ),
+    policy(
+      MACHINE_POLICY_NAMES.apiServer,
+      "Allows traffic between kube-apiserver and the machine pods (its side of the machines' overlay).",
+      apiServer,
+      [machines],
+    ),
+  ];
 }

@@ -25,7 +25,9 @@ import { addFinalizer, hasFinalizer, removeFinalizer } from '../../../runtime/fi
 import { patchStatusIfChanged } from '../../../runtime/status.js';
 import {
   MACHINE_LABELS,
+  MACHINE_POLICY_NAMES,
   WORKER_TYPE,
+  machinePodNetworkPolicies,
   desiredMachineStatefulSet,
   machineStatefulSetName,
   namedPools,
@@ -108,6 +110,10 @@ export class WorkerReconciler implements Reconciler {
       throw new TerminalError(description);
     }
     const opts = { fieldManager: WORKER_FIELD_MANAGER, force: true, signal: ctx.signal };
+    // Before the machines: under the namespace's deny-all they would not reach each other or their API server.
+    for (const policy of machinePodNetworkPolicies(namespace)) {
+      await this.client.apply(Refs.networkPolicy, policy as KubernetesObject, opts);
+    }
     for (const pool of pools) {
       const userData = userDataOf(pool) as { name: string; key: string };
       const statefulSet = desiredMachineStatefulSet({
@@ -183,6 +189,11 @@ export class WorkerReconciler implements Reconciler {
       );
       return { requeueAfter: WORKER_POLL_MS };
     }
+    await Promise.all(
+      Object.values(MACHINE_POLICY_NAMES).map((name) =>
+        this.client.delete(Refs.networkPolicy, name, namespace, { signal: ctx.signal }),
+      ),
+    );
     await removeFinalizer(this.client, Refs.worker, worker, WORKER_FINALIZER, { signal: ctx.signal });
   }
 

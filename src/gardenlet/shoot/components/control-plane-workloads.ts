@@ -16,6 +16,7 @@ import type { KubernetesObject, V1Secret, V1Service } from '@kubernetes/client-n
 import type { ControlPlaneHealth } from '../care/health.js';
 import { urlHost } from '../../../localenv/net.js';
 import { API_SERVER_SERVICE_NAME, ingressIPsByFamily } from './apiserver-service.js';
+import { allowedTo, POLICY_LABEL_PREFIX } from './network-policies.js';
 import type { Shoot } from '../../../apis/core/v1beta1/shoot.js';
 import {
   apiServerURL,
@@ -55,6 +56,13 @@ const API_SERVER_POLL_MS = 1_000;
 /** On a Secret and the pod templates: a hash of what its certificates were issued for. */
 export const INPUTS_ANNOTATION = 'gardener-ipv6.gardener.cloud/issued-for';
 const MOUNT = '/srv/kubernetes';
+
+/**
+ * Gardener's labels for reaching a Service's port, `networking.resources.gardener.cloud/to-<service>-tcp-<port>`,
+ * and the policies that go with them (`ingress-to-…` on the Service's pods, `egress-to-…` on the labelled pods).
+ */
+export const TO_ETCD_LABEL = `networking.resources.gardener.cloud/to-${ETCD_CLIENT_SERVICE}-tcp-${ETCD_PORT}`;
+export const TO_KUBE_APISERVER_LABEL = `networking.resources.gardener.cloud/to-kube-apiserver-tcp-${API_SERVER_PORT}`;
 
 /** The components and their labels (Gardener's). */
 export const COMPONENTS = {
@@ -135,6 +143,21 @@ function pdb(values: ControlPlaneWorkloadValues, name: string, labels: Record<st
   } as KubernetesObject;
 }
 
+/**
+ * What each component may reach under the namespace's `deny-all` (Gardener's labels): kube-apiserver etcd, DNS, the
+ * networks its webhooks may live in and its own Service; the controllers DNS and kube-apiserver. etcd only answers.
+ */
+const NETWORK_LABELS: Readonly<Record<string, Record<string, string>>> = {
+  [COMPONENTS.kubeAPIServer.name]: {
+    ...allowedTo('to-dns', 'to-public-networks', 'to-private-networks'),
+    [TO_ETCD_LABEL]: 'allowed',
+    // Its vpn-seed sidecar lists the shoot's Nodes through the kube-apiserver Service, i.e. from its own pod.
+    [TO_KUBE_APISERVER_LABEL]: 'allowed',
+  },
+  [COMPONENTS.kubeControllerManager.name]: { ...allowedTo('to-dns'), [TO_KUBE_APISERVER_LABEL]: 'allowed' },
+  [COMPONENTS.kubeScheduler.name]: { ...allowedTo('to-dns'), [TO_KUBE_APISERVER_LABEL]: 'allowed' },
+};
+
 function deployment(
   values: ControlPlaneWorkloadValues,
   component: { name: string; labels: Record<string, string> },
@@ -152,7 +175,7 @@ function deployment(
       revisionHistoryLimit: 2,
       selector: { matchLabels: component.labels },
       template: {
-        metadata: { labels, annotations },
+        metadata: { labels: { ...labels, ...NETWORK_LABELS[component.name] }, annotations },
         spec: {
           automountServiceAccountToken: false,
           enableServiceLinks: false,
@@ -338,6 +361,91 @@ export function desiredControlPlaneWorkloads(values: ControlPlaneWorkloadValues)
     pdb(values, ETCD_NAME, COMPONENTS.etcd.labels),
     ...[COMPONENTS.kubeAPIServer, COMPONENTS.kubeControllerManager, COMPONENTS.kubeScheduler].map((c) =>
       pdb(values, c.name, c.labels),
+    ),
+    ...controlPlaneNetworkPolicies(values),
+  ];
+}
+
+/** A NetworkPolicy of the control plane's namespace, with Gardener's description annotation. */
+function networkPolicy(
+  values: ControlPlaneWorkloadValues,
+  name: string,
+  description: string,
+  spec: Record<string, unknown>,
+): KubernetesObject {
+  return {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'NetworkPolicy',
+    metadata: {
+      name,
+      namespace: values.namespace,
+      labels: { ...values.labels },
+      annotations: { [`${POLICY_LABEL_PREFIX}/description`]: description },
+    },
+    spec,
+  } as KubernetesObject;
+}
+
+/**
+ * The paths between the control plane's components under `deny-all`, as gardener-resource-manager derives them
+ * from Gardener's Services: etcd's client port from pods labelled for it, kube-apiserver's port from anywhere (its
+ * clients are the world: users, machines, the gardenlet), and egress to each from the pods labelled for it.
+ */
+const ETCD_TARGET = `${ETCD_CLIENT_SERVICE}-tcp-${ETCD_PORT}`;
+const API_SERVER_TARGET = `${COMPONENTS.kubeAPIServer.name}-tcp-${API_SERVER_PORT}`;
+export const CONTROL_PLANE_POLICY_NAMES = [
+  `ingress-to-${ETCD_TARGET}`,
+  `egress-to-${ETCD_TARGET}`,
+  `ingress-to-${API_SERVER_TARGET}-from-world`,
+  `egress-to-${API_SERVER_TARGET}`,
+] as const;
+
+export function controlPlaneNetworkPolicies(values: ControlPlaneWorkloadValues): KubernetesObject[] {
+  const tcp = (port: number) => [{ protocol: 'TCP', port }];
+  const etcd = ETCD_TARGET;
+  const apiServer = API_SERVER_TARGET;
+  return [
+    networkPolicy(
+      values,
+      `ingress-to-${etcd}`,
+      `Allows ingress to etcd's client port from pods labelled ${TO_ETCD_LABEL}.`,
+      {
+        podSelector: { matchLabels: COMPONENTS.etcd.labels },
+        policyTypes: ['Ingress'],
+        ingress: [{ from: [{ podSelector: { matchLabels: { [TO_ETCD_LABEL]: 'allowed' } } }], ports: tcp(ETCD_PORT) }],
+      },
+    ),
+    networkPolicy(
+      values,
+      `egress-to-${etcd}`,
+      `Allows egress from pods labelled ${TO_ETCD_LABEL} to etcd's client port.`,
+      {
+        podSelector: { matchLabels: { [TO_ETCD_LABEL]: 'allowed' } },
+        policyTypes: ['Egress'],
+        egress: [{ to: [{ podSelector: { matchLabels: COMPONENTS.etcd.labels } }], ports: tcp(ETCD_PORT) }],
+      },
+    ),
+    networkPolicy(
+      values,
+      `ingress-to-${apiServer}-from-world`,
+      "Allows ingress to kube-apiserver's port from anywhere.",
+      {
+        podSelector: { matchLabels: COMPONENTS.kubeAPIServer.labels },
+        policyTypes: ['Ingress'],
+        ingress: [{ ports: tcp(API_SERVER_PORT) }],
+      },
+    ),
+    networkPolicy(
+      values,
+      `egress-to-${apiServer}`,
+      `Allows egress from pods labelled ${TO_KUBE_APISERVER_LABEL} to kube-apiserver's port.`,
+      {
+        podSelector: { matchLabels: { [TO_KUBE_APISERVER_LABEL]: 'allowed' } },
+        policyTypes: ['Egress'],
+        egress: [
+          { to: [{ podSelector: { matchLabels: COMPONENTS.kubeAPIServer.labels } }], ports: tcp(API_SERVER_PORT) },
+        ],
+      },
     ),
   ];
 }
@@ -732,6 +840,8 @@ function refFor(object: KubernetesObject): ResourceRef {
       return Refs.deployment;
     case 'PodDisruptionBudget':
       return Refs.podDisruptionBudget;
+    case 'NetworkPolicy':
+      return Refs.networkPolicy;
     case 'Secret':
       return Refs.secret;
     case 'Pod':

@@ -152,7 +152,8 @@ export function machineBootstrapObjects(token: {
 /** The ClusterRole of the machines' NetworkPolicy enforcers, bound to the nodes and kube-proxy's user. */
 export const NETWORK_POLICY_ENFORCER_ROLE = 'gardener-ipv6:network-policy-enforcer';
 
-function networkPolicyEnforcerRBAC(): { ref: ResourceRef; object: KubernetesObject }[] {
+/** The enforcers' RBAC; the seed's own Nodes (`up`) run enforcers too, with the same role in the garden cluster. */
+export function networkPolicyEnforcerRBAC(): { ref: ResourceRef; object: KubernetesObject }[] {
   return [
     {
       ref: { ...CLUSTER_ROLE_BINDING, plural: 'clusterroles', kind: 'ClusterRole' },
@@ -163,6 +164,8 @@ function networkPolicyEnforcerRBAC(): { ref: ResourceRef; object: KubernetesObje
         rules: [
           { apiGroups: [''], resources: ['pods', 'namespaces'], verbs: ['get', 'list', 'watch'] },
           { apiGroups: ['networking.k8s.io'], resources: ['networkpolicies'], verbs: ['get', 'list', 'watch'] },
+          // Its own Node (by field selector) for the pod ranges.
+          { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch'] },
         ],
       } as KubernetesObject,
     },

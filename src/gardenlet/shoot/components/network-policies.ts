@@ -1,6 +1,7 @@
 /**
- * The egress NetworkPolicies of a seed namespace (a shoot's control plane, or `garden` for the seed itself), per IP
- * family of the seed. Pods opt in with the label `networking.gardener.cloud/<policy target>: allowed`.
+ * The NetworkPolicies of a seed namespace (a shoot's control plane, or `garden` for the seed itself), per IP family
+ * of the seed: egress to networks that pods opt in to with the label `networking.gardener.cloud/<target>: allowed`,
+ * and, in a shoot's namespace, Gardener's `deny-all`, so a control-plane pod reaches only what its labels allow.
  */
 import { clusterDNSAddress } from '../networks.js';
 import type { V1NetworkPolicy, V1NetworkPolicyPeer } from '@kubernetes/client-node';
@@ -19,6 +20,13 @@ import {
 
 export const POLICY_LABEL_PREFIX = 'networking.gardener.cloud';
 
+/** The labels that let a pod use the egress policies below: `networking.gardener.cloud/<target>: allowed`. */
+export function allowedTo(
+  ...targets: ('to-dns' | 'to-public-networks' | 'to-private-networks' | 'to-blocked-cidrs')[]
+) {
+  return Object.fromEntries(targets.map((t) => [`${POLICY_LABEL_PREFIX}/${t}`, 'allowed'])) as Record<string, string>;
+}
+
 /** Ranges that are not the public internet, per family. */
 export const PRIVATE_RANGES: Readonly<Record<IPFamily, readonly string[]>> = {
   IPv4: ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '100.64.0.0/10'],
@@ -33,6 +41,7 @@ export const NODE_LOCAL_DNS: Readonly<Record<IPFamily, string>> = {
 const DNS_PORTS = [53, 8053];
 
 export const NetworkPolicyName = {
+  denyAll: 'deny-all',
   publicNetworks: 'allow-to-public-networks',
   privateNetworks: 'allow-to-private-networks',
   blockedCIDRs: 'allow-to-blocked-cidrs',
@@ -158,11 +167,36 @@ export function dnsPolicy(values: NetworkPolicyValues): V1NetworkPolicy {
     }
     peers.push({ ipBlock: { cidr: NODE_LOCAL_DNS[family] } });
   }
+  // Policies see a Service's traffic after its address is translated: the cluster DNS pods are the peer that counts.
+  peers.push({
+    namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } },
+    podSelector: { matchExpressions: [{ key: 'k8s-app', operator: 'In', values: ['kube-dns'] }] },
+  });
   return policy(values, NetworkPolicyName.dns, 'to-dns', [peers], true);
+}
+
+/** Gardener's `deny-all` of a shoot's namespace: no ingress and no egress for any pod but what other policies allow. */
+export function denyAllPolicy(values: NetworkPolicyValues): V1NetworkPolicy {
+  return {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'NetworkPolicy',
+    metadata: {
+      name: NetworkPolicyName.denyAll,
+      namespace: values.namespace,
+      ...(values.labels ? { labels: { ...values.labels } } : {}),
+      annotations: {
+        [`${POLICY_LABEL_PREFIX}/description`]:
+          'Disables all ingress and egress traffic into/from this namespace, except what other policies allow.',
+      },
+    },
+    spec: { podSelector: {}, policyTypes: ['Ingress', 'Egress'] },
+  };
 }
 
 export function desiredNetworkPolicies(values: NetworkPolicyValues): V1NetworkPolicy[] {
   return [
+    // The seed's own `garden` namespace runs what the operator deploys there: only a shoot's namespace denies all.
+    values.shootNetworks !== undefined ? denyAllPolicy(values) : undefined,
     publicNetworksPolicy(values),
     privateNetworksPolicy(values),
     blockedCIDRsPolicy(values),

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Worker } from '../../../../src/apis/extensions/v1alpha1/worker.js';
 import { IMAGES } from '../../../../src/gardenlet/imagevector/images.js';
 import {
+  machinePodNetworkPolicies,
   desiredMachineStatefulSet,
   MACHINE_POD_ENV,
   namedPools,
@@ -39,7 +40,35 @@ describe("provider-local's machine pods", () => {
     expect(sts.metadata?.name).toBe('machine-a');
     expect(sts.spec?.replicas).toBe(2);
     expect(sts.spec?.podManagementPolicy).toBe('Parallel');
-    expect(sts.spec?.selector.matchLabels).toEqual(sts.spec?.template.metadata?.labels);
+    expect(sts.spec?.template.metadata?.labels).toMatchObject(sts.spec!.selector.matchLabels!);
+  });
+
+  it('lets machines reach DNS, the public and the private networks under their namespace’s deny-all', () => {
+    expect(sts.spec?.template.metadata?.labels).toMatchObject({
+      'networking.gardener.cloud/to-dns': 'allowed',
+      'networking.gardener.cloud/to-public-networks': 'allowed',
+      'networking.gardener.cloud/to-private-networks': 'allowed',
+    });
+  });
+
+  it('has policies for the paths between machines and kube-apiserver, and no other', () => {
+    const [machines, apiServer] = machinePodNetworkPolicies('shoot--p--s');
+    const machinePods = { podSelector: { matchLabels: { app: 'machine' } } };
+    const apiServerPods = { podSelector: { matchLabels: { app: 'kubernetes', role: 'apiserver' } } };
+    expect(machines!.spec).toEqual({
+      ...machinePods,
+      policyTypes: ['Ingress', 'Egress'],
+      ingress: [{ from: [machinePods, apiServerPods] }],
+      egress: [{ to: [machinePods, apiServerPods] }],
+    });
+    expect(apiServer!.spec).toEqual({
+      ...apiServerPods,
+      policyTypes: ['Ingress', 'Egress'],
+      ingress: [{ from: [machinePods] }],
+      egress: [{ to: [machinePods] }],
+    });
+    // The machine pods' template matches the policy's selector.
+    expect(sts.spec?.template.metadata?.labels).toMatchObject(machinePods.podSelector.matchLabels);
   });
 
   it('runs the machine image privileged as `machine`, with its Node name, pod IPs and node ranges', () => {

@@ -57,6 +57,11 @@ interface Workload extends KubernetesObject {
 
 const byName = (objects: KubernetesObject[], kind: string, name: string) =>
   objects.find((o) => o.kind === kind && o.metadata?.name === name) as Workload;
+interface Policy {
+  spec: { podSelector: { matchLabels: Record<string, string> }; ingress?: unknown[]; egress?: unknown[] };
+}
+const policyNamed = (objects: KubernetesObject[], name: string) =>
+  objects.find((o) => o.kind === 'NetworkPolicy' && o.metadata?.name === name) as unknown as Policy;
 const flag = (args: string[], name: string) => args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
 
 describe('desiredControlPlaneWorkloads', () => {
@@ -67,6 +72,10 @@ describe('desiredControlPlaneWorkloads', () => {
       'Deployment/kube-apiserver',
       'Deployment/kube-controller-manager',
       'Deployment/kube-scheduler',
+      'NetworkPolicy/egress-to-etcd-main-client-tcp-2379',
+      'NetworkPolicy/egress-to-kube-apiserver-tcp-443',
+      'NetworkPolicy/ingress-to-etcd-main-client-tcp-2379',
+      'NetworkPolicy/ingress-to-kube-apiserver-tcp-443-from-world',
       'PodDisruptionBudget/etcd-main',
       'PodDisruptionBudget/kube-apiserver',
       'PodDisruptionBudget/kube-controller-manager',
@@ -75,6 +84,45 @@ describe('desiredControlPlaneWorkloads', () => {
       'StatefulSet/etcd-main',
     ]);
     for (const o of objects) expect(o.metadata?.namespace).toBe('shoot--p--s');
+  });
+
+  it("labels each component's pods for what it reaches under deny-all, and lets only kube-apiserver reach etcd", () => {
+    const podLabels = (kind: string, name: string) => byName(objects, kind, name).spec.template.metadata.labels;
+    const allowed = (...keys: string[]) => Object.fromEntries(keys.map((k) => [k, 'allowed']));
+    expect(podLabels('Deployment', 'kube-apiserver')).toMatchObject(
+      allowed(
+        'networking.gardener.cloud/to-dns',
+        'networking.gardener.cloud/to-public-networks',
+        'networking.gardener.cloud/to-private-networks',
+        'networking.resources.gardener.cloud/to-etcd-main-client-tcp-2379',
+        'networking.resources.gardener.cloud/to-kube-apiserver-tcp-443',
+      ),
+    );
+    for (const controller of ['kube-controller-manager', 'kube-scheduler']) {
+      const labels = podLabels('Deployment', controller);
+      expect(labels).toMatchObject(
+        allowed('networking.gardener.cloud/to-dns', 'networking.resources.gardener.cloud/to-kube-apiserver-tcp-443'),
+      );
+      expect(labels).not.toHaveProperty(['networking.resources.gardener.cloud/to-etcd-main-client-tcp-2379']);
+    }
+    const etcdIngress = policyNamed(objects, 'ingress-to-etcd-main-client-tcp-2379').spec;
+    expect(podLabels('StatefulSet', 'etcd-main')).toMatchObject(etcdIngress.podSelector.matchLabels);
+    expect(etcdIngress.ingress).toEqual([
+      {
+        from: [
+          {
+            podSelector: {
+              matchLabels: { 'networking.resources.gardener.cloud/to-etcd-main-client-tcp-2379': 'allowed' },
+            },
+          },
+        ],
+        ports: [{ protocol: 'TCP', port: 2379 }],
+      },
+    ]);
+    // kube-apiserver's port is open to everyone (users, machines, the gardenlet), its other ports to no one.
+    expect(policyNamed(objects, 'ingress-to-kube-apiserver-tcp-443-from-world').spec.ingress).toEqual([
+      { ports: [{ protocol: 'TCP', port: 443 }] },
+    ]);
   });
 
   it('keeps etcd on its Node with its data there, serving TLS to clients of its own CA through its Service', () => {
