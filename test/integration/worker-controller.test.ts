@@ -10,6 +10,7 @@ import type { Worker } from '../../src/apis/extensions/v1alpha1/worker.js';
 import { WorkerReconciler, WORKER_FINALIZER } from '../../src/extensions/provider-local/worker/reconciler.js';
 import { Refs } from '../../src/gardenlet/resources.js';
 import { IMAGES } from '../../src/gardenlet/imagevector/images.js';
+import { MACHINES_STARTING_AT_ONCE } from '../../src/extensions/provider-local/worker/machine-pods.js';
 import { ResourceClient } from '../../src/runtime/client.js';
 import { TerminalError } from '../../src/runtime/controller.js';
 import { silentLogger } from '../../src/runtime/log.js';
@@ -154,6 +155,48 @@ describe("provider-local's Worker controller", () => {
     expect((await get(namespace))?.status?.lastOperation).toMatchObject({ type: 'Delete', state: 'Processing' });
     expect(await reconciler.reconcile(req, ctx())).toBeUndefined();
     expect(await get(namespace)).toBeUndefined();
+  });
+
+  it('starts a large pool a few machines at a time, and scales down at once', async () => {
+    const namespace = await newTestNamespace('worker');
+    await createCluster(namespace, { ipFamilies: ['IPv6'], nodes: 'fd00:10:1:100::/56' });
+    await client.create(Refs.worker, worker(namespace, [pool('big', 7)]));
+    const req = { namespace, name: 'local' };
+    const replicas = async () => (await machineSets(namespace))[0]?.spec?.replicas;
+    /** What the seed's StatefulSet controller would write once `ready` machine pods are ready. */
+    const ready = async (n: number) => {
+      const [s] = await machineSets(namespace);
+      await client.mergePatch(
+        Refs.statefulSet,
+        s!.metadata!.name!,
+        namespace,
+        { status: { observedGeneration: s!.metadata?.generation, replicas: s!.spec?.replicas, readyReplicas: n } },
+        { subresource: 'status' },
+      );
+    };
+
+    await reconciler.reconcile(req, ctx());
+    expect(await replicas()).toBe(MACHINES_STARTING_AT_ONCE);
+    expect((await get(namespace))?.status?.lastOperation?.description).toBe(
+      `pool big: 0/7 machines ready (machines start at most ${MACHINES_STARTING_AT_ONCE} at a time per pool)`,
+    );
+    // Nothing Ready yet: no more machines, and none of the starting ones taken away.
+    await reconciler.reconcile(req, ctx());
+    expect(await replicas()).toBe(3);
+    await ready(2);
+    await reconciler.reconcile(req, ctx());
+    expect(await replicas()).toBe(5);
+    await ready(5);
+    await reconciler.reconcile(req, ctx());
+    expect(await replicas()).toBe(7);
+    await ready(7);
+    expect(await reconciler.reconcile(req, ctx())).toBeUndefined();
+    expect((await get(namespace))?.status?.lastOperation?.state).toBe('Succeeded');
+
+    // Scaling down is not bounded.
+    await client.mergePatch(Refs.worker, 'local', namespace, { spec: { pools: [{ ...pool('big', 1), maximum: 7 }] } });
+    await reconciler.reconcile(req, ctx());
+    expect(await replicas()).toBe(1);
   });
 
   it('says which pool it cannot serve, with the configuration-problem code, and does not retry', async () => {

@@ -50,6 +50,26 @@ export const MACHINE_POD_ENV = {
   firstMachine: 'FIRST_MACHINE_INDEX',
 } as const;
 
+/**
+ * How many machines of a pool start at once, as machine-controller-manager's `maxSurge` bounds a rollout: each one
+ * starts containerd, a kubelet and kube-proxy, and a large pool started at once starves the seed's Nodes (none of
+ * them gets Ready while all compete).
+ */
+export const MACHINES_STARTING_AT_ONCE = 3;
+
+/**
+ * The replicas of a pool's StatefulSet on the way to `want`: never more than `atOnce` machines not Ready, never
+ * fewer than run already (scaling up); scaling down goes to `want` at once.
+ */
+export function boundedReplicas(
+  want: number,
+  current: { replicas: number; ready: number },
+  atOnce = MACHINES_STARTING_AT_ONCE,
+): number {
+  if (want <= current.replicas) return want;
+  return Math.min(want, Math.max(current.replicas, current.ready + atOnce));
+}
+
 export function machineStatefulSetName(pool: string): string {
   return `machine-${pool}`;
 }
@@ -65,6 +85,8 @@ export interface MachinePodValues {
   readonly nodeCIDRs: readonly string[];
   /** The index of the pool's first machine in the node ranges (node-addresses.ts). */
   readonly firstMachine: number;
+  /** How many machines run now: the pool's minimum, or fewer while they start a few at a time. */
+  readonly replicas?: number;
 }
 
 /** The StatefulSet of a pool's machine pods. */
@@ -78,7 +100,7 @@ export function desiredMachineStatefulSet(values: MachinePodValues): V1StatefulS
     metadata: { name, namespace, labels: selector },
     spec: {
       serviceName: name,
-      replicas: Math.max(0, pool.minimum ?? 0),
+      replicas: values.replicas ?? Math.max(0, pool.minimum ?? 0),
       // Machines come and go independently of each other, as a MachineDeployment's.
       podManagementPolicy: 'Parallel',
       selector: { matchLabels: selector },

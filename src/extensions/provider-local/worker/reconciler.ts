@@ -26,6 +26,8 @@ import { patchStatusIfChanged } from '../../../runtime/status.js';
 import {
   MACHINE_LABELS,
   MACHINE_POLICY_NAMES,
+  MACHINES_STARTING_AT_ONCE,
+  boundedReplicas,
   WORKER_TYPE,
   machinePodNetworkPolicies,
   desiredMachineStatefulSet,
@@ -54,6 +56,8 @@ export interface WorkerReconcilerOptions {
   readonly clock?: Clock;
   /** The machine image, when not the image vector's. */
   readonly image?: string;
+  /** How many machines of a pool start at once. @default MACHINES_STARTING_AT_ONCE */
+  readonly machinesStartingAtOnce?: number;
   /** The pool's StatefulSet, from a cache. */
   readonly statefulSet?: (name: string, namespace: string) => V1StatefulSet | undefined;
 }
@@ -114,14 +118,31 @@ export class WorkerReconciler implements Reconciler {
     for (const policy of machinePodNetworkPolicies(namespace)) {
       await this.client.apply(Refs.networkPolicy, policy as KubernetesObject, opts);
     }
+    const atOnce = this.opts.machinesStartingAtOnce ?? MACHINES_STARTING_AT_ONCE;
+    const starting: string[] = [];
     for (const pool of pools) {
       const userData = userDataOf(pool) as { name: string; key: string };
+      const want = Math.max(0, pool.minimum ?? 0);
+      // From the API server, not the cache: a stale count would scale machines that are starting away.
+      const current = await this.client.get<V1StatefulSet & KubernetesObject>(
+        Refs.statefulSet,
+        machineStatefulSetName(pool.name),
+        namespace,
+        { signal: ctx.signal },
+      );
+      const replicas = boundedReplicas(
+        want,
+        { replicas: current?.spec?.replicas ?? 0, ready: current?.status?.readyReplicas ?? 0 },
+        atOnce,
+      );
+      if (replicas < want) starting.push(pool.name);
       const statefulSet = desiredMachineStatefulSet({
         namespace,
         pool,
         userData,
         nodeCIDRs,
         firstMachine: offsets.get(pool.name) ?? 0,
+        replicas,
         ...(this.opts.image ? { image: this.opts.image } : {}),
       });
       await this.client.apply(Refs.statefulSet, statefulSet as KubernetesObject, opts);
@@ -140,7 +161,12 @@ export class WorkerReconciler implements Reconciler {
       }
     }
     if (waiting.length > 0) {
-      await this.writeStatus(worker, { state: 'Processing', progress: 50, description: waiting.join(', ') }, ctx);
+      const bounded = starting.length > 0 ? ` (machines start at most ${atOnce} at a time per pool)` : '';
+      await this.writeStatus(
+        worker,
+        { state: 'Processing', progress: 50, description: `${waiting.join(', ')}${bounded}` },
+        ctx,
+      );
       return { requeueAfter: WORKER_POLL_MS };
     }
     const total = pools.reduce((n, p) => n + Math.max(0, p.minimum ?? 0), 0);

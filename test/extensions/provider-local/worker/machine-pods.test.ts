@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Worker } from '../../../../src/apis/extensions/v1alpha1/worker.js';
 import { IMAGES } from '../../../../src/gardenlet/imagevector/images.js';
 import {
+  boundedReplicas,
   machinePodNetworkPolicies,
   desiredMachineStatefulSet,
   MACHINE_POD_ENV,
@@ -100,5 +101,20 @@ describe("provider-local's machine pods", () => {
   it('names pools without a complete user data reference, and skips unnamed ones', () => {
     expect(namedPools(worker).map((p) => p.name)).toEqual(['a', 'b']);
     expect(userDataOf(namedPools(worker)[1]!)).toMatch(/pool b: .*userDataSecretRef needs name and key/);
+  });
+});
+
+describe('boundedReplicas', () => {
+  it.each([
+    // want, replicas now, ready now, at once → replicas
+    [7, 0, 0, 3, 3],
+    [7, 3, 0, 3, 3],
+    [7, 3, 2, 3, 5],
+    [7, 5, 5, 3, 7],
+    [2, 0, 0, 3, 2],
+    [1, 7, 7, 3, 1],
+    [0, 3, 0, 3, 0],
+  ])('wants %i with %i replicas, %i ready, %i at once: %i', (want, replicas, ready, atOnce, expected) => {
+    expect(boundedReplicas(want, { replicas, ready }, atOnce)).toBe(expected);
   });
 });
