@@ -11,6 +11,7 @@ import type { Shoot } from './core/v1beta1/shoot.js';
 import { validateShootAgainstSeed } from './core/v1beta1/validation/shoot.js';
 import { compiledParser, UNDECIDED } from './meta/compiled-parse.js';
 import { withoutNulls } from './meta/nulls.js';
+import { issueFieldPath, unknownFieldErrors } from './meta/zod-issues.js';
 import { droppedProtoKeys } from './meta/proto-keys.js';
 import { lookupKind, Networks, Seeds, Shoots, type KindInfo } from './registry.js';
 import type { Network } from './extensions/v1alpha1/network.js';
@@ -67,24 +68,18 @@ export function decode<T>(kind: KindInfo<T>, object: unknown): { value?: T; erro
   const parsed = fast !== UNDECIDED ? { success: true as const, data: fast as T } : kind.schema.safeParse(input);
   const dropped = droppedProtoKeys(kind.schema, input);
   if (parsed.success && dropped.length === 0) return { value: parsed.data, errors: [] };
-  const typeErrors = parsed.success ? [] : parsed.error.issues.map((issue) => issueToFieldError(issue, input));
+  const typeErrors = parsed.success ? [] : parsed.error.issues.flatMap((issue) => issueToFieldErrors(issue, input));
   return { errors: [...typeErrors, ...dropped] };
 }
 
-function issueToFieldError(issue: z.core.$ZodIssue, root: unknown): ReturnType<typeof invalid> {
-  let path: FieldPath | undefined;
+function issueToFieldErrors(issue: z.core.$ZodIssue, root: unknown): ErrorList {
+  if (issue.code === 'unrecognized_keys') return unknownFieldErrors(issue);
   let value: unknown = root;
   for (const segment of issue.path) {
-    if (typeof segment === 'number') {
-      path = (path ?? FieldPath.root('')).index(segment);
-    } else {
-      const name = String(segment);
-      path = path ? path.child(name) : FieldPath.root(name);
-    }
     value = typeof value === 'object' && value !== null ? (value as Record<PropertyKey, unknown>)[segment] : undefined;
   }
   const detail = issue.message.replace(/^Invalid input: /, '');
-  return invalid(path ?? FieldPath.root('<root>'), value, detail);
+  return [invalid(issue.path.length > 0 ? issueFieldPath(issue.path) : FieldPath.root('<root>'), value, detail)];
 }
 
 /** Default then validate `object` as the API server would on create (or update, with `oldObject`). */

@@ -23,10 +23,44 @@ describe('generated CRDs', () => {
     expect(structuralViolations(schema)).toEqual([]);
   });
 
-  it('keeps unknown fields of loose objects and of raw extensions', () => {
+  /** Where a CRD's schema keeps unknown fields (`x-kubernetes-preserve-unknown-fields`), as JSON paths. */
+  function openPaths(fileName: string): string[] {
+    const crd = parse(readFileSync(join(CRD_DIR, fileName), 'utf8'));
+    const paths: string[] = [];
+    const walk = (node: JSONSchemaProps, path: string) => {
+      if (node['x-kubernetes-preserve-unknown-fields'] === true) paths.push(path);
+      for (const [name, child] of Object.entries((node.properties as Record<string, JSONSchemaProps>) ?? {})) {
+        walk(child, path ? `${path}.${name}` : name);
+      }
+      if (node.items) walk(node.items as JSONSchemaProps, `${path}[*]`);
+      if (typeof node.additionalProperties === 'object')
+        walk(node.additionalProperties as JSONSchemaProps, `${path}{*}`);
+    };
+    walk(crd.spec.versions[0].schema.openAPIV3Schema, '');
+    return paths.sort();
+  }
+
+  it('keeps unknown fields of Shoots and Seeds in their raw extensions only', () => {
+    expect(openPaths('core.gardener.cloud_shoots.yaml')).toEqual([
+      'spec.extensions[*].providerConfig',
+      'spec.kubernetes.kubeAPIServer.admissionPlugins[*].config',
+      'spec.networking.providerConfig',
+      'spec.provider.controlPlaneConfig',
+      'spec.provider.infrastructureConfig',
+      'spec.provider.workers[*].controlPlane.backup.providerConfig',
+      'spec.provider.workers[*].controlPlane.exposure.extension.providerConfig',
+      'spec.provider.workers[*].cri.containerRuntimes[*].providerConfig',
+      'spec.provider.workers[*].machine.image.providerConfig',
+      'spec.provider.workers[*].providerConfig',
+    ]);
+    expect(openPaths('core.gardener.cloud_seeds.yaml')).toEqual([
+      'spec.backup.providerConfig',
+      'spec.extensions[*].providerConfig',
+      'spec.ingress.controller.providerConfig',
+      'spec.provider.providerConfig',
+    ]);
     const shoot = parse(readFileSync(join(CRD_DIR, 'core.gardener.cloud_shoots.yaml'), 'utf8'));
     const spec = shoot.spec.versions[0].schema.openAPIV3Schema.properties.spec;
-    expect(spec['x-kubernetes-preserve-unknown-fields']).toBe(true);
     expect(spec.properties.networking.properties.providerConfig).toEqual({
       'x-kubernetes-preserve-unknown-fields': true,
     });

@@ -133,7 +133,7 @@ describe('YAML as kubectl reads it (YAML 1.1)', () => {
       'shoot.yaml',
       shoot(
         '  name: s1\n  annotations: {t: "x"}',
-        '  kubernetes:\n    version: 1.31.1\n    kubelet: {maxPods: 0o10, podPidsLimit: 1_000, x: 010}\n  hibernation:\n    schedules: [{start: 1:20, end: 2024-01-01}]\n',
+        '  kubernetes:\n    version: 1.31.1\n    kubelet: {maxPods: 0o10, podPidsLimit: 1_000, containerLogMaxFiles: 010}\n  hibernation:\n    schedules: [{start: 1:20, end: 2024-01-01}]\n',
       ),
     );
     const run = await cli(['default', '-f', file]);
@@ -141,7 +141,7 @@ describe('YAML as kubectl reads it (YAML 1.1)', () => {
     const out = parseAllDocuments(run.stdout)[0]!.toJS() as {
       spec: { kubernetes: { kubelet: Record<string, unknown> }; hibernation: { schedules: unknown[] } };
     };
-    expect(out.spec.kubernetes.kubelet).toMatchObject({ maxPods: 8, podPidsLimit: 1000, x: 8 });
+    expect(out.spec.kubernetes.kubelet).toMatchObject({ maxPods: 8, podPidsLimit: 1000, containerLogMaxFiles: 8 });
     expect(out.spec.hibernation.schedules).toEqual([{ start: '1:20', end: '2024-01-01' }]);
   });
 });

@@ -8,7 +8,7 @@
  * payload, an issue list): a Shoot took ~90 µs cold, a third of a review. The compiled function is straight-line
  * code over the input. Errors are rare and stay zod's: the compiled function only decides the successful case.
  *
- * It knows the kinds the APIs use (loose objects, strings, numbers with integer and range checks, booleans,
+ * It knows the kinds the APIs use (loose and strict objects, strings, numbers with integer and range checks, booleans,
  * literals, arrays, string-keyed records, optional, nullable, unknown); any other schema, or check, is decoded by
  * zod itself at that place (`safeParse` of the subtree).
  */
@@ -141,11 +141,14 @@ class Generator {
 
   /**
    * A loose object (unknown keys kept): the shape's keys first, in the shape's order, then the others in the input's,
-   * as zod's object does. Other catchalls (strict, stripping) are zod's.
+   * as zod's object does. A strict object: the shape's keys, and any other key is zod's to report. Other catchalls
+   * (stripping, typed) are zod's.
    */
   private object(schema: z.ZodType, def: ZodDef, input: string, out: string[]): string {
     const keys = Object.keys(def.shape ?? {});
-    if (!def.catchall || defOf(def.catchall).type !== 'unknown' || def.checks?.length || keys.includes('__proto__')) {
+    const catchall = def.catchall ? defOf(def.catchall).type : undefined;
+    const strict = catchall === 'never';
+    if ((catchall !== 'unknown' && !strict) || def.checks?.length || keys.includes('__proto__')) {
       return this.delegate(schema, input, out);
     }
     const result = this.name('o');
@@ -183,6 +186,10 @@ class Generator {
     }
     const known = this.ref(new Set(keys));
     const key = this.name('key');
+    if (strict) {
+      out.push(`for (const ${key} in ${input}) if (!${known}.has(${key})) return UNDECIDED;`);
+      return result;
+    }
     out.push(
       `for (const ${key} in ${input}) {`,
       `if (${known}.has(${key}) || ${key} === '__proto__') continue;`,

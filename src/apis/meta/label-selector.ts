@@ -4,14 +4,14 @@
  */
 import { z } from 'zod';
 
-export const LabelSelectorRequirementSchema = z.looseObject({
+export const LabelSelectorRequirementSchema = z.strictObject({
   key: z.string(),
   operator: z.string(),
   values: z.array(z.string()).optional(),
 });
 export type LabelSelectorRequirement = z.infer<typeof LabelSelectorRequirementSchema>;
 
-export const LabelSelectorSchema = z.looseObject({
+export const LabelSelectorSchema = z.strictObject({
   matchLabels: z.record(z.string(), z.string()).optional(),
   matchExpressions: z.array(LabelSelectorRequirementSchema).optional(),
 });

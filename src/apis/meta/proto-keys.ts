@@ -2,8 +2,8 @@
  * `__proto__` keys the decoded object would lose. JSON.parse and the YAML reader keep a `__proto__` key as an own
  * property, but decoding (zod) drops it from maps (labels, annotations) and from objects that keep unknown fields,
  * where the API server would keep the key (and validate it). Such a key becomes a field error naming it instead of
- * vanishing. Objects that prune unknown fields drop it as the API server prunes any unknown field; raw data
- * (`providerConfig`) keeps it, for its own validation to judge.
+ * vanishing. Strict objects refuse it as any unknown field; raw data (`providerConfig`) keeps it, for its own
+ * validation to judge.
  */
 import type { z } from 'zod';
 import { FieldPath, invalid, type FieldError } from '../field/index.js';
@@ -58,7 +58,10 @@ export function droppedProtoKeys(schema: z.ZodType, value: unknown): FieldError[
       continue;
     }
     if (!isPlainObject(item)) continue;
-    const keepsAnyKey = def.type === 'record' || (def.type === 'object' && def.catchall !== undefined);
+    // A strict object refuses the key as an unknown field already (see zod-issues.ts).
+    const keepsAnyKey =
+      def.type === 'record' ||
+      (def.type === 'object' && def.catchall !== undefined && defOf(def.catchall).type !== 'never');
     if (keepsAnyKey && Object.prototype.hasOwnProperty.call(item, PROTO)) {
       errors.push(invalid(at(path, PROTO), item[PROTO], `the key "${PROTO}" is not supported`));
     }

@@ -1,8 +1,8 @@
 /**
  * Schemas shared by every group: object metadata, last operation, conditions.
  *
- * All object schemas are loose (unknown fields are kept), so that a real Gardener manifest survives a read/write
- * round trip through this project even where we don't model a field.
+ * Objects are strict (an unknown field is an error), as the API server decodes Kubernetes and Gardener types; only
+ * raw extensions (`RawExtensionSchema`) keep whatever they hold.
  */
 import { z } from 'zod';
 
@@ -10,19 +10,43 @@ const int32 = () => z.number().int().min(-2147483648).max(2147483647);
 const int64 = () => z.number().int();
 export { int32, int64 };
 
-export const ObjectMetaSchema = z.looseObject({
+export const OwnerReferenceSchema = z.strictObject({
+  apiVersion: z.string(),
+  kind: z.string(),
+  name: z.string(),
+  uid: z.string(),
+  controller: z.boolean().optional(),
+  blockOwnerDeletion: z.boolean().optional(),
+});
+
+/** Server-side apply's field ownership; `fieldsV1` is the API server's own format, kept as is. */
+export const ManagedFieldsEntrySchema = z.strictObject({
+  manager: z.string().optional(),
+  operation: z.string().optional(),
+  apiVersion: z.string().optional(),
+  time: z.string().nullable().optional(),
+  fieldsType: z.string().optional(),
+  fieldsV1: z.unknown().optional(),
+  subresource: z.string().optional(),
+});
+
+/** `metav1.ObjectMeta`, every field. */
+export const ObjectMetaSchema = z.strictObject({
   name: z.string().optional(),
   generateName: z.string().optional(),
   namespace: z.string().optional(),
+  selfLink: z.string().optional(),
   uid: z.string().optional(),
   resourceVersion: z.string().optional(),
   generation: int64().optional(),
   creationTimestamp: z.string().nullable().optional(),
   deletionTimestamp: z.string().nullable().optional(),
+  deletionGracePeriodSeconds: int64().optional(),
   labels: z.record(z.string(), z.string()).optional(),
   annotations: z.record(z.string(), z.string()).optional(),
+  ownerReferences: z.array(OwnerReferenceSchema).optional(),
   finalizers: z.array(z.string()).optional(),
-  ownerReferences: z.array(z.looseObject({})).optional(),
+  managedFields: z.array(ManagedFieldsEntrySchema).optional(),
 });
 export type ObjectMeta = z.infer<typeof ObjectMetaSchema>;
 
@@ -45,7 +69,7 @@ export const LastOperationState = {
 } as const;
 export type LastOperationState = (typeof LastOperationState)[keyof typeof LastOperationState];
 
-export const LastOperationSchema = z.looseObject({
+export const LastOperationSchema = z.strictObject({
   type: z.string(),
   state: z.string(),
   progress: int32(),
@@ -54,14 +78,14 @@ export const LastOperationSchema = z.looseObject({
 });
 export type LastOperation = z.infer<typeof LastOperationSchema>;
 
-export const LastErrorSchema = z.looseObject({
+export const LastErrorSchema = z.strictObject({
   description: z.string(),
   taskID: z.string().optional(),
   codes: z.array(z.string()).optional(),
   lastUpdateTime: z.string().optional(),
 });
 
-export const ConditionSchema = z.looseObject({
+export const ConditionSchema = z.strictObject({
   type: z.string(),
   status: z.string(),
   lastTransitionTime: z.string().optional(),
@@ -77,7 +101,7 @@ export type Condition = z.infer<typeof ConditionSchema>;
  */
 export const RawExtensionSchema = z.unknown().meta({ 'x-kubernetes-preserve-unknown-fields': true });
 
-export const SecretReferenceSchema = z.looseObject({
+export const SecretReferenceSchema = z.strictObject({
   name: z.string().optional(),
   namespace: z.string().optional(),
 });

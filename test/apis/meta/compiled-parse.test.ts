@@ -112,14 +112,19 @@ describe('compiled parser', () => {
       const decoded = compiledParser(kind.schema)(object) as Json;
       expect((decoded.metadata as Json | undefined) === object.metadata).toBe(false);
     }
-    const withUnknown: Json = { ...(JSON.parse(JSON.stringify(ipv6ShootObject())) as Json), extra: { deep: [1] } };
-    (withUnknown.spec as Json).networking = {
-      ...((withUnknown.spec as Json).networking as Json),
+    const withRawExtension = JSON.parse(JSON.stringify(ipv6ShootObject())) as Json;
+    (withRawExtension.spec as Json).networking = {
+      ...((withRawExtension.spec as Json).networking as Json),
       providerConfig: { a: [1] },
     };
-    const decoded = compiledParser(Shoots.schema)(withUnknown) as { extra: unknown; spec: { networking: Json } };
-    expect(decoded.extra).toBe(withUnknown.extra);
-    expect(decoded.spec.networking.providerConfig).toBe(((withUnknown.spec as Json).networking as Json).providerConfig);
+    const decoded = compiledParser(Shoots.schema)(withRawExtension) as { spec: { networking: Json } };
+    expect(decoded.spec.networking.providerConfig).toBe(
+      ((withRawExtension.spec as Json).networking as Json).providerConfig,
+    );
+    // An unknown field of a strict object is zod's to report.
+    const withUnknown: Json = { ...withRawExtension, extra: { deep: [1] } };
+    expect(compiledParser(Shoots.schema)(withUnknown)).toBe(UNDECIDED);
+    expect(Shoots.schema.safeParse(withUnknown).success).toBe(false);
   });
 
   it('decodes exactly what zod decodes, as zod does, and leaves the rest to zod (property)', () => {
@@ -154,9 +159,10 @@ describe('compiled parser', () => {
       u: z.unknown().optional(),
       nn: z.string().nullable().optional(),
       req: z.string(),
+      strict: z.strictObject({ a: z.string() }).optional(),
       // Not compiled: zod decodes these places itself.
       checked: z.string().min(2).optional(),
-      strict: z.strictObject({ a: z.string() }).optional(),
+      stripping: z.object({ a: z.string() }).optional(),
     });
     const values = [
       undefined,
@@ -179,7 +185,7 @@ describe('compiled parser', () => {
       { a: 'b' },
       { a: 1 },
     ];
-    const keys = ['s', 'n', 'f', 'b', 'l', 'a', 'r', 'u', 'nn', 'checked', 'strict'];
+    const keys = ['s', 'n', 'f', 'b', 'l', 'a', 'r', 'u', 'nn', 'checked', 'strict', 'stripping'];
     let decided = 0;
     for (const key of keys) {
       for (const value of values) {
@@ -188,6 +194,9 @@ describe('compiled parser', () => {
     }
     expect(decided).toBeGreaterThan(40);
     expect(expectSameAsZod(schema, { s: 'x' })).toBe('undecided');
+    expect(expectSameAsZod(schema, { req: 'r', strict: { a: 'x' } })).toBe('decided');
+    expect(expectSameAsZod(schema, { req: 'r', strict: { a: 'x', b: 1 } })).toBe('undecided');
+    expect(expectSameAsZod(schema, { req: 'r', strict: JSON.parse('{"a": "x", "__proto__": {}}') })).toBe('undecided');
     expect(expectSameAsZod(schema, JSON.parse('{"req": "r", "__proto__": {"a": 1}}'))).toBe('decided');
     expect(expectSameAsZod(schema, JSON.parse('{"req": "r", "r": {"__proto__": "x"}}'))).toBe('undecided');
     expect(expectSameAsZod(schema, Object.assign(Object.create(null) as Json, { req: 'r' }))).toBe('decided');

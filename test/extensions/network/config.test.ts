@@ -85,7 +85,7 @@ describe('decoding', () => {
     ]);
   });
 
-  it('refuses unknown fields strictly, naming each, at any depth', () => {
+  it('refuses unknown fields strictly, naming each with its path in the NetworkConfig, at any depth', () => {
     expect(
       v4({
         typo: 1,
@@ -95,9 +95,9 @@ describe('decoding', () => {
         kubeAPIServerEndpoints: {},
       }),
     ).toEqual([
-      `${P}.ipv4.cidr: Forbidden: unknown field "cidr"`,
-      `${P}.typha.replicas: Forbidden: unknown field "replicas"`,
-      `${P}.autoScaling.resources.kubeControllers: Forbidden: unknown field "kubeControllers"`,
+      `${P}.ipv4.cidr: Forbidden: unknown field "ipv4.cidr"`,
+      `${P}.typha.replicas: Forbidden: unknown field "typha.replicas"`,
+      `${P}.autoScaling.resources.kubeControllers: Forbidden: unknown field "autoScaling.resources.kubeControllers"`,
       `${P}.typo: Forbidden: unknown field "typo"`,
       `${P}.kubeAPIServerEndpoints: Forbidden: unknown field "kubeAPIServerEndpoints"`,
     ]);

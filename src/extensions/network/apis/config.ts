@@ -18,6 +18,7 @@ import {
   type FieldError,
 } from '../../../apis/field/index.js';
 import { dns1123SubdomainErrors } from '../../../apis/validation/dns-name.js';
+import { issueFieldPath, unknownFieldErrors } from '../../../apis/meta/zod-issues.js';
 import { QUANTITY_DETAIL, quantitySign } from '../../../apis/validation/quantity.js';
 import { parseCIDR, parseIP } from '../../../net/cidr.js';
 
@@ -382,14 +383,11 @@ function validateResourceList(list: Record<string, unknown>, path: FieldPath): E
 
 /** One field error per zod issue (per unknown key for `unrecognized_keys`, Required for a missing field). */
 function issueErrors(issue: z.core.$ZodIssue, raw: unknown, root: FieldPath): ErrorList {
-  const path = issue.path.reduce<FieldPath>(
-    (p, segment) => (typeof segment === 'number' ? p.index(segment) : p.child(String(segment))),
-    root,
-  );
+  const path = issueFieldPath(issue.path, root);
   const value = valueAt(raw, issue.path);
   switch (issue.code) {
     case 'unrecognized_keys':
-      return issue.keys.map((key) => forbidden(path.child(key), `unknown field "${key}"`));
+      return unknownFieldErrors(issue, root);
     case 'invalid_type':
       if (value === undefined) return [required(path, `${String(issue.path.at(-1))} is required`)];
       return [invalid(path, value, `must be of type ${issue.expected}`)];

@@ -214,9 +214,9 @@ describe('Shoot defaulting: purity and idempotence', () => {
   });
 });
 
-describe('Shoot through admit(): unknown fields and the input object', () => {
-  /** A shoot with fields this project does not model, at every level. */
-  function shootWithUnknownFields(): Record<string, unknown> {
+describe('Shoot through admit(): Gardener fields, raw extensions and the input object', () => {
+  /** A shoot with Gardener fields defaulting does not touch at every level, and a raw extension of any content. */
+  function shootWithGardenerFields(): Record<string, unknown> {
     const object = ipv4ShootObject({
       providerConfig: {
         apiVersion: 'calico.networking.extensions.gardener.cloud/v1alpha1',
@@ -236,7 +236,9 @@ describe('Shoot through admit(): unknown fields and the input object', () => {
     object.metadata.annotations = { 'gardener.cloud/operation': 'reconcile' };
     object.spec.hibernation = { enabled: false, schedules: [{ start: '00 20 * * 1,2,3,4,5' }] };
     object.spec.maintenance = { autoUpdate: { kubernetesVersion: true } };
-    object.spec.networking.futureField = { nested: [1, 'two', { three: true }] };
+    object.spec.extensions = [
+      { type: 'foo', providerConfig: { futureField: { nested: [1, 'two', { three: true }] } } },
+    ];
     object.spec.provider.workers[0]!.volume = { type: 'gp3', size: '50Gi' };
     object.spec.kubernetes.kubeAPIServer = { enableAnonymousAuthentication: false };
     object.spec.kubernetes.kubeProxy = { mode: 'IPTables' };
@@ -249,8 +251,8 @@ describe('Shoot through admit(): unknown fields and the input object', () => {
     return object;
   }
 
-  it('keeps every unknown field (round trip), adding only defaults', () => {
-    const input = shootWithUnknownFields();
+  it('keeps every field and the raw extensions as they are (round trip), adding only defaults', () => {
+    const input = shootWithGardenerFields();
     const result = admit({ object: input, gates: gateSets.none });
     expect(result.errors).toEqual([]);
     const expected = structuredClone(input) as {
@@ -261,25 +263,28 @@ describe('Shoot through admit(): unknown fields and the input object', () => {
     expect(result.object).toEqual(expected);
   });
 
-  it('keeps unknown fields through an update and the seed context', () => {
-    const input = shootWithUnknownFields();
+  it('keeps the fields through an update and the seed context', () => {
+    const input = shootWithGardenerFields();
     const result = admit({
       object: input,
-      oldObject: shootWithUnknownFields(),
+      oldObject: shootWithGardenerFields(),
       seed: seedObject(),
       gates: gateSets.none,
     });
     expect(result.errors).toEqual([]);
     expect(result.object).toMatchObject({
       metadata: { labels: { team: 'net' } },
-      spec: { hibernation: { enabled: false }, networking: { futureField: { nested: [1, 'two', { three: true }] } } },
+      spec: {
+        hibernation: { enabled: false },
+        extensions: [{ providerConfig: { futureField: { nested: [1, 'two', { three: true }] } } }],
+      },
       status: { uid: 'abc' },
     });
   });
 
   it('does not modify the input, the old object or the seed', () => {
     const object = shootObject({ withoutNetworking: true });
-    const oldObject = shootWithUnknownFields();
+    const oldObject = shootWithGardenerFields();
     const seed = seedObject();
     const copies = structuredClone({ object, oldObject, seed });
     for (const value of [object, oldObject, seed]) deepFreeze(value);
