@@ -67,6 +67,32 @@ describe('generated CRDs', () => {
     expect(spec.properties.networking.properties.ipFamilies).toEqual({ type: 'array', items: { type: 'string' } });
   });
 
+  it('keeps unknown fields of the extension kinds in raw extensions and status only', () => {
+    const status = ['status', 'status.providerStatus', 'status.state'];
+    expect(openPaths('extensions.gardener.cloud_networks.yaml')).toEqual(['spec.providerConfig', ...status]);
+    expect(openPaths('extensions.gardener.cloud_dnsrecords.yaml')).toEqual(['spec.providerConfig', ...status]);
+    expect(openPaths('extensions.gardener.cloud_operatingsystemconfigs.yaml')).toEqual([
+      'spec.criConfig',
+      'spec.inPlaceUpdates',
+      'spec.providerConfig',
+      ...status,
+    ]);
+    expect(openPaths('extensions.gardener.cloud_workers.yaml')).toEqual([
+      'spec.infrastructureProviderStatus',
+      'spec.pools[*].providerConfig',
+      'spec.providerConfig',
+      'status',
+      'status.machineDeployments[*]',
+      'status.providerStatus',
+      'status.state',
+    ]);
+    expect(openPaths('extensions.gardener.cloud_clusters.yaml')).toEqual([
+      'spec.cloudProfile',
+      'spec.seed',
+      'spec.shoot',
+    ]);
+  });
+
   it('models the JSON names and types Gardener uses for the extension fields', () => {
     const network = allCRDs().find((c) => c.fileName === 'extensions.gardener.cloud_networks.yaml')!.crd as {
       spec: { scope: string; versions: { subresources: unknown; schema: { openAPIV3Schema: JSONSchemaProps } }[] };

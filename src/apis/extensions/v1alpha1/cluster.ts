@@ -8,14 +8,14 @@ import { z } from 'zod';
 import { ObjectMetaSchema, RawExtensionSchema } from '../../meta/schemas.js';
 import { API_VERSION } from './common.js';
 
-export const ClusterSpecSchema = z.looseObject({
+export const ClusterSpecSchema = z.strictObject({
   cloudProfile: RawExtensionSchema,
   seed: RawExtensionSchema,
   shoot: RawExtensionSchema,
 });
 
 export const ClusterSchema = z
-  .looseObject({
+  .strictObject({
     apiVersion: z.literal(API_VERSION),
     kind: z.literal('Cluster'),
     metadata: ObjectMetaSchema,

@@ -6,7 +6,7 @@ export const DNSRecordType = { A: 'A', AAAA: 'AAAA', CNAME: 'CNAME', TXT: 'TXT' 
 export type DNSRecordType = (typeof DNSRecordType)[keyof typeof DNSRecordType];
 export const DNS_RECORD_TYPES: readonly DNSRecordType[] = ['A', 'AAAA', 'CNAME', 'TXT'];
 
-export const DNSRecordSpecSchema = z.looseObject({
+export const DNSRecordSpecSchema = z.strictObject({
   type: z.string().optional(),
   class: z.string().optional(),
   providerConfig: RawExtensionSchema.optional(),
@@ -21,7 +21,7 @@ export const DNSRecordSpecSchema = z.looseObject({
 export type DNSRecordSpec = z.infer<typeof DNSRecordSpecSchema>;
 
 export const DNSRecordSchema = z
-  .looseObject({
+  .strictObject({
     apiVersion: z.literal(API_VERSION),
     kind: z.literal('DNSRecord'),
     metadata: ObjectMetaSchema,

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ObjectMetaSchema, RawExtensionSchema } from '../../meta/schemas.js';
 import { API_VERSION, DefaultStatusShape } from './common.js';
 
-export const NetworkSpecSchema = z.looseObject({
+export const NetworkSpecSchema = z.strictObject({
   type: z.string().optional(),
   class: z.string().optional(),
   providerConfig: RawExtensionSchema.optional(),
@@ -13,7 +13,7 @@ export const NetworkSpecSchema = z.looseObject({
 export type NetworkSpec = z.infer<typeof NetworkSpecSchema>;
 
 export const NetworkSchema = z
-  .looseObject({
+  .strictObject({
     apiVersion: z.literal(API_VERSION),
     kind: z.literal('Network'),
     metadata: ObjectMetaSchema,

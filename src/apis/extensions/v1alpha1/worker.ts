@@ -7,6 +7,7 @@ import {
   RawExtensionSchema,
   SecretReferenceSchema,
 } from '../../meta/schemas.js';
+import { KubeletConfigSchema, MachineControllerManagerSettingsSchema } from '../../core/v1beta1/shoot.js';
 import { API_VERSION, DefaultStatusShape } from './common.js';
 
 /** A `[]byte` field: base64 text on the wire, as Go's encoding/json writes it. */
@@ -16,7 +17,7 @@ const BytesSchema = z.string().meta({ format: 'byte' });
 const DurationSchema = z.string();
 
 /** `corev1.SecretKeySelector`: one key of a secret in the object's namespace. */
-export const SecretKeySelectorSchema = z.looseObject({
+export const SecretKeySelectorSchema = z.strictObject({
   name: z.string().optional(),
   key: z.string().optional(),
   optional: z.boolean().optional(),
@@ -24,7 +25,7 @@ export const SecretKeySelectorSchema = z.looseObject({
 export type SecretKeySelector = z.infer<typeof SecretKeySelectorSchema>;
 
 /** `corev1.Taint` of the pool's Nodes. */
-export const TaintSchema = z.looseObject({
+export const TaintSchema = z.strictObject({
   key: z.string(),
   value: z.string().optional(),
   effect: z.string(),
@@ -32,14 +33,14 @@ export const TaintSchema = z.looseObject({
 });
 export type Taint = z.infer<typeof TaintSchema>;
 
-export const MachineImageSchema = z.looseObject({
+export const MachineImageSchema = z.strictObject({
   name: z.string().optional(),
   version: z.string().optional(),
 });
 export type MachineImage = z.infer<typeof MachineImageSchema>;
 
 /** The root disk of a pool's machines. */
-export const VolumeSchema = z.looseObject({
+export const VolumeSchema = z.strictObject({
   name: z.string().optional(),
   type: z.string().optional(),
   size: z.string(),
@@ -47,7 +48,7 @@ export const VolumeSchema = z.looseObject({
 });
 export type Volume = z.infer<typeof VolumeSchema>;
 
-export const DataVolumeSchema = z.looseObject({
+export const DataVolumeSchema = z.strictObject({
   name: z.string(),
   type: z.string().optional(),
   size: z.string(),
@@ -55,16 +56,7 @@ export const DataVolumeSchema = z.looseObject({
 });
 export type DataVolume = z.infer<typeof DataVolumeSchema>;
 
-/** Gardener's `MachineControllerManagerSettings` (core.gardener.cloud/v1beta1), per pool. */
-export const MachineControllerManagerSettingsSchema = z.looseObject({
-  machineDrainTimeout: DurationSchema.optional(),
-  machineHealthTimeout: DurationSchema.optional(),
-  machineCreationTimeout: DurationSchema.optional(),
-  maxEvictRetries: int32().optional(),
-  nodeConditions: z.array(z.string()).optional(),
-});
-
-export const ClusterAutoscalerOptionsSchema = z.looseObject({
+export const ClusterAutoscalerOptionsSchema = z.strictObject({
   scaleDownUtilizationThreshold: z.string().optional(),
   scaleDownGpuUtilizationThreshold: z.string().optional(),
   scaleDownUnneededTime: DurationSchema.optional(),
@@ -73,11 +65,11 @@ export const ClusterAutoscalerOptionsSchema = z.looseObject({
 });
 
 /** What the cluster autoscaler assumes of a pool's Nodes when it scales the pool from zero. */
-export const NodeTemplateSchema = z.looseObject({
+export const NodeTemplateSchema = z.strictObject({
   capacity: z.record(z.string(), QuantitySchema).optional(),
 });
 
-export const WorkerPoolSchema = z.looseObject({
+export const WorkerPoolSchema = z.strictObject({
   name: z.string().optional(),
   machineType: z.string().optional(),
   machineImage: MachineImageSchema.optional(),
@@ -103,10 +95,12 @@ export const WorkerPoolSchema = z.looseObject({
   architecture: z.string().optional(),
   clusterAutoscaler: ClusterAutoscalerOptionsSchema.optional(),
   priority: int32().optional(),
+  kubeletConfig: KubeletConfigSchema.optional(),
+  updateStrategy: z.string().optional(),
 });
 export type WorkerPool = z.infer<typeof WorkerPoolSchema>;
 
-export const WorkerSpecSchema = z.looseObject({
+export const WorkerSpecSchema = z.strictObject({
   type: z.string().optional(),
   class: z.string().optional(),
   providerConfig: RawExtensionSchema.optional(),
@@ -135,7 +129,7 @@ export const WorkerStatusSchema = z.looseObject({
 export type WorkerStatus = z.infer<typeof WorkerStatusSchema>;
 
 export const WorkerSchema = z
-  .looseObject({
+  .strictObject({
     apiVersion: z.literal(API_VERSION),
     kind: z.literal('Worker'),
     metadata: ObjectMetaSchema,
