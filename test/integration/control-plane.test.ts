@@ -1,7 +1,8 @@
 /**
  * The project's CRDs in a real kube-apiserver (shared by the integration files, see test/support/global-setup.ts):
- * accepted, IPv6 objects round-trip through server-side apply, status goes through the status subresource,
- * finalizers hold deletion, watches deliver events in order. Each test uses its own namespace.
+ * accepted, IPv6 objects round-trip through server-side apply, unknown fields are refused or pruned as the schemas
+ * say, status goes through the status subresource, finalizers hold deletion, watches deliver events in order. Each
+ * test uses its own namespace.
  */
 import {
   ApiextensionsV1Api,
@@ -151,6 +152,41 @@ describe('CRDs in a real API server', () => {
     const invalid = structuredClone(worker);
     invalid.spec!.sshPublicKey = 'not base64!';
     await expect(apply(invalid)).rejects.toMatchObject({ code: 422 });
+  });
+
+  it('refuses unknown Shoot fields under strict field validation, drops them otherwise, keeps raw extensions', async () => {
+    const namespace = await newTestNamespace('garden');
+    const custom = kubeConfig().makeApiClient(CustomObjectsApi);
+    const shoot = example<Obj>('shoot-ipv6.yaml');
+    shoot.metadata = { name: 'typos', namespace };
+    const networking = shoot.spec!.networking as Record<string, unknown>;
+    networking.ipFamily = ['IPv6'];
+    const worker = (shoot.spec!.provider as { workers: Record<string, unknown>[] }).workers[0]!;
+    worker.minimun = 2;
+    // A raw extension: its content is its extension's, whatever fields it has.
+    const providerConfig = { ...(networking.providerConfig as object), futureField: { nested: [1, 'two'] } };
+    networking.providerConfig = providerConfig;
+    const create = (fieldValidation: 'Strict' | 'Ignore') =>
+      custom.createNamespacedCustomObject({ ...CORE, namespace, plural: 'shoots', body: shoot, fieldValidation });
+
+    // As kubectl sends it (--validate=strict, its default): the whole path of each unknown field.
+    const refused: unknown = await create('Strict').then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(statusCode(refused)).toBe(400);
+    const message = (JSON.parse((refused as { body: string }).body) as { message: string }).message;
+    expect(message).toContain('unknown field "spec.networking.ipFamily"');
+    expect(message).toContain('unknown field "spec.provider.workers[0].minimun"');
+    expect(message).not.toContain('futureField');
+
+    // Without strict validation the API server prunes them, and keeps the raw extension as it is.
+    const stored = (await create('Ignore')) as Obj;
+    const storedNetworking = stored.spec!.networking as Record<string, unknown>;
+    expect(storedNetworking).not.toHaveProperty('ipFamily');
+    expect((stored.spec!.provider as { workers: Record<string, unknown>[] }).workers[0]).not.toHaveProperty('minimun');
+    expect(storedNetworking.providerConfig).toEqual(providerConfig);
+    expect(storedNetworking.ipFamilies).toEqual(['IPv6']);
   });
 
   it('updates status only through the status subresource', async () => {
