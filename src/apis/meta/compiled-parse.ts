@@ -37,6 +37,9 @@ class Generator {
   readonly refs: unknown[] = [];
   private names = 0;
 
+  /** `root` is the schema this function decodes; objects below it get functions of their own. */
+  constructor(private readonly root: z.ZodType) {}
+
   name(prefix: string): string {
     return `${prefix}${this.names++}`;
   }
@@ -132,8 +135,14 @@ class Generator {
         );
         return result;
       }
-      case 'object':
-        return this.object(schema, def, input, out);
+      case 'object': {
+        if (schema === this.root) return this.object(schema, def, input, out);
+        // A function per object, not one inlined body: with every field of Gardener's Shoot, that body is too large
+        // for V8 to optimize (6.6 µs per warm Shoot decode inlined, 1.0 µs this way).
+        const parser = this.ref(compiledParser(schema));
+        out.push(`const ${result} = ${parser}(${input});`, `if (${result} === UNDECIDED) return UNDECIDED;`);
+        return result;
+      }
       default:
         return this.delegate(schema, input, out);
     }
@@ -213,7 +222,7 @@ class Generator {
 }
 
 function compile(schema: z.ZodType): CompiledParser {
-  const generator = new Generator();
+  const generator = new Generator(schema);
   const body: string[] = [];
   const result = generator.value(schema, 'input', body);
   body.push(`return ${result};`);
