@@ -1,6 +1,7 @@
 /**
  * From the bytes of a request to an AdmissionReview, within bounds: a body larger than `maxBytes` is refused as it
- * arrives (413), one nesting deeper than `maxDepth` or holding more than `maxValues` values is refused by a pre-scan
+ * arrives (413), one nesting deeper than `maxDepth`, holding more than `maxValues` values or an object of more than
+ * `maxObjectKeys` keys is refused by a pre-scan
  * of each chunk (see json-scan.ts) before it is parsed, and from that point on nothing of it is kept. Pure: the server
  * feeds it chunks, tests feed it strings.
  */
@@ -14,6 +15,8 @@ export interface BodyLimits {
   readonly maxDepth: number;
   /** Most values (every `[`, `{` and `,` outside strings counts one). */
   readonly maxValues: number;
+  /** Most keys in one object. @default unlimited */
+  readonly maxObjectKeys?: number;
 }
 
 /**

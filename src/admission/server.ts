@@ -12,6 +12,7 @@ import type { FeatureGates } from '../featuregate/featuregate.js';
 import { newLogger, type Logger } from '../runtime/log.js';
 import type { RegisteredExtensionTypes } from './extensions.js';
 import { BodyRefusal, parseReview, ReviewBodyReader, type BodyLimits } from './decode.js';
+import { InFlightBytes } from './in-flight.js';
 import { SmallestFirstQueue } from './review-queue.js';
 import { AdmissionMetrics, ReviewResult } from './metrics.js';
 import {
@@ -44,6 +45,27 @@ export const DEFAULT_MAX_JSON_DEPTH = 100;
  * heap and 0.3 µs per value, so 100,000 keep the worst review within some 30 MB and 50 ms, whatever its shape.
  */
 export const DEFAULT_MAX_JSON_VALUES = 100_000;
+/**
+ * Most keys in one object of a body. Keys cost far more than values in arrays: one object of 98,000 keys (a 1 MB
+ * review within the value limit) took 65 MB and a quarter of a second to decode and validate, and 48 concurrent
+ * copies 356 MiB (the chart gives the webhook 256 MiB). Nothing in a Shoot, Seed or extension resource has objects
+ * of more than a few hundred keys (labels, annotations, a managedFields entry); 10,000 keep the worst object within
+ * some 7 MB.
+ */
+export const DEFAULT_MAX_JSON_OBJECT_KEYS = 10_000;
+/**
+ * Most bytes of request bodies held at once, from reading to answering (see in-flight.ts). 48 concurrent 1 MB reviews
+ * took the webhook from 100 to 247 MiB of its 256 MiB without a bound, 16 MiB of them some 50 MiB more than idle.
+ */
+export const DEFAULT_MAX_IN_FLIGHT_BODY_BYTES = 8 * 1024 * 1024;
+/** Of the bytes in flight, kept for bodies up to {@link SMALL_BODY_BYTES}: ordinary reviews never wait for large ones. */
+const RESERVED_BODY_BYTES = 1024 * 1024;
+/** A Shoot review with 100 worker pools is 23 KB. */
+const SMALL_BODY_BYTES = 64 * 1024;
+/** How long a request waits for room before it is answered 429 (the API server's webhook timeout is 10 s). */
+export const DEFAULT_IN_FLIGHT_WAIT_MS = 2_000;
+/** The API server's max-in-flight filter answers 429 with this Retry-After too. */
+const RETRY_AFTER_SECONDS = 1;
 /** The API server gives up after `timeoutSeconds` (10) anyway. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 /** How long close() lets requests in flight finish before it cuts their connections. */
@@ -77,6 +99,12 @@ export interface AdmissionServerOptions {
   readonly maxJSONDepth?: number;
   /** Bodies with more values are refused before they are parsed. @default {@link DEFAULT_MAX_JSON_VALUES} */
   readonly maxJSONValues?: number;
+  /** Bodies with an object of more keys are refused before they are parsed. @default {@link DEFAULT_MAX_JSON_OBJECT_KEYS} */
+  readonly maxJSONObjectKeys?: number;
+  /** Most bytes of bodies held at once; beyond, requests wait, then get 429. @default {@link DEFAULT_MAX_IN_FLIGHT_BODY_BYTES} */
+  readonly maxInFlightBodyBytes?: number;
+  /** How long a request waits for room before 429. @default {@link DEFAULT_IN_FLIGHT_WAIT_MS} */
+  readonly inFlightWaitMs?: number;
   /** @default {@link DEFAULT_REQUEST_TIMEOUT_MS} */
   readonly requestTimeoutMs?: number;
   /** Refuse Shoots using extension types outside this set; unchecked when unset. */
@@ -107,6 +135,7 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
     maxBytes: opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     maxDepth: opts.maxJSONDepth ?? DEFAULT_MAX_JSON_DEPTH,
     maxValues: opts.maxJSONValues ?? DEFAULT_MAX_JSON_VALUES,
+    maxObjectKeys: opts.maxJSONObjectKeys ?? DEFAULT_MAX_JSON_OBJECT_KEYS,
   };
   const modes: Record<string, AdmissionMode> = {
     [WEBHOOK_PATHS.validate]: 'validate',
@@ -127,6 +156,12 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
 
   const metrics = opts.metrics ? new AdmissionMetrics(opts.metrics) : undefined;
   const reviews = new SmallestFirstQueue();
+  const inFlight = new InFlightBytes(
+    opts.maxInFlightBodyBytes ?? DEFAULT_MAX_IN_FLIGHT_BODY_BYTES,
+    RESERVED_BODY_BYTES,
+    SMALL_BODY_BYTES,
+  );
+  const inFlightWaitMs = opts.inFlightWaitMs ?? DEFAULT_IN_FLIGHT_WAIT_MS;
   const ready = opts.ready ?? (() => true);
 
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -148,6 +183,26 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
     const contentType = req.headers['content-type'];
     if (contentType !== undefined && !/^application\/json\b/i.test(contentType)) {
       return sendStatus(res, 415, `unsupported content type ${JSON.stringify(contentType)}: expected application/json`);
+    }
+
+    // The body's room in flight: as announced, the most a body may be when not (chunked); none for a body announced
+    // over the limit (refused at once, unread).
+    const announced = contentLength(req);
+    const cost = Math.min(announced ?? bodyLimits.maxBytes, bodyLimits.maxBytes);
+    if (!(announced !== undefined && announced > bodyLimits.maxBytes)) {
+      if (!inFlight.tryAcquire(cost) && !(await inFlight.acquire(cost, inFlightWaitMs))) {
+        logger.info({ path, bytes: cost, inFlightBytes: inFlight.bytes }, 'too many request bytes in flight');
+        return sendTooManyRequests(res);
+      }
+      let released = false;
+      const release = () => {
+        if (released) return;
+        released = true;
+        inFlight.release(cost);
+      };
+      // Given back once the answer is sent or the connection is gone (also while it waited).
+      if (req.socket.destroyed) return release();
+      res.once('close', release);
     }
 
     let body: Buffer;
@@ -251,8 +306,7 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
  * of refusal is read, to keep the connection usable, but not kept).
  */
 function readBody(req: IncomingMessage, limits: BodyLimits): Promise<Buffer> {
-  const announced = req.headers['content-length'] === undefined ? undefined : Number(req.headers['content-length']);
-  const reader = new ReviewBodyReader(limits, announced);
+  const reader = new ReviewBodyReader(limits, contentLength(req));
   if (reader.refusal) {
     req.resume();
     return Promise.reject(reader.refusal);
@@ -280,6 +334,14 @@ function readBody(req: IncomingMessage, limits: BodyLimits): Promise<Buffer> {
     );
     req.on('error', (e) => finish(() => reject(e)));
   });
+}
+
+/** The announced Content-Length, undefined when there is none (chunked) or it is no integer. */
+function contentLength(req: IncomingMessage): number | undefined {
+  const header = req.headers['content-length'];
+  if (header === undefined) return undefined;
+  const length = Number(header);
+  return Number.isSafeInteger(length) && length >= 0 ? length : undefined;
 }
 
 const ADMITTED_KIND_NAMES: ReadonlySet<string> = new Set(ADMITTED_KINDS.map((k) => k.kind));
@@ -362,6 +424,29 @@ function refusedReview(uid: string, message: string): AdmissionReviewResponse {
       },
     },
   };
+}
+
+/** As the API server's max-in-flight filter answers: 429 with Retry-After, which its clients honour by retrying. */
+function sendTooManyRequests(res: ServerResponse): void {
+  const body = JSON.stringify({
+    apiVersion: 'v1',
+    kind: 'Status',
+    metadata: {},
+    status: 'Failure',
+    message: 'Too many requests, please try again later.',
+    reason: 'TooManyRequests',
+    details: { retryAfterSeconds: RETRY_AFTER_SECONDS },
+    code: 429,
+  });
+  // The body is not read: the connection is not reused.
+  res
+    .writeHead(429, {
+      'Content-Type': 'application/json',
+      'Content-Length': Buffer.byteLength(body),
+      'Retry-After': String(RETRY_AFTER_SECONDS),
+      Connection: 'close',
+    })
+    .end(body);
 }
 
 function sendMethodNotAllowed(res: ServerResponse, allow: string): void {

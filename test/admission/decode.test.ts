@@ -87,6 +87,33 @@ describe('JSONBodyScanner', () => {
     }
   });
 
+  it('counts the keys of each object, not of arrays, strings or other objects', () => {
+    // Three keys at the root, two in "b"'s object, none in arrays however long; commas in strings are no keys.
+    const text = '{"a":[1,2,3,4,5,6],"b":{"x":"1,2,3","y":[{"z":0}]},"c":{}}';
+    for (let cut = 0; cut <= text.length; cut++) {
+      const scanner = new JSONBodyScanner({ maxDepth: 5, maxValues: 100, maxObjectKeys: 3 });
+      for (const chunk of chunksOf(text, [cut])) expect(scanner.write(chunk)).toEqual({ ok: true });
+      const tighter = new JSONBodyScanner({ maxDepth: 5, maxValues: 100, maxObjectKeys: 2 });
+      expect(chunksOf(text, [cut]).map((c) => tighter.write(c))).toContainEqual({
+        ok: false,
+        reason: 'an object of the body has more than 2 keys',
+      });
+    }
+  });
+
+  it('refuses one object of many keys that stays within the value limit', () => {
+    const wide = `{"request":{"uid":"u","object":{${Array.from({ length: 10_001 }, (_, i) => `"k${i}":0`).join(',')}}}}`;
+    expect(() => decodeReviewBody([Buffer.from(wide)], { ...LIMITS, maxObjectKeys: 10_000 })).toThrow(
+      new BodyRefusal(400, 'an object of the body has more than 10000 keys', 'u'),
+    );
+    // As many keys over many objects are decoded (and left to validation).
+    const spread = `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u","object":[${Array.from(
+      { length: 11 },
+      (_, o) => `{${Array.from({ length: 1_000 }, (_, i) => `"k${o}-${i}":0`).join(',')}}`,
+    ).join(',')}]}}`;
+    expect(decodeReviewBody([Buffer.from(spread)], { ...LIMITS, maxObjectKeys: 10_000 }).request?.uid).toBe('u');
+  });
+
   it('finds request.uid wherever the chunks break, and only that uid', () => {
     const text =
       '{"kind":"AdmissionReview","object":{"uid":"not-this"},"request":{"userInfo":{"uid":"nor-this"},' +

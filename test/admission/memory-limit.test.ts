@@ -70,8 +70,32 @@ const ATTACKS: Record<string, () => string> = {
     attackReview((room) => JSON.stringify(Array.from({ length: 30 }, (_, i) => String(i % 10).repeat(room / 31)))),
 };
 
+/** Keys in the wide-object attacks: 1.08 MB reviews within the value limit, 48 concurrent copies of each. */
+const WIDE_OBJECT_KEYS = 98_000;
+const WIDE_OBJECT_CONCURRENT = 48;
+
+/**
+ * A Shoot review whose `spec.networking.providerConfig` holds {@link WIDE_OBJECT_KEYS} keys (`"k00001":0`, …), in
+ * objects of `perObject` keys: one object of all (refused by the pre-scan's key limit), or spread over many (decoded,
+ * each key an unknown field).
+ */
+function wideObjectReview(perObject: number): string {
+  const shoot = ipv6ShootObject();
+  const root: Record<string, unknown> = {};
+  for (let i = 0; i < WIDE_OBJECT_KEYS; i++) {
+    const object =
+      perObject >= WIDE_OBJECT_KEYS ? root : ((root[`o${Math.floor(i / perObject)}`] ??= {}) as Record<string, number>);
+    (object as Record<string, number>)[`k${String(i).padStart(5, '0')}`] = 0;
+  }
+  return reviewOf(
+    { ...shoot, spec: { ...shoot.spec, networking: { ...shoot.spec.networking, providerConfig: root } } },
+    'attack',
+  );
+}
+
 interface Reply {
   status: number;
+  headers: Record<string, string | string[] | undefined>;
   body: string;
 }
 
@@ -144,12 +168,14 @@ describe('the webhook under the chart memory limit', () => {
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
-          res.on('error', () => resolve({ status: -1, body: '' }));
+          res.on('end', () =>
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString() }),
+          );
+          res.on('error', () => resolve({ status: -1, headers: {}, body: '' }));
         },
       );
       // A killed server: no answer.
-      req.on('error', (e) => resolve({ status: -1, body: e.message }));
+      req.on('error', (e) => resolve({ status: -1, headers: {}, body: e.message }));
       req.end(body);
     });
   }
@@ -186,6 +212,8 @@ describe('the webhook under the chart memory limit', () => {
 
     for (const [shape, replies] of Object.entries(attackReplies)) {
       for (const reply of replies) {
+        // Bodies beyond the bytes in flight wait for room, and are told to come back after 2 s without.
+        if (reply.status === 429) continue;
         expect(reply.status, `${shape}: ${reply.body.slice(0, 200)}`).toBe(200);
         expect((JSON.parse(reply.body) as AdmissionReviewResponse).response.uid, shape).toBe('attack');
       }
@@ -197,6 +225,59 @@ describe('the webhook under the chart memory limit', () => {
         uid: 'valid',
         allowed: true,
       });
+    }
+  }, 240_000);
+
+  it(`stays alive and under the limit with ${WIDE_OBJECT_CONCURRENT} concurrent reviews of ${WIDE_OBJECT_KEYS} keys`, async () => {
+    for (const perObject of [WIDE_OBJECT_KEYS, 9_800, 1_000, 100]) {
+      const body = wideObjectReview(perObject);
+      const replies = await Promise.all(
+        Array.from({ length: WIDE_OBJECT_CONCURRENT }, (_, i) => post(body, i % 2 ? '/mutate' : '/validate', false)),
+      );
+      const valid = await post(reviewOf(ipv6ShootObject(), 'valid'), '/validate', false);
+
+      expect(child.exitCode, 'the webhook process exited').toBeNull();
+      expect(child.signalCode, 'the webhook process was killed').toBeNull();
+      const oomKills = /oom_kill (\d+)/.exec(readFileSync(join(memoryDir, 'memory.oom_control'), 'utf8'))?.[1];
+      expect(oomKills ?? '0').toBe('0');
+      expect(Number(readFileSync(join(memoryDir, 'memory.max_usage_in_bytes'), 'utf8'))).toBeLessThan(limit);
+      let answered = 0;
+      for (const [i, reply] of replies.entries()) {
+        // Told to come back later, as the API server's max-in-flight filter does, or answered: denied with the first
+        // errors by the validating webhook, defaulted by the mutating one.
+        if (reply.status === 429) {
+          expect(JSON.parse(reply.body)).toMatchObject({ kind: 'Status', code: 429, reason: 'TooManyRequests' });
+          continue;
+        }
+        expect(reply.status, reply.body.slice(0, 200)).toBe(200);
+        const response = (JSON.parse(reply.body) as AdmissionReviewResponse).response;
+        expect(response.uid).toBe('attack');
+        if (i % 2 === 0) expect(response.allowed).toBe(false);
+        expect(reply.body.length).toBeLessThan(64 * 1024);
+        answered++;
+      }
+      expect(answered, `${perObject} keys per object`).toBeGreaterThan(0);
+      expect(valid.status).toBe(200);
+      expect((JSON.parse(valid.body) as AdmissionReviewResponse).response).toMatchObject({
+        uid: 'valid',
+        allowed: true,
+      });
+    }
+  }, 240_000);
+
+  it('holds at most a bounded number of bodies: 100 concurrent 3 MiB bodies (300 MB) are answered or told to wait', async () => {
+    const body = ATTACKS['long strings, decoded']!();
+    const replies = await Promise.all(Array.from({ length: 100 }, () => post(body, '/validate', false)));
+
+    expect(child.exitCode, 'the webhook process exited').toBeNull();
+    expect(child.signalCode, 'the webhook process was killed').toBeNull();
+    const oomKills = /oom_kill (\d+)/.exec(readFileSync(join(memoryDir, 'memory.oom_control'), 'utf8'))?.[1];
+    expect(oomKills ?? '0').toBe('0');
+    expect(Number(readFileSync(join(memoryDir, 'memory.max_usage_in_bytes'), 'utf8'))).toBeLessThan(limit);
+    for (const reply of replies) {
+      expect([200, 429], reply.body.slice(0, 200)).toContain(reply.status);
+      if (reply.status === 200) expect((JSON.parse(reply.body) as AdmissionReviewResponse).response.uid).toBe('attack');
+      else expect(reply.headers['retry-after']).toBe('1');
     }
   }, 240_000);
 });

@@ -289,6 +289,20 @@ describe('admission webhook server', () => {
     });
   });
 
+  it('denies a review with an object of more than 10,000 keys before decoding it', async () => {
+    const providerConfig = Object.fromEntries(Array.from({ length: 10_001 }, (_, i) => [`k${i}`, 0]));
+    const shoot = ipv6ShootObject();
+    const reply = await call(server, tls.ca, {
+      path: '/validate',
+      body: reviewOf({ ...shoot, spec: { ...shoot.spec, networking: { ...shoot.spec.networking, providerConfig } } }),
+    });
+    expect(reply.status).toBe(200);
+    const { response } = JSON.parse(reply.body) as AdmissionReviewResponse;
+    expect(response.allowed).toBe(false);
+    expect(response.status).toMatchObject({ code: 400, reason: 'BadRequest' });
+    expect(response.status?.message).toContain('an object of the body has more than 10000 keys');
+  });
+
   it('denies with 500 when the seed lookup fails', async () => {
     lookupSeed.mockRejectedValueOnce(new Error('etcdserver: request timed out'));
     const shoot = { ...ipv6ShootObject({ seedName: 'seed-a' }) };
@@ -378,6 +392,55 @@ describe('admission webhook server lifecycle', () => {
     const reply = await pending;
     expect(reply.status).toBe(200);
     await closed;
+  });
+
+  it('holds a bounded number of body bytes: a large body waits for room, then gets 429; small ones get in', async () => {
+    let release: (seed: unknown) => void = () => {};
+    const gate = new Promise<unknown>((resolve) => (release = resolve));
+    const lookupSeed = vi.fn(() => gate);
+    const server = await startAdmissionServer({
+      tls: { cert: tls.cert, key: tls.key },
+      host: '::1',
+      port: 0,
+      gates: gateSets.none,
+      lookupSeed,
+      logger: silentLogger(),
+      maxInFlightBodyBytes: 2 * 1024 * 1024,
+      inFlightWaitMs: 200,
+    });
+    try {
+      // 1.5 MB held until its seed lookup answers.
+      const padding = 'x'.repeat(1_500_000);
+      const large = (name: string) =>
+        reviewOf({ ...ipv6ShootObject({ seedName: 'seed-a' }), metadata: { name, annotations: { padding } } });
+      const held = call(server, tls.ca, { path: '/validate', body: large('held') });
+      await vi.waitFor(() => expect(lookupSeed).toHaveBeenCalled());
+
+      const refused = await call(server, tls.ca, { path: '/validate', body: large('refused') });
+      expect(refused.status).toBe(429);
+      expect(refused.headers['retry-after']).toBe('1');
+      expect(JSON.parse(refused.body)).toMatchObject({
+        kind: 'Status',
+        status: 'Failure',
+        reason: 'TooManyRequests',
+        details: { retryAfterSeconds: 1 },
+        code: 429,
+      });
+      // An ordinary review still gets in (its room is kept for it).
+      const small = await call(server, tls.ca, { path: '/validate', body: reviewOf(ipv6ShootObject()) });
+      expect(small.status).toBe(200);
+
+      // A large one waiting gets in as soon as the held one is answered.
+      const waiting = call(server, tls.ca, { path: '/validate', body: large('waiting') });
+      await vi.waitFor(() => expect(lookupSeed).toHaveBeenCalledTimes(1));
+      release(undefined);
+      expect((await held).status).toBe(200);
+      const waited = await waiting;
+      expect(waited.status, waited.body.slice(0, 200)).toBe(200);
+    } finally {
+      release(undefined);
+      await server.close({ graceMs: 0 });
+    }
   });
 
   it('fails to start on a port in use', async () => {

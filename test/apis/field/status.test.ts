@@ -9,6 +9,7 @@ import {
   formatBadValue,
   invalid,
   invalidStatus,
+  MAX_STATUS_CAUSES,
   notSupported,
   required,
   statusFor,
@@ -195,5 +196,23 @@ describe('Status', () => {
     const status = invalidStatus(seedId, [error]);
     expect(status.details?.causes).toEqual([{ reason: error.type, message, field: error.field }]);
     expect(status.message).toBe(`Seed.core.gardener.cloud "seed-a" is invalid: ${error.field}: ${message}`);
+  });
+
+  it(`names the first ${MAX_STATUS_CAUSES} errors and counts the others`, () => {
+    const errors = Array.from({ length: 98_000 }, (_, i) =>
+      forbidden(FieldPath.root('spec').child(`k${i}`), `unknown field "k${i}"`),
+    );
+    const status = invalidStatus(seedId, errors);
+    expect(status.details?.causes).toHaveLength(MAX_STATUS_CAUSES);
+    expect(status.details?.causes?.[0]).toEqual({
+      reason: 'FieldValueForbidden',
+      message: 'Forbidden: unknown field "k0"',
+      field: 'spec.k0',
+    });
+    expect(status.message).toMatch(/^Seed\.core\.gardener\.cloud "[^"]*" is invalid: \[spec\.k0: Forbidden: /);
+    expect(status.message).toContain(`spec.k${MAX_STATUS_CAUSES - 1}: Forbidden`);
+    expect(status.message).not.toContain(`spec.k${MAX_STATUS_CAUSES}:`);
+    expect(status.message).toMatch(/, and 97900 more errors\]$/);
+    expect(JSON.stringify(status).length).toBeLessThan(32 * 1024);
   });
 });
