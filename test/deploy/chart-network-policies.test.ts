@@ -187,9 +187,31 @@ describe('NetworkPolicy values', () => {
     ]);
   });
 
-  it('admit the webhook from anywhere, on its port only, when the API server is not named', () => {
-    const objects = renderChart('ipv6', { release: RELEASE, namespace: NAMESPACE });
-    const webhook = rulesFor(objects, 'admission').filter((r) => r.ports?.some((p) => p.port === 9443));
+  it("admit the webhook by default from the kind nodes' network only, where a host-network API server calls from", () => {
+    for (const preset of Object.keys(PRESETS) as Preset[]) {
+      const objects = renderChart(preset, { release: RELEASE, namespace: NAMESPACE });
+      const webhook = rulesFor(objects, 'admission').filter((r) => r.ports?.some((p) => p.port === 9443));
+      expect(webhook, preset).toEqual([
+        {
+          ports: [{ port: 9443, protocol: 'TCP' }],
+          from: [{ ipBlock: { cidr: 'fd00:10::/64' } }, { ipBlock: { cidr: '172.18.0.0/16' } }],
+        },
+      ]);
+    }
+  });
+
+  it('admit the webhook from anywhere, on its port only, when both CIDRs and peers are set empty', () => {
+    const result = helm([
+      'template',
+      RELEASE,
+      CHART_DIR,
+      '--set-json',
+      'networkPolicy.apiServer={"cidrs":[],"peers":[]}',
+    ]);
+    expect(result.stderr).toBe('');
+    const webhook = rulesFor(parseObjects(result.stdout), 'admission').filter((r) =>
+      r.ports?.some((p) => p.port === 9443),
+    );
     expect(webhook).toEqual([{ ports: [{ port: 9443, protocol: 'TCP' }] }]);
   });
 
