@@ -64,6 +64,11 @@ export interface RuntimeOptions {
    * to be unregistered and the webhook's connections to close. @default DEFAULT_SHUTDOWN_TIMEOUT_MS
    */
   readonly shutdownTimeoutMs?: number;
+  /**
+   * Aborting it while startRuntime() runs (SIGTERM before the caches synced) stops what it started, the webhook
+   * configurations it registered included, and makes it reject with the signal's reason.
+   */
+  readonly signal?: AbortSignal;
   /** Options of the extensions' controllers (tests shorten the DNS resync). */
   readonly extensions?: { readonly network?: NetworkExtensionOptions; readonly dns?: DNSExtensionOptions };
 }
@@ -127,10 +132,17 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   // One cache per kind for the components of the process that read it; the informers start with the manager.
   const readers = sharedReaders(manager);
 
+  const { signal } = options;
+  // A stop during start: the manager's start (informers syncing) returns, the other steps are checked after.
+  const onAbort = () => void manager.stop();
+  signal?.addEventListener('abort', onAbort, { once: true });
+  let configured = false;
   try {
+    signal?.throwIfAborted();
     if (components.has('admission')) {
       const webhookOptions = options.webhook ?? {};
       tls = await webhookTLS(webhookOptions);
+      signal?.throwIfAborted();
       const seeds = readers.seeds;
       webhook = await startAdmissionServer({
         tls: { cert: tls.cert, key: tls.key },
@@ -146,7 +158,12 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       });
       if (registered) {
         const url = webhookBaseURL(webhookOptions.advertiseHost ?? '::1', webhook.port);
-        await deployWebhookConfigurations(client, desiredWebhookConfigurations({ caBundle: tls.ca, url }));
+        configured = true;
+        await deployWebhookConfigurations(
+          client,
+          desiredWebhookConfigurations({ caBundle: tls.ca, url }),
+          signal ? { signal } : {},
+        );
         logger.info({ url }, 'registered the admission webhooks');
       }
     }
@@ -176,13 +193,25 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       const { addSchedulerController } = await import('../scheduler/scheduler.js');
       addSchedulerController(manager);
     }
+    signal?.throwIfAborted();
     await manager.start();
+    signal?.throwIfAborted();
   } catch (e) {
-    // Nothing started outlives a failed start: the webhook's port, its certificates' folder, the health server.
+    // Nothing started outlives a failed start: the webhook's port, its certificates' folder, the health server, and
+    // webhook configurations that would point at a port nobody serves (bounded: the API server may not answer).
     await webhook?.close({ graceMs: 0 });
+    if (configured) {
+      const unregisterClient = new ResourceClient(options.kubeConfig);
+      await destroyWebhookConfigurations(unregisterClient, undefined, {
+        signal: AbortSignal.timeout(shutdownTimeoutMs),
+      }).catch((err: unknown) => logger.warn({ err }, 'unregistering the webhooks failed'));
+      unregisterClient.close();
+    }
     tls?.cleanup();
     await manager.stop();
-    throw e;
+    throw signal?.aborted ? signal.reason : e;
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
   }
 
   return {

@@ -1,6 +1,8 @@
 /**
  * `gardener-ipv6 run`: the admission webhook and the controllers against a cluster, until SIGINT or SIGTERM.
  */
+import { rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { RegisteredExtensionTypes } from '../admission/extensions.js';
 import { COMPONENTS, startRuntime, type Component, type Runtime } from '../app/runtime.js';
@@ -13,8 +15,10 @@ import {
   type LoadBalancerNetworks,
 } from '../extensions/provider-local/loadbalancer/pool.js';
 import { Refs } from '../gardenlet/resources.js';
+import { onEmergencyExit } from '../localenv/cleanup.js';
+import { createRunFolder, removeDeadRunFolders } from '../localenv/run-folder.js';
 import { ResourceClient } from '../runtime/client.js';
-import { newLogger } from '../runtime/log.js';
+import { newLogger, type Logger } from '../runtime/log.js';
 import { InputError, type CliIO } from './io.js';
 import { checkRunOptions } from './run-checks.js';
 
@@ -106,11 +110,73 @@ export function loadKubeConfig(path: string | undefined): KubeConfig {
   return kc;
 }
 
-/** Resolves with the exit code after a signal stopped everything (0), or when the runtime ended by itself (1). */
+/**
+ * Resolves with the exit code after a signal stopped everything (0), also while it started, or when the runtime ended
+ * by itself (1). What it writes (the webhook's generated CA and keys) goes below a folder of this run,
+ * `$TMPDIR/gardener-ipv6-run-<pid>` as `up` makes, removed when it returns; a run that was killed can't, so each
+ * start first removes the run folders whose process is gone.
+ */
 export async function runRun(options: RunOptions, io: CliIO): Promise<number> {
   // Every flag first (exit 2 naming the bad ones): nothing listens or connects before they are all fine.
   const { kubeConfig, tsigSecret } = await checkRunOptions(options, loadKubeConfig);
   const logger = newLogger({ level: options.logLevel, name: 'gardener-ipv6' });
+  // From here on a signal stops the run, also before its caches synced.
+  const stop = new AbortController();
+  let signalled: NodeJS.Signals | undefined;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (signalled !== undefined) return;
+    signalled = signal;
+    logger.info({ signal }, 'stopping');
+    stop.abort(new Error(signal));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  const runFolder = makeRunFolder(options, io);
+  try {
+    return await runUntilStopped(options, io, { kubeConfig, tsigSecret, logger, stop: stop.signal });
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    runFolder?.remove();
+  }
+}
+
+/**
+ * The run's folder, when it writes files: the webhook's certificates are generated unless they are given (a pod gets
+ * them mounted, and its root file system is read-only). The leftovers of killed runs are removed either way.
+ */
+function makeRunFolder(options: RunOptions, io: CliIO): { remove(): void } | undefined {
+  const parentDir = process.env.GARDENER_IPV6_TMPDIR || tmpdir();
+  const leftovers = removeDeadRunFolders(parentDir);
+  if (leftovers.length > 0) io.err(`removed what runs that were killed left: ${leftovers.join(', ')}\n`);
+  if (!options.components.includes('admission') || options.webhookCertDir) return undefined;
+  const runDir = createRunFolder(parentDir);
+  const previousTmpDir = process.env.GARDENER_IPV6_TMPDIR;
+  process.env.GARDENER_IPV6_TMPDIR = runDir;
+  const removeNow = () => rmSync(runDir, { recursive: true, force: true });
+  // An uncaught error or process.exit() ends the process without the finally above.
+  const unregister = onEmergencyExit(removeNow, { signals: false });
+  return {
+    remove() {
+      unregister();
+      removeNow();
+      if (previousTmpDir === undefined) delete process.env.GARDENER_IPV6_TMPDIR;
+      else process.env.GARDENER_IPV6_TMPDIR = previousTmpDir;
+    },
+  };
+}
+
+async function runUntilStopped(
+  options: RunOptions,
+  io: CliIO,
+  context: {
+    kubeConfig: KubeConfig;
+    tsigSecret: string | undefined;
+    logger: Logger;
+    stop: AbortSignal;
+  },
+): Promise<number> {
+  const { kubeConfig, tsigSecret, logger, stop } = context;
   let runtime: Runtime;
   try {
     const workloads =
@@ -155,11 +221,14 @@ export async function runRun(options: RunOptions, io: CliIO): Promise<number> {
           }
         : { hostIPs: options.hostIPs },
       health: { host: options.healthHost, port: options.healthPort },
+      signal: stop,
       ...(options.leaderElect
         ? { leaderElection: { namespace: options.leaderElectionNamespace, name: options.leaderElectionID } }
         : {}),
     });
   } catch (e) {
+    // Stopped while it started: what it started is stopped, as after a run.
+    if (stop.aborted) return 0;
     // The flags were fine; what failed is the cluster or the host (an API server that can't be reached, ...): one
     // line, exit 1, as a pod's log should show it before the pod is restarted.
     io.err(`error: starting ${options.components.join(', ')} failed: ${(e as Error).message}\n`);
@@ -167,12 +236,8 @@ export async function runRun(options: RunOptions, io: CliIO): Promise<number> {
   }
   io.err(`running ${options.components.join(', ')} against ${kubeConfig.getCurrentCluster()?.server ?? '?'}\n`);
   const outcome = await new Promise<number>((resolve) => {
-    const onSignal = (signal: NodeJS.Signals) => {
-      logger.info({ signal }, 'stopping');
-      resolve(0);
-    };
-    process.once('SIGINT', onSignal);
-    process.once('SIGTERM', onSignal);
+    if (stop.aborted) return resolve(0);
+    stop.addEventListener('abort', () => resolve(0), { once: true });
     runtime.manager.done.then(
       () => resolve(1),
       (e: unknown) => {

@@ -1,8 +1,8 @@
 /**
- * The folder of one run of `up`: `$TMPDIR/gardener-ipv6-run-<pid>`, below which everything it writes lives (the
- * control plane's files with the CA and service-account keys, BIND9's with the TSIG key, the webhook's, the seed
- * Nodes' and machines' state). A run that ends normally removes it; one that was killed can't, so the next start
- * removes the folders whose pid is gone.
+ * The folder of one run of `up` or `run`: `$TMPDIR/gardener-ipv6-run-<pid>`, below which everything it writes lives
+ * (the control plane's files with the CA and service-account keys, BIND9's with the TSIG key, the webhook's, the seed
+ * Nodes' and machines' state). A run that ends normally removes it; one that was killed can't, so the next start of
+ * either removes the folders whose pid is gone.
  */
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -32,8 +32,12 @@ export function removeDeadRunFolders(parent: string): string[] {
     const pid = new RegExp(`^${RUN_FOLDER_PREFIX}(\\d+)$`).exec(name)?.[1];
     if (pid === undefined || Number(pid) === process.pid || pidAlive(Number(pid))) continue;
     const dir = join(parent, name);
-    rmSync(dir, { recursive: true, force: true });
-    removed.push(dir);
+    try {
+      rmSync(dir, { recursive: true, force: true });
+      removed.push(dir);
+    } catch {
+      // Not ours to remove (another user's, a read-only file system): the run goes on.
+    }
   }
   return removed;
 }

@@ -2,14 +2,15 @@
  * `gardener-ipv6 run` with a wrong flag: exit 2 and one line on stderr naming the flag, before anything starts (the
  * API server of its kubeconfig never sees a connection, no port is taken).
  */
-import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:net';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { basename, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { freePort } from '../../src/localenv/net.js';
 import { projectRoot } from '../../src/localenv/project.js';
+import { RUN_FOLDER_PREFIX } from '../../src/localenv/run-folder.js';
 import { cli, tempFile } from '../support/cli.js';
 
 /** A TCP server standing in for the API server: it only counts who connects. */
@@ -255,3 +256,107 @@ describe('gardener-ipv6 run: a start that fails after the flags passed', () => {
     expect(readdirSync(tmp)).toEqual([]);
   }, 60_000);
 });
+
+describe('gardener-ipv6 run: stopped while starting, and after a kill -9', () => {
+  it.each([
+    ['while it registers the webhooks', []],
+    ['while its caches sync', ['--no-webhook-register']],
+  ])(
+    'removes its own files on SIGTERM %s (exit 0), and what killed runs left',
+    async (_, extra: string[]) => {
+      // An API server that takes connections and never answers: the run stays before its caches synced.
+      const held = new Set<Socket>();
+      const hanging = createServer((socket) => {
+        held.add(socket);
+        socket.on('close', () => held.delete(socket));
+      });
+      const port = await listen(hanging);
+      const hangingConfig = join(dir, 'kubeconfig-hanging');
+      writeFileSync(
+        hangingConfig,
+        `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://[::1]:${port}", insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`,
+      );
+      const tmp = mkdtempSync(join(dir, 'tmp-stopped-'));
+      // What a killed run left (its process is gone), and the folder of a run that is still alive (this test's).
+      const killed = join(tmp, `${RUN_FOLDER_PREFIX}${deadPid()}`);
+      mkdirSync(join(killed, 'gardener-ipv6-webhook-x'), { recursive: true });
+      writeFileSync(join(killed, 'gardener-ipv6-webhook-x', 'ca.key'), 'key');
+      const alive = join(tmp, `${RUN_FOLDER_PREFIX}${process.pid}`);
+      mkdirSync(alive);
+
+      const child = spawn(
+        process.execPath,
+        [
+          join(projectRoot(), 'bin', 'gardener-ipv6.js'),
+          'run',
+          '--kubeconfig',
+          hangingConfig,
+          '--components',
+          'admission',
+          '--webhook-host',
+          '::1',
+          '--webhook-port',
+          '0',
+          '--health-host',
+          '::1',
+          '--health-port',
+          '0',
+          ...extra,
+        ],
+        { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, GARDENER_IPV6_TMPDIR: tmp } },
+      );
+      let stderr = '';
+      child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+      const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+        child.once('exit', (code, signal) => resolve({ code, signal })),
+      );
+      try {
+        const own = join(tmp, `${RUN_FOLDER_PREFIX}${child.pid}`);
+        // Its webhook keys are written and it talks to the API server, which never answers.
+        await vi.waitFor(
+          () => {
+            if (child.exitCode !== null) throw new Error(`run exited early (${child.exitCode}):\n${stderr}`);
+            expect(held.size).toBeGreaterThan(0);
+            expect(filesBelow(own).some((f) => f.endsWith('ca.key'))).toBe(true);
+          },
+          { timeout: 30_000, interval: 50 },
+        );
+        expect(existsSync(killed)).toBe(false);
+        expect(stderr).toContain(`removed what runs that were killed left: ${killed}`);
+
+        child.kill('SIGTERM');
+        const { code, signal } = await exit;
+        expect({ code, signal }, stderr).toEqual({ code: 0, signal: null });
+        expect(stderr).not.toMatch(/^\s+at /m);
+        expect(readdirSync(tmp)).toEqual([basename(alive)]);
+      } finally {
+        if (child.exitCode === null && child.signalCode === null) {
+          child.kill('SIGKILL');
+          await exit;
+        }
+        for (const socket of held) socket.destroy();
+        await new Promise((resolve) => hanging.close(resolve));
+      }
+    },
+    60_000,
+  );
+});
+
+/** Every file below `dir` (none when it does not exist). */
+function filesBelow(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath, e.name));
+}
+
+/** The pid of a process that has exited. */
+function deadPid(): number {
+  return Number(spawnSync('sh', ['-c', 'echo $$'], { encoding: 'utf8' }).stdout.trim());
+}

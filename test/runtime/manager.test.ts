@@ -84,6 +84,20 @@ describe('Manager', () => {
     await expect(fetch(`${base}/healthz`)).rejects.toThrow();
   });
 
+  it('returns from start() when stopped while its informers sync (a signal during start), and leaves nothing', async () => {
+    server.addFault({ fault: { kind: 'hang' } });
+    const { manager } = newManager('m', { syncTimeoutMs: 60_000 });
+    const starting = manager.start();
+    await waitFor(() => manager.healthPort() !== undefined, wait);
+    const base = `http://[::1]:${manager.healthPort()}`;
+    const started = Date.now();
+    await manager.stop();
+    await starting;
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(manager.isReady()).toBe(false);
+    await expect(fetch(`${base}/healthz`)).rejects.toThrow();
+  });
+
   it('shares one informer per resource, namespace and selector', () => {
     const { manager } = newManager('m');
     expect(manager.informer(cm, { namespace: 'default' })).toBe(manager.informer(cm, { namespace: 'default' }));
