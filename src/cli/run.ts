@@ -73,13 +73,18 @@ export function parseControlPlaneWorkloadsMode(text: string): ControlPlaneWorklo
 export async function resolveControlPlaneWorkloads(
   mode: ControlPlaneWorkloadsMode,
   kubeConfig: KubeConfig,
+  signal?: AbortSignal,
 ): Promise<boolean> {
   if (mode !== 'auto') return mode === 'true';
   const client = new ResourceClient(kubeConfig);
+  // Stopped meanwhile: closing the client fails the request (an API server that does not answer would hold it).
+  const onAbort = () => client.close();
+  signal?.addEventListener('abort', onAbort, { once: true });
   try {
     const nodes = await client.list(Refs.node, { limit: 50 });
     return nodes.items.length > 0;
   } finally {
+    signal?.removeEventListener('abort', onAbort);
     client.close();
   }
 }
@@ -124,7 +129,11 @@ export async function runRun(options: RunOptions, io: CliIO): Promise<number> {
   const stop = new AbortController();
   let signalled: NodeJS.Signals | undefined;
   const onSignal = (signal: NodeJS.Signals) => {
-    if (signalled !== undefined) return;
+    if (signalled !== undefined) {
+      // A second signal: now (the run folder still goes, in the exit handler).
+      io.err(`${signal} again: exiting now\n`);
+      process.exit(1);
+    }
     signalled = signal;
     logger.info({ signal }, 'stopping');
     stop.abort(new Error(signal));
@@ -181,7 +190,7 @@ async function runUntilStopped(
   try {
     const workloads =
       options.components.includes('gardenlet') &&
-      (await resolveControlPlaneWorkloads(options.controlPlaneWorkloads, kubeConfig));
+      (await resolveControlPlaneWorkloads(options.controlPlaneWorkloads, kubeConfig, stop));
     if (options.components.includes('gardenlet')) {
       logger.info(
         { controlPlaneWorkloads: workloads },
