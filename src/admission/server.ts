@@ -189,18 +189,19 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
     // over the limit (refused at once, unread).
     const announced = contentLength(req);
     const cost = Math.min(announced ?? bodyLimits.maxBytes, bodyLimits.maxBytes);
+    let release = (): void => {};
     if (!(announced !== undefined && announced > bodyLimits.maxBytes)) {
       if (!inFlight.tryAcquire(cost) && !(await inFlight.acquire(cost, inFlightWaitMs))) {
         logger.info({ path, bytes: cost, inFlightBytes: inFlight.bytes }, 'too many request bytes in flight');
         return sendTooManyRequests(res);
       }
       let released = false;
-      const release = () => {
+      release = () => {
         if (released) return;
         released = true;
         inFlight.release(cost);
       };
-      // Given back once the answer is sent or the connection is gone (also while it waited).
+      // Given back once the body is refused or answered; a client gone while it waited gets nothing.
       if (req.socket.destroyed) return release();
       res.once('close', release);
     }
@@ -211,7 +212,23 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
     } catch (e) {
       return refuse(res, path, mode, e);
     }
-    reviews.add(body.length, () => answer(body, path, mode, res), failed(res));
+    // Queued, the body is held until its review ran, whether or not its client is still there: the bytes are given
+    // back then (a client that sends a body and goes must not take its bytes out of the count).
+    res.off('close', release);
+    reviews.add(
+      body.length,
+      () => {
+        // Its client went while it waited: nobody reads the answer.
+        if (req.socket.destroyed) return release();
+        const answered = answer(body, path, mode, res);
+        if (answered instanceof Promise) return answered.finally(release);
+        release();
+      },
+      (e) => {
+        release();
+        failed(res)(e);
+      },
+    );
   }
 
   function refuse(res: ServerResponse, path: string, mode: AdmissionMode, e: unknown): void {

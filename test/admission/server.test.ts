@@ -443,6 +443,53 @@ describe('admission webhook server lifecycle', () => {
     }
   });
 
+  it('counts the bytes of a body whose client went until its review ran', async () => {
+    let release: (seed: unknown) => void = () => {};
+    const gate = new Promise<unknown>((resolve) => (release = resolve));
+    const lookupSeed = vi.fn(() => gate);
+    const server = await startAdmissionServer({
+      tls: { cert: tls.cert, key: tls.key },
+      host: '::1',
+      port: 0,
+      gates: gateSets.none,
+      lookupSeed,
+      logger: silentLogger(),
+      maxInFlightBodyBytes: 2 * 1024 * 1024,
+      inFlightWaitMs: 200,
+    });
+    try {
+      const padding = 'x'.repeat(1_500_000);
+      const large = (name: string) =>
+        reviewOf({ ...ipv6ShootObject({ seedName: 'seed-a' }), metadata: { name, annotations: { padding } } });
+      // Sent whole, then the client goes while its review waits for the seed lookup.
+      const body = large('gone');
+      const gone = https.request({
+        host: '::1',
+        port: server.port,
+        method: 'POST',
+        path: '/validate',
+        ca: tls.ca,
+        agent: false,
+        headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) },
+      });
+      const closed = new Promise((resolve) => gone.on('close', resolve));
+      gone.on('error', () => {});
+      gone.end(body);
+      await vi.waitFor(() => expect(lookupSeed).toHaveBeenCalled());
+      gone.destroy();
+      await closed;
+
+      expect((await call(server, tls.ca, { path: '/validate', body: large('next') })).status).toBe(429);
+      release(undefined);
+      await vi.waitFor(async () =>
+        expect((await call(server, tls.ca, { path: '/validate', body: large('after') })).status).toBe(200),
+      );
+    } finally {
+      release(undefined);
+      await server.close({ graceMs: 0 });
+    }
+  });
+
   it('fails to start on a port in use', async () => {
     const first = await startAdmissionServer({
       tls: { cert: tls.cert, key: tls.key },
