@@ -2,8 +2,8 @@
  * Valid reviews while the webhook is attacked: the webhook server alone in a process of its own, a client (in a worker
  * thread, so that the attack's encryption does not delay it) sending valid Shoot reviews one after the other over a
  * kept-alive connection, first alone (the baseline), then while rounds of 16 concurrent worst-case bodies just under
- * the 3 MiB size limit arrive (deep nesting and wide arrays, refused by the pre-scan; the most values and the longest
- * strings the limits let through, decoded). Reports p50/p99 of the valid reviews and the webhook's peak RSS.
+ * the 3 MiB size limit arrive (deep nesting, wide arrays and one object of 98,000 keys, refused by the pre-scan; the
+ * most values, as many keys in objects of 9,800 and the longest strings the limits let through, decoded). Reports p50/p99 of the valid reviews and the webhook's peak RSS.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -46,6 +46,17 @@ function attackBody(inner: (room: number) => string): string {
   return text.replace('"@@"', inner(DEFAULT_MAX_BODY_BYTES - text.length - 16));
 }
 
+/** `keys` keys (`"k00001":0`, …) in objects of `perObject` keys: one object, or an object of such objects. */
+function wideObject(keys: number, perObject: number): string {
+  const objects: string[] = [];
+  for (let start = 0; start < keys; start += perObject) {
+    const entries = [];
+    for (let i = start; i < Math.min(keys, start + perObject); i++) entries.push(`"k${String(i).padStart(5, '0')}":0`);
+    objects.push(`{${entries.join(',')}}`);
+  }
+  return objects.length === 1 ? objects[0]! : `{${objects.map((o, i) => `"o${i}":${o}`).join(',')}}`;
+}
+
 const ATTACKS: Record<string, () => string> = {
   'deep arrays (refused)': () => attackBody((room) => '['.repeat(room / 2) + ']'.repeat(room / 2)),
   'wide objects (refused)': () => attackBody((room) => `[${'{},'.repeat(room / 3 - 1)}{}]`),
@@ -54,6 +65,8 @@ const ATTACKS: Record<string, () => string> = {
       const chain = '{"a":'.repeat(90) + '0' + '}'.repeat(90);
       return `[${new Array(Math.floor((DEFAULT_MAX_JSON_VALUES * 0.95) / 91)).fill(chain).join(',')}]`;
     }),
+  'one object of 98,000 keys (refused)': () => attackBody(() => wideObject(98_000, 98_000)),
+  '98,000 keys in objects of 9,800 (decoded)': () => attackBody(() => wideObject(98_000, 9_800)),
   'long strings (decoded)': () =>
     attackBody((room) => JSON.stringify(Array.from({ length: 30 }, (_, i) => String(i % 10).repeat(room / 31)))),
 };
