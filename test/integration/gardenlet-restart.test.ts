@@ -73,6 +73,7 @@ describe('gardenlet resilience', () => {
       'allow-to-dns',
       'allow-to-private-networks',
       'allow-to-public-networks',
+      'deny-all',
     ]);
     expect((await client.list(Refs.network, { namespace: 'shoot--dev--restart' })).items).toHaveLength(1);
   });

@@ -82,7 +82,7 @@ async function policyCIDRs(seedNamespace: string): Promise<Record<string, string
   return Object.fromEntries(
     policies.map((p) => [
       p.metadata?.name ?? '',
-      (p.spec?.egress ?? []).flatMap((r) => r.to ?? []).map((t) => t.ipBlock?.cidr ?? ''),
+      (p.spec?.egress ?? []).flatMap((r) => r.to ?? []).flatMap((t) => (t.ipBlock ? [t.ipBlock.cidr] : [])),
     ]),
   );
 }
@@ -255,6 +255,7 @@ describe('gardenlet on the real API server', () => {
       'allow-to-dns',
       'allow-to-private-networks',
       'allow-to-public-networks',
+      'deny-all',
     ]);
     expect((await client.list(Refs.network, { namespace: seedNamespace })).items).toHaveLength(1);
   });

@@ -156,13 +156,13 @@ describe.skipIf(unsupported !== undefined).sequential('shoot control planes as s
   it('etcd answers only pods labelled for it, and only with a client certificate of its own CA', async () => {
     // Under the namespace's deny-all a pod of the seed reaches etcd's client port only with Gardener's label.
     const dns = { 'networking.gardener.cloud/to-dns': 'allowed' };
-    const connect = tcpConnectScript([`etcd-main-client.${SEED_NAMESPACE}.svc 2379`]);
+    const connect = tcpConnectScript([`etcd-main-client.${SEED_NAMESPACE}.svc 2379`], 'refused');
     expect(await seedPod('etcd-unlabelled', connect, dns)).toMatch(/ 2379 refused [A-Z]+\n$/);
     // Labelled, it connects (once its address is in etcd's rules), then with TLS but no client certificate asks for
     // /version: it gets etcd's server certificate, never an answer.
     const script = [
       "const tls = require('node:tls');",
-      'const deadline = Date.now() + 10000;',
+      'const deadline = Date.now() + 15000;',
       'const attempt = () => {',
       `  const socket = tls.connect({ host: 'etcd-main-client.${SEED_NAMESPACE}.svc', port: 2379, rejectUnauthorized: false });`,
       '  let connected = false;',

@@ -57,11 +57,16 @@ export async function seedPodScript(
 }
 
 /**
- * A script that connects to each `host port` of `targets` over TCP and prints `<target> connected` or
- * `<target> refused <code>`, one line each, then exits. A refused connection is tried again until `patienceMs` has
- * passed: a new pod's address reaches its peers' policy rules a moment after the pod starts, as with any enforcer.
+ * A script that connects to each `host port` of `targets` over TCP, again and again until the outcome is `expect`
+ * (or `patienceMs` has passed), and prints `<target> connected` or `<target> refused <code>` of the last attempt, one
+ * line each. Patience covers what Kubernetes allows an enforcer: a new pod's address reaches its peers' rules, and
+ * a new pod its own isolation, a moment after it starts.
  */
-export function tcpConnectScript(targets: readonly string[], patienceMs = 10_000): string {
+export function tcpConnectScript(
+  targets: readonly string[],
+  expect: 'connected' | 'refused',
+  patienceMs = 15_000,
+): string {
   return [
     "const net = require('node:net');",
     `const targets = ${JSON.stringify(targets)};`,
@@ -75,7 +80,8 @@ export function tcpConnectScript(targets: readonly string[], patienceMs = 10_000
     '    if (finished) return;',
     '    finished = true;',
     '    socket.destroy();',
-    "    if (line !== 'connected' && Date.now() < deadline) return setTimeout(() => attempt(target), 250);",
+    `    const wanted = ${JSON.stringify(expect)} === 'connected' ? line === 'connected' : line !== 'connected';`,
+    '    if (!wanted && Date.now() < deadline) return setTimeout(() => attempt(target), 250);',
     '    console.log(target + " " + line);',
     '    if (--left === 0) process.exit(0);',
     '  };',

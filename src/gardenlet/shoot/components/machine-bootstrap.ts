@@ -164,8 +164,6 @@ export function networkPolicyEnforcerRBAC(): { ref: ResourceRef; object: Kuberne
         rules: [
           { apiGroups: [''], resources: ['pods', 'namespaces'], verbs: ['get', 'list', 'watch'] },
           { apiGroups: ['networking.k8s.io'], resources: ['networkpolicies'], verbs: ['get', 'list', 'watch'] },
-          // Its own Node (by field selector) for the pod ranges.
-          { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch'] },
         ],
       } as KubernetesObject,
     },

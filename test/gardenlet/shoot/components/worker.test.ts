@@ -109,7 +109,7 @@ describe('the machine bootstrap', () => {
     ]);
   });
 
-  it("lets the machines' NetworkPolicy enforcers read pods, namespaces, policies and Nodes, and nothing else", () => {
+  it("lets the machines' NetworkPolicy enforcers read pods, namespaces and policies, and nothing else", () => {
     const objects = machineBootstrapObjects({ id: 'abcdef', secret: '0123456789abcdef' }).map((o) => o.object);
     const role = objects.find((o) => o.kind === 'ClusterRole') as unknown as {
       metadata: { name: string };
@@ -118,7 +118,6 @@ describe('the machine bootstrap', () => {
     expect(role.metadata.name).toBe('gardener-ipv6:network-policy-enforcer');
     expect(role.rules.flatMap((r) => r.resources.map((res) => `${r.apiGroups[0]}/${res}`)).sort()).toEqual([
       '/namespaces',
-      '/nodes',
       '/pods',
       'networking.k8s.io/networkpolicies',
     ]);

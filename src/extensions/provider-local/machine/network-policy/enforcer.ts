@@ -5,8 +5,7 @@
  * something removed or changed it. A failed write is retried with growing delays.
  *
  * Reads with the machine's node identity (kube-proxy's certificate, or the kubelet's), bound in the shoot to the
- * ClusterRole `gardener-ipv6:network-policy-enforcer` (gardenlet's machine-bootstrap component); its own Node for
- * the pod ranges whose addresses get nothing until they are known pods (rules.ts).
+ * ClusterRole `gardener-ipv6:network-policy-enforcer` (gardenlet's machine-bootstrap component).
  */
 import { Writable } from 'node:stream';
 import { KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
@@ -22,11 +21,6 @@ import {
   type NetworkPolicyInfo,
   type PodInfo,
 } from './rules.js';
-
-/** What the enforcer reads of its Node. */
-interface NodeInfo {
-  spec?: { podCIDRs?: string[] };
-}
 
 export const POD: ResourceRef = { group: '', version: 'v1', plural: 'pods', kind: 'Pod', namespaced: true };
 export const NETWORK_POLICY: ResourceRef = {
@@ -63,7 +57,6 @@ export class NetworkPolicyEnforcer {
   private readonly pods: Informer<KubernetesObject & PodInfo>;
   private readonly namespaces: Informer<KubernetesObject & NamespaceInfo>;
   private readonly policies: Informer<KubernetesObject & NetworkPolicyInfo>;
-  private readonly node: Informer<KubernetesObject & NodeInfo>;
   private timer: NodeJS.Timeout | undefined;
   private resyncTimer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
@@ -113,15 +106,6 @@ export class NetworkPolicyEnforcer {
     this.pods = informer(POD);
     this.namespaces = informer(resources.namespace);
     this.policies = informer(NETWORK_POLICY);
-    // Its own Node only, for its pod ranges.
-    this.node = new Informer<KubernetesObject & NodeInfo>({
-      client: this.client,
-      ref: resources.node,
-      logger,
-      fieldSelector: `metadata.name=${opts.nodeName}`,
-    });
-    for (const on of [this.node.onAdd, this.node.onUpdate, this.node.onDelete])
-      on.call(this.node, () => this.schedule());
     this.applied = new Promise((resolve) => (this.firstApplied = resolve));
   }
 
@@ -129,7 +113,7 @@ export class NetworkPolicyEnforcer {
   async deploy(): Promise<void> {
     if (this.started) return;
     this.started = true;
-    await Promise.all([this.pods.start(), this.namespaces.start(), this.policies.start(), this.node.start()]);
+    await Promise.all([this.pods.start(), this.namespaces.start(), this.policies.start()]);
     if (this.stopped) return;
     this.schedule(0);
     const resyncMs = this.opts.resyncMs ?? 30_000;
@@ -153,9 +137,9 @@ export class NetworkPolicyEnforcer {
     this.stopped = true;
     clearTimeout(this.timer);
     clearTimeout(this.resyncTimer);
-    for (const i of [this.pods, this.namespaces, this.policies, this.node]) i.stop();
+    for (const i of [this.pods, this.namespaces, this.policies]) i.stop();
     await this.running?.catch(() => {});
-    await Promise.all([this.pods.stopped(), this.namespaces.stopped(), this.policies.stopped(), this.node.stopped()]);
+    await Promise.all([this.pods.stopped(), this.namespaces.stopped(), this.policies.stopped()]);
     this.client.close();
     await runNft(`delete table inet ${NETWORK_POLICY_TABLE}\n`, ['-f', '-'], this.opts.netns).catch(() => {});
     this.written = undefined;
@@ -165,7 +149,6 @@ export class NetworkPolicyEnforcer {
   render(): string {
     return renderNetworkPolicyRules({
       nodeName: this.opts.nodeName,
-      nodePodCIDRs: this.node.list()[0]?.spec?.podCIDRs ?? [],
       pods: this.pods.list(),
       namespaces: this.namespaces.list(),
       policies: this.policies.list(),
@@ -192,7 +175,7 @@ export class NetworkPolicyEnforcer {
   }
 
   private synced(): boolean {
-    return this.pods.hasSynced() && this.namespaces.hasSynced() && this.policies.hasSynced() && this.node.hasSynced();
+    return this.pods.hasSynced() && this.namespaces.hasSynced() && this.policies.hasSynced();
   }
 
   private async sync(): Promise<void> {

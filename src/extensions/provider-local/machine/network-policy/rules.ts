@@ -74,12 +74,6 @@ export interface NetworkPolicyInfo {
 export interface RulesInput {
   /** This machine's Node name: its pods are the ones policies are enforced for. */
   nodeName: string;
-  /**
-   * The Node's pod ranges (`spec.podCIDRs`): an address of them that is no known pod of this Node (a pod that started
-   * before its address reached the API server and this enforcer) gets nothing until it is known, as a calico
-   * endpoint gets no traffic until felix has programmed it. Unknown ranges (not assigned yet): no such rule.
-   */
-  nodePodCIDRs?: readonly string[];
   pods: readonly PodInfo[];
   namespaces: readonly NamespaceInfo[];
   policies: readonly NetworkPolicyInfo[];
@@ -348,11 +342,7 @@ export function renderNetworkPolicyRules(input: RulesInput): string {
       });
     }
   });
-  const ranges = (input.nodePodCIDRs ?? []).flatMap((text) => {
-    const cidr = parseCIDR(text);
-    return cidr ? [{ family: cidr.family, cidr: formatCIDR(cidr) }] : [];
-  });
-  return tableScript(chains, { ranges, pods: local.flatMap(podAddresses) });
+  return tableScript(chains);
 }
 
 const podKey = (pod: PodInfo) => `${pod.metadata.namespace ?? ''}/${pod.metadata.name ?? ''}`;
@@ -362,29 +352,7 @@ const policyKey = (p: NetworkPolicyInfo) => `${p.metadata.namespace ?? ''}/${p.m
 const ND_TYPES =
   'icmpv6 type { nd-router-solicit, nd-router-advert, nd-neighbor-solicit, nd-neighbor-advert, nd-redirect } accept';
 
-/** The Node's pod ranges and the addresses of its known pods, per family. */
-interface NodePods {
-  ranges: { family: IPFamily; cidr: string }[];
-  pods: { family: IPFamily; address: string }[];
-}
-
-function tableScript(chains: PodChain[], node: NodePods): string {
-  const v = (family: IPFamily) => (family === 'IPv6' ? 'v6' : 'v4');
-  const sets = (['IPv6', 'IPv4'] as const).flatMap((family) => {
-    const type = family === 'IPv6' ? 'ipv6_addr' : 'ipv4_addr';
-    const ranges = node.ranges.filter((r) => r.family === family).map((r) => r.cidr);
-    const pods = [...new Set(node.pods.filter((a) => a.family === family).map((a) => a.address))];
-    return [
-      `  set node-pod-ranges-${v(family)} {`,
-      `    type ${type}; flags interval;`,
-      ...(ranges.length > 0 ? [`    elements = { ${ranges.join(', ')} }`] : []),
-      '  }',
-      `  set known-pods-${v(family)} {`,
-      `    type ${type};`,
-      ...(pods.length > 0 ? [`    elements = { ${pods.join(', ')} }`] : []),
-      '  }',
-    ];
-  });
+function tableScript(chains: PodChain[]): string {
   const map = (direction: Direction, family: IPFamily) => {
     const type = family === 'IPv6' ? 'ipv6_addr' : 'ipv4_addr';
     const elements = chains
@@ -406,15 +374,6 @@ function tableScript(chains: PodChain[], node: NodePods): string {
       `    ${ND_TYPES}`,
       `    ip6 ${field} vmap @${direction}-pods-v6`,
       `    ip ${field} vmap @${direction}-pods-v4`,
-      // A pod of this Node not known yet: nothing until it is.
-      ...(['ip6', 'ip'] as const).flatMap((proto) => {
-        const family = proto === 'ip6' ? 'v6' : 'v4';
-        const unknown = `${proto} ${field} @node-pod-ranges-${family} ${proto} ${field} != @known-pods-${family}`;
-        return [
-          `    ${unknown} meta l4proto tcp reject with tcp reset`,
-          `    ${unknown} reject with icmpx admin-prohibited`,
-        ];
-      }),
       '  }',
     ];
   };
@@ -430,7 +389,6 @@ function tableScript(chains: PodChain[], node: NodePods): string {
     `table inet ${NETWORK_POLICY_TABLE}`,
     `delete table inet ${NETWORK_POLICY_TABLE}`,
     `table inet ${NETWORK_POLICY_TABLE} {`,
-    ...sets,
     ...map('ingress', 'IPv6'),
     ...map('ingress', 'IPv4'),
     ...map('egress', 'IPv6'),
