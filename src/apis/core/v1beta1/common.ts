@@ -27,6 +27,14 @@ export const ObjectReferenceSchema = z.strictObject({
   fieldPath: z.string().optional(),
 });
 
+/** Gardener's `Backup`: where etcd's backups go (a Seed's, or a self-hosted shoot's control plane pool's). */
+export const BackupSchema = z.strictObject({
+  provider: z.string(),
+  providerConfig: RawExtensionSchema.optional(),
+  region: z.string().optional(),
+  credentialsRef: ObjectReferenceSchema.optional(),
+});
+
 /** `autoscalingv1.CrossVersionObjectReference`. */
 export const CrossVersionObjectReferenceSchema = z.strictObject({
   kind: z.string(),

@@ -22,6 +22,7 @@ import {
   ObjectReferenceSchema,
   ResourceListSchema,
   StringMapSchema,
+  BackupSchema,
 } from './common.js';
 import { API_VERSION } from './shoot.js';
 
@@ -116,14 +117,7 @@ const SeedDNSProviderConfigSchema = z.strictObject({
 });
 
 export const SeedSpecSchema = z.strictObject({
-  backup: z
-    .strictObject({
-      provider: z.string(),
-      providerConfig: RawExtensionSchema.optional(),
-      region: z.string().optional(),
-      credentialsRef: ObjectReferenceSchema.optional(),
-    })
-    .optional(),
+  backup: BackupSchema.optional(),
   dns: z
     .strictObject({
       provider: SeedDNSProviderSchema.optional(),

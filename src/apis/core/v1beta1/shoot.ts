@@ -29,6 +29,7 @@ import {
   ObjectReferenceSchema,
   ResourceListSchema,
   StringMapSchema,
+  BackupSchema,
 } from './common.js';
 
 export const GROUP = 'core.gardener.cloud';
@@ -340,14 +341,7 @@ export const ClusterAutoscalerOptionsSchema = z.strictObject({
 
 /** A worker pool that runs the control plane of a self-hosted shoot (GEP-28). */
 export const WorkerControlPlaneSchema = z.strictObject({
-  backup: z
-    .strictObject({
-      provider: z.string(),
-      providerConfig: RawExtensionSchema.optional(),
-      region: z.string().optional(),
-      credentialsRef: ObjectReferenceSchema.optional(),
-    })
-    .optional(),
+  backup: BackupSchema.optional(),
   exposure: z
     .strictObject({
       extension: z
