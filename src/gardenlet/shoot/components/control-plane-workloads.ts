@@ -16,7 +16,7 @@ import type { KubernetesObject, V1Secret, V1Service } from '@kubernetes/client-n
 import type { ControlPlaneHealth } from '../care/health.js';
 import { urlHost } from '../../../localenv/net.js';
 import { API_SERVER_SERVICE_NAME, ingressIPsByFamily } from './apiserver-service.js';
-import { allowedTo, POLICY_LABEL_PREFIX } from './network-policies.js';
+import { allowedTo, networkPolicyObject } from './network-policies.js';
 import type { Shoot } from '../../../apis/core/v1beta1/shoot.js';
 import {
   apiServerURL,
@@ -366,24 +366,18 @@ export function desiredControlPlaneWorkloads(values: ControlPlaneWorkloadValues)
   ];
 }
 
-/** A NetworkPolicy of the control plane's namespace, with Gardener's description annotation. */
+/** A NetworkPolicy of the control plane's namespace. */
 function networkPolicy(
   values: ControlPlaneWorkloadValues,
   name: string,
   description: string,
   spec: Record<string, unknown>,
 ): KubernetesObject {
-  return {
-    apiVersion: 'networking.k8s.io/v1',
-    kind: 'NetworkPolicy',
-    metadata: {
-      name,
-      namespace: values.namespace,
-      labels: { ...values.labels },
-      annotations: { [`${POLICY_LABEL_PREFIX}/description`]: description },
-    },
+  return networkPolicyObject(
+    { name, namespace: values.namespace, labels: values.labels },
+    description,
     spec,
-  } as KubernetesObject;
+  ) as KubernetesObject;
 }
 
 /**

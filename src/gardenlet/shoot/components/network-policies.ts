@@ -86,6 +86,25 @@ function strictlyInside(block: CIDR, cidrs: readonly CIDR[]): CIDR[] {
   return cidrs.filter((c) => c.prefix > block.prefix && containsCIDR(block, c));
 }
 
+/** A NetworkPolicy of a seed namespace, with Gardener's description annotation. */
+export function networkPolicyObject(
+  meta: { readonly name: string; readonly namespace: string; readonly labels?: Record<string, string> },
+  description: string,
+  spec: object,
+): V1NetworkPolicy {
+  return {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'NetworkPolicy',
+    metadata: {
+      name: meta.name,
+      namespace: meta.namespace,
+      ...(meta.labels ? { labels: { ...meta.labels } } : {}),
+      annotations: { [`${POLICY_LABEL_PREFIX}/description`]: description },
+    },
+    spec: spec as V1NetworkPolicy['spec'],
+  };
+}
+
 function policy(
   values: NetworkPolicyValues,
   name: string,
@@ -93,28 +112,15 @@ function policy(
   egress: V1NetworkPolicyPeer[][],
   ports?: boolean,
 ): V1NetworkPolicy {
-  return {
-    apiVersion: 'networking.k8s.io/v1',
-    kind: 'NetworkPolicy',
-    metadata: {
-      name,
-      namespace: values.namespace,
-      ...(values.labels ? { labels: { ...values.labels } } : {}),
-      annotations: {
-        [`${POLICY_LABEL_PREFIX}/description`]: `Allows egress to ${target.replace(/^to-/, '').replace(/-/g, ' ')}.`,
-      },
-    },
-    spec: {
-      podSelector: { matchLabels: { [`${POLICY_LABEL_PREFIX}/${target}`]: 'allowed' } },
-      policyTypes: ['Egress'],
-      egress: egress.map((to) => ({
-        to,
-        ...(ports
-          ? { ports: DNS_PORTS.flatMap((port) => ['UDP', 'TCP'].map((protocol) => ({ protocol, port }))) }
-          : {}),
-      })),
-    },
-  };
+  const description = `Allows egress to ${target.replace(/^to-/, '').replace(/-/g, ' ')}.`;
+  return networkPolicyObject({ name, ...values }, description, {
+    podSelector: { matchLabels: { [`${POLICY_LABEL_PREFIX}/${target}`]: 'allowed' } },
+    policyTypes: ['Egress'],
+    egress: egress.map((to) => ({
+      to,
+      ...(ports ? { ports: DNS_PORTS.flatMap((port) => ['UDP', 'TCP'].map((protocol) => ({ protocol, port }))) } : {}),
+    })),
+  });
 }
 
 /** Egress to the internet of each seed family: everything but private ranges, blocked CIDRs and the seed's networks. */
@@ -177,20 +183,11 @@ export function dnsPolicy(values: NetworkPolicyValues): V1NetworkPolicy {
 
 /** Gardener's `deny-all` of a shoot's namespace: no ingress and no egress for any pod but what other policies allow. */
 export function denyAllPolicy(values: NetworkPolicyValues): V1NetworkPolicy {
-  return {
-    apiVersion: 'networking.k8s.io/v1',
-    kind: 'NetworkPolicy',
-    metadata: {
-      name: NetworkPolicyName.denyAll,
-      namespace: values.namespace,
-      ...(values.labels ? { labels: { ...values.labels } } : {}),
-      annotations: {
-        [`${POLICY_LABEL_PREFIX}/description`]:
-          'Disables all ingress and egress traffic into/from this namespace, except what other policies allow.',
-      },
-    },
-    spec: { podSelector: {}, policyTypes: ['Ingress', 'Egress'] },
-  };
+  return networkPolicyObject(
+    { name: NetworkPolicyName.denyAll, ...values },
+    'Disables all ingress and egress traffic into/from this namespace, except what other policies allow.',
+    { podSelector: {}, policyTypes: ['Ingress', 'Egress'] },
+  );
 }
 
 export function desiredNetworkPolicies(values: NetworkPolicyValues): V1NetworkPolicy[] {
