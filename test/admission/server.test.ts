@@ -394,7 +394,11 @@ describe('admission webhook server lifecycle', () => {
     await closed;
   });
 
-  it('holds a bounded number of body bytes: a large body waits for room, then gets 429; small ones get in', async () => {
+  /**
+   * A server with a 2 MiB budget of body bytes whose seed lookups wait until `release`, and reviews of 1.5 MB that
+   * look their seed up.
+   */
+  async function bodyBudgetServer() {
     let release: (seed: unknown) => void = () => {};
     const gate = new Promise<unknown>((resolve) => (release = resolve));
     const lookupSeed = vi.fn(() => gate);
@@ -408,11 +412,16 @@ describe('admission webhook server lifecycle', () => {
       maxInFlightBodyBytes: 2 * 1024 * 1024,
       inFlightWaitMs: 200,
     });
+    const padding = 'x'.repeat(1_500_000);
+    const large = (name: string) =>
+      reviewOf({ ...ipv6ShootObject({ seedName: 'seed-a' }), metadata: { name, annotations: { padding } } });
+    return { server, lookupSeed, release: (seed: unknown) => release(seed), large };
+  }
+
+  it('holds a bounded number of body bytes: a large body waits for room, then gets 429; small ones get in', async () => {
+    const { server, lookupSeed, release, large } = await bodyBudgetServer();
     try {
       // 1.5 MB held until its seed lookup answers.
-      const padding = 'x'.repeat(1_500_000);
-      const large = (name: string) =>
-        reviewOf({ ...ipv6ShootObject({ seedName: 'seed-a' }), metadata: { name, annotations: { padding } } });
       const held = call(server, tls.ca, { path: '/validate', body: large('held') });
       await vi.waitFor(() => expect(lookupSeed).toHaveBeenCalled());
 
@@ -444,23 +453,8 @@ describe('admission webhook server lifecycle', () => {
   });
 
   it('counts the bytes of a body whose client went until its review ran', async () => {
-    let release: (seed: unknown) => void = () => {};
-    const gate = new Promise<unknown>((resolve) => (release = resolve));
-    const lookupSeed = vi.fn(() => gate);
-    const server = await startAdmissionServer({
-      tls: { cert: tls.cert, key: tls.key },
-      host: '::1',
-      port: 0,
-      gates: gateSets.none,
-      lookupSeed,
-      logger: silentLogger(),
-      maxInFlightBodyBytes: 2 * 1024 * 1024,
-      inFlightWaitMs: 200,
-    });
+    const { server, lookupSeed, release, large } = await bodyBudgetServer();
     try {
-      const padding = 'x'.repeat(1_500_000);
-      const large = (name: string) =>
-        reviewOf({ ...ipv6ShootObject({ seedName: 'seed-a' }), metadata: { name, annotations: { padding } } });
       // Sent whole, then the client goes while its review waits for the seed lookup.
       const body = large('gone');
       const gone = https.request({

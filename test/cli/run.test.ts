@@ -29,6 +29,17 @@ function listen(server: Server): Promise<number> {
   );
 }
 
+/** A kubeconfig for a server on [::1] at `port` (TLS unchecked, a token). */
+function kubeconfigFor(port: number): string {
+  return `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://[::1]:${port}", insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`;
+}
+
 beforeAll(async () => {
   apiServer = createServer((socket) => {
     connections++;
@@ -38,16 +49,7 @@ beforeAll(async () => {
   // Not tempFile(): this runs in a hook, where its cleanup would not be registered.
   dir = mkdtempSync(join(tmpdir(), 'gardener-ipv6-run-'));
   kubeconfig = join(dir, 'kubeconfig');
-  writeFileSync(
-    kubeconfig,
-    `apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: "https://[::1]:${port}", insecure-skip-tls-verify: true}}]
-users: [{name: u, user: {token: t}}]
-contexts: [{name: c, context: {cluster: c, user: u}}]
-current-context: c
-`,
-  );
+  writeFileSync(kubeconfig, kubeconfigFor(port));
   busy = createServer();
   busyPort = await listen(busy);
   emptyDir = join(dir, 'certs');
@@ -273,16 +275,7 @@ describe('gardener-ipv6 run: stopped while starting, and after a kill -9', () =>
       });
       const port = await listen(hanging);
       const hangingConfig = join(dir, 'kubeconfig-hanging');
-      writeFileSync(
-        hangingConfig,
-        `apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: "https://[::1]:${port}", insecure-skip-tls-verify: true}}]
-users: [{name: u, user: {token: t}}]
-contexts: [{name: c, context: {cluster: c, user: u}}]
-current-context: c
-`,
-      );
+      writeFileSync(hangingConfig, kubeconfigFor(port));
       const tmp = mkdtempSync(join(dir, 'tmp-stopped-'));
       // What a killed run left (its process is gone), and the folder of a run that is still alive (this test's).
       const killed = join(tmp, `${RUN_FOLDER_PREFIX}${deadPid()}`);
