@@ -417,9 +417,28 @@ function sendReview(res: ServerResponse, answer: AdmissionReviewResponse): void 
 }
 
 /** An error answer, as a `Status` so that the API server's error message shows why. */
-function sendStatus(res: ServerResponse, code: number, message: string): void {
-  const body = JSON.stringify({ apiVersion: 'v1', kind: 'Status', metadata: {}, status: 'Failure', message, code });
-  res.writeHead(code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }).end(body);
+function sendStatus(
+  res: ServerResponse,
+  code: number,
+  message: string,
+  extra: { status?: { reason: string; details?: object }; headers?: Record<string, string> } = {},
+): void {
+  const body = JSON.stringify({
+    apiVersion: 'v1',
+    kind: 'Status',
+    metadata: {},
+    status: 'Failure',
+    message,
+    ...extra.status,
+    code,
+  });
+  res
+    .writeHead(code, {
+      'Content-Type': 'application/json',
+      'Content-Length': Buffer.byteLength(body),
+      ...extra.headers,
+    })
+    .end(body);
 }
 
 /** The denial of a review whose body was refused before it was parsed. */
@@ -445,25 +464,11 @@ function refusedReview(uid: string, message: string): AdmissionReviewResponse {
 
 /** As the API server's max-in-flight filter answers: 429 with Retry-After, which its clients honour by retrying. */
 function sendTooManyRequests(res: ServerResponse): void {
-  const body = JSON.stringify({
-    apiVersion: 'v1',
-    kind: 'Status',
-    metadata: {},
-    status: 'Failure',
-    message: 'Too many requests, please try again later.',
-    reason: 'TooManyRequests',
-    details: { retryAfterSeconds: RETRY_AFTER_SECONDS },
-    code: 429,
+  sendStatus(res, 429, 'Too many requests, please try again later.', {
+    status: { reason: 'TooManyRequests', details: { retryAfterSeconds: RETRY_AFTER_SECONDS } },
+    // The body is not read: the connection is not reused.
+    headers: { 'Retry-After': String(RETRY_AFTER_SECONDS), Connection: 'close' },
   });
-  // The body is not read: the connection is not reused.
-  res
-    .writeHead(429, {
-      'Content-Type': 'application/json',
-      'Content-Length': Buffer.byteLength(body),
-      'Retry-After': String(RETRY_AFTER_SECONDS),
-      Connection: 'close',
-    })
-    .end(body);
 }
 
 function sendMethodNotAllowed(res: ServerResponse, allow: string): void {
