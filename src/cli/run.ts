@@ -2,7 +2,6 @@
  * `gardener-ipv6 run`: the admission webhook and the controllers against a cluster, until SIGINT or SIGTERM.
  */
 import { rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { RegisteredExtensionTypes } from '../admission/extensions.js';
 import { COMPONENTS, startRuntime, type Component, type Runtime } from '../app/runtime.js';
@@ -16,7 +15,7 @@ import {
 } from '../extensions/provider-local/loadbalancer/pool.js';
 import { Refs } from '../gardenlet/resources.js';
 import { onEmergencyExit } from '../localenv/cleanup.js';
-import { createRunFolder, removeDeadRunFolders } from '../localenv/run-folder.js';
+import { enterRunFolder, sweepRunFolders } from '../localenv/run-folder.js';
 import { ResourceClient } from '../runtime/client.js';
 import { newLogger, type Logger } from '../runtime/log.js';
 import { InputError, type CliIO } from './io.js';
@@ -155,22 +154,20 @@ export async function runRun(options: RunOptions, io: CliIO): Promise<number> {
  * them mounted, and its root file system is read-only). The leftovers of killed runs are removed either way.
  */
 function makeRunFolder(options: RunOptions, io: CliIO): { remove(): void } | undefined {
-  const parentDir = process.env.GARDENER_IPV6_TMPDIR || tmpdir();
-  const leftovers = removeDeadRunFolders(parentDir);
-  if (leftovers.length > 0) io.err(`removed what runs that were killed left: ${leftovers.join(', ')}\n`);
-  if (!options.components.includes('admission') || options.webhookCertDir) return undefined;
-  const runDir = createRunFolder(parentDir);
-  const previousTmpDir = process.env.GARDENER_IPV6_TMPDIR;
-  process.env.GARDENER_IPV6_TMPDIR = runDir;
-  const removeNow = () => rmSync(runDir, { recursive: true, force: true });
+  const log = (line: string) => io.err(`${line}\n`);
+  if (!options.components.includes('admission') || options.webhookCertDir) {
+    sweepRunFolders(log);
+    return undefined;
+  }
+  const runFolder = enterRunFolder(log);
   // An uncaught error or process.exit() ends the process without the finally above.
-  const unregister = onEmergencyExit(removeNow, { signals: false });
+  const unregister = onEmergencyExit(() => rmSync(runFolder.dir, { recursive: true, force: true }), {
+    signals: false,
+  });
   return {
     remove() {
       unregister();
-      removeNow();
-      if (previousTmpDir === undefined) delete process.env.GARDENER_IPV6_TMPDIR;
-      else process.env.GARDENER_IPV6_TMPDIR = previousTmpDir;
+      runFolder.leave();
     },
   };
 }

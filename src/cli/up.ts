@@ -5,14 +5,13 @@
  * line, and runs until SIGINT or SIGTERM, when it stops everything it started. Progress and logs go to stderr, the
  * lines a user (or script) needs to stdout.
  */
-import { existsSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { cacheBinDir } from '../localenv/binaries.js';
 import { startControlPlane, type ControlPlane } from '../localenv/control-plane.js';
 import { netnsUnsupportedReason } from '../localenv/netns.js';
 import { missingUpPrerequisites } from '../localenv/prerequisites.js';
-import { createRunFolder, removeDeadRunFolders } from '../localenv/run-folder.js';
+import { enterRunFolder } from '../localenv/run-folder.js';
 import { onParentExit } from './parent-exit.js';
 import {
   applyExampleShoot,
@@ -148,12 +147,7 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
 
   // Everything this run writes goes below one folder named with its pid; a run that was killed left its folder
   // (with the CA keys of the garden and the shoots): the folders of runs that are gone go first.
-  const parentDir = process.env.GARDENER_IPV6_TMPDIR || tmpdir();
-  const leftovers = removeDeadRunFolders(parentDir);
-  if (leftovers.length > 0) io.err(`removed what runs that were killed left: ${leftovers.join(', ')}\n`);
-  const runDir = createRunFolder(parentDir);
-  const previousTmpDir = process.env.GARDENER_IPV6_TMPDIR;
-  process.env.GARDENER_IPV6_TMPDIR = runDir;
+  const runFolder = enterRunFolder((line) => io.err(`${line}\n`));
   let cp: ControlPlane | undefined;
   let services: LocalServices | undefined;
   let seedNetwork: SeedNodeNetwork | undefined;
@@ -282,9 +276,7 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
       io.err('stopped; removed the control plane and its files\n');
     }
     seedNetwork?.destroy();
-    rmSync(runDir, { recursive: true, force: true });
-    if (previousTmpDir === undefined) delete process.env.GARDENER_IPV6_TMPDIR;
-    else process.env.GARDENER_IPV6_TMPDIR = previousTmpDir;
+    runFolder.leave();
     for (const s of STOP_SIGNALS) process.removeListener(s, onSignal);
     stopWatchingParent();
   }

@@ -5,6 +5,7 @@
  * either removes the folders whose pid is gone.
  */
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pidAlive } from './process.js';
 
@@ -40,4 +41,36 @@ export function removeDeadRunFolders(parent: string): string[] {
     }
   }
   return removed;
+}
+
+export interface RunFolder {
+  readonly dir: string;
+  /** Removes the folder and gives back the process its previous `$GARDENER_IPV6_TMPDIR`. */
+  leave(): void;
+}
+
+/**
+ * Removes the folders of runs that are gone below `$GARDENER_IPV6_TMPDIR` (or the OS's temporary folder), saying
+ * which through `log`; returns that parent folder.
+ */
+export function sweepRunFolders(log: (line: string) => void): string {
+  const parentDir = process.env.GARDENER_IPV6_TMPDIR || tmpdir();
+  const leftovers = removeDeadRunFolders(parentDir);
+  if (leftovers.length > 0) log(`removed what runs that were killed left: ${leftovers.join(', ')}`);
+  return parentDir;
+}
+
+/** After {@link sweepRunFolders}, creates this run's folder and makes it the `$GARDENER_IPV6_TMPDIR` of the run. */
+export function enterRunFolder(log: (line: string) => void): RunFolder {
+  const dir = createRunFolder(sweepRunFolders(log));
+  const previousTmpDir = process.env.GARDENER_IPV6_TMPDIR;
+  process.env.GARDENER_IPV6_TMPDIR = dir;
+  return {
+    dir,
+    leave() {
+      rmSync(dir, { recursive: true, force: true });
+      if (previousTmpDir === undefined) delete process.env.GARDENER_IPV6_TMPDIR;
+      else process.env.GARDENER_IPV6_TMPDIR = previousTmpDir;
+    },
+  };
 }
