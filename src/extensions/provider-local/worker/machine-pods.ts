@@ -11,6 +11,7 @@
 import type { V1NetworkPolicy, V1StatefulSet } from '@kubernetes/client-node';
 import type { Worker, WorkerPool } from '../../../apis/extensions/v1alpha1/worker.js';
 import { IMAGES } from '../../../gardenlet/imagevector/images.js';
+import { networkPolicyObject } from '../../../gardenlet/shoot/components/network-policies.js';
 import { MACHINE_POD_PATHS } from '../machine/pod-agent.js';
 
 export const WORKER_TYPE = 'local';
@@ -191,23 +192,14 @@ function baseOf(path: string): string {
 export function machinePodNetworkPolicies(namespace: string): V1NetworkPolicy[] {
   const machines = { podSelector: { matchLabels: { [MACHINE_LABELS.app]: MACHINE_LABELS.role } } };
   const apiServer = { podSelector: { matchLabels: { ...KUBE_APISERVER_POD_LABELS } } };
+  const labels = { 'app.kubernetes.io/managed-by': 'provider-local' };
   const policy = (name: string, description: string, selected: object, peers: object[]): V1NetworkPolicy =>
-    ({
-      apiVersion: 'networking.k8s.io/v1',
-      kind: 'NetworkPolicy',
-      metadata: {
-        name,
-        namespace,
-        labels: { 'app.kubernetes.io/managed-by': 'provider-local' },
-        annotations: { 'networking.gardener.cloud/description': description },
-      },
-      spec: {
-        ...selected,
-        policyTypes: ['Ingress', 'Egress'],
-        ingress: [{ from: peers }],
-        egress: [{ to: peers }],
-      },
-    }) as unknown as V1NetworkPolicy;
+    networkPolicyObject({ name, namespace, labels }, description, {
+      ...selected,
+      policyTypes: ['Ingress', 'Egress'],
+      ingress: [{ from: peers }],
+      egress: [{ to: peers }],
+    });
   return [
     policy(
       MACHINE_POLICY_NAMES.machines,
