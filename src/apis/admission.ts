@@ -11,7 +11,7 @@ import type { Shoot } from './core/v1beta1/shoot.js';
 import { validateShootAgainstSeed } from './core/v1beta1/validation/shoot.js';
 import { compiledParser, UNDECIDED } from './meta/compiled-parse.js';
 import { withoutNulls } from './meta/nulls.js';
-import { issueFieldPath, unknownFieldErrors } from './meta/zod-issues.js';
+import { issueFieldPath, unknownFieldErrors, valueAt } from './meta/zod-issues.js';
 import { droppedProtoKeys } from './meta/proto-keys.js';
 import { lookupKind, Networks, Seeds, Shoots, type KindInfo } from './registry.js';
 import type { Network } from './extensions/v1alpha1/network.js';
@@ -74,10 +74,7 @@ export function decode<T>(kind: KindInfo<T>, object: unknown): { value?: T; erro
 
 function issueToFieldErrors(issue: z.core.$ZodIssue, root: unknown): ErrorList {
   if (issue.code === 'unrecognized_keys') return unknownFieldErrors(issue);
-  let value: unknown = root;
-  for (const segment of issue.path) {
-    value = typeof value === 'object' && value !== null ? (value as Record<PropertyKey, unknown>)[segment] : undefined;
-  }
+  const value = valueAt(root, issue.path);
   const detail = issue.message.replace(/^Invalid input: /, '');
   return [invalid(issue.path.length > 0 ? issueFieldPath(issue.path) : FieldPath.root('<root>'), value, detail)];
 }

@@ -13,6 +13,18 @@ export function issueFieldPath(path: readonly PropertyKey[], root: FieldPath = F
   );
 }
 
+/** The value at a zod issue's path in the decoded input; undefined where the path leaves its own properties. */
+export function valueAt(raw: unknown, path: readonly PropertyKey[]): unknown {
+  let value = raw;
+  for (const segment of path) {
+    if (typeof value !== 'object' || value === null || !Object.prototype.hasOwnProperty.call(value, segment)) {
+      return undefined;
+    }
+    value = (value as Record<PropertyKey, unknown>)[segment];
+  }
+  return value;
+}
+
 /**
  * One error per key a strict object does not know, as the API server's strict decoding reports it: the message names
  * the field's whole path within the decoded document (`unknown field "spec.networking.ipFamily"`); the error's field

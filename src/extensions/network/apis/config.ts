@@ -18,7 +18,7 @@ import {
   type FieldError,
 } from '../../../apis/field/index.js';
 import { dns1123SubdomainErrors } from '../../../apis/validation/dns-name.js';
-import { issueFieldPath, unknownFieldErrors } from '../../../apis/meta/zod-issues.js';
+import { issueFieldPath, unknownFieldErrors, valueAt } from '../../../apis/meta/zod-issues.js';
 import { QUANTITY_DETAIL, quantitySign } from '../../../apis/validation/quantity.js';
 import { parseCIDR, parseIP } from '../../../net/cidr.js';
 
@@ -396,17 +396,6 @@ function issueErrors(issue: z.core.$ZodIssue, raw: unknown, root: FieldPath): Er
     default:
       return [invalid(path, value, issue.message)];
   }
-}
-
-function valueAt(raw: unknown, path: readonly PropertyKey[]): unknown {
-  let value = raw;
-  for (const segment of path) {
-    if (typeof value !== 'object' || value === null || !Object.prototype.hasOwnProperty.call(value, segment)) {
-      return undefined;
-    }
-    value = (value as Record<PropertyKey, unknown>)[segment];
-  }
-  return value;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
