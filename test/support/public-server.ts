@@ -74,10 +74,11 @@ export class PublicServer {
       ]);
       ip(['-n', this.netns, v, 'route', 'add', 'default', 'via', a.here]);
     }
-    // Answers every connection with the peer's address, so a test sees what source the server saw.
+    // Answers every connection with the peer's address, so a test sees what source the server saw. A client that
+    // resets its connection (a probe timing out) must not take the server down for the next ones.
     const script = [
       "const net = require('node:net');",
-      'net.createServer((s) => s.end(s.remoteAddress + "\\n")).listen(' +
+      'net.createServer((s) => { s.on("error", () => {}); s.end(s.remoteAddress + "\\n"); }).listen(' +
         `{ port: ${PUBLIC_SERVER_PORT}, host: '::', ipv6Only: false }, () => console.log('listening'));`,
     ].join('\n');
     const server = spawn('ip', ['netns', 'exec', this.netns, process.execPath, '-e', script], {
