@@ -11,6 +11,11 @@ import { WorkerReconciler, WORKER_FINALIZER } from '../../src/extensions/provide
 import { Refs } from '../../src/gardenlet/resources.js';
 import { IMAGES } from '../../src/gardenlet/imagevector/images.js';
 import { MACHINES_STARTING_AT_ONCE } from '../../src/extensions/provider-local/worker/machine-pods.js';
+import {
+  MACHINE_POD_USER_DATA_ANNOTATION,
+  userDataChecksum,
+  workerUserDataAnnotation,
+} from '../../src/apis/provider-local/v1alpha1/machine-user-data.js';
 import { ResourceClient } from '../../src/runtime/client.js';
 import { TerminalError } from '../../src/runtime/controller.js';
 import { silentLogger } from '../../src/runtime/log.js';
@@ -197,6 +202,62 @@ describe("provider-local's Worker controller", () => {
     await client.mergePatch(Refs.worker, 'local', namespace, { spec: { pools: [{ ...pool('big', 1), maximum: 7 }] } });
     await reconciler.reconcile(req, ctx());
     expect(await replicas()).toBe(1);
+  });
+
+  it("tells each machine pod its pool's latest user data checksum, so the seed's kubelet refreshes it at once", async () => {
+    const namespace = await newTestNamespace('worker');
+    await createCluster(namespace, { ipFamilies: ['IPv6'], nodes: 'fd00:10:1:100::/56' });
+    // The shared control plane runs no ServiceAccount controller.
+    const serviceAccounts = {
+      group: '',
+      version: 'v1',
+      plural: 'serviceaccounts',
+      kind: 'ServiceAccount',
+      namespaced: true,
+    };
+    await client.create(serviceAccounts, {
+      apiVersion: 'v1',
+      kind: 'ServiceAccount',
+      metadata: { name: 'default', namespace },
+    } as KubernetesObject);
+    const machinePod = (name: string, pool: string) =>
+      client.create(Refs.pod, {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name, namespace, labels: { app: 'machine', 'worker.gardener.cloud/pool': pool } },
+        spec: { containers: [{ name: 'machine', image: 'machine' }] },
+      } as KubernetesObject);
+    await machinePod('machine-a-0', 'a');
+    await machinePod('machine-a-1', 'a');
+    await machinePod('machine-b-0', 'b');
+    const annotated = async () =>
+      Object.fromEntries(
+        (await client.list(Refs.pod, { namespace })).items.map((p) => [
+          p.metadata?.name,
+          p.metadata?.annotations?.[MACHINE_POD_USER_DATA_ANNOTATION],
+        ]),
+      );
+    const [one, two] = [userDataChecksum('one'), userDataChecksum('two')];
+    await client.create(Refs.worker, {
+      ...worker(namespace, [pool('a', 2), pool('b', 1)]),
+      metadata: { name: 'local', namespace, annotations: { [workerUserDataAnnotation('a')]: one } },
+    } as KubernetesObject);
+    const req = { namespace, name: 'local' };
+    await reconciler.reconcile(req, ctx());
+    // Pool b has no checksum on the Worker: its pod is left as it is.
+    expect(await annotated()).toEqual({ 'machine-a-0': one, 'machine-a-1': one, 'machine-b-0': undefined });
+
+    await client.mergePatch(Refs.worker, 'local', namespace, {
+      metadata: { annotations: { [workerUserDataAnnotation('a')]: two, [workerUserDataAnnotation('b')]: one } },
+    });
+    const before = (await client.get(Refs.pod, 'machine-a-0', namespace))!.metadata!.resourceVersion;
+    await reconciler.reconcile(req, ctx());
+    expect(await annotated()).toEqual({ 'machine-a-0': two, 'machine-a-1': two, 'machine-b-0': one });
+    const after = (await client.get(Refs.pod, 'machine-a-0', namespace))!.metadata!.resourceVersion;
+    expect(after).not.toBe(before);
+    // Nothing changed since: no pod is written again.
+    await reconciler.reconcile(req, ctx());
+    expect((await client.get(Refs.pod, 'machine-a-0', namespace))!.metadata!.resourceVersion).toBe(after);
   });
 
   it('says which pool it cannot serve, with the configuration-problem code, and does not retry', async () => {

@@ -3,13 +3,36 @@
  * gardenlet writes it into the Secret each worker pool's `userDataSecretRef` names; provider-local mounts that Secret
  * into the pool's machine pods, whose agent reads it (again whenever it changes: the files and kernel settings are
  * applied in place, as gardener-node-agent applies a changed OperatingSystemConfig).
+ *
+ * Which user data a machine runs with is said by checksums, as Gardener's node agent says which
+ * OperatingSystemConfig it applied: the gardenlet writes each pool's checksum on the Worker, provider-local copies
+ * it onto the pool's machine pods (a pod update makes the seed's kubelet refresh the mounted Secret at once, not at
+ * its next periodic sync), and a machine writes the checksum of what it applied on its Node. The gardenlet's
+ * Worker step is done only when every Node shows its pool's checksum.
  */
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { FileSchema } from '../../extensions/v1alpha1/operatingsystemconfig.js';
 
 export const MACHINE_USER_DATA_API_VERSION = 'local.provider.extensions.gardener.cloud/v1alpha1';
 /** The key of the user data in its Secret. */
 export const USER_DATA_KEY = 'userData';
+
+/** The checksum of a user data text (the Secret's value, as the machine reads it from its file). */
+export function userDataChecksum(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/** The Worker's annotation with the checksum of pool `pool`'s user data. */
+export function workerUserDataAnnotation(pool: string): string {
+  return `checksum/user-data-${pool}`;
+}
+
+/** A machine pod's annotation with the checksum of the user data its Worker wants it to run with. */
+export const MACHINE_POD_USER_DATA_ANNOTATION = 'checksum/user-data';
+
+/** Gardener's Node annotation with the checksum of the configuration the node agent applied last. */
+export const NODE_APPLIED_USER_DATA_ANNOTATION = 'checksum/cloud-config-data';
 
 /** `<6 chars>.<16 chars>` of [a-z0-9], as a bootstrap token is. */
 export const BOOTSTRAP_TOKEN_PATTERN = /^[a-z0-9]{6}\.[a-z0-9]{16}$/;

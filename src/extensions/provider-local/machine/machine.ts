@@ -38,6 +38,7 @@ import { createReadStream, existsSync, readFileSync, readdirSync } from 'node:fs
 import { lstat, mkdir, readFile, readlink, rm, symlink } from 'node:fs/promises';
 import { dirname, isAbsolute, join } from 'node:path';
 import type { File } from '../../../apis/extensions/v1alpha1/operatingsystemconfig.js';
+import { NODE_APPLIED_USER_DATA_ANNOTATION } from '../../../apis/provider-local/v1alpha1/machine-user-data.js';
 import type { IPFamily } from '../../../net/cidr.js';
 import { deleteNetns, ip, netnsExists } from '../../../localenv/netns.js';
 import { hostVethName, pidAlive } from '../../../system/network.js';
@@ -253,6 +254,8 @@ export class Machine {
   private readonly routes = new Map<string, PodRoute>();
   private overlay: VXLANOverlay | undefined;
   private lastPeerLeaseError: string | undefined;
+  /** The checksum of the user data applied last, published on our Node. */
+  private appliedUserData: string | undefined;
   private kubeProxyStarted = false;
   /** Set while a machine whose holder died is replaced. */
   private replacing: Promise<void> | undefined;
@@ -747,8 +750,8 @@ export class Machine {
         this.log(`machine ${this.opts.name}: CNI configured for ${podCIDRs.join(', ')}`);
       }
     }
+    if (self !== undefined) await this.publishAnnotations(self, credentials);
     if (this.overlay !== undefined) {
-      if (self !== undefined && this.opts.underlay !== undefined) await this.publishUnderlay(self, credentials);
       this.overlay.sync(list.items, await this.controlPlanePeerLeases(credentials));
       return;
     }
@@ -790,20 +793,34 @@ export class Machine {
     }
   }
 
-  /** Writes our underlay address into our Node, where the other machines' overlays look for it. */
-  private async publishUnderlay(self: NodeInfo, credentials: ClientCredentials): Promise<void> {
-    const underlay = this.opts.underlay!;
-    if (self.metadata.annotations?.[OVERLAY_UNDERLAY_ANNOTATION] === underlay) return;
+  /**
+   * Says on our Node what the others and the gardenlet read there: the address our overlay runs over (where the
+   * other machines' overlays look for it) and the checksum of the user data applied last (as gardener-node-agent
+   * says which configuration it applied).
+   */
+  private async publishAnnotations(self: NodeInfo, credentials: ClientCredentials): Promise<void> {
+    const want: Record<string, string> = {};
+    if (this.overlay !== undefined && this.opts.underlay !== undefined) {
+      want[OVERLAY_UNDERLAY_ANNOTATION] = this.opts.underlay;
+    }
+    if (this.appliedUserData !== undefined) want[NODE_APPLIED_USER_DATA_ANNOTATION] = this.appliedUserData;
+    const changed = Object.entries(want).filter(([k, v]) => self.metadata.annotations?.[k] !== v);
+    if (changed.length === 0) return;
     await requestJSON(
       this.opts.apiServer,
       credentials,
       'PATCH',
       `/api/v1/nodes/${this.opts.name}`,
-      { metadata: { annotations: { [OVERLAY_UNDERLAY_ANNOTATION]: underlay } } },
+      { metadata: { annotations: Object.fromEntries(changed) } },
       5_000,
       'application/merge-patch+json',
     );
-    this.log(`machine ${this.opts.name}: overlay underlay ${underlay} published`);
+    this.log(`machine ${this.opts.name}: published ${changed.map(([k, v]) => `${k}=${v}`).join(', ')}`);
+  }
+
+  /** Records the checksum of the user data now applied; the next Node sync publishes it. */
+  userDataApplied(checksum: string): void {
+    this.appliedUserData = checksum;
   }
 
   /**

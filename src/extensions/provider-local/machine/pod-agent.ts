@@ -9,7 +9,11 @@
 import { readdirSync } from 'node:fs';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseMachineUserData, type MachineUserData } from '../../../apis/provider-local/v1alpha1/machine-user-data.js';
+import {
+  parseMachineUserData,
+  userDataChecksum,
+  type MachineUserData,
+} from '../../../apis/provider-local/v1alpha1/machine-user-data.js';
 import { formatIP, parseIP, type IPFamily } from '../../../net/cidr.js';
 import { machineAddresses, nodeNetwork } from '../worker/node-addresses.js';
 import { MACHINE_POD_BIN_DIR, MACHINE_POD_IMAGES_DIR, type BuiltImage } from './images.js';
@@ -120,6 +124,7 @@ export async function runMachinePod(opts: MachinePodOptions, signal: AbortSignal
   await rm(paths.readyFile, { force: true });
   const machine = new Machine(machineOptions(opts, userData, paths));
   await machine.deploy();
+  machine.userDataApplied(userDataChecksum(text));
   opts.log(`machine ${opts.nodeName}: started; joining ${userData.apiServer.url}`);
   const stopped = new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
   try {
@@ -166,6 +171,7 @@ async function applyChangedUserData(
     return previous;
   }
   const result = await machine.applyOperatingSystemConfig({ spec: { files: userData.files } }, userData.sysctls);
+  machine.userDataApplied(userDataChecksum(text));
   log(`user data changed: ${result.filesWritten.length} files written, sysctls applied`);
   return text;
 }

@@ -3,16 +3,22 @@
  * pods per pool (machine-pods.ts), their node addresses from the shoot's node ranges as the namespace's Cluster
  * holds them (node-addresses.ts), and reports, as Gardener's worker actuators do, `status.machineDeployments` and a
  * last operation that succeeds once every pool has its machines ready (a machine pod is ready when its Node is).
- * StatefulSets of pools that are gone are deleted. Deletion deletes them all and waits until their pods are gone
+ * StatefulSets of pools that are gone are deleted. A pool's user data checksum on the Worker is copied onto its
+ * machine pods: the pod update makes the seed's kubelet refresh the mounted user data at once, so a changed kernel
+ * setting reaches the machines in seconds, not at the kubelet's next periodic sync (a minute by default). Deletion deletes them all and waits until their pods are gone
  * before the finalizer goes: the machines stop before the shoot's control plane does.
  */
 import type { KubernetesObject, V1StatefulSet } from '@kubernetes/client-node';
 import { clusterShoot, type Cluster } from '../../../apis/extensions/v1alpha1/cluster.js';
 import type { Worker } from '../../../apis/extensions/v1alpha1/worker.js';
+import {
+  MACHINE_POD_USER_DATA_ANNOTATION,
+  workerUserDataAnnotation,
+} from '../../../apis/provider-local/v1alpha1/machine-user-data.js';
 import { isIPFamily } from '../../../apis/validation/ip-families.js';
 import { nodeCIDRsOf, nodeNetwork, poolMachineOffsets } from './node-addresses.js';
 import { Refs } from '../../../gardenlet/resources.js';
-import type { ResourceClient } from '../../../runtime/client.js';
+import { isNotFound, type ResourceClient } from '../../../runtime/client.js';
 import { realClock, type Clock } from '../../../runtime/clock.js';
 import {
   TerminalError,
@@ -148,6 +154,7 @@ export class WorkerReconciler implements Reconciler {
       await this.client.apply(Refs.statefulSet, statefulSet as KubernetesObject, opts);
     }
     await this.deleteSurplus(worker, new Set(pools.map((p) => machineStatefulSetName(p.name))), ctx);
+    await this.announceUserData(worker, ctx);
 
     const waiting: string[] = [];
     for (const pool of pools) {
@@ -175,6 +182,33 @@ export class WorkerReconciler implements Reconciler {
       { state: 'Succeeded', description: `${total} machines of ${pools.length} pools are ready` },
       ctx,
     );
+  }
+
+  /** Writes each pool's user data checksum (the Worker's annotation) onto its machine pods that lack it. */
+  private async announceUserData(worker: Worker, ctx: ReconcileContext): Promise<void> {
+    const annotations = worker.metadata.annotations ?? {};
+    const pods = await this.client.list<KubernetesObject>(Refs.pod, {
+      namespace: worker.metadata.namespace ?? '',
+      labelSelector: `${MACHINE_LABELS.app}=${MACHINE_LABELS.role}`,
+      signal: ctx.signal,
+    });
+    for (const pod of pods.items) {
+      const pool = pod.metadata?.labels?.[MACHINE_LABELS.pool];
+      const want = pool === undefined ? undefined : annotations[workerUserDataAnnotation(pool)];
+      if (want === undefined || pod.metadata?.annotations?.[MACHINE_POD_USER_DATA_ANNOTATION] === want) continue;
+      try {
+        await this.client.mergePatch(
+          Refs.pod,
+          pod.metadata?.name ?? '',
+          worker.metadata.namespace ?? '',
+          { metadata: { annotations: { [MACHINE_POD_USER_DATA_ANNOTATION]: want } } },
+          { signal: ctx.signal },
+        );
+      } catch (e) {
+        // A pod deleted meanwhile is replaced by one that mounts the current user data.
+        if (!isNotFound(e)) throw e;
+      }
+    }
   }
 
   private statefulSet(name: string, namespace: string, ctx: ReconcileContext): Promise<V1StatefulSet | undefined> {

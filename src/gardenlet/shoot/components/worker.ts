@@ -3,7 +3,8 @@
  * `Worker` `<shoot>` in the seed namespace, one user data Secret per pool that the Worker's pools reference (what a
  * machine boots with: the API server, the bootstrap token, the networks, the worker OperatingSystemConfig's files
  * and the pool's kernel settings), and waits until the provider reports the Worker reconciled and the shoot has
- * every Node Ready and CoreDNS available. The provider (provider-local's Worker controller) is never called directly.
+ * every Node Ready, running its pool's latest user data (the checksums of machine-user-data.ts), and CoreDNS
+ * available. The provider (provider-local's Worker controller) is never called directly.
  */
 import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
 import type { NetworkingStatus, Shoot } from '../../../apis/core/v1beta1/shoot.js';
@@ -12,7 +13,10 @@ import type { OperatingSystemConfig } from '../../../apis/extensions/v1alpha1/op
 import type { Worker } from '../../../apis/extensions/v1alpha1/worker.js';
 import {
   MACHINE_USER_DATA_API_VERSION,
+  NODE_APPLIED_USER_DATA_ANNOTATION,
   USER_DATA_KEY,
+  userDataChecksum,
+  workerUserDataAnnotation,
   type MachineUserDataInput,
 } from '../../../apis/provider-local/v1alpha1/machine-user-data.js';
 import type { ResourceClient } from '../../../runtime/client.js';
@@ -137,13 +141,18 @@ export class ShootWorker implements DeployWaiter {
       bootstrapToken,
       files: osc.spec.files ?? [],
     });
-    const secrets: V1Secret[] = [...userData].map(([pool, data]) => ({
+    const texts = [...userData].map(([pool, data]) => [pool, JSON.stringify(data)] as const);
+    const secrets: V1Secret[] = texts.map(([pool, text]) => ({
       apiVersion: 'v1',
       kind: 'Secret',
       metadata: { name: userDataSecretName(pool), namespace, labels: shootLabels(this.shoot) },
       type: 'Opaque',
-      stringData: { [USER_DATA_KEY]: JSON.stringify(data) },
+      stringData: { [USER_DATA_KEY]: text },
     }));
+    const worker = desiredWorker(this.shoot);
+    worker.metadata.annotations = Object.fromEntries(
+      texts.map(([pool, text]) => [workerUserDataAnnotation(pool), userDataChecksum(text)]),
+    );
     const previous = await this.client.get<Worker & KubernetesObject>(
       Refs.worker,
       this.shoot.metadata.name ?? '',
@@ -151,7 +160,7 @@ export class ShootWorker implements DeployWaiter {
       { signal: ctx.signal },
     );
     await applyAll(this.client, Refs.secret, secrets, ctx);
-    await applyAll(this.client, Refs.worker, [desiredWorker(this.shoot)], ctx);
+    await applyAll(this.client, Refs.worker, [worker], ctx);
     // The user data of pools the shoot no longer has: their machines go with the Worker's new spec.
     await deleteAll(this.client, Refs.secret, staleUserDataSecrets(previous, this.shoot), namespace, ctx);
   }
@@ -179,6 +188,10 @@ export class ShootWorker implements DeployWaiter {
       if (workerPools(this.shoot).every((p) => p.minimum <= 0)) return;
       const notReady = notReadyNodes(nodes.items.filter((n) => !gone.includes(n.metadata?.name ?? '')));
       if (notReady.length > 0) throw new NotReadyError(`Nodes not Ready yet: ${notReady.join(', ')}`);
+      const behind = nodesBehindUserData(nodes.items, this.shoot, worker?.metadata.annotations ?? {});
+      if (behind.length > 0) {
+        throw new NotReadyError(`Nodes not running their pool's latest user data yet: ${behind.join(', ')}`);
+      }
       if (!(await coreDNSReady(shootClient))) throw new NotReadyError('CoreDNS is not available yet');
     } finally {
       shootClient.close();
@@ -228,6 +241,25 @@ export class ShootWorker implements DeployWaiter {
 
 interface NodeStatus extends KubernetesObject {
   status?: { conditions?: { type: string; status: string }[] };
+}
+
+/**
+ * The wanted machines' Nodes whose applied user data (NODE_APPLIED_USER_DATA_ANNOTATION) is not their pool's
+ * latest as the Worker's annotations say it; a pool without a checksum there is not judged.
+ */
+export function nodesBehindUserData(
+  nodes: readonly KubernetesObject[],
+  shoot: Shoot,
+  workerAnnotations: Readonly<Record<string, string>>,
+): string[] {
+  const byName = new Map(nodes.map((n) => [n.metadata?.name ?? '', n]));
+  return workerPools(shoot).flatMap((pool) => {
+    const want = workerAnnotations[workerUserDataAnnotation(pool.name)];
+    if (want === undefined) return [];
+    return Array.from({ length: Math.max(0, pool.minimum) }, (_, i) => machinePodName(pool.name, i)).filter(
+      (name) => byName.get(name)?.metadata?.annotations?.[NODE_APPLIED_USER_DATA_ANNOTATION] !== want,
+    );
+  });
 }
 
 /** The names of the Nodes whose Ready condition is not True. */

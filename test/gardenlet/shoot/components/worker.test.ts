@@ -5,6 +5,7 @@ import { validateWorker } from '../../../../src/apis/extensions/v1alpha1/validat
 import {
   desiredUserData,
   desiredWorker,
+  nodesBehindUserData,
   staleUserDataSecrets,
   userDataSecretName,
 } from '../../../../src/gardenlet/shoot/components/worker.js';
@@ -12,7 +13,12 @@ import {
   machineBootstrapObjects,
   newBootstrapToken,
 } from '../../../../src/gardenlet/shoot/components/machine-bootstrap.js';
-import { BOOTSTRAP_TOKEN_PATTERN } from '../../../../src/apis/provider-local/v1alpha1/machine-user-data.js';
+import {
+  BOOTSTRAP_TOKEN_PATTERN,
+  NODE_APPLIED_USER_DATA_ANNOTATION,
+  userDataChecksum,
+  workerUserDataAnnotation,
+} from '../../../../src/apis/provider-local/v1alpha1/machine-user-data.js';
 
 const shoot = {
   apiVersion: 'core.gardener.cloud/v1beta1',
@@ -55,6 +61,26 @@ describe("the shoot's Worker", () => {
     expect(staleUserDataSecrets(previous, shoot)).toEqual([userDataSecretName('gone')]);
     expect(staleUserDataSecrets(desiredWorker(shoot), shoot)).toEqual([]);
     expect(staleUserDataSecrets(undefined, shoot)).toEqual([]);
+  });
+
+  it("names the wanted machines' Nodes that do not run their pool's latest user data", () => {
+    const [w, x] = [userDataChecksum('w-data'), userDataChecksum('x-data')];
+    const node = (name: string, applied?: string) => ({
+      metadata: { name, ...(applied ? { annotations: { [NODE_APPLIED_USER_DATA_ANNOTATION]: applied } } : {}) },
+    });
+    const annotations = { [workerUserDataAnnotation('w')]: w, [workerUserDataAnnotation('x')]: x };
+    const nodes = [node('machine-w-0', w), node('machine-w-1', x), node('machine-x-0'), node('machine-w-2', 'old')];
+    // machine-w-1 runs the other pool's data, machine-x-0 none yet; machine-w-2 is beyond the pool's minimum.
+    expect(nodesBehindUserData(nodes, shoot, annotations)).toEqual(['machine-w-1', 'machine-x-0']);
+    // A wanted machine without a Node is behind too; a pool without a checksum on the Worker is not judged.
+    expect(nodesBehindUserData([node('machine-w-0', w)], shoot, { [workerUserDataAnnotation('w')]: w })).toEqual([
+      'machine-w-1',
+    ]);
+    expect(
+      nodesBehindUserData([node('machine-w-0', w), node('machine-w-1', w), node('machine-x-0', x)], shoot, annotations),
+    ).toEqual([]);
+    expect(userDataChecksum('w-data')).toMatch(/^[0-9a-f]{64}$/);
+    expect(userDataChecksum('w-data')).not.toBe(userDataChecksum('w-data '));
   });
 
   it("gives each pool user data a machine agent accepts: the shoot's networks, token, files and the pool's sysctls", () => {
