@@ -28,7 +28,8 @@ export function isIPv6SingleStack(ipFamilies: readonly string[] | undefined): bo
 }
 
 /**
- * The ipFamilies rules of api-rules.md. `valid` is false when the CIDR checks of the section must be skipped.
+ * The ipFamilies rules (docs/api-reference.md, "The ipFamilies rules"). `valid` is false when the CIDR checks of the
+ * section must be skipped.
  */
 export function validateIPFamilies(
   ipFamilies: readonly string[] | undefined,

@@ -1,6 +1,6 @@
 /**
- * The values of the calico chart for a Network: overlay → backend and pool modes (calico-ipv6.md §3), then what
- * renders per IP family (§4), as networking-calico computes them. Pure.
+ * The values of the calico chart for a Network: overlay → backend and pool modes (docs/calico.md section 3), then
+ * what renders per IP family (section 4), as networking-calico computes them. Pure.
  */
 import type { Network } from '../../apis/extensions/v1alpha1/network.js';
 import { isIPFamily } from '../../apis/validation/ip-families.js';

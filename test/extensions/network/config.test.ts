@@ -1,6 +1,6 @@
 /**
- * The calico NetworkConfig API (calico-ipv6.md §1) and its validation (§2), field by field and rule by rule, for each
- * IP family: what is accepted and what is rejected with which field error.
+ * The calico NetworkConfig API (docs/calico.md section 1) and its validation (section 2), field by field and rule
+ * by rule, for each IP family: what is accepted and what is rejected with which field error.
  */
 import { describe, expect, it } from 'vitest';
 import { FieldPath, errorString, type ErrorList } from '../../../src/apis/field/index.js';

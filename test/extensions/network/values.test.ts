@@ -1,6 +1,7 @@
 /**
- * calico-ipv6.md §3 (overlay → backend and pool modes) and §4 (what renders per IP family), row by row, checked on
- * the rendered manifests (so the templates carry what the values say), plus the errors of calicoValues.
+ * docs/calico.md section 3 (overlay → backend and pool modes) and section 4 (what renders per IP family), row by
+ * row, checked on the rendered manifests (so the templates carry what the values say), plus the errors of
+ * calicoValues.
  */
 import { describe, expect, it } from 'vitest';
 import type { NetworkConfig } from '../../../src/extensions/network/apis/config.js';

@@ -1,8 +1,8 @@
 /**
  * The calico providerConfig (`calico.networking.extensions.gardener.cloud/v1alpha1`, kind `NetworkConfig`) as
  * gardener-extension-networking-calico has it: its schema, strict decoding into field errors, and the validation of
- * calico-ipv6.md §2. {@link validateNetworkConfig} is the one verdict: the Shoot admission (`validate`, the webhook,
- * `render`) and the extension all call it, with the path of the providerConfig in their object.
+ * docs/calico.md section 2. {@link validateNetworkConfig} is the one verdict: the Shoot admission (`validate`, the
+ * webhook, `render`) and the extension all call it, with the path of the providerConfig in their object.
  *
  * The zod schema checks the shape (unknown fields and wrong types are errors); enumerations and the rules that
  * depend on the IP families are plain functions with field paths and networking-calico's messages.
@@ -138,7 +138,7 @@ export function decodeNetworkConfig(
   return errors.length === 0 && parsed.success ? { config: parsed.data, errors } : { errors };
 }
 
-/** The field errors of a providerConfig (calico-ipv6.md §2); empty when it is valid or absent. */
+/** The field errors of a providerConfig (docs/calico.md section 2); empty when it is valid or absent. */
 export function validateNetworkConfig(
   raw: unknown,
   ipFamilies: readonly string[] | undefined,

@@ -50,7 +50,7 @@ export function desiredCAClusterConfigMap(shoot: Shoot, caPEM: string): V1Config
   };
 }
 
-/** The IPv6 node mask in effect, and the IPv4 one, as api-rules.md defines them per family. */
+/** The IPv6 node mask in effect, and the IPv4 one, per family, as docs/api-reference.md ("Defaulting") defines them. */
 export function nodeMaskSizes(shoot: Shoot): Partial<Record<IPFamily, number>> {
   const kcm = shoot.spec.kubernetes?.kubeControllerManager;
   const families = shootIPFamilies(shoot).filter(isIPFamily);

@@ -1,6 +1,6 @@
 /**
- * Shoot defaulting (api-rules.md, "Defaulting"): directly through `defaultShoot` and end to end through `admit()`,
- * plus the pipeline properties every kind must have: unknown fields survive, the input is never modified.
+ * Shoot defaulting (docs/api-reference.md, "Defaulting"): directly through `defaultShoot` and end to end through
+ * `admit()`, plus the pipeline properties every kind must have: unknown fields survive, the input is never modified.
  */
 import { describe, expect, it } from 'vitest';
 import { admit } from '../../../../src/apis/admission.js';

@@ -1,6 +1,7 @@
 /**
- * Shoot rules in the context of its seed (api-rules.md, "With a seed"): families, the seed's shoot defaults,
- * disjointness from the seed's ranges and from the VPN range. End to end through `admit({ object, seed })`.
+ * Shoot rules in the context of its seed (docs/api-reference.md, "A Shoot with its seed"): families, the seed's
+ * shoot defaults, disjointness from the seed's ranges and from the VPN range. End to end through
+ * `admit({ object, seed })`.
  */
 import { describe, expect, it } from 'vitest';
 import { admit, UnknownKindError } from '../../../../src/apis/admission.js';

@@ -1,5 +1,5 @@
 /**
- * Shoot update validation (api-rules.md, "Update (`--old`)"), end to end through `admit({ object, oldObject })`,
+ * Shoot update validation (docs/api-reference.md, "Shoot updates"), end to end through `admit({ object, oldObject })`,
  * and through `validateShootUpdate` for the cases defaulting makes unreachable.
  */
 import { describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * Shoot create validation (api-rules.md, "Shoot", "kube-controller-manager" and the ipFamilies rules), end to end
+ * Shoot create validation (docs/api-reference.md, "Shoot" and "The ipFamilies rules"), end to end
  * through `admit()` unless a rule can only be reached by calling `validateShoot` directly.
  */
 import { describe, expect, it } from 'vitest';

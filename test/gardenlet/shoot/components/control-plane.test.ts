@@ -24,7 +24,7 @@ function shoot(networking: Record<string, unknown>, kcm?: Record<string, number>
 const service = (...ips: string[]) => ({ status: { loadBalancer: { ingress: ips.map((ip) => ({ ip })) } } });
 
 describe('the node masks per family', () => {
-  it('follow api-rules.md for each family', () => {
+  it('are the node masks in effect of each family', () => {
     expect(nodeMaskSizes(shoot({ ipFamilies: ['IPv6'] }))).toEqual({ IPv6: 64 });
     expect(nodeMaskSizes(shoot({ ipFamilies: ['IPv6'] }, { nodeCIDRMaskSize: 80 }))).toEqual({ IPv6: 80 });
     expect(nodeMaskSizes(shoot({ ipFamilies: ['IPv6'] }, { nodeCIDRMaskSizeIPv6: 72 }))).toEqual({ IPv6: 72 });

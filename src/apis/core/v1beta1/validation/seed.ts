@@ -1,5 +1,5 @@
 /**
- * Seed validation (`spec.networks`), per api-rules.md.
+ * Seed validation (`spec.networks`), as docs/api-reference.md ("Validation rules") states it.
  */
 import { FieldPath, invalid, required, type ErrorList } from '../../../field/index.js';
 import type { FeatureGates } from '../../../../featuregate/featuregate.js';

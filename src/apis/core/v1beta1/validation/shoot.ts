@@ -1,5 +1,6 @@
 /**
- * Shoot validation (create, update, and in the context of its seed), per api-rules.md.
+ * Shoot validation (create, update, and in the context of its seed), as docs/api-reference.md ("Validation
+ * rules") states it.
  */
 import { duplicate, FieldPath, forbidden, invalid, required, tooLong, type ErrorList } from '../../../field/index.js';
 import type { FeatureGates } from '../../../../featuregate/featuregate.js';

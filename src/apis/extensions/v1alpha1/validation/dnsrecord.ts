@@ -1,5 +1,5 @@
 /**
- * DNSRecord (extensions.gardener.cloud/v1alpha1) validation, per api-rules.md.
+ * DNSRecord (extensions.gardener.cloud/v1alpha1) validation, as docs/api-reference.md ("Validation rules") states it.
  */
 import { FieldPath, invalid, notSupported, required, type ErrorList } from '../../../field/index.js';
 import { parseIP } from '../../../../net/cidr.js';

@@ -1,5 +1,5 @@
 /**
- * Network (extensions.gardener.cloud/v1alpha1) validation, per api-rules.md.
+ * Network (extensions.gardener.cloud/v1alpha1) validation, as docs/api-reference.md ("Validation rules") states it.
  */
 import { FieldPath, forbidden, invalid, required, type ErrorList } from '../../../field/index.js';
 import type { FeatureGates } from '../../../../featuregate/featuregate.js';
@@ -28,7 +28,8 @@ export function validateNetwork(network: Network, gates: FeatureGates): ErrorLis
       errors.push(required(SPEC.child(name), FIELD_REQUIRED));
       return undefined;
     }
-    // The CIDR checks of the section stop when an ipFamilies rule fired (api-rules.md, ipFamilies).
+    // The CIDR checks of the section stop when an ipFamilies rule fired (docs/api-reference.md, "The ipFamilies
+    // rules").
     if (!families.valid) return undefined;
     const field = cidrField(SPEC.child(name), value);
     errors.push(...validateParse(field));
