@@ -1,6 +1,6 @@
 /**
- * Names and labels the gardenlet derives from a shoot. They are the contract in reconcile.md: tests and users rely on
- * them.
+ * Names and labels the gardenlet derives from a shoot. docs/architecture.md lists them ("Names and labels"): tests and
+ * users rely on them.
  */
 import type { Shoot } from '../apis/core/v1beta1/shoot.js';
 
