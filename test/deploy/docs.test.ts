@@ -1,6 +1,6 @@
 /**
- * The deployment docs: every relative link and anchor resolves, and the numbers they quote are the ones of the kind
- * configs, the chart and the scripts.
+ * The docs: the index lists every page of docs/, every relative link and anchor resolves, and the numbers they quote
+ * are the ones of the kind configs, the chart and the scripts.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
@@ -9,11 +9,10 @@ import { parse } from 'yaml';
 import { projectRoot } from '../../src/localenv/project.js';
 
 const ROOT = projectRoot();
+const DOCS = readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md'));
 const PAGES = [
-  ...readdirSync(join(ROOT, 'docs'))
-    // local-control-plane.md belongs to the control plane's tests.
-    .filter((f) => f.endsWith('.md') && f !== 'local-control-plane.md')
-    .map((f) => join(ROOT, 'docs', f)),
+  join(ROOT, 'README.md'),
+  ...DOCS.map((f) => join(ROOT, 'docs', f)),
   join(ROOT, 'charts', 'gardener-ipv6', 'README.md'),
 ];
 
@@ -43,6 +42,15 @@ describe.each(PAGES.map((p) => [relative(ROOT, p), p]))('%s', (_, page) => {
       expect(existsSync(file), `${target} from ${relative(ROOT, page)}`).toBe(true);
       if (hash) expect(anchors(file), `#${hash} in ${relative(ROOT, file)}`).toContain(hash);
     }
+  });
+});
+
+describe('docs/README.md', () => {
+  it('lists every page of docs/', () => {
+    const index = readFileSync(join(ROOT, 'docs', 'README.md'), 'utf8');
+    const listed = new Set([...index.matchAll(/\]\(([^)#\s]+)\)/g)].map((m) => m[1]));
+    const missing = DOCS.filter((page) => page !== 'README.md' && !listed.has(page));
+    expect(missing, 'pages of docs/ missing from docs/README.md').toEqual([]);
   });
 });
 
