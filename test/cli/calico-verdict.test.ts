@@ -1,7 +1,7 @@
 /**
  * One verdict on a calico providerConfig, whoever asks: `validate` (text and `-o json`) and `render` agree for every
- * family, with the errors under `spec.networking.providerConfig`. Includes the case of issue 9: Gardener's IPv6
- * example Shoot with a typical networking-calico providerConfig, valid for `validate` and then refused by `render`.
+ * family, with the errors under `spec.networking.providerConfig`. Includes Gardener's IPv6 example Shoot with a
+ * typical networking-calico providerConfig, which must be valid for `validate` and `render` alike.
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -85,7 +85,7 @@ const PC = 'spec.networking.providerConfig';
 const API = { apiVersion: 'calico.networking.extensions.gardener.cloud/v1alpha1', kind: 'NetworkConfig' };
 
 describe('validate and render agree on the providerConfig', () => {
-  it('issue 9: typha off, overlay off, snatToUpstreamDNS on is valid for both, and renders without typha', async () => {
+  it("Gardener's IPv6 example (typha and overlay off) is valid for both and renders without typha", async () => {
     const shoot = shootFile('ipv6', {
       ...API,
       typha: { enabled: false },

@@ -2,7 +2,8 @@
  * A shoot-like environment for the machine tests, in the test's network namespace (the gardenlet's, in
  * production): a "load balancer" bridge with the API server's address, a node bridge with the gateways, etcd,
  * kube-apiserver (Node and RBAC authorization, the `kubernetes` endpoints on the LB address), kube-controller-manager
- * with node IPAM, kube-scheduler, and the certificates machines need. What issue 10's shoot control plane provides.
+ * with node IPAM, kube-scheduler, and the certificates machines need: what a shoot's control plane on the seed
+ * provides.
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
