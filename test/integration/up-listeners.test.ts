@@ -25,7 +25,7 @@ import {
 } from '../support/up.js';
 import { waitFor } from '../support/wait.js';
 
-/** How long `up` may take from SIGTERM to its exit, whatever died before (README: "Stopping"). */
+/** How long `up` may take from SIGTERM to its exit, whatever died before (docs/local-control-plane.md, "Stopping"). */
 const STOP_BOUND_MS = 5_000;
 
 function commandLine(pid: number): string {
