@@ -48,6 +48,13 @@ bash "$ROOT/hack/ensure-binaries.sh" kubeadm kubelet kubectl kube-apiserver kube
 mkdir -p "$WORK"
 
 key() { sha256sum | cut -c1-12; }
+# A build context of this run's own: two builds at once (two checkouts sharing the cache) must not empty each other's.
+CONTEXTS=()
+new_context() {
+  ctx="$(mktemp -d "$WORK/$1.XXXXXX")"
+  CONTEXTS+=("$ctx")
+}
+trap 'rm -rf "${CONTEXTS[@]}"' EXIT
 exists() { docker image inspect "$1" >/dev/null 2>&1; }
 stamp() { cat "$BIN/.$1.stamp"; }
 
@@ -87,8 +94,7 @@ NODE_BASE_KEY="$(printf '%s\n' "$BASE" "$(stamp containerd)" "$(stamp runc)" "$(
   "$KIND_VERSION" "recipe=1" | key)"
 NODE_BASE="gardener-ipv6/kind-base:$NODE_BASE_KEY"
 if ! exists "$NODE_BASE"; then
-  ctx="$WORK/kind-base"
-  rm -rf "$ctx" && mkdir -p "$ctx/bin" "$ctx/cni"
+  new_context kind-base && mkdir -p "$ctx/bin" "$ctx/cni"
   cp -r "$KIND_MODULE/images/base/files" "$ctx/files" && chmod -R u+w "$ctx/files"
   cp "$BIN/containerd" "$BIN/containerd-shim-runc-v2" "$BIN/ctr" "$BIN/crictl" "$BIN/runc" "$ctx/bin/"
   for plugin in bridge host-local loopback; do cp "$BIN/cni-$plugin" "$ctx/cni/$plugin"; done
@@ -144,8 +150,7 @@ ETCD_TAG="${ETCD_VERSION#v}-0"
 COMPONENTS_KEY="$(printf '%s\n' "$BASE" "$(stamp kube-proxy)" "$(stamp coredns)" "recipe=2" | key)"
 COMPONENTS_TAR="$WORK/components-$COMPONENTS_KEY.tar"
 if [[ ! -f "$COMPONENTS_TAR" ]]; then
-  ctx="$WORK/components"
-  rm -rf "$ctx" && mkdir -p "$ctx"
+  new_context components
   cp "$BIN/kube-proxy" "$BIN/coredns" "$ctx/"
   docker rmi "registry.k8s.io/kube-proxy:$KUBERNETES_VERSION" "registry.k8s.io/coredns/coredns:$COREDNS_VERSION" >/dev/null 2>&1 || true
   # kubeadm's kube-proxy DaemonSet runs /usr/local/bin/kube-proxy; its CoreDNS Deployment the image's entrypoint.
@@ -213,8 +218,7 @@ if ! exists "$APP"; then
     cp "$ROOT/package.json" "$ROOT/package-lock.json" "$modules/"
     (cd "$modules" && npm ci --omit=dev --ignore-scripts --no-audit --no-fund >/dev/null)
   fi
-  ctx="$WORK/app"
-  rm -rf "$ctx" && mkdir -p "$ctx/app/charts"
+  new_context app && mkdir -p "$ctx/app/charts"
   cp -r "$ROOT/bin" "$ROOT/dist" "$ROOT/package.json" "$modules/node_modules" "$ctx/app/"
   cp -r "$ROOT/charts/internal" "$ctx/app/charts/"
   cp "$NODE_BINARY" "$ctx/node"

@@ -18,6 +18,8 @@ import { parseServer } from '../../src/extensions/dns/transport.js';
 import { Feature, parseFeatureGates } from '../../src/featuregate/featuregate.js';
 import { parseHostIPs } from '../../src/extensions/provider-local/loadbalancer/ingress.js';
 import { Refs } from '../../src/gardenlet/resources.js';
+import { IMAGES } from '../../src/gardenlet/imagevector/images.js';
+import { NETWORK_POLICY, POD } from '../../src/extensions/provider-local/machine/network-policy/enforcer.js';
 import { generateCertificates } from '../../src/localenv/certs.js';
 import { resources } from '../../src/runtime/client.js';
 import {
@@ -57,6 +59,7 @@ beforeAll(async () => {
 interface Probe {
   httpGet?: { path: string; port: string | number; scheme?: string };
   tcpSocket?: { port: string | number };
+  exec?: { command: string[] };
 }
 interface Container {
   name: string;
@@ -84,6 +87,7 @@ interface Deployment {
     template: { metadata: { labels: Record<string, string>; annotations?: Record<string, string> }; spec: PodSpec };
   };
 }
+type DaemonSet = K8sObject & { spec: { template: { spec: PodSpec & { tolerations?: object[] } } } };
 interface Service {
   spec: {
     ipFamilyPolicy?: string;
@@ -174,10 +178,12 @@ describe.each(Object.keys(PRESETS) as Preset[])('helm template with the %s value
         .sort(),
     ).toEqual([...Object.keys(CHART_COMPONENTS), 'dns-server'].map(nameOf).sort());
     const kinds = new Set(objects.map((o) => o.kind));
+    // The kind presets enforce the NetworkPolicies (their bridge CNI does not): a DaemonSet more.
     expect([...kinds].sort()).toEqual([
       'ClusterRole',
       'ClusterRoleBinding',
       'ConfigMap',
+      ...(preset === 'default' ? [] : ['DaemonSet']),
       'Deployment',
       'MutatingWebhookConfiguration',
       'NetworkPolicy',
@@ -197,6 +203,36 @@ describe.each(Object.keys(PRESETS) as Preset[])('helm template with the %s value
       expect(o.metadata.namespace, `${o.kind}/${o.metadata.name}`).toBe(clusterScoped ? undefined : NAMESPACE);
       expect(o.metadata.labels?.['app.kubernetes.io/instance'], `${o.kind}/${o.metadata.name}`).toBe(RELEASE);
     }
+  });
+
+  it('enforces the NetworkPolicies on every Node in the kind presets, as root with NET_ADMIN only', () => {
+    const name = `${RELEASE}-network-policy-enforcer`;
+    const sets = ofKind<DaemonSet>(objects, 'DaemonSet');
+    if (preset === 'default') {
+      expect(sets).toEqual([]);
+      return;
+    }
+    expect(sets.map((d) => d.metadata.name)).toEqual([name]);
+    const pod = sets[0]!.spec.template.spec;
+    expect(pod).toMatchObject({ serviceAccountName: name, hostNetwork: true, tolerations: [{ operator: 'Exists' }] });
+    const [container] = pod.containers;
+    // The machine image carries nft; its tag is the one `gardener-ipv6 images` builds.
+    expect(container!.image).toBe(IMAGES.machine);
+    expect(container!.args).toEqual(['network-policy-enforcer', '--ready-file=/tmp/ready']);
+    expect(container!.securityContext).toMatchObject({
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'], add: ['NET_ADMIN'] },
+    });
+    expect(container!.readinessProbe?.exec?.command).toEqual(['cat', '/tmp/ready']);
+    // What the enforcer's informers list and watch, nothing else.
+    const role = named<Role>(objects, 'ClusterRole', name);
+    expect(role.rules.flatMap(grants).sort()).toEqual(
+      [POD, resources.namespace, NETWORK_POLICY].flatMap((ref) => allow(ref, ['list', 'watch'])).sort(),
+    );
+    expect(named<Binding>(objects, 'ClusterRoleBinding', name).subjects).toEqual([
+      { kind: 'ServiceAccount', name, namespace: NAMESPACE },
+    ]);
   });
 
   it('gives every container liveness and readiness probes on a port it declares', () => {
@@ -402,7 +438,7 @@ describe.each(Object.keys(PRESETS) as Preset[])('helm template with the %s value
       expect(binding.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name });
       expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name, namespace: NAMESPACE }]);
     }
-    const components = Object.keys(CHART_COMPONENTS).length;
+    const components = Object.keys(CHART_COMPONENTS).length + (preset === 'default' ? 0 : 1);
     expect(ofKind(objects, 'ClusterRole')).toHaveLength(components);
     expect(ofKind(objects, 'ClusterRoleBinding')).toHaveLength(components);
     for (const role of [...ofKind<Role>(objects, 'ClusterRole'), ...ofKind<Role>(objects, 'Role')]) {

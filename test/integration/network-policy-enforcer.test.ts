@@ -3,15 +3,20 @@
  * NetworkPolicies and keeps its nftables table in a network namespace in step with them: a policy, a label, a pod's
  * address or a deleted policy show in the kernel's rules within a deadline; a table removed by hand comes back;
  * `destroy()` removes it. The packets those rules pass or refuse are the subject of
- * test/extensions/provider-local/machine/network-policy/rules.test.ts. Needs root, `ip` and `nft`.
+ * test/extensions/provider-local/machine/network-policy/rules.test.ts. `gardener-ipv6 network-policy-enforcer` (the
+ * chart's DaemonSet on a seed's Nodes) does the same in the network namespace it runs in, says so in its ready file,
+ * and takes its table with it on SIGTERM. Needs root, `ip` and `nft`.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { CoreV1Api, NetworkingV1Api, type V1NetworkPolicy } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NetworkPolicyEnforcer } from '../../src/extensions/provider-local/machine/network-policy/enforcer.js';
 import { NETWORK_POLICY_TABLE } from '../../src/extensions/provider-local/machine/network-policy/rules.js';
+import { projectRoot } from '../../src/localenv/project.js';
 import { which } from '../../src/localenv/process.js';
+import { tempFile } from '../support/cli.js';
 import { kubeConfig, newTestNamespace } from '../support/kube.js';
 import { waitFor } from '../support/wait.js';
 
@@ -19,10 +24,12 @@ const skip = process.getuid?.() !== 0 || which('nft') === undefined;
 const NETNS = `gv6enf${process.pid % 100_000}`;
 const NODE = `enforcer-${process.pid}`;
 
-function table(): string {
-  const r = spawnSync('ip', ['netns', 'exec', NETNS, 'nft', 'list', 'table', 'inet', NETWORK_POLICY_TABLE], {
-    encoding: 'utf8',
-  });
+/** The table in the named network namespace, or in ours (null). */
+function table(netns: string | null = NETNS): string {
+  const nft = [which('nft') ?? 'nft', 'list', 'table', 'inet', NETWORK_POLICY_TABLE];
+  const r = netns
+    ? spawnSync('ip', ['netns', 'exec', netns, ...nft], { encoding: 'utf8' })
+    : spawnSync(nft[0]!, nft.slice(1), { encoding: 'utf8' });
   return r.status === 0 ? r.stdout : '';
 }
 
@@ -122,5 +129,61 @@ describe.skipIf(skip)('the NetworkPolicy enforcer of a machine', () => {
 
     await enforcer.destroy();
     expect(table()).toBe('');
+  }, 60_000);
+});
+
+// In this process's network namespace, as the DaemonSet runs in its Node's: where the API server is reached (the test
+// runner's own namespace under npm test, so the table never touches the host's).
+describe.skipIf(skip || table(null) !== '')('gardener-ipv6 network-policy-enforcer', () => {
+  it("keeps the Node's table in its network namespace, says when it is in force, and removes it on SIGTERM", async () => {
+    const namespace = await newTestNamespace('enforcer-cli');
+    const core = kubeConfig().makeApiClient(CoreV1Api);
+    const networking = kubeConfig().makeApiClient(NetworkingV1Api);
+    const node = `${NODE}-cli`;
+    await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: 'default' } } });
+    await core.createNamespacedPod({
+      namespace,
+      body: {
+        metadata: { name: 'server', labels: { app: 'server' } },
+        spec: { nodeName: node, containers: [{ name: 'c', image: 'example.invalid/test' }] },
+      },
+    });
+    const pod = await core.readNamespacedPod({ name: 'server', namespace });
+    pod.status = { phase: 'Running', podIP: 'fd00:2::5', podIPs: [{ ip: 'fd00:2::5' }] };
+    await core.replaceNamespacedPodStatus({ name: 'server', namespace, body: pod });
+
+    const kubeconfig = tempFile('kubeconfig', kubeConfig().exportConfig());
+    const ready = join(kubeconfig, '..', 'ready');
+    const args = ['--node-name', node, '--kubeconfig', kubeconfig, '--ready-file', ready];
+    const child = spawn(
+      process.execPath,
+      [join(projectRoot(), 'bin', 'gardener-ipv6.js'), 'network-policy-enforcer', ...args],
+      {
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      await waitFor(() => existsSync(ready), { timeoutMs: 20_000, message: 'the ready file' }).catch((e: Error) => {
+        throw new Error(`${e.message}; stderr: ${stderr}`);
+      });
+      expect(table(null), stderr).toContain(`table inet ${NETWORK_POLICY_TABLE}`);
+      expect(table(null)).not.toContain('fd00:2::5');
+      await networking.createNamespacedNetworkPolicy({
+        namespace,
+        body: { metadata: { name: 'deny-ingress' }, spec: { podSelector: {}, policyTypes: ['Ingress'] } },
+      });
+      await waitFor(() => table(null).includes('fd00:2::5 : jump pod-0-ingress'), {
+        message: 'the server in the ingress map',
+      });
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited, stderr).toBe(0);
+    expect(table(null)).toBe('');
+    expect(existsSync(ready)).toBe(false);
+    expect(stderr).toContain('first ruleset in force');
   }, 60_000);
 });

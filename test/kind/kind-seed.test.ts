@@ -21,6 +21,9 @@ import { NETNS_ENV } from '../../src/localenv/netns.js';
 import { projectRoot } from '../../src/localenv/project.js';
 import { which } from '../../src/localenv/process.js';
 import { containsCIDR, mustParseCIDR } from '../../src/net/cidr.js';
+import { IMAGES } from '../../src/gardenlet/imagevector/images.js';
+import { TO_KUBE_APISERVER_LABEL } from '../../src/gardenlet/shoot/components/control-plane-workloads.js';
+import { tcpConnectScript } from '../support/seed-pod.js';
 import { waitFor } from '../support/wait.js';
 
 const ROOT = projectRoot();
@@ -282,6 +285,78 @@ describe.skipIf(reason !== undefined)('a kind IPv6 seed with the chart', () => {
     expect(managed).toEqual(['extension-networking-calico', 'shoot-core-coredns']);
     expect(shoot('get', 'networkpolicy', '-n', 'kube-system', 'gardener.cloud--allow-dns', '-o', 'name')).toContain(
       'allow-dns',
+    );
+  }, 180_000);
+
+  it("enforces the seed's NetworkPolicies on its Nodes: only a pod labelled for it reaches kube-apiserver", async () => {
+    const sets = json<{ items: (Item & { status?: { numberReady?: number; desiredNumberScheduled?: number } })[] }>(
+      '--kubeconfig',
+      kubeconfig,
+      '-A',
+      'get',
+      'daemonsets',
+      '-l',
+      'app.kubernetes.io/component=network-policy-enforcer',
+    ).items;
+    expect(sets.map((d) => [d.status?.numberReady, d.status?.desiredNumberScheduled])).toEqual([[1, 1]]);
+    const apiServer = json<{ items: Item[] }>(
+      '--kubeconfig',
+      kubeconfig,
+      '-n',
+      SHOOT_NAMESPACE,
+      'get',
+      'pods',
+      '-l',
+      'role=apiserver',
+    ).items[0]!.status!.podIP!;
+    const target = `${apiServer} 443`;
+    // A pod of the shoot's namespace, under its deny-all: refused; labelled as Gardener labels kube-apiserver's
+    // clients: connected.
+    const probe = async (name: string, labels: Record<string, string>, outcome: 'connected' | 'refused') => {
+      const pod = {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name, namespace: SHOOT_NAMESPACE, labels },
+        spec: {
+          restartPolicy: 'Never',
+          automountServiceAccountToken: false,
+          terminationGracePeriodSeconds: 0,
+          containers: [
+            {
+              name: 'probe',
+              image: IMAGES.machine,
+              command: [process.execPath, '-e', tcpConnectScript([target], outcome)],
+            },
+          ],
+        },
+      };
+      ok(
+        onHost(
+          join(ROOT, '.cache', 'bin', 'kubectl'),
+          ['--kubeconfig', kubeconfig, 'apply', '-f', '-'],
+          JSON.stringify(pod),
+        ),
+        'apply',
+      );
+      try {
+        return await waitFor(
+          () => {
+            const phase = json<Item>('--kubeconfig', kubeconfig, '-n', SHOOT_NAMESPACE, 'get', 'pod', name).status
+              ?.phase;
+            return (
+              (phase === 'Succeeded' || phase === 'Failed') &&
+              kubectl('--kubeconfig', kubeconfig, '-n', SHOOT_NAMESPACE, 'logs', name).trim()
+            );
+          },
+          { timeoutMs: 60_000, intervalMs: 1_000, message: `the probe ${name} to finish` },
+        );
+      } finally {
+        kubectl('--kubeconfig', kubeconfig, '-n', SHOOT_NAMESPACE, 'delete', 'pod', name, '--wait=false');
+      }
+    };
+    expect(await probe('probe-unlabelled', {}, 'refused')).toMatch(new RegExp(`^${target} refused`));
+    expect(await probe('probe-labelled', { [TO_KUBE_APISERVER_LABEL]: 'allowed' }, 'connected')).toBe(
+      `${target} connected`,
     );
   }, 180_000);
 

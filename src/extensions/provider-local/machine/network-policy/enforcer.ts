@@ -4,8 +4,10 @@
  * renders changes (at most every `debounceMs`). Every `resyncMs` the table is checked and written again when
  * something removed or changed it. A failed write is retried with growing delays.
  *
- * Reads with the machine's node identity (kube-proxy's certificate, or the kubelet's), bound in the shoot to the
- * ClusterRole `gardener-ipv6:network-policy-enforcer` (gardenlet's machine-bootstrap component).
+ * On a machine it reads with the machine's node identity (kube-proxy's certificate, or the kubelet's), bound in the
+ * shoot to the ClusterRole `gardener-ipv6:network-policy-enforcer` (gardenlet's machine-bootstrap component). On a
+ * seed Node of a cluster (kind) it runs as the chart's DaemonSet (`gardener-ipv6 network-policy-enforcer`, in the
+ * Node's network namespace) with its ServiceAccount.
  */
 import { Writable } from 'node:stream';
 import { KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
@@ -31,10 +33,12 @@ export const NETWORK_POLICY: ResourceRef = {
   namespaced: true,
 };
 
-export interface EnforcerOptions {
+/** Where the enforcer reads: the API server with a client certificate (a machine's), or a whole kubeconfig. */
+export type EnforcerAccess =
+  { apiServer: APIServerAccess; credentials: ClientCredentials } | { kubeConfig: KubeConfig };
+
+export type EnforcerOptions = EnforcerAccess & {
   nodeName: string;
-  apiServer: APIServerAccess;
-  credentials: ClientCredentials;
   /** The machine's named network namespace; the caller's when unset. */
   netns?: string;
   log: (line: string) => void;
@@ -42,7 +46,7 @@ export interface EnforcerOptions {
   debounceMs?: number;
   /** @default 30_000 */
   resyncMs?: number;
-}
+};
 
 export interface EnforcerStatus {
   /** Applied rulesets since the start. */
@@ -50,6 +54,26 @@ export interface EnforcerStatus {
   /** When the rules last changed in the kernel (ms since the epoch). */
   lastAppliedAt: number | undefined;
   lastError: string | undefined;
+}
+
+function enforcerKubeConfig(access: EnforcerAccess): KubeConfig {
+  if ('kubeConfig' in access) return access.kubeConfig;
+  const b64 = (s: string) => Buffer.from(s).toString('base64');
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [
+      {
+        name: 'shoot',
+        server: access.apiServer.url,
+        caData: b64(access.apiServer.caPEM),
+        ...(access.apiServer.tlsServerName ? { tlsServerName: access.apiServer.tlsServerName } : {}),
+      },
+    ],
+    users: [{ name: 'node', certData: b64(access.credentials.certPEM), keyData: b64(access.credentials.keyPEM) }],
+    contexts: [{ name: 'shoot', cluster: 'shoot', user: 'node' }],
+    currentContext: 'shoot',
+  });
+  return kc;
 }
 
 export class NetworkPolicyEnforcer {
@@ -70,22 +94,7 @@ export class NetworkPolicyEnforcer {
   readonly status: EnforcerStatus = { applied: 0, lastAppliedAt: undefined, lastError: undefined };
 
   constructor(private readonly opts: EnforcerOptions) {
-    const b64 = (s: string) => Buffer.from(s).toString('base64');
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [
-        {
-          name: 'shoot',
-          server: opts.apiServer.url,
-          caData: b64(opts.apiServer.caPEM),
-          ...(opts.apiServer.tlsServerName ? { tlsServerName: opts.apiServer.tlsServerName } : {}),
-        },
-      ],
-      users: [{ name: 'node', certData: b64(opts.credentials.certPEM), keyData: b64(opts.credentials.keyPEM) }],
-      contexts: [{ name: 'shoot', cluster: 'shoot', user: 'node' }],
-      currentContext: 'shoot',
-    });
-    this.client = new ResourceClient(kc, { requestTimeoutMs: 15_000 });
+    this.client = new ResourceClient(enforcerKubeConfig(opts), { requestTimeoutMs: 15_000 });
     const logger = newLogger({
       level: 'warn',
       destination: new Writable({
