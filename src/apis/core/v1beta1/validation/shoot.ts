@@ -23,6 +23,7 @@ import {
   type FamilyInfo,
 } from '../../../validation/ip-families.js';
 import { dns1123LabelErrors } from '../../../validation/dns-name.js';
+import { validateKubeletConfig } from './kubelet.js';
 import { hasWorkers, highestMaxPods, shootIPFamilies } from '../helpers.js';
 import type { Seed } from '../seed.js';
 import type { Shoot } from '../shoot.js';
@@ -163,6 +164,17 @@ export function validateShoot(shoot: Shoot, gates: FeatureGates): ErrorList {
 
   errors.push(...validateStatusNetworking(shoot));
   errors.push(...validateKubeControllerManager(shoot, workers));
+  errors.push(...validateKubeletConfigs(shoot));
+  return errors;
+}
+
+/** The shoot-wide kubelet settings and each pool's (which replace them for its machines). */
+function validateKubeletConfigs(shoot: Shoot): ErrorList {
+  const errors = validateKubeletConfig(shoot.spec.kubernetes?.kubelet, FieldPath.root('spec', 'kubernetes', 'kubelet'));
+  (shoot.spec.provider?.workers ?? []).forEach((worker, i) => {
+    const path = FieldPath.root('spec', 'provider', 'workers').index(i).child('kubernetes', 'kubelet');
+    errors.push(...validateKubeletConfig(worker.kubernetes?.kubelet, path));
+  });
   return errors;
 }
 
