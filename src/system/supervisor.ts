@@ -101,6 +101,25 @@ export class SupervisedProcess {
     return this.current?.tail(lines) ?? '';
   }
 
+  /**
+   * Stops the running process (SIGTERM, SIGKILL after `graceMs`) and starts it again at once, without the crash
+   * backoff: what a node agent does to `systemctl restart` a unit whose configuration changed. Counts as a restart.
+   */
+  async restart(graceMs = 10_000): Promise<void> {
+    if (this.stopped) return;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const previous = this.current;
+    // Its exit is ours, not a crash: the exit handler ignores a process that is no longer the current one.
+    this.current = undefined;
+    await previous?.stop(graceMs);
+    if (previous !== undefined) this.lastExit = previous.exit();
+    if (this.stopped) return;
+    this.restarts++;
+    this.backoff.reset();
+    this.run();
+  }
+
   /** Stops supervising and the process (SIGTERM, SIGKILL after `graceMs`). Idempotent. */
   async stop(graceMs = 10_000): Promise<void> {
     this.stopped = true;

@@ -25,7 +25,7 @@ describe('gardener-ipv6 render', () => {
       'Secret/dnsrecord-local',
       'DNSRecord/local-external-v6',
       'DNSRecord/local-internal-v6',
-      'OperatingSystemConfig/local-worker',
+      'OperatingSystemConfig/local-worker-local',
       'NetworkPolicy/deny-all',
       'NetworkPolicy/allow-to-public-networks',
       'NetworkPolicy/allow-to-private-networks',

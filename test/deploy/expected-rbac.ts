@@ -98,7 +98,7 @@ export const EXPECTED_CLUSTER_GRANTS: Record<ChartComponent, string[]> = {
     // applied, deleted, waited for (get), watched for the extensions' outcome.
     ...allow(Refs.network, ['get', 'list', 'watch', 'create', 'patch', 'delete']),
     ...allow(Refs.dnsRecord, ['get', 'list', 'watch', 'create', 'patch', 'delete']),
-    ...allow(Refs.operatingSystemConfig, ['get', 'create', 'patch', 'delete']),
+    ...allow(Refs.operatingSystemConfig, ['get', 'list', 'create', 'patch', 'delete']),
     // The shoot's Cluster (src/gardenlet/shoot/components/cluster.ts): applied, deleted, waited for (get).
     ...allow(Refs.cluster, ['get', 'create', 'patch', 'delete']),
   ],

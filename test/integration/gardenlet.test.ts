@@ -71,7 +71,7 @@ async function records(seedNamespace: string): Promise<DNSRecord[]> {
 async function sysctls(seedNamespace: string): Promise<string[]> {
   const osc = await client.get<OperatingSystemConfig & KubernetesObject>(
     Refs.operatingSystemConfig,
-    'alpha-worker',
+    'alpha-worker-w1',
     seedNamespace,
   );
   return osc?.spec.files?.[0]?.content.inline?.data.trim().split('\n') ?? [];

@@ -184,7 +184,7 @@ describe('shoots whose names map to one seed namespace', () => {
     const before = await ownerObjects();
     expect(before).toMatchObject({
       networks: ['yy'],
-      oscs: ['yy-worker'],
+      oscs: ['yy-worker-w1'],
       services: ['kube-apiserver'],
       secret: expect.any(String),
     });

@@ -54,4 +54,20 @@ describe('SupervisedProcess', () => {
     await new Promise((r) => setTimeout(r, 300));
     expect(p.state()).toMatchObject({ running: false, restarts: 1 });
   });
+
+  it('restarts a running process on request: SIGTERM, then a new process at once, no crash backoff', async () => {
+    const events: string[] = [];
+    const p = supervise('exec sleep 60', (s) => events.push(s.running ? 'start' : `exit ${s.lastExit}`));
+    p.start();
+    const pid = await waitFor(() => p.state().pid);
+    await p.restart(2_000);
+    const state = p.state();
+    expect(state).toMatchObject({ running: true, restarts: 1, lastExit: 'was killed by SIGTERM' });
+    expect(state.pid).not.toBe(pid);
+    expect(() => process.kill(pid, 0)).toThrow();
+    // The old process's exit was not taken for a crash: no second start from the supervisor's backoff.
+    await new Promise((r) => setTimeout(r, 300));
+    expect(p.state()).toMatchObject({ pid: state.pid, restarts: 1 });
+    expect(events).toEqual(['start', 'start']);
+  });
 });

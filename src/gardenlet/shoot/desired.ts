@@ -21,7 +21,7 @@ import { desiredDNSRecords, desiredDNSSecret, type DNSProviderConfig } from './c
 import { desiredSeedNamespace } from './components/namespace.js';
 import { desiredNetworkPolicies } from './components/network-policies.js';
 import { desiredNetwork } from './components/network.js';
-import { desiredOperatingSystemConfig } from './components/operating-system-config.js';
+import { desiredOperatingSystemConfigs } from './components/operating-system-config.js';
 import { shootNetworkingStatus } from './networks.js';
 
 export interface ShootObjects {
@@ -30,7 +30,8 @@ export interface ShootObjects {
   network?: Network;
   dnsSecret: V1Secret;
   dnsRecords: DNSRecord[];
-  operatingSystemConfig?: OperatingSystemConfig;
+  /** One per worker pool. */
+  operatingSystemConfigs: OperatingSystemConfig[];
   networkPolicies: V1NetworkPolicy[];
   networking: NetworkingStatus;
 }
@@ -46,7 +47,6 @@ export function desiredShootObjects(
   dns: DNSProviderConfig,
 ): ShootObjects {
   const networking = shootNetworkingStatus(shoot, seed);
-  const workers = (shoot.spec.provider?.workers?.length ?? 0) > 0;
   const network = desiredNetwork(shoot);
   return {
     namespace: desiredSeedNamespace(shoot),
@@ -54,7 +54,7 @@ export function desiredShootObjects(
     ...(network ? { network } : {}),
     dnsSecret: desiredDNSSecret(shoot, dns),
     dnsRecords: desiredDNSRecords(shoot, ingressIPsByFamily(service), dns),
-    ...(workers ? { operatingSystemConfig: desiredOperatingSystemConfig(shoot) } : {}),
+    operatingSystemConfigs: desiredOperatingSystemConfigs(shoot),
     networkPolicies: desiredNetworkPolicies({
       namespace: seedNamespaceName(shoot),
       seed,
@@ -84,7 +84,7 @@ export function renderShootObjects(
     ...(objects.network ? [objects.network] : []),
     objects.dnsSecret,
     ...objects.dnsRecords,
-    ...(objects.operatingSystemConfig ? [objects.operatingSystemConfig] : []),
+    ...objects.operatingSystemConfigs,
     ...objects.networkPolicies,
   ] as KubernetesObject[];
 }

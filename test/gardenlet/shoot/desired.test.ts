@@ -131,8 +131,8 @@ describe('desired objects of an IPv6 shoot', () => {
 
   it('configures IPv6 forwarding and no IPv4 sysctls', () => {
     const [osc] = byKind(objects, 'OperatingSystemConfig') as OperatingSystemConfig[];
-    expect(osc!.metadata.name).toBe('alpha-worker');
-    expect(osc!.spec.files).toEqual([
+    expect(osc!.metadata.name).toBe('alpha-worker-w');
+    expect(osc!.spec.files!.filter((f) => f.path.startsWith('/etc/sysctl.d/'))).toEqual([
       {
         path: '/etc/sysctl.d/99-k8s-general.conf',
         permissions: 0o644,
@@ -148,6 +148,7 @@ describe('desired objects of an IPv6 shoot', () => {
         enable: true,
         filePaths: ['/etc/sysctl.d/99-k8s-general.conf'],
       },
+      { name: 'kubelet.service', command: 'restart', enable: true, filePaths: ['/var/lib/kubelet/config/kubelet'] },
     ]);
   });
 

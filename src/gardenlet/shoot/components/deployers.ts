@@ -31,7 +31,7 @@ import {
   type NetworkPolicyValues,
 } from './network-policies.js';
 import { desiredNetwork } from './network.js';
-import { desiredOperatingSystemConfig } from './operating-system-config.js';
+import { desiredOperatingSystemConfigs, operatingSystemConfigPrefix } from './operating-system-config.js';
 import { shootIPFamilies } from '../../../apis/core/v1beta1/helpers.js';
 import type { IPFamily } from '../../../net/cidr.js';
 
@@ -243,27 +243,43 @@ function usesSecret(record: DNSRecord, namespace: string, name: string): boolean
   return ref?.name === name && (ref.namespace ?? record.metadata.namespace ?? namespace) === namespace;
 }
 
+/**
+ * The worker OperatingSystemConfigs, one per pool (`<shoot>-worker-<pool>`); those of pools the shoot no longer has
+ * go, and so does every one when it has no workers.
+ */
 export class WorkerOperatingSystemConfig implements DeployWaiter {
   constructor(
     private readonly client: ResourceClient,
     private readonly shoot: Shoot,
   ) {}
-  private name() {
-    return `${this.shoot.metadata.name ?? ''}-worker`;
+  /** The names of the shoot's worker OSCs the seed namespace holds. */
+  private async present(ctx: ComponentContext): Promise<string[]> {
+    const prefix = operatingSystemConfigPrefix(this.shoot);
+    const list = await this.client.list(Refs.operatingSystemConfig, {
+      namespace: seedNamespaceName(this.shoot),
+      signal: ctx.signal,
+    });
+    return list.items.map((o) => o.metadata?.name ?? '').filter((name) => name.startsWith(prefix));
   }
   async deploy(ctx: ComponentContext) {
-    if ((this.shoot.spec.provider?.workers?.length ?? 0) > 0) {
-      await applyAll(this.client, Refs.operatingSystemConfig, [desiredOperatingSystemConfig(this.shoot)], ctx);
-    } else {
-      await this.destroy(ctx);
-    }
+    const desired = desiredOperatingSystemConfigs(this.shoot);
+    await applyAll(this.client, Refs.operatingSystemConfig, desired, ctx);
+    const wanted = new Set(desired.map((o) => o.metadata.name));
+    const stale = (await this.present(ctx)).filter((name) => !wanted.has(name));
+    await deleteAll(this.client, Refs.operatingSystemConfig, stale, seedNamespaceName(this.shoot), ctx);
   }
-  destroy(ctx: ComponentContext) {
-    return deleteAll(this.client, Refs.operatingSystemConfig, [this.name()], seedNamespaceName(this.shoot), ctx);
+  async destroy(ctx: ComponentContext) {
+    await deleteAll(
+      this.client,
+      Refs.operatingSystemConfig,
+      await this.present(ctx),
+      seedNamespaceName(this.shoot),
+      ctx,
+    );
   }
-  waitCleanup(ctx: ComponentContext) {
+  async waitCleanup(ctx: ComponentContext) {
     const namespace = seedNamespaceName(this.shoot);
-    return waitExtensionsGone(this.client, Refs.operatingSystemConfig, [this.name()], namespace, ctx);
+    await waitExtensionsGone(this.client, Refs.operatingSystemConfig, await this.present(ctx), namespace, ctx);
   }
 }
 

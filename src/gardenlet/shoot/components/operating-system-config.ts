@@ -1,9 +1,19 @@
 import { shootIPFamilies } from '../../../apis/core/v1beta1/helpers.js';
-import type { Shoot } from '../../../apis/core/v1beta1/shoot.js';
+import { stringify } from 'yaml';
+import type { Shoot, Worker } from '../../../apis/core/v1beta1/shoot.js';
 import { API_VERSION } from '../../../apis/extensions/v1alpha1/common.js';
 import type { OperatingSystemConfig } from '../../../apis/extensions/v1alpha1/operatingsystemconfig.js';
 import type { IPFamily } from '../../../net/cidr.js';
 import { seedNamespaceName, shootLabels } from '../../names.js';
+import {
+  effectiveKubeletConfig,
+  KUBELET_CONFIG_FILE_PATH,
+  KUBELET_UNIT,
+  kubeletConfiguration,
+} from './kubelet-config.js';
+
+/** The label of a worker OperatingSystemConfig with its pool's name, as Gardener's `worker.gardener.cloud/pool`. */
+export const WORKER_POOL_LABEL = 'worker.gardener.cloud/pool';
 
 export const SYSCTL_FILE_PATH = '/etc/sysctl.d/99-k8s-general.conf';
 export const SYSCTL_UNIT = 'systemd-sysctl.service';
@@ -22,17 +32,31 @@ export function sysctlLines(families: readonly IPFamily[]): string[] {
     .map((key) => `${key} = 1`);
 }
 
-/** The worker `OperatingSystemConfig` `<shoot>-worker` with the kernel settings file and the unit that applies it. */
-export function desiredOperatingSystemConfig(shoot: Shoot): OperatingSystemConfig {
-  const worker = shoot.spec.provider?.workers?.[0];
-  const image = (worker?.machine?.image as { name?: unknown } | undefined)?.name;
+/** The prefix of a shoot's worker OperatingSystemConfigs' names: `<shoot>-worker-<pool>`. */
+export function operatingSystemConfigPrefix(shoot: Shoot): string {
+  return `${shoot.metadata.name ?? ''}-worker-`;
+}
+
+/** The name of a pool's worker OperatingSystemConfig. */
+export function operatingSystemConfigName(shoot: Shoot, pool: string): string {
+  return `${operatingSystemConfigPrefix(shoot)}${pool}`;
+}
+
+/**
+ * A pool's worker `OperatingSystemConfig`, one per pool as Gardener's: the kernel settings file and the unit that
+ * applies it, and the kubelet's configuration file (the pool's kubelet settings, kubelet-config.ts) with the unit the
+ * node agent restarts when it changes.
+ */
+export function desiredOperatingSystemConfig(shoot: Shoot, worker: Worker): OperatingSystemConfig {
+  const image = (worker.machine?.image as { name?: unknown } | undefined)?.name;
+  const kubelet = kubeletConfiguration(effectiveKubeletConfig(shoot, worker));
   return {
     apiVersion: API_VERSION,
     kind: 'OperatingSystemConfig',
     metadata: {
-      name: `${shoot.metadata.name ?? ''}-worker`,
+      name: operatingSystemConfigName(shoot, worker.name),
       namespace: seedNamespaceName(shoot),
-      labels: shootLabels(shoot),
+      labels: { ...shootLabels(shoot), [WORKER_POOL_LABEL]: worker.name },
     },
     spec: {
       type: typeof image === 'string' ? image : 'local',
@@ -45,8 +69,21 @@ export function desiredOperatingSystemConfig(shoot: Shoot): OperatingSystemConfi
             inline: { encoding: '', data: `${sysctlLines(shootIPFamilies(shoot) as IPFamily[]).join('\n')}\n` },
           },
         },
+        {
+          path: KUBELET_CONFIG_FILE_PATH,
+          permissions: 0o600,
+          content: { inline: { encoding: '', data: stringify(kubelet) } },
+        },
       ],
-      units: [{ name: SYSCTL_UNIT, command: 'restart', enable: true, filePaths: [SYSCTL_FILE_PATH] }],
+      units: [
+        { name: SYSCTL_UNIT, command: 'restart', enable: true, filePaths: [SYSCTL_FILE_PATH] },
+        { name: KUBELET_UNIT, command: 'restart', enable: true, filePaths: [KUBELET_CONFIG_FILE_PATH] },
+      ],
     },
   };
+}
+
+/** Every pool's worker OperatingSystemConfig. */
+export function desiredOperatingSystemConfigs(shoot: Shoot): OperatingSystemConfig[] {
+  return (shoot.spec.provider?.workers ?? []).map((worker) => desiredOperatingSystemConfig(shoot, worker));
 }

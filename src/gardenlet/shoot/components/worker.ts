@@ -28,7 +28,8 @@ import { shootAdminClient, shootAPIServerURL } from '../shoot-client.js';
 import { ensureControlPlaneSecrets } from './control-plane.js';
 import { coreDNSReady } from './coredns.js';
 import { ensureBootstrapToken } from './machine-bootstrap.js';
-import { desiredOperatingSystemConfig } from './operating-system-config.js';
+import { effectiveKubeletConfig } from './kubelet-config.js';
+import { operatingSystemConfigName } from './operating-system-config.js';
 import { machineNetworking, workerPools } from './workers.js';
 import type { HealthCheck, WorkersHealth } from '../care/health.js';
 import { managedResourceRef, type ManagedResource } from '../../../extensions/network/managedresource.js';
@@ -50,7 +51,8 @@ export interface WorkerValues {
   readonly apiServerURL: string;
   readonly caPEM: string;
   readonly bootstrapToken: string;
-  readonly files: NonNullable<OperatingSystemConfig['spec']['files']>;
+  /** Each pool's files: those of its worker OperatingSystemConfig. */
+  readonly files: ReadonlyMap<string, NonNullable<OperatingSystemConfig['spec']['files']>>;
 }
 
 /** Each pool's user data. */
@@ -68,7 +70,7 @@ export function desiredUserData(values: WorkerValues): Map<string, MachineUserDa
         clusterDNS,
         podCIDRs,
         serviceCIDRs,
-        files: values.files,
+        files: values.files.get(pool.name) ?? [],
         sysctls: pool.sysctls ?? {},
       },
     ]),
@@ -87,6 +89,7 @@ export function desiredWorker(shoot: Shoot): Worker {
       secretRef: { name: 'cloudprovider', namespace: seedNamespaceName(shoot) },
       pools: (shoot.spec.provider?.workers ?? []).map((w) => {
         const image = w.machine?.image as { name?: string; version?: string } | undefined;
+        const kubelet = effectiveKubeletConfig(shoot, w);
         return {
           name: w.name,
           machineType: (w.machine as { type?: string } | undefined)?.type ?? 'local',
@@ -95,6 +98,8 @@ export function desiredWorker(shoot: Shoot): Worker {
           maximum: w.maximum ?? w.minimum ?? 0,
           userDataSecretRef: { name: userDataSecretName(w.name), key: USER_DATA_KEY },
           ...(shoot.spec.kubernetes?.version ? { kubernetesVersion: shoot.spec.kubernetes.version } : {}),
+          // As Gardener's Worker: the pool's effective kubelet settings, for the provider to judge its machines by.
+          ...(kubelet !== undefined ? { kubeletConfig: kubelet } : {}),
         };
       }),
     },
@@ -119,15 +124,20 @@ export class ShootWorker implements DeployWaiter {
 
   async deploy(ctx: ComponentContext): Promise<void> {
     const namespace = seedNamespaceName(this.shoot);
-    const oscName = desiredOperatingSystemConfig(this.shoot).metadata.name ?? '';
     // As gardener-node-agent: a machine boots with the OperatingSystemConfig the seed holds, never without one.
-    const osc = await this.client.get<OperatingSystemConfig & KubernetesObject>(
-      Refs.operatingSystemConfig,
-      oscName,
-      namespace,
-      { signal: ctx.signal },
-    );
-    if (osc === undefined) throw new NotReadyError(`OperatingSystemConfig ${namespace}/${oscName} does not exist yet`);
+    const files = new Map<string, NonNullable<OperatingSystemConfig['spec']['files']>>();
+    for (const pool of workerPools(this.shoot)) {
+      const oscName = operatingSystemConfigName(this.shoot, pool.name);
+      const osc = await this.client.get<OperatingSystemConfig & KubernetesObject>(
+        Refs.operatingSystemConfig,
+        oscName,
+        namespace,
+        { signal: ctx.signal },
+      );
+      if (osc === undefined)
+        throw new NotReadyError(`OperatingSystemConfig ${namespace}/${oscName} does not exist yet`);
+      files.set(pool.name, osc.spec.files ?? []);
+    }
     const [{ ca }, apiServerURL, bootstrapToken] = await Promise.all([
       ensureControlPlaneSecrets(this.client, this.shoot, ctx),
       shootAPIServerURL(this.client, this.shoot, ctx),
@@ -139,7 +149,7 @@ export class ShootWorker implements DeployWaiter {
       apiServerURL,
       caPEM: ca.certPEM,
       bootstrapToken,
-      files: osc.spec.files ?? [],
+      files,
     });
     const texts = [...userData].map(([pool, data]) => [pool, JSON.stringify(data)] as const);
     const secrets: V1Secret[] = texts.map(([pool, text]) => ({

@@ -85,13 +85,17 @@ describe("the shoot's Worker", () => {
 
   it("gives each pool user data a machine agent accepts: the shoot's networks, token, files and the pool's sysctls", () => {
     const files = [{ path: '/etc/sysctl.d/99-k8s-general.conf', content: { inline: { encoding: '', data: 'x' } } }];
+    const wFiles = [{ path: '/var/lib/kubelet/config/kubelet', content: { inline: { encoding: '', data: 'y' } } }];
     const all = desiredUserData({
       shoot,
       networking,
       apiServerURL: 'https://[fd00:ff::2]',
       caPEM: 'CA',
       bootstrapToken: 'abcdef.0123456789abcdef',
-      files,
+      files: new Map([
+        ['x', files],
+        ['w', wFiles],
+      ]),
     });
     const x = parseMachineUserData(JSON.stringify(all.get('x')));
     expect(x.families).toEqual(['IPv6', 'IPv4']);
@@ -100,6 +104,7 @@ describe("the shoot's Worker", () => {
     expect(x.sysctls).toEqual({ 'net.ipv6.conf.all.forwarding': '0' });
     expect(x.files).toEqual(files);
     expect(parseMachineUserData(JSON.stringify(all.get('w'))).sysctls).toEqual({});
+    expect(parseMachineUserData(JSON.stringify(all.get('w'))).files).toEqual(wFiles);
   });
 });
 
