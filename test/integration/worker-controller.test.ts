@@ -16,6 +16,7 @@ import {
   userDataChecksum,
   workerUserDataAnnotation,
 } from '../../src/apis/provider-local/v1alpha1/machine-user-data.js';
+import { KUBELET_KERNEL_DEFAULTS } from '../../src/extensions/provider-local/machine/kubelet-host.js';
 import { ResourceClient } from '../../src/runtime/client.js';
 import { TerminalError } from '../../src/runtime/controller.js';
 import { silentLogger } from '../../src/runtime/log.js';
@@ -269,6 +270,30 @@ describe("provider-local's Worker controller", () => {
     expect(current?.status?.lastOperation?.state).toBe('Error');
     expect(current?.status?.lastError).toMatchObject({
       description: 'pool a: spec.pools[].userDataSecretRef needs name and key',
+      codes: ['ERR_CONFIGURATION_PROBLEM'],
+    });
+    expect(await machineSets(namespace)).toEqual([]);
+  });
+
+  it('refuses kubelet settings this host cannot give a kubelet, naming the field and the kernel parameter', async () => {
+    const namespace = await newTestNamespace('worker');
+    await createCluster(namespace, { nodes: 'fd00:10:1:100::/56', ipFamilies: ['IPv6'] });
+    const hostKernel = {
+      sysctl: (key: string) => (key === 'kernel.panic' ? '0' : KUBELET_KERNEL_DEFAULTS[key]),
+      swapOn: () => false,
+    };
+    await client.create(
+      Refs.worker,
+      worker(namespace, [pool('a', 1), { ...pool('b', 1), kubeletConfig: { protectKernelDefaults: true } }]),
+    );
+    const strict = new WorkerReconciler({ client, hostKernel });
+    const error = await strict.reconcile({ namespace, name: 'local' }, ctx()).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TerminalError);
+    expect((await get(namespace))?.status?.lastError).toMatchObject({
+      description:
+        "pool b: spec.pools[1].kubeletConfig.protectKernelDefaults: true, but the host's kernel has kernel.panic = 0 " +
+        "(needs 10): the kubelet would refuse to start, and a machine can't set host-wide kernel parameters (set " +
+        'them on the host, or leave protectKernelDefaults false)',
       codes: ['ERR_CONFIGURATION_PROBLEM'],
     });
     expect(await machineSets(namespace)).toEqual([]);

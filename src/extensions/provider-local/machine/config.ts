@@ -3,7 +3,7 @@
  * the KubeletConfiguration, kubeconfigs, kube-proxy's configuration and the CNI network (bridge + host-local).
  * Paths are as the machine sees them (inside its mount namespace, see machine.ts).
  */
-import { stringify } from 'yaml';
+import { parse, stringify } from 'yaml';
 import type { IPFamily } from '../../../net/cidr.js';
 import { parseCIDR, parseIP } from '../../../net/cidr.js';
 import { urlHost } from '../../../localenv/net.js';
@@ -129,60 +129,119 @@ export interface KubeletConfigOptions {
   clusterDomain: string;
   /** Kubelet's client-certificate authority for its own API (the shoot CA). */
   clientCAFile?: string;
-  /** Pods per node. @default 110 */
-  maxPods?: number;
+  /**
+   * The KubeletConfiguration of the worker's OperatingSystemConfig (its file OSC_KUBELET_CONFIG_PATH): what the
+   * Shoot says. Without it (a machine without an OSC, such as `up`'s seed nodes) the defaults below.
+   */
+  fromOperatingSystemConfig?: Readonly<Record<string, unknown>>;
 }
 
+/** Where the worker's OperatingSystemConfig carries the kubelet's configuration (Gardener's path). */
+export const OSC_KUBELET_CONFIG_PATH = '/var/lib/kubelet/config/kubelet';
+
 /**
- * The KubeletConfiguration. cgroup v1: this host mounts cgroup v1 hierarchies and the kubelet refuses v1 since
- * 1.35 unless `failCgroupV1: false`; each machine gets its own cgroup namespace rooted at the machine's cgroup
- * (machine.ts), so `cgroupRoot: /` is the machine's own subtree and several kubelets coexist.
+ * The settings of a machine without an OperatingSystemConfig's kubelet file; the gardenlet renders the same defaults
+ * into the file where the Shoot says nothing (its kubelet-config.ts).
  */
-export function kubeletConfig(opts: KubeletConfigOptions): string {
-  return stringify({
-    apiVersion: 'kubelet.config.k8s.io/v1beta1',
-    kind: 'KubeletConfiguration',
-    // As Gardener's kubelets: the kubelet API (logs, exec) authenticates clients by a certificate of the cluster's
-    // CA or a token the API server vouches for, and asks the API server whether each may do what it asks. A
-    // certificate of the CA alone (another Node's) gets nothing but what RBAC grants it.
-    authentication: {
-      anonymous: { enabled: false },
-      webhook: { enabled: true },
-      x509: { clientCAFile: opts.clientCAFile ?? MACHINE_PATHS.caFile },
-    },
-    authorization: { mode: 'Webhook' },
+const KUBELET_DEFAULTS: Readonly<Record<string, unknown>> = {
+  // The kubelet API (logs, exec) authenticates clients by a certificate of the cluster's CA or a token the API
+  // server vouches for, and asks the API server whether each may do what it asks.
+  authentication: { anonymous: { enabled: false }, webhook: { enabled: true } },
+  authorization: { mode: 'Webhook' },
+  readOnlyPort: 0,
+  maxPods: 110,
+  // The machines share the host's disk: eviction thresholds of a real node would evict on any busy laptop.
+  evictionHard: { 'memory.available': '50Mi', 'nodefs.available': '1%', 'imagefs.available': '1%' },
+  // Our images are imported, not pulled: nothing to garbage collect by age.
+  imageGCHighThresholdPercent: 100,
+  imageGCLowThresholdPercent: 99,
+  protectKernelDefaults: false,
+  serializeImagePulls: false,
+  failSwapOn: false,
+  nodeStatusReportFrequency: '10s',
+  nodeStatusUpdateFrequency: '5s',
+  syncFrequency: '10s',
+  fileCheckFrequency: '20s',
+};
+
+/**
+ * What the machine sets whatever the OperatingSystemConfig says, because only the machine knows it or this host
+ * needs it:
+ * - where things are inside the machine (the CA, containerd's socket, the resolv.conf) and the cluster DNS it was
+ *   configured with;
+ * - its listeners: the kubelet API on `::` (IPv6 and, where the machine has it, IPv4), health on `::1` (IPv6-only
+ *   machines have no 127.0.0.1 to rely on);
+ * - cgroups: this host mounts cgroup v1 hierarchies and the kubelet refuses v1 since 1.35 unless
+ *   `failCgroupV1: false`; each machine gets its own cgroup namespace rooted at the machine's cgroup (machine.ts),
+ *   so `cgroupRoot: /` is the machine's own subtree and several kubelets coexist; cgroupfs, as there is no systemd;
+ * - `oomScoreAdj: 0`: the kubelet's default -999 needs CAP_SYS_RESOURCE, which this host's processes lack, and would
+ *   protect it at the host's expense;
+ * - no certificate rotation or serving certificates of its own: the machine joins with a bootstrap token and the
+ *   client certificate it is issued; no local storage isolation: the machines share the host's disk and can't
+ *   measure their own.
+ */
+function machineOwnedKubeletSettings(opts: KubeletConfigOptions): Record<string, unknown> {
+  return {
     address: '::',
     port: 10250,
-    readOnlyPort: 0,
     healthzBindAddress: '::1',
     healthzPort: 10248,
     cgroupDriver: 'cgroupfs',
     cgroupRoot: '/',
     cgroupsPerQOS: true,
     failCgroupV1: false,
-    failSwapOn: false,
-    // The kubelet's default -999 needs CAP_SYS_RESOURCE and would protect it at the host's expense.
     oomScoreAdj: 0,
     containerRuntimeEndpoint: `unix://${MACHINE_PATHS.containerdSocket}`,
     clusterDNS: opts.clusterDNS,
     clusterDomain: opts.clusterDomain,
     resolvConf: MACHINE_PATHS.resolvConf,
-    maxPods: opts.maxPods ?? 110,
-    // The machines share the host's disk: eviction thresholds of a real node would evict on any busy laptop.
-    evictionHard: { 'memory.available': '50Mi', 'nodefs.available': '1%', 'imagefs.available': '1%' },
-    imageGCHighThresholdPercent: 100,
-    imageGCLowThresholdPercent: 99,
-    // Our images are imported, not pulled: nothing to garbage collect by age.
-    protectKernelDefaults: false,
-    serializeImagePulls: false,
     rotateCertificates: false,
     serverTLSBootstrap: false,
-    nodeStatusReportFrequency: '10s',
-    nodeStatusUpdateFrequency: '5s',
-    syncFrequency: '10s',
-    fileCheckFrequency: '20s',
     localStorageCapacityIsolation: false,
-  });
+  };
+}
+
+/** The KubeletConfiguration the machine's kubelet runs with, as an object. */
+export function kubeletConfigObject(opts: KubeletConfigOptions): Record<string, unknown> {
+  const fromOSC = opts.fromOperatingSystemConfig;
+  const desired = { ...KUBELET_DEFAULTS, ...(fromOSC ?? {}) };
+  const authentication = (desired.authentication ?? {}) as Record<string, unknown>;
+  return {
+    ...desired,
+    apiVersion: 'kubelet.config.k8s.io/v1beta1',
+    kind: 'KubeletConfiguration',
+    ...machineOwnedKubeletSettings(opts),
+    authentication: { ...authentication, x509: { clientCAFile: opts.clientCAFile ?? MACHINE_PATHS.caFile } },
+  };
+}
+
+/** The KubeletConfiguration the machine's kubelet runs with (kubeletConfigObject), as YAML. */
+export function kubeletConfig(opts: KubeletConfigOptions): string {
+  return stringify(kubeletConfigObject(opts));
+}
+
+/**
+ * The KubeletConfiguration of an OperatingSystemConfig's kubelet file; an error naming the file when it is not
+ * one.
+ */
+export function parseOSCKubeletConfig(text: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = parse(text);
+  } catch (e) {
+    throw new Error(`${OSC_KUBELET_CONFIG_PATH}: not YAML: ${(e as Error).message}`);
+  }
+  const object = value as { apiVersion?: unknown; kind?: unknown } | null;
+  if (
+    object === null ||
+    typeof object !== 'object' ||
+    Array.isArray(object) ||
+    object.kind !== 'KubeletConfiguration' ||
+    object.apiVersion !== 'kubelet.config.k8s.io/v1beta1'
+  ) {
+    throw new Error(`${OSC_KUBELET_CONFIG_PATH}: not a kubelet.config.k8s.io/v1beta1 KubeletConfiguration`);
+  }
+  return object as Record<string, unknown>;
 }
 
 /** A client certificate inline, one in a file (cert and key in one, as the kubelet keeps its own), or a token. */

@@ -34,6 +34,7 @@
  * Needs root, `nft` and `sysctl`, and a cgroup v1 host (see cgroups.ts).
  */
 import { execFileSync, spawn } from 'node:child_process';
+import { parse as parseYAML } from 'yaml';
 import { createReadStream, existsSync, readFileSync, readdirSync } from 'node:fs';
 import { lstat, mkdir, readFile, readlink, rm, symlink } from 'node:fs/promises';
 import { dirname, isAbsolute, join } from 'node:path';
@@ -53,7 +54,12 @@ import {
 import { onEmergencyExit } from '../../../localenv/cleanup.js';
 import { CgroupSubtree, listSubtrees, mountedCgroupV1Hierarchies } from '../../../system/cgroups.js';
 import { SupervisedProcess, type SupervisedState } from '../../../system/supervisor.js';
-import { applyOperatingSystemConfig, directoryTarget, type ApplyResult } from '../node-agent/node-agent.js';
+import {
+  applyOperatingSystemConfig,
+  decodeFiles,
+  directoryTarget,
+  type ApplyResult,
+} from '../node-agent/node-agent.js';
 import { nodeReady, requestJSON, type APIServerAccess, type ClientCredentials, type NodeInfo } from './api-client.js';
 import {
   CNI_PLUGINS,
@@ -68,7 +74,11 @@ import {
   kubeletConfig,
   machineResolvConf,
   natOutgoingRules,
+  OSC_KUBELET_CONFIG_PATH,
+  parseOSCKubeletConfig,
+  type KubeletConfigOptions,
 } from './config.js';
+import { kubeletHostProblems, procHostKernel, type HostKernel } from './kubelet-host.js';
 import type { BuiltImage } from './images.js';
 import { desiredPodRoutes, diffRoutes, type PodRoute } from './routes.js';
 import { NetworkPolicyEnforcer, type EnforcerStatus } from './network-policy/enforcer.js';
@@ -150,6 +160,8 @@ export interface MachineOptions {
   sysctls?: Record<string, string>;
   /** Image archives imported into containerd before the kubelet starts (pause, test, CoreDNS images). */
   images: BuiltImage[];
+  /** The host's kernel, as the kubelet checks it (kubelet-host.ts). @default this host's /proc */
+  hostKernel?: HostKernel;
   /** Enforce the cluster's NetworkPolicies on this machine (network-policy/). @default true */
   networkPolicies?: boolean;
   log?: (line: string) => void;
@@ -604,10 +616,6 @@ export class Machine {
     await this.writeFileInside(MACHINE_PATHS.caFile, o.apiServer.caPEM);
     await this.writeFileInside(MACHINE_PATHS.resolvConf, machineResolvConf());
     await this.writeFileInside(MACHINE_PATHS.defaultRegistryHosts, defaultRegistryHostsToml());
-    await this.writeFileInside(
-      MACHINE_PATHS.kubeletConfig,
-      kubeletConfig({ clusterDNS: [o.clusterDNS], clusterDomain: o.clusterDomain ?? 'cluster.local' }),
-    );
     if ('credentials' in o.join) {
       const { credentials, kubeProxyCredentials } = o.join;
       await this.writeFileInside(
@@ -648,19 +656,63 @@ export class Machine {
 
   /**
    * The node agent's work: the OSC's files into the machine, its sysctls (with the worker's overrides) into the
-   * machine's network namespace. Called again when the OSC or the worker's sysctls change.
+   * machine's network namespace, and the kubelet's configuration from the OSC's kubelet file with what the machine
+   * owns (config.ts). Called again when the OSC or the worker's sysctls change: a changed kubelet configuration is
+   * written and the kubelet restarted, as gardener-node-agent restarts `kubelet.service`. A kubelet file the machine
+   * can't use (not a KubeletConfiguration, or asking what this host lacks) fails it before anything is written.
    */
   async applyOperatingSystemConfig(
     osc: { spec: { files?: File[] } },
     sysctls: Record<string, string> = {},
-  ): Promise<ApplyResult> {
+  ): Promise<ApplyResult & { kubeletRestarted: boolean }> {
+    const kubelet = this.kubeletConfigFor(osc);
     const result = await applyOperatingSystemConfig(
       osc,
       directoryTarget({ rootDir: this.rootDir, netns: this.netns }),
       sysctls,
     );
     for (const s of result.sysctls.skipped) this.log(`machine ${this.opts.name}: sysctl ${s.key} skipped: ${s.reason}`);
-    return result;
+    return { ...result, kubeletRestarted: await this.updateKubeletConfig(kubelet) };
+  }
+
+  /** The kubelet configuration for an OSC: its kubelet file's settings (if it has one) with the machine's own. */
+  private kubeletConfigFor(osc: { spec: { files?: File[] } }): KubeletConfigOptions {
+    const file = decodeFiles(osc.spec.files).files.find((f) => f.path === OSC_KUBELET_CONFIG_PATH);
+    const fromOperatingSystemConfig = file ? parseOSCKubeletConfig(file.content.toString('utf8')) : undefined;
+    const problems = kubeletHostProblems(
+      fromOperatingSystemConfig,
+      this.opts.hostKernel ?? procHostKernel,
+      OSC_KUBELET_CONFIG_PATH,
+    );
+    if (problems.length > 0) throw new Error(`machine ${this.opts.name}: ${problems.join('; ')}`);
+    return {
+      clusterDNS: [this.opts.clusterDNS],
+      clusterDomain: this.opts.clusterDomain ?? 'cluster.local',
+      ...(fromOperatingSystemConfig ? { fromOperatingSystemConfig } : {}),
+    };
+  }
+
+  /**
+   * Writes the kubelet's configuration if it changed, and restarts a running kubelet then. A changed CPU manager
+   * policy also removes the policy's state file, which the kubelet would otherwise refuse to start with (as
+   * gardener-node-agent does).
+   */
+  private async updateKubeletConfig(opts: KubeletConfigOptions): Promise<boolean> {
+    const text = kubeletConfig(opts);
+    const file = join(this.rootDir, MACHINE_PATHS.kubeletConfig);
+    const previous = await readFile(file, 'utf8').catch(() => undefined);
+    if (previous === text) return false;
+    const policy = (yaml: string | undefined) =>
+      (yaml ? (parseYAML(yaml) as { cpuManagerPolicy?: string }).cpuManagerPolicy : undefined) ?? 'none';
+    if (previous !== undefined && policy(previous) !== policy(text)) {
+      await rm(join(this.rootDir, MACHINE_PATHS.kubeletDir, 'cpu_manager_state'), { force: true });
+    }
+    await this.writeFileInside(MACHINE_PATHS.kubeletConfig, text);
+    const kubelet = this.supervised.find((p) => p.name === 'kubelet');
+    if (kubelet === undefined) return false;
+    this.log(`machine ${this.opts.name}: kubelet configuration changed; restarting the kubelet`);
+    await kubelet.restart(10_000);
+    return true;
   }
 
   private supervise(name: string, command: string, args: string[]): void {

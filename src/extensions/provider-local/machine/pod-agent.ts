@@ -146,7 +146,8 @@ export async function runMachinePod(opts: MachinePodOptions, signal: AbortSignal
 }
 
 /**
- * As gardener-node-agent: a changed user data's files and kernel settings are applied in place. What the machine
+ * As gardener-node-agent: a changed user data's files and kernel settings are applied in place, and the kubelet
+ * restarted when its configuration changed. What the machine
  * was built with (addresses, ranges, the API server) changes only with a new machine: the Worker rolls the pods.
  */
 async function applyChangedUserData(
@@ -170,8 +171,17 @@ async function applyChangedUserData(
     log((e as Error).message);
     return previous;
   }
-  const result = await machine.applyOperatingSystemConfig({ spec: { files: userData.files } }, userData.sysctls);
-  machine.userDataApplied(userDataChecksum(text));
-  log(`user data changed: ${result.filesWritten.length} files written, sysctls applied`);
+  try {
+    const result = await machine.applyOperatingSystemConfig({ spec: { files: userData.files } }, userData.sysctls);
+    machine.userDataApplied(userDataChecksum(text));
+    log(
+      `user data changed: ${result.filesWritten.length} files written, sysctls applied` +
+        (result.kubeletRestarted ? ', kubelet restarted with its new configuration' : ''),
+    );
+  } catch (e) {
+    // The machine keeps running as it was, and its Node keeps the checksum of what it runs: the shoot's reconcile
+    // waits. The same user data is not tried again, a new one is.
+    log(`user data changed, not applied: ${(e as Error).message}`);
+  }
   return text;
 }

@@ -17,6 +17,7 @@ import {
 } from '../../../apis/provider-local/v1alpha1/machine-user-data.js';
 import { isIPFamily } from '../../../apis/validation/ip-families.js';
 import { nodeCIDRsOf, nodeNetwork, poolMachineOffsets } from './node-addresses.js';
+import { kubeletHostProblems, procHostKernel, type HostKernel } from '../machine/kubelet-host.js';
 import { Refs } from '../../../gardenlet/resources.js';
 import { isNotFound, type ResourceClient } from '../../../runtime/client.js';
 import { realClock, type Clock } from '../../../runtime/clock.js';
@@ -64,6 +65,8 @@ export interface WorkerReconcilerOptions {
   readonly image?: string;
   /** How many machines of a pool start at once. @default MACHINES_STARTING_AT_ONCE */
   readonly machinesStartingAtOnce?: number;
+  /** The kernel the machines share, as their kubelets check it. @default this host's /proc */
+  readonly hostKernel?: HostKernel;
   /** The pool's StatefulSet, from a cache. */
   readonly statefulSet?: (name: string, namespace: string) => V1StatefulSet | undefined;
 }
@@ -88,6 +91,15 @@ export class WorkerReconciler implements Reconciler {
     const namespace = worker.metadata.namespace ?? '';
     const pools = namedPools(worker);
     const problems = pools.map(userDataOf).filter((p): p is string => typeof p === 'string');
+    // The machines share this host's kernel: kubelet settings that need what it lacks are an error of the Worker
+    // (and so of the Shoot), never a kubelet that silently fails to start.
+    const host = this.opts.hostKernel ?? procHostKernel;
+    (worker.spec.pools ?? []).forEach((pool, i) => {
+      const field = `spec.pools[${i}].kubeletConfig`;
+      for (const problem of kubeletHostProblems(pool.kubeletConfig, host, field)) {
+        problems.push(`pool ${pool.name ?? '?'}: ${problem}`);
+      }
+    });
     if (problems.length > 0) {
       await this.writeStatus(
         worker,

@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
+import { parse, stringify } from 'yaml';
+import { kubeletConfiguration } from '../../../../src/gardenlet/shoot/components/kubelet-config.js';
 import {
   MACHINE_PATHS,
+  OSC_KUBELET_CONFIG_PATH,
+  kubeletConfigObject,
+  parseOSCKubeletConfig,
   cniConfig,
   containerdConfig,
   defaultRegistryHostsToml,
@@ -57,6 +61,46 @@ describe('machine configuration', () => {
     // Who may use the kubelet API is the API server's decision (SubjectAccessReview), not any holder of a CA cert.
     expect(config.authorization).toEqual({ mode: 'Webhook' });
     expect(config.authentication.webhook.enabled).toBe(true);
+  });
+
+  it("kubelet: the OSC's file of a Shoot without kubelet settings changes nothing of the machine's defaults", () => {
+    const machine = { clusterDNS: ['fd00:10:2::a'], clusterDomain: 'cluster.local' };
+    const fromOperatingSystemConfig = parseOSCKubeletConfig(stringify(kubeletConfiguration(undefined)));
+    expect(kubeletConfigObject({ ...machine, fromOperatingSystemConfig })).toEqual(kubeletConfigObject(machine));
+  });
+
+  it("kubelet: the Shoot's settings from the OSC's file, the machine's own over whatever the file says", () => {
+    const fromOperatingSystemConfig = {
+      ...kubeletConfiguration({ seccompDefault: true, maxPods: 50, evictionHard: { memoryAvailable: '80Mi' } }),
+      // What only the machine may say: a file's values are not taken.
+      address: '0.0.0.0',
+      cgroupRoot: '/elsewhere',
+      oomScoreAdj: -999,
+      clusterDNS: ['10.0.0.10'],
+      authentication: { x509: { clientCAFile: '/tmp/ca.crt' }, anonymous: { enabled: false } },
+    };
+    const config = kubeletConfigObject({
+      clusterDNS: ['fd00:10:2::a'],
+      clusterDomain: 'cluster.local',
+      fromOperatingSystemConfig,
+    });
+    expect(config).toMatchObject({
+      seccompDefault: true,
+      maxPods: 50,
+      evictionHard: { 'memory.available': '80Mi', 'nodefs.available': '1%', 'imagefs.available': '1%' },
+      address: '::',
+      cgroupRoot: '/',
+      oomScoreAdj: 0,
+      clusterDNS: ['fd00:10:2::a'],
+      authentication: { x509: { clientCAFile: MACHINE_PATHS.caFile }, anonymous: { enabled: false } },
+    });
+  });
+
+  it('kubelet: refuses an OSC file that is not a KubeletConfiguration, naming the file', () => {
+    expect(() => parseOSCKubeletConfig('kind: Pod\napiVersion: v1\n')).toThrow(
+      `${OSC_KUBELET_CONFIG_PATH}: not a kubelet.config.k8s.io/v1beta1 KubeletConfiguration`,
+    );
+    expect(() => parseOSCKubeletConfig('a: [')).toThrow(`${OSC_KUBELET_CONFIG_PATH}: not YAML`);
   });
 
   it('kubelet flags: one node IP per family, primary first', () => {
