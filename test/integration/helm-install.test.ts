@@ -295,7 +295,7 @@ describe("the chart's RBAC", () => {
       'core.gardener.cloud/shoots delete',
       'core.gardener.cloud/shoots update',
       'networking.k8s.io/networkpolicies:default-deny patch',
-      'extensions.gardener.cloud/operatingsystemconfigs list',
+      'extensions.gardener.cloud/operatingsystemconfigs watch',
       '/events create',
     ],
     'network-calico': [
