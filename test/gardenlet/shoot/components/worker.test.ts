@@ -50,6 +50,29 @@ describe("the shoot's Worker", () => {
     expect(validateWorker(worker)).toEqual([]);
   });
 
+  it("gives each pool its effective kubelet settings: its own, else the shoot's, else none", () => {
+    const withKubelet = {
+      ...shoot,
+      spec: {
+        ...shoot.spec,
+        kubernetes: { kubelet: { seccompDefault: true } },
+        provider: {
+          type: 'local',
+          workers: [
+            shoot.spec.provider!.workers![0]!,
+            { name: 'x', minimum: 1, kubernetes: { kubelet: { maxPods: 30 } } },
+          ],
+        },
+      },
+    } as Shoot;
+    expect(desiredWorker(withKubelet).spec.pools?.map((p) => p.kubeletConfig)).toEqual([
+      { seccompDefault: true },
+      { maxPods: 30 },
+    ]);
+    expect(desiredWorker(shoot).spec.pools?.map((p) => p.kubeletConfig)).toEqual([undefined, undefined]);
+    expect(validateWorker(desiredWorker(withKubelet))).toEqual([]);
+  });
+
   it('drops the user data of pools the Worker had and the shoot no longer has, and of no other', () => {
     const previous = desiredWorker({
       ...shoot,
