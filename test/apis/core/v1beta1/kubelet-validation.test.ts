@@ -53,9 +53,22 @@ describe('kubelet settings', () => {
 
   it.each<[string, KubeletConfig, Cause]>([
     [
-      'maxPods 0',
-      { maxPods: 0 },
-      { field: `${KUBELET}.maxPods`, reason: 'FieldValueInvalid', message: 'Invalid value: 0: must be greater than 0' },
+      'a negative maxPods',
+      { maxPods: -1 },
+      {
+        field: `${KUBELET}.maxPods`,
+        reason: 'FieldValueInvalid',
+        message: 'Invalid value: -1: must be greater than or equal to 0',
+      },
+    ],
+    [
+      'containerLogMaxFiles below 2',
+      { containerLogMaxFiles: 1 },
+      {
+        field: `${KUBELET}.containerLogMaxFiles`,
+        reason: 'FieldValueInvalid',
+        message: 'Invalid value: 1: value must be >= 2.',
+      },
     ],
     [
       'podPidsLimit below 100',
@@ -91,8 +104,8 @@ describe('kubelet settings', () => {
       { imageGCHighThresholdPercent: 50, imageGCLowThresholdPercent: 50 },
       {
         field: `${KUBELET}.imageGCLowThresholdPercent`,
-        reason: 'FieldValueInvalid',
-        message: 'Invalid value: 50: imageGCLowThresholdPercent must be less than imageGCHighThresholdPercent',
+        reason: 'FieldValueForbidden',
+        message: 'Forbidden: imageGCLowThresholdPercent must be less than imageGCHighThresholdPercent',
       },
     ],
     [
@@ -178,7 +191,7 @@ describe('kubelet settings', () => {
       {
         field: `${POOL_KUBELET}.maxPods`,
         reason: 'FieldValueInvalid',
-        message: 'Invalid value: -3: must be greater than 0',
+        message: 'Invalid value: -3: must be greater than or equal to 0',
       },
       {
         field: `${POOL_KUBELET}.imageGCLowThresholdPercent`,

@@ -80,9 +80,7 @@ function validateQuantityOrPercent(path: FieldPath, value: string | undefined): 
 export function validateKubeletConfig(config: KubeletConfig | undefined, path: FieldPath): ErrorList {
   if (config === undefined) return [];
   const errors: ErrorList = [];
-  if (config.maxPods !== undefined && config.maxPods <= 0) {
-    errors.push(invalid(path.child('maxPods'), config.maxPods, 'must be greater than 0'));
-  }
+  errors.push(...validateNonNegative(path.child('maxPods'), config.maxPods));
   if (config.podPidsLimit !== undefined && config.podPidsLimit < MIN_POD_PIDS_LIMIT) {
     errors.push(
       invalid(
@@ -123,19 +121,16 @@ export function validateKubeletConfig(config: KubeletConfig | undefined, path: F
   const low = config.imageGCLowThresholdPercent;
   if (high !== undefined && low !== undefined && low >= high) {
     errors.push(
-      invalid(
+      forbidden(
         path.child('imageGCLowThresholdPercent'),
-        low,
         'imageGCLowThresholdPercent must be less than imageGCHighThresholdPercent',
       ),
     );
   }
-  for (const name of [
-    'registryPullQPS',
-    'registryBurst',
-    'evictionMaxPodGracePeriod',
-    'containerLogMaxFiles',
-  ] as const) {
+  if (config.containerLogMaxFiles !== undefined && config.containerLogMaxFiles < 2) {
+    errors.push(invalid(path.child('containerLogMaxFiles'), config.containerLogMaxFiles, 'value must be >= 2.'));
+  }
+  for (const name of ['registryPullQPS', 'registryBurst', 'evictionMaxPodGracePeriod'] as const) {
     errors.push(...validateNonNegative(path.child(name), config[name]));
   }
   if (config.maxParallelImagePulls !== undefined) {
