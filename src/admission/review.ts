@@ -20,6 +20,7 @@ import { deepEqual } from '../apis/meta/objects.js';
 import { withoutNulls } from '../apis/meta/nulls.js';
 import { DNSRecords, lookupKind, Networks, Seeds, Shoots, type KindInfo } from '../apis/registry.js';
 import type { FeatureGates } from '../featuregate/featuregate.js';
+import type { LocalAdmissionConfig } from '../extensions/provider-local/admission.js';
 
 export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
 
@@ -89,6 +90,8 @@ export interface AdmissionContext {
   onInternalError?(error: unknown): void;
   /** The extension types this installation runs; a Shoot using another is refused. Unchecked when unset. */
   readonly extensions?: RegisteredExtensionTypes;
+  /** What provider-local's admission checks against. @default DEFAULT_LOCAL_ADMISSION_CONFIG */
+  readonly providerLocal?: LocalAdmissionConfig;
 }
 
 /** The kinds this webhook admits; anything else is not ours and is allowed as is. */
@@ -174,7 +177,12 @@ function validateWith(
   seed: SeedContext,
 ): AdmissionResponse {
   let result: AdmissionResult;
-  const input = { object: request.object, gates: ctx.gates, ...seedInput(seed) };
+  const input = {
+    object: request.object,
+    gates: ctx.gates,
+    ...seedInput(seed),
+    ...(ctx.providerLocal ? { providerLocal: ctx.providerLocal } : {}),
+  };
   try {
     result = admit(
       request.operation === 'UPDATE' ? copyWith<AdmissionInput>(input, { oldObject: request.oldObject }) : input,

@@ -25,6 +25,7 @@ import {
   type MaybePromise,
 } from './review.js';
 import { WEBHOOK_PATHS, webhookBaseURL } from './webhook-configurations.js';
+import type { LocalAdmissionConfig } from '../extensions/provider-local/admission.js';
 
 /** All addresses, IPv6 and (on dual-stack hosts) IPv4. */
 export const DEFAULT_HOST = '::';
@@ -109,6 +110,8 @@ export interface AdmissionServerOptions {
   readonly requestTimeoutMs?: number;
   /** Refuse Shoots using extension types outside this set; unchecked when unset. */
   readonly extensions?: RegisteredExtensionTypes;
+  /** What provider-local's admission checks against. @default DEFAULT_LOCAL_ADMISSION_CONFIG */
+  readonly providerLocal?: LocalAdmissionConfig;
 }
 
 export interface AdmissionServer {
@@ -258,6 +261,7 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
         gates: opts.gates,
         lookupSeed: opts.lookupSeed,
         ...(opts.extensions ? { extensions: opts.extensions } : {}),
+        ...(opts.providerLocal ? { providerLocal: opts.providerLocal } : {}),
         onInternalError: (e) => logger.error({ err: e, uid: review.request?.uid }, 'admission failed'),
       },
       mode,

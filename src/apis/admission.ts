@@ -16,6 +16,12 @@ import { droppedProtoKeys } from './meta/proto-keys.js';
 import { lookupKind, Networks, Seeds, Shoots, type KindInfo } from './registry.js';
 import type { Network } from './extensions/v1alpha1/network.js';
 import { validateCalicoNetwork, validateCalicoShoot } from '../extensions/network/admission.js';
+import {
+  DEFAULT_LOCAL_ADMISSION_CONFIG,
+  validateLocalSeed,
+  validateLocalShoot,
+  type LocalAdmissionConfig,
+} from '../extensions/provider-local/admission.js';
 import type { ObjectMeta } from './meta/schemas.js';
 import { validateObjectMeta } from './validation/object-meta.js';
 
@@ -31,6 +37,8 @@ export interface AdmissionInput {
   /** `seed` as {@link decodeSeed} returned it, when the caller has it already (the webhook decodes each Seed once). */
   readonly decodedSeed?: Seed;
   readonly gates: FeatureGates;
+  /** What provider-local's admission checks against. @default DEFAULT_LOCAL_ADMISSION_CONFIG */
+  readonly providerLocal?: LocalAdmissionConfig;
 }
 
 export interface AdmissionResult {
@@ -100,7 +108,7 @@ export function admit(input: AdmissionInput): AdmissionResult {
     errors = kind.validate(object, input.gates);
   }
   if (seed) errors = [...errors, ...validateShootAgainstSeed(object as Shoot, seed)];
-  errors = [...errors, ...extensionAdmission(kind, object)];
+  errors = [...errors, ...extensionAdmission(kind, object, input.providerLocal ?? DEFAULT_LOCAL_ADMISSION_CONFIG)];
   const metadata = (object as { metadata?: ObjectMeta }).metadata;
   errors = [
     ...validateObjectMeta(metadata, { namespaced: kind.scope === 'Namespaced', name: kind.nameRule }),
@@ -111,10 +119,12 @@ export function admit(input: AdmissionInput): AdmissionResult {
 
 /**
  * What the extensions' admission adds, as their webhooks do in Gardener: the calico providerConfig of Shoots and
- * Networks of type `calico`.
+ * Networks of type `calico`; provider-local's ranges and machines of Shoots and Seeds of type `local`.
  */
-function extensionAdmission(kind: KindInfo<unknown>, object: unknown): ErrorList {
-  if (kind === Shoots) return validateCalicoShoot(object as Shoot);
+function extensionAdmission(kind: KindInfo<unknown>, object: unknown, providerLocal: LocalAdmissionConfig): ErrorList {
+  if (kind === Shoots)
+    return [...validateCalicoShoot(object as Shoot), ...validateLocalShoot(object as Shoot, providerLocal)];
+  if (kind === Seeds) return validateLocalSeed(object as Seed, providerLocal);
   if (kind === Networks) return validateCalicoNetwork(object as Network);
   return [];
 }

@@ -21,7 +21,12 @@ import { isInvalid, ResourceClient } from '../runtime/client.js';
 import type { Logger } from '../runtime/log.js';
 import { startRuntime, type Runtime } from './runtime.js';
 import { LoadBalancerNetwork } from '../extensions/provider-local/loadbalancer/network.js';
-import { AddressPool, gatewayCIDR, type LoadBalancerNetworks } from '../extensions/provider-local/loadbalancer/pool.js';
+import {
+  AddressPool,
+  DEFAULT_LOAD_BALANCER_NETWORKS,
+  gatewayCIDR,
+  type LoadBalancerNetworks,
+} from '../extensions/provider-local/loadbalancer/pool.js';
 import { ensureBinaries, NODE_BINARY_NAMES } from '../localenv/binaries.js';
 import { parseIP, type IPFamily } from '../net/cidr.js';
 import { HostRoutesToNodes } from '../extensions/provider-local/loadbalancer/routes.js';
@@ -111,7 +116,14 @@ export async function startLocalServices(
       logger,
       // With --ipv6-only the API server reaches us over the veth pair, else on our own [::1]: the webhook listens
       // there only (on `::` it would answer on every address of the host, IPv4 ones included).
-      webhook: { host: webhookAddress, port: 0, advertiseHost: webhookAddress },
+      webhook: {
+        host: webhookAddress,
+        port: 0,
+        advertiseHost: webhookAddress,
+        providerLocal: {
+          loadBalancerNetworks: lbNetwork?.networks ?? opts.loadBalancerNetworks ?? DEFAULT_LOAD_BALANCER_NETWORKS,
+        },
+      },
       gardenlet: {
         dns: localDNSProvider({ server: bind.server, tsigKeyName: bind.tsigKeyName, tsigSecret: bind.tsigSecret }),
         ...(workloads ? { controlPlaneWorkloads: true } : {}),

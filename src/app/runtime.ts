@@ -24,6 +24,7 @@ import type { Logger } from '../runtime/log.js';
 import { Manager } from '../runtime/manager.js';
 import { COMPONENTS, type Component } from './components.js';
 import { sharedReaders, type SharedReaders } from './readers.js';
+import type { LocalAdmissionConfig } from '../extensions/provider-local/admission.js';
 
 export { COMPONENTS, type Component };
 
@@ -43,6 +44,8 @@ export interface WebhookOptions {
   readonly advertiseHost?: string;
   /** The extension types Shoots may use. @default DEFAULT_REGISTERED_EXTENSION_TYPES */
   readonly extensions?: RegisteredExtensionTypes;
+  /** What provider-local's admission checks against. @default DEFAULT_LOCAL_ADMISSION_CONFIG */
+  readonly providerLocal?: LocalAdmissionConfig;
 }
 
 export interface RuntimeOptions {
@@ -148,6 +151,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         tls: { cert: tls.cert, key: tls.key },
         gates: options.gates,
         extensions: webhookOptions.extensions ?? DEFAULT_REGISTERED_EXTENSION_TYPES,
+        ...(webhookOptions.providerLocal ? { providerLocal: webhookOptions.providerLocal } : {}),
         // Until the cache has synced, every lookup is a miss and reads from the API server.
         lookupSeed: (name) => seeds.read(name),
         ready: () => seeds.hasSynced(),

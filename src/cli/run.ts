@@ -207,6 +207,9 @@ async function runUntilStopped(
         register: options.webhookRegister,
         advertiseHost: options.webhookAdvertiseHost,
         extensions: options.extensionTypes,
+        providerLocal: {
+          loadBalancerNetworks: options.loadBalancerNetworks ?? DEFAULT_LOAD_BALANCER_NETWORKS,
+        },
         ...(options.webhookCertDir ? { certDir: options.webhookCertDir } : {}),
       },
       gardenlet: {

@@ -547,6 +547,9 @@ describe('chart values', () => {
       set: { 'loadBalancerNetworks.ipv6': 'fd00:ff:1::/64', 'loadBalancerNetworks.ipv4': '10.255.1.0/24' },
     });
     expect(flag(containerOf(pinned, 'gardenlet'), 'load-balancer-networks')).toBe('fd00:ff:1::/64,10.255.1.0/24');
+    // The webhook refuses shoot ranges inside them: it must know the same networks.
+    expect(flag(containerOf(pinned, 'admission'), 'load-balancer-networks')).toBe('fd00:ff:1::/64,10.255.1.0/24');
+    expect(flag(containerOf(renderChart('ipv6'), 'admission'), 'load-balancer-networks')).toBeUndefined();
     const objectsOnly = renderChart('ipv6', { set: { controlPlaneWorkloads: 'false' } });
     expect(flag(containerOf(objectsOnly, 'gardenlet'), 'control-plane-workloads')).toBe('false');
     const role = named<Role>(objectsOnly, 'ClusterRole', nameOf('gardenlet'));

@@ -311,8 +311,10 @@ describe('Seed validation', () => {
     });
 
     it('ranges of different families never overlap on a dual-stack seed', () => {
-      // ::/1 holds ::ffff:10.0.0.0/104, the IPv4-mapped form of the pods range, and still doesn't overlap it
-      expect(validate(dualSeed({ pods: '10.0.0.0/8', services: '::/1', nodes: '11.0.0.0/8' }), DUAL)).toEqual([]);
+      // ::fffe:0:0/95 holds ::ffff:10.0.0.0/104, the IPv4-mapped form of the pods range, and still doesn't overlap it
+      expect(validate(dualSeed({ pods: '10.0.0.0/8', services: '::fffe:0:0/95', nodes: '11.0.0.0/8' }), DUAL)).toEqual(
+        [],
+      );
     });
   });
 
@@ -396,13 +398,34 @@ describe('Seed validation', () => {
         'spec.networks.nodes: Invalid value: "240.0.0.0/6": node network intersects with reserved shoot node network mapping range (242.0.0.0/8)',
         'spec.networks.nodes: Invalid value: "240.0.0.0/6": node network intersects with reserved shoot service network mapping range (243.0.0.0/8)',
       ]);
-      expect(validate(seedObject({ nodes: '240.0.0.0/4' }))).toHaveLength(5);
+      // 240.0.0.0/4 holds the five and the broadcast address
+      expect(validate(seedObject({ nodes: '240.0.0.0/4' }))).toHaveLength(6);
     });
 
     it('ranges next to them, and IPv6 ranges, are fine', () => {
-      expect(validate(seedObject({ nodes: '239.255.0.0/16' }))).toEqual([]);
       expect(validate(seedObject({ nodes: '245.0.0.0/8' }))).toEqual([]);
       expect(validate(dualSeed({ nodes: 'fd00:f0::/64' }), DUAL)).toEqual([]);
+    });
+  });
+
+  describe('ranges no cluster network can use', () => {
+    it.each([
+      ['nodes', '239.255.0.0/16', 'multicast (224.0.0.0/4)'],
+      ['pods', '127.0.0.0/8', 'loopback (127.0.0.0/8)'],
+      ['services', '169.254.0.0/16', 'link-local (169.254.0.0/16)'],
+    ])('IPv4 %s %s overlaps the %s range', (field, value, what) => {
+      expect(validate(seedObject({ [field]: value }))).toEqual([
+        `spec.networks.${field}: Invalid value: "${value}": must not overlap with the ${what} range`,
+      ]);
+    });
+    it.each([
+      ['nodes', 'fe80::/64', 'link-local (fe80::/10)'],
+      ['pods', 'ff00::/56', 'multicast (ff00::/8)'],
+      ['services', '::/112', 'unspecified (::/128)'],
+    ])('IPv6 %s %s overlaps the %s range', (field, value, what) => {
+      expect(validate(ipv6Seed({ [field]: value }), IPV6)).toEqual([
+        `spec.networks.${field}: Invalid value: "${value}": must not overlap with the ${what} range`,
+      ]);
     });
   });
 

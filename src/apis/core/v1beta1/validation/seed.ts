@@ -9,6 +9,7 @@ import {
   validateDisjoint,
   validateFamily,
   validateParse,
+  validateUsable,
   type CIDRField,
 } from '../../../validation/cidr.js';
 import { familyInfo, sameList, validateIPFamilies } from '../../../validation/ip-families.js';
@@ -68,6 +69,7 @@ export function validateSeed(seed: Seed, gates: FeatureGates): ErrorList {
   if (errors.length > 0) return [...errors, ...blockErrors];
 
   errors.push(...validateDisjoint(fields.map((f) => f.field)));
+  for (const { field } of fields) errors.push(...validateUsable(field));
   for (const { field, kind } of fields) {
     const vpn = overlappedVPNRange(field);
     if (vpn)

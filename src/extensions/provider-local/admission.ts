@@ -1,0 +1,111 @@
+/**
+ * provider-local's admission, as a provider extension's webhook checks what only it knows (Gardener's
+ * `admission-<provider>`): Shoots and Seeds of type `local` may not use the load-balancer networks its shoots' API
+ * servers get their addresses from, and a shoot's node range must hold its machines (provider-local's IPAM gives
+ * machine i the address 10 + i of the range, see worker/node-addresses.ts).
+ */
+import type { Seed } from '../../apis/core/v1beta1/seed.js';
+import type { Shoot } from '../../apis/core/v1beta1/shoot.js';
+import { FieldPath, invalid, type ErrorList } from '../../apis/field/index.js';
+import { cidrField, type CIDRField } from '../../apis/validation/cidr.js';
+import { addressCount, formatCIDR, overlaps, type CIDR } from '../../net/cidr.js';
+import {
+  DEFAULT_LOAD_BALANCER_NETWORKS,
+  parseLoadBalancerNetworks,
+  type LoadBalancerNetworks,
+} from './loadbalancer/pool.js';
+import { FIRST_MACHINE_OFFSET } from './worker/node-addresses.js';
+
+export const LOCAL_PROVIDER_TYPE = 'local';
+
+/** What provider-local's admission needs to know of the installation. */
+export interface LocalAdmissionConfig {
+  /** The networks provider-local takes load-balancer addresses from (`--load-balancer-networks`). */
+  readonly loadBalancerNetworks: LoadBalancerNetworks;
+}
+
+export const DEFAULT_LOCAL_ADMISSION_CONFIG: LocalAdmissionConfig = {
+  loadBalancerNetworks: DEFAULT_LOAD_BALANCER_NETWORKS,
+};
+
+const NETWORKING = FieldPath.root('spec', 'networking');
+const NETWORKS = FieldPath.root('spec', 'networks');
+
+function loadBalancerCIDRs(config: LocalAdmissionConfig): CIDR[] {
+  return Object.values(parseLoadBalancerNetworks(config.loadBalancerNetworks)).filter((c) => c !== undefined);
+}
+
+/** The error when `field` overlaps a load-balancer network, naming it. */
+function loadBalancerOverlap(field: CIDRField, networks: readonly CIDR[]): ErrorList {
+  const network = field.cidr && networks.find((n) => overlaps(n, field.cidr!));
+  if (!network) return [];
+  return [
+    invalid(
+      field.path,
+      field.value,
+      `must not overlap with the load-balancer network ${formatCIDR(network)}, whose addresses are the shoots' ` +
+        'API servers',
+    ),
+  ];
+}
+
+/** The machines a shoot's node range must hold: every pool's `max(minimum, maximum)`, as the IPAM reserves them. */
+function machineSlots(shoot: Shoot): number {
+  return (shoot.spec.provider?.workers ?? []).reduce(
+    (sum, pool) => sum + Math.max(0, pool.minimum ?? 0, pool.maximum ?? 0),
+    0,
+  );
+}
+
+function validateNodeRangeRoom(shoot: Shoot): ErrorList {
+  const value = shoot.spec.networking?.nodes;
+  if (value === undefined || (shoot.spec.provider?.workers ?? []).length === 0) return [];
+  const field = cidrField(NETWORKING.child('nodes'), value);
+  if (!field.cidr) return [];
+  const machines = Math.max(1, machineSlots(shoot));
+  const needed = BigInt(FIRST_MACHINE_OFFSET + machines);
+  const available = addressCount(field.cidr);
+  if (available >= needed) return [];
+  return [
+    invalid(
+      field.path,
+      value,
+      `too small for the shoot's machines: machine i gets address ${FIRST_MACHINE_OFFSET} + i of the node range, ` +
+        `so ${machines} machine${machines === 1 ? '' : 's'} need${machines === 1 ? 's' : ''} ${needed} addresses ` +
+        `(the range has ${available})`,
+    ),
+  ];
+}
+
+/** provider-local's field errors of a Shoot; none for Shoots of another provider type. */
+export function validateLocalShoot(shoot: Shoot, config: LocalAdmissionConfig): ErrorList {
+  if (shoot.spec.provider?.type !== LOCAL_PROVIDER_TYPE) return [];
+  const networks = loadBalancerCIDRs(config);
+  const errors: ErrorList = [];
+  for (const name of ['nodes', 'pods', 'services'] as const) {
+    const value = shoot.spec.networking?.[name];
+    if (value !== undefined) errors.push(...loadBalancerOverlap(cidrField(NETWORKING.child(name), value), networks));
+  }
+  errors.push(...validateNodeRangeRoom(shoot));
+  return errors;
+}
+
+/**
+ * provider-local's field errors of a Seed: its pod and service ranges (and the shoots' defaults) must stay out of the
+ * load-balancer networks. Its node network may hold them: a seed's load balancers live on its node network (kind's
+ * `172.18.0.0/16` holds `172.18.255.0/24`).
+ */
+export function validateLocalSeed(seed: Seed, config: LocalAdmissionConfig): ErrorList {
+  if (seed.spec.provider?.type !== LOCAL_PROVIDER_TYPE) return [];
+  const networks = loadBalancerCIDRs(config);
+  const seedNetworks = seed.spec.networks ?? {};
+  const fields: [FieldPath, string | undefined][] = [
+    [NETWORKS.child('pods'), seedNetworks.pods],
+    [NETWORKS.child('services'), seedNetworks.services],
+    [NETWORKS.child('shootDefaults', 'pods'), seedNetworks.shootDefaults?.pods],
+    [NETWORKS.child('shootDefaults', 'services'), seedNetworks.shootDefaults?.services],
+  ];
+  return fields.flatMap(([path, value]) =>
+    value === undefined ? [] : loadBalancerOverlap(cidrField(path, value), networks),
+  );
+}
