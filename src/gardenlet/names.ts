@@ -35,6 +35,25 @@ export function projectName(shoot: Shoot): string {
   return namespace.startsWith('garden-') ? namespace.slice('garden-'.length) : namespace;
 }
 
+/**
+ * Whether a shoot's namespace is a project namespace (`garden` or `garden-<project>`). A shoot elsewhere (written past
+ * the webhook) is never deployed: its seed namespace and DNS names would be those of project `<namespace>`'s shoot.
+ */
+export function inProjectNamespace(shoot: Shoot): boolean {
+  const namespace = shoot.metadata.namespace ?? '';
+  return namespace === GARDEN_NAMESPACE || namespace.startsWith('garden-');
+}
+
+/** The error of a shoot outside a project namespace, which is not deployed. */
+export function notInProjectNamespaceMessage(shoot: Shoot): string {
+  return (
+    `the shoot is in namespace ${JSON.stringify(shoot.metadata.namespace ?? '')}, not in a project namespace ` +
+    `("garden" or "garden-<project>"): it would take the seed namespace ${seedNamespaceName(shoot)} and the DNS ` +
+    `names of project ${JSON.stringify(projectName(shoot))}; it is not deployed (create it in ` +
+    `${projectNamespace(projectName(shoot))})`
+  );
+}
+
 /** The namespace of a project in the garden: `garden-<project>`, or `garden` for project `garden`. */
 export function projectNamespace(project: string): string {
   return project === GARDEN_NAMESPACE ? GARDEN_NAMESPACE : `garden-${project}`;

@@ -221,6 +221,44 @@ describe('shoots whose names map to one seed namespace', () => {
   }, 150_000);
 });
 
+describe('a shoot outside a project namespace', () => {
+  it('is refused by the gardenlet naming its namespace, and leaves the project shoot of its names alone', async () => {
+    // Shoot "yy" in namespace P (written past the webhook, which refuses it) maps to the names of "yy" in garden-P.
+    const project = `own-${uniqueSuffix()}`;
+    const projectNamespace = await createProjectNamespace(`garden-${project}`);
+    const stray = await createProjectNamespace(project);
+    const seedNamespace = `shoot--${project}--yy`;
+    const seedName = await createSeed(client, seedIPv6Networks);
+    await dnsExtensionFor(seedNamespace);
+    await gardenletFor(seedName);
+
+    // First the stray shoot: it must not take the namespace the project's shoot gets next.
+    await createShoot(stray, 'yy', seedName);
+    const refused = await waitForShoot(stray, 'yy', 'to be refused', (s) => s.status?.lastOperation?.state === 'Error');
+    expect(refused.status?.lastOperation?.description).toContain(
+      `deploying the seed namespace: the shoot is in namespace "${project}", not in a project namespace ("garden" ` +
+        `or "garden-<project>"): it would take the seed namespace ${seedNamespace} and the DNS names of project ` +
+        `"${project}"; it is not deployed (create it in garden-${project})`,
+    );
+    expect(await client.get(Refs.namespace, seedNamespace)).toBeUndefined();
+
+    const owner = await createShoot(projectNamespace, 'yy', seedName);
+    await succeeded(projectNamespace, 'yy');
+    await recordsPublished(seedNamespace, ['yy-external-v6', 'yy-internal-v6']);
+    const namespace = await client.get<V1Namespace>(Refs.namespace, seedNamespace);
+    expect(namespace?.metadata?.annotations?.['shoot.gardener.cloud/uid']).toBe(owner.metadata.uid);
+
+    // Deleting the stray shoot touches nothing of the owner's.
+    const recordUIDs = async () => (await records(seedNamespace)).map((r) => r.metadata.uid);
+    const before = await recordUIDs();
+    await deleteShootAndWait(stray, 'yy');
+    expect(await recordUIDs()).toEqual(before);
+    expect((await client.get<V1Namespace>(Refs.namespace, seedNamespace))?.metadata?.deletionTimestamp).toBeUndefined();
+    expect((await getShoot(projectNamespace, 'yy'))?.status?.lastOperation?.state).toBe('Succeeded');
+    await deleteShootAndWait(projectNamespace, 'yy');
+  });
+});
+
 describe('deleting a shoot', () => {
   /** A project, its seed namespace's DNS extension, a gardenlet and a shoot `alpha` that succeeded. */
   async function shootWithDNS(): Promise<{

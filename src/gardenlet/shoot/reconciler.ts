@@ -23,7 +23,7 @@ import { deleteAll } from '../apply.js';
 import { NotReadyError, StepError, type ComponentContext, type DeployWaiter } from '../component.js';
 import { patchStatusIfChanged } from '../../runtime/status.js';
 import { condition, lastOperation, mergeConditions } from '../last-operation.js';
-import { apiServerDomain, SHOOT_FINALIZER, seedNamespaceName } from '../names.js';
+import { apiServerDomain, inProjectNamespace, SHOOT_FINALIZER, seedNamespaceName } from '../names.js';
 import { Refs } from '../resources.js';
 import type { DNSProviderConfig } from './components/dns-records.js';
 import { caClusterName, ShootControlPlane, type ControlPlaneRuntime } from './components/control-plane.js';
@@ -385,11 +385,16 @@ export class ShootReconciler implements Reconciler {
     if (!hasFinalizer(shoot, SHOOT_FINALIZER)) return;
     const { client } = this;
     const namespace = seedNamespaceName(shoot);
-    const ownership = await seedNamespaceOwnership(client, shoot, { signal: ctx.signal });
-    if (ownership.kind === 'foreign') {
+    // A shoot outside a project namespace was never deployed: its names are those of a project's shoot.
+    const ownership = inProjectNamespace(shoot)
+      ? await seedNamespaceOwnership(client, shoot, { signal: ctx.signal })
+      : undefined;
+    if (ownership === undefined || ownership.kind === 'foreign') {
       // The namespace, what is in it and what is keyed by its name (provider-local's control plane, machines and
       // load balancers) are the other shoot's: this one was refused before it wrote any of it.
-      ctx.logger.info({ namespace, owner: ownership.owner }, 'seed namespace belongs to another shoot, left alone');
+      if (ownership) {
+        ctx.logger.info({ namespace, owner: ownership.owner }, 'seed namespace belongs to another shoot, left alone');
+      }
       await deleteAll(client, Refs.configMap, [caClusterName(shoot)], shoot.metadata.namespace, { signal: ctx.signal });
       await removeFinalizer(client, Refs.shoot, shoot, SHOOT_FINALIZER, { signal: ctx.signal });
       return;

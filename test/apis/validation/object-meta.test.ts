@@ -17,6 +17,10 @@ const SUBDOMAIN =
   "and end with an alphanumeric character (e.g. 'example.com', regex used for validation is " +
   "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
 
+const NOT_A_PROJECT_NAMESPACE =
+  'a Shoot must be in a project namespace: "garden" or "garden-<project>" (its seed namespace ' +
+  '"shoot--<project>--<name>" and DNS names are made from the project)';
+
 const causes = (object: unknown): Cause[] => causesOf(admit({ object, gates: gateSets.none }).errors);
 const invalid = (field: string, value: string, detail: string): Cause => ({
   field,
@@ -37,9 +41,9 @@ describe('object metadata, as the API server checks it', () => {
     ['a.b', [invalid('metadata.name', 'a.b', LABEL)]],
     ['a'.repeat(64), [invalid('metadata.name', 'a'.repeat(64), 'must be no more than 63 characters')]],
   ])('a Shoot name is a DNS label: %s', (name, expected) => {
-    // Within the project+shoot length limit only for the short ones: compare the name errors alone.
+    // Outside a project namespace (no project+shoot length limit): compare the name errors alone.
     const got = causes(shoot((s) => ((s.metadata.name = name), (s.metadata.namespace = 'default'))));
-    expect(got).toEqual(expected);
+    expect(got.filter((c) => c.field === 'metadata.name')).toEqual(expected);
   });
 
   it('a Seed name is a DNS subdomain', () => {
@@ -66,6 +70,7 @@ describe('object metadata, as the API server checks it', () => {
   it('a namespace is a DNS label on namespaced kinds and forbidden on cluster-scoped ones', () => {
     expect(causes(shoot((s) => (s.metadata.namespace = 'Garden')))).toEqual([
       invalid('metadata.namespace', 'Garden', LABEL),
+      invalid('metadata.namespace', 'Garden', NOT_A_PROJECT_NAMESPACE),
     ]);
     // Left out, the API server takes it from the request.
     expect(causes(shoot((s) => delete s.metadata.namespace))).toEqual([]);
@@ -147,7 +152,21 @@ describe("Gardener's Shoot name rules", () => {
     expect(causes(shoot((s) => ((s.metadata.name = 'a'.repeat(16)), (s.metadata.namespace = 'garden'))))).toHaveLength(
       1,
     );
-    expect(causes(shoot((s) => ((s.metadata.name = 'a'.repeat(30)), (s.metadata.namespace = 'team-a'))))).toEqual([]);
+    expect(causes(shoot((s) => ((s.metadata.name = 'a'.repeat(30)), (s.metadata.namespace = 'team-a'))))).toEqual([
+      invalid('metadata.namespace', 'team-a', NOT_A_PROJECT_NAMESPACE),
+    ]);
+  });
+
+  it('a Shoot lives in a project namespace, garden or garden-<project>, whose project names its seed namespace', () => {
+    for (const namespace of ['garden', 'garden-local', 'garden-dev']) {
+      expect(causes(shoot((s) => (s.metadata.namespace = namespace))), namespace).toEqual([]);
+    }
+    // `local` would map to shoot--local--<name> and api.<name>.local..., the names of the shoot in garden-local
+    for (const namespace of ['local', 'default', 'gardener', 'shoot--local--local']) {
+      expect(causes(shoot((s) => (s.metadata.namespace = namespace))), namespace).toEqual([
+        invalid('metadata.namespace', namespace, NOT_A_PROJECT_NAMESPACE),
+      ]);
+    }
   });
 
   it('worker names are DNS labels of at most 15 characters, each once', () => {

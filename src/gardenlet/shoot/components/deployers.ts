@@ -11,7 +11,7 @@ import { removeFinalizer } from '../../../runtime/finalizers.js';
 import type { Clock } from '../../../runtime/clock.js';
 import { applyAll, deleteAll, waitExtensionReady, waitExtensionsGone, waitGone } from '../../apply.js';
 import { NotReadyError, type ComponentContext, type DeployWaiter } from '../../component.js';
-import { seedNamespaceName, shootLabels } from '../../names.js';
+import { inProjectNamespace, notInProjectNamespaceMessage, seedNamespaceName, shootLabels } from '../../names.js';
 import { Refs } from '../../resources.js';
 import { API_SERVER_SERVICE_NAME, desiredAPIServerService, ingressIPsByFamily } from './apiserver-service.js';
 import {
@@ -46,6 +46,7 @@ export class SeedNamespace implements DeployWaiter {
   ) {}
   async deploy(ctx: ComponentContext) {
     const name = seedNamespaceName(this.shoot);
+    if (!inProjectNamespace(this.shoot)) throw new Error(notInProjectNamespaceMessage(this.shoot));
     const ownership = await seedNamespaceOwnership(this.client, this.shoot, ctx);
     switch (ownership.kind) {
       case 'absent':

@@ -48,6 +48,13 @@ export const SHOOT_AND_PROJECT_NAME_MAX_LENGTH = 21;
 /** Gardener's limit of a worker pool name (it ends up in machine and node names). */
 export const WORKER_NAME_MAX_LENGTH = 15;
 const CONSECUTIVE_HYPHENS = 'name may not contain two consecutive hyphens';
+/**
+ * Shoots live in project namespaces only, as Gardener's Projects own them: the seed namespace and DNS names are made
+ * from the project, so a shoot in namespace `local` would get those of project `local`'s (in `garden-local`).
+ */
+const NOT_A_PROJECT_NAMESPACE =
+  'a Shoot must be in a project namespace: "garden" or "garden-<project>" (its seed namespace ' +
+  '"shoot--<project>--<name>" and DNS names are made from the project)';
 
 /** The project of a project namespace: `garden` for `garden`, `x` for `garden-x`; undefined for other namespaces. */
 export function projectOfNamespace(namespace: string | undefined): string | undefined {
@@ -66,8 +73,12 @@ function validateShootNames(shoot: Shoot): ErrorList {
   if (name.includes('--')) errors.push(invalid(namePath, name, CONSECUTIVE_HYPHENS));
   const namespace = shoot.metadata.namespace;
   const project = projectOfNamespace(namespace);
-  if (project === undefined) return errors;
   const namespacePath = FieldPath.root('metadata', 'namespace');
+  // Without a namespace (a file for `validate`), the API server takes it from the request: checked there.
+  if (namespace !== undefined && project === undefined) {
+    errors.push(invalid(namespacePath, namespace, NOT_A_PROJECT_NAMESPACE));
+  }
+  if (project === undefined) return errors;
   if (project.includes('--') || project.startsWith('-')) {
     errors.push(invalid(namespacePath, namespace, `project ${JSON.stringify(project)}: ${CONSECUTIVE_HYPHENS}`));
   }
