@@ -5,6 +5,7 @@
  * of each chunk (see json-scan.ts) before it is parsed, and from that point on nothing of it is kept. Pure: the server
  * feeds it chunks, tests feed it strings.
  */
+import { firstDuplicateKey } from '../apis/meta/json-duplicates.js';
 import { JSONBodyScanner } from './json-scan.js';
 import { ADMISSION_API_VERSION, type AdmissionReview } from './review.js';
 
@@ -99,10 +100,22 @@ export class ReviewBodyReader {
 /** The body as an AdmissionReview with a request; a {@link BodyRefusal} (400) otherwise. */
 export function parseReview(body: Buffer): AdmissionReview {
   let value: unknown;
+  const text = body.toString('utf8');
   try {
-    value = JSON.parse(body.toString('utf8'));
+    value = JSON.parse(text);
   } catch (e) {
     throw new BodyRefusal(400, `the body is not JSON: ${(e as Error).message}`);
+  }
+  // JSON.parse keeps the last of two equal keys: what the webhook judged would not be what the client wrote.
+  const duplicate = firstDuplicateKey(text);
+  if (duplicate !== undefined) {
+    const uid = (value as { request?: { uid?: unknown } } | null)?.request?.uid;
+    throw new BodyRefusal(
+      400,
+      `duplicate field "${duplicate}": an object of the body names it twice (the API server's strict decoding ` +
+        'refuses it too)',
+      typeof uid === 'string' && uid !== '' && duplicate !== 'request.uid' ? uid : undefined,
+    );
   }
   const review = value as Partial<AdmissionReview> | null;
   if (typeof review !== 'object' || review === null || Array.isArray(review)) {

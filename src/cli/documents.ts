@@ -9,7 +9,7 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { Composer, LineCounter, Parser, type YAMLError } from 'yaml';
 import { InputError, type CliIO } from './io.js';
 import { KUBECTL_YAML_OPTIONS } from './kubectl-yaml.js';
-import { firstDuplicateKey } from './json-duplicates.js';
+import { firstDuplicateKey } from '../apis/meta/json-duplicates.js';
 
 /**
  * The default of `--max-input-size`: 64 MiB of manifests (a few thousand Shoots, or 40 objects at etcd's 1.5 MiB

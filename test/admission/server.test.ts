@@ -303,6 +303,29 @@ describe('admission webhook server', () => {
     expect(response.status?.message).toContain('an object of the body has more than 10000 keys');
   });
 
+  it('denies a review whose object names a key twice, naming its path', async () => {
+    // The second ipFamilies would win in JSON.parse: the review judged would not be the object written.
+    const body = reviewOf(ipv6ShootObject()).replace(
+      '"ipFamilies":["IPv6"]',
+      '"ipFamilies":["IPv6"],"ipFamilies":["IPv4"]',
+    );
+    expect(body).toContain('"ipFamilies":["IPv4"]');
+    const reply = await call(server, tls.ca, { path: '/validate', body });
+    expect(reply.status).toBe(200);
+    const { response } = JSON.parse(reply.body) as AdmissionReviewResponse;
+    expect(response).toMatchObject({ uid: '5d3e1f00-0000-4000-8000-00000000000a', allowed: false });
+    expect(response.status).toMatchObject({ code: 400, reason: 'BadRequest' });
+    expect(response.status?.message).toContain(
+      'duplicate field "request.object.spec.networking.ipFamilies": an object of the body names it twice',
+    );
+    // A duplicate uid leaves no uid to answer: a plain 400.
+    const twoUIDs = reviewOf(ipv6ShootObject()).replace('"uid":', '"uid":"a","uid":');
+    const plain = await call(server, tls.ca, { path: '/mutate', body: twoUIDs });
+    expect(plain.status).toBe(400);
+    expect(JSON.parse(plain.body)).toMatchObject({ kind: 'Status', code: 400 });
+    expect(JSON.parse(plain.body).message).toContain('duplicate field "request.uid"');
+  });
+
   it('denies with 500 when the seed lookup fails', async () => {
     lookupSeed.mockRejectedValueOnce(new Error('etcdserver: request timed out'));
     const shoot = { ...ipv6ShootObject({ seedName: 'seed-a' }) };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { firstDuplicateKey } from '../../src/cli/json-duplicates.js';
+import { firstDuplicateKey } from '../../../src/apis/meta/json-duplicates.js';
 
 describe('duplicate keys in JSON', () => {
   it.each([
