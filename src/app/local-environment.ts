@@ -34,6 +34,7 @@ import { describeNode, type NodeInfo } from '../extensions/provider-local/machin
 import { describePodCheck, podToPodCheck } from '../extensions/provider-local/worker/pod-check.js';
 import { shootAdminAccess, shootAdminClient } from '../gardenlet/shoot/shoot-client.js';
 import type { MachinesOptions } from './seed-nodes.js';
+import { machineLimitsOrDefaults, type MachineLimits } from '../extensions/provider-local/admission.js';
 import {
   buildMachineImages,
   buildSeedImages,
@@ -66,6 +67,8 @@ export interface LocalServicesOptions {
   readonly controlPlaneWorkloads?: boolean;
   /** Load-balancer networks per family. @default fd00:ff::/64 and 172.18.255.0/24 */
   readonly loadBalancerNetworks?: LoadBalancerNetworks;
+  /** The webhook's machine limits. @default DEFAULT_MAX_MACHINES_PER_POOL, DEFAULT_MAX_MACHINES_PER_SHOOT */
+  readonly machineLimits?: MachineLimits;
   /** Tells two environments of one process apart (the bridge's name). */
   readonly tag?: string;
   /** Shorter care periods for tests. */
@@ -122,6 +125,7 @@ export async function startLocalServices(
         advertiseHost: webhookAddress,
         providerLocal: {
           loadBalancerNetworks: lbNetwork?.networks ?? opts.loadBalancerNetworks ?? DEFAULT_LOAD_BALANCER_NETWORKS,
+          ...machineLimitsOrDefaults(opts.machineLimits),
         },
       },
       gardenlet: {

@@ -81,6 +81,26 @@ async function loadBalancerNetworksOption(list: string) {
   return networks;
 }
 
+const MACHINES_PER_POOL_HELP = 'the most machines (minimum, maximum) of a shoot worker pool the webhook admits';
+const MACHINES_PER_SHOOT_HELP = "the most machines of a shoot (its pools' maximums together) the webhook admits";
+
+/** `--max-machines-per-pool` and `--max-machines-per-shoot`: whole numbers from 1; unset ones keep the defaults. */
+function machineLimitsOption(opts: { maxMachinesPerPool?: unknown; maxMachinesPerShoot?: unknown }) {
+  const limit = (flag: string, text: unknown): number | undefined => {
+    if (text === undefined) return undefined;
+    if (typeof text !== 'string' || !/^[1-9]\d{0,5}$/.test(text)) {
+      throw new InputError(`--${flag} ${JSON.stringify(text)}: a whole number from 1 to 999999`);
+    }
+    return Number(text);
+  };
+  const perPool = limit('max-machines-per-pool', opts.maxMachinesPerPool);
+  const perShoot = limit('max-machines-per-shoot', opts.maxMachinesPerShoot);
+  return {
+    ...(perPool !== undefined ? { maxMachinesPerPool: perPool } : {}),
+    ...(perShoot !== undefined ? { maxMachinesPerShoot: perShoot } : {}),
+  };
+}
+
 const FEATURE_GATES_HELP =
   'feature gates, e.g. IPv6SingleStack=true,DualStack=true (known: DualStack, IPv6SingleStack)';
 
@@ -239,6 +259,8 @@ Example:
     .option('--no-machines', 'give the seed no Nodes: the shoots are objects only (as --seed-nodes 0)')
     .option('--seed-nodes <n>', 'how many Nodes the seed cluster gets (root; 0: shoots are objects only; default 2)')
     .option('--feature-gates <list>', FEATURE_GATES_HELP, 'IPv6SingleStack=true,DualStack=true')
+    .option('--max-machines-per-pool <n>', `${MACHINES_PER_POOL_HELP} (default 10)`)
+    .option('--max-machines-per-shoot <n>', `${MACHINES_PER_SHOOT_HELP} (default 20)`)
     .action(
       async (opts: {
         kubeconfigOut?: string;
@@ -246,8 +268,11 @@ Example:
         featureGates: string;
         machines: boolean;
         seedNodes?: string;
+        maxMachinesPerPool?: string;
+        maxMachinesPerShoot?: string;
       }) => {
         const gates = parseFeatureGates(opts.featureGates);
+        const machineLimits = machineLimitsOption(opts);
         let seedNodes: number | undefined;
         if (opts.seedNodes !== undefined) {
           if (!/^\d{1,2}$/.test(opts.seedNodes) || Number(opts.seedNodes) > 10) {
@@ -266,6 +291,7 @@ Example:
               gates,
               machines: opts.machines,
               ...(seedNodes !== undefined ? { seedNodes } : {}),
+              machineLimits,
             },
             io,
           ),
@@ -381,6 +407,8 @@ Example:
       'CIDRs, one per family, whose addresses provider-local gives the load balancers of shoots run as workloads ' +
         '(default: fd00:ff::/64,172.18.255.0/24)',
     )
+    .option('--max-machines-per-pool <n>', `${MACHINES_PER_POOL_HELP} (default 10)`)
+    .option('--max-machines-per-shoot <n>', `${MACHINES_PER_SHOOT_HELP} (default 20)`)
     .option('--log-level <level>', 'log level (debug, info, warn, error)', 'info')
     .option('--provider-types <list>', 'provider types Shoots may use (the webhook refuses others)', 'local')
     .option('--networking-types <list>', 'networking types Shoots may use (the webhook refuses others)', 'calico')
@@ -432,6 +460,7 @@ free, names, files): a bad one exits with 2 and one line naming it. Exit codes: 
             hostIPs,
             controlPlaneWorkloads: parseControlPlaneWorkloadsMode(opts.controlPlaneWorkloads as string),
             ...(loadBalancerNetworks ? { loadBalancerNetworks } : {}),
+            machineLimits: machineLimitsOption(opts),
             logLevel: opts.logLevel as string,
             extensionTypes: {
               provider: parseTypeList(opts.providerTypes as string),

@@ -13,6 +13,7 @@ import {
   DEFAULT_LOAD_BALANCER_NETWORKS,
   type LoadBalancerNetworks,
 } from '../extensions/provider-local/loadbalancer/pool.js';
+import { machineLimitsOrDefaults, type MachineLimits } from '../extensions/provider-local/admission.js';
 import { Refs } from '../gardenlet/resources.js';
 import { onEmergencyExit } from '../localenv/cleanup.js';
 import { enterRunFolder, sweepRunFolders } from '../localenv/run-folder.js';
@@ -48,6 +49,8 @@ export interface RunOptions {
   readonly controlPlaneWorkloads: ControlPlaneWorkloadsMode;
   /** Where the load balancers of shoots with workloads take their addresses. @default DEFAULT_LOAD_BALANCER_NETWORKS */
   readonly loadBalancerNetworks?: LoadBalancerNetworks;
+  /** The most machines the webhook admits per pool and per shoot. @default the defaults of provider-local/admission.ts */
+  readonly machineLimits?: MachineLimits;
   readonly logLevel: string;
   /** The extension types the webhook lets Shoots use. */
   readonly extensionTypes: RegisteredExtensionTypes;
@@ -209,6 +212,7 @@ async function runUntilStopped(
         extensions: options.extensionTypes,
         providerLocal: {
           loadBalancerNetworks: options.loadBalancerNetworks ?? DEFAULT_LOAD_BALANCER_NETWORKS,
+          ...machineLimitsOrDefaults(options.machineLimits),
         },
         ...(options.webhookCertDir ? { certDir: options.webhookCertDir } : {}),
       },

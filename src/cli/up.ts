@@ -5,6 +5,7 @@
  * line, and runs until SIGINT or SIGTERM, when it stops everything it started. Progress and logs go to stderr, the
  * lines a user (or script) needs to stdout.
  */
+import type { MachineLimits } from '../extensions/provider-local/admission.js';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { cacheBinDir } from '../localenv/binaries.js';
@@ -45,6 +46,8 @@ export interface UpOptions {
    * are objects only. @default DEFAULT_SEED_NODES when machines run, else 0
    */
   seedNodes?: number;
+  /** The webhook's machine limits. @default those of provider-local/admission.ts */
+  machineLimits?: MachineLimits;
 }
 
 export interface UpIO {
@@ -196,6 +199,7 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
     try {
       services = await startLocalServices(cp, gates, logger, {
         ...(workloads ? { controlPlaneWorkloads: true } : {}),
+        ...(opts.machineLimits ? { machineLimits: opts.machineLimits } : {}),
         shutdownTimeoutMs: UP_RUNTIME_SHUTDOWN_MS,
       });
     } catch (e) {

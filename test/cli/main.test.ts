@@ -2,6 +2,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { escapeControlCharacters } from '../../src/cli/io.js';
+import {
+  DEFAULT_MAX_MACHINES_PER_POOL,
+  DEFAULT_MAX_MACHINES_PER_SHOOT,
+} from '../../src/extensions/provider-local/admission.js';
 import { cli, tempFile } from '../support/cli.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -46,6 +50,31 @@ describe('gardener-ipv6', () => {
       stdout: '',
       stderr: `error: --seed-nodes ${JSON.stringify(n)}: a number from 0 to 10\n`,
     });
+  });
+
+  it.each([
+    ['up', '--max-machines-per-pool', '0'],
+    ['up', '--max-machines-per-shoot', 'many'],
+    ['run', '--max-machines-per-pool', '-3'],
+    ['run', '--max-machines-per-shoot', '2.5'],
+  ])('%s %s %s: exit 2 and one line, nothing started', async (command, flag, value) => {
+    expect(await cli([command, flag, value])).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: `error: ${flag} ${JSON.stringify(value)}: a whole number from 1 to 999999\n`,
+    });
+  });
+
+  it.each(['up', 'run'])('%s --help names the machine limits with their defaults', async (command) => {
+    const help = (await cli([command, '--help'])).stdout.replace(/\s+/g, ' ');
+    expect(help).toContain(
+      `--max-machines-per-pool <n> the most machines (minimum, maximum) of a shoot worker pool the webhook admits ` +
+        `(default ${DEFAULT_MAX_MACHINES_PER_POOL})`,
+    );
+    expect(help).toContain(
+      `--max-machines-per-shoot <n> the most machines of a shoot (its pools' maximums together) the webhook admits ` +
+        `(default ${DEFAULT_MAX_MACHINES_PER_SHOOT})`,
+    );
   });
 
   it('up runs shoots on the seed Nodes only: without them (--seed-nodes 0, --no-machines) they are objects only', async () => {

@@ -547,6 +547,14 @@ describe('chart values', () => {
       set: { 'loadBalancerNetworks.ipv6': 'fd00:ff:1::/64', 'loadBalancerNetworks.ipv4': '10.255.1.0/24' },
     });
     expect(flag(containerOf(pinned, 'gardenlet'), 'load-balancer-networks')).toBe('fd00:ff:1::/64,10.255.1.0/24');
+    const admission = containerOf(renderChart('ipv6'), 'admission');
+    expect([flag(admission, 'max-machines-per-pool'), flag(admission, 'max-machines-per-shoot')]).toEqual(['10', '20']);
+    const raised = containerOf(
+      renderChart('ipv6', { set: { 'machineLimits.perPool': '40', 'machineLimits.perShoot': '200' } }),
+      'admission',
+    );
+    expect([flag(raised, 'max-machines-per-pool'), flag(raised, 'max-machines-per-shoot')]).toEqual(['40', '200']);
+    expect(tryRenderChart('ipv6', { set: { 'machineLimits.perPool': '0' } }).stderr).toContain('perPool');
     // The webhook refuses shoot ranges inside them: it must know the same networks.
     expect(flag(containerOf(pinned, 'admission'), 'load-balancer-networks')).toBe('fd00:ff:1::/64,10.255.1.0/24');
     expect(flag(containerOf(renderChart('ipv6'), 'admission'), 'load-balancer-networks')).toBeUndefined();

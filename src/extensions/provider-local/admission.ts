@@ -1,8 +1,9 @@
 /**
  * provider-local's admission, as a provider extension's webhook checks what only it knows (Gardener's
  * `admission-<provider>`): Shoots and Seeds of type `local` may not use the load-balancer networks its shoots' API
- * servers get their addresses from, and a shoot's node range must hold its machines (provider-local's IPAM gives
- * machine i the address 10 + i of the range, see worker/node-addresses.ts).
+ * servers get their addresses from, a shoot's node range must hold its machines (provider-local's IPAM gives
+ * machine i the address 10 + i of the range, see worker/node-addresses.ts), and a shoot may have only as many
+ * machines as the installation can run (per pool and in all).
  */
 import type { Seed } from '../../apis/core/v1beta1/seed.js';
 import type { Shoot } from '../../apis/core/v1beta1/shoot.js';
@@ -22,10 +23,38 @@ export const LOCAL_PROVIDER_TYPE = 'local';
 export interface LocalAdmissionConfig {
   /** The networks provider-local takes load-balancer addresses from (`--load-balancer-networks`). */
   readonly loadBalancerNetworks: LoadBalancerNetworks;
+  /** Most machines of one pool (its `minimum` and `maximum`). */
+  readonly maxMachinesPerPool: number;
+  /** Most machines of one shoot: the sum over its pools of the larger of `minimum` and `maximum`. */
+  readonly maxMachinesPerShoot: number;
+}
+
+/**
+ * Every machine is a pod running containerd, a kubelet and kube-proxy on the seed: on a 2-core host a pool of 50
+ * started at once left nothing Ready after minutes, and each machine takes about 4 of the host's inotify instances
+ * (128 by default, shared by root; `up` raises it to 512). Ten per pool start in four rounds of
+ * MACHINES_STARTING_AT_ONCE; twenty per shoot let a few shoots share such a host. Larger hosts raise both
+ * (`--max-machines-per-pool`, `--max-machines-per-shoot`).
+ */
+export const DEFAULT_MAX_MACHINES_PER_POOL = 10;
+export const DEFAULT_MAX_MACHINES_PER_SHOOT = 20;
+
+export type MachineLimits = Partial<Pick<LocalAdmissionConfig, 'maxMachinesPerPool' | 'maxMachinesPerShoot'>>;
+
+/** The limits given, the defaults for the others. */
+export function machineLimitsOrDefaults(
+  limits: MachineLimits = {},
+): Pick<LocalAdmissionConfig, 'maxMachinesPerPool' | 'maxMachinesPerShoot'> {
+  return {
+    maxMachinesPerPool: limits.maxMachinesPerPool ?? DEFAULT_MAX_MACHINES_PER_POOL,
+    maxMachinesPerShoot: limits.maxMachinesPerShoot ?? DEFAULT_MAX_MACHINES_PER_SHOOT,
+  };
 }
 
 export const DEFAULT_LOCAL_ADMISSION_CONFIG: LocalAdmissionConfig = {
   loadBalancerNetworks: DEFAULT_LOAD_BALANCER_NETWORKS,
+  maxMachinesPerPool: DEFAULT_MAX_MACHINES_PER_POOL,
+  maxMachinesPerShoot: DEFAULT_MAX_MACHINES_PER_SHOOT,
 };
 
 const NETWORKING = FieldPath.root('spec', 'networking');
@@ -86,7 +115,42 @@ export function validateLocalShoot(shoot: Shoot, config: LocalAdmissionConfig): 
     const value = shoot.spec.networking?.[name];
     if (value !== undefined) errors.push(...loadBalancerOverlap(cidrField(NETWORKING.child(name), value), networks));
   }
-  errors.push(...validateNodeRangeRoom(shoot));
+  errors.push(...validateNodeRangeRoom(shoot), ...validateMachineCounts(shoot, config));
+  return errors;
+}
+
+const WORKERS = FieldPath.root('spec', 'provider', 'workers');
+
+/** Pools and the shoot within the installation's machine limits. */
+function validateMachineCounts(shoot: Shoot, config: LocalAdmissionConfig): ErrorList {
+  const errors: ErrorList = [];
+  const { maxMachinesPerPool: perPool, maxMachinesPerShoot: perShoot } = config;
+  const pools = shoot.spec.provider?.workers ?? [];
+  pools.forEach((pool, i) => {
+    for (const name of ['minimum', 'maximum'] as const) {
+      const value = pool[name];
+      if (value !== undefined && value > perPool) {
+        errors.push(
+          invalid(
+            WORKERS.index(i).child(name),
+            value,
+            `must not be greater than ${perPool}, the most machines of a pool this installation runs`,
+          ),
+        );
+      }
+    }
+  });
+  const total = machineSlots(shoot);
+  if (total > perShoot) {
+    errors.push(
+      invalid(
+        WORKERS,
+        total,
+        `the pools' machines (the sum of each pool's larger of minimum and maximum) must not be more than ` +
+          `${perShoot}, the most machines of a shoot this installation runs`,
+      ),
+    );
+  }
   return errors;
 }
 

@@ -7,7 +7,12 @@ import { admit } from '../../../src/apis/admission.js';
 import type { Seed } from '../../../src/apis/core/v1beta1/seed.js';
 import type { Shoot } from '../../../src/apis/core/v1beta1/shoot.js';
 import { handleAdmissionReview } from '../../../src/admission/review.js';
-import type { LocalAdmissionConfig } from '../../../src/extensions/provider-local/admission.js';
+import {
+  DEFAULT_LOCAL_ADMISSION_CONFIG,
+  DEFAULT_MAX_MACHINES_PER_POOL,
+  DEFAULT_MAX_MACHINES_PER_SHOOT,
+  type LocalAdmissionConfig,
+} from '../../../src/extensions/provider-local/admission.js';
 import type { FeatureGates } from '../../../src/featuregate/featuregate.js';
 import {
   gateSets,
@@ -51,7 +56,7 @@ describe('provider-local admission: the load-balancer networks', () => {
   });
 
   it('checks the installation’s networks, not the defaults, when it has others', () => {
-    const providerLocal = { loadBalancerNetworks: { IPv6: 'fd00:30::/64' } };
+    const providerLocal = { ...DEFAULT_LOCAL_ADMISSION_CONFIG, loadBalancerNetworks: { IPv6: 'fd00:30::/64' } };
     expect(messages(ipv6ShootObject({ nodes: 'fd00:ff::/64' }), gateSets.ipv6, providerLocal)).toEqual([]);
     expect(messages(ipv6ShootObject({ nodes: 'fd00:30::/64' }), gateSets.ipv6, providerLocal)).toEqual([
       `${NET}.nodes: must not overlap with the load-balancer network fd00:30::/64, ${LB_DETAIL}`,
@@ -139,5 +144,56 @@ describe('provider-local admission: node ranges that hold the machines', () => {
 
   it('a workerless shoot has no node range to check', () => {
     expect(messages(shootObject({ workers: 0, services: 'fd00:20:2::/112', ipFamilies: ['IPv6'] }))).toEqual([]);
+  });
+});
+
+describe('provider-local admission: machines within the installation’s limits', () => {
+  const WORKERS = 'spec.provider.workers';
+  const poolLimit = (n: number) => `must not be greater than ${n}, the most machines of a pool this installation runs`;
+  const shootLimit = (n: number) =>
+    "the pools' machines (the sum of each pool's larger of minimum and maximum) must not be more than " +
+    `${n}, the most machines of a shoot this installation runs`;
+  /** A shoot with a pool per entry: [minimum, maximum]. */
+  const shootWithPools = (...pools: [number, number][]): Shoot => {
+    const shoot = ipv6ShootObject({ workers: pools.length });
+    shoot.spec.provider!.workers = shoot.spec.provider!.workers!.map((w, i) => ({
+      ...w,
+      minimum: pools[i]![0],
+      maximum: pools[i]![1],
+    }));
+    return shoot;
+  };
+
+  it('defaults to 10 per pool and 20 per shoot', () => {
+    expect([DEFAULT_MAX_MACHINES_PER_POOL, DEFAULT_MAX_MACHINES_PER_SHOOT]).toEqual([10, 20]);
+    expect(messages(shootWithPools([10, 10], [0, 10]))).toEqual([]);
+  });
+
+  it('refuses a pool whose minimum or maximum is above the per-pool limit, on that field', () => {
+    expect(messages(shootWithPools([1, 2], [11, 11]))).toEqual([
+      `${WORKERS}[1].minimum: ${poolLimit(10)}`,
+      `${WORKERS}[1].maximum: ${poolLimit(10)}`,
+    ]);
+    expect(messages(shootWithPools([1, 15]))).toEqual([`${WORKERS}[0].maximum: ${poolLimit(10)}`]);
+  });
+
+  it('refuses a shoot whose pools together are above the per-shoot limit', () => {
+    expect(messages(shootWithPools([5, 8], [10, 10], [1, 3]))).toEqual([`${WORKERS}: ${shootLimit(20)}`]);
+  });
+
+  it('takes the installation’s limits', () => {
+    const config = { ...DEFAULT_LOCAL_ADMISSION_CONFIG, maxMachinesPerPool: 2, maxMachinesPerShoot: 3 };
+    expect(messages(shootWithPools([1, 2], [1, 1]), gateSets.ipv6, config)).toEqual([]);
+    expect(messages(shootWithPools([1, 3]), gateSets.ipv6, config)).toEqual([`${WORKERS}[0].maximum: ${poolLimit(2)}`]);
+    expect(messages(shootWithPools([2, 2], [2, 2]), gateSets.ipv6, config)).toEqual([`${WORKERS}: ${shootLimit(3)}`]);
+  });
+
+  it('a pool of 1000 machines is refused before the node range is sized for it', () => {
+    const errors = messages(shootWithPools([1000, 1000]));
+    expect(errors).toEqual([
+      `${WORKERS}[0].minimum: ${poolLimit(10)}`,
+      `${WORKERS}[0].maximum: ${poolLimit(10)}`,
+      `${WORKERS}: ${shootLimit(20)}`,
+    ]);
   });
 });
