@@ -11,7 +11,7 @@ import { extensionOutcomeChanged, loadBalancerChanged, specOrMetadataChanged } f
 import { conditionsOrSpecChanged } from './shoot/care/reconciler.js';
 import { Refs } from './resources.js';
 import { ShootCareReconciler } from './shoot/care/reconciler.js';
-import { SeedReconciler } from './seed/reconciler.js';
+import { SeedReconciler, seedsOfShoot } from './seed/reconciler.js';
 import type { DNSProviderConfig } from './shoot/components/dns-records.js';
 import { ShootReconciler, type ShootReader } from './shoot/reconciler.js';
 import { controlPlaneWorkloadsHealth } from './shoot/components/control-plane-workloads.js';
@@ -149,5 +149,11 @@ export function addGardenletControllers(manager: Manager, options: GardenletOpti
 
   manager
     .controller({ name: 'seed', reconciler: new SeedReconciler({ client, clock, ...seedName }), ...workers })
-    .watch(seeds, undefined, specOrMetadataChanged);
+    .watch(seeds, undefined, specOrMetadataChanged)
+    // A seed being deleted waits for its shoots: each change of one of them (its deletion above all) looks again.
+    .watch(shoots, (shoot) =>
+      seedsOfShoot(shoot)
+        .filter((name) => seeds.get(name)?.metadata?.deletionTimestamp)
+        .map((name) => ({ name })),
+    );
 }

@@ -78,7 +78,8 @@ export const EXPECTED_CLUSTER_GRANTS: Record<ChartComponent, string[]> = {
     // informer + get in the reconciler; finalizer by merge patch (src/runtime/finalizers.ts); status merge patch.
     ...allow(Refs.shoot, ['get', 'list', 'watch', 'patch']),
     ...allow(Refs.shoot, ['patch'], { sub: 'status' }),
-    ...allow(Refs.seed, ['get', 'list', 'watch']),
+    // Seeds: informer; the finalizer `gardener` by merge patch, held while shoots reference the seed.
+    ...allow(Refs.seed, ['get', 'list', 'watch', 'patch']),
     ...allow(Refs.seed, ['patch'], { sub: 'status' }),
     // SeedNamespace: its owner (get), create, apply, delete, waitGone (get).
     ...allow(Refs.namespace, ['get', 'create', 'patch', 'delete']),

@@ -1,6 +1,8 @@
 /**
  * The gardenlet's Seed reconciler: the seed's own egress NetworkPolicies in the `garden` namespace, for the seed's
- * IP families, and the Seed's last operation.
+ * IP families, and the Seed's last operation. As Gardener's, it holds the finalizer `gardener` on every Seed and
+ * removes it on deletion only once no Shoot references the seed (`spec.seedName` or `status.seedName`): a Seed with
+ * shoots on it stays, terminating, with a last operation naming them.
  */
 import type { V1Namespace } from '@kubernetes/client-node';
 import { decode } from '../../apis/admission.js';
@@ -12,6 +14,8 @@ import type { ReconcileContext, Reconciler, Request } from '../../runtime/contro
 import { applyAll } from '../apply.js';
 import { patchStatusIfChanged } from '../../runtime/status.js';
 import { lastOperation } from '../last-operation.js';
+import { addFinalizer, hasFinalizer, removeFinalizer } from '../../runtime/finalizers.js';
+import type { KubernetesObject } from '@kubernetes/client-node';
 import { GARDEN_NAMESPACE, Labels } from '../names.js';
 import { Refs } from '../resources.js';
 import { EgressNetworkPolicies } from '../shoot/components/deployers.js';
@@ -21,6 +25,19 @@ export interface SeedReconcilerOptions {
   /** Only this seed; every seed when unset. */
   readonly seedName?: string;
   readonly clock?: Clock;
+}
+
+/** Gardener's finalizer on a Seed (the gardenlet's, as on Shoots). */
+export const SEED_FINALIZER = 'gardener';
+
+/** How many referencing shoots the last operation names. */
+const NAMED_SHOOTS = 10;
+
+type ShootReference = KubernetesObject & { spec?: { seedName?: string }; status?: { seedName?: string } };
+
+/** The seeds a shoot references: the one it is scheduled on, and the one it still runs on while it moves. */
+export function seedsOfShoot(shoot: ShootReference): string[] {
+  return [...new Set([shoot.spec?.seedName, shoot.status?.seedName].filter((n): n is string => !!n))];
 }
 
 export function gardenNamespace(): V1Namespace {
@@ -38,11 +55,14 @@ export class SeedReconciler implements Reconciler {
     const { client } = this.options;
     if (this.options.seedName !== undefined && req.name !== this.options.seedName) return;
     const raw = await client.get(Refs.seed, req.name, undefined, { signal: ctx.signal });
-    const decoded = raw ? decode(Seeds, raw).value : undefined;
-    if (!decoded || decoded.metadata.deletionTimestamp) return;
-    const seed: Seed = Seeds.default(decoded);
+    if (!raw) return;
     const clock = this.options.clock ?? realClock;
     const c = { signal: ctx.signal };
+    if (raw.metadata?.deletionTimestamp) return this.delete(raw, clock, ctx);
+    const decoded = decode(Seeds, raw).value;
+    if (!decoded) return;
+    const seed: Seed = Seeds.default(decoded);
+    if (!hasFinalizer(raw, SEED_FINALIZER)) await addFinalizer(client, Refs.seed, raw, SEED_FINALIZER, c);
     let op;
     try {
       await applyAll(client, Refs.namespace, [gardenNamespace()], c);
@@ -60,6 +80,29 @@ export class SeedReconciler implements Reconciler {
       throw e;
     }
     await this.patchStatus(seed, op, ctx);
+  }
+
+  /** Removes the finalizer once no Shoot references the seed (read from the server: a cache may lag behind). */
+  private async delete(seed: KubernetesObject, clock: Clock, ctx: ReconcileContext): Promise<void> {
+    const { client } = this.options;
+    if (!hasFinalizer(seed, SEED_FINALIZER)) return;
+    const name = seed.metadata?.name ?? '';
+    const shoots = await client.list<ShootReference>(Refs.shoot, { signal: ctx.signal });
+    const referencing = shoots.items
+      .filter((s) => seedsOfShoot(s).includes(name))
+      .map((s) => `${s.metadata?.namespace ?? ''}/${s.metadata?.name ?? ''}`)
+      .sort();
+    if (referencing.length > 0) {
+      const named = referencing.slice(0, NAMED_SHOOTS).join(', ');
+      const more = referencing.length > NAMED_SHOOTS ? ` and ${referencing.length - NAMED_SHOOTS} more` : '';
+      const description =
+        `Cannot delete Seed because the following Shoots are still referencing it: ${named}${more}; ` +
+        'it is deleted once they are gone';
+      ctx.logger.debug({ seed: name, shoots: referencing.length }, 'seed still in use, kept');
+      await this.patchStatus(seed as Seed, lastOperation(clock, 'Delete', 'Error', 0, description), ctx);
+      return;
+    }
+    await removeFinalizer(client, Refs.seed, seed, SEED_FINALIZER, { signal: ctx.signal });
   }
 
   private async patchStatus(seed: Seed, op: ReturnType<typeof lastOperation>, ctx: ReconcileContext): Promise<void> {
