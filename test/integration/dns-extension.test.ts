@@ -3,8 +3,8 @@
  * answers, changes replace them, deletion removes them, and a DNS server outage shows as Error and heals by itself.
  */
 import { Resolver } from 'node:dns/promises';
-import type { KubernetesObject } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CoreV1Api, type KubernetesObject } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import type { DNSRecord } from '../../src/apis/extensions/v1alpha1/dnsrecord.js';
 import { addDNSExtension } from '../../src/extensions/dns/controller.js';
 import { dnsRecordRef, FINALIZER } from '../../src/extensions/dns/reconciler.js';
@@ -259,6 +259,49 @@ describe('DNS extension (local)', () => {
       await intruderExtension.stop();
       await victimExtension.stop();
     }
+  });
+
+  it("publishes a seed namespace's own shoot's names only, never another shoot's or the zone's apex", async () => {
+    const project = `dns${Date.now().toString(36)}`;
+    const ns = `shoot--${project}--a`;
+    const core = kubeConfig().makeApiClient(CoreV1Api);
+    await core.createNamespace({ body: { metadata: { name: ns, labels: { 'gardener-ipv6.test/e2e': 'true' } } } });
+    onTestFinished(() => core.deleteNamespace({ name: ns }).then(() => undefined));
+    const extension = await startExtension(ns, 60_000);
+    onTestFinished(() => extension.stop());
+    const own = `api.a.${project}.external.local.gardener.cloud`;
+    const others = `api.b.${project}.external.local.gardener.cloud`;
+    const named = (name: string, spec: string) => {
+      const r = dnsRecord(ns, name, 'AAAA', ['2001:db8::66']);
+      r.spec.name = spec;
+      return r as KubernetesObject;
+    };
+
+    await client.create(dnsRecordRef, named('others', others));
+    await client.create(dnsRecordRef, named('apex', 'local.gardener.cloud'));
+    await client.create(dnsRecordRef, named('own', own));
+    const refused = await waitForState(ns, 'others', 'Error');
+    expect(refused.status?.lastError).toMatchObject({
+      description:
+        `spec.name: ${others} is not a name of shoot ${project}/a: a DNSRecord in its seed namespace publishes ` +
+        `names in a.${project}.external.local.gardener.cloud or a.${project}.internal.local.gardener.cloud only`,
+      codes: ['ERR_CONFIGURATION_PROBLEM'],
+    });
+    const apex = await waitForState(ns, 'apex', 'Error');
+    expect(apex.status?.lastError?.description).toBe(
+      'spec.name: local.gardener.cloud is the apex of zone local.gardener.cloud',
+    );
+    await waitForState(ns, 'own', 'Succeeded');
+    // BIND9 has the shoot's own name, nothing of the refused ones; the apex keeps only the zone's records.
+    expect(await resolve('AAAA', own)).toEqual(['2001:db8::66']);
+    expect(await resolve('AAAA', others)).toBe('ENOTFOUND');
+    expect(await resolve('AAAA', 'local.gardener.cloud')).toBe('ENODATA');
+    expect(await ownerTXT('AAAA', others)).toBe('ENOTFOUND');
+    for (const name of ['others', 'apex', 'own']) await client.delete(dnsRecordRef, name, ns);
+    await waitFor(async () => (await client.list(dnsRecordRef, { namespace: ns })).items.length === 0, {
+      message: 'the DNSRecords to be gone',
+    });
+    expect(await resolve('AAAA', own)).toBe('ENOTFOUND');
   });
 
   it('takes over the name of DNSRecords deleted while no extension ran, and removes their other records', async () => {
