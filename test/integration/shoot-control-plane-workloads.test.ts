@@ -461,6 +461,36 @@ describe.skipIf(unsupported !== undefined).sequential('shoot control planes as s
     );
   }, 180_000);
 
+  it('a shoot created with every pool at minimum 0 succeeds with its control plane and no machine', async () => {
+    const name = 'zero';
+    const namespace = `shoot--cpw--${name}`;
+    await client.create(Refs.shoot, {
+      apiVersion: 'core.gardener.cloud/v1beta1',
+      kind: 'Shoot',
+      metadata: { name, namespace: NAMESPACE },
+      spec: {
+        seedName: SEED,
+        cloudProfile: { name: 'local' },
+        region: 'local',
+        provider: { type: 'local', workers: [{ name: 'w', machine: { type: 'local' }, minimum: 0, maximum: 2 }] },
+        networking: { type: 'calico', ipFamilies: ['IPv6'], nodes: 'fd00:1d:1:200::/56' },
+      },
+    } as KubernetesObject);
+    try {
+      await healthyShoot(client, NAMESPACE, name, 240_000);
+      const pods = (await client.list<PodObject>(Refs.pod, { namespace })).items;
+      expect(running(pods, 'kube-apiserver-')).toBe(true);
+      expect(pods.filter((p) => p.metadata?.name?.startsWith('machine-'))).toEqual([]);
+    } finally {
+      await client.delete(Refs.shoot, name, NAMESPACE);
+      await waitFor(async () => (await client.get(Refs.namespace, namespace)) === undefined, {
+        timeoutMs: 120_000,
+        intervalMs: 1_000,
+        message: `the seed namespace ${namespace} to be gone`,
+      });
+    }
+  }, 400_000);
+
   it('killed kube-apiserver and etcd pods come back with the shoot data; so does a gardenlet restart', async () => {
     const created = await shootKubectl(['create', 'configmap', 'keep-me', '--from-literal=k=v']);
     expect(created.code, created.stderr).toBe(0);
