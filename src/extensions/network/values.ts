@@ -101,6 +101,20 @@ export interface CalicoValues {
   };
   readonly kubeControllers: { readonly enabled: boolean };
   readonly ipPools: readonly IPPoolValues[];
+  /** The pool settings calico-node puts in force per family (from the IPPools, or from its env without them). */
+  readonly pools: readonly CalicoPoolSettings[];
+}
+
+/**
+ * What a family's pool decides on every node: how pod traffic between nodes travels (`mode` of the pool's
+ * `encapsulation`: `Always` tunnels it, `Never` routes it directly, `CrossSubnet` tunnels only across subnets) and
+ * whether pod egress leaving the cluster is masqueraded (`natOutgoing`).
+ */
+export interface CalicoPoolSettings {
+  readonly family: IPFamily;
+  readonly encapsulation: 'IPIP' | 'VXLAN';
+  readonly mode: 'Always' | 'Never' | 'CrossSubnet';
+  readonly natOutgoing: boolean;
 }
 
 /** Written as an unquoted number by install-cni (`"mtu": __CNI_MTU__`), from the ConfigMap's `veth_mtu`. */
@@ -162,6 +176,58 @@ export const KUBE_PROXY_WITHOUT_EBPF =
 /** True when the shoot turns kube-proxy off, which calico only supports with its eBPF dataplane. */
 export function kubeProxyNeedsEBPF(config: NetworkConfig | undefined, shoot: ShootNetworking | undefined): boolean {
   return shoot?.kubeProxy?.enabled === false && config?.ebpfDataplane?.enabled !== true;
+}
+
+/**
+ * The pool settings of each of the Network's families, as calicoValues renders them (IPPools, or calico-node's env
+ * without them). The validation keeps `Off` out of what renders; it counts as `Never` here.
+ */
+export function calicoPoolSettings(
+  config: NetworkConfig | undefined,
+  ipFamilies: readonly string[] | undefined,
+): CalicoPoolSettings[] {
+  const families = familiesOrIPv4(ipFamilies as string[] | undefined).filter(isIPFamily);
+  return poolSettings(config ?? {}, families);
+}
+
+function poolSettings(cfg: NetworkConfig, families: readonly IPFamily[]): CalicoPoolSettings[] {
+  const hasIPv4 = families.includes('IPv4');
+  const hasIPv6 = families.includes('IPv6');
+  const overlay = applyOverlay(cfg, hasIPv6);
+  const overlayOff = cfg.overlay !== undefined && cfg.overlay.enabled !== true;
+  const backend = overlay.backend ?? Backend.Bird;
+  let ipv4Pool: string = PoolType.IPIP;
+  let ipv4Mode: string = PoolMode.Always;
+  if (backend === Backend.None || overlayOff) ipv4Mode = PoolMode.Never;
+  if (hasIPv4 && cfg.vxlan?.enabled === true) {
+    ipv4Pool = PoolType.VXLAN;
+    ipv4Mode = PoolMode.Always;
+  }
+  if (cfg.ipv4?.pool !== undefined) ipv4Pool = cfg.ipv4.pool;
+  if (overlay.ipv4Mode !== undefined) ipv4Mode = overlay.ipv4Mode;
+  // With an overlay statement the IPv4 IPPool is rendered, and it beats the env.
+  if (cfg.overlay !== undefined) {
+    ipv4Mode = overlayOff ? PoolMode.Never : PoolMode.Always;
+    ipv4Pool = !overlayOff && cfg.vxlan?.enabled === true ? PoolType.VXLAN : PoolType.IPIP;
+  }
+  const ipv6Mode = overlay.ipv6Mode ?? PoolMode.Never;
+  const mode = (m: string): CalicoPoolSettings['mode'] =>
+    m === PoolMode.Always || m === PoolMode.CrossSubnet ? m : PoolMode.Never;
+  return families.map((family) =>
+    family === 'IPv4'
+      ? {
+          family,
+          encapsulation: ipv4Pool === PoolType.VXLAN ? 'VXLAN' : 'IPIP',
+          mode: mode(ipv4Mode),
+          natOutgoing: true,
+        }
+      : {
+          family,
+          encapsulation: 'VXLAN',
+          mode: mode(ipv6Mode),
+          natOutgoing: cfg.ipv6?.sourceNATEnabled ?? cfg.wireguardEncryption === true,
+        },
+  );
 }
 
 /** The pool modes and backend after the overlay statement (§3): what networking-calico's actuator writes. */
@@ -384,6 +450,7 @@ export function calicoValues(
       ],
       resources: requests(staticResources?.typha, DEFAULT_TYPHA_REQUESTS),
     },
+    pools: poolSettings(cfg, families),
     kubeControllers: { enabled: backend !== Backend.None },
     ipPools,
   };

@@ -475,3 +475,51 @@ describe('pod ranges', () => {
 it('find fails loudly for a missing object', () => {
   expect(() => find([], 'Deployment', 'x')).toThrow('no Deployment x rendered');
 });
+
+describe('the pool settings in force per family (what the machines apply)', () => {
+  const pools = (family: Family, config: NetworkConfig) => valuesOf(family, config).pools;
+
+  it.each([
+    // family, config, IPv4 [encapsulation, mode, natOutgoing], IPv6 [mode, natOutgoing]
+    ['ipv4', {}, ['IPIP', 'Always', true], undefined],
+    ['ipv4', { overlay: { enabled: true }, vxlan: { enabled: true } }, ['VXLAN', 'Always', true], undefined],
+    ['ipv4', { overlay: { enabled: false } }, ['IPIP', 'Never', true], undefined],
+    ['ipv4', { ipv4: { pool: 'vxlan', mode: 'Never' } }, ['VXLAN', 'Never', true], undefined],
+    ['ipv6', {}, undefined, ['Never', false]],
+    ['ipv6', { overlay: { enabled: true } }, undefined, ['Always', false]],
+    // Without an overlay statement an IPv6 pool is never tunnelled, whatever its mode says (§3).
+    ['ipv6', { ipv6: { mode: 'Always', sourceNATEnabled: true } }, undefined, ['Never', true]],
+    ['ipv6', { wireguardEncryption: true }, undefined, ['Never', true]],
+    ['dual', {}, ['IPIP', 'Never', true], ['Never', false]],
+    ['dual', { overlay: { enabled: true } }, ['IPIP', 'Always', true], ['Always', false]],
+    ['dual', { overlay: { enabled: true }, vxlan: { enabled: true } }, ['VXLAN', 'Always', true], ['Always', false]],
+    [
+      'dual',
+      { overlay: { enabled: false }, ipv6: { sourceNATEnabled: true } },
+      ['IPIP', 'Never', true],
+      ['Never', true],
+    ],
+  ] as const)('%s %j', (family, config, ipv4, ipv6) => {
+    const got = pools(family, config as NetworkConfig);
+    expect(got.find((p) => p.family === 'IPv4')).toEqual(
+      ipv4 && { family: 'IPv4', encapsulation: ipv4[0], mode: ipv4[1], natOutgoing: ipv4[2] },
+    );
+    expect(got.find((p) => p.family === 'IPv6')).toEqual(
+      ipv6 && { family: 'IPv6', encapsulation: 'VXLAN', mode: ipv6[0], natOutgoing: ipv6[1] },
+    );
+  });
+
+  it('agree with the rendered IPPools wherever a pool is rendered', () => {
+    for (const family of FAMILIES) {
+      for (const config of [{ overlay: { enabled: true } }, { overlay: { enabled: false } }, {}] as NetworkConfig[]) {
+        const values = valuesOf(family, config);
+        for (const pool of values.ipPools.filter((p) => p.spec.allowedUses !== undefined)) {
+          const settings = values.pools.find((p) => (p.family === 'IPv6') === pool.spec.cidr.includes(':'))!;
+          const mode = settings.encapsulation === 'VXLAN' ? pool.spec.vxlanMode : pool.spec.ipipMode;
+          expect(mode).toBe(pool.name === 'default-ipv6-ippool' ? 'Never' : settings.mode);
+          expect(pool.spec.natOutgoing).toBe(settings.natOutgoing);
+        }
+      }
+    }
+  });
+});

@@ -39,6 +39,21 @@ export const BOOTSTRAP_TOKEN_PATTERN = /^[a-z0-9]{6}\.[a-z0-9]{16}$/;
 
 const Family = z.enum(['IPv4', 'IPv6']);
 
+/**
+ * The pod network's settings of one family, as calico's IP pool of that family puts them in force on every node:
+ * `mode` of the pool's encapsulation (`Always`: pod traffic between machines travels in calico's VXLAN device of the
+ * family; `Never`: routed directly via the other Nodes' addresses; `CrossSubnet`: tunnelled only to Nodes outside the
+ * machine's node subnet) and `natOutgoing` (pod egress leaving the cluster's ranges masqueraded to the node).
+ */
+export const PodNetworkPoolSchema = z.object({
+  family: Family,
+  /** The pool's kind of tunnel; this kernel has no IP-in-IP, so the machines tunnel `IPIP` pools in VXLAN too. */
+  encapsulation: z.enum(['IPIP', 'VXLAN']).default('VXLAN'),
+  mode: z.enum(['Always', 'Never', 'CrossSubnet']).default('Never'),
+  natOutgoing: z.boolean().default(true),
+});
+export type PodNetworkPool = z.infer<typeof PodNetworkPoolSchema>;
+
 export const MachineUserDataSchema = z.object({
   apiVersion: z.literal(MACHINE_USER_DATA_API_VERSION),
   kind: z.literal('MachineUserData'),
@@ -56,6 +71,11 @@ export const MachineUserDataSchema = z.object({
   /** One per family, in family order. */
   podCIDRs: z.array(z.string()).min(1),
   serviceCIDRs: z.array(z.string()).min(1),
+  /**
+   * The pod network's pool settings per family (the shoot's calico NetworkConfig); a family without one is routed
+   * directly and masqueraded. Applied in place when they change.
+   */
+  podNetwork: z.object({ pools: z.array(PodNetworkPoolSchema).max(2) }).default({ pools: [] }),
   /** The worker OperatingSystemConfig's files. */
   files: z.array(FileSchema).default([]),
   /** The worker pool's kernel settings, over the files'. */

@@ -393,16 +393,39 @@ export function familyOf(addressOrCIDR: string): IPFamily {
 /** The nftables table of a machine's own rules (kube-proxy keeps to its `kube-proxy` tables). */
 export const MACHINE_NFT_TABLE = 'gardener-ipv6-machine';
 
+/** What decides the outgoing NAT of a machine's pods, per family. */
+export interface NATOutgoingInput {
+  /** The shoot's pod ranges, one per family. */
+  readonly podCIDRs: readonly string[];
+  /** The shoot's service and node ranges: inside the cluster too. */
+  readonly serviceCIDRs?: readonly string[];
+  readonly nodeCIDRs?: readonly string[];
+  /** The families whose pool has `natOutgoing: false`; the others masquerade. */
+  readonly withoutNAT?: readonly IPFamily[];
+  /** The shoot's API server addresses (the `kubernetes` Service's endpoints), masqueraded whatever the pools say. */
+  readonly apiServerAddresses?: readonly string[];
+}
+
 /**
- * Outgoing NAT of pod traffic, as calico's IP pools do by default (`natOutgoing: true`): packets from the shoot's
- * pods to anything outside the pods' ranges leave with the machine's address, so the API server (outside the
- * cluster network, e.g. for the `kubernetes` Service) and other hosts can answer without routes to the pods.
- * Pod-to-pod traffic keeps its addresses. An nft script that replaces the table as a whole.
+ * Outgoing NAT of pod traffic, as calico's IP pools do (`natOutgoing`): with it on for a family, packets from the
+ * shoot's pods to anything outside the cluster's pod, service and node ranges of that family leave with the
+ * machine's address, so hosts without routes to the pods answer; with it off they keep the pod's address. Traffic
+ * to the shoot's API server is masqueraded either way: in Gardener a pod reaches it through the apiserver-proxy on
+ * its node, a connection from the node's address, and the seed here has no route to the shoot's pods. An nft script
+ * that replaces the table as a whole.
  */
-export function natOutgoingRules(podCIDRs: readonly string[]): string {
-  const rules = podCIDRs.map((cidr) => {
-    const family = familyOf(cidr) === 'IPv6' ? 'ip6' : 'ip';
-    return `    ${family} saddr ${cidr} ${family} daddr != ${cidr} masquerade`;
+export function natOutgoingRules(input: NATOutgoingInput): string {
+  const rules = input.podCIDRs.flatMap((cidr) => {
+    const family = familyOf(cidr);
+    const ip = family === 'IPv6' ? 'ip6' : 'ip';
+    if (!(input.withoutNAT ?? []).includes(family)) {
+      const inside = [cidr, ...(input.serviceCIDRs ?? []), ...(input.nodeCIDRs ?? [])].filter(
+        (c) => familyOf(c) === family,
+      );
+      return [`    ${ip} saddr ${cidr} ${ip} daddr != { ${[...new Set(inside)].join(', ')} } masquerade`];
+    }
+    const apiServer = (input.apiServerAddresses ?? []).filter((a) => familyOf(a) === family);
+    return apiServer.length > 0 ? [`    ${ip} saddr ${cidr} ${ip} daddr { ${apiServer.join(', ')} } masquerade`] : [];
   });
   return [
     `table inet ${MACHINE_NFT_TABLE}`,

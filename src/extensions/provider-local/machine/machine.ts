@@ -40,7 +40,7 @@ import { lstat, mkdir, readFile, readlink, rm, symlink } from 'node:fs/promises'
 import { dirname, isAbsolute, join } from 'node:path';
 import type { File } from '../../../apis/extensions/v1alpha1/operatingsystemconfig.js';
 import { NODE_APPLIED_USER_DATA_ANNOTATION } from '../../../apis/provider-local/v1alpha1/machine-user-data.js';
-import type { IPFamily } from '../../../net/cidr.js';
+import { formatIP, parseIP, type IPFamily } from '../../../net/cidr.js';
 import { deleteNetns, ip, netnsExists } from '../../../localenv/netns.js';
 import { hostVethName, pidAlive } from '../../../system/network.js';
 import {
@@ -80,15 +80,26 @@ import {
 } from './config.js';
 import { kubeletHostProblems, procHostKernel, type HostKernel } from './kubelet-host.js';
 import type { BuiltImage } from './images.js';
-import { desiredPodRoutes, diffRoutes, type PodRoute } from './routes.js';
+import {
+  EMPTY_POD_NETWORK,
+  podNetworkCommands,
+  podNetworkMTU,
+  podNetworkPlan,
+  tunnelDevices,
+  type PodNetworkPlan,
+  type PodRoute,
+} from './pod-network.js';
+import type { PodNetworkPool } from '../../../apis/provider-local/v1alpha1/machine-user-data.js';
 import { NetworkPolicyEnforcer, type EnforcerStatus } from './network-policy/enforcer.js';
 import { runNft } from './nft.js';
 import {
   CONTROL_PLANE_PEER_LABEL,
+  OVERLAY_DEVICE,
   OVERLAY_OVERHEAD,
   OVERLAY_UNDERLAY_ANNOTATION,
   VXLANOverlay,
   linkMTUOf,
+  run,
   stableMAC,
   type PeerLease,
 } from './overlay.js';
@@ -154,6 +165,10 @@ export interface MachineOptions {
   podCIDRs: string[];
   /** The shoot's service ranges, one per family. */
   serviceCIDRs: string[];
+  /** The shoot's node ranges, one per family (inside the cluster for the outgoing NAT; CrossSubnet). */
+  nodeCIDRs?: string[];
+  /** The pod network's pool settings per family (pod-network.ts); a family without one: routed, masqueraded. */
+  pools?: PodNetworkPool[];
   /** The worker's OperatingSystemConfig; the machine starts its kubelet only after the node agent applied it. */
   operatingSystemConfig: { spec: { files?: File[] } };
   /** The worker pool's `sysctls`, overriding the OSC's. */
@@ -263,7 +278,7 @@ export class Machine {
   private readonly supervised: SupervisedProcess[] = [];
   private syncTimer: NodeJS.Timeout | undefined;
   private syncing: Promise<void> | undefined;
-  private readonly routes = new Map<string, PodRoute>();
+  private podNetwork: PodNetworkPlan = EMPTY_POD_NETWORK;
   private overlay: VXLANOverlay | undefined;
   private lastPeerLeaseError: string | undefined;
   /** The checksum of the user data applied last, published on our Node. */
@@ -468,8 +483,11 @@ export class Machine {
    * underlay of its own, the device holds the Node's addresses (before the kubelet starts: it checks its node IPs).
    */
   private createOverlay(): void {
-    const overlay = new VXLANOverlay(this.opts.name, this.underlayIP, (line) =>
-      this.log(`machine ${this.opts.name}: ${line}`),
+    const overlay = new VXLANOverlay(
+      this.opts.name,
+      this.underlayIP,
+      (line) => this.log(`machine ${this.opts.name}: ${line}`),
+      false,
     );
     overlay.ensureDevice(this.linkMTU());
     overlay.ensureControlPlanePeerRules();
@@ -487,9 +505,28 @@ export class Machine {
     return linkMTUOf(this.underlayIP);
   }
 
-  /** The pods' MTU: the overlay's when pods reach other machines through it. */
+  /** The device of the node network: the overlay's, or eth0 on the bridge. */
+  private get nodeDevice(): string {
+    return this.overlay ? OVERLAY_DEVICE : 'eth0';
+  }
+
+  /** The node network's MTU: the overlay device's, or eth0's. */
+  private nodeMTU(): number {
+    if (this.overlay) return this.linkMTU() - OVERLAY_OVERHEAD[this.overlay.underlay];
+    const out = execFileSync(which('ip') ?? 'ip', ['-n', this.netns!, '-o', 'link', 'show', 'eth0'], {
+      encoding: 'utf8',
+    });
+    return Number(/\bmtu (\d+)/.exec(out)?.[1] ?? 1500);
+  }
+
+  /**
+   * The pods' MTU: what is left inside the overlay and calico's tunnels of the pools; unset (the CNI's default) on
+   * a bridge without tunnels.
+   */
   private podMTU(): number | undefined {
-    return this.overlay ? this.linkMTU() - OVERLAY_OVERHEAD[this.overlay.underlay] : undefined;
+    const devices = tunnelDevices(this.opts.name, this.nodeIPs, this.opts.pools ?? [], this.nodeMTU());
+    if (this.overlay === undefined && devices.length === 0) return undefined;
+    return podNetworkMTU(devices, this.nodeMTU());
   }
 
   private createNetwork(attachment: BridgeAttachment): void {
@@ -528,10 +565,27 @@ export class Machine {
     }
   }
 
-  /** Outgoing NAT of pod traffic leaving the pod ranges (see natOutgoingRules). */
+  /** The API server's address, when its URL names one. */
+  private apiServerAddresses(): string[] {
+    const host = new URL(this.opts.apiServer.url).hostname.replace(/^\[|\]$/g, '');
+    const address = parseIP(host);
+    return address !== undefined ? [formatIP(address)] : [];
+  }
+
+  /** Outgoing NAT of pod traffic leaving the cluster's ranges (see natOutgoingRules). */
   private async programNATOutgoing(): Promise<void> {
     try {
-      await runNft(natOutgoingRules(this.opts.podCIDRs), ['-f', '-'], this.netns);
+      await runNft(
+        natOutgoingRules({
+          podCIDRs: this.opts.podCIDRs,
+          serviceCIDRs: this.opts.serviceCIDRs,
+          nodeCIDRs: this.opts.nodeCIDRs ?? [],
+          withoutNAT: (this.opts.pools ?? []).filter((p) => !p.natOutgoing).map((p) => p.family),
+          apiServerAddresses: this.apiServerAddresses(),
+        }),
+        ['-f', '-'],
+        this.netns,
+      );
     } catch (e) {
       throw new Error(`machine ${this.opts.name}: ${(e as Error).message}`);
     }
@@ -805,22 +859,43 @@ export class Machine {
     if (self !== undefined) await this.publishAnnotations(self, credentials);
     if (this.overlay !== undefined) {
       this.overlay.sync(list.items, await this.controlPlanePeerLeases(credentials));
-      return;
     }
-    const netns = this.netns!;
-    const { add, remove } = diffRoutes(this.routes, desiredPodRoutes(this.opts.name, list.items));
-    for (const r of remove) {
-      try {
-        ip(['-n', netns, 'route', 'del', r.cidr]);
-      } catch {
-        // Gone already.
-      }
-      this.routes.delete(r.cidr);
-    }
-    for (const r of add) {
-      ip(['-n', netns, 'route', 'replace', r.cidr, 'via', r.via, 'dev', 'eth0']);
-      this.routes.set(r.cidr, r);
-    }
+    this.syncPodNetwork(list.items);
+  }
+
+  /** Programs what changed of the pod network to the other Nodes (pod-network.ts); failures are retried next time. */
+  private syncPodNetwork(nodes: readonly NodeInfo[]): void {
+    const desired = podNetworkPlan({
+      self: this.opts.name,
+      selfAddresses: this.nodeIPs,
+      nodes,
+      pools: this.opts.pools ?? [],
+      nodeDevice: this.nodeDevice,
+      nodeMTU: this.nodeMTU(),
+      ...(this.opts.nodeCIDRs !== undefined ? { nodeCIDRs: this.opts.nodeCIDRs } : {}),
+    });
+    const commands = podNetworkCommands(this.podNetwork, desired);
+    if (commands.length === 0) return;
+    const inNetns = (argv: string[]) =>
+      this.netns !== undefined ? [argv[0]!, '-n', this.netns, ...argv.slice(1)] : argv;
+    for (const { argv, removal } of commands) run(inNetns(argv), removal);
+    const was = new Set(this.podNetwork.devices.map((d) => d.name));
+    for (const d of desired.devices.filter((d) => !was.has(d.name)))
+      this.log(`machine ${this.opts.name}: ${d.name} up`);
+    for (const d of this.podNetwork.devices.filter((d) => !desired.devices.some((x) => x.name === d.name)))
+      this.log(`machine ${this.opts.name}: ${d.name} removed`);
+    this.podNetwork = desired;
+  }
+
+  /**
+   * Puts changed pool settings in force in place: the outgoing NAT now, the devices and routes with the next node
+   * sync, the pods' MTU for pods created from then on.
+   */
+  async applyPodNetworkPools(pools: readonly PodNetworkPool[]): Promise<boolean> {
+    if (JSON.stringify(pools) === JSON.stringify(this.opts.pools ?? [])) return false;
+    this.opts.pools = [...pools];
+    await this.programNATOutgoing();
+    return true;
   }
 
   /**
@@ -913,7 +988,7 @@ export class Machine {
       name: this.opts.name,
       netns: this.netns,
       processes: this.supervised.map((p) => p.state()),
-      podRoutes: [...this.routes.values()],
+      podRoutes: [...this.podNetwork.routes],
       cniConfigured: this.cniWritten !== undefined,
       ...(this.holder !== undefined ? { holderPid: this.holder.pid } : {}),
       replaced: this.replaced,
@@ -980,7 +1055,7 @@ export class Machine {
     for (const p of this.supervised) p.killNow();
     this.holder?.killNow();
     removeMachineResources(this.id, this.vethName);
-    this.routes.clear();
+    this.podNetwork = EMPTY_POD_NETWORK;
     this.unregisterEmergency?.();
     this.unregisterEmergency = undefined;
   }

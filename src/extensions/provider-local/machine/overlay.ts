@@ -32,7 +32,11 @@ import { familyOf } from './config.js';
 import { nodePodCIDRs, type NodeInfo } from './api-client.js';
 
 export const OVERLAY_DEVICE = 'vxlan.gv6';
-export const OVERLAY_VNI = 4096;
+/**
+ * Not calico's 4096: the shoot's own pod overlay (pod-network.ts: `vxlan.calico`, `vxlan-v6.calico`, calico's VNI
+ * and port) runs on the machines beside this one, and one VNI can't have two devices per port and family.
+ */
+export const OVERLAY_VNI = 4100;
 export const OVERLAY_PORT = 4789;
 /** VXLAN's headers over each underlay family: outer IP + UDP + VXLAN + inner Ethernet. */
 export const OVERLAY_OVERHEAD: Readonly<Record<IPFamily, number>> = { IPv6: 70, IPv4: 50 };
@@ -71,7 +75,12 @@ export interface OverlayPeer {
  * The peers machine `self` needs; Nodes without podCIDRs or without an underlay address of the underlay family
  * (annotation or InternalIP) are skipped.
  */
-export function desiredOverlayPeers(self: string, nodes: readonly NodeInfo[], underlay: IPFamily): OverlayPeer[] {
+export function desiredOverlayPeers(
+  self: string,
+  nodes: readonly NodeInfo[],
+  underlay: IPFamily,
+  podRoutes = true,
+): OverlayPeer[] {
   const peers: OverlayPeer[] = [];
   for (const node of nodes) {
     const name = node.metadata.name;
@@ -86,12 +95,12 @@ export function desiredOverlayPeers(self: string, nodes: readonly NodeInfo[], un
           : undefined
         : internalIPs.find((a) => familyOf(a) === underlay);
     const addresses = published !== undefined ? internalIPs.filter((a) => parseIP(a) !== undefined) : [];
-    const routes = nodePodCIDRs(node).flatMap((cidr) => {
+    const routes = (podRoutes ? nodePodCIDRs(node) : []).flatMap((cidr) => {
       const parsed = parseCIDR(cidr);
       const gateway = parsed ? nthAddress(parsed, 1) : undefined;
       return gateway ? [{ cidr: parsed!.input, gateway: formatIP(gateway) }] : [];
     });
-    if (underlayIP !== undefined && routes.length > 0)
+    if (underlayIP !== undefined && (routes.length > 0 || (!podRoutes && addresses.length > 0)))
       peers.push({ node: name, mac: overlayMAC(name), underlayIP, addresses, routes });
   }
   return peers.sort((a, b) => a.node.localeCompare(b.node));
@@ -243,10 +252,15 @@ export class VXLANOverlay {
   private peers: OverlayPeer[] = [];
   private controlPlanePeers: ControlPlanePeer[] = [];
 
+  /**
+   * `podRoutes`: route the other Nodes' podCIDRs through this overlay too (a control plane peer's way to the pods);
+   * machines leave that to the pod network (pod-network.ts), and carry only the Nodes' addresses here.
+   */
   constructor(
     private readonly node: string,
     private readonly underlayIP: string,
     private readonly log: (line: string) => void = () => {},
+    private readonly podRoutes = true,
   ) {}
 
   get underlay(): IPFamily {
@@ -310,7 +324,7 @@ export class VXLANOverlay {
    * failed command leaves the rest for the next call.
    */
   sync(nodes: readonly NodeInfo[], leases?: readonly PeerLease[]): void {
-    const desired = desiredOverlayPeers(this.node, nodes, this.underlay);
+    const desired = desiredOverlayPeers(this.node, nodes, this.underlay, this.podRoutes);
     const commands = overlayCommands(this.peers, desired);
     for (const command of commands) runIdempotent(command);
     if (commands.length > 0)

@@ -13,6 +13,7 @@ import {
   parseMachineUserData,
   userDataChecksum,
   type MachineUserData,
+  type PodNetworkPool,
 } from '../../../apis/provider-local/v1alpha1/machine-user-data.js';
 import { formatIP, parseIP, type IPFamily } from '../../../net/cidr.js';
 import { machineAddresses, nodeNetwork } from '../worker/node-addresses.js';
@@ -109,6 +110,8 @@ export function machineOptions(
     clusterDomain: userData.clusterDomain,
     podCIDRs: userData.podCIDRs,
     serviceCIDRs: userData.serviceCIDRs,
+    nodeCIDRs: [...opts.nodeCIDRs],
+    pools: userData.podNetwork.pools,
     operatingSystemConfig: { spec: { files: userData.files } },
     sysctls: userData.sysctls,
     images: imageArchives(paths.imagesDir),
@@ -145,9 +148,14 @@ export async function runMachinePod(opts: MachinePodOptions, signal: AbortSignal
   }
 }
 
+function describePool(p: PodNetworkPool): string {
+  return `${p.family} ${p.mode === 'Never' ? 'routed' : `tunnelled (${p.mode})`}, natOutgoing ${p.natOutgoing}`;
+}
+
 /**
- * As gardener-node-agent: a changed user data's files and kernel settings are applied in place, and the kubelet
- * restarted when its configuration changed. What the machine
+ * As gardener-node-agent: a changed user data's files and kernel settings are applied in place, the kubelet
+ * restarted when its configuration changed, and the pod network's pool settings applied (as calico-node follows its
+ * IP pools). What the machine
  * was built with (addresses, ranges, the API server) changes only with a new machine: the Worker rolls the pods.
  */
 async function applyChangedUserData(
@@ -173,10 +181,12 @@ async function applyChangedUserData(
   }
   try {
     const result = await machine.applyOperatingSystemConfig({ spec: { files: userData.files } }, userData.sysctls);
+    const pools = await machine.applyPodNetworkPools(userData.podNetwork.pools);
     machine.userDataApplied(userDataChecksum(text));
     log(
       `user data changed: ${result.filesWritten.length} files written, sysctls applied` +
-        (result.kubeletRestarted ? ', kubelet restarted with its new configuration' : ''),
+        (result.kubeletRestarted ? ', kubelet restarted with its new configuration' : '') +
+        (pools ? `, pod network ${userData.podNetwork.pools.map(describePool).join(', ')}` : ''),
     );
   } catch (e) {
     // The machine keeps running as it was, and its Node keeps the checksum of what it runs: the shoot's reconcile

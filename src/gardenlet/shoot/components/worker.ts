@@ -18,7 +18,12 @@ import {
   userDataChecksum,
   workerUserDataAnnotation,
   type MachineUserDataInput,
+  type PodNetworkPool,
 } from '../../../apis/provider-local/v1alpha1/machine-user-data.js';
+import { shootIPFamilies } from '../../../apis/core/v1beta1/helpers.js';
+import { CALICO_TYPE } from '../../../extensions/network/admission.js';
+import { decodeNetworkConfig } from '../../../extensions/network/apis/config.js';
+import { calicoPoolSettings } from '../../../extensions/network/values.js';
 import type { ResourceClient } from '../../../runtime/client.js';
 import { applyAll, deleteAll } from '../../apply.js';
 import { NotReadyError, type ComponentContext, type DeployWaiter } from '../../component.js';
@@ -55,9 +60,25 @@ export interface WorkerValues {
   readonly files: ReadonlyMap<string, NonNullable<OperatingSystemConfig['spec']['files']>>;
 }
 
+/**
+ * The pod network settings the machines put in force, per family: calico's pools as the shoot's NetworkConfig
+ * decides them (the same computation as the calico manifests'), for machines stand in for calico-node here. Carried
+ * in the user data, so a change is rolled out by this component like every machine setting. Another networking type,
+ * or a providerConfig the admission would refuse: none (routed directly, masqueraded).
+ */
+export function podNetworkPools(shoot: Shoot): PodNetworkPool[] {
+  const networking = shoot.spec.networking;
+  if (networking?.type !== CALICO_TYPE) return [];
+  const families = shootIPFamilies(shoot);
+  const { config, errors } = decodeNetworkConfig(networking.providerConfig, families);
+  if (errors.length > 0) return [];
+  return calicoPoolSettings(config, families).map((p) => ({ ...p }));
+}
+
 /** Each pool's user data. */
 export function desiredUserData(values: WorkerValues): Map<string, MachineUserDataInput> {
   const { families, podCIDRs, serviceCIDRs, clusterDNS } = machineNetworking(values.shoot, values.networking);
+  const pools = podNetworkPools(values.shoot);
   return new Map(
     workerPools(values.shoot).map((pool) => [
       pool.name,
@@ -70,6 +91,7 @@ export function desiredUserData(values: WorkerValues): Map<string, MachineUserDa
         clusterDNS,
         podCIDRs,
         serviceCIDRs,
+        podNetwork: { pools },
         files: values.files.get(pool.name) ?? [],
         sysctls: pool.sysctls ?? {},
       },

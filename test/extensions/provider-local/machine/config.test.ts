@@ -174,12 +174,38 @@ describe('machine configuration', () => {
 
 describe('outgoing NAT of pod traffic', () => {
   it('masquerades traffic from the pod ranges to anything outside them, per family, replacing the table', () => {
-    const script = natOutgoingRules(['fd00:10:3::/56', '10.3.0.0/16']);
-    expect(script).toContain('ip6 saddr fd00:10:3::/56 ip6 daddr != fd00:10:3::/56 masquerade');
-    expect(script).toContain('ip saddr 10.3.0.0/16 ip daddr != 10.3.0.0/16 masquerade');
+    const script = natOutgoingRules({ podCIDRs: ['fd00:10:3::/56', '10.3.0.0/16'] });
+    expect(script).toContain('ip6 saddr fd00:10:3::/56 ip6 daddr != { fd00:10:3::/56 } masquerade');
+    expect(script).toContain('ip saddr 10.3.0.0/16 ip daddr != { 10.3.0.0/16 } masquerade');
     expect(script.indexOf('delete table inet gardener-ipv6-machine')).toBeLessThan(
       script.indexOf('chain nat-outgoing'),
     );
+  });
+
+  const cluster = {
+    podCIDRs: ['10.3.0.0/16', 'fd00:10:3::/56'],
+    serviceCIDRs: ['10.4.0.0/16', 'fd00:10:4::/112'],
+    nodeCIDRs: ['10.10.0.0/16', 'fd00:fe::/64'],
+    apiServerAddresses: ['fd00:ff::2'],
+  };
+
+  it('leaves the cluster ranges of the family alone: pods, services and nodes', () => {
+    const script = natOutgoingRules(cluster);
+    expect(script).toContain('ip saddr 10.3.0.0/16 ip daddr != { 10.3.0.0/16, 10.4.0.0/16, 10.10.0.0/16 } masquerade');
+    expect(script).toContain(
+      'ip6 saddr fd00:10:3::/56 ip6 daddr != { fd00:10:3::/56, fd00:10:4::/112, fd00:fe::/64 } masquerade',
+    );
+  });
+
+  it('natOutgoing off for a family: its pods keep their address, except towards the API server', () => {
+    const script = natOutgoingRules({ ...cluster, withoutNAT: ['IPv6'] });
+    expect(script).toContain('ip saddr 10.3.0.0/16 ip daddr != {');
+    expect(script).not.toContain('ip6 daddr != ');
+    expect(script).toContain('ip6 saddr fd00:10:3::/56 ip6 daddr { fd00:ff::2 } masquerade');
+    // Off for both, no API server address of IPv4: nothing of IPv4 is masqueraded.
+    const none = natOutgoingRules({ ...cluster, withoutNAT: ['IPv4', 'IPv6'] });
+    expect(none).not.toMatch(/\bip saddr/);
+    expect(none.match(/masquerade/g)).toHaveLength(1);
   });
 
   it('joins with a bootstrap token: the kubelet gets --bootstrap-kubeconfig, kube-proxy its issued certificate', () => {

@@ -23,6 +23,24 @@ const node = (name: string, ips: string[], podCIDRs: string[]): NodeInfo => ({
 });
 
 describe('VXLAN overlay between machine pods', () => {
+  it("on machines carries only the Nodes' addresses: the pod network routes the podCIDRs", () => {
+    const annotated = (name: string, underlay: string, ips: string[], podCIDRs: string[]): NodeInfo => ({
+      ...node(name, ips, podCIDRs),
+      metadata: { name, annotations: { [OVERLAY_UNDERLAY_ANNOTATION]: underlay } },
+    });
+    const nodes = [
+      annotated('m-0', 'fd00:10:1::5', ['fd00:fe::a'], ['fd00:10:3::/64']),
+      annotated('m-1', 'fd00:10:1::7', ['fd00:fe::b', '10.10.0.11'], ['fd00:10:3:1::/64', '10.3.1.0/24']),
+      annotated('m-2', 'fd00:10:1::9', ['fd00:fe::c'], []),
+    ];
+    const peers = desiredOverlayPeers('m-0', nodes, 'IPv6', false);
+    expect(peers.map((p) => [p.node, p.addresses, p.routes])).toEqual([
+      ['m-1', ['fd00:fe::b', '10.10.0.11'], []],
+      ['m-2', ['fd00:fe::c'], []],
+    ]);
+    expect(overlayCommands([], peers).some((c) => c.includes('fd00:10:3:1::/64'))).toBe(false);
+  });
+
   it('derives a stable, locally administered unicast MAC per Node', () => {
     const mac = overlayMAC('machine-worker-0');
     expect(mac).toMatch(/^([0-9a-f]{2}:){5}[0-9a-f]{2}$/);

@@ -128,6 +128,41 @@ describe("the shoot's Worker", () => {
     expect(x.files).toEqual(files);
     expect(parseMachineUserData(JSON.stringify(all.get('w'))).sysctls).toEqual({});
     expect(parseMachineUserData(JSON.stringify(all.get('w'))).files).toEqual(wFiles);
+    // No providerConfig on a dual-stack shoot: calico routes both families directly; IPv6 without source NAT.
+    expect(x.podNetwork.pools).toEqual([
+      { family: 'IPv6', encapsulation: 'VXLAN', mode: 'Never', natOutgoing: false },
+      { family: 'IPv4', encapsulation: 'IPIP', mode: 'Never', natOutgoing: true },
+    ]);
+  });
+
+  it("carries calico's pool settings per family from the shoot's NetworkConfig to every pool's machines", () => {
+    const userData = (providerConfig: unknown, type = 'calico') => {
+      const networkingSpec = { ...shoot.spec.networking, type, providerConfig };
+      const all = desiredUserData({
+        shoot: { ...shoot, spec: { ...shoot.spec, networking: networkingSpec } },
+        networking,
+        apiServerURL: 'https://[fd00:ff::2]',
+        caPEM: 'CA',
+        bootstrapToken: 'abcdef.0123456789abcdef',
+        files: new Map(),
+      });
+      const pools = [...all.values()].map((u) => parseMachineUserData(JSON.stringify(u)).podNetwork.pools);
+      expect(pools[1]).toEqual(pools[0]);
+      return pools[0]!.map((p) => `${p.family} ${p.mode} ${p.natOutgoing}`);
+    };
+    const config = (extra: object) => ({
+      apiVersion: 'calico.networking.extensions.gardener.cloud/v1alpha1',
+      kind: 'NetworkConfig',
+      ...extra,
+    });
+    expect(userData(config({ overlay: { enabled: true }, ipv6: { sourceNATEnabled: true } }))).toEqual([
+      'IPv6 Always true',
+      'IPv4 Always true',
+    ]);
+    expect(userData(config({ overlay: { enabled: false } }))).toEqual(['IPv6 Never false', 'IPv4 Never true']);
+    // What the admission refuses, or another networking type: no settings (routed, masqueraded).
+    expect(userData(config({ overlay: { enabled: 'yes' } }))).toEqual([]);
+    expect(userData(undefined, 'cilium')).toEqual([]);
   });
 });
 
