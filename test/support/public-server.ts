@@ -7,6 +7,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
+import { runNft } from '../../src/extensions/provider-local/machine/nft.js';
 import { NETNS_ENV, ip } from '../../src/localenv/netns.js';
 import type { IPFamily } from '../../src/net/cidr.js';
 import { waitFor } from './wait.js';
@@ -92,6 +93,39 @@ export class PublicServer {
       message: 'the public test server to listen',
     });
     if (server.exitCode !== null) throw new Error(`the public test server exited with ${server.exitCode}`);
+  }
+
+  /**
+   * Records the source address of every connection attempt from now on (its SYN), answered or not: a client whose
+   * address has no route back here still shows up in `sources()`.
+   */
+  async recordSources(): Promise<void> {
+    const script = [
+      'table inet seen',
+      'delete table inet seen',
+      'table inet seen {',
+      '  set v6 { type ipv6_addr; flags dynamic; }',
+      '  set v4 { type ipv4_addr; flags dynamic; }',
+      '  chain input {',
+      '    type filter hook input priority filter; policy accept;',
+      `    meta nfproto ipv6 tcp dport ${PUBLIC_SERVER_PORT} tcp flags syn add @v6 { ip6 saddr }`,
+      `    meta nfproto ipv4 tcp dport ${PUBLIC_SERVER_PORT} tcp flags syn add @v4 { ip saddr }`,
+      '  }',
+      '}',
+      '',
+    ].join('\n');
+    await runNft(script, ['-f', '-'], this.netns);
+  }
+
+  /** The sources of the connection attempts of a family seen since `recordSources()`, sorted. */
+  async sources(family: IPFamily): Promise<string[]> {
+    const out = await runNft('', ['-j', 'list', 'set', 'inet', 'seen', family === 'IPv6' ? 'v6' : 'v4'], this.netns);
+    const json = JSON.parse(out) as { nftables: { set?: { elem?: unknown[] } }[] };
+    const elements = json.nftables.flatMap((x) => x.set?.elem ?? []);
+    return elements
+      .map((e) => (typeof e === 'string' ? e : ((e as { elem?: { val?: string } }).elem?.val ?? '')))
+      .filter((e) => e !== '')
+      .sort();
   }
 
   async stop(): Promise<void> {

@@ -1,0 +1,353 @@
+/**
+ * calico's pool settings in force on a shoot's machines, end to end (needs root): one dual-stack shoot with two
+ * machines, its calico NetworkConfig changed in place.
+ *   - overlay on: pod traffic between the machines goes through calico's `vxlan.calico` (IPv4) and `vxlan-v6.calico`
+ *     (IPv6), counted on the devices of the sending machine; overlay off: the devices are gone and the podCIDRs are
+ *     routed via the Nodes' InternalIPs over the node network (`vxlan.gv6`, provider-local's machine network).
+ *   - natOutgoing: a pod reaching a server outside the cluster (documentation ranges, in a network namespace of this
+ *     test) shows the machine's address on the way out (which the seed, as a cloud's NAT gateway does, masquerades
+ *     to its Node's address) when on, the pod's own address when off (IPv6's `sourceNATEnabled`; IPv4 pools always
+ *     masquerade in Gardener's calico).
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { machinesOptions, startLocalServices, type LocalServices } from '../../src/app/local-environment.js';
+import { SeedNodeNetwork, SeedNodes } from '../../src/app/seed-nodes.js';
+import type { Shoot } from '../../src/apis/core/v1beta1/shoot.js';
+import { TEST_IMAGE } from '../../src/extensions/provider-local/machine/images.js';
+import { OVERLAY_DEVICE } from '../../src/extensions/provider-local/machine/overlay.js';
+import { CALICO_VXLAN_DEVICES } from '../../src/extensions/provider-local/machine/pod-network.js';
+import { featureGates } from '../../src/featuregate/featuregate.js';
+import { Refs } from '../../src/gardenlet/resources.js';
+import { ensureBinaries } from '../../src/localenv/binaries.js';
+import { startControlPlane, type ControlPlane } from '../../src/localenv/control-plane.js';
+import { parseIP, type IPFamily } from '../../src/net/cidr.js';
+import { ResourceClient, retryOnConflict } from '../../src/runtime/client.js';
+import { silentLogger } from '../../src/runtime/log.js';
+import { machinesUnsupportedReason } from '../extensions/provider-local/machine/shoot-env.js';
+import { seedDualStackMigrationNetworks } from '../fixtures/objects.js';
+import { cli } from '../support/cli.js';
+import { PUBLIC_SERVER_PORT, PublicServer } from '../support/public-server.js';
+import { createProjectAndSeeds, run, testFile } from '../support/shoot.js';
+import { waitFor } from '../support/wait.js';
+
+const unsupported = machinesUnsupportedReason();
+
+const NAMESPACE = 'garden-e2e';
+const NAME = 'mcal';
+const SEED_NAMESPACE = `shoot--e2e--${NAME}`;
+// Ranges of their own: other files of this namespace run environments meanwhile.
+const LB_NETWORKS = { IPv6: 'fd00:ff:e5::/64', IPv4: '172.31.251.0/24' };
+const SEED_CLUSTER = {
+  families: ['IPv6', 'IPv4'] as IPFamily[],
+  nodes: ['fd00:1f::/64', '10.34.0.0/24'],
+  pods: ['fd00:1f:1::/56', '10.35.0.0/16'],
+  services: ['fd00:1f:2::/112', '10.36.0.0/16'],
+};
+const FAMILIES: IPFamily[] = ['IPv4', 'IPv6'];
+const urlHost = (ip: string) => (ip.includes(':') ? `[${ip}]` : ip);
+const familyOf = (ip: string) => parseIP(ip)!.family;
+
+/** The shoot's calico NetworkConfig. */
+function networkConfig(overlay: boolean, ipv6SourceNAT: boolean): Record<string, unknown> {
+  return {
+    apiVersion: 'calico.networking.extensions.gardener.cloud/v1alpha1',
+    kind: 'NetworkConfig',
+    overlay: { enabled: overlay },
+    ipv6: { sourceNATEnabled: ipv6SourceNAT },
+  };
+}
+
+interface Pod {
+  metadata: { name: string };
+  spec: { nodeName?: string };
+  status?: { podIPs?: { ip: string }[]; hostIPs?: { ip: string }[]; conditions?: { type: string; status: string }[] };
+}
+
+let network: SeedNodeNetwork;
+let cp: ControlPlane;
+let nodes: SeedNodes;
+let services: LocalServices;
+let client: ResourceClient;
+let kubectlBin: string;
+let dir: string;
+let shootKubeconfig: string;
+
+async function kubectlWith(kubeconfig: string, args: string[]): Promise<string> {
+  const r = await run(kubectlBin, ['--kubeconfig', kubeconfig, '--request-timeout=20s', ...args], 40_000);
+  if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr.trim()}`);
+  return r.stdout;
+}
+const shootKubectl = (args: string[]) => kubectlWith(shootKubeconfig, args);
+/** A command in a machine pod (the machine's network namespace), through the seed's API server. */
+const inMachine = (machine: string, command: string[]) =>
+  kubectlWith(cp.kubeconfigPath, ['exec', '-n', SEED_NAMESPACE, machine, '-c', 'machine', '--', ...command]);
+
+/** Packets sent through a device of a machine; undefined when the machine has no such device. */
+async function txPackets(machine: string, device: string): Promise<number | undefined> {
+  const out = await inMachine(machine, ['sh', '-c', `cat /sys/class/net/${device}/statistics/tx_packets || true`]);
+  return out.trim() === '' ? undefined : Number(out.trim());
+}
+
+/** The device a machine sends packets for `ip` through. */
+async function routeDevice(machine: string, ip: string): Promise<string> {
+  const out = await inMachine(machine, ['ip', familyOf(ip) === 'IPv6' ? '-6' : '-4', 'route', 'get', ip]);
+  return /\bdev (\S+)/.exec(out)?.[1] ?? out;
+}
+
+async function setNetworkConfig(config: Record<string, unknown>): Promise<void> {
+  await retryOnConflict(async () => {
+    const shoot = (await client.get<Shoot & KubernetesObject>(Refs.shoot, NAME, NAMESPACE))!;
+    shoot.spec.networking = { ...shoot.spec.networking!, providerConfig: config };
+    return client.update(Refs.shoot, shoot as KubernetesObject);
+  });
+}
+
+describe.skipIf(unsupported !== undefined).sequential("calico's pool settings on a dual-stack shoot's machines", () => {
+  let a: Pod;
+  let b: Pod;
+  const fetch = (url: string) =>
+    shootKubectl(['exec', '-n', 'default', a.metadata.name, '--', 'timeout', '4', 'wget', '-q', '-O', '-', url]);
+
+  beforeAll(async () => {
+    kubectlBin = (await ensureBinaries({ names: ['kubectl'] })).kubectl;
+    dir = mkdtempSync(join(process.env.GARDENER_IPV6_TMPDIR || tmpdir(), 'gardener-ipv6-test-'));
+    network = new SeedNodeNetwork(SEED_CLUSTER, 'cal');
+    network.deploy();
+    cp = await startControlPlane(network.controlPlaneOptions());
+    client = new ResourceClient(cp.kubeConfig());
+    nodes = SeedNodes.forGarden(cp, { count: 2, network, machines: await machinesOptions({ seed: true }), client });
+    await nodes.deploy();
+    services = await startLocalServices(cp, featureGates({ IPv6SingleStack: true, DualStack: true }), silentLogger(), {
+      controlPlaneWorkloads: true,
+      loadBalancerNetworks: LB_NETWORKS,
+      tag: 'cal',
+      careSyncPeriodMs: 2_000,
+    });
+    await nodes.wait();
+    await createProjectAndSeeds(client, NAMESPACE, { dual: seedDualStackMigrationNetworks });
+  }, 300_000);
+
+  afterAll(async () => {
+    if (client) {
+      await client.delete(Refs.shoot, NAME, NAMESPACE).catch(() => {});
+      await waitFor(async () => !(await client.get(Refs.shoot, NAME, NAMESPACE)), {
+        timeoutMs: 120_000,
+        message: `shoot ${NAME} deleted`,
+      }).catch(() => {});
+    }
+    await services?.stop();
+    await nodes?.destroy();
+    client?.close();
+    await cp?.stop();
+    network?.destroy();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  }, 240_000);
+
+  it('runs with the overlay on: a tunnel device per family on every machine, pods on both machines', async () => {
+    const started = Date.now();
+    await client.create(Refs.shoot, {
+      apiVersion: 'core.gardener.cloud/v1beta1',
+      kind: 'Shoot',
+      metadata: { name: NAME, namespace: NAMESPACE },
+      spec: {
+        seedName: 'dual',
+        cloudProfile: { name: 'local' },
+        region: 'local',
+        provider: { type: 'local', workers: [{ name: 'w', machine: { type: 'local' }, minimum: 2, maximum: 2 }] },
+        networking: {
+          type: 'calico',
+          ipFamilies: FAMILIES,
+          nodes: '10.10.0.0/16',
+          pods: '10.3.0.0/16',
+          services: '10.4.0.0/16',
+          providerConfig: networkConfig(true, true),
+        },
+      },
+    } as KubernetesObject);
+    let last = '';
+    await waitFor(
+      async () => {
+        const s = await client.get<Shoot & KubernetesObject>(Refs.shoot, NAME, NAMESPACE);
+        const conditions = s?.status?.conditions ?? [];
+        last = `${s?.status?.lastOperation?.description}; ${conditions.map((x) => `${x.type}=${x.status}`).join(', ')}`;
+        const isTrue = (t: string) => conditions.some((x) => x.type === t && x.status === 'True');
+        return s?.status?.lastOperation?.state === 'Succeeded' && ['EveryNodeReady'].every(isTrue);
+      },
+      { timeoutMs: 240_000, intervalMs: 500, message: `shoot ${NAME} with Ready nodes` },
+    ).catch((e: Error) => {
+      throw new Error(`${e.message}; last: ${last}`);
+    });
+    process.stderr.write(`[calico pools] shoot with 2 Ready nodes after ${Date.now() - started} ms\n`);
+    const printed = await cli([
+      'kubeconfig',
+      '--kubeconfig',
+      cp.kubeconfigPath,
+      '--shoot',
+      `${NAMESPACE}/${NAME}`,
+      '--pin-address',
+    ]);
+    expect(printed.code, printed.stderr).toBe(0);
+    shootKubeconfig = join(dir, `${NAME}.kubeconfig`);
+    writeFileSync(shootKubeconfig, printed.stdout, { mode: 0o600 });
+
+    const manifest = testFile(
+      'calico-web.json',
+      JSON.stringify({
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'web', namespace: 'default' },
+        spec: {
+          replicas: 2,
+          selector: { matchLabels: { app: 'web' } },
+          template: {
+            metadata: { labels: { app: 'web' } },
+            spec: {
+              topologySpreadConstraints: [
+                {
+                  maxSkew: 1,
+                  topologyKey: 'kubernetes.io/hostname',
+                  whenUnsatisfiable: 'DoNotSchedule',
+                  labelSelector: { matchLabels: { app: 'web' } },
+                },
+              ],
+              terminationGracePeriodSeconds: 1,
+              containers: [
+                {
+                  name: 'web',
+                  image: TEST_IMAGE,
+                  command: ['sh', '-c', 'hostname > /www/index.html && exec httpd -f -p 8080 -h /www'],
+                },
+              ],
+            },
+          },
+        },
+      }),
+    );
+    await waitFor(() => shootKubectl(['get', 'serviceaccount', 'default']).then(() => true), {
+      timeoutMs: 30_000,
+      message: 'the default ServiceAccount',
+    });
+    await shootKubectl(['apply', '-f', manifest]);
+    const pods = await waitFor(
+      async () => {
+        const list = JSON.parse(await shootKubectl(['get', 'pods', '-l', 'app=web', '-o', 'json'])) as { items: Pod[] };
+        const ready = list.items.filter((p) =>
+          p.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True'),
+        );
+        return ready.length === 2 ? ready : undefined;
+      },
+      { timeoutMs: 120_000, intervalMs: 500, message: 'two web pods Ready' },
+    );
+    [a, b] = pods as [Pod, Pod];
+    expect(a.spec.nodeName).not.toBe(b.spec.nodeName);
+    expect(a.status!.podIPs!.map((p) => familyOf(p.ip))).toEqual(FAMILIES);
+    for (const machine of [a.spec.nodeName!, b.spec.nodeName!]) {
+      for (const family of FAMILIES)
+        expect(await txPackets(machine, CALICO_VXLAN_DEVICES[family])).toBeGreaterThanOrEqual(0);
+    }
+  }, 360_000);
+
+  it('overlay on: pod traffic between the machines goes through vxlan.calico and vxlan-v6.calico', async () => {
+    const machine = a.spec.nodeName!;
+    for (const { ip } of b.status!.podIPs!) {
+      const device = CALICO_VXLAN_DEVICES[familyOf(ip)];
+      expect(await routeDevice(machine, ip)).toBe(device);
+      const before = (await txPackets(machine, device))!;
+      expect((await fetch(`http://${urlHost(ip)}:8080/`)).trim()).toBe(b.metadata.name);
+      const after = (await txPackets(machine, device))!;
+      // A TCP handshake, the request and the close at least.
+      expect(after - before, `${device} packets`).toBeGreaterThanOrEqual(4);
+    }
+  }, 60_000);
+
+  it('natOutgoing on: a server outside the cluster sees the machine (masqueraded by the seed to its Node)', async () => {
+    const server = new PublicServer(['IPv6', 'IPv4']);
+    await server.start();
+    try {
+      await server.recordSources();
+      for (const family of FAMILIES) {
+        const body = await fetch(`http://${urlHost(server.address(family))}:${PUBLIC_SERVER_PORT}/`).catch(
+          (e: Error) => e.message,
+        );
+        const seen = await server.sources(family);
+        expect(seen, `${family}: ${String(body)}`).toHaveLength(1);
+        // The machine pod's seed node: where the machine's masqueraded packets leave the seed.
+        const hostIPs = await machineHostIPs(a.spec.nodeName!);
+        expect(hostIPs).toContain(seen[0]);
+        expect(a.status!.podIPs!.map((p) => p.ip)).not.toContain(seen[0]);
+      }
+    } finally {
+      await server.stop();
+    }
+  }, 60_000);
+
+  it('overlay off and IPv6 natOutgoing off, in place: routes via the InternalIPs, the pod address goes out', async () => {
+    await setNetworkConfig(networkConfig(false, false));
+    const machine = a.spec.nodeName!;
+    for (const family of FAMILIES) {
+      await waitFor(async () => (await txPackets(machine, CALICO_VXLAN_DEVICES[family])) === undefined, {
+        timeoutMs: 120_000,
+        intervalMs: 1000,
+        message: `${CALICO_VXLAN_DEVICES[family]} on ${machine} to go`,
+      });
+    }
+    for (const { ip } of b.status!.podIPs!) {
+      expect(await routeDevice(machine, ip)).toBe(OVERLAY_DEVICE);
+      expect((await fetch(`http://${urlHost(ip)}:8080/`)).trim()).toBe(b.metadata.name);
+      for (const family of FAMILIES) expect(await txPackets(machine, CALICO_VXLAN_DEVICES[family])).toBeUndefined();
+    }
+    const server = new PublicServer(['IPv6', 'IPv4']);
+    await server.start();
+    try {
+      await server.recordSources();
+      const podIPv6 = a.status!.podIPs!.find((p) => familyOf(p.ip) === 'IPv6')!.ip;
+      // The machine's NAT table is replaced right away, the user data reaches it within the kubelet's sync.
+      const seen = await waitFor(
+        async () => {
+          await fetch(`http://${urlHost(server.address('IPv6'))}:${PUBLIC_SERVER_PORT}/`).catch(() => undefined);
+          const sources = await server.sources('IPv6');
+          return sources.includes(podIPv6) ? sources : undefined;
+        },
+        { timeoutMs: 60_000, intervalMs: 1000, message: `the public server to see ${podIPv6}` },
+      );
+      expect(seen).toContain(podIPv6);
+      // IPv4 pools always masquerade.
+      await fetch(`http://${server.address('IPv4')}:${PUBLIC_SERVER_PORT}/`);
+      const v4 = await server.sources('IPv4');
+      expect(v4).toHaveLength(1);
+      expect(await machineHostIPs(machine)).toContain(v4[0]);
+    } finally {
+      await server.stop();
+    }
+  }, 240_000);
+
+  it('overlay on again, in place: the tunnels come back and carry the traffic', async () => {
+    await setNetworkConfig(networkConfig(true, true));
+    const machine = a.spec.nodeName!;
+    const ip = b.status!.podIPs!.find((p) => familyOf(p.ip) === 'IPv6')!.ip;
+    await waitFor(async () => (await routeDevice(machine, ip)) === CALICO_VXLAN_DEVICES.IPv6, {
+      timeoutMs: 120_000,
+      intervalMs: 1000,
+      message: `pod B's IPv6 route through ${CALICO_VXLAN_DEVICES.IPv6}`,
+    });
+    const before = (await txPackets(machine, CALICO_VXLAN_DEVICES.IPv6))!;
+    expect((await fetch(`http://[${ip}]:8080/`)).trim()).toBe(b.metadata.name);
+    expect((await txPackets(machine, CALICO_VXLAN_DEVICES.IPv6))! - before).toBeGreaterThanOrEqual(4);
+  }, 180_000);
+});
+
+/** The seed node addresses of a machine pod. */
+async function machineHostIPs(machine: string): Promise<string[]> {
+  const pod = await client.get<KubernetesObject & Pod>(Refs.pod, machine, SEED_NAMESPACE);
+  const hostIPs = (pod?.status?.hostIPs ?? []).map((h) => h.ip);
+  // The seed Nodes' addresses of every family (a Node's status lists them; hostIPs may hold the primary only).
+  const node = await client.get<KubernetesObject & { status?: { addresses?: { type: string; address: string }[] } }>(
+    Refs.node,
+    (pod as unknown as Pod | undefined)?.spec.nodeName ?? '',
+  );
+  return [...new Set([...hostIPs, ...(node?.status?.addresses ?? []).map((x) => x.address)])];
+}
