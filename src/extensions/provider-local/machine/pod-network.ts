@@ -169,7 +169,8 @@ export const EMPTY_POD_NETWORK: PodNetworkPlan = { devices: [], forwarding: [], 
 
 /**
  * The `ip`/`bridge` commands from `current` to `desired`: new devices, forwarding and neighbour entries, then the
- * routes (`replace` moves a podCIDR between a tunnel and a direct route at once), then what is gone, devices last.
+ * routes (a podCIDR moving between a tunnel and a direct route: the old route goes just before the new one comes),
+ * then what is gone, devices last.
  * Removals are marked so their failures (gone already) can be ignored.
  */
 export function podNetworkCommands(
@@ -214,8 +215,12 @@ export function podNetworkCommands(
     commands.push(add(['bridge', 'fdb', 'replace', f.mac, 'dev', f.device, 'dst', f.dst]));
   for (const n of fresh(desired.neighbours, current.neighbours))
     commands.push(add(['ip', 'neigh', 'replace', n.address, 'lladdr', n.mac, 'dev', n.device, 'nud', 'permanent']));
-  for (const r of fresh(desired.routes, current.routes))
+  for (const r of fresh(desired.routes, current.routes)) {
+    // IPv6 refuses to replace a route by one whose on-link gateway the old route covers on another device.
+    const moved = current.routes.find((c) => c.cidr === r.cidr && c.device !== r.device);
+    if (moved !== undefined) commands.push(del(['ip', 'route', 'del', moved.cidr, 'dev', moved.device]));
     commands.push(add(['ip', 'route', 'replace', r.cidr, 'via', r.via, 'dev', r.device, 'onlink']));
+  }
   const wantedCIDRs = new Set(desired.routes.map((r) => r.cidr));
   for (const r of current.routes.filter((r) => !wantedCIDRs.has(r.cidr)))
     commands.push(del(['ip', 'route', 'del', r.cidr, 'dev', r.device]));

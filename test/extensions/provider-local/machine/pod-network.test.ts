@@ -157,12 +157,16 @@ describe("calico's pod network between machines", () => {
       `bridge fdb replace ${calicoVXLANMAC('b', 'IPv4')} dev vxlan.calico dst 10.10.0.11`,
       `ip neigh replace fd00:10:3:1::1 lladdr ${calicoVXLANMAC('b', 'IPv6')} dev vxlan-v6.calico nud permanent`,
       `ip neigh replace 10.3.1.1 lladdr ${calicoVXLANMAC('b', 'IPv4')} dev vxlan.calico nud permanent`,
+      `ip route del 10.3.1.0/24 dev ${OVERLAY_DEVICE}`,
       'ip route replace 10.3.1.0/24 via 10.3.1.1 dev vxlan.calico onlink',
+      `ip route del fd00:10:3:1::/64 dev ${OVERLAY_DEVICE}`,
       'ip route replace fd00:10:3:1::/64 via fd00:10:3:1::1 dev vxlan-v6.calico onlink',
     ]);
     const turnOff = podNetworkCommands(on, off);
     expect(turnOff.map((c) => c.argv.join(' '))).toEqual([
+      'ip route del 10.3.1.0/24 dev vxlan.calico',
       `ip route replace 10.3.1.0/24 via 10.10.0.11 dev ${OVERLAY_DEVICE} onlink`,
+      'ip route del fd00:10:3:1::/64 dev vxlan-v6.calico',
       `ip route replace fd00:10:3:1::/64 via fd00:fe::b dev ${OVERLAY_DEVICE} onlink`,
       'ip link del vxlan.calico',
       'ip link del vxlan-v6.calico',
