@@ -381,6 +381,35 @@ describe.skipIf(unsupported !== undefined).sequential('shoots with machines, end
           message: `${dnsName} through CoreDNS`,
         });
         expect(body.trim()).toBe(b.metadata.name);
+
+        // calico's defaults on the machines (no providerConfig): an IPv4-only shoot tunnels its pods in vxlan.calico
+        // (its pool's IP-in-IP, which this kernel lacks); with IPv6 in the families both are routed directly. A
+        // family the shoot doesn't have is neither routed nor masqueraded.
+        const inMachine = async (command: string) => {
+          const r = await run(kubectlBin, [
+            '--kubeconfig',
+            cp.kubeconfigPath,
+            'exec',
+            '-n',
+            seedNamespace,
+            a.spec.nodeName!,
+            '-c',
+            'machine',
+            '--',
+            'sh',
+            '-c',
+            command,
+          ]);
+          if (r.code !== 0) throw new Error(`${command}: ${r.stderr}`);
+          return r.stdout;
+        };
+        const devices = await inMachine('ls /sys/class/net');
+        expect(devices.includes('vxlan.calico')).toBe(c.label === 'IPv4');
+        expect(devices.includes('vxlan-v6.calico')).toBe(false);
+        if (!c.families.includes('IPv4')) {
+          expect(await inMachine('ip -4 route show table main')).not.toMatch(/vxlan/);
+          expect(await inMachine('nft list table inet gardener-ipv6-machine')).not.toMatch(/\bip saddr/);
+        }
       }, 300_000);
 
       it('hands its system components to the shoot through ManagedResources, saying what calico lacks', async () => {

@@ -14,10 +14,11 @@
  *   processes containerd, then (after the OperatingSystemConfig is applied by the node agent) kubelet and
  *             kube-proxy, each entered into the machine's namespaces and restarted with backoff when they exit.
  *   node      a loop that reads the Nodes (with kube-proxy's identity: the Node authorizer lets a node read only its
- *             own Node): writes the CNI config once the machine's Node has spec.podCIDRs, and keeps a route to every
- *             other Node's podCIDRs via its InternalIP, as calico does with its overlay off. Pod traffic to anything
- *             outside the pod ranges is masqueraded to the machine's address (calico's `natOutgoing`), so the API
- *             server and the caller's namespace answer without routes to the pods.
+ *             own Node): writes the CNI config once the machine's Node has spec.podCIDRs, and keeps the pod
+ *             network to every other Node's podCIDRs as calico's pools of the shoot decide it (pod-network.ts:
+ *             calico's VXLAN device per family, or routes via the InternalIPs). Pod traffic leaving the cluster's
+ *             ranges is masqueraded to the machine's address per family (calico's `natOutgoing`), so hosts without
+ *             routes to the pods answer; traffic to the API server always is.
  *
  * Lifecycle: `deploy()` creates all of that and returns once the processes run; `wait()` resolves when the Node is
  * Ready; `stop()` shuts the machine down and keeps its state dir (`deploy()` brings the same node back);
