@@ -65,6 +65,12 @@ export interface PodRoute {
 
 export interface PodNetworkPlan {
   readonly devices: readonly TunnelDevice[];
+  /**
+   * The machine's own tunnel address on each device (the first address of its podCIDR of the family): the source of
+   * what the machine itself sends into the tunnel (kube-proxy's masquerade among it), which the other machines route
+   * back through theirs, as calico puts its tunnel address on the device.
+   */
+  readonly addresses: readonly { readonly device: string; readonly address: string }[];
   /** Tunnel MAC → Node address, per device. */
   readonly forwarding: readonly { readonly device: string; readonly mac: string; readonly dst: string }[];
   /** Tunnel address → tunnel MAC, per device. */
@@ -120,6 +126,11 @@ export function podNetworkMTU(devices: readonly TunnelDevice[], nodeMTU: number)
 /** What machine `self` programs for the other Nodes' podCIDRs; Nodes without an address of a CIDR's family are skipped. */
 export function podNetworkPlan(input: PodNetworkInput): PodNetworkPlan {
   const devices = tunnelDevices(input.self, input.selfAddresses, input.pools, input.nodeMTU);
+  const own = input.nodes.find((n) => n.metadata.name === input.self);
+  const addresses = devices.flatMap((d) => {
+    const cidr = (own ? nodePodCIDRs(own) : []).map(parseCIDR).find((c) => c?.family === d.family);
+    return cidr ? [{ device: d.name, address: formatIP(nthAddress(cidr, 1)!) }] : [];
+  });
   const forwarding: { device: string; mac: string; dst: string }[] = [];
   const neighbours: { device: string; address: string; mac: string }[] = [];
   const routes: PodRoute[] = [];
@@ -159,13 +170,20 @@ export function podNetworkPlan(input: PodNetworkInput): PodNetworkPlan {
       key(a).localeCompare(key(b));
   return {
     devices,
+    addresses,
     forwarding: forwarding.sort(byKey((f) => `${f.device} ${f.mac}`)),
     neighbours: neighbours.sort(byKey((n) => `${n.device} ${n.address}`)),
     routes: routes.sort(byKey((r) => r.cidr)),
   };
 }
 
-export const EMPTY_POD_NETWORK: PodNetworkPlan = { devices: [], forwarding: [], neighbours: [], routes: [] };
+export const EMPTY_POD_NETWORK: PodNetworkPlan = {
+  devices: [],
+  addresses: [],
+  forwarding: [],
+  neighbours: [],
+  routes: [],
+};
 
 /**
  * The `ip`/`bridge` commands from `current` to `desired`: new devices, forwarding and neighbour entries, then the
@@ -211,6 +229,10 @@ export function podNetworkCommands(
   const fresh = <T extends { device: string }>(from: readonly T[], other: readonly T[]) => [
     ...new Set([...missing(from, other), ...from.filter((x) => remade.has(x.device))]),
   ];
+  for (const a of fresh(desired.addresses, current.addresses)) {
+    const host = a.address.includes(':') ? [`${a.address}/128`, 'nodad'] : [`${a.address}/32`];
+    commands.push(add(['ip', 'addr', 'replace', host[0]!, 'dev', a.device, ...host.slice(1)]));
+  }
   for (const f of fresh(desired.forwarding, current.forwarding))
     commands.push(add(['bridge', 'fdb', 'replace', f.mac, 'dev', f.device, 'dst', f.dst]));
   for (const n of fresh(desired.neighbours, current.neighbours))
@@ -230,6 +252,8 @@ export function podNetworkCommands(
   const wantedNeighbours = new Set(desired.neighbours.map(neighbour));
   for (const n of current.neighbours.filter((n) => kept.includes(n.device) && !wantedNeighbours.has(neighbour(n))))
     commands.push(del(['ip', 'neigh', 'del', n.address, 'dev', n.device]));
+  for (const a of missing(current.addresses, desired.addresses).filter((a) => kept.includes(a.device)))
+    commands.push(del(['ip', 'addr', 'del', `${a.address}/${a.address.includes(':') ? 128 : 32}`, 'dev', a.device]));
   for (const f of missing(current.forwarding, desired.forwarding).filter((f) => kept.includes(f.device)))
     commands.push(del(['bridge', 'fdb', 'del', f.mac, 'dev', f.device, 'dst', f.dst]));
   for (const name of gone) if (!kept.includes(name)) commands.push(del(['ip', 'link', 'del', name]));

@@ -69,6 +69,11 @@ describe("calico's pod network between machines", () => {
       { family: 'IPv4', name: 'vxlan.calico', local: '10.10.0.10', mac: calicoVXLANMAC('a', 'IPv4'), mtu: 1380 },
       { family: 'IPv6', name: 'vxlan-v6.calico', local: 'fd00:fe::a', mac: calicoVXLANMAC('a', 'IPv6'), mtu: 1360 },
     ]);
+    // Its own tunnel address on each: what it sends into the tunnel itself (masqueraded traffic) comes back.
+    expect(plan.addresses).toEqual([
+      { device: 'vxlan.calico', address: '10.3.0.1' },
+      { device: 'vxlan-v6.calico', address: 'fd00:10:3::1' },
+    ]);
     expect(plan.forwarding).toEqual([
       { device: 'vxlan-v6.calico', mac: calicoVXLANMAC('b', 'IPv6'), dst: 'fd00:fe::b' },
       { device: 'vxlan.calico', mac: calicoVXLANMAC('b', 'IPv4'), dst: '10.10.0.11' },
@@ -153,6 +158,8 @@ describe("calico's pod network between machines", () => {
       'ip link del vxlan-v6.calico',
       'ip link add vxlan-v6.calico type vxlan id 4096 local fd00:fe::a dstport 4789 nolearning',
       `ip link set vxlan-v6.calico address ${calicoVXLANMAC('a', 'IPv6')} mtu 1360 up`,
+      'ip addr replace 10.3.0.1/32 dev vxlan.calico',
+      'ip addr replace fd00:10:3::1/128 dev vxlan-v6.calico nodad',
       `bridge fdb replace ${calicoVXLANMAC('b', 'IPv6')} dev vxlan-v6.calico dst fd00:fe::b`,
       `bridge fdb replace ${calicoVXLANMAC('b', 'IPv4')} dev vxlan.calico dst 10.10.0.11`,
       `ip neigh replace fd00:10:3:1::1 lladdr ${calicoVXLANMAC('b', 'IPv6')} dev vxlan-v6.calico nud permanent`,
