@@ -9,9 +9,10 @@
  * VM), so calico's packets are encapsulated a second time there; for machines with a network namespace of their own
  * the node network is their `eth0` on a bridge.
  *
- * calico gives each Node a tunnel address from the pool; here it is the first address of the Node's podCIDR, which
- * the CNI bridge holds: every other machine routes the podCIDR via it, on-link through the tunnel device, with a
- * permanent neighbour entry to the Node's tunnel MAC and a forwarding entry from that MAC to the Node's address.
+ * calico gives each Node a tunnel address from the pool, on its tunnel device; here it is the first address of the
+ * Node's podCIDR, which the CNI bridge holds too: every other machine routes the podCIDR via it, on-link through the
+ * tunnel device, with a permanent neighbour entry to the Node's tunnel MAC and a forwarding entry from that MAC to the
+ * Node's address.
  * This kernel has no IP-in-IP: a pool of `ipipMode` is tunnelled in VXLAN as well.
  */
 import type { PodNetworkPool } from '../../../apis/provider-local/v1alpha1/machine-user-data.js';
