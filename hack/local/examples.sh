@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Creates the Seed and the Shoot of an IP family from examples/, waits until the Shoot is reconciled and shows the
-# DNS records of its API server.
+# Creates the CloudProfile `local`, the Seed and the Shoot of an IP family from examples/, waits until the Shoot is
+# reconciled and shows the DNS records of its API server.
 # shellcheck source=hack/local/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-help_requested "$@" && usage "Applies examples/seed-*.yaml and examples/shoot-*.yaml of the family and waits for the Shoot."
+help_requested "$@" && usage "Applies examples/cloudprofile-local.yaml, examples/seed-*.yaml and examples/shoot-*.yaml of the family and waits for the Shoot."
 parse_family "${1:-}"
 require docker kubectl
 require_cluster
@@ -16,6 +16,8 @@ esac
 
 # The webhook must answer before Seeds and Shoots can be written (failurePolicy Fail).
 kubectl -n "$RELEASE_NAMESPACE" rollout status deployment/gardener-ipv6-admission --timeout=3m
+# The Shoot's admission defaults and checks it against the CloudProfile it names: the profile comes first.
+kubectl apply -f "$ROOT/examples/cloudprofile-local.yaml"
 kubectl apply -f "$ROOT/examples/$seed"
 kubectl create namespace garden-local --dry-run=client -o yaml | kubectl apply -f -
 kubectl apply -f "$ROOT/examples/$shoot"

@@ -18,7 +18,8 @@ import { FieldPath, invalid, invalidStatus, type FieldError, type Status } from 
 import { copyWith } from '../apis/meta/copy.js';
 import { deepEqual } from '../apis/meta/objects.js';
 import { withoutNulls } from '../apis/meta/nulls.js';
-import { DNSRecords, lookupKind, Networks, Seeds, Shoots, type KindInfo } from '../apis/registry.js';
+import { CloudProfiles, DNSRecords, lookupKind, Networks, Seeds, Shoots, type KindInfo } from '../apis/registry.js';
+import { cloudProfileReference } from '../apis/core/v1beta1/helpers.js';
 import type { FeatureGates } from '../featuregate/featuregate.js';
 import type { LocalAdmissionConfig } from '../extensions/provider-local/admission.js';
 
@@ -92,10 +93,17 @@ export interface AdmissionContext {
   readonly extensions?: RegisteredExtensionTypes;
   /** What provider-local's admission checks against. @default DEFAULT_LOCAL_ADMISSION_CONFIG */
   readonly providerLocal?: LocalAdmissionConfig;
+  /**
+   * The CloudProfile of that name as the API server has it, or undefined when there is none; throws (or rejects) on
+   * other errors, and a value returned as such (a cache hit) keeps the review in the current turn, as for Seeds. A
+   * Shoot is defaulted from and checked against the profile it names, and refused when there is none of that name.
+   * Unset: CloudProfiles are not looked at.
+   */
+  lookupCloudProfile?(name: string): MaybePromise<unknown>;
 }
 
 /** The kinds this webhook admits; anything else is not ours and is allowed as is. */
-export const ADMITTED_KINDS: readonly KindInfo<unknown>[] = [Shoots, Seeds, Networks, DNSRecords];
+export const ADMITTED_KINDS: readonly KindInfo<unknown>[] = [Shoots, Seeds, CloudProfiles, Networks, DNSRecords];
 
 /**
  * Answers an AdmissionReview. Never throws: an unexpected error becomes a denial with code 500 (with
@@ -165,40 +173,51 @@ function validateRequest(request: AdmissionRequest, ctx: AdmissionContext): Mayb
     return { uid: request.uid, allowed: true };
   }
 
-  return then(kind === Shoots ? seedContext(request.object, ctx) : {}, (seed) =>
-    validateWith(request, ctx, kind, seed),
-  );
+  return shootContext(kind, request.object, ctx, (context) => validateWith(request, ctx, kind, context));
 }
 
 function validateWith(
   request: AdmissionRequest,
   ctx: AdmissionContext,
   kind: KindInfo<unknown>,
-  seed: SeedContext,
+  context: ShootContext,
 ): AdmissionResponse {
-  let result: AdmissionResult;
-  const input = {
-    object: request.object,
-    gates: ctx.gates,
-    ...seedInput(seed),
-    ...(ctx.providerLocal ? { providerLocal: ctx.providerLocal } : {}),
-  };
-  try {
-    result = admit(
-      request.operation === 'UPDATE' ? copyWith<AdmissionInput>(input, { oldObject: request.oldObject }) : input,
-    );
-  } catch (e) {
-    // A stored object that does not decode (written before this webhook was registered): the new object still gets
-    // every create rule, but refusing every update for the old one's sake would leave the object stuck.
-    if (!(e instanceof UnknownKindError) || request.operation !== 'UPDATE') throw e;
-    result = admit(input);
-  }
+  const { seed } = context;
+  const result = withStoredObject(
+    request,
+    {
+      object: request.object,
+      gates: ctx.gates,
+      ...contextInput(context),
+      ...(ctx.providerLocal ? { providerLocal: ctx.providerLocal } : {}),
+    },
+    admit,
+  );
   const errors: FieldError[] = [...result.errors, ...(seed.error ? [seed.error] : [])];
   if (kind === Shoots && ctx.extensions && result.object !== undefined) {
     errors.push(...validateShootExtensionTypes(result.object as Shoot, ctx.extensions));
   }
   if (errors.length === 0) return { uid: request.uid, allowed: true };
   return { uid: request.uid, allowed: false, status: invalidStatus(result.id, errors) };
+}
+
+/**
+ * `step` with the request's stored object on an update. A stored object that does not decode (written before this
+ * webhook was registered) is left out: the new object still gets every create rule, but refusing every update for the
+ * old one's sake would leave the object stuck.
+ */
+function withStoredObject(
+  request: AdmissionRequest,
+  input: AdmissionInput,
+  step: (input: AdmissionInput) => AdmissionResult,
+): AdmissionResult {
+  if (request.operation !== 'UPDATE') return step(input);
+  try {
+    return step(copyWith<AdmissionInput>(input, { oldObject: request.oldObject }));
+  } catch (e) {
+    if (!(e instanceof UnknownKindError)) throw e;
+    return step(input);
+  }
 }
 
 function specUnchanged(object: unknown, oldObject: unknown): boolean {
@@ -209,12 +228,14 @@ function specUnchanged(object: unknown, oldObject: unknown): boolean {
 function mutateRequest(request: AdmissionRequest, ctx: AdmissionContext): MaybePromise<AdmissionResponse> {
   const kind = admittedKind(request);
   if (!kind) return { uid: request.uid, allowed: true };
-  return then(kind === Shoots ? seedContext(request.object, ctx) : {}, (seed) => mutateWith(request, ctx, seed));
+  return shootContext(kind, request.object, ctx, (context) => mutateWith(request, ctx, context));
 }
 
-function mutateWith(request: AdmissionRequest, ctx: AdmissionContext, seed: SeedContext): AdmissionResponse {
-  // Defaults only: validating is the validating webhook's job.
-  const result = defaultObject({ object: request.object, gates: ctx.gates, ...seedInput(seed) });
+function mutateWith(request: AdmissionRequest, ctx: AdmissionContext, context: ShootContext): AdmissionResponse {
+  // Defaults only: validating is the validating webhook's job. On an update of a Shoot with a CloudProfile, the stored
+  // object keeps what the new one leaves to defaulting (a worker pool's machine image); nothing else needs it decoded.
+  const input = { object: request.object, gates: ctx.gates, ...contextInput(context) };
+  const result = context.cloudProfile ? withStoredObject(request, input, defaultObject) : defaultObject(input);
   // Malformed: nothing to default; the validating webhook tells the client what is wrong.
   if (result.object === undefined) return { uid: request.uid, allowed: true };
 
@@ -235,8 +256,40 @@ interface SeedContext {
   error?: FieldError;
 }
 
-function seedInput(context: SeedContext): { seed?: unknown; decodedSeed?: Seed } {
-  return context.seed ? { seed: context.seed.object, decodedSeed: context.seed.decoded } : {};
+/** What a Shoot is admitted against: its seed, and its CloudProfile as the lookup found it (or found none). */
+interface ShootContext {
+  readonly seed: SeedContext;
+  /** The lookup's answer for the name the Shoot gives; unset when CloudProfiles are not looked at. */
+  readonly cloudProfile?: { readonly name: string; readonly object: unknown };
+}
+
+function contextInput(context: ShootContext): Pick<AdmissionInput, 'seed' | 'decodedSeed' | 'cloudProfiles'> {
+  const { seed, cloudProfile } = context;
+  return {
+    ...(seed.seed ? { seed: seed.seed.object, decodedSeed: seed.seed.decoded } : {}),
+    ...(cloudProfile
+      ? { cloudProfiles: (name: string) => (name === cloudProfile.name ? cloudProfile.object : undefined) }
+      : {}),
+  };
+}
+
+/**
+ * `next` with the Shoot's context: its seed, then its CloudProfile, each from the caller's lookup (one after the
+ * other: a rejected lookup leaves no other one unobserved). Other kinds have none.
+ */
+function shootContext<R>(
+  kind: KindInfo<unknown>,
+  object: unknown,
+  ctx: AdmissionContext,
+  next: (context: ShootContext) => R,
+): MaybePromise<R> {
+  if (kind !== Shoots) return next({ seed: {} });
+  // A promise of a promise is one promise: the nested lookup flattens into the outer one.
+  return then(seedContext(object, ctx), (seed) => {
+    const name = ctx.lookupCloudProfile ? cloudProfileReference(object)?.name : undefined;
+    if (name === undefined) return next({ seed });
+    return then(ctx.lookupCloudProfile!(name), (found) => next({ seed, cloudProfile: { name, object: found } }));
+  }) as MaybePromise<R>;
 }
 
 /**

@@ -84,6 +84,11 @@ export interface AdmissionServerOptions {
    * promise) lets a review be answered in one go.
    */
   readonly lookupSeed: (name: string) => MaybePromise<unknown>;
+  /**
+   * The CloudProfile of that name, undefined when there is none; from the shared cached reader as `lookupSeed`.
+   * Shoots are defaulted from and checked against their CloudProfile; unchecked when unset.
+   */
+  readonly lookupCloudProfile?: (name: string) => MaybePromise<unknown>;
   /** `/readyz` answers 200 while true (the caches `lookupSeed` reads are synced), 503 otherwise. @default always */
   readonly ready?: () => boolean;
   /** Where to register the review metrics (see {@link AdmissionMetrics}). @default not collected */
@@ -260,6 +265,7 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
       {
         gates: opts.gates,
         lookupSeed: opts.lookupSeed,
+        ...(opts.lookupCloudProfile ? { lookupCloudProfile: opts.lookupCloudProfile } : {}),
         ...(opts.extensions ? { extensions: opts.extensions } : {}),
         ...(opts.providerLocal ? { providerLocal: opts.providerLocal } : {}),
         onInternalError: (e) => logger.error({ err: e, uid: review.request?.uid }, 'admission failed'),

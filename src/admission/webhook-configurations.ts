@@ -1,6 +1,6 @@
 /**
  * The admissionregistration.k8s.io/v1 objects that make an API server call this webhook for Shoots, Seeds,
- * Networks and DNSRecords, and how to put them into (and take them out of) a cluster.
+ * CloudProfiles, Networks and DNSRecords, and how to put them into (and take them out of) a cluster.
  */
 import { isIPv6 } from 'node:net';
 import type {
@@ -9,7 +9,7 @@ import type {
   V1RuleWithOperations,
   V1ValidatingWebhookConfiguration,
 } from '@kubernetes/client-node';
-import { DNSRecords, Networks, Seeds, Shoots } from '../apis/registry.js';
+import { CloudProfiles, DNSRecords, Networks, Seeds, Shoots } from '../apis/registry.js';
 import type { ResourceClient, ResourceRef } from '../runtime/client.js';
 
 /** Name of both configurations, unless the caller picks another (tests give each run its own). */
@@ -87,7 +87,7 @@ function rules(): V1RuleWithOperations[] {
     {
       apiGroups: [Shoots.group],
       apiVersions: [Shoots.version],
-      resources: [Shoots.plural, Seeds.plural],
+      resources: [Shoots.plural, Seeds.plural, CloudProfiles.plural],
       operations,
       scope: '*',
     },

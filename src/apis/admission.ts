@@ -1,19 +1,31 @@
 /**
  * The admission pipeline an API server runs for our kinds, as pure functions: decode (schema), default, apply the
- * seed's shoot defaults, validate. The CLI and the webhook both call `admit`.
+ * defaults of the Shoot's CloudProfile and seed, validate (against them too). The CLI and the webhook both call
+ * `admit`.
  */
 import type { z } from 'zod';
-import { FieldPath, invalid, type ErrorList, type ObjectIdentity } from './field/index.js';
+import {
+  FieldPath,
+  invalid,
+  notFound,
+  notSupported,
+  type ErrorList,
+  type FieldError,
+  type ObjectIdentity,
+} from './field/index.js';
 import type { FeatureGates } from '../featuregate/featuregate.js';
-import { applySeedShootDefaults } from './core/v1beta1/defaults.js';
+import type { CloudProfile } from './core/v1beta1/cloudprofile.js';
+import { applyCloudProfileDefaults, applySeedShootDefaults } from './core/v1beta1/defaults.js';
+import { cloudProfileReference } from './core/v1beta1/helpers.js';
 import type { Seed } from './core/v1beta1/seed.js';
 import type { Shoot } from './core/v1beta1/shoot.js';
 import { validateShootAgainstSeed } from './core/v1beta1/validation/shoot.js';
+import { validateShootAgainstCloudProfile } from './core/v1beta1/validation/shoot-cloudprofile.js';
 import { compiledParser, UNDECIDED } from './meta/compiled-parse.js';
 import { withoutNulls } from './meta/nulls.js';
 import { issueFieldPath, unknownFieldErrors, valueAt } from './meta/zod-issues.js';
 import { droppedProtoKeys } from './meta/proto-keys.js';
-import { lookupKind, Networks, Seeds, Shoots, type KindInfo } from './registry.js';
+import { CloudProfiles, lookupKind, Networks, Seeds, Shoots, type KindInfo } from './registry.js';
 import type { Network } from './extensions/v1alpha1/network.js';
 import { validateCalicoNetwork, validateCalicoShoot } from '../extensions/network/admission.js';
 import {
@@ -39,6 +51,15 @@ export interface AdmissionInput {
   readonly gates: FeatureGates;
   /** What provider-local's admission checks against. @default DEFAULT_LOCAL_ADMISSION_CONFIG */
   readonly providerLocal?: LocalAdmissionConfig;
+  /**
+   * The CloudProfiles the caller knows, by name (the objects as stored, or undefined for a name it doesn't know): a
+   * Shoot is defaulted from and checked against the one it names, and refused when there is none of that name.
+   * Unset when the caller knows no CloudProfiles (the CLI given none): Shoots are then neither defaulted from nor
+   * checked against one.
+   */
+  readonly cloudProfiles?: (name: string) => unknown;
+  /** What the CloudProfile's expiration dates are compared with. @default the current time */
+  readonly now?: Date;
 }
 
 export interface AdmissionResult {
@@ -55,8 +76,8 @@ export function identify(object: unknown): KindInfo<unknown> {
   const o = (typeof object === 'object' && object !== null ? object : {}) as { apiVersion?: unknown; kind?: unknown };
   throw new UnknownKindError(
     `unknown kind ${JSON.stringify(o.kind ?? null)} of apiVersion ${JSON.stringify(o.apiVersion ?? null)}: ` +
-      `expected Shoot or Seed (core.gardener.cloud/v1beta1), Network, DNSRecord, OperatingSystemConfig or Worker ` +
-      `(extensions.gardener.cloud/v1alpha1)`,
+      `expected Shoot, Seed or CloudProfile (core.gardener.cloud/v1beta1), Network, DNSRecord, ` +
+      `OperatingSystemConfig or Worker (extensions.gardener.cloud/v1alpha1)`,
   );
 }
 
@@ -89,25 +110,16 @@ function issueToFieldErrors(issue: z.core.$ZodIssue, root: unknown): ErrorList {
 
 /** Default then validate `object` as the API server would on create (or update, with `oldObject`). */
 export function admit(input: AdmissionInput): AdmissionResult {
-  const { kind, id, object, errors: decodeErrors, seed } = defaultObject(input);
+  const { kind, id, object, errors: decodeErrors, seed, cloudProfile, old } = defaultObject(input);
   if (object === undefined) return { kind, id, object, errors: decodeErrors };
 
-  let errors: ErrorList;
-  if (input.oldObject !== undefined) {
-    if (lookupKind(input.oldObject) !== kind) {
-      throw new UnknownKindError(`the old object is not a ${kind.kind} of ${kind.group}/${kind.version}`);
-    }
-    const old = decode(kind, input.oldObject);
-    if (old.value === undefined) {
-      throw new UnknownKindError(
-        `the old object is not a valid ${kind.kind}: ${old.errors.map((e) => e.field).join(', ')}`,
-      );
-    }
-    errors = kind.validateUpdate(object, kind.default(old.value), input.gates);
-  } else {
-    errors = kind.validate(object, input.gates);
-  }
+  let errors = old !== undefined ? kind.validateUpdate(object, old, input.gates) : kind.validate(object, input.gates);
   if (seed) errors = [...errors, ...validateShootAgainstSeed(object as Shoot, seed)];
+  if (cloudProfile && 'error' in cloudProfile) errors = [...errors, cloudProfile.error];
+  if (cloudProfile && 'profile' in cloudProfile) {
+    const context = { now: cloudProfile.now, ...(old !== undefined ? { old: old as Shoot } : {}) };
+    errors = [...errors, ...validateShootAgainstCloudProfile(object as Shoot, cloudProfile.profile, context)];
+  }
   errors = [...errors, ...extensionAdmission(kind, object, input.providerLocal ?? DEFAULT_LOCAL_ADMISSION_CONFIG)];
   const metadata = (object as { metadata?: ObjectMeta }).metadata;
   errors = [
@@ -130,20 +142,59 @@ function extensionAdmission(kind: KindInfo<unknown>, object: unknown, providerLo
 }
 
 /**
- * Decode and default `object`, with the seed's shoot defaults for a shoot on a seed, without validating it: the
- * mutating webhook's step (`errors` are the decoding errors only).
+ * A Shoot's CloudProfile as the caller's lookup found it, and the time its expiration dates are judged at (one for
+ * defaulting and validating); or why it can't be used.
  */
-export function defaultObject(input: Omit<AdmissionInput, 'oldObject'>): AdmissionResult & { seed?: Seed } {
+type CloudProfileContext = { readonly profile: CloudProfile; readonly now: Date } | { readonly error: FieldError };
+
+/**
+ * Decode and default `object`, with the defaults of its seed and of its CloudProfile for a Shoot, without validating
+ * it: the mutating webhook's step (`errors` are the decoding errors only). `old` is the stored object, decoded and
+ * defaulted, for an update; throws UnknownKindError when it can't be.
+ */
+export function defaultObject(
+  input: AdmissionInput,
+): AdmissionResult & { seed?: Seed; cloudProfile?: CloudProfileContext; old?: unknown } {
   const kind = identify(input.object);
   const id = identityOf(kind, input.object);
   const decoded = decode(kind, input.object);
   if (decoded.value === undefined) return { kind, id, object: undefined, errors: decoded.errors };
-  const object = kind.default(decoded.value);
-  if (kind !== Shoots || (input.seed === undefined && input.decodedSeed === undefined)) {
-    return { kind, id, object, errors: [] };
+  const old = input.oldObject === undefined ? undefined : decodeOld(kind, input.oldObject);
+  let object = kind.default(decoded.value);
+  if (kind !== Shoots) return { kind, id, object, errors: [], ...(old !== undefined ? { old } : {}) };
+
+  const cloudProfile = input.cloudProfiles
+    ? cloudProfileContext(input.object, input.cloudProfiles, input.now ?? new Date())
+    : undefined;
+  if (cloudProfile && 'profile' in cloudProfile) {
+    const context = { now: cloudProfile.now, ...(old !== undefined ? { old: old as Shoot } : {}) };
+    object = applyCloudProfileDefaults(object as Shoot, cloudProfile.profile, context);
   }
-  const seed = input.decodedSeed ?? decodeSeed(input.seed);
-  return { kind, id, object: applySeedShootDefaults(object as Shoot, seed), errors: [], seed };
+  const seed = input.decodedSeed ?? (input.seed === undefined ? undefined : decodeSeed(input.seed));
+  if (seed) object = applySeedShootDefaults(object as Shoot, seed);
+  return {
+    kind,
+    id,
+    object,
+    errors: [],
+    ...(seed ? { seed } : {}),
+    ...(cloudProfile ? { cloudProfile } : {}),
+    ...(old !== undefined ? { old } : {}),
+  };
+}
+
+/** The stored object of an update, decoded and defaulted; it must be of the same kind and decode. */
+function decodeOld(kind: KindInfo<unknown>, oldObject: unknown): unknown {
+  if (lookupKind(oldObject) !== kind) {
+    throw new UnknownKindError(`the old object is not a ${kind.kind} of ${kind.group}/${kind.version}`);
+  }
+  const old = decode(kind, oldObject);
+  if (old.value === undefined) {
+    throw new UnknownKindError(
+      `the old object is not a valid ${kind.kind}: ${old.errors.map((e) => e.field).join(', ')}`,
+    );
+  }
+  return kind.default(old.value);
 }
 
 /** The seed context must itself be a usable Seed. */
@@ -154,4 +205,52 @@ export function decodeSeed(object: unknown): Seed {
     throw new UnknownKindError(`the seed is not a valid Seed: ${decoded.errors.map((e) => e.field).join(', ')}`);
   }
   return Seeds.default(decoded.value);
+}
+
+/**
+ * Decoded CloudProfiles (or why one can't be used) by the object a lookup returned: the webhook's cache hands out the
+ * same object until the CloudProfile changes, so each version of it is decoded once, not once per review.
+ */
+const decodedCloudProfiles = new WeakMap<object, CloudProfile | { unusable: string }>();
+
+function decodeCloudProfileOnce(object: object): CloudProfile | { unusable: string } {
+  const known = decodedCloudProfiles.get(object);
+  if (known) return known;
+  let outcome: CloudProfile | { unusable: string };
+  if (lookupKind(object) !== CloudProfiles) {
+    outcome = { unusable: 'not a CloudProfile of core.gardener.cloud/v1beta1' };
+  } else {
+    const decoded = decode(CloudProfiles, object);
+    outcome =
+      decoded.value === undefined
+        ? { unusable: `not a valid CloudProfile: ${decoded.errors.map((e) => e.field).join(', ')}` }
+        : CloudProfiles.default(decoded.value);
+  }
+  decodedCloudProfiles.set(object, outcome);
+  return outcome;
+}
+
+/**
+ * The CloudProfile the Shoot names, from `lookup`: a name the lookup doesn't know is not found. A Shoot that names
+ * none gets no context (validation requires the name).
+ */
+function cloudProfileContext(
+  shoot: unknown,
+  lookup: (name: string) => unknown,
+  now: Date,
+): CloudProfileContext | undefined {
+  const reference = cloudProfileReference(shoot);
+  if (reference === undefined) return undefined;
+  if (reference.kind !== CloudProfiles.kind) {
+    const path = FieldPath.root('spec', 'cloudProfile', 'kind');
+    return { error: notSupported(path, reference.kind, [CloudProfiles.kind]) };
+  }
+  const found = lookup(reference.name);
+  if (typeof found !== 'object' || found === null) return { error: notFound(reference.path, reference.name) };
+  const outcome = decodeCloudProfileOnce(found);
+  if ('unusable' in outcome) {
+    const detail = `cloud profile ${JSON.stringify(reference.name)} cannot be used: ${outcome.unusable}`;
+    return { error: invalid(reference.path, reference.name, detail) };
+  }
+  return { profile: outcome, now };
 }

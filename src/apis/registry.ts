@@ -5,9 +5,11 @@
 import type { z } from 'zod';
 import type { ErrorList } from './field/index.js';
 import type { FeatureGates } from '../featuregate/featuregate.js';
-import { defaultSeed, defaultShoot } from './core/v1beta1/defaults.js';
+import { CloudProfileSchema, type CloudProfile } from './core/v1beta1/cloudprofile.js';
+import { defaultCloudProfile, defaultSeed, defaultShoot } from './core/v1beta1/defaults.js';
 import { SeedSchema, type Seed } from './core/v1beta1/seed.js';
 import { ShootSchema, type Shoot } from './core/v1beta1/shoot.js';
+import { validateCloudProfile, validateCloudProfileUpdate } from './core/v1beta1/validation/cloudprofile.js';
 import { validateSeed, validateSeedUpdate } from './core/v1beta1/validation/seed.js';
 import { nameIsDNSLabel, type NameRule } from './validation/object-meta.js';
 import { validateShoot, validateShootUpdate } from './core/v1beta1/validation/shoot.js';
@@ -88,6 +90,21 @@ export const Seeds: KindInfo<Seed> = {
   default: defaultSeed,
   validate: validateSeed,
   validateUpdate: validateSeedUpdate,
+};
+
+export const CloudProfiles: KindInfo<CloudProfile> = {
+  group: 'core.gardener.cloud',
+  version: 'v1beta1',
+  kind: 'CloudProfile',
+  plural: 'cloudprofiles',
+  singular: 'cloudprofile',
+  shortNames: [],
+  scope: 'Cluster',
+  schema: CloudProfileSchema,
+  columns: [{ name: 'Provider', jsonPath: '.spec.type', type: 'string', description: 'provider type' }, AGE],
+  default: defaultCloudProfile,
+  validate: (profile) => validateCloudProfile(profile),
+  validateUpdate: (next, prev) => validateCloudProfileUpdate(next, prev),
 };
 
 export const Networks: KindInfo<Network> = {
@@ -190,6 +207,7 @@ export const Clusters: KindInfo<Cluster> = {
 export const ALL_KINDS: readonly KindInfo<never>[] = [
   Shoots,
   Seeds,
+  CloudProfiles,
   Networks,
   DNSRecords,
   OperatingSystemConfigs,

@@ -1,6 +1,6 @@
 /**
  * What `gardener-ipv6 up` runs next to the control plane: BIND9 for the shoots' DNS records, the webhook and the
- * controllers, and the example IPv6 Seed and Shoot from `examples/`.
+ * controllers, the CloudProfile `local` and the example IPv6 Seed and Shoot from `examples/`.
  */
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -42,6 +42,7 @@ import {
   type BuiltImage,
 } from '../extensions/provider-local/machine/images.js';
 import { netnsUnsupportedReason } from '../localenv/netns.js';
+import { localCloudProfile } from '../extensions/provider-local/cloudprofile.js';
 
 export const EXAMPLE_SEED = 'seed-ipv6.yaml';
 export const EXAMPLE_SHOOT = 'shoot-ipv6.yaml';
@@ -268,8 +269,8 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
 }
 
 /**
- * Applies the example IPv6 Seed and Shoot and waits until the Shoot's last operation succeeded; `signal` ends the
- * wait (`up` stopped by a signal).
+ * Applies the CloudProfile `local`, the example IPv6 Seed and Shoot and waits until the Shoot's last operation
+ * succeeded; `signal` ends the wait (`up` stopped by a signal).
  */
 export async function applyExampleShoot(
   client: ResourceClient,
@@ -284,6 +285,7 @@ export async function applyExampleShoot(
   const apply = (ref: (typeof Refs)[keyof typeof Refs], object: KubernetesObject) =>
     client.apply(ref, object, { fieldManager: 'gardener-ipv6-up', force: true, ...(signal ? { signal } : {}) });
   await apply(Refs.namespace, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+  await apply(Refs.cloudProfile, localCloudProfile() as KubernetesObject);
   await apply(Refs.seed, seed);
   await apply(Refs.shoot, shoot);
   for (;;) {

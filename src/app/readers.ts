@@ -5,13 +5,18 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { Refs } from '../gardenlet/resources.js';
 import { CachedReader } from '../runtime/cached-reader.js';
+import type { ResourceRef } from '../runtime/client.js';
 import type { Manager } from '../runtime/manager.js';
 
 /** Seeds from the shared cache, read from the API server only on a miss. */
 export type SeedReader = CachedReader<KubernetesObject>;
 
+/** CloudProfiles from the shared cache (the webhook's), read from the API server only on a miss. */
+export type CloudProfileReader = CachedReader<KubernetesObject>;
+
 export interface SharedReaders {
   readonly seeds: SeedReader;
+  readonly cloudProfiles: CloudProfileReader;
 }
 
 /**
@@ -20,16 +25,21 @@ export interface SharedReaders {
  * a process whose components don't read a kind neither watches it nor needs the permission to.
  */
 export function sharedReaders(manager: Manager): SharedReaders {
+  const reader = (ref: ResourceRef) =>
+    new CachedReader({
+      informer: manager.informer(ref),
+      client: manager.client,
+      ref,
+      reads: manager.metrics.cachedReads,
+    });
   let seeds: SeedReader | undefined;
+  let cloudProfiles: CloudProfileReader | undefined;
   return {
     get seeds() {
-      seeds ??= new CachedReader({
-        informer: manager.informer(Refs.seed),
-        client: manager.client,
-        ref: Refs.seed,
-        reads: manager.metrics.cachedReads,
-      });
-      return seeds;
+      return (seeds ??= reader(Refs.seed));
+    },
+    get cloudProfiles() {
+      return (cloudProfiles ??= reader(Refs.cloudProfile));
     },
   };
 }

@@ -146,7 +146,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       const webhookOptions = options.webhook ?? {};
       tls = await webhookTLS(webhookOptions);
       signal?.throwIfAborted();
-      const seeds = readers.seeds;
+      const { seeds, cloudProfiles } = readers;
       webhook = await startAdmissionServer({
         tls: { cert: tls.cert, key: tls.key },
         gates: options.gates,
@@ -154,7 +154,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         ...(webhookOptions.providerLocal ? { providerLocal: webhookOptions.providerLocal } : {}),
         // Until the cache has synced, every lookup is a miss and reads from the API server.
         lookupSeed: (name) => seeds.read(name),
-        ready: () => seeds.hasSynced(),
+        lookupCloudProfile: (name) => cloudProfiles.read(name),
+        ready: () => seeds.hasSynced() && cloudProfiles.hasSynced(),
         metrics: manager.metrics.registry,
         host: webhookOptions.host ?? '::',
         port: webhookOptions.port ?? 9443,

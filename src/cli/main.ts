@@ -129,7 +129,7 @@ export function buildProgram(io: CliIO, setExitCode: (code: number) => void): Co
 
   program
     .command('validate')
-    .description('default and validate Shoots, Seeds, Networks and DNSRecords as the API server would')
+    .description('default and validate Shoots, Seeds, CloudProfiles, Networks and DNSRecords as the API server would')
     .requiredOption(
       '-f, --filename <file>',
       'YAML or JSON file with one or more objects (- for stdin); repeatable',
@@ -146,10 +146,15 @@ export function buildProgram(io: CliIO, setExitCode: (code: number) => void): Co
     .addHelpText(
       'after',
       `
+CloudProfiles in the input count for the Shoots after them, as if created in that order: such a Shoot gets its
+Kubernetes version and machine images from the one it names, and is checked against it (versions, machine types and
+images, region); naming one the input doesn't hold is an error. Without CloudProfiles, Shoots are checked on their own.
+
 Exit codes: 0 all objects valid, 1 some object invalid, 2 the input can't be used.
 
 Examples:
   gardener-ipv6 validate -f examples/shoot-ipv6.yaml --feature-gates IPv6SingleStack=true
+  gardener-ipv6 validate -f examples/cloudprofile-local.yaml -f examples/shoot-ipv6.yaml --feature-gates IPv6SingleStack=true
   gardener-ipv6 validate -f shoot.yaml --seed examples/seed-ipv6.yaml --feature-gates IPv6SingleStack=true -o json
   gardener-ipv6 validate -f shoot-new.yaml --old shoot-old.yaml --feature-gates DualStack=true`,
     )
@@ -190,18 +195,27 @@ Examples:
     )
     .option('--feature-gates <list>', FEATURE_GATES_HELP)
     .option('--max-input-size <size>', MAX_INPUT_SIZE_HELP, MAX_INPUT_SIZE_DEFAULT)
-    .addHelpText('after', '\nExample:\n  gardener-ipv6 default -f examples/shoot-ipv6.yaml')
+    .addHelpText(
+      'after',
+      '\nA Shoot after a CloudProfile it names gets its defaults too (its Kubernetes version, machine images).\n' +
+        '\nExamples:\n  gardener-ipv6 default -f examples/shoot-ipv6.yaml\n' +
+        '  gardener-ipv6 default -f examples/cloudprofile-local.yaml -f examples/shoot-ipv6.yaml',
+    )
     .action(async (opts: { filename: string[]; featureGates?: string; maxInputSize: string }) => {
-      parseFeatureGates(opts.featureGates);
+      const gates = parseFeatureGates(opts.featureGates);
       const maxInputBytes = await maxInputSizeOption(opts.maxInputSize);
       const { runDefault } = await commandModules.default();
-      setExitCode(runDefault({ files: opts.filename, maxInputBytes }, io));
+      setExitCode(runDefault({ files: opts.filename, gates, maxInputBytes }, io));
     });
 
   program
     .command('render')
     .description('print the objects the gardenlet creates in the seed for each Shoot (no server needed)')
-    .requiredOption('-f, --filename <file>', 'file with the Seed and the Shoot(s) (- for stdin); repeatable', collect)
+    .requiredOption(
+      '-f, --filename <file>',
+      'file with the Seed, the Shoot(s) and their CloudProfile(s), if any (- for stdin); repeatable',
+      collect,
+    )
     .option('--feature-gates <list>', FEATURE_GATES_HELP)
     .addOption(
       new Option('-o, --output <format>', 'YAML stream or one v1 List').choices(['yaml', 'json']).default('yaml'),
@@ -214,9 +228,9 @@ Examples:
     .addHelpText(
       'after',
       `
-Validates like \`validate\` (exit 1 with the Status when invalid), then prints the seed namespace, the API server
-LoadBalancer Service, the Network, the DNS secret and A/AAAA DNSRecords, the OperatingSystemConfig and the
-NetworkPolicies of each Shoot.
+Validates like \`validate\` (exit 1 with the Status when invalid; the Shoots against the input's CloudProfiles,
+wherever they are in it), then prints the seed namespace, the API server LoadBalancer Service, the Network, the DNS
+secret and A/AAAA DNSRecords, the OperatingSystemConfig and the NetworkPolicies of each Shoot.
 
 Example:
   gardener-ipv6 render -f examples/seed-ipv6.yaml -f examples/shoot-ipv6.yaml --feature-gates IPv6SingleStack=true`,

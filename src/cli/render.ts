@@ -7,7 +7,7 @@ import { desiredNetworkResources, InvalidProviderConfigError } from '../extensio
 import { shootNetworkingOf } from '../extensions/network/cluster.js';
 import { CalicoValuesError } from '../extensions/network/values.js';
 import type { Manifest } from '../extensions/network/manifests.js';
-import { Seeds, Shoots } from '../apis/registry.js';
+import { CloudProfiles, Seeds, Shoots } from '../apis/registry.js';
 import type { FeatureGates } from '../featuregate/featuregate.js';
 import { localDNSProvider, type LocalDNSOptions } from '../gardenlet/dns-provider.js';
 import { desiredLoadBalancerIngress, type HostIPs } from '../extensions/provider-local/loadbalancer/ingress.js';
@@ -28,7 +28,8 @@ export interface RenderOptions {
 }
 
 /**
- * Validates the Seed and the Shoots like `validate`, then prints the objects the gardenlet's reconcile creates for
+ * Validates the Seed and the Shoots like `validate` (the Shoots against the CloudProfiles of the input, if any),
+ * then prints the objects the gardenlet's reconcile creates for
  * each Shoot, computed by the same functions, without a server.
  */
 export function runRender(options: RenderOptions, io: CliIO): number {
@@ -44,16 +45,24 @@ export function runRender(options: RenderOptions, io: CliIO): number {
   });
   const seeds = results.filter((r) => r.result.kind === Seeds);
   const shoots = results.filter((r) => r.result.kind === Shoots);
-  const others = results.filter((r) => r.result.kind !== Seeds && r.result.kind !== Shoots);
+  const profiles = results.filter((r) => r.result.kind === CloudProfiles);
+  const others = results.filter(
+    (r) => r.result.kind !== Seeds && r.result.kind !== Shoots && r.result.kind !== CloudProfiles,
+  );
   if (seeds.length !== 1) throw new InputError(`render needs exactly one Seed, found ${seeds.length}`);
   if (shoots.length === 0) throw new InputError('render needs at least one Shoot');
-  if (others.length > 0) throw new InputError(`${others[0]!.document.source}: render takes only a Seed and Shoots`);
+  if (others.length > 0) {
+    throw new InputError(`${others[0]!.document.source}: render takes only a Seed, Shoots and CloudProfiles`);
+  }
 
   const seedResult = seeds[0]!.result;
+  // Every CloudProfile of the input, wherever it is: render has read them all before it admits a Shoot.
+  const byName = new Map(profiles.map(({ document, result }) => [result.id.name, document.object]));
+  const cloudProfiles = byName.size > 0 ? { cloudProfiles: (name: string) => byName.get(name) } : {};
   const shootResults = shoots.map(({ document }) =>
-    admit({ object: document.object, seed: seeds[0]!.document.object, gates: options.gates }),
+    admit({ object: document.object, seed: seeds[0]!.document.object, gates: options.gates, ...cloudProfiles }),
   );
-  const invalid = [seedResult, ...shootResults].filter((r) => r.errors.length > 0);
+  const invalid = [seedResult, ...profiles.map((p) => p.result), ...shootResults].filter((r) => r.errors.length > 0);
   if (invalid.length > 0) {
     for (const r of invalid) printStatus(statusFor(r.id, r.errors), options.output, io);
     return EXIT_INVALID;

@@ -1,6 +1,7 @@
 import { admit, UnknownKindError } from '../apis/admission.js';
 import { statusFor, type Status } from '../apis/field/index.js';
 import type { FeatureGates } from '../featuregate/featuregate.js';
+import { InputCloudProfiles } from './cloud-profiles.js';
 import { InputLimit, readDocuments, type SourcedDocument } from './documents.js';
 import { EXIT_INVALID, EXIT_OK, InputError, type CliIO } from './io.js';
 
@@ -21,7 +22,8 @@ export interface ValidatedDocument {
 }
 
 /**
- * Defaults and validates every document of the files as an API server would, one at a time as they are read.
+ * Defaults and validates every document of the files as an API server would, one at a time as they are read; a
+ * Shoot against the CloudProfiles before it in the input (see cloud-profiles.ts).
  * Throws InputError when the input can't be used (possibly after yielding the results of the documents before).
  */
 export function* validateDocuments(options: Omit<ValidateOptions, 'output'>, io: CliIO): Generator<ValidatedDocument> {
@@ -29,13 +31,17 @@ export function* validateDocuments(options: Omit<ValidateOptions, 'output'>, io:
   const seeds = options.seed === undefined ? undefined : [...readDocuments(options.seed, io, limit)];
   if (seeds && seeds.length !== 1) throw new InputError(`${options.seed}: must hold exactly one Seed`);
   const olds = options.old === undefined ? undefined : readDocuments(options.old, io, limit);
+  const cloudProfiles = new InputCloudProfiles(io);
 
   let count = 0;
   for (const file of options.files) {
     for (const document of readDocuments(file, io, limit)) {
       const old = olds?.next();
       if (old?.done) throw mismatchedOlds(options.old!, count, 'more');
-      yield validateDocument(document, count, old?.value, seeds?.[0], options.gates);
+      const input = { old: old?.value, seed: seeds?.[0], cloudProfiles: cloudProfiles.for(document) };
+      const validated = validateDocument(document, count, input, options.gates);
+      cloudProfiles.add(document, validated.valid);
+      yield validated;
       count++;
     }
   }
@@ -49,12 +55,22 @@ export function* validateDocuments(options: Omit<ValidateOptions, 'output'>, io:
 function validateDocument(
   document: SourcedDocument,
   i: number,
-  old: SourcedDocument | undefined,
-  seed: SourcedDocument | undefined,
+  context: {
+    old: SourcedDocument | undefined;
+    seed: SourcedDocument | undefined;
+    cloudProfiles: ((name: string) => unknown) | undefined;
+  },
   gates: FeatureGates,
 ): ValidatedDocument {
+  const { old, seed, cloudProfiles } = context;
   try {
-    const result = admit({ object: document.object, oldObject: old?.object, seed: seed?.object, gates });
+    const result = admit({
+      object: document.object,
+      oldObject: old?.object,
+      seed: seed?.object,
+      gates,
+      ...(cloudProfiles ? { cloudProfiles } : {}),
+    });
     return { status: statusFor(result.id, result.errors), object: result.object, valid: result.errors.length === 0 };
   } catch (e) {
     if (e instanceof UnknownKindError) throw new InputError(`${document.source}: object ${i + 1}: ${e.message}`);

@@ -1,5 +1,6 @@
 import type { ResourceRef } from '../runtime/client.js';
 import {
+  CloudProfiles,
   Clusters,
   DNSRecords,
   Networks,
@@ -19,6 +20,7 @@ export function refOf(kind: KindInfo<never> | KindInfo<unknown>): ResourceRef {
 export const Refs = {
   shoot: refOf(Shoots),
   seed: refOf(Seeds),
+  cloudProfile: refOf(CloudProfiles),
   network: refOf(Networks),
   dnsRecord: refOf(DNSRecords),
   operatingSystemConfig: refOf(OperatingSystemConfigs),

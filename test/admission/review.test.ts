@@ -14,7 +14,10 @@ import {
   type PatchOperation,
 } from '../../src/admission/review.js';
 import type { FeatureGates } from '../../src/featuregate/featuregate.js';
+import { parseAllDocuments } from 'yaml';
+import type { Shoot } from '../../src/apis/core/v1beta1/shoot.js';
 import {
+  cloudProfileObject,
   dnsRecordObject,
   gateSets,
   ipv4ShootObject,
@@ -662,5 +665,123 @@ describe('answerAdmissionReview: in one go when the seed is at hand', () => {
       });
       expect(onInternalError).toHaveBeenCalledWith(boom);
     }
+  });
+});
+
+describe('with the CloudProfile context', () => {
+  /** The fixture's CloudProfile without its expired versions, which the API server would not create. */
+  const valid = cloudProfileObject();
+  valid.spec.kubernetes!.versions = valid.spec.kubernetes!.versions!.filter((v) => v.expirationDate === undefined);
+  valid.spec.machineImages![0]!.versions = valid.spec.machineImages![0]!.versions.filter((v) => !v.expirationDate);
+  const PROFILES: Record<string, unknown> = { local: json(valid) };
+  /** Reads CloudProfiles as the runtime's cache does: a hit is the object itself, a miss (an unknown name) a promise. */
+  const withProfiles = (gates: FeatureGates = gateSets.none): AdmissionContext => ({
+    ...context(gates),
+    lookupCloudProfile: vi.fn((name: string) => PROFILES[name] ?? Promise.resolve(undefined)),
+  });
+  /** A shoot of the profile without a version and a machine image, on no seed. */
+  const profiledShoot = (change: (s: Shoot) => void = () => {}): Json => {
+    const shoot = ipv4ShootObject();
+    shoot.spec.kubernetes = {};
+    change(shoot);
+    return json(shoot);
+  };
+
+  it('defaults the version and the machine images in the mutating webhook, as validate does from its input', async () => {
+    const shoot = profiledShoot();
+    const answer = await review('mutate', request(shoot), withProfiles());
+    expect(patchOf(answer)).toEqual(
+      expect.arrayContaining([
+        { op: 'add', path: '/spec/provider/workers/0/machine/image', value: { name: 'local', version: '1.0.0' } },
+        { op: 'add', path: '/spec/kubernetes/version', value: '1.37.1' },
+      ]),
+    );
+    // The CLI with the CloudProfile before the Shoot in its input defaults the same.
+    const run = await cli([
+      'default',
+      '-f',
+      tempFile('profile.json', JSON.stringify(PROFILES.local)),
+      '-f',
+      tempFile('shoot.json', JSON.stringify(shoot)),
+    ]);
+    expect(run.stderr).toBe('');
+    expect(parseAllDocuments(run.stdout)[1]!.toJS()).toEqual(patched(shoot, answer));
+  });
+
+  it('refuses what the CloudProfile does not list, with the Status validate prints', async () => {
+    const shoot = profiledShoot((s) => (s.spec.kubernetes = { version: '1.33.0' }));
+    const answer = await review('validate', request(shoot), withProfiles());
+    expect(answer.response.allowed).toBe(false);
+    expect(answer.response.status?.details?.causes).toEqual([
+      {
+        reason: 'FieldValueNotSupported',
+        field: 'spec.kubernetes.version',
+        message: 'Unsupported value: "1.33.0": supported values: "1.38.0 (preview)", "1.37.1"',
+      },
+    ]);
+    const run = await cli([
+      'validate',
+      '-o',
+      'json',
+      '-f',
+      tempFile('profile.json', JSON.stringify(PROFILES.local)),
+      '-f',
+      tempFile('shoot.json', JSON.stringify(shoot)),
+    ]);
+    const [profileStatus, shootStatus] = run.stdout.split(/\n(?=\{)/).map((s) => JSON.parse(s) as unknown);
+    expect(profileStatus).toMatchObject({ status: 'Success', details: { kind: 'CloudProfile' } });
+    expect(shootStatus).toEqual(answer.response.status);
+  });
+
+  it('refuses a Shoot naming a CloudProfile that does not exist, asking the lookup for it', async () => {
+    const ctx = withProfiles();
+    const shoot = profiledShoot((s) => (s.spec.cloudProfileName = 'gcp'));
+    const answer = await review('validate', request(shoot), ctx);
+    expect(answer.response.status?.details?.causes).toEqual([
+      { reason: 'FieldValueNotFound', field: 'spec.cloudProfileName', message: 'Not found: "gcp"' },
+    ]);
+    expect(ctx.lookupCloudProfile).toHaveBeenCalledWith('gcp');
+  });
+
+  it('answers in one go when the CloudProfile and the seed are at hand', () => {
+    const sync: AdmissionContext = {
+      gates: gateSets.none,
+      lookupSeed: (name) => SEEDS[name],
+      lookupCloudProfile: (name) => PROFILES[name],
+    };
+    const shoot = profiledShoot((s) => (s.spec.seedName = 'seed-a'));
+    for (const mode of ['validate', 'mutate'] as const) {
+      const answer = answerAdmissionReview(
+        { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: request(shoot) },
+        sync,
+        mode,
+      );
+      expect(answer).not.toBeInstanceOf(Promise);
+      expect((answer as AdmissionReviewResponse).response.allowed).toBe(true);
+    }
+  });
+
+  it('on an update, keeps the stored image where the new object leaves it out', async () => {
+    const old = profiledShoot((s) => {
+      s.spec.kubernetes = { version: '1.37.1' };
+      s.spec.provider!.workers![0]!.machine = { type: 'm5.large', image: { name: 'gardenlinux', version: '1592.1.0' } };
+    });
+    const shoot = profiledShoot((s) => (s.spec.kubernetes = { version: '1.37.1' }));
+    const answer = await review('mutate', request(shoot, { operation: 'UPDATE', oldObject: old }), withProfiles());
+    expect(patched(shoot, answer).spec).toMatchObject({
+      provider: { workers: [{ machine: { type: 'm5.large', image: { name: 'gardenlinux', version: '1592.1.0' } } }] },
+    });
+  });
+
+  it('judges CloudProfiles, and leaves Shoots unchecked when no lookup is given', async () => {
+    const profile = json(cloudProfileObject({ type: '' }));
+    const answer = await review('validate', request(profile), withProfiles());
+    expect(answer.response.status?.details?.causes).toContainEqual({
+      reason: 'FieldValueRequired',
+      field: 'spec.type',
+      message: 'Required value: must provide a provider type',
+    });
+    const unlisted = profiledShoot((s) => (s.spec.kubernetes = { version: '1.33.0' }));
+    expect((await review('validate', request(unlisted))).response.allowed).toBe(true);
   });
 });

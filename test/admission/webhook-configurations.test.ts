@@ -14,7 +14,7 @@ const RULES = [
   {
     apiGroups: ['core.gardener.cloud'],
     apiVersions: ['v1beta1'],
-    resources: ['shoots', 'seeds'],
+    resources: ['shoots', 'seeds', 'cloudprofiles'],
     operations: ['CREATE', 'UPDATE'],
     scope: '*',
   },
@@ -105,7 +105,7 @@ describe('desiredWebhookConfigurations', () => {
     a.mutating.metadata!.labels!.x = 'y';
     a.mutating.webhooks![0]!.rules![0]!.resources!.push('x');
     expect(a.validating.metadata?.labels?.x).toBeUndefined();
-    expect(a.validating.webhooks?.[0]?.rules?.[0]?.resources).toEqual(['shoots', 'seeds']);
+    expect(a.validating.webhooks?.[0]?.rules?.[0]?.resources).toEqual(['shoots', 'seeds', 'cloudprofiles']);
   });
 
   it.each([

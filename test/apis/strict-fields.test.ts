@@ -8,8 +8,15 @@ import { parseAllDocuments } from 'yaml';
 import { ADMITTED_KINDS, handleAdmissionReview, type AdmissionMode } from '../../src/admission/review.js';
 import { lookupKind } from '../../src/apis/registry.js';
 import type { Status } from '../../src/apis/field/index.js';
-import { gateSets, ipv4ShootObject, networkObject, seedObject, workerObject } from '../fixtures/objects.js';
-import { completeSeedObject, completeShootObject } from '../fixtures/gardener-objects.js';
+import {
+  cloudProfileObject,
+  gateSets,
+  ipv4ShootObject,
+  networkObject,
+  seedObject,
+  workerObject,
+} from '../fixtures/objects.js';
+import { completeCloudProfileObject, completeSeedObject, completeShootObject } from '../fixtures/gardener-objects.js';
 import { cli, tempFile } from '../support/cli.js';
 
 type Json = Record<string, unknown>;
@@ -26,6 +33,7 @@ function withAt(object: Json, path: readonly Segment[], value: unknown): Json {
 
 const shoot = () => ipv4ShootObject() as unknown as Json;
 const seed = () => seedObject() as unknown as Json;
+const cloudProfile = () => cloudProfileObject() as unknown as Json;
 
 /** [the field as it is printed, the object holding it]. */
 const MISSPELLED: [string, () => Json][] = [
@@ -42,6 +50,8 @@ const MISSPELLED: [string, () => Json][] = [
   ['status.technicalId', () => withAt(shoot(), ['status'], { technicalId: 'shoot--a--b' })],
   ['spec.networks.ipFamily', () => withAt(seed(), ['spec', 'networks', 'ipFamily'], ['IPv6'])],
   ['spec.settings.scheduling.visibel', () => withAt(seed(), ['spec', 'settings'], { scheduling: { visibel: false } })],
+  ['spec.machineTypes[0].cpus', () => withAt(cloudProfile(), ['spec', 'machineTypes', 0, 'cpus'], 2)],
+  ['spec.kubernetes.version', () => withAt(cloudProfile(), ['spec', 'kubernetes', 'version'], '1.37.1')],
   ['spec.podCidr', () => withAt(networkObject() as unknown as Json, ['spec', 'podCidr'], '10.3.0.0/16')],
   [
     'spec.pools[0].machineImage.verison',
@@ -127,6 +137,7 @@ describe("every field of Gardener's types", () => {
   it.each([
     ['Shoot', completeShootObject],
     ['Seed', completeSeedObject],
+    ['CloudProfile', completeCloudProfileObject],
   ])('a %s that sets them all is valid, and default keeps every one', async (_, make) => {
     const object = make();
     const file = tempFile('object.json', JSON.stringify(object));
@@ -144,6 +155,7 @@ describe("every field of Gardener's types", () => {
       allowed: true,
     });
     expect((await review('validate', completeSeedObject())).response).toEqual({ uid: 'u1', allowed: true });
+    expect((await review('validate', completeCloudProfileObject())).response).toEqual({ uid: 'u1', allowed: true });
   });
 });
 
@@ -167,5 +179,12 @@ describe('raw extensions', () => {
     for (const segment of path) node = (node as Record<Segment, unknown>)[segment];
     expect(node).toEqual(value);
     expect((await cli(['validate', '-f', tempFile('object.json', JSON.stringify(object))])).code).toBe(0);
+  });
+
+  it("a CloudProfile's spec.providerConfig keeps its unknown fields through default", async () => {
+    const object = withAt(cloudProfile(), ['spec', 'providerConfig'], anything);
+    const run = await cli(['default', '-f', tempFile('object.json', JSON.stringify(object))]);
+    expect(run.stderr).toBe('');
+    expect((parseAllDocuments(run.stdout)[0]!.toJS() as { spec: Json }).spec.providerConfig).toEqual(anything);
   });
 });

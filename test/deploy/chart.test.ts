@@ -527,6 +527,8 @@ describe('helm template --include-crds', () => {
     const used = [
       Refs.shoot,
       Refs.seed,
+      // The webhook's CloudProfile cache.
+      Refs.cloudProfile,
       Refs.network,
       Refs.dnsRecord,
       Refs.operatingSystemConfig,

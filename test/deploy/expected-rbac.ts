@@ -72,8 +72,9 @@ export function allow(
  * Objects with fixed names are granted by name, creation included (a PATCH carries the name).
  */
 export const EXPECTED_CLUSTER_GRANTS: Record<ChartComponent, string[]> = {
-  // src/app/readers.ts: the Seed informer (list, watch) and the GET of a cache miss (src/runtime/cached-reader.ts).
-  admission: allow(Refs.seed, ['get', 'list', 'watch']),
+  // src/app/readers.ts: the Seed and CloudProfile informers (list, watch) and the GET of a cache miss
+  // (src/runtime/cached-reader.ts).
+  admission: [...allow(Refs.seed, ['get', 'list', 'watch']), ...allow(Refs.cloudProfile, ['get', 'list', 'watch'])],
   gardenlet: [
     // informer + get in the reconciler; finalizer by merge patch (src/runtime/finalizers.ts); status merge patch.
     ...allow(Refs.shoot, ['get', 'list', 'watch', 'patch']),

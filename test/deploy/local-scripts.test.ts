@@ -274,11 +274,14 @@ describe('with Docker (faked)', () => {
     ['ipv6', 'seed-ipv6.yaml', 'shoot-ipv6.yaml', 'local'],
     ['ipv4', 'seed-ipv4.yaml', 'shoot-ipv4.yaml', 'local-v4'],
     ['dual', 'seed-dual-stack.yaml', 'shoot-dual-stack.yaml', 'local-dual'],
-  ])('examples.sh %s applies that family’s seed and shoot', (family, seed, shoot, name) => {
+  ])('examples.sh %s applies the CloudProfile, then that family’s seed and shoot', (family, seed, shoot, name) => {
     const run = runScript('examples.sh', [family], { fakes: ALL, cluster: true });
     expect(run.code).toBe(0);
-    expect(run.calls).toContain(`kubectl apply -f ${ROOT}/examples/${seed}`);
-    expect(run.calls).toContain(`kubectl apply -f ${ROOT}/examples/${shoot}`);
+    const applied = (file: string) => run.calls.indexOf(`kubectl apply -f ${ROOT}/examples/${file}`);
+    expect(applied(seed)).toBeGreaterThan(-1);
+    // The Shoot's admission reads the CloudProfile it names: it must be there first.
+    expect(applied('cloudprofile-local.yaml')).toBeGreaterThan(-1);
+    expect(applied('cloudprofile-local.yaml')).toBeLessThan(applied(shoot));
     expect(run.calls.some((c) => c.includes(`wait shoot/${name} `))).toBe(true);
     // Every kubectl call goes to the kind cluster, whatever KUBECONFIG the user had.
     const seen = run.calls.filter((c) => c.startsWith('  KUBECONFIG=')).map((c) => c.slice('  KUBECONFIG='.length));

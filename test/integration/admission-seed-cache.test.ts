@@ -31,6 +31,7 @@ import { Informer } from '../../src/runtime/informer.js';
 import { silentLogger } from '../../src/runtime/log.js';
 import { seedIPv6Networks } from '../fixtures/objects.js';
 import { kubeConfig, uniqueSuffix } from '../support/kube.js';
+import { applyLocalCloudProfile } from '../support/shoot.js';
 import { waitFor } from '../support/wait.js';
 
 const gates = featureGates({ IPv6SingleStack: true, DualStack: true });
@@ -267,6 +268,8 @@ describe('admission webhook with the seed cache', () => {
 describe('runtime composition of the webhook', () => {
   it('serves reviews from the shared seed cache, ready once it synced, and counts them in its metrics', async () => {
     const seedName = await createSeed();
+    // The Shoots name it: the webhook reads it from its CloudProfile cache, as it reads the Seed from its own.
+    await applyLocalCloudProfile(client);
     const runtime = await startRuntime({
       kubeConfig: kubeConfig(),
       gates,
@@ -279,6 +282,7 @@ describe('runtime composition of the webhook', () => {
     try {
       const webhook = runtime.webhook!;
       expect(runtime.readers.seeds.hasSynced()).toBe(true);
+      expect(runtime.readers.cloudProfiles.hasSynced()).toBe(true);
       expect((await request(webhook.port, 'GET', '/readyz')).status).toBe(200);
       expect((await fetch(`http://[::1]:${runtime.manager.healthPort()}/readyz`)).status).toBe(200);
       expect(await validateShootOn(webhook.port, seedName)).toMatchObject({ allowed: true });
@@ -286,6 +290,13 @@ describe('runtime composition of the webhook', () => {
       const metrics = await (await fetch(`http://[::1]:${runtime.manager.healthPort()}/metrics`)).text();
       expect(metrics).toContain('cached_reader_reads_total{resource="seeds.core.gardener.cloud",result="hit"} 1');
       expect(metrics).toContain('cached_reader_reads_total{resource="seeds.core.gardener.cloud",result="miss"} 1');
+      // Both reviews found the CloudProfile in the cache: none asked the API server.
+      expect(metrics).toContain(
+        'cached_reader_reads_total{resource="cloudprofiles.core.gardener.cloud",result="hit"} 2',
+      );
+      expect(metrics).not.toContain(
+        'cached_reader_reads_total{resource="cloudprofiles.core.gardener.cloud",result="miss"}',
+      );
       expect(metrics).toContain('admission_webhook_reviews_total{webhook="validate",kind="Shoot",result="allowed"} 1');
       expect(metrics).toContain('admission_webhook_reviews_total{webhook="validate",kind="Shoot",result="denied"} 1');
     } finally {

@@ -2,9 +2,10 @@
  * The admission webhook behind the real kube-apiserver (shared control plane of the global setup): the API server
  * calls it over HTTPS on [::1] and hands its Status to the client.
  *
- * Two webhook servers run, one with the alpha gates off and one with them on, each with its own pair of webhook
- * configurations. Both pairs only match objects carrying this run's label (objectSelector), so the other test
- * files sharing the API server never see these webhooks, and both are deleted in afterAll.
+ * Three webhook servers run, one with the alpha gates off, one with them on, and one that also reads CloudProfiles
+ * (as the runtime's webhook does), each with its own pair of webhook configurations. Every pair only matches objects
+ * carrying this run's label (objectSelector), so the other test files sharing the API server never see these
+ * webhooks, and all are deleted in afterAll.
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -20,8 +21,10 @@ import {
   MUTATING_WEBHOOK_NAME,
   VALIDATING_WEBHOOK_NAME,
 } from '../../src/admission/webhook-configurations.js';
+import type { CloudProfile } from '../../src/apis/core/v1beta1/cloudprofile.js';
 import type { Shoot } from '../../src/apis/core/v1beta1/shoot.js';
 import type { DNSRecord } from '../../src/apis/extensions/v1alpha1/dnsrecord.js';
+import { localCloudProfile } from '../../src/extensions/provider-local/cloudprofile.js';
 import { featureGates, type FeatureGates } from '../../src/featuregate/featuregate.js';
 import { Refs } from '../../src/gardenlet/resources.js';
 import { generateCertificates } from '../../src/localenv/certs.js';
@@ -39,11 +42,15 @@ const client = new ResourceClient(kubeConfig());
 // The webhooks read seeds as the runtime has them read: from one informer's cache, from the server on a miss.
 const seedInformer = new Informer({ client, ref: Refs.seed, logger: silentLogger() });
 const seedReader = new CachedReader({ informer: seedInformer, client, ref: Refs.seed });
+const profileInformer = new Informer({ client, ref: Refs.cloudProfile, logger: silentLogger() });
+const profileReader = new CachedReader({ informer: profileInformer, client, ref: Refs.cloudProfile });
 
-type Gates = 'off' | 'on';
+/** The webhook servers: the alpha gates off, on, and on with CloudProfiles read. */
+type Gates = 'off' | 'on' | 'profiles';
 const GATES: Record<Gates, FeatureGates> = {
   off: featureGates(),
   on: featureGates({ IPv6SingleStack: true, DualStack: true }),
+  profiles: featureGates({ IPv6SingleStack: true, DualStack: true }),
 };
 const configName = (gates: Gates) => `gardener-ipv6-test-${run}-${gates}`;
 const labels = (gates: Gates) => ({ [RUN_LABEL]: `${run}-${gates}` });
@@ -52,6 +59,8 @@ let certDir: string | undefined;
 const servers: AdmissionServer[] = [];
 const deployed: string[] = [];
 const seeds: string[] = [];
+/** This run's CloudProfile: the other files share the API server, and `local` is theirs. */
+const PROFILE = `local-${run}`;
 
 type Obj = KubernetesObject & Record<string, unknown>;
 
@@ -130,15 +139,16 @@ beforeAll(async () => {
     readFile(certs.serverKey),
     readFile(certs.caCert),
   ]);
-  await seedInformer.start();
-  for (const gates of ['off', 'on'] as const) {
+  await Promise.all([seedInformer.start(), profileInformer.start()]);
+  for (const gates of ['off', 'on', 'profiles'] as const) {
     const server = await startAdmissionServer({
       tls: { cert, key },
       host: '::1',
       port: 0,
       gates: GATES[gates],
       lookupSeed: (name) => seedReader.get(name),
-      ready: () => seedReader.hasSynced(),
+      ...(gates === 'profiles' ? { lookupCloudProfile: (name: string) => profileReader.read(name) } : {}),
+      ready: () => seedReader.hasSynced() && profileReader.hasSynced(),
       logger: silentLogger(),
       extensions: DEFAULT_REGISTERED_EXTENSION_TYPES,
     });
@@ -159,9 +169,12 @@ afterAll(async () => {
   // The configurations first: with failurePolicy Fail they would refuse the labelled objects once the servers stop.
   for (const name of deployed) await destroyWebhookConfigurations(client, name);
   for (const seed of seeds) await client.delete(Refs.seed, seed);
+  await client.delete(Refs.cloudProfile, PROFILE);
   await Promise.all(servers.map((s) => s.close()));
-  seedInformer.stop();
-  await seedInformer.stopped();
+  for (const informer of [seedInformer, profileInformer]) {
+    informer.stop();
+    await informer.stopped();
+  }
   if (certDir) await rm(certDir, { recursive: true, force: true });
 });
 
@@ -368,5 +381,124 @@ describe('admission webhook behind kube-apiserver', () => {
     record.metadata = { ...record.metadata, labels: {} };
     const created = await client.create<DNSRecord & KubernetesObject>(Refs.dnsRecord, record);
     expect(created.spec.ttl).toBeUndefined();
+  });
+});
+
+/** This run's CloudProfile: provider-local's, with a preview version above the supported one. */
+function cloudProfile(spec: Partial<CloudProfile['spec']> = {}): CloudProfile & Obj {
+  const local = localCloudProfile();
+  return {
+    ...local,
+    metadata: { name: PROFILE, labels: labels('profiles') },
+    spec: {
+      ...local.spec,
+      kubernetes: { versions: [{ version: '1.37.1' }, { version: '1.38.0', classification: 'preview' }] },
+      ...spec,
+    },
+  };
+}
+
+/**
+ * A Shoot of the CloudProfile webhook naming this run's CloudProfile, with `spec` over it; `name` short (a Shoot's
+ * and its project's names together are at most 21 characters).
+ */
+function profiledShoot(namespace: string, name: string, spec: Record<string, unknown> = {}): Shoot & Obj {
+  const base = shoot(namespace, 'profiles', { type: 'calico', nodes: '10.180.0.0/16', pods: '100.96.0.0/11' });
+  const { cloudProfileName: _, kubernetes: __, ...rest } = base.spec;
+  return {
+    ...base,
+    metadata: { ...base.metadata, name },
+    spec: {
+      ...rest,
+      cloudProfile: { name: PROFILE },
+      networking: { ...base.spec.networking, services: '100.64.0.0/13' },
+      ...spec,
+    },
+  };
+}
+
+describe('admission against the CloudProfile, behind kube-apiserver', () => {
+  beforeAll(async () => {
+    // CloudProfiles go through the webhook too: one it refuses is not stored.
+    const error = await rejection(
+      client.create(Refs.cloudProfile, cloudProfile({ kubernetes: { versions: [{ version: '1.37' }] } })),
+    );
+    expect(error.status?.details?.causes).toEqual([
+      {
+        reason: 'FieldValueInvalid',
+        field: 'spec.kubernetes.versions[0].version',
+        message: 'Invalid value: "1.37": all Kubernetes versions must match the regex ^([0-9]+\\.){2}[0-9]+$',
+      },
+    ]);
+    const created = await client.create<CloudProfile & KubernetesObject>(Refs.cloudProfile, cloudProfile());
+    // Defaulted by the mutating webhook as Gardener defaults a CloudProfile.
+    expect(created.spec.machineTypes?.[0]).toMatchObject({ name: 'local', usable: true, architecture: 'amd64' });
+    await waitFor(() => profileInformer.get(PROFILE) !== undefined, { message: 'the CloudProfile in the cache' });
+  });
+
+  it('gives a Shoot without a version the newest supported one, and a machine image', async () => {
+    const namespace = await newTestNamespace('garden-admission');
+    await client.create(Refs.shoot, profiledShoot(namespace, 'nover'));
+    const stored = (await client.get<Shoot & KubernetesObject>(Refs.shoot, 'nover', namespace))!;
+    // Not the preview 1.38.0: a preview version is only had by asking for it.
+    expect(stored.spec.kubernetes?.version).toBe('1.37.1');
+    expect(stored.spec.provider?.workers?.[0]?.machine).toEqual({
+      type: 'local',
+      image: { name: 'local', version: '1.0.0' },
+    });
+
+    await client.create(Refs.shoot, profiledShoot(namespace, 'minor', { kubernetes: { version: '1.37' } }));
+    const minor = await client.get<Shoot & KubernetesObject>(Refs.shoot, 'minor', namespace);
+    expect(minor?.spec.kubernetes?.version).toBe('1.37.1');
+  });
+
+  it('refuses a version the CloudProfile does not list, naming the ones it does', async () => {
+    const namespace = await newTestNamespace('garden-admission');
+    const error = await rejection(
+      client.create(Refs.shoot, profiledShoot(namespace, 'old', { kubernetes: { version: '1.33.0' } })),
+    );
+    expect(error.code).toBe(422);
+    expect(error.message).toBe(
+      `admission webhook "${VALIDATING_WEBHOOK_NAME}" denied the request: Shoot.core.gardener.cloud "old" is ` +
+        'invalid: spec.kubernetes.version: Unsupported value: "1.33.0": supported values: "1.37.1", "1.38.0 (preview)"',
+    );
+    expect(await client.get(Refs.shoot, 'old', namespace)).toBeUndefined();
+  });
+
+  it('refuses an unknown machine type and image per worker pool, and a CloudProfile that does not exist', async () => {
+    const namespace = await newTestNamespace('garden-admission');
+    const pools = [
+      { name: 'w1', machine: { type: 'local' }, minimum: 1, maximum: 1 },
+      {
+        name: 'w2',
+        machine: { type: 'm5.large', image: { name: 'gardenlinux', version: '1.0.0' } },
+        minimum: 1,
+        maximum: 1,
+      },
+    ];
+    const error = await rejection(
+      client.create(Refs.shoot, profiledShoot(namespace, 'mach', { provider: { type: 'local', workers: pools } })),
+    );
+    expect(error.status?.details?.causes).toEqual([
+      {
+        reason: 'FieldValueNotSupported',
+        field: 'spec.provider.workers[1].machine.type',
+        message: 'Unsupported value: "m5.large": supported values: "local"',
+      },
+      {
+        reason: 'FieldValueInvalid',
+        field: 'spec.provider.workers[1].machine.image',
+        message:
+          'Invalid value: {"name":"gardenlinux","version":"1.0.0"}: machine image version is not supported, ' +
+          'supported machine image versions are: [local:1.0.0]',
+      },
+    ]);
+
+    const missing = await rejection(
+      client.create(Refs.shoot, profiledShoot(namespace, 'orph', { cloudProfile: { name: 'no-such-profile' } })),
+    );
+    expect(missing.status?.details?.causes).toEqual([
+      { reason: 'FieldValueNotFound', field: 'spec.cloudProfile.name', message: 'Not found: "no-such-profile"' },
+    ]);
   });
 });

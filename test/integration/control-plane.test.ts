@@ -59,6 +59,7 @@ describe('CRDs in a real API server', () => {
       expect.arrayContaining([
         'shoots.core.gardener.cloud',
         'seeds.core.gardener.cloud',
+        'cloudprofiles.core.gardener.cloud',
         'networks.extensions.gardener.cloud',
         'dnsrecords.extensions.gardener.cloud',
         'workers.extensions.gardener.cloud',
@@ -187,6 +188,36 @@ describe('CRDs in a real API server', () => {
     expect((stored.spec!.provider as { workers: Record<string, unknown>[] }).workers[0]).not.toHaveProperty('minimun');
     expect(storedNetworking.providerConfig).toEqual(providerConfig);
     expect(storedNetworking.ipFamilies).toEqual(['IPv6']);
+  });
+
+  it('refuses unknown CloudProfile fields under strict field validation, keeps its providerConfig', async () => {
+    const custom = kubeConfig().makeApiClient(CustomObjectsApi);
+    const profile = example<Obj>('cloudprofile-local.yaml');
+    profile.metadata = { name: `typos-${uniqueSuffix()}` };
+    const machineType = (profile.spec!.machineTypes as Record<string, unknown>[])[0]!;
+    machineType.cpus = '2';
+    const providerConfig = { apiVersion: 'local.provider.extensions.gardener.cloud/v1alpha1', anything: [1, 'two'] };
+    profile.spec!.providerConfig = providerConfig;
+    const create = (fieldValidation: 'Strict' | 'Ignore') =>
+      custom.createClusterCustomObject({ ...CORE, plural: 'cloudprofiles', body: profile, fieldValidation });
+
+    const refused: unknown = await create('Strict').then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(statusCode(refused)).toBe(400);
+    const message = (JSON.parse((refused as { body: string }).body) as { message: string }).message;
+    expect(message).toContain('unknown field "spec.machineTypes[0].cpus"');
+    expect(message).not.toContain('anything');
+
+    const stored = (await create('Ignore')) as Obj;
+    try {
+      expect((stored.spec!.machineTypes as Record<string, unknown>[])[0]).not.toHaveProperty('cpus');
+      expect(stored.spec!.providerConfig).toEqual(providerConfig);
+      expect(stored.spec!.kubernetes).toEqual(profile.spec!.kubernetes);
+    } finally {
+      await custom.deleteClusterCustomObject({ ...CORE, plural: 'cloudprofiles', name: profile.metadata.name! });
+    }
   });
 
   it('updates status only through the status subresource', async () => {

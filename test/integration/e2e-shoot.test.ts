@@ -28,6 +28,7 @@ import { ApiError, ResourceClient, retryOnConflict } from '../../src/runtime/cli
 import { silentLogger } from '../../src/runtime/log.js';
 import { seedDualStackMigrationNetworks, seedIPv6Networks } from '../fixtures/objects.js';
 import { waitFor } from '../support/wait.js';
+import { applyLocalCloudProfile } from '../support/shoot.js';
 
 let cp: ControlPlane;
 let bind: Bind9;
@@ -61,6 +62,7 @@ beforeAll(async () => {
       spec: { provider: { type: 'local', region: 'local' }, networks },
     } as KubernetesObject);
   }
+  await applyLocalCloudProfile(client);
   // The webhooks are registered; wait until the API server calls them.
   await waitFor(
     async () => (await admissionStatus(shootObject('probe', 'ipv6', { ipFamilies: ['IPv5'] }), true)) !== undefined,

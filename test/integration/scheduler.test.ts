@@ -22,6 +22,7 @@ import { silentLogger } from '../../src/runtime/log.js';
 import { seedDualStackMigrationNetworks, seedIPv4Networks } from '../fixtures/objects.js';
 import { example } from '../support/kube.js';
 import { waitFor } from '../support/wait.js';
+import { applyLocalCloudProfile } from '../support/shoot.js';
 
 const NAMESPACE = 'garden-local';
 
@@ -74,6 +75,7 @@ beforeAll(async () => {
   // `local-ipv4` sorts first: a scheduler that ignored IP families would take it.
   await client.create(Refs.seed, seed('local-ipv4', seedIPv4Networks));
   await client.create(Refs.seed, example<KubernetesObject>('seed-ipv6.yaml'));
+  await applyLocalCloudProfile(client);
   await waitFor(
     async () =>
       (await Promise.all(['local-ipv4', 'local-ipv6'].map((n) => client.get(Refs.seed, n)))).every(

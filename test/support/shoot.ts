@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { onTestFinished } from 'vitest';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Shoot } from '../../src/apis/core/v1beta1/shoot.js';
+import { localCloudProfile } from '../../src/extensions/provider-local/cloudprofile.js';
 import { Refs } from '../../src/gardenlet/resources.js';
 import { which } from '../../src/localenv/process.js';
 import type { ResourceClient } from '../../src/runtime/client.js';
@@ -66,8 +67,19 @@ export function runWithNameserver(nameserver: string, command: string, args: str
 }
 
 /**
- * The project namespace and a local Seed per entry, each created once the webhook admits it (its registration takes a
- * moment to reach the API server).
+ * The CloudProfile `local` as `up` creates it: the webhook admits a Shoot against the CloudProfile it names and
+ * refuses it without one. Server-side apply: the files that share an API server may each apply it.
+ */
+export async function applyLocalCloudProfile(client: ResourceClient): Promise<void> {
+  await client.apply(Refs.cloudProfile, localCloudProfile() as KubernetesObject, {
+    fieldManager: 'gardener-ipv6-test',
+    force: true,
+  });
+}
+
+/**
+ * The project namespace, a local Seed per entry, each created once the webhook admits it (its registration takes a
+ * moment to reach the API server), and the CloudProfile `local`.
  */
 export async function createProjectAndSeeds(
   client: ResourceClient,
@@ -89,6 +101,7 @@ export async function createProjectAndSeeds(
       { timeoutMs: 30_000, message: `seed ${name} to be admitted` },
     );
   }
+  await applyLocalCloudProfile(client);
 }
 
 /**

@@ -349,7 +349,7 @@ objectSelector:
 rules:
   - apiGroups: ["core.gardener.cloud"]
     apiVersions: ["v1beta1"]
-    resources: ["shoots", "seeds"]
+    resources: ["shoots", "seeds", "cloudprofiles"]
     operations: ["CREATE", "UPDATE"]
     scope: "*"
   - apiGroups: ["extensions.gardener.cloud"]

@@ -3,6 +3,7 @@ import type { FieldPath } from './path.js';
 /** The Kubernetes field error kinds this project emits, as they appear in `Status.details.causes[].reason`. */
 export const ErrorType = {
   Invalid: 'FieldValueInvalid',
+  NotFound: 'FieldValueNotFound',
   Required: 'FieldValueRequired',
   NotSupported: 'FieldValueNotSupported',
   Duplicate: 'FieldValueDuplicate',
@@ -39,6 +40,8 @@ export function errorBody(error: FieldError): string {
   switch (error.type) {
     case ErrorType.Invalid:
       return `Invalid value: ${formatBadValue(error.badValue)}${error.detail ? `: ${error.detail}` : ''}`;
+    case ErrorType.NotFound:
+      return `Not found: ${formatBadValue(error.badValue)}`;
     case ErrorType.NotSupported:
       return `Unsupported value: ${formatBadValue(error.badValue)}${error.detail ? `: ${error.detail}` : ''}`;
     case ErrorType.Duplicate:
@@ -59,6 +62,11 @@ export function errorString(error: FieldError): string {
 
 export function invalid(path: FieldPath, badValue: unknown, detail: string): FieldError {
   return { type: ErrorType.Invalid, field: path.toString(), badValue, detail };
+}
+
+/** apimachinery's `field.NotFound`: the value names something that does not exist. */
+export function notFound(path: FieldPath, badValue: unknown): FieldError {
+  return { type: ErrorType.NotFound, field: path.toString(), badValue, detail: '' };
 }
 
 export function required(path: FieldPath, detail: string): FieldError {

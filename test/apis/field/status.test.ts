@@ -10,6 +10,7 @@ import {
   invalid,
   invalidStatus,
   MAX_STATUS_CAUSES,
+  notFound,
   notSupported,
   required,
   statusFor,
@@ -59,6 +60,12 @@ describe('field error messages', () => {
       'Unsupported value: "IPv5": supported values: "IPv4", "IPv6"',
     ],
     [duplicate(ipFamilies.index(1), 'IPv4'), ErrorType.Duplicate, 'FieldValueDuplicate', 'Duplicate value: "IPv4"'],
+    [
+      notFound(FieldPath.root('spec', 'cloudProfile', 'name'), 'local'),
+      ErrorType.NotFound,
+      'FieldValueNotFound',
+      'Not found: "local"',
+    ],
     [
       forbidden(FieldPath.root('spec', 'networking'), "networking cannot be set to nil if it's already set"),
       ErrorType.Forbidden,

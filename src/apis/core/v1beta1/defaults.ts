@@ -1,14 +1,16 @@
 /**
- * Defaulting for Shoot and Seed, run before validation as an API server does. Pure: returns a new object that
- * shares unchanged subtrees with the input and copies only the objects on the paths it writes (so it is cheap, and
- * deeply nested unknown fields are never walked).
+ * Defaulting for Shoot, Seed and CloudProfile, run before validation as an API server does. Pure: returns a new
+ * object that shares unchanged subtrees with the input and copies only the objects on the paths it writes (so it is
+ * cheap, and deeply nested unknown fields are never walked).
  */
 import { isIPv6SingleStack } from '../../validation/ip-families.js';
 import { parseCIDR } from '../../../net/cidr.js';
 import { copyWith } from '../../meta/copy.js';
 import { hasWorkers, highestMaxPods } from './helpers.js';
+import type { CloudProfile, MachineImage } from './cloudprofile.js';
+import { latestDefaultableVersion, partialVersion } from './versions.js';
 import type { Seed } from './seed.js';
-import type { Shoot } from './shoot.js';
+import type { Shoot, Worker } from './shoot.js';
 
 /** The IPv6 node mask kube-controller-manager gets unless the user chose one: one /64 per node. */
 export const DEFAULT_NODE_CIDR_MASK_SIZE_IPV6 = 64;
@@ -76,4 +78,121 @@ export function applySeedShootDefaults(input: Shoot, seed: Seed): Shoot {
   if (workers && networking.pods === undefined && ofPrimaryFamily(defaults.pods)) networking.pods = defaults.pods;
   if (networking.services === undefined && ofPrimaryFamily(defaults.services)) networking.services = defaults.services;
   return shoot;
+}
+
+/** The CPU architecture Gardener assumes where a CloudProfile names none. */
+export const DEFAULT_ARCHITECTURE = 'amd64';
+/** The container runtime of a machine image version that names none. */
+export const DEFAULT_CRI_NAME = 'containerd';
+
+/**
+ * Gardener's CloudProfile defaults: a machine type or volume type is usable, a machine image updates to the newest
+ * version (`major`), an image version runs containerd, and without `machineCapabilities` machine types and image
+ * versions are amd64.
+ */
+export function defaultCloudProfile(input: CloudProfile): CloudProfile {
+  const spec = copyWith(input.spec);
+  const architectures = (spec.machineCapabilities?.length ?? 0) === 0;
+  if (spec.machineImages) {
+    spec.machineImages = spec.machineImages.map((image) =>
+      copyWith(image, {
+        updateStrategy: image.updateStrategy ?? 'major',
+        versions: image.versions.map((version) => {
+          const defaulted = copyWith(version);
+          if ((version.cri?.length ?? 0) === 0) defaulted.cri = [{ name: DEFAULT_CRI_NAME }];
+          if (architectures && (version.architectures?.length ?? 0) === 0) {
+            defaulted.architectures = [DEFAULT_ARCHITECTURE];
+          }
+          return defaulted;
+        }),
+      }),
+    );
+  }
+  if (spec.machineTypes) {
+    spec.machineTypes = spec.machineTypes.map((type) => {
+      const defaulted = copyWith(type, { usable: type.usable ?? true });
+      if (architectures && type.architecture === undefined) defaulted.architecture = DEFAULT_ARCHITECTURE;
+      return defaulted;
+    });
+  }
+  if (spec.volumeTypes) {
+    spec.volumeTypes = spec.volumeTypes.map((type) => copyWith(type, { usable: type.usable ?? true }));
+  }
+  return copyWith(input, { spec });
+}
+
+/**
+ * The mutating admission step for a Shoot whose CloudProfile exists, as Gardener's admission defaults it:
+ * - a missing or partial Kubernetes version (`1.37`) becomes the newest the profile lists that is neither preview
+ *   nor expired (of that minor); so does a worker pool's partial version;
+ * - a worker pool without a machine image gets the profile's first image (its newest such version), one with an
+ *   image name only that image's newest version; a pool of `old` keeps its image when the new one names none, or
+ *   names the same image without a version.
+ * What can't be defaulted stays as it is, for validation to refuse (validateShootAgainstCloudProfile).
+ */
+export function applyCloudProfileDefaults(
+  input: Shoot,
+  profile: CloudProfile,
+  opts: { old?: Shoot; now: Date },
+): Shoot {
+  const versions = profile.spec.kubernetes?.versions ?? [];
+  const expand = (version: string | undefined): string | undefined => {
+    const partial = partialVersion(version ?? '');
+    if (partial === undefined || 'invalid' in partial) return undefined;
+    return latestDefaultableVersion(versions, opts.now, partial)?.version;
+  };
+  let shoot = input;
+  const version = expand(input.spec.kubernetes?.version);
+  if (version !== undefined) {
+    const kubernetes = copyWith(input.spec.kubernetes, { version });
+    shoot = copyWith(input, { spec: copyWith(input.spec, { kubernetes }) });
+  }
+  const workers = input.spec.provider?.workers;
+  if (!workers?.length) return shoot;
+  const oldWorkers = opts.old?.spec.provider?.workers ?? [];
+  let changed = false;
+  const defaulted = workers.map((worker) => {
+    let result = worker;
+    const poolVersion = worker.kubernetes?.version === undefined ? undefined : expand(worker.kubernetes.version);
+    if (poolVersion !== undefined) {
+      result = copyWith(result, { kubernetes: copyWith(worker.kubernetes, { version: poolVersion }) });
+    }
+    const image = defaultMachineImage(
+      worker,
+      oldWorkers.find((w) => w.name === worker.name),
+      profile.spec.machineImages ?? [],
+      opts.now,
+    );
+    if (image !== undefined) result = copyWith(result, { machine: copyWith(worker.machine, { image }) });
+    changed ||= result !== worker;
+    return result;
+  });
+  if (!changed) return shoot;
+  const provider = copyWith(shoot.spec.provider, { workers: defaulted });
+  return copyWith(shoot, { spec: copyWith(shoot.spec, { provider }) });
+}
+
+type ShootMachineImage = NonNullable<NonNullable<Worker['machine']>['image']>;
+
+/** The image a pool gets (see {@link applyCloudProfileDefaults}); undefined when it keeps its own. */
+function defaultMachineImage(
+  worker: Worker,
+  old: Worker | undefined,
+  images: readonly MachineImage[],
+  now: Date,
+): ShootMachineImage | undefined {
+  const image = worker.machine?.image;
+  if (image?.version) return undefined;
+  const oldImage = old?.machine?.image;
+  if (oldImage !== undefined && (image === undefined || image.name === oldImage.name)) {
+    return image === undefined ? oldImage : copyWith(image, { version: oldImage.version });
+  }
+  const architecture = worker.machine?.architecture ?? DEFAULT_ARCHITECTURE;
+  const candidates = image?.name ? images.filter((i) => i.name === image.name) : images;
+  for (const candidate of candidates) {
+    const versions = candidate.versions.filter((v) => (v.architectures ?? []).includes(architecture));
+    const latest = latestDefaultableVersion(versions, now, {}, { previewIfNoOther: true });
+    if (latest !== undefined) return copyWith(image, { name: candidate.name, version: latest.version });
+  }
+  return undefined;
 }

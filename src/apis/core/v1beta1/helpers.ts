@@ -1,3 +1,4 @@
+import { FieldPath } from '../../field/index.js';
 import type { Shoot } from './shoot.js';
 
 export const DEFAULT_MAX_PODS = 110;
@@ -23,4 +24,30 @@ export function highestMaxPods(shoot: Shoot): number {
 export function shootIPFamilies(shoot: Shoot): string[] {
   const families = shoot.spec.networking?.ipFamilies ?? [];
   return families.length > 0 ? [...families] : ['IPv4'];
+}
+
+/** The CloudProfile a Shoot names, and the field that names it. */
+export interface CloudProfileReference {
+  readonly name: string;
+  readonly path: FieldPath;
+  /** `spec.cloudProfile.kind` as given (`CloudProfile` when unset; Gardener also knows `NamespacedCloudProfile`). */
+  readonly kind: string;
+}
+
+/**
+ * `spec.cloudProfile.name`, else the older `spec.cloudProfileName`; undefined when neither names one. Reads the object
+ * as sent (the webhook looks the profile up before decoding the Shoot).
+ */
+export function cloudProfileReference(shoot: unknown): CloudProfileReference | undefined {
+  const spec = (shoot as { spec?: { cloudProfile?: { name?: unknown; kind?: unknown }; cloudProfileName?: unknown } })
+    ?.spec;
+  const kind =
+    typeof spec?.cloudProfile?.kind === 'string' && spec.cloudProfile.kind ? spec.cloudProfile.kind : 'CloudProfile';
+  if (typeof spec?.cloudProfile?.name === 'string' && spec.cloudProfile.name !== '') {
+    return { name: spec.cloudProfile.name, path: FieldPath.root('spec', 'cloudProfile', 'name'), kind };
+  }
+  if (typeof spec?.cloudProfileName === 'string' && spec.cloudProfileName !== '') {
+    return { name: spec.cloudProfileName, path: FieldPath.root('spec', 'cloudProfileName'), kind: 'CloudProfile' };
+  }
+  return undefined;
 }

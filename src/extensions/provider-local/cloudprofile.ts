@@ -1,0 +1,36 @@
+/**
+ * The CloudProfile `local`: what provider-local offers Shoots, as Gardener's local setup has it
+ * (example/provider-local/garden/cloudprofile): the Kubernetes version the machines and control planes run (the
+ * pinned binaries'), one machine type and the machine image `local` 1.0.0. `up` creates it; the kind path applies
+ * examples/cloudprofile-local.yaml, which a test keeps equal to it.
+ */
+import type { CloudProfile } from '../../apis/core/v1beta1/cloudprofile.js';
+import { API_VERSION } from '../../apis/core/v1beta1/shoot.js';
+import { KUBERNETES_VERSION } from '../../gardenlet/imagevector/images.js';
+
+export const PROVIDER_TYPE = 'local';
+export const CLOUD_PROFILE_NAME = 'local';
+export const REGION = 'local';
+export const MACHINE_TYPE = 'local';
+export const MACHINE_IMAGE = { name: 'local', version: '1.0.0' } as const;
+
+/** The Kubernetes version of the pinned binaries, as a CloudProfile lists it (`1.37.1`). */
+export const LOCAL_KUBERNETES_VERSION = KUBERNETES_VERSION.replace(/^v/, '');
+
+export function localCloudProfile(): CloudProfile {
+  return {
+    apiVersion: API_VERSION,
+    kind: 'CloudProfile',
+    metadata: { name: CLOUD_PROFILE_NAME },
+    spec: {
+      type: PROVIDER_TYPE,
+      regions: [{ name: REGION }],
+      kubernetes: { versions: [{ version: LOCAL_KUBERNETES_VERSION }] },
+      // A machine is a network namespace of its seed Node, not a VM: these figures are nominal, as Gardener's.
+      machineTypes: [{ name: MACHINE_TYPE, cpu: '1', gpu: '0', memory: '8Gi' }],
+      machineImages: [
+        { name: MACHINE_IMAGE.name, versions: [{ version: MACHINE_IMAGE.version, cri: [{ name: 'containerd' }] }] },
+      ],
+    },
+  };
+}
