@@ -131,7 +131,7 @@ export function admit(input: AdmissionInput): AdmissionResult {
 
 /**
  * What the extensions' admission adds, as their webhooks do in Gardener: the calico providerConfig of Shoots and
- * Networks of type `calico`; provider-local's ranges and machines of Shoots and Seeds of type `local`.
+ * Networks of type `calico`; provider-local's ranges, machines and worker sysctls of Shoots and Seeds of type `local`.
  */
 function extensionAdmission(kind: KindInfo<unknown>, object: unknown, providerLocal: LocalAdmissionConfig): ErrorList {
   if (kind === Shoots)

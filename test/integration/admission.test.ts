@@ -501,4 +501,25 @@ describe('admission against the CloudProfile, behind kube-apiserver', () => {
       { reason: 'FieldValueNotFound', field: 'spec.cloudProfile.name', message: 'Not found: "no-such-profile"' },
     ]);
   });
+
+  it("refuses a worker sysctl a machine can't have, saying why", async () => {
+    const namespace = await newTestNamespace('garden-admission');
+    const pool = {
+      name: 'w1',
+      machine: { type: 'local' },
+      minimum: 1,
+      maximum: 1,
+      sysctls: { 'vm.max_map_count': '262144', 'net.ipv4.tcp_keepalive_time': '600' },
+    };
+    const error = await rejection(
+      client.create(Refs.shoot, profiledShoot(namespace, 'sysctl', { provider: { type: 'local', workers: [pool] } })),
+    );
+    expect(error.status?.details?.causes).toEqual([
+      {
+        reason: 'FieldValueForbidden',
+        field: 'spec.provider.workers[0].sysctls[vm.max_map_count]',
+        message: 'Forbidden: machines share the host kernel; only network-namespace settings (net.*) apply per machine',
+      },
+    ]);
+  });
 });

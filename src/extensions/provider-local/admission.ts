@@ -7,7 +7,7 @@
  */
 import type { Seed } from '../../apis/core/v1beta1/seed.js';
 import type { Shoot } from '../../apis/core/v1beta1/shoot.js';
-import { FieldPath, invalid, type ErrorList } from '../../apis/field/index.js';
+import { FieldPath, forbidden, invalid, type ErrorList } from '../../apis/field/index.js';
 import { cidrField, type CIDRField } from '../../apis/validation/cidr.js';
 import { addressCount, formatCIDR, overlaps, type CIDR } from '../../net/cidr.js';
 import {
@@ -16,6 +16,7 @@ import {
   type LoadBalancerNetworks,
 } from './loadbalancer/pool.js';
 import { FIRST_MACHINE_OFFSET } from './worker/node-addresses.js';
+import { machineSysctlRefusal } from './sysctls.js';
 
 export const LOCAL_PROVIDER_TYPE = 'local';
 
@@ -115,11 +116,31 @@ export function validateLocalShoot(shoot: Shoot, config: LocalAdmissionConfig): 
     const value = shoot.spec.networking?.[name];
     if (value !== undefined) errors.push(...loadBalancerOverlap(cidrField(NETWORKING.child(name), value), networks));
   }
-  errors.push(...validateNodeRangeRoom(shoot), ...validateMachineCounts(shoot, config));
+  errors.push(
+    ...validateNodeRangeRoom(shoot),
+    ...validateMachineCounts(shoot, config),
+    ...validateWorkerSysctls(shoot),
+  );
   return errors;
 }
 
 const WORKERS = FieldPath.root('spec', 'provider', 'workers');
+
+/**
+ * A pool's `sysctls` may only hold settings a local machine can have of its own (sysctls.ts): the node agent would
+ * otherwise skip the others while the Shoot reports success.
+ */
+function validateWorkerSysctls(shoot: Shoot): ErrorList {
+  const errors: ErrorList = [];
+  (shoot.spec.provider?.workers ?? []).forEach((worker, i) => {
+    const path = WORKERS.index(i).child('sysctls');
+    for (const key of Object.keys(worker.sysctls ?? {})) {
+      const refusal = machineSysctlRefusal(key);
+      if (refusal !== undefined) errors.push(forbidden(path.key(key), refusal));
+    }
+  });
+  return errors;
+}
 
 /** Pools and the shoot within the installation's machine limits. */
 function validateMachineCounts(shoot: Shoot, config: LocalAdmissionConfig): ErrorList {

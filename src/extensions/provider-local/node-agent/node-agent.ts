@@ -3,9 +3,9 @@
  * worker's OperatingSystemConfig into the machine and applies the kernel settings of its `/etc/sysctl.d/` files,
  * with the worker pool's `sysctls` from the Shoot overriding them.
  *
- * A machine is a network namespace of the host, not a VM: only settings that belong to a network namespace
- * (`net.*`) can be the machine's own. Host-wide ones (`kernel.*`, `vm.*`, `fs.*`) are reported as skipped, never
- * written, since writing them would change the host and every other machine.
+ * A machine is a network namespace of the host, not a VM: only settings that belong to a network namespace can be
+ * the machine's own (../sysctls.ts, the rule the Shoot's admission refuses a worker pool's `sysctls` by). Others are
+ * reported as skipped, never written, since writing them would change the host and every other machine.
  *
  * The agent is pure apart from its `NodeAgentTarget` (where files go, how sysctls are set), so it is tested
  * without a machine; `directoryTarget` is the target of a machine (its root seen from outside) and of the tests.
@@ -16,6 +16,7 @@ import { dirname, join, posix } from 'node:path';
 import { promisify } from 'node:util';
 import type { File } from '../../../apis/extensions/v1alpha1/operatingsystemconfig.js';
 import { which } from '../../../localenv/process.js';
+import { machineSysctlRefusal, sysctlKey } from '../sysctls.js';
 
 const run = promisify(execFile);
 
@@ -101,7 +102,7 @@ export function parseSysctlFile(text: string): Map<string, string> {
     if (line === '' || line.startsWith('#') || line.startsWith(';')) continue;
     const eq = line.indexOf('=');
     if (eq < 0) continue;
-    const key = line.slice(0, eq).trim().replace(/^-/, '').replace(/\//g, '.');
+    const key = sysctlKey(line.slice(0, eq).trim().replace(/^-/, ''));
     const value = line.slice(eq + 1).trim();
     if (key) values.set(key, value);
   }
@@ -113,15 +114,10 @@ export function renderSysctlFile(values: ReadonlyMap<string, string> | Record<st
   return entries.map(([k, v]) => `${k} = ${v}`).join('\n') + '\n';
 }
 
-/** Whether a kernel parameter belongs to a network namespace (and so to one machine). */
-export function isNetworkNamespaced(key: string): boolean {
-  return key.startsWith('net.');
-}
-
 export interface SysctlPlan {
   /** What the machine's network namespace gets, in application order. */
   apply: [string, string][];
-  /** Host-wide parameters a machine can't own. */
+  /** Parameters a machine can't own (the host's), with why. */
   skipped: { key: string; value: string; reason: string }[];
 }
 
@@ -138,16 +134,12 @@ export function sysctlPlan(
     .filter((f) => posix.dirname(f.path) === SYSCTL_DIR && f.path.endsWith('.conf'))
     .sort((a, b) => posix.basename(a.path).localeCompare(posix.basename(b.path)));
   for (const f of sysctlFiles) for (const [k, v] of parseSysctlFile(f.content.toString('utf8'))) merged.set(k, v);
-  for (const [k, v] of Object.entries(overrides)) merged.set(k.replace(/\//g, '.'), String(v));
+  for (const [k, v] of Object.entries(overrides)) merged.set(sysctlKey(k), String(v));
   const plan: SysctlPlan = { apply: [], skipped: [] };
   for (const [key, value] of merged) {
-    if (isNetworkNamespaced(key)) plan.apply.push([key, value]);
-    else
-      plan.skipped.push({
-        key,
-        value,
-        reason: 'host-wide kernel parameter; a machine only owns its network namespace',
-      });
+    const reason = machineSysctlRefusal(key);
+    if (reason === undefined) plan.apply.push([key, value]);
+    else plan.skipped.push({ key, value, reason });
   }
   return plan;
 }
