@@ -18,6 +18,13 @@ export const VersionClassification = {
   Deprecated: 'deprecated',
 } as const;
 
+/** How maintenance updates a machine image (`MachineImage.updateStrategy`). */
+export const MachineImageUpdateStrategy = {
+  Patch: 'patch',
+  Minor: 'minor',
+  Major: 'major',
+} as const;
+
 /** A version a Shoot may ask for, until its `expirationDate` (an RFC 3339 time). */
 export const ExpirableVersionSchema = z.strictObject({
   version: z.string(),

@@ -7,7 +7,7 @@ import { isIPv6SingleStack } from '../../validation/ip-families.js';
 import { parseCIDR } from '../../../net/cidr.js';
 import { copyWith } from '../../meta/copy.js';
 import { hasWorkers, highestMaxPods } from './helpers.js';
-import type { CloudProfile, MachineImage } from './cloudprofile.js';
+import { MachineImageUpdateStrategy, type CloudProfile, type MachineImage } from './cloudprofile.js';
 import { latestDefaultableVersion, partialVersion } from './versions.js';
 import type { Seed } from './seed.js';
 import type { Shoot, Worker } from './shoot.js';
@@ -96,7 +96,7 @@ export function defaultCloudProfile(input: CloudProfile): CloudProfile {
   if (spec.machineImages) {
     spec.machineImages = spec.machineImages.map((image) =>
       copyWith(image, {
-        updateStrategy: image.updateStrategy ?? 'major',
+        updateStrategy: image.updateStrategy ?? MachineImageUpdateStrategy.Major,
         versions: image.versions.map((version) => {
           const defaulted = copyWith(version);
           if ((version.cri?.length ?? 0) === 0) defaulted.cri = [{ name: DEFAULT_CRI_NAME }];

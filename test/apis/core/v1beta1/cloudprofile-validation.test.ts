@@ -201,6 +201,17 @@ describe('CloudProfile validation', () => {
       ],
     ],
     [
+      'an update strategy Gardener does not know',
+      { machineImages: [{ name: 'local', versions: [{ version: '1.0.0' }], updateStrategy: 'weekly' }] },
+      [
+        c(
+          'spec.machineImages[0].updateStrategy',
+          'NotSupported',
+          'Unsupported value: "weekly": supported values: "major", "minor", "patch"',
+        ),
+      ],
+    ],
+    [
       'machine types: a name twice, negative or no quantities, a storage with both sizes',
       {
         machineTypes: [

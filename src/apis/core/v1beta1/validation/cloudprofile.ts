@@ -14,12 +14,18 @@ import {
   type ErrorList,
 } from '../../../field/index.js';
 import { QUANTITY_DETAIL, quantitySign } from '../../../validation/quantity.js';
-import { VersionClassification, type CloudProfile, type ExpirableVersion } from '../cloudprofile.js';
+import {
+  MachineImageUpdateStrategy,
+  VersionClassification,
+  type CloudProfile,
+  type ExpirableVersion,
+} from '../cloudprofile.js';
 import { compareSemVer, isExpired, parseSemVer } from '../versions.js';
 
 const SPEC = FieldPath.root('spec');
 const KUBERNETES_VERSION = /^([0-9]+\.){2}[0-9]+$/;
 const CLASSIFICATIONS: readonly string[] = Object.values(VersionClassification).sort();
+const UPDATE_STRATEGIES: readonly string[] = Object.values(MachineImageUpdateStrategy).sort();
 /** The container runtimes a machine image version may offer (Gardener's `availableWorkerCRINames`). */
 export const CRI_NAMES = ['containerd'] as const;
 
@@ -137,8 +143,8 @@ function validateMachineImages(profile: CloudProfile): ErrorList {
   images.forEach((image, i) => {
     const imagePath = path.index(i);
     errors.push(...validateName(image.name, names, imagePath.child('name'), 'machine image name must not be empty'));
-    if (image.updateStrategy !== undefined && !['patch', 'minor', 'major'].includes(image.updateStrategy)) {
-      errors.push(notSupported(imagePath.child('updateStrategy'), image.updateStrategy, ['major', 'minor', 'patch']));
+    if (image.updateStrategy !== undefined && !UPDATE_STRATEGIES.includes(image.updateStrategy)) {
+      errors.push(notSupported(imagePath.child('updateStrategy'), image.updateStrategy, UPDATE_STRATEGIES));
     }
     if (image.versions.length === 0) {
       const detail = `must provide at least one version for the machine image '${image.name}'`;
