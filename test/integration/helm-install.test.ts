@@ -60,6 +60,7 @@ const REFS: Record<string, ResourceRef> = {
   ConfigMap: resources.configMap,
   Service: resources.service,
   Deployment: { group: 'apps', version: 'v1', plural: 'deployments', kind: 'Deployment', namespaced: true },
+  DaemonSet: { group: 'apps', version: 'v1', plural: 'daemonsets', kind: 'DaemonSet', namespaced: true },
   ClusterRole: rbac('clusterroles', 'ClusterRole', false),
   ClusterRoleBinding: rbac('clusterrolebindings', 'ClusterRoleBinding', false),
   Role: rbac('roles', 'Role', true),

@@ -292,9 +292,9 @@ describe.skipIf(reason !== undefined)('a kind IPv6 seed with the chart', () => {
     const sets = json<{ items: (Item & { status?: { numberReady?: number; desiredNumberScheduled?: number } })[] }>(
       '--kubeconfig',
       kubeconfig,
-      '-A',
       'get',
       'daemonsets',
+      '-A',
       '-l',
       'app.kubernetes.io/component=network-policy-enforcer',
     ).items;
