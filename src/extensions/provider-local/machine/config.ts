@@ -3,6 +3,7 @@
  * the KubeletConfiguration, kubeconfigs, kube-proxy's configuration and the CNI network (bridge + host-local).
  * Paths are as the machine sees them (inside its mount namespace, see machine.ts).
  */
+import { KUBELET_CONFIG_FILE_PATH, MACHINE_KUBELET_DEFAULTS } from '../../../apis/provider-local/v1alpha1/kubelet.js';
 import { parse, stringify } from 'yaml';
 import type { IPFamily } from '../../../net/cidr.js';
 import { parseCIDR, parseIP } from '../../../net/cidr.js';
@@ -130,18 +131,15 @@ export interface KubeletConfigOptions {
   /** Kubelet's client-certificate authority for its own API (the shoot CA). */
   clientCAFile?: string;
   /**
-   * The KubeletConfiguration of the worker's OperatingSystemConfig (its file OSC_KUBELET_CONFIG_PATH): what the
+   * The KubeletConfiguration of the worker's OperatingSystemConfig (its file KUBELET_CONFIG_FILE_PATH): what the
    * Shoot says. Without it (a machine without an OSC, such as `up`'s seed nodes) the defaults below.
    */
   fromOperatingSystemConfig?: Readonly<Record<string, unknown>>;
 }
 
-/** Where the worker's OperatingSystemConfig carries the kubelet's configuration (Gardener's path). */
-export const OSC_KUBELET_CONFIG_PATH = '/var/lib/kubelet/config/kubelet';
-
 /**
  * The settings of a machine without an OperatingSystemConfig's kubelet file; the gardenlet renders the same defaults
- * into the file where the Shoot says nothing (its kubelet-config.ts).
+ * into the file where the Shoot says nothing.
  */
 const KUBELET_DEFAULTS: Readonly<Record<string, unknown>> = {
   // The kubelet API (logs, exec) authenticates clients by a certificate of the cluster's CA or a token the API
@@ -149,19 +147,7 @@ const KUBELET_DEFAULTS: Readonly<Record<string, unknown>> = {
   authentication: { anonymous: { enabled: false }, webhook: { enabled: true } },
   authorization: { mode: 'Webhook' },
   readOnlyPort: 0,
-  maxPods: 110,
-  // The machines share the host's disk: eviction thresholds of a real node would evict on any busy laptop.
-  evictionHard: { 'memory.available': '50Mi', 'nodefs.available': '1%', 'imagefs.available': '1%' },
-  // Our images are imported, not pulled: nothing to garbage collect by age.
-  imageGCHighThresholdPercent: 100,
-  imageGCLowThresholdPercent: 99,
-  protectKernelDefaults: false,
-  serializeImagePulls: false,
-  failSwapOn: false,
-  nodeStatusReportFrequency: '10s',
-  nodeStatusUpdateFrequency: '5s',
-  syncFrequency: '10s',
-  fileCheckFrequency: '20s',
+  ...MACHINE_KUBELET_DEFAULTS,
 };
 
 /**
@@ -229,7 +215,7 @@ export function parseOSCKubeletConfig(text: string): Record<string, unknown> {
   try {
     value = parse(text);
   } catch (e) {
-    throw new Error(`${OSC_KUBELET_CONFIG_PATH}: not YAML: ${(e as Error).message}`);
+    throw new Error(`${KUBELET_CONFIG_FILE_PATH}: not YAML: ${(e as Error).message}`);
   }
   const object = value as { apiVersion?: unknown; kind?: unknown } | null;
   if (
@@ -239,7 +225,7 @@ export function parseOSCKubeletConfig(text: string): Record<string, unknown> {
     object.kind !== 'KubeletConfiguration' ||
     object.apiVersion !== 'kubelet.config.k8s.io/v1beta1'
   ) {
-    throw new Error(`${OSC_KUBELET_CONFIG_PATH}: not a kubelet.config.k8s.io/v1beta1 KubeletConfiguration`);
+    throw new Error(`${KUBELET_CONFIG_FILE_PATH}: not a kubelet.config.k8s.io/v1beta1 KubeletConfiguration`);
   }
   return object as Record<string, unknown>;
 }

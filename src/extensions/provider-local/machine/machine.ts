@@ -41,6 +41,7 @@ import { lstat, mkdir, readFile, readlink, rm, symlink } from 'node:fs/promises'
 import { dirname, isAbsolute, join } from 'node:path';
 import type { File } from '../../../apis/extensions/v1alpha1/operatingsystemconfig.js';
 import { NODE_APPLIED_USER_DATA_ANNOTATION } from '../../../apis/provider-local/v1alpha1/machine-user-data.js';
+import { KUBELET_CONFIG_FILE_PATH } from '../../../apis/provider-local/v1alpha1/kubelet.js';
 import { formatIP, parseIP, type IPFamily } from '../../../net/cidr.js';
 import { deleteNetns, ip, netnsExists } from '../../../localenv/netns.js';
 import { hostVethName, pidAlive } from '../../../system/network.js';
@@ -75,7 +76,6 @@ import {
   kubeletConfig,
   machineResolvConf,
   natOutgoingRules,
-  OSC_KUBELET_CONFIG_PATH,
   parseOSCKubeletConfig,
   type KubeletConfigOptions,
 } from './config.js';
@@ -732,12 +732,12 @@ export class Machine {
 
   /** The kubelet configuration for an OSC: its kubelet file's settings (if it has one) with the machine's own. */
   private kubeletConfigFor(osc: { spec: { files?: File[] } }): KubeletConfigOptions {
-    const file = decodeFiles(osc.spec.files).files.find((f) => f.path === OSC_KUBELET_CONFIG_PATH);
+    const file = decodeFiles(osc.spec.files).files.find((f) => f.path === KUBELET_CONFIG_FILE_PATH);
     const fromOperatingSystemConfig = file ? parseOSCKubeletConfig(file.content.toString('utf8')) : undefined;
     const problems = kubeletHostProblems(
       fromOperatingSystemConfig,
       this.opts.hostKernel ?? procHostKernel,
-      OSC_KUBELET_CONFIG_PATH,
+      KUBELET_CONFIG_FILE_PATH,
     );
     if (problems.length > 0) throw new Error(`machine ${this.opts.name}: ${problems.join('; ')}`);
     return {

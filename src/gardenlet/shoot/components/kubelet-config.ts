@@ -7,9 +7,7 @@
  * it was given) it sets itself (provider-local's machine config.ts).
  */
 import type { KubeletConfig, Shoot, Worker } from '../../../apis/core/v1beta1/shoot.js';
-
-/** Where Gardener's OSC carries the kubelet's configuration file. */
-export const KUBELET_CONFIG_FILE_PATH = '/var/lib/kubelet/config/kubelet';
+import { MACHINE_KUBELET_DEFAULTS } from '../../../apis/provider-local/v1alpha1/kubelet.js';
 /** The unit the node agent restarts when the kubelet's file changed. */
 export const KUBELET_UNIT = 'kubelet.service';
 
@@ -29,25 +27,6 @@ const EVICTION_SIGNALS: Readonly<Record<string, string>> = {
 
 /** Gardener's grace period of a soft eviction threshold nobody gave one (the kubelet refuses one without). */
 const DEFAULT_EVICTION_SOFT_GRACE_PERIOD = '1m30s';
-
-/**
- * What the machines run with where the Shoot says nothing. They share one host's memory and disk: eviction
- * thresholds and image garbage collection of a real node would evict or collect on any busy host, and their images
- * are imported, never pulled, so there is nothing to garbage collect by age.
- */
-export const DEFAULT_KUBELET_SETTINGS = {
-  maxPods: 110,
-  evictionHard: { 'memory.available': '50Mi', 'nodefs.available': '1%', 'imagefs.available': '1%' },
-  imageGCHighThresholdPercent: 100,
-  imageGCLowThresholdPercent: 99,
-  protectKernelDefaults: false,
-  serializeImagePulls: false,
-  failSwapOn: false,
-  nodeStatusReportFrequency: '10s',
-  nodeStatusUpdateFrequency: '5s',
-  syncFrequency: '10s',
-  fileCheckFrequency: '20s',
-} as const;
 
 function evictionMap(values: Readonly<Record<string, unknown>> | undefined): Record<string, string> {
   const out: Record<string, string> = {};
@@ -99,8 +78,8 @@ export function kubeletConfiguration(config: KubeletConfig | undefined): Record<
     authentication: { anonymous: { enabled: false }, webhook: { enabled: true } },
     authorization: { mode: 'Webhook' },
     readOnlyPort: 0,
-    ...DEFAULT_KUBELET_SETTINGS,
-    evictionHard: { ...DEFAULT_KUBELET_SETTINGS.evictionHard, ...evictionMap(c.evictionHard) },
+    ...MACHINE_KUBELET_DEFAULTS,
+    evictionHard: { ...MACHINE_KUBELET_DEFAULTS.evictionHard, ...evictionMap(c.evictionHard) },
     ...defined({
       maxPods: c.maxPods,
       podPidsLimit: c.podPidsLimit,

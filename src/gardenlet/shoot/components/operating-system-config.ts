@@ -3,14 +3,10 @@ import { stringify } from 'yaml';
 import type { Shoot, Worker } from '../../../apis/core/v1beta1/shoot.js';
 import { API_VERSION } from '../../../apis/extensions/v1alpha1/common.js';
 import type { OperatingSystemConfig } from '../../../apis/extensions/v1alpha1/operatingsystemconfig.js';
+import { KUBELET_CONFIG_FILE_PATH } from '../../../apis/provider-local/v1alpha1/kubelet.js';
 import type { IPFamily } from '../../../net/cidr.js';
 import { seedNamespaceName, shootLabels } from '../../names.js';
-import {
-  effectiveKubeletConfig,
-  KUBELET_CONFIG_FILE_PATH,
-  KUBELET_UNIT,
-  kubeletConfiguration,
-} from './kubelet-config.js';
+import { effectiveKubeletConfig, KUBELET_UNIT, kubeletConfiguration } from './kubelet-config.js';
 
 /** The label of a worker OperatingSystemConfig with its pool's name, as Gardener's `worker.gardener.cloud/pool`. */
 export const WORKER_POOL_LABEL = 'worker.gardener.cloud/pool';

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { kubeletConfiguration } from '../../../../src/gardenlet/shoot/components/kubelet-config.js';
+import { KUBELET_CONFIG_FILE_PATH } from '../../../../src/apis/provider-local/v1alpha1/kubelet.js';
 import {
   MACHINE_PATHS,
-  OSC_KUBELET_CONFIG_PATH,
   kubeletConfigObject,
   parseOSCKubeletConfig,
   cniConfig,
@@ -98,9 +98,9 @@ describe('machine configuration', () => {
 
   it('kubelet: refuses an OSC file that is not a KubeletConfiguration, naming the file', () => {
     expect(() => parseOSCKubeletConfig('kind: Pod\napiVersion: v1\n')).toThrow(
-      `${OSC_KUBELET_CONFIG_PATH}: not a kubelet.config.k8s.io/v1beta1 KubeletConfiguration`,
+      `${KUBELET_CONFIG_FILE_PATH}: not a kubelet.config.k8s.io/v1beta1 KubeletConfiguration`,
     );
-    expect(() => parseOSCKubeletConfig('a: [')).toThrow(`${OSC_KUBELET_CONFIG_PATH}: not YAML`);
+    expect(() => parseOSCKubeletConfig('a: [')).toThrow(`${KUBELET_CONFIG_FILE_PATH}: not YAML`);
   });
 
   it('kubelet flags: one node IP per family, primary first', () => {

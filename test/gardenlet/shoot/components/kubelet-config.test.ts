@@ -6,10 +6,10 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { KubeletConfig, Shoot } from '../../../../src/apis/core/v1beta1/shoot.js';
 import {
-  DEFAULT_KUBELET_SETTINGS,
   KUBELET_CONFIG_FILE_PATH,
-  kubeletConfiguration,
-} from '../../../../src/gardenlet/shoot/components/kubelet-config.js';
+  MACHINE_KUBELET_DEFAULTS,
+} from '../../../../src/apis/provider-local/v1alpha1/kubelet.js';
+import { kubeletConfiguration } from '../../../../src/gardenlet/shoot/components/kubelet-config.js';
 import { desiredOperatingSystemConfigs } from '../../../../src/gardenlet/shoot/components/operating-system-config.js';
 import { ipv6ShootObject } from '../../../fixtures/objects.js';
 
@@ -47,7 +47,7 @@ describe('the kubelet configuration of the worker OperatingSystemConfigs', () =>
       authentication: { anonymous: { enabled: false }, webhook: { enabled: true } },
       authorization: { mode: 'Webhook' },
       readOnlyPort: 0,
-      ...DEFAULT_KUBELET_SETTINGS,
+      ...MACHINE_KUBELET_DEFAULTS,
     });
     expect(files[name]).not.toHaveProperty('seccompDefault');
   });
