@@ -9,7 +9,7 @@ import { Refs } from '../../src/gardenlet/resources.js';
 import { SEED_FINALIZER } from '../../src/gardenlet/seed/reconciler.js';
 import { ResourceClient } from '../../src/runtime/client.js';
 import { seedIPv6Networks } from '../fixtures/objects.js';
-import { createSeed, startGardenlet } from '../support/gardenlet.js';
+import { createSeed, createShootOn, startGardenlet } from '../support/gardenlet.js';
 import { kubeConfig, newTestNamespace } from '../support/kube.js';
 import { waitFor } from '../support/wait.js';
 
@@ -17,21 +17,6 @@ const client = new ResourceClient(kubeConfig());
 afterAll(() => client.close());
 
 const getSeed = (name: string) => client.get<Seed & KubernetesObject>(Refs.seed, name);
-
-/** A shoot on the seed, written past any webhook (the gardenlet reconciles it objects-only). */
-async function createShootOn(namespace: string, name: string, seedName: string): Promise<void> {
-  await client.create(Refs.shoot, {
-    apiVersion: 'core.gardener.cloud/v1beta1',
-    kind: 'Shoot',
-    metadata: { name, namespace },
-    spec: {
-      seedName,
-      region: 'local',
-      provider: { type: 'local', workers: [{ name: 'w1', machine: { type: 'local' }, minimum: 1, maximum: 1 }] },
-      networking: { type: 'calico', ipFamilies: ['IPv6'], pods: 'fd00:10:3::/56', services: 'fd00:10:4::/112' },
-    },
-  } as KubernetesObject);
-}
 
 describe('deleting a Seed', () => {
   it('waits for the shoots on it, naming them in its status, then goes', async () => {
@@ -43,8 +28,8 @@ describe('deleting a Seed', () => {
     });
 
     const namespace = await newTestNamespace('garden-seeddel');
-    await createShootOn(namespace, 'a', seedName);
-    await createShootOn(namespace, 'b', seedName);
+    await createShootOn(client, namespace, 'a', seedName);
+    await createShootOn(client, namespace, 'b', seedName);
     await client.delete(Refs.seed, seedName);
     const kept = await waitFor(
       async () => {

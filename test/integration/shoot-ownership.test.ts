@@ -16,7 +16,13 @@ import { DNS_SECRET_NAME } from '../../src/gardenlet/shoot/components/dns-record
 import { startBind9, type Bind9 } from '../../src/localenv/bind9.js';
 import { ResourceClient } from '../../src/runtime/client.js';
 import { seedIPv6Networks } from '../fixtures/objects.js';
-import { createSeed, startGardenlet, startManager, type RunningControllers } from '../support/gardenlet.js';
+import {
+  createSeed,
+  createShootOn,
+  startGardenlet,
+  startManager,
+  type RunningControllers,
+} from '../support/gardenlet.js';
 import { kubeConfig, statusCode, uniqueSuffix } from '../support/kube.js';
 import { waitFor } from '../support/wait.js';
 
@@ -58,21 +64,6 @@ async function createProjectNamespace(name: string): Promise<string> {
     });
   });
   return name;
-}
-
-/** A shoot with one worker pool (so it gets a Network and an OperatingSystemConfig), written past any webhook. */
-async function createShoot(namespace: string, name: string, seedName: string): Promise<Shoot> {
-  return (await client.create(Refs.shoot, {
-    apiVersion: 'core.gardener.cloud/v1beta1',
-    kind: 'Shoot',
-    metadata: { name, namespace },
-    spec: {
-      seedName,
-      region: 'local',
-      provider: { type: 'local', workers: [{ name: 'w1', machine: { type: 'local' }, minimum: 1, maximum: 1 }] },
-      networking: { type: 'calico', ipFamilies: ['IPv6'], pods: 'fd00:10:3::/56', services: 'fd00:10:4::/112' },
-    },
-  } as KubernetesObject)) as unknown as Shoot;
 }
 
 const getShoot = (namespace: string, name: string) => client.get<Shoot & KubernetesObject>(Refs.shoot, name, namespace);
@@ -144,11 +135,11 @@ describe('shoots whose names map to one seed namespace', () => {
   it('refuses the second with an error naming the owner, and deleting it leaves the owner intact', async () => {
     const { project, first, second, seedNamespace, seedName } = await collidingProjects();
 
-    const owner = await createShoot(first, 'yy', seedName);
+    const owner = await createShootOn(client, first, 'yy', seedName);
     await succeeded(first, 'yy');
     await recordsPublished(seedNamespace, ['yy-external-v6', 'yy-internal-v6']);
 
-    await createShoot(second, 'x--yy', seedName);
+    await createShootOn(client, second, 'x--yy', seedName);
     const refused = await waitForShoot(
       second,
       'x--yy',
@@ -204,9 +195,9 @@ describe('shoots whose names map to one seed namespace', () => {
   it('lets the refused shoot have the namespace once the owner is gone', async () => {
     const { first, second, seedNamespace, seedName } = await collidingProjects();
 
-    await createShoot(first, 'yy', seedName);
+    await createShootOn(client, first, 'yy', seedName);
     await succeeded(first, 'yy');
-    const refused = await createShoot(second, 'x--yy', seedName);
+    const refused = await createShootOn(client, second, 'x--yy', seedName);
     await waitForShoot(second, 'x--yy', 'to be refused', (s) => s.status?.lastOperation?.state === 'Error');
 
     await deleteShootAndWait(first, 'yy');
@@ -233,7 +224,7 @@ describe('a shoot outside a project namespace', () => {
     await gardenletFor(seedName);
 
     // First the stray shoot: it must not take the namespace the project's shoot gets next.
-    await createShoot(stray, 'yy', seedName);
+    await createShootOn(client, stray, 'yy', seedName);
     const refused = await waitForShoot(stray, 'yy', 'to be refused', (s) => s.status?.lastOperation?.state === 'Error');
     expect(refused.status?.lastOperation?.description).toContain(
       `deploying the seed namespace: the shoot is in namespace "${project}", not in a project namespace ("garden" ` +
@@ -242,7 +233,7 @@ describe('a shoot outside a project namespace', () => {
     );
     expect(await client.get(Refs.namespace, seedNamespace)).toBeUndefined();
 
-    const owner = await createShoot(projectNamespace, 'yy', seedName);
+    const owner = await createShootOn(client, projectNamespace, 'yy', seedName);
     await succeeded(projectNamespace, 'yy');
     await recordsPublished(seedNamespace, ['yy-external-v6', 'yy-internal-v6']);
     const namespace = await client.get<V1Namespace>(Refs.namespace, seedNamespace);
@@ -273,7 +264,7 @@ describe('deleting a shoot', () => {
     const seedName = await createSeed(client, seedIPv6Networks);
     const extension = await dnsExtensionFor(seedNamespace);
     await gardenletFor(seedName);
-    await createShoot(namespace, 'alpha', seedName);
+    await createShootOn(client, namespace, 'alpha', seedName);
     await succeeded(namespace, 'alpha');
     await recordsPublished(seedNamespace, ['alpha-external-v6', 'alpha-internal-v6']);
     return { project, namespace, seedNamespace, extension };

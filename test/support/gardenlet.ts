@@ -2,6 +2,7 @@
  * Runs the gardenlet's controllers in the test process against the shared control plane.
  */
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import type { Shoot } from '../../src/apis/core/v1beta1/shoot.js';
 import { localDNSProvider } from '../../src/gardenlet/dns-provider.js';
 import { addGardenletControllers, type GardenletOptions } from '../../src/gardenlet/gardenlet.js';
 import { addProviderLocalControllers } from '../../src/extensions/provider-local/controller.js';
@@ -76,4 +77,27 @@ export async function createSeed(client: ResourceClient, networks: Record<string
     spec: { provider: { type: 'local', region: 'local' }, networks },
   } as KubernetesObject);
   return name;
+}
+
+/**
+ * Creates an IPv6 Shoot on `seedName` with one worker pool (so it gets a Network and an OperatingSystemConfig),
+ * written past any webhook.
+ */
+export async function createShootOn(
+  client: ResourceClient,
+  namespace: string,
+  name: string,
+  seedName: string,
+): Promise<Shoot> {
+  return (await client.create(Refs.shoot, {
+    apiVersion: 'core.gardener.cloud/v1beta1',
+    kind: 'Shoot',
+    metadata: { name, namespace },
+    spec: {
+      seedName,
+      region: 'local',
+      provider: { type: 'local', workers: [{ name: 'w1', machine: { type: 'local' }, minimum: 1, maximum: 1 }] },
+      networking: { type: 'calico', ipFamilies: ['IPv6'], pods: 'fd00:10:3::/56', services: 'fd00:10:4::/112' },
+    },
+  } as KubernetesObject)) as unknown as Shoot;
 }
