@@ -9,29 +9,20 @@
  *     to its Node's address) when on, the pod's own address when off (IPv6's `sourceNATEnabled`; IPv4 pools always
  *     masquerade in Gardener's calico).
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { machinesOptions, startLocalServices, type LocalServices } from '../../src/app/local-environment.js';
-import { SeedNodeNetwork, SeedNodes } from '../../src/app/seed-nodes.js';
 import type { Shoot } from '../../src/apis/core/v1beta1/shoot.js';
-import { TEST_IMAGE } from '../../src/extensions/provider-local/machine/images.js';
 import { OVERLAY_DEVICE } from '../../src/extensions/provider-local/machine/overlay.js';
 import { CALICO_VXLAN_DEVICES } from '../../src/extensions/provider-local/machine/pod-network.js';
 import { featureGates } from '../../src/featuregate/featuregate.js';
 import { Refs } from '../../src/gardenlet/resources.js';
-import { ensureBinaries } from '../../src/localenv/binaries.js';
-import { startControlPlane, type ControlPlane } from '../../src/localenv/control-plane.js';
 import { parseIP, type IPFamily } from '../../src/net/cidr.js';
-import { ResourceClient, retryOnConflict } from '../../src/runtime/client.js';
-import { silentLogger } from '../../src/runtime/log.js';
+import { retryOnConflict, type ResourceClient } from '../../src/runtime/client.js';
 import { machinesUnsupportedReason } from '../extensions/provider-local/machine/shoot-env.js';
 import { seedDualStackMigrationNetworks } from '../fixtures/objects.js';
-import { cli } from '../support/cli.js';
 import { PUBLIC_SERVER_PORT, PublicServer } from '../support/public-server.js';
-import { createProjectAndSeeds, run, testFile } from '../support/shoot.js';
+import { SeedEnvironment, webDeployment } from '../support/seed-environment.js';
+import { run, testFile } from '../support/shoot.js';
 import { waitFor } from '../support/wait.js';
 
 const unsupported = machinesUnsupportedReason();
@@ -67,24 +58,19 @@ interface Pod {
   status?: { podIPs?: { ip: string }[]; hostIPs?: { ip: string }[]; conditions?: { type: string; status: string }[] };
 }
 
-let network: SeedNodeNetwork;
-let cp: ControlPlane;
-let nodes: SeedNodes;
-let services: LocalServices;
+const env = new SeedEnvironment();
 let client: ResourceClient;
-let kubectlBin: string;
-let dir: string;
 let shootKubeconfig: string;
 
 async function kubectlWith(kubeconfig: string, args: string[]): Promise<string> {
-  const r = await run(kubectlBin, ['--kubeconfig', kubeconfig, '--request-timeout=20s', ...args], 40_000);
+  const r = await run(env.kubectlBin, ['--kubeconfig', kubeconfig, '--request-timeout=20s', ...args], 40_000);
   if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr.trim()}`);
   return r.stdout;
 }
 const shootKubectl = (args: string[]) => kubectlWith(shootKubeconfig, args);
 /** A command in a machine pod (the machine's network namespace), through the seed's API server. */
 const inMachine = (machine: string, command: string[]) =>
-  kubectlWith(cp.kubeconfigPath, ['exec', '-n', SEED_NAMESPACE, machine, '-c', 'machine', '--', ...command]);
+  kubectlWith(env.cp.kubeconfigPath, ['exec', '-n', SEED_NAMESPACE, machine, '-c', 'machine', '--', ...command]);
 
 /** Packets sent through a device of a machine; undefined when the machine has no such device. */
 async function txPackets(machine: string, device: string): Promise<number | undefined> {
@@ -114,7 +100,7 @@ async function diagnostics(): Promise<string> {
   const shoot = await client.get<Shoot & KubernetesObject>(Refs.shoot, NAME, NAMESPACE);
   const logs = await Promise.all(
     ['machine-w-0', 'machine-w-1'].map((m) =>
-      kubectlWith(cp.kubeconfigPath, ['logs', '-n', SEED_NAMESPACE, m, '-c', 'machine', '--tail', '400']).then(
+      kubectlWith(env.cp.kubeconfigPath, ['logs', '-n', SEED_NAMESPACE, m, '-c', 'machine', '--tail', '400']).then(
         (out) =>
           `${m}:\n${out
             .split('\n')
@@ -170,22 +156,16 @@ describe.skipIf(unsupported !== undefined).sequential("calico's pool settings on
     shootKubectl(['exec', '-n', 'default', a.metadata.name, '--', 'timeout', '4', 'wget', '-q', '-O', '-', url]);
 
   beforeAll(async () => {
-    kubectlBin = (await ensureBinaries({ names: ['kubectl'] })).kubectl;
-    dir = mkdtempSync(join(process.env.GARDENER_IPV6_TMPDIR || tmpdir(), 'gardener-ipv6-test-'));
-    network = new SeedNodeNetwork(SEED_CLUSTER, 'cal');
-    network.deploy();
-    cp = await startControlPlane(network.controlPlaneOptions());
-    client = new ResourceClient(cp.kubeConfig());
-    nodes = SeedNodes.forGarden(cp, { count: 2, network, machines: await machinesOptions({ seed: true }), client });
-    await nodes.deploy();
-    services = await startLocalServices(cp, featureGates({ IPv6SingleStack: true, DualStack: true }), silentLogger(), {
-      controlPlaneWorkloads: true,
-      loadBalancerNetworks: LB_NETWORKS,
+    await env.start({
       tag: 'cal',
+      cluster: SEED_CLUSTER,
+      gates: featureGates({ IPv6SingleStack: true, DualStack: true }),
+      loadBalancerNetworks: LB_NETWORKS,
       careSyncPeriodMs: 2_000,
+      namespace: NAMESPACE,
+      seeds: { dual: seedDualStackMigrationNetworks },
     });
-    await nodes.wait();
-    await createProjectAndSeeds(client, NAMESPACE, { dual: seedDualStackMigrationNetworks });
+    client = env.client;
   }, 300_000);
 
   afterAll(async () => {
@@ -196,12 +176,7 @@ describe.skipIf(unsupported !== undefined).sequential("calico's pool settings on
         message: `shoot ${NAME} deleted`,
       }).catch(() => {});
     }
-    await services?.stop();
-    await nodes?.destroy();
-    client?.close();
-    await cp?.stop();
-    network?.destroy();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await env.stop();
   }, 240_000);
 
   it('runs with the overlay on: a tunnel device per family on every machine, pods on both machines', async () => {
@@ -225,65 +200,11 @@ describe.skipIf(unsupported !== undefined).sequential("calico's pool settings on
         },
       },
     } as KubernetesObject);
-    let last = '';
-    await waitFor(
-      async () => {
-        const s = await client.get<Shoot & KubernetesObject>(Refs.shoot, NAME, NAMESPACE);
-        const conditions = s?.status?.conditions ?? [];
-        last = `${s?.status?.lastOperation?.description}; ${conditions.map((x) => `${x.type}=${x.status}`).join(', ')}`;
-        const isTrue = (t: string) => conditions.some((x) => x.type === t && x.status === 'True');
-        return s?.status?.lastOperation?.state === 'Succeeded' && ['EveryNodeReady'].every(isTrue);
-      },
-      { timeoutMs: 240_000, intervalMs: 500, message: `shoot ${NAME} with Ready nodes` },
-    ).catch((e: Error) => {
-      throw new Error(`${e.message}; last: ${last}`);
-    });
+    await env.waitForShoot(NAMESPACE, NAME, ['EveryNodeReady'], 240_000);
     process.stderr.write(`[calico pools] shoot with 2 Ready nodes after ${Date.now() - started} ms\n`);
-    const printed = await cli([
-      'kubeconfig',
-      '--kubeconfig',
-      cp.kubeconfigPath,
-      '--shoot',
-      `${NAMESPACE}/${NAME}`,
-      '--pin-address',
-    ]);
-    expect(printed.code, printed.stderr).toBe(0);
-    shootKubeconfig = join(dir, `${NAME}.kubeconfig`);
-    writeFileSync(shootKubeconfig, printed.stdout, { mode: 0o600 });
+    shootKubeconfig = await env.writeShootKubeconfig(NAMESPACE, NAME);
 
-    const manifest = testFile(
-      'calico-web.json',
-      JSON.stringify({
-        apiVersion: 'apps/v1',
-        kind: 'Deployment',
-        metadata: { name: 'web', namespace: 'default' },
-        spec: {
-          replicas: 2,
-          selector: { matchLabels: { app: 'web' } },
-          template: {
-            metadata: { labels: { app: 'web' } },
-            spec: {
-              topologySpreadConstraints: [
-                {
-                  maxSkew: 1,
-                  topologyKey: 'kubernetes.io/hostname',
-                  whenUnsatisfiable: 'DoNotSchedule',
-                  labelSelector: { matchLabels: { app: 'web' } },
-                },
-              ],
-              terminationGracePeriodSeconds: 1,
-              containers: [
-                {
-                  name: 'web',
-                  image: TEST_IMAGE,
-                  command: ['sh', '-c', 'hostname > /www/index.html && exec httpd -f -p 8080 -h /www'],
-                },
-              ],
-            },
-          },
-        },
-      }),
-    );
+    const manifest = testFile('calico-web.json', JSON.stringify(webDeployment()));
     await waitFor(() => shootKubectl(['get', 'serviceaccount', 'default']).then(() => true), {
       timeoutMs: 30_000,
       message: 'the default ServiceAccount',

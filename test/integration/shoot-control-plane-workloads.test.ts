@@ -11,20 +11,19 @@ import { join } from 'node:path';
 import { Resolver } from 'node:dns/promises';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { machinesOptions, startLocalServices, type LocalServices } from '../../src/app/local-environment.js';
-import { seedNetworks, SeedNodeNetwork, SeedNodes } from '../../src/app/seed-nodes.js';
+import type { LocalServices } from '../../src/app/local-environment.js';
+import { seedNetworks } from '../../src/app/seed-nodes.js';
 import type { Seed } from '../../src/apis/core/v1beta1/seed.js';
 import type { Shoot } from '../../src/apis/core/v1beta1/shoot.js';
 import { featureGates } from '../../src/featuregate/featuregate.js';
 import { Refs } from '../../src/gardenlet/resources.js';
-import { ensureBinaries } from '../../src/localenv/binaries.js';
-import { startControlPlane, type ControlPlane } from '../../src/localenv/control-plane.js';
+import type { ControlPlane } from '../../src/localenv/control-plane.js';
 import { ip } from '../../src/localenv/netns.js';
-import { ResourceClient } from '../../src/runtime/client.js';
-import { silentLogger } from '../../src/runtime/log.js';
+import type { ResourceClient } from '../../src/runtime/client.js';
 import { machinesUnsupportedReason } from '../extensions/provider-local/machine/shoot-env.js';
 import { cli } from '../support/cli.js';
-import { createProjectAndSeeds, healthyShoot, run, runWithNameserver, testFile } from '../support/shoot.js';
+import { healthyShoot, run, runWithNameserver, testFile } from '../support/shoot.js';
+import { SeedEnvironment } from '../support/seed-environment.js';
 import { waitFor } from '../support/wait.js';
 import { seedPodScript, tcpConnectScript } from '../support/seed-pod.js';
 import { TO_ETCD_LABEL } from '../../src/gardenlet/shoot/components/control-plane-workloads.js';
@@ -57,36 +56,26 @@ interface PodObject extends KubernetesObject {
 }
 
 describe.skipIf(unsupported !== undefined).sequential('shoot control planes as seed workloads (needs root)', () => {
-  const network = new SeedNodeNetwork(seedNetworks({ spec: { networks: SEED_NETWORKS } } as unknown as Seed), 'cpw');
+  const env = new SeedEnvironment();
   let cp: ControlPlane;
-  let nodes: SeedNodes;
   let services: LocalServices;
   let client: ResourceClient;
   let kubectl: string;
 
   beforeAll(async () => {
-    kubectl = (await ensureBinaries({ names: ['kubectl'] })).kubectl;
-    network.deploy();
-    cp = await startControlPlane(network.controlPlaneOptions());
-    client = new ResourceClient(cp.kubeConfig());
-    nodes = SeedNodes.forGarden(cp, { count: 2, network, machines: await machinesOptions({ seed: true }), client });
-    await nodes.deploy();
-    services = await startLocalServices(cp, featureGates({ IPv6SingleStack: true, DualStack: true }), silentLogger(), {
-      controlPlaneWorkloads: true,
-      loadBalancerNetworks: LB_NETWORKS,
+    await env.start({
       tag: 'cpw',
+      cluster: seedNetworks({ spec: { networks: SEED_NETWORKS } } as unknown as Seed),
+      gates: featureGates({ IPv6SingleStack: true, DualStack: true }),
+      loadBalancerNetworks: LB_NETWORKS,
+      namespace: NAMESPACE,
+      seeds: { [SEED]: SEED_NETWORKS },
     });
-    await nodes.wait();
-    await createProjectAndSeeds(client, NAMESPACE, { [SEED]: SEED_NETWORKS });
+    ({ cp, client, kubectlBin: kubectl } = env);
+    services = env.services!;
   }, 300_000);
 
-  afterAll(async () => {
-    await services?.stop();
-    await nodes?.destroy();
-    client?.close();
-    await cp?.stop();
-    network.destroy();
-  }, 120_000);
+  afterAll(() => env.stop(), 120_000);
 
   // The care controller judges the workloads: their readiness and /readyz at the load-balancer address.
   const succeeded = (timeoutMs = 180_000) => healthyShoot(client, NAMESPACE, SHOOT, timeoutMs);

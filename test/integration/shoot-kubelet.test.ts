@@ -6,26 +6,17 @@
  * the running machines in place: the same Nodes and machine pods, the kubelet restarted with the new value, the
  * pods on it still the same.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { machinesOptions, startLocalServices, type LocalServices } from '../../src/app/local-environment.js';
-import { SeedNodeNetwork, SeedNodes } from '../../src/app/seed-nodes.js';
-import type { Shoot } from '../../src/apis/core/v1beta1/shoot.js';
 import { TEST_IMAGE } from '../../src/extensions/provider-local/machine/images.js';
 import { featureGates } from '../../src/featuregate/featuregate.js';
 import { Refs } from '../../src/gardenlet/resources.js';
-import { ensureBinaries } from '../../src/localenv/binaries.js';
-import { startControlPlane, type ControlPlane } from '../../src/localenv/control-plane.js';
 import type { IPFamily } from '../../src/net/cidr.js';
-import { ResourceClient } from '../../src/runtime/client.js';
-import { silentLogger } from '../../src/runtime/log.js';
+import type { ResourceClient } from '../../src/runtime/client.js';
 import { machinesUnsupportedReason } from '../extensions/provider-local/machine/shoot-env.js';
 import { seedIPv6Networks } from '../fixtures/objects.js';
-import { cli } from '../support/cli.js';
-import { createProjectAndSeeds, run, testFile } from '../support/shoot.js';
+import { SeedEnvironment } from '../support/seed-environment.js';
+import { run, testFile } from '../support/shoot.js';
 import { waitFor } from '../support/wait.js';
 
 const unsupported = machinesUnsupportedReason();
@@ -42,17 +33,12 @@ const SEED_CLUSTER = {
   services: ['fd00:1f:2::/112'],
 };
 
-let network: SeedNodeNetwork;
-let cp: ControlPlane;
-let nodes: SeedNodes;
-let services: LocalServices;
+const env = new SeedEnvironment();
 let client: ResourceClient;
-let kubectlBin: string;
-let dir: string;
 let kubeconfig: string;
 
 async function kubectl(args: string[]): Promise<string> {
-  const r = await run(kubectlBin, ['--kubeconfig', kubeconfig, '--request-timeout=20s', ...args], 40_000);
+  const r = await run(env.kubectlBin, ['--kubeconfig', kubeconfig, '--request-timeout=20s', ...args], 40_000);
   if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr.trim()}`);
   return r.stdout;
 }
@@ -92,31 +78,20 @@ async function machinePods(): Promise<{ name: string; uid: string; restarts: num
 
 describe.skipIf(unsupported !== undefined).sequential("a shoot's kubelet settings on its machines (needs root)", () => {
   beforeAll(async () => {
-    kubectlBin = (await ensureBinaries({ names: ['kubectl'] })).kubectl;
-    dir = mkdtempSync(join(process.env.GARDENER_IPV6_TMPDIR || tmpdir(), 'gardener-ipv6-test-'));
-    network = new SeedNodeNetwork(SEED_CLUSTER, 'kubelet');
-    network.deploy();
-    cp = await startControlPlane(network.controlPlaneOptions());
-    client = new ResourceClient(cp.kubeConfig());
-    nodes = SeedNodes.forGarden(cp, { count: 2, network, machines: await machinesOptions({ seed: true }), client });
-    await nodes.deploy();
-    services = await startLocalServices(cp, featureGates({ IPv6SingleStack: true }), silentLogger(), {
-      controlPlaneWorkloads: true,
-      loadBalancerNetworks: LB_NETWORKS,
+    await env.start({
       tag: 'kubelet',
+      cluster: SEED_CLUSTER,
+      gates: featureGates({ IPv6SingleStack: true }),
+      loadBalancerNetworks: LB_NETWORKS,
       careSyncPeriodMs: 2_000,
+      namespace: NAMESPACE,
+      seeds: { ipv6: seedIPv6Networks },
     });
-    await nodes.wait();
-    await createProjectAndSeeds(client, NAMESPACE, { ipv6: seedIPv6Networks });
+    client = env.client;
   }, 180_000);
 
   afterAll(async () => {
-    await services?.stop();
-    await nodes?.destroy();
-    client?.close();
-    await cp?.stop();
-    network?.destroy();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await env.stop();
   }, 120_000);
 
   it("runs every machine's kubelet with the Shoot's settings, and the defaults where it says nothing", async () => {
@@ -138,31 +113,9 @@ describe.skipIf(unsupported !== undefined).sequential("a shoot's kubelet setting
         },
       },
     } as KubernetesObject);
-    let last = '';
-    await waitFor(
-      async () => {
-        const s = await client.get<Shoot & KubernetesObject>(Refs.shoot, SHOOT, NAMESPACE);
-        const conditions = s?.status?.conditions ?? [];
-        last = `${s?.status?.lastOperation?.description}; ${conditions.map((x) => `${x.type}=${x.status}: ${x.message}`).join('; ')}`;
-        const isTrue = (t: string) => conditions.some((x) => x.type === t && x.status === 'True');
-        return s?.status?.lastOperation?.state === 'Succeeded' && isTrue('EveryNodeReady');
-      },
-      { timeoutMs: 180_000, intervalMs: 500, message: `shoot ${SHOOT} with Ready nodes` },
-    ).catch((e: Error) => {
-      throw new Error(`${e.message}; last: ${last}`);
-    });
+    await env.waitForShoot(NAMESPACE, SHOOT, ['EveryNodeReady'], 180_000);
     process.stderr.write(`[e2e kubelet] shoot with 2 Ready nodes after ${Date.now() - started} ms\n`);
-    const printed = await cli([
-      'kubeconfig',
-      '--kubeconfig',
-      cp.kubeconfigPath,
-      '--shoot',
-      `${NAMESPACE}/${SHOOT}`,
-      '--pin-address',
-    ]);
-    expect(printed.code, printed.stderr).toBe(0);
-    kubeconfig = join(dir, `${SHOOT}.kubeconfig`);
-    writeFileSync(kubeconfig, printed.stdout, { mode: 0o600 });
+    kubeconfig = await env.writeShootKubeconfig(NAMESPACE, SHOOT);
 
     const all = await shootNodes();
     expect(all).toHaveLength(2);

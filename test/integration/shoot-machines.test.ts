@@ -10,14 +10,9 @@
  * Deleting the shoot leaves nothing of it on the seed (namespace, Cluster) nor on the host (the route of its
  * load-balancer address).
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Resolver } from 'node:dns/promises';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { machinesOptions, startLocalServices, type LocalServices } from '../../src/app/local-environment.js';
-import { SeedNodeNetwork, SeedNodes } from '../../src/app/seed-nodes.js';
 import type { Shoot } from '../../src/apis/core/v1beta1/shoot.js';
 import {
   NODE_APPLIED_USER_DATA_ANNOTATION,
@@ -29,16 +24,13 @@ import { createCA, issueCertificate } from '../../src/pki/certificates.js';
 import { featureGates } from '../../src/featuregate/featuregate.js';
 import { Refs } from '../../src/gardenlet/resources.js';
 import { managedResourceRef } from '../../src/extensions/network/managedresource.js';
-import { ensureBinaries } from '../../src/localenv/binaries.js';
-import { startControlPlane, type ControlPlane } from '../../src/localenv/control-plane.js';
 import { ip } from '../../src/localenv/netns.js';
 import { contains, parseCIDR, parseIP, type IPFamily } from '../../src/net/cidr.js';
-import { ResourceClient, retryOnConflict } from '../../src/runtime/client.js';
-import { silentLogger } from '../../src/runtime/log.js';
+import { retryOnConflict, type ResourceClient } from '../../src/runtime/client.js';
 import { machinesUnsupportedReason } from '../extensions/provider-local/machine/shoot-env.js';
 import { seedDualStackMigrationNetworks, seedIPv4Networks, seedIPv6Networks } from '../fixtures/objects.js';
-import { cli } from '../support/cli.js';
-import { createProjectAndSeeds, run, testFile } from '../support/shoot.js';
+import { SeedEnvironment, webDeployment } from '../support/seed-environment.js';
+import { run, testFile } from '../support/shoot.js';
 import { waitFor } from '../support/wait.js';
 import { PublicServer } from '../support/public-server.js';
 import { seedPodScript, tcpConnectScript } from '../support/seed-pod.js';
@@ -116,7 +108,7 @@ async function loadBalancerAddresses(seedNamespace: string): Promise<string[]> {
 /** The addresses BIND9 of the environment answers for `name`, or the error code (`ENODATA`). */
 async function query(family: IPFamily, name: string): Promise<string[] | string> {
   const resolver = new Resolver({ timeout: 1000, tries: 2 });
-  resolver.setServers([services.bind.server]);
+  resolver.setServers([env.services!.bind.server]);
   try {
     return (family === 'IPv6' ? await resolver.resolve6(name) : await resolver.resolve4(name)).sort();
   } catch (e) {
@@ -124,13 +116,8 @@ async function query(family: IPFamily, name: string): Promise<string[] | string>
   }
 }
 
-let network: SeedNodeNetwork;
-let cp: ControlPlane;
-let nodes: SeedNodes;
-let services: LocalServices;
+const env = new SeedEnvironment();
 let client: ResourceClient;
-let kubectlBin: string;
-let dir: string;
 
 interface Pod {
   metadata: { name: string };
@@ -140,31 +127,20 @@ interface Pod {
 
 describe.skipIf(unsupported !== undefined).sequential('shoots with machines, end to end (needs root)', () => {
   beforeAll(async () => {
-    kubectlBin = (await ensureBinaries({ names: ['kubectl'] })).kubectl;
-    dir = mkdtempSync(join(process.env.GARDENER_IPV6_TMPDIR || tmpdir(), 'gardener-ipv6-test-'));
-    network = new SeedNodeNetwork(SEED_CLUSTER, 'e2e');
-    network.deploy();
-    cp = await startControlPlane(network.controlPlaneOptions());
-    client = new ResourceClient(cp.kubeConfig());
-    nodes = SeedNodes.forGarden(cp, { count: 2, network, machines: await machinesOptions({ seed: true }), client });
-    await nodes.deploy();
-    services = await startLocalServices(cp, featureGates({ IPv6SingleStack: true, DualStack: true }), silentLogger(), {
-      controlPlaneWorkloads: true,
-      loadBalancerNetworks: LB_NETWORKS,
+    await env.start({
       tag: 'e2e',
+      cluster: SEED_CLUSTER,
+      gates: featureGates({ IPv6SingleStack: true, DualStack: true }),
+      loadBalancerNetworks: LB_NETWORKS,
       careSyncPeriodMs: 2_000,
+      namespace: NAMESPACE,
+      seeds: SEEDS,
     });
-    await nodes.wait();
-    await createProjectAndSeeds(client, NAMESPACE, SEEDS);
+    client = env.client;
   }, 300_000);
 
   afterAll(async () => {
-    await services?.stop();
-    await nodes?.destroy();
-    client?.close();
-    await cp?.stop();
-    network?.destroy();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await env.stop();
   }, 120_000);
 
   for (const c of CASES) {
@@ -174,7 +150,7 @@ describe.skipIf(unsupported !== undefined).sequential('shoots with machines, end
       let kubeconfig: string;
       let pods: Pod[] = [];
       const kubectl = async (args: string[]) => {
-        const r = await run(kubectlBin, ['--kubeconfig', kubeconfig, '--request-timeout=20s', ...args], 40_000);
+        const r = await run(env.kubectlBin, ['--kubeconfig', kubeconfig, '--request-timeout=20s', ...args], 40_000);
         if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr.trim()}`);
         return r.stdout;
       };
@@ -198,35 +174,15 @@ describe.skipIf(unsupported !== undefined).sequential('shoots with machines, end
             networking: { type: 'calico', ...c.networking },
           },
         } as KubernetesObject);
-        let last = '';
-        await waitFor(
-          async () => {
-            const s = await client.get<Shoot & KubernetesObject>(Refs.shoot, name, NAMESPACE);
-            const conditions = s?.status?.conditions ?? [];
-            last = `${s?.status?.lastOperation?.description}; ${conditions.map((x) => `${x.type}=${x.status}: ${x.message}`).join('; ')}`;
-            const isTrue = (t: string) => conditions.some((x) => x.type === t && x.status === 'True');
-            return (
-              s?.status?.lastOperation?.state === 'Succeeded' &&
-              ['APIServerAvailable', 'ControlPlaneHealthy', 'EveryNodeReady', 'SystemComponentsHealthy'].every(isTrue)
-            );
-          },
-          { timeoutMs: 240_000, intervalMs: 500, message: `shoot ${name} with Ready nodes` },
-        ).catch((e: Error) => {
-          throw new Error(`${e.message}; last: ${last}`);
-        });
+        await env.waitForShoot(
+          NAMESPACE,
+          name,
+          ['APIServerAvailable', 'ControlPlaneHealthy', 'EveryNodeReady', 'SystemComponentsHealthy'],
+          240_000,
+        );
         process.stderr.write(`[e2e ${c.label}] shoot with 2 Ready nodes after ${Date.now() - started} ms\n`);
-        const printed = await cli([
-          'kubeconfig',
-          '--kubeconfig',
-          cp.kubeconfigPath,
-          '--shoot',
-          `${NAMESPACE}/${name}`,
-          '--pin-address',
-        ]);
-        expect(printed.code, printed.stderr).toBe(0);
-        // In the file's folder: the later tests of the block use it.
-        kubeconfig = join(dir, `${name}.kubeconfig`);
-        writeFileSync(kubeconfig, printed.stdout, { mode: 0o600 });
+        // In the environment's folder: the later tests of the block use it.
+        kubeconfig = await env.writeShootKubeconfig(NAMESPACE, name);
 
         // Its API name has an address record per family, the load-balancer address of that family, and none other.
         const ingress = await loadBalancerAddresses(seedNamespace);
@@ -273,38 +229,7 @@ describe.skipIf(unsupported !== undefined).sequential('shoots with machines, end
           JSON.stringify({
             apiVersion: 'v1',
             kind: 'List',
-            items: [
-              {
-                apiVersion: 'apps/v1',
-                kind: 'Deployment',
-                metadata: { name: 'web', namespace: 'default' },
-                spec: {
-                  replicas: 2,
-                  selector: { matchLabels: { app: 'web' } },
-                  template: {
-                    metadata: { labels: { app: 'web' } },
-                    spec: {
-                      topologySpreadConstraints: [
-                        {
-                          maxSkew: 1,
-                          topologyKey: 'kubernetes.io/hostname',
-                          whenUnsatisfiable: 'DoNotSchedule',
-                          labelSelector: { matchLabels: { app: 'web' } },
-                        },
-                      ],
-                      terminationGracePeriodSeconds: 1,
-                      containers: [
-                        {
-                          name: 'web',
-                          image: TEST_IMAGE,
-                          command: ['sh', '-c', 'hostname > /www/index.html && exec httpd -f -p 8080 -h /www'],
-                        },
-                      ],
-                    },
-                  },
-                },
-              },
-            ],
+            items: [webDeployment()],
           }),
         );
         await waitFor(() => kubectl(['get', 'serviceaccount', 'default']).then(() => true), {
@@ -386,9 +311,9 @@ describe.skipIf(unsupported !== undefined).sequential('shoots with machines, end
         // (its pool's IP-in-IP, which this kernel lacks); with IPv6 in the families both are routed directly. A
         // family the shoot doesn't have is neither routed nor masqueraded.
         const inMachine = async (command: string) => {
-          const r = await run(kubectlBin, [
+          const r = await run(env.kubectlBin, [
             '--kubeconfig',
-            cp.kubeconfigPath,
+            env.cp.kubeconfigPath,
             'exec',
             '-n',
             seedNamespace,
@@ -462,7 +387,7 @@ describe.skipIf(unsupported !== undefined).sequential('shoots with machines, end
           const server = new PublicServer(c.label === 'IPv6' ? ['IPv6'] : ['IPv4']);
           await server.start();
           try {
-            const kubectl = { bin: kubectlBin, kubeconfig: cp.kubeconfigPath };
+            const kubectl = { bin: env.kubectlBin, kubeconfig: env.cp.kubeconfigPath };
             const allowed = await seedPodScript(client, kubectl, {
               namespace: seedNamespace,
               name: 'to-public-allowed',

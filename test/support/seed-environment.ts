@@ -1,0 +1,149 @@
+/**
+ * The environment of the e2e tests of shoots with machines: a garden API server that doubles as the seed, with two
+ * seed Nodes on a node network of the test's own, the webhook and the controllers with shoots as workloads, and the
+ * project namespace with its seeds; stopped whatever part of it started. Also what such tests do with a shoot: wait
+ * for it to succeed, write its kubeconfig, and the `web` Deployment spread over its two machines.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { expect } from 'vitest';
+import { machinesOptions, startLocalServices, type LocalServices } from '../../src/app/local-environment.js';
+import { SeedNodeNetwork, SeedNodes, type SeedNetworks } from '../../src/app/seed-nodes.js';
+import type { Shoot } from '../../src/apis/core/v1beta1/shoot.js';
+import type { LoadBalancerNetworks } from '../../src/extensions/provider-local/loadbalancer/pool.js';
+import { TEST_IMAGE } from '../../src/extensions/provider-local/machine/images.js';
+import type { FeatureGates } from '../../src/featuregate/featuregate.js';
+import { Refs } from '../../src/gardenlet/resources.js';
+import { ensureBinaries } from '../../src/localenv/binaries.js';
+import { startControlPlane, type ControlPlane } from '../../src/localenv/control-plane.js';
+import { ResourceClient } from '../../src/runtime/client.js';
+import { silentLogger } from '../../src/runtime/log.js';
+import { cli } from './cli.js';
+import { createProjectAndSeeds } from './shoot.js';
+import { waitFor } from './wait.js';
+
+export interface SeedEnvironmentOptions {
+  /** Names the bridge and the services' networks apart from other tests'. */
+  readonly tag: string;
+  readonly cluster: SeedNetworks;
+  readonly gates: FeatureGates;
+  readonly loadBalancerNetworks: LoadBalancerNetworks;
+  /** The project namespace and its seeds (name → networks). */
+  readonly namespace: string;
+  readonly seeds: Readonly<Record<string, unknown>>;
+  /** How often the care controller judges the shoots; the services' own default when unset. */
+  readonly careSyncPeriodMs?: number;
+}
+
+export class SeedEnvironment {
+  kubectlBin!: string;
+  dir!: string;
+  network: SeedNodeNetwork | undefined;
+  cp!: ControlPlane;
+  client!: ResourceClient;
+  nodes: SeedNodes | undefined;
+  services: LocalServices | undefined;
+
+  /** Starts every part; what started before a failure is stopped by {@link stop}. */
+  async start(opts: SeedEnvironmentOptions): Promise<void> {
+    this.kubectlBin = (await ensureBinaries({ names: ['kubectl'] })).kubectl;
+    this.dir = mkdtempSync(join(process.env.GARDENER_IPV6_TMPDIR || tmpdir(), 'gardener-ipv6-test-'));
+    this.network = new SeedNodeNetwork(opts.cluster, opts.tag);
+    this.network.deploy();
+    this.cp = await startControlPlane(this.network.controlPlaneOptions());
+    this.client = new ResourceClient(this.cp.kubeConfig());
+    this.nodes = SeedNodes.forGarden(this.cp, {
+      count: 2,
+      network: this.network,
+      machines: await machinesOptions({ seed: true }),
+      client: this.client,
+    });
+    await this.nodes.deploy();
+    this.services = await startLocalServices(this.cp, opts.gates, silentLogger(), {
+      controlPlaneWorkloads: true,
+      loadBalancerNetworks: opts.loadBalancerNetworks,
+      tag: opts.tag,
+      ...(opts.careSyncPeriodMs !== undefined ? { careSyncPeriodMs: opts.careSyncPeriodMs } : {}),
+    });
+    await this.nodes.wait();
+    await createProjectAndSeeds(this.client, opts.namespace, opts.seeds);
+  }
+
+  async stop(): Promise<void> {
+    await this.services?.stop();
+    await this.nodes?.destroy();
+    this.client?.close();
+    await this.cp?.stop();
+    this.network?.destroy();
+    if (this.dir) rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  /** Waits until the shoot's last operation succeeded with each of `conditions` True, saying what it had last. */
+  async waitForShoot(namespace: string, name: string, conditions: readonly string[], timeoutMs: number): Promise<void> {
+    let last = '';
+    await waitFor(
+      async () => {
+        const s = await this.client.get<Shoot & KubernetesObject>(Refs.shoot, name, namespace);
+        const have = s?.status?.conditions ?? [];
+        last = `${s?.status?.lastOperation?.description}; ${have.map((x) => `${x.type}=${x.status}: ${x.message}`).join('; ')}`;
+        const isTrue = (t: string) => have.some((x) => x.type === t && x.status === 'True');
+        return s?.status?.lastOperation?.state === 'Succeeded' && conditions.every(isTrue);
+      },
+      { timeoutMs, intervalMs: 500, message: `shoot ${name} with Ready nodes` },
+    ).catch((e: Error) => {
+      throw new Error(`${e.message}; last: ${last}`);
+    });
+  }
+
+  /** `gardener-ipv6 kubeconfig --pin-address` for the shoot, written into the environment's folder. */
+  async writeShootKubeconfig(namespace: string, name: string): Promise<string> {
+    const printed = await cli([
+      'kubeconfig',
+      '--kubeconfig',
+      this.cp.kubeconfigPath,
+      '--shoot',
+      `${namespace}/${name}`,
+      '--pin-address',
+    ]);
+    expect(printed.code, printed.stderr).toBe(0);
+    const file = join(this.dir, `${name}.kubeconfig`);
+    writeFileSync(file, printed.stdout, { mode: 0o600 });
+    return file;
+  }
+}
+
+/** Two `web` pods spread over two Nodes, each answering with its name on port 8080 (the machines' test image). */
+export function webDeployment(): KubernetesObject {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'web', namespace: 'default' },
+    spec: {
+      replicas: 2,
+      selector: { matchLabels: { app: 'web' } },
+      template: {
+        metadata: { labels: { app: 'web' } },
+        spec: {
+          topologySpreadConstraints: [
+            {
+              maxSkew: 1,
+              topologyKey: 'kubernetes.io/hostname',
+              whenUnsatisfiable: 'DoNotSchedule',
+              labelSelector: { matchLabels: { app: 'web' } },
+            },
+          ],
+          terminationGracePeriodSeconds: 1,
+          containers: [
+            {
+              name: 'web',
+              image: TEST_IMAGE,
+              command: ['sh', '-c', 'hostname > /www/index.html && exec httpd -f -p 8080 -h /www'],
+            },
+          ],
+        },
+      },
+    },
+  } as KubernetesObject;
+}
