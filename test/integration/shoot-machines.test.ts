@@ -156,6 +156,30 @@ describe.skipIf(unsupported !== undefined).sequential('shoots with machines, end
       };
       const exec = (pod: string, command: string[]) => kubectl(['exec', '-n', 'default', pod, '--', ...command]);
       const fetch = (pod: string, url: string) => exec(pod, ['timeout', '4', 'wget', '-q', '-O', '-', url]);
+      /** What the machines and the pods have for forwarding, routes and neighbours: for a failure's message. */
+      const forwardingDiagnostics = async (shootPods: Pod[]) => {
+        const seedKubectl = (args: string[]) =>
+          run(env.kubectlBin, ['--kubeconfig', env.cp.kubeconfigPath, ...args], 40_000).then(
+            (r) => r.stdout + r.stderr,
+          );
+        const machines = (await client.list(Refs.pod, { namespace: seedNamespace })).items
+          .map((p) => p.metadata?.name ?? '')
+          .filter((n) => n.startsWith('machine-'));
+        const show =
+          'sysctl -a 2>/dev/null | grep -E "conf.(all|eth0|cni0).forwarding"; ip route; ip -6 route; ip neigh; ip -6 neigh';
+        const parts: string[] = [];
+        for (const m of machines) {
+          parts.push(
+            `machine pod ${m}:\n${await seedKubectl(['exec', '-n', seedNamespace, m, '--', 'sh', '-c', show])}`,
+          );
+          parts.push(`its log:\n${await seedKubectl(['logs', '-n', seedNamespace, m, '--tail=30'])}`);
+        }
+        for (const p of shootPods)
+          parts.push(
+            `shoot pod ${p.metadata.name}:\n${await exec(p.metadata.name, ['sh', '-c', 'ip route; ip -6 route; ip neigh; ip -6 neigh']).catch((x: Error) => x.message)}`,
+          );
+        return parts.join('\n');
+      };
 
       it('reaches Succeeded with both Nodes Ready, InternalIPs from its nodes and podCIDRs inside its pods', async () => {
         const started = Date.now();
@@ -722,12 +746,17 @@ describe.skipIf(unsupported !== undefined).sequential('shoots with machines, end
         );
         expect(error?.message).toMatch(/timeout|wget|exit|terminated|command/i);
         await setSysctls('1');
-        // Applied: what is left is a retransmission of the connection's first packets.
+        // Applied on both machines: the next connection goes through (about 0.2 s here). The deadline is for a loaded
+        // machine, where one attempt (an exec into the pod and a wget with 4 s to answer) can take several seconds.
+        const healing = Date.now();
         const body = await waitFor(() => fetch(a.metadata.name, podB), {
-          timeoutMs: 20_000,
+          timeoutMs: 60_000,
           intervalMs: 500,
           message: 'cross-machine traffic to work again with forwarding on',
+        }).catch(async (e: Error) => {
+          throw new Error(`${e.message}\n${await forwardingDiagnostics([a, b])}`);
         });
+        process.stderr.write(`[e2e ${c.label}] traffic with forwarding on again after ${Date.now() - healing} ms\n`);
         expect(body.trim()).toBe(b.metadata.name);
       }, 420_000);
 
