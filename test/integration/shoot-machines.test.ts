@@ -581,6 +581,53 @@ describe.skipIf(unsupported !== undefined).sequential('shoots with machines, end
         await kubectl(['delete', 'namespace', 'np', '--wait=false']);
       }, 300_000);
 
+      it("holds a new pod's first packets to its NetworkPolicies (the CNI hook), for every family", async () => {
+        const [, b] = pods as [Pod, Pod];
+        // Every egress of `early` denied before it exists; it tries pod B from its first instant on, on each machine.
+        const urls = b.status!.podIPs!.map(({ ip }) => `http://${urlHost(ip)}:8080/`);
+        const attempts = urls.map((url) => `timeout 1 wget -q -O /dev/null ${url} && echo "LEAK ${url}"`).join('; ');
+        const objects = {
+          apiVersion: 'v1',
+          kind: 'List',
+          items: [
+            {
+              apiVersion: 'networking.k8s.io/v1',
+              kind: 'NetworkPolicy',
+              metadata: { name: 'early-deny', namespace: 'default' },
+              spec: { podSelector: { matchLabels: { role: 'early' } }, policyTypes: ['Egress'] },
+            },
+            ...['0', '1'].map((i) => ({
+              apiVersion: 'v1',
+              kind: 'Pod',
+              metadata: { name: `early-${i}`, namespace: 'default', labels: { role: 'early' } },
+              spec: {
+                nodeName: `machine-w-${i}`,
+                terminationGracePeriodSeconds: 1,
+                restartPolicy: 'Never',
+                containers: [
+                  {
+                    name: 'early',
+                    image: TEST_IMAGE,
+                    command: ['sh', '-c', `for i in 1 2 3 4 5 6; do ${attempts}; done; echo finished`],
+                  },
+                ],
+              },
+            })),
+          ],
+        };
+        await kubectl(['apply', '-f', testFile('early.json', JSON.stringify(objects))]);
+        const logs = await waitFor(
+          async () => {
+            const out = await Promise.all(['0', '1'].map((i) => kubectl(['logs', `early-${i}`]).catch(() => '')));
+            return out.every((o) => o.includes('finished')) ? out : undefined;
+          },
+          { timeoutMs: 120_000, intervalMs: 1_000, message: 'both early pods to finish their attempts' },
+        );
+        expect(logs.join('\n')).not.toMatch(/LEAK/);
+        await kubectl(['delete', 'pod', 'early-0', 'early-1', '--wait=false']);
+        await kubectl(['delete', 'networkpolicy', 'early-deny']);
+      }, 180_000);
+
       it('calls a validating webhook served by a pod in the shoot (agnhost), through its Service', async () => {
         // A serving certificate for the Service's name, of a CA of its own (the webhook's caBundle).
         const validity = { notAfter: new Date(Date.now() + 3_600_000) };

@@ -3,6 +3,7 @@
  * the KubeletConfiguration, kubeconfigs, kube-proxy's configuration and the CNI network (bridge + host-local).
  * Paths are as the machine sees them (inside its mount namespace, see machine.ts).
  */
+import { networkPolicyCNIPlugin } from './network-policy/cni-hook.js';
 import { KUBELET_CONFIG_FILE_PATH, MACHINE_KUBELET_DEFAULTS } from '../../../apis/provider-local/v1alpha1/kubelet.js';
 import { parse, stringify } from 'yaml';
 import type { IPFamily } from '../../../net/cidr.js';
@@ -315,6 +316,8 @@ export function kubeProxyConfig(opts: KubeProxyConfigOptions): string {
 export interface CNIConfigOptions {
   /** The Node's spec.podCIDRs (one per family, primary first). */
   podCIDRs: string[];
+  /** Chain the NetworkPolicy enforcer's hook (network-policy/cni-hook.ts) after the bridge. */
+  networkPolicyHook?: boolean;
   /** The pods' MTU, when below their machine's (an overlay's headers). */
   mtu?: number;
 }
@@ -351,6 +354,7 @@ export function cniConfig(opts: CNIConfigOptions): string {
               dataDir: '/var/lib/cni/networks',
             },
           },
+          ...(opts.networkPolicyHook === true ? [networkPolicyCNIPlugin()] : []),
         ],
       },
       null,

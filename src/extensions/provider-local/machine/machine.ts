@@ -54,6 +54,12 @@ import {
   type StartOptions,
 } from '../../../localenv/process.js';
 import { onEmergencyExit } from '../../../localenv/cleanup.js';
+import {
+  NETWORK_POLICY_CNI_PLUGIN,
+  NETWORK_POLICY_SOCKET,
+  networkPolicyCNIPluginScript,
+  serveNetworkPolicyHook,
+} from './network-policy/cni-hook.js';
 import { CgroupSubtree, listSubtrees, mountedCgroupV1Hierarchies } from '../../../system/cgroups.js';
 import { SupervisedProcess, type SupervisedState } from '../../../system/supervisor.js';
 import {
@@ -289,6 +295,8 @@ export class Machine {
   private replacing: Promise<void> | undefined;
   private replaced = 0;
   private enforcer: NetworkPolicyEnforcer | undefined;
+  /** Closes the enforcer's CNI hook socket; set while the hook serves (and the CNI config chains it). */
+  private closeNetworkPolicyHook: (() => Promise<void>) | undefined;
   private deployedAt = 0;
   private cniWritten: string | undefined;
   private lastSyncError: string | undefined;
@@ -466,17 +474,36 @@ export class Machine {
     ]);
   }
 
-  /** The node's NetworkPolicy enforcer (network-policy/enforcer.ts), with the identity that lists the Nodes. */
-  private startNetworkPolicyEnforcer(credentials: ClientCredentials): void {
+  /**
+   * The node's NetworkPolicy enforcer (network-policy/enforcer.ts), with the identity that lists the Nodes, and its
+   * CNI hook (network-policy/cni-hook.ts): the plugin in the machine's CNI bin dir, the socket in its `/run`.
+   */
+  private async startNetworkPolicyEnforcer(credentials: ClientCredentials): Promise<void> {
     if (this.enforcer !== undefined || this.opts.networkPolicies === false) return;
-    this.enforcer = new NetworkPolicyEnforcer({
+    const enforcer = new NetworkPolicyEnforcer({
       nodeName: this.opts.name,
       apiServer: this.opts.apiServer,
       credentials,
       ...(this.netns !== undefined ? { netns: this.netns } : {}),
       log: (line) => this.log(`machine ${this.opts.name}: ${line}`),
     });
-    this.enforcer.deploy().catch((e: Error) => this.log(`machine ${this.opts.name}: network policies: ${e.message}`));
+    this.enforcer = enforcer;
+    enforcer.deploy().catch((e: Error) => this.log(`machine ${this.opts.name}: network policies: ${e.message}`));
+    try {
+      await this.writeFileInside(
+        join(MACHINE_PATHS.cniBinDir, NETWORK_POLICY_CNI_PLUGIN),
+        networkPolicyCNIPluginScript(process.execPath),
+        0o755,
+      );
+      this.closeNetworkPolicyHook = await serveNetworkPolicyHook(
+        join(this.rootDir, NETWORK_POLICY_SOCKET),
+        enforcer,
+        (line) => this.log(`machine ${this.opts.name}: ${line}`),
+      );
+    } catch (e) {
+      // Without the hook the pods still get their policies, only later: from their status, as the enforcer sees it.
+      this.log(`machine ${this.opts.name}: network policies: no CNI hook: ${(e as Error).message}`);
+    }
   }
 
   /**
@@ -843,14 +870,17 @@ export class Machine {
     const credentials = await this.listCredentials();
     if (credentials === undefined) return;
     this.startKubeProxy();
-    this.startNetworkPolicyEnforcer(credentials);
+    await this.startNetworkPolicyEnforcer(credentials);
     const list = await requestJSON<{ items: NodeInfo[] }>(this.opts.apiServer, credentials, 'GET', '/api/v1/nodes');
     this.lastSyncError = undefined;
     const self = list.items.find((n) => n.metadata.name === this.opts.name);
     const podCIDRs = self?.spec?.podCIDRs ?? [];
     if (podCIDRs.length > 0) {
       const mtu = this.podMTU();
-      const config = cniConfig({ podCIDRs, ...(mtu !== undefined ? { mtu } : {}) });
+      const hook = this.closeNetworkPolicyHook !== undefined;
+      // Fail-closed only with the hook: it makes a new pod's addresses known before its containers run.
+      if (hook) this.enforcer?.setNodePodCIDRs(podCIDRs);
+      const config = cniConfig({ podCIDRs, networkPolicyHook: hook, ...(mtu !== undefined ? { mtu } : {}) });
       if (config !== this.cniWritten) {
         await this.writeFileInside(MACHINE_PATHS.cniConfig, config);
         this.cniWritten = config;
@@ -1037,8 +1067,11 @@ export class Machine {
     clearTimeout(this.syncTimer);
     this.syncTimer = undefined;
     await this.syncing;
+    // The enforcer first: it fails the hook's waiting requests, so the socket's server can close.
     await this.enforcer?.destroy();
     this.enforcer = undefined;
+    await this.closeNetworkPolicyHook?.().catch(() => {});
+    this.closeNetworkPolicyHook = undefined;
     // kube-proxy and kubelet first, containerd last; the pods die with the cgroup below.
     for (const p of [...this.supervised].reverse()) await p.stop(graceBefore(opts.deadline, 5_000));
     this.destroySync();

@@ -228,4 +228,15 @@ describe('outgoing NAT of pod traffic', () => {
     expect(JSON.parse(cniConfig({ podCIDRs: ['fd00:10:3::/64'], mtu: 1430 })).plugins[0].mtu).toBe(1430);
     expect(JSON.parse(cniConfig({ podCIDRs: ['fd00:10:3::/64'] })).plugins[0]).not.toHaveProperty('mtu');
   });
+
+  it("chains the NetworkPolicy enforcer's hook after the bridge only when asked", () => {
+    const types = (hook: boolean) =>
+      (
+        JSON.parse(cniConfig({ podCIDRs: ['fd00:10:3::/64'], networkPolicyHook: hook })) as {
+          plugins: { type: string }[];
+        }
+      ).plugins.map((p) => p.type);
+    expect(types(true)).toEqual(['bridge', 'gardener-ipv6-network-policy']);
+    expect(types(false)).toEqual(['bridge']);
+  });
 });

@@ -90,6 +90,11 @@ export class NetworkPolicyEnforcer {
   private written: string | undefined;
   private failures = 0;
   private firstApplied: () => void = () => {};
+  /** Addresses the CNI hook announced, by `namespace/name`. */
+  private readonly announced = new Map<string, readonly string[]>();
+  private nodePodCIDRs: readonly string[] = [];
+  /** Announcements waiting for a ruleset with their pod in force. */
+  private waiters: { key: string; ips: readonly string[]; resolve: () => void; reject: (e: Error) => void }[] = [];
   private readonly applied: Promise<void>;
   readonly status: EnforcerStatus = { applied: 0, lastAppliedAt: undefined, lastError: undefined };
 
@@ -113,6 +118,11 @@ export class NetworkPolicyEnforcer {
       return i;
     };
     this.pods = informer(POD);
+    this.pods.onDelete((pod) => {
+      const key = `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`;
+      this.announced.delete(key);
+      this.waiters = this.waiters.filter((w) => w.key !== key || (w.reject(new Error('the pod is gone')), false));
+    });
     this.namespaces = informer(resources.namespace);
     this.policies = informer(NETWORK_POLICY);
     this.applied = new Promise((resolve) => (this.firstApplied = resolve));
@@ -141,9 +151,35 @@ export class NetworkPolicyEnforcer {
     return this.applied;
   }
 
+  /**
+   * The CNI hook's announcement of a new pod's addresses: resolves once a ruleset treating the pod with them is in
+   * the kernel (the pod known to the informer, its policies applied), so its containers start with them in force.
+   */
+  announce(namespace: string, name: string, ips: readonly string[]): Promise<void> {
+    const key = `${namespace}/${name}`;
+    this.announced.set(key, ips);
+    if (this.stopped) return Promise.reject(new Error('the enforcer is stopping'));
+    const done = new Promise<void>((resolve, reject) => this.waiters.push({ key, ips, resolve, reject }));
+    this.schedule(0);
+    return done;
+  }
+
+  /** The CNI hook's word that a pod's sandbox is gone: its announced addresses no longer count. */
+  forget(namespace: string, name: string): void {
+    if (this.announced.delete(`${namespace}/${name}`)) this.schedule(0);
+  }
+
+  /** The Node's pod ranges: from now on, traffic of their addresses that no known pod holds is dropped. */
+  setNodePodCIDRs(cidrs: readonly string[]): void {
+    if (cidrs.join(',') === this.nodePodCIDRs.join(',')) return;
+    this.nodePodCIDRs = [...cidrs];
+    this.schedule(0);
+  }
+
   /** Stops the informers and removes the table. */
   async destroy(): Promise<void> {
     this.stopped = true;
+    for (const w of this.waiters.splice(0)) w.reject(new Error('the enforcer is stopping'));
     clearTimeout(this.timer);
     clearTimeout(this.resyncTimer);
     for (const i of [this.pods, this.namespaces, this.policies]) i.stop();
@@ -156,11 +192,29 @@ export class NetworkPolicyEnforcer {
 
   /** The script for what the informers hold now. */
   render(): string {
-    return renderNetworkPolicyRules({
+    return renderNetworkPolicyRules(this.input(this.pods.list()));
+  }
+
+  private input(pods: readonly PodInfo[]) {
+    return {
       nodeName: this.opts.nodeName,
-      pods: this.pods.list(),
+      pods,
       namespaces: this.namespaces.list(),
       policies: this.policies.list(),
+      announced: this.announced,
+      nodePodCIDRs: this.nodePodCIDRs,
+    };
+  }
+
+  /** Resolves the announcements whose pod the applied ruleset held with the announced addresses. */
+  private settle(pods: readonly PodInfo[]): void {
+    if (this.waiters.length === 0) return;
+    const present = new Set(pods.map((p) => `${p.metadata.namespace ?? ''}/${p.metadata.name ?? ''}`));
+    const current = (key: string, ips: readonly string[]) => this.announced.get(key) === ips;
+    this.waiters = this.waiters.filter((w) => {
+      if (!present.has(w.key) || !current(w.key, w.ips)) return true;
+      w.resolve();
+      return false;
     });
   }
 
@@ -188,11 +242,16 @@ export class NetworkPolicyEnforcer {
   }
 
   private async sync(): Promise<void> {
-    const script = this.render();
-    if (script === this.written) return;
+    const pods = this.pods.list();
+    const script = renderNetworkPolicyRules(this.input(pods));
+    if (script === this.written) {
+      this.settle(pods);
+      return;
+    }
     try {
       await runNft(script, ['-f', '-'], this.opts.netns);
       this.written = script;
+      this.settle(pods);
       this.failures = 0;
       this.status.applied++;
       this.status.lastAppliedAt = Date.now();

@@ -14,6 +14,11 @@
  * its pods (the kubelet's probes) is not filtered, as Kubernetes requires. A pod no policy selects for a direction
  * is not in that direction's map: all of its traffic passes.
  *
+ * Fail-closed, given the Node's pod ranges: traffic from or to an address of those ranges that no known pod of this
+ * Node holds (nor the Node itself, on the bridge and tunnels: the first address of each range) is dropped. A new
+ * pod's addresses are known before its containers start: the CNI hook (cni-hook.ts) announces them from the sandbox's
+ * network setup and waits until a ruleset with them is in force, as calico's CNI plugin waits for its endpoint.
+ *
  * Semantics as the API defines them: the peers of a rule are alternatives (pod selector in the policy's namespace,
  * namespace selector, both together, or an ipBlock with its `except`s), as are its ports; a rule without peers
  * allows every peer, one without ports every port; `endPort` makes a range; named ports are looked up in the
@@ -22,7 +27,16 @@
  * selected nor peers.
  */
 import type { IPFamily } from '../../../../net/cidr.js';
-import { containsCIDR, formatCIDR, formatIP, overlaps, parseCIDR, parseIP, type CIDR } from '../../../../net/cidr.js';
+import {
+  containsCIDR,
+  formatCIDR,
+  formatIP,
+  nthAddress,
+  overlaps,
+  parseCIDR,
+  parseIP,
+  type CIDR,
+} from '../../../../net/cidr.js';
 import { labelSelectorMatches, type LabelSelector } from '../../../../apis/meta/label-selector.js';
 
 /** The table the enforcer owns in each machine's network namespace. */
@@ -77,6 +91,24 @@ export interface RulesInput {
   pods: readonly PodInfo[];
   namespaces: readonly NamespaceInfo[];
   policies: readonly NetworkPolicyInfo[];
+  /**
+   * Addresses the CNI hook announced for pods of this Node (`namespace/name` → addresses), used while the pod's
+   * status has none yet.
+   */
+  announced?: ReadonlyMap<string, readonly string[]>;
+  /** The Node's pod ranges: traffic of their addresses that no known pod holds is dropped (fail-closed). */
+  nodePodCIDRs?: readonly string[];
+}
+
+/** The pods with the announced addresses of this Node's pods whose status has none yet. */
+export function withAnnouncedAddresses(input: RulesInput): PodInfo[] {
+  const announced = input.announced;
+  if (announced === undefined || announced.size === 0) return [...input.pods];
+  return input.pods.map((pod) => {
+    const ips = announced.get(podKey(pod));
+    if (ips === undefined || pod.spec?.nodeName !== input.nodeName || podAddresses(pod).length > 0) return pod;
+    return { ...pod, status: { ...pod.status, podIPs: ips.map((ip) => ({ ip })) } };
+  });
 }
 
 type Direction = 'ingress' | 'egress';
@@ -303,7 +335,7 @@ interface PodChain {
 
 /** The nft script that replaces the table with what the policies say for the pods of `nodeName`. */
 export function renderNetworkPolicyRules(input: RulesInput): string {
-  const selection = new Selection(input);
+  const selection = new Selection({ ...input, pods: withAnnouncedAddresses(input) });
   const local = selection.pods
     .filter((pod) => pod.spec?.nodeName === input.nodeName)
     .sort((a, b) => podKey(a).localeCompare(podKey(b)));
@@ -342,7 +374,25 @@ export function renderNetworkPolicyRules(input: RulesInput): string {
       });
     }
   });
-  return tableScript(chains);
+  return tableScript(chains, failClosed(input.nodePodCIDRs ?? [], local));
+}
+
+/** What fail-closed needs: the Node's pod ranges, and the addresses in them that may send and receive. */
+interface FailClosed {
+  cidrs: { family: IPFamily; cidr: string }[];
+  known: { family: IPFamily; address: string }[];
+}
+
+function failClosed(nodePodCIDRs: readonly string[], local: readonly PodInfo[]): FailClosed {
+  const cidrs = nodePodCIDRs.flatMap((text) => {
+    const cidr = parseCIDR(text);
+    return cidr === undefined ? [] : [{ family: cidr.family, cidr: formatCIDR(cidr) }];
+  });
+  const known = [
+    ...cidrs.map(({ family, cidr }) => ({ family, address: formatIP(nthAddress(parseCIDR(cidr)!, 1)!) })),
+    ...local.flatMap(podAddresses),
+  ];
+  return { cidrs, known };
 }
 
 const podKey = (pod: PodInfo) => `${pod.metadata.namespace ?? ''}/${pod.metadata.name ?? ''}`;
@@ -352,7 +402,7 @@ const policyKey = (p: NetworkPolicyInfo) => `${p.metadata.namespace ?? ''}/${p.m
 const ND_TYPES =
   'icmpv6 type { nd-router-solicit, nd-router-advert, nd-neighbor-solicit, nd-neighbor-advert, nd-redirect } accept';
 
-function tableScript(chains: PodChain[]): string {
+function tableScript(chains: PodChain[], closed: FailClosed): string {
   const map = (direction: Direction, family: IPFamily) => {
     const type = family === 'IPv6' ? 'ipv6_addr' : 'ipv4_addr';
     const elements = chains
@@ -365,6 +415,15 @@ function tableScript(chains: PodChain[]): string {
       '  }',
     ];
   };
+  const knownSet = (family: IPFamily) => {
+    const elements = [...new Set(closed.known.filter((a) => a.family === family).map((a) => a.address))];
+    return [
+      `  set known-pods-${family === 'IPv6' ? 'v6' : 'v4'} {`,
+      `    type ${family === 'IPv6' ? 'ipv6_addr' : 'ipv4_addr'}`,
+      ...(elements.length > 0 ? [`    elements = { ${elements.join(', ')} }`] : []),
+      '  }',
+    ];
+  };
   const base = (name: string, hook: string, priority: string, direction: Direction) => {
     const field = direction === 'ingress' ? 'daddr' : 'saddr';
     return [
@@ -372,6 +431,10 @@ function tableScript(chains: PodChain[]): string {
       `    type filter hook ${hook} priority ${priority}; policy accept;`,
       '    ct state established,related accept',
       `    ${ND_TYPES}`,
+      ...closed.cidrs.map(({ family, cidr }) => {
+        const ip = family === 'IPv6' ? 'ip6' : 'ip';
+        return `    ${ip} ${field} ${cidr} ${ip} ${field} != @known-pods-${family === 'IPv6' ? 'v6' : 'v4'} drop`;
+      }),
       `    ip6 ${field} vmap @${direction}-pods-v6`,
       `    ip ${field} vmap @${direction}-pods-v4`,
       '  }',
@@ -389,6 +452,8 @@ function tableScript(chains: PodChain[]): string {
     `table inet ${NETWORK_POLICY_TABLE}`,
     `delete table inet ${NETWORK_POLICY_TABLE}`,
     `table inet ${NETWORK_POLICY_TABLE} {`,
+    ...knownSet('IPv6'),
+    ...knownSet('IPv4'),
     ...map('ingress', 'IPv6'),
     ...map('ingress', 'IPv4'),
     ...map('egress', 'IPv6'),

@@ -256,6 +256,41 @@ describe.skipIf(skip)('network policy rules with real packets', () => {
       const tables = execFileSync('ip', ['netns', 'exec', NODE, 'nft', 'list', 'tables'], { encoding: 'utf8' });
       expect(tables.match(new RegExp(NETWORK_POLICY_TABLE, 'g'))).toHaveLength(1);
     });
+
+    it("fails closed with the Node's pod ranges: an address no known pod holds neither sends nor receives", async () => {
+      // n1's pod ranges are bridge 1's; c is not known (the enforcer has not seen it yet).
+      const nodePodCIDRs = ['fd00:1::/64', '10.1.0.0/24'];
+      const withoutC = podObjects.filter((p) => p.metadata.name !== 'c');
+      const load = (pods: PodInfo[], announced?: Map<string, string[]>) =>
+        runNft(
+          renderNetworkPolicyRules({
+            nodeName: 'n1',
+            pods,
+            namespaces: NAMESPACES,
+            policies: [],
+            nodePodCIDRs,
+            ...(announced ? { announced } : {}),
+          }),
+          ['-f', '-'],
+          NODE,
+        );
+      await load(withoutC);
+      refused('c', 'a');
+      refused('c', 'r1');
+      refused('a', 'c');
+      refused('r1', 'c');
+      ok('a', 'b');
+      ok('r1', 'a');
+      // The machine itself (the bridge's address) is not a pod and reaches every pod.
+      ok('machine', 'c');
+      // Announced by the CNI hook while its status has no address yet: known.
+      const cWithoutStatus = { ...podObjects.find((p) => p.metadata.name === 'c')!, status: { phase: 'Pending' } };
+      await load([...withoutC, cWithoutStatus], new Map([['other/c', [address(family, 'c')]]]));
+      ok('c', 'a');
+      ok('r1', 'c');
+      await enforce([]);
+      ok('c', 'a');
+    });
   });
 });
 
