@@ -9,6 +9,7 @@ import { CLI_TARGET_MS, runCliBench } from './cli.js';
 import { runReconcileBench } from './reconcile.js';
 import { runMachinesBench } from './machines.js';
 import { runNetworkPolicyBench } from './network-policies.js';
+import { runNetworkPolicyFootprintBench } from './network-policy-footprint.js';
 import { formatWebhookBench, runWebhookBench } from './webhook.js';
 import { runWebhookAttackBench } from './webhook-attack.js';
 import { runWebhookDecodeBench } from './webhook-decode.js';
@@ -87,6 +88,20 @@ if (!only || only === 'network-policies') {
       `(ratio ${(r.enforcedP50Ms / r.watchedP50Ms).toFixed(2)}x at p50); CPU ${r.cpuMsPerChange.toFixed(1)} ms per ` +
       `change with the enforcer (nft included), ${r.baselineCpuMsPerChange.toFixed(1)} ms without ` +
       `(ratio ${(r.cpuMsPerChange / Math.max(0.1, r.baselineCpuMsPerChange)).toFixed(2)}x)`,
+  );
+  console.log(
+    "\n# the enforcer's cost on a Node next to kube-proxy's on the same Node (both as the machines run them, 50 changes each)",
+  );
+  const f = await runNetworkPolicyFootprintBench();
+  const line = (name: string, own: string, p: typeof f.enforcer) =>
+    `${name}: ${p.cpuMsPerOwnChange.toFixed(1)} ms CPU per ${own} change, ${p.cpuMsPerOtherChange.toFixed(1)} ms per ` +
+    `change of the other kind; in force after p50 ${p.inForceP50Ms.toFixed(1)} ms, p99 ${p.inForceP99Ms.toFixed(1)} ms; ` +
+    `RSS ${p.rssMiB.toFixed(1)} MiB (peak ${p.peakRssMiB.toFixed(1)} MiB)`;
+  console.log(line('enforcer', 'NetworkPolicy', f.enforcer));
+  console.log(line('kube-proxy (baseline)', 'Service', f.kubeProxy));
+  console.log(
+    `ratios enforcer/kube-proxy: CPU per own change ${(f.enforcer.cpuMsPerOwnChange / Math.max(0.1, f.kubeProxy.cpuMsPerOwnChange)).toFixed(2)}x, ` +
+      `RSS ${(f.enforcer.rssMiB / f.kubeProxy.rssMiB).toFixed(2)}x, peak RSS ${(f.enforcer.peakRssMiB / f.kubeProxy.peakRssMiB).toFixed(2)}x`,
   );
 }
 
