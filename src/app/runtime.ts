@@ -187,7 +187,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     if (components.has('network')) {
       const { addNetworkExtension } = await import('../extensions/network/controller.js');
       // The shoots' machines have only the images built here (no registry): calico's own workloads can't run.
-      const { IMAGES } = await import('../gardenlet/imagevector/images.js');
+      const { IMAGES } = await import('../imagevector/images.js');
       addNetworkExtension(manager, { availableImages: Object.values(IMAGES), ...options.extensions?.network });
     }
     if (components.has('dns')) {

@@ -18,7 +18,7 @@ import { parseServer } from '../../src/extensions/dns/transport.js';
 import { Feature, parseFeatureGates } from '../../src/featuregate/featuregate.js';
 import { parseHostIPs } from '../../src/extensions/provider-local/loadbalancer/ingress.js';
 import { Refs } from '../../src/gardenlet/resources.js';
-import { IMAGES } from '../../src/gardenlet/imagevector/images.js';
+import { IMAGES } from '../../src/imagevector/images.js';
 import { NETWORK_POLICY, POD } from '../../src/extensions/provider-local/machine/network-policy/enforcer.js';
 import { generateCertificates } from '../../src/localenv/certs.js';
 import { resources } from '../../src/runtime/client.js';

@@ -19,7 +19,7 @@ import {
   workerUserDataAnnotation,
 } from '../../src/apis/provider-local/v1alpha1/machine-user-data.js';
 import { TEST_IMAGE } from '../../src/extensions/provider-local/machine/images.js';
-import { IMAGES } from '../../src/gardenlet/imagevector/images.js';
+import { IMAGES } from '../../src/imagevector/images.js';
 import { createCA, issueCertificate } from '../../src/pki/certificates.js';
 import { featureGates } from '../../src/featuregate/featuregate.js';
 import { Refs } from '../../src/gardenlet/resources.js';

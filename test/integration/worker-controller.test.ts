@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import type { Worker } from '../../src/apis/extensions/v1alpha1/worker.js';
 import { WorkerReconciler, WORKER_FINALIZER } from '../../src/extensions/provider-local/worker/reconciler.js';
 import { Refs } from '../../src/gardenlet/resources.js';
-import { IMAGES } from '../../src/gardenlet/imagevector/images.js';
+import { IMAGES } from '../../src/imagevector/images.js';
 import { MACHINES_STARTING_AT_ONCE } from '../../src/extensions/provider-local/worker/machine-pods.js';
 import {
   MACHINE_POD_USER_DATA_ANNOTATION,

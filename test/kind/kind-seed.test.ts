@@ -21,7 +21,7 @@ import { NETNS_ENV } from '../../src/localenv/netns.js';
 import { projectRoot } from '../../src/localenv/project.js';
 import { which } from '../../src/localenv/process.js';
 import { containsCIDR, mustParseCIDR } from '../../src/net/cidr.js';
-import { IMAGES } from '../../src/gardenlet/imagevector/images.js';
+import { IMAGES } from '../../src/imagevector/images.js';
 import { TO_KUBE_APISERVER_LABEL } from '../../src/gardenlet/shoot/components/control-plane-workloads.js';
 import { tcpConnectScript } from '../support/seed-pod.js';
 import { waitFor } from '../support/wait.js';

@@ -3,7 +3,7 @@
  * path), with the labels the namespace's NetworkPolicies select on, and its output once it has finished.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { IMAGES } from '../../src/gardenlet/imagevector/images.js';
+import { IMAGES } from '../../src/imagevector/images.js';
 import { Refs } from '../../src/gardenlet/resources.js';
 import type { ResourceClient } from '../../src/runtime/client.js';
 import { run } from './shoot.js';

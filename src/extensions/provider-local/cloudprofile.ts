@@ -6,7 +6,7 @@
  */
 import type { CloudProfile } from '../../apis/core/v1beta1/cloudprofile.js';
 import { API_VERSION } from '../../apis/core/v1beta1/shoot.js';
-import { KUBERNETES_VERSION } from '../../gardenlet/imagevector/images.js';
+import { KUBERNETES_VERSION } from '../../imagevector/images.js';
 
 export const PROVIDER_TYPE = 'local';
 export const CLOUD_PROFILE_NAME = 'local';

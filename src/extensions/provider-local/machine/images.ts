@@ -15,7 +15,7 @@ import { mkdir, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/pro
 import { basename, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { fileEntry, tarSize, tarStream, type TarStreamEntry } from '../../../system/tar.js';
-import { IMAGES } from '../../../gardenlet/imagevector/images.js';
+import { IMAGES } from '../../../imagevector/images.js';
 import { bundleAgent, AGENT_BUNDLE_FILE, type AgentBundle } from './agent-bundle.js';
 import { CNI_PLUGINS, MACHINE_PATHS } from './config.js';
 import { hostBinaryFiles, lddLibraries } from './host-binaries.js';

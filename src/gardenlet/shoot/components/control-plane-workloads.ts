@@ -41,7 +41,7 @@ import { apiServerSANs, issueComponentCertificates } from './controlplane/certif
 import { renderKubeconfig } from '../../../pki/kubeconfig.js';
 import type { ResourceClient, ResourceRef } from '../../../runtime/client.js';
 import { NotReadyError, type ComponentContext } from '../../component.js';
-import { IMAGES } from '../../imagevector/images.js';
+import { IMAGES } from '../../../imagevector/images.js';
 import { CA_SECRET_NAME, FIELD_MANAGER, shootLabels } from '../../names.js';
 import { Refs } from '../../resources.js';
 

@@ -8,7 +8,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { resources, type ResourceClient, type ResourceRef } from '../../../runtime/client.js';
 import type { IPFamily } from '../../../net/cidr.js';
-import { IMAGES } from '../../imagevector/images.js';
+import { IMAGES } from '../../../imagevector/images.js';
 
 export const COREDNS_NAMESPACE = 'kube-system';
 export const COREDNS_FIELD_MANAGER = 'gardener-ipv6-provider-local';

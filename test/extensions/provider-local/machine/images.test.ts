@@ -36,7 +36,7 @@ import {
 import { lddLibraries } from '../../../../src/extensions/provider-local/machine/host-binaries.js';
 import { MACHINE_BINARIES } from '../../../../src/extensions/provider-local/machine/machine.js';
 import { CNI_PLUGINS } from '../../../../src/extensions/provider-local/machine/config.js';
-import { IMAGES, KUBERNETES_VERSION } from '../../../../src/gardenlet/imagevector/images.js';
+import { IMAGES, KUBERNETES_VERSION } from '../../../../src/imagevector/images.js';
 import { which } from '../../../../src/localenv/process.js';
 import { tar, tarStream } from '../../../../src/system/tar.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Worker } from '../../../../src/apis/extensions/v1alpha1/worker.js';
-import { IMAGES } from '../../../../src/gardenlet/imagevector/images.js';
+import { IMAGES } from '../../../../src/imagevector/images.js';
 import {
   boundedReplicas,
   machinePodNetworkPolicies,

@@ -11,7 +11,7 @@ import {
   INPUTS_ANNOTATION,
   type ControlPlaneWorkloadValues,
 } from '../../../../src/gardenlet/shoot/components/control-plane-workloads.js';
-import { ETCD_VERSION, IMAGES, KUBERNETES_VERSION } from '../../../../src/gardenlet/imagevector/images.js';
+import { ETCD_VERSION, IMAGES, KUBERNETES_VERSION } from '../../../../src/imagevector/images.js';
 import { createCA, createSigningKeyPair } from '../../../../src/pki/certificates.js';
 import { pinnedVersions } from '../../../../src/localenv/binaries.js';
 
