@@ -9,7 +9,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { projectRoot } from '../src/localenv/project.js';
+import { projectRoot } from '../src/system/project.js';
 
 /** What `--help` and a one-object `validate` should stay under (issue: the first hour). */
 export const CLI_TARGET_MS = 400;

@@ -18,12 +18,12 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
 const say = (line) => process.stderr.write(`[test-in-netns] ${line}\n`);
 
-// The namespace helpers are TypeScript (src/localenv/netns.ts); load them through tsx like bin/gardener-ipv6.js.
+// The namespace helpers are TypeScript (src/system/netns.ts); load them through tsx like bin/gardener-ipv6.js.
 const { register } = await import('tsx/esm/api');
 register();
-const netnsModule = await import(pathToFileURL(join(root, 'src', 'localenv', 'netns.ts')).href);
+const netnsModule = await import(pathToFileURL(join(root, 'src', 'system', 'netns.ts')).href);
 const { NETNS_ENV, createIPv6OnlyNetns, deleteNetns, netnsUnsupportedReason } = netnsModule;
-const { which } = await import(pathToFileURL(join(root, 'src', 'localenv', 'process.ts')).href);
+const { which } = await import(pathToFileURL(join(root, 'src', 'system', 'process.ts')).href);
 
 const unitOnly = args.some((a, i) => (a === '--project' && args[i + 1] === 'unit') || a === '--project=unit');
 if (process.env.GARDENER_IPV6_SKIP_BINARIES !== '1' && !unitOnly) {

@@ -16,7 +16,7 @@ import { Refs } from '../gardenlet/resources.js';
 import { shootGet } from '../gardenlet/shoot/shoot-get.js';
 import { startBind9, type Bind9 } from '../localenv/bind9.js';
 import type { ControlPlane } from '../localenv/control-plane.js';
-import { projectRoot } from '../localenv/project.js';
+import { projectRoot } from '../system/project.js';
 import { isInvalid, ResourceClient } from '../runtime/client.js';
 import type { Logger } from '../runtime/log.js';
 import { startRuntime, type Runtime } from './runtime.js';
@@ -37,11 +37,11 @@ import type { MachinesOptions } from './seed-nodes.js';
 import { machineLimitsOrDefaults, type MachineLimits } from '../extensions/provider-local/admission.js';
 import {
   buildMachineImages,
-  buildSeedImages,
   CONTROL_PLANE_BINARIES,
   type BuiltImage,
 } from '../extensions/provider-local/machine/images.js';
-import { netnsUnsupportedReason } from '../localenv/netns.js';
+import { buildSeedImages } from '../extensions/provider-local/machine/pod-image.js';
+import { netnsUnsupportedReason } from '../system/netns.js';
 import { localCloudProfile } from '../extensions/provider-local/cloudprofile.js';
 
 export const EXAMPLE_SEED = 'seed-ipv6.yaml';

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { COMPONENTS } from '../app/components.js';
 import { FeatureGateError, parseFeatureGates } from '../featuregate/featuregate.js';
-import { projectRoot } from '../localenv/project.js';
+import { projectRoot } from '../system/project.js';
 import { pinnedVersions } from '../localenv/binaries.js';
 import { ETCD_VERSION, KUBERNETES_VERSION } from '../imagevector/images.js';
 import { escapingIO, EXIT_UNUSABLE, InputError, processIO, type CliIO } from './io.js';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { dns1123LabelErrors, dns1123SubdomainErrors } from '../apis/validation/dns-name.js';
 import { parseServer } from '../extensions/dns/transport.js';
-import { urlHost } from '../localenv/net.js';
+import { urlHost } from '../system/net.js';
 import { InputError } from './io.js';
 import type { RunOptions } from './run.js';
 

@@ -15,8 +15,8 @@ import {
 } from '../extensions/provider-local/loadbalancer/pool.js';
 import { machineLimitsOrDefaults, type MachineLimits } from '../extensions/provider-local/admission.js';
 import { Refs } from '../gardenlet/resources.js';
-import { onEmergencyExit } from '../localenv/cleanup.js';
-import { enterRunFolder, sweepRunFolders } from '../localenv/run-folder.js';
+import { onEmergencyExit } from '../system/cleanup.js';
+import { enterRunFolder, sweepRunFolders } from '../system/run-folder.js';
 import { ResourceClient } from '../runtime/client.js';
 import { newLogger, type Logger } from '../runtime/log.js';
 import { InputError, type CliIO } from './io.js';

@@ -10,9 +10,9 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { cacheBinDir } from '../localenv/binaries.js';
 import { startControlPlane, type ControlPlane } from '../localenv/control-plane.js';
-import { netnsUnsupportedReason } from '../localenv/netns.js';
+import { netnsUnsupportedReason } from '../system/netns.js';
 import { missingUpPrerequisites } from '../localenv/prerequisites.js';
-import { enterRunFolder } from '../localenv/run-folder.js';
+import { enterRunFolder } from '../system/run-folder.js';
 import { onParentExit } from './parent-exit.js';
 import {
   applyExampleShoot,

@@ -7,7 +7,7 @@
 import { spawn } from 'node:child_process';
 import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { projectRoot } from './project.js';
+import { projectRoot } from '../system/project.js';
 
 /** The machines' binaries: node components, the sandbox binary, CNI plugins, CoreDNS and agnhost (their images). */
 export const NODE_BINARY_NAMES = [

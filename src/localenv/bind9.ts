@@ -13,9 +13,9 @@ import { join } from 'node:path';
 import dnsPacket from 'dns-packet';
 import { rcodeName } from '../extensions/dns/rfc2136.js';
 import { exchange, parseServer } from '../extensions/dns/transport.js';
-import { onEmergencyExit } from './cleanup.js';
-import { freePort, urlHost } from './net.js';
-import { describeExit, graceBefore, startProcess, which, type ManagedProcess } from './process.js';
+import { onEmergencyExit } from '../system/cleanup.js';
+import { freePort, urlHost } from '../system/net.js';
+import { describeExit, graceBefore, startProcess, which, type ManagedProcess } from '../system/process.js';
 
 /** The zone the local provider's DNSRecords live in (`<domain>.` of the gardenlet's default domain). */
 export const LOCAL_DNS_ZONE = 'local.gardener.cloud.';

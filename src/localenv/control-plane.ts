@@ -9,19 +9,19 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
-import ipaddr from 'ipaddr.js';
+import { firstServiceIP } from '../net/cidr.js';
 import { ensureBinaries, type BinaryPaths } from './binaries.js';
 import { generateCertificates, type Certificates } from './certs.js';
-import { onEmergencyExit } from './cleanup.js';
+import { onEmergencyExit } from '../system/cleanup.js';
 import { installCRDs, readCRDs } from './crds.js';
 import { startEtcd, waitForEtcd } from './etcd.js';
 import { apiServerServiceCIDRs, DEFAULT_SERVICE_CIDR, startKubeAPIServer, waitForReady } from './kube-apiserver.js';
 import { writeAdminKubeconfig } from './kubeconfig.js';
-import { freePorts } from './net.js';
-import { addIPv6Veth, createIPv6OnlyNetns, deleteNetns, deleteVeth, type VethPair } from './netns.js';
+import { freePorts } from '../system/net.js';
+import { addIPv6Veth, createIPv6OnlyNetns, deleteNetns, deleteVeth, type VethPair } from '../system/netns.js';
 import { startKubeControllerManager, startKubeScheduler } from './kube-controller-manager.js';
-import { describeExit, graceBefore, type ManagedProcess } from './process.js';
-import { crdDir } from './project.js';
+import { describeExit, graceBefore, type ManagedProcess } from '../system/process.js';
+import { crdDir } from '../system/project.js';
 
 export interface ControlPlaneOptions {
   /**
@@ -87,21 +87,6 @@ export interface ControlPlane {
    * (ms since epoch), what still runs then is killed.
    */
   stop(opts?: { deadline?: number }): Promise<void>;
-}
-
-/** The first address of the service range: the `kubernetes` service's ClusterIP, a SAN of the serving cert. */
-export function firstServiceIP(cidr: string): string {
-  const [address, prefixLength] = ipaddr.parseCIDR(cidr);
-  // parseCIDR keeps host bits (`fd00::5/112`): clear them to get the network address, then add one.
-  const bytes = address.toByteArray().map((byte, i) => {
-    const bits = Math.min(8, Math.max(0, prefixLength - i * 8));
-    return byte & ((0xff << (8 - bits)) & 0xff);
-  });
-  for (let i = bytes.length - 1; i >= 0; i--) {
-    bytes[i] = (bytes[i]! + 1) & 0xff;
-    if (bytes[i] !== 0) break;
-  }
-  return ipaddr.fromByteArray(bytes).toString();
 }
 
 export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise<ControlPlane> {

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { request } from 'node:https';
 import type { Certificates } from './certs.js';
 import { join } from 'node:path';
-import { describeExit, startProcess, type ManagedProcess } from './process.js';
+import { describeExit, startProcess, type ManagedProcess } from '../system/process.js';
 
 export interface EtcdOptions {
   bin: string;

@@ -6,8 +6,8 @@ import { request } from 'node:https';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Certificates } from './certs.js';
-import { urlHost } from './net.js';
-import { describeExit, startProcess, type ManagedProcess } from './process.js';
+import { urlHost } from '../system/net.js';
+import { describeExit, startProcess, type ManagedProcess } from '../system/process.js';
 
 export const DEFAULT_SERVICE_CIDR = 'fd00:10:2::/112';
 /**

@@ -6,7 +6,7 @@
  * pods need. It serves nothing: `--secure-port=0`.
  */
 import { join } from 'node:path';
-import { startProcess, type ManagedProcess } from './process.js';
+import { startProcess, type ManagedProcess } from '../system/process.js';
 
 export const CONTROLLERS = ['namespace-controller', 'garbage-collector-controller'];
 

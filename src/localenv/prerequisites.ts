@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { cacheBinDir, NODE_BINARY_NAMES, prebuiltBinary, type BinaryName } from './binaries.js';
-import { projectRoot } from './project.js';
+import { projectRoot } from '../system/project.js';
 
 /** What `up` starts from binaries: the garden's control plane. */
 const CONTROL_PLANE_BINARIES: readonly BinaryName[] = ['etcd', 'kube-apiserver', 'kube-controller-manager'];

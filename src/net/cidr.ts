@@ -181,3 +181,18 @@ function bigIntToBytes(value: bigint, length: number): number[] {
   }
   return bytes;
 }
+
+/** The first address of the service range: the `kubernetes` service's ClusterIP, a SAN of the serving cert. */
+export function firstServiceIP(cidr: string): string {
+  const [address, prefixLength] = ipaddr.parseCIDR(cidr);
+  // parseCIDR keeps host bits (`fd00::5/112`): clear them to get the network address, then add one.
+  const bytes = address.toByteArray().map((byte, i) => {
+    const bits = Math.min(8, Math.max(0, prefixLength - i * 8));
+    return byte & ((0xff << (8 - bits)) & 0xff);
+  });
+  for (let i = bytes.length - 1; i >= 0; i--) {
+    bytes[i] = (bytes[i]! + 1) & 0xff;
+    if (bytes[i] !== 0) break;
+  }
+  return ipaddr.fromByteArray(bytes).toString();
+}

@@ -3,11 +3,11 @@
  * control plane or machine), named so that their owner can be told from the name: `<prefix><pid>...`. Whatever a
  * process that died without cleaning up left behind is found by that pid and removed by `removeOrphans`.
  *
- * Synchronous like src/localenv/netns.ts: each call takes milliseconds and must also work from exit handlers.
+ * Synchronous like netns.ts: each call takes milliseconds and must also work from exit handlers.
  */
 import { createHash } from 'node:crypto';
-import { deleteNetns, ip } from '../localenv/netns.js';
-import { pidAlive } from '../localenv/process.js';
+import { deleteNetns, ip } from './netns.js';
+import { pidAlive } from './process.js';
 
 export { pidAlive };
 import { parseCIDR, type IPFamily } from '../net/cidr.js';

@@ -4,13 +4,7 @@
  * conditions report; every change is announced so a controller can react at once instead of polling.
  */
 import { Backoff, type BackoffOptions } from '../runtime/backoff.js';
-import {
-  describeExit,
-  startProcess,
-  type ManagedProcess,
-  type ProcessExit,
-  type StartOptions,
-} from '../localenv/process.js';
+import { describeExit, startProcess, type ManagedProcess, type ProcessExit, type StartOptions } from './process.js';
 
 export interface SupervisedState {
   readonly name: string;

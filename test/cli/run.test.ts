@@ -8,9 +8,9 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { freePort } from '../../src/localenv/net.js';
-import { projectRoot } from '../../src/localenv/project.js';
-import { RUN_FOLDER_PREFIX } from '../../src/localenv/run-folder.js';
+import { freePort } from '../../src/system/net.js';
+import { projectRoot } from '../../src/system/project.js';
+import { RUN_FOLDER_PREFIX } from '../../src/system/run-folder.js';
 import { cli, tempFile } from '../support/cli.js';
 
 /** A TCP server standing in for the API server: it only counts who connects. */

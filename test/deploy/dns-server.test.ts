@@ -13,8 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DNSUpdateClient, DNSUpdateError } from '../../src/extensions/dns/rfc2136.js';
 import { tsigKey } from '../../src/extensions/dns/tsig.js';
 import { answersSOA } from '../../src/localenv/bind9.js';
-import { freePort } from '../../src/localenv/net.js';
-import { startProcess, which, type ManagedProcess } from '../../src/localenv/process.js';
+import { freePort } from '../../src/system/net.js';
+import { startProcess, which, type ManagedProcess } from '../../src/system/process.js';
 import { waitFor } from '../support/wait.js';
 import { helmBinary, named, renderChart, type K8sObject, type Preset } from './helm.js';
 

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { projectRoot } from '../../src/localenv/project.js';
+import { projectRoot } from '../../src/system/project.js';
 import { SERVER_NODE_FLAGS } from '../../src/runtime/node-flags.js';
 
 const ROOT = projectRoot();

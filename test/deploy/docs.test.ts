@@ -6,7 +6,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { projectRoot } from '../../src/localenv/project.js';
+import { projectRoot } from '../../src/system/project.js';
 
 const ROOT = projectRoot();
 const DOCS = readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md'));

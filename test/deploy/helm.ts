@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { ensureBinaries } from '../../src/localenv/binaries.js';
-import { projectRoot } from '../../src/localenv/project.js';
+import { projectRoot } from '../../src/system/project.js';
 
 export const CHART_DIR = join(projectRoot(), 'charts', 'gardener-ipv6');
 

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { projectRoot } from '../../src/localenv/project.js';
+import { projectRoot } from '../../src/system/project.js';
 import { containsCIDR, mustParseCIDR, parseCIDR, type IPFamily } from '../../src/net/cidr.js';
 import { clusterIPFamilies, IP_FAMILY_SELECTIONS, type IPFamilySelection } from '../support/target.js';
 

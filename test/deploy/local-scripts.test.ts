@@ -18,8 +18,8 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { projectRoot } from '../../src/localenv/project.js';
-import { which } from '../../src/localenv/process.js';
+import { projectRoot } from '../../src/system/project.js';
+import { which } from '../../src/system/process.js';
 
 const ROOT = projectRoot();
 const SCRIPT_DIR = join(ROOT, 'hack', 'local');

@@ -20,8 +20,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BINARY_NAMES } from '../../src/localenv/binaries.js';
 import { missingUpPrerequisites, upBinariesToBuild } from '../../src/localenv/prerequisites.js';
-import { projectRoot } from '../../src/localenv/project.js';
-import { which } from '../../src/localenv/process.js';
+import { projectRoot } from '../../src/system/project.js';
+import { which } from '../../src/system/process.js';
 
 const ROOT = projectRoot();
 const SCRIPT = join(ROOT, 'hack', 'check-prerequisites.sh');

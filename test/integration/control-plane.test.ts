@@ -14,7 +14,7 @@ import {
 } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { FIELD_MANAGER, readCRDs } from '../../src/localenv/crds.js';
-import { crdDir } from '../../src/localenv/project.js';
+import { crdDir } from '../../src/system/project.js';
 import { example, kubeConfig, newTestNamespace, statusCode, uniqueSuffix } from '../support/kube.js';
 import { waitFor } from '../support/wait.js';
 

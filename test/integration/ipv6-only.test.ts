@@ -7,7 +7,7 @@ import { networkInterfaces } from 'node:os';
 import { VersionApi } from '@kubernetes/client-node';
 import { describe, expect, inject, it } from 'vitest';
 import { pinnedVersions } from '../../src/localenv/binaries.js';
-import { NETNS_ENV } from '../../src/localenv/netns.js';
+import { NETNS_ENV } from '../../src/system/netns.js';
 import { kubeConfig } from '../support/kube.js';
 
 /** Resolves with the error code of a TCP connection attempt, or 'connected'. */

@@ -14,8 +14,8 @@ import { CoreV1Api, NetworkingV1Api, type V1NetworkPolicy } from '@kubernetes/cl
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NetworkPolicyEnforcer } from '../../src/extensions/provider-local/machine/network-policy/enforcer.js';
 import { NETWORK_POLICY_TABLE } from '../../src/extensions/provider-local/machine/network-policy/rules.js';
-import { projectRoot } from '../../src/localenv/project.js';
-import { which } from '../../src/localenv/process.js';
+import { projectRoot } from '../../src/system/project.js';
+import { which } from '../../src/system/process.js';
 import { tempFile } from '../support/cli.js';
 import { kubeConfig, newTestNamespace } from '../support/kube.js';
 import { waitFor } from '../support/wait.js';

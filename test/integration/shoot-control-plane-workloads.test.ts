@@ -18,7 +18,7 @@ import type { Shoot } from '../../src/apis/core/v1beta1/shoot.js';
 import { featureGates } from '../../src/featuregate/featuregate.js';
 import { Refs } from '../../src/gardenlet/resources.js';
 import type { ControlPlane } from '../../src/localenv/control-plane.js';
-import { ip } from '../../src/localenv/netns.js';
+import { ip } from '../../src/system/netns.js';
 import type { ResourceClient } from '../../src/runtime/client.js';
 import { machinesUnsupportedReason } from '../extensions/provider-local/machine/shoot-env.js';
 import { cli } from '../support/cli.js';
@@ -30,7 +30,7 @@ import { TO_ETCD_LABEL } from '../../src/gardenlet/shoot/components/control-plan
 import { shootAdminAccess, shootAdminClient } from '../../src/gardenlet/shoot/shoot-client.js';
 import { shootGet } from '../../src/gardenlet/shoot/shoot-get.js';
 import { podToPodCheck } from '../../src/extensions/provider-local/worker/pod-check.js';
-import { MACHINE_POD_BIN_DIR } from '../../src/extensions/provider-local/machine/images.js';
+import { MACHINE_POD_BIN_DIR } from '../../src/extensions/provider-local/machine/pod-image.js';
 import { issueCertificate } from '../../src/pki/certificates.js';
 import { OVERLAY_UNDERLAY_ANNOTATION } from '../../src/extensions/provider-local/machine/overlay.js';
 

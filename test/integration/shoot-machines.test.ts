@@ -24,7 +24,7 @@ import { createCA, issueCertificate } from '../../src/pki/certificates.js';
 import { featureGates } from '../../src/featuregate/featuregate.js';
 import { Refs } from '../../src/gardenlet/resources.js';
 import { managedResourceRef } from '../../src/extensions/network/managedresource.js';
-import { ip } from '../../src/localenv/netns.js';
+import { ip } from '../../src/system/netns.js';
 import { contains, parseCIDR, parseIP, type IPFamily } from '../../src/net/cidr.js';
 import { retryOnConflict, type ResourceClient } from '../../src/runtime/client.js';
 import { machinesUnsupportedReason } from '../extensions/provider-local/machine/shoot-env.js';

@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { basename, dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { netnsUnsupportedReason } from '../../src/localenv/netns.js';
+import { netnsUnsupportedReason } from '../../src/system/netns.js';
 import { alive } from '../support/processes.js';
 import {
   commandName,

@@ -8,7 +8,7 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { projectRoot } from '../../src/localenv/project.js';
+import { projectRoot } from '../../src/system/project.js';
 import { alive, pidsMentioning } from '../support/processes.js';
 import { waitFor } from '../support/wait.js';
 

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Resolver } from 'node:dns/promises';
 import { ApiextensionsV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { netnsExists, netnsUnsupportedReason } from '../../src/localenv/netns.js';
+import { netnsExists, netnsUnsupportedReason } from '../../src/system/netns.js';
 import { alive, pidsMentioning } from '../support/processes.js';
 import { listenersOutside, startUp, stopUp, waitForReady } from '../support/up.js';
 import { cli } from '../support/cli.js';

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generateCertificates, issueClientCertificate } from '../../src/localenv/certs.js';
-import { firstServiceIP } from '../../src/localenv/control-plane.js';
+import { firstServiceIP } from '../../src/net/cidr.js';
 import { writeAdminKubeconfig } from '../../src/localenv/kubeconfig.js';
 import { parse } from 'yaml';
 

@@ -7,7 +7,7 @@
  */
 import type { TestProject } from 'vitest/node';
 import { startControlPlane } from '../../src/localenv/control-plane.js';
-import { NETNS_ENV, netnsUnsupportedReason } from '../../src/localenv/netns.js';
+import { NETNS_ENV, netnsUnsupportedReason } from '../../src/system/netns.js';
 import { describeE2ETarget, provideExistingCluster, selectE2ETarget } from './target.js';
 
 declare module 'vitest' {

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { ApiException, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { inject, onTestFinished } from 'vitest';
 import { parse } from 'yaml';
-import { projectRoot } from '../../src/localenv/project.js';
+import { projectRoot } from '../../src/system/project.js';
 
 /** A client configuration for the shared control plane's admin. */
 export function kubeConfig(): KubeConfig {

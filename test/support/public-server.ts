@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { runNft } from '../../src/extensions/provider-local/machine/nft.js';
-import { NETNS_ENV, ip } from '../../src/localenv/netns.js';
+import { NETNS_ENV, ip } from '../../src/system/netns.js';
 import type { IPFamily } from '../../src/net/cidr.js';
 import { waitFor } from './wait.js';
 

@@ -11,7 +11,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Shoot } from '../../src/apis/core/v1beta1/shoot.js';
 import { localCloudProfile } from '../../src/extensions/provider-local/cloudprofile.js';
 import { Refs } from '../../src/gardenlet/resources.js';
-import { which } from '../../src/localenv/process.js';
+import { which } from '../../src/system/process.js';
 import type { ResourceClient } from '../../src/runtime/client.js';
 import { waitFor } from './wait.js';
 

@@ -5,8 +5,8 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { projectRoot } from '../../src/localenv/project.js';
-import { which } from '../../src/localenv/process.js';
+import { projectRoot } from '../../src/system/project.js';
+import { which } from '../../src/system/process.js';
 import { waitFor } from './wait.js';
 
 export interface UpProcess {

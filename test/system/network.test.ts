@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { netnsExists, netnsUnsupportedReason } from '../../src/localenv/netns.js';
+import { netnsExists, netnsUnsupportedReason } from '../../src/system/netns.js';
 import {
   bridgeName,
   createNamespace,

@@ -9,7 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Handlebars from 'handlebars';
 import { isAlias, isNode, parse, parseAllDocuments, visit } from 'yaml';
-import { projectRoot } from '../../localenv/project.js';
+import { projectRoot } from '../../system/project.js';
 import { cniNetworkConfigText, type CalicoValues } from './values.js';
 
 /** A manifest as rendered: a Kubernetes object with type and object metadata. */

@@ -9,7 +9,7 @@ import type { KubernetesObject, V1Secret, V1Service } from '@kubernetes/client-n
 import { decode } from '../../apis/admission.js';
 import { shootIPFamilies } from '../../apis/core/v1beta1/helpers.js';
 import { Shoots } from '../../apis/registry.js';
-import { urlHost } from '../../localenv/net.js';
+import { urlHost } from '../../system/net.js';
 import { issueCertificate } from '../../pki/certificates.js';
 import { renderKubeconfig } from '../../pki/kubeconfig.js';
 import type { ResourceClient } from '../../runtime/client.js';

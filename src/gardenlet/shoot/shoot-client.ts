@@ -8,7 +8,7 @@ import { KubeConfig, type V1Service } from '@kubernetes/client-node';
 import type { Shoot } from '../../apis/core/v1beta1/shoot.js';
 import { shootIPFamilies } from '../../apis/core/v1beta1/helpers.js';
 import { isIPFamily } from '../../apis/validation/ip-families.js';
-import { urlHost } from '../../localenv/net.js';
+import { urlHost } from '../../system/net.js';
 import { issueCertificate, type CertificatePair } from '../../pki/certificates.js';
 import { ResourceClient } from '../../runtime/client.js';
 import { NotReadyError, type ComponentContext } from '../component.js';

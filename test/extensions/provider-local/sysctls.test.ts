@@ -11,7 +11,7 @@ import {
 } from '../../../src/extensions/provider-local/admission.js';
 import { machineSysctlRefusal } from '../../../src/extensions/provider-local/sysctls.js';
 import { sysctlPlan } from '../../../src/extensions/provider-local/node-agent/node-agent.js';
-import { which } from '../../../src/localenv/process.js';
+import { which } from '../../../src/system/process.js';
 import { causesOf, ipv4ShootObject } from '../../fixtures/objects.js';
 
 const HOST = 'machines share the host kernel; only network-namespace settings (net.*) apply per machine';

@@ -4,7 +4,7 @@
  * Service's `status.loadBalancer.ingress` addresses to its pods, as a cloud load balancer forwards to the nodes.
  * The routes live in the namespace the gardenlet runs in (the environment's, where `up`'s shell and BIND9 are).
  */
-import { ip } from '../../../localenv/netns.js';
+import { ip } from '../../../system/netns.js';
 import { parseIP, type IPFamily } from '../../../net/cidr.js';
 
 /** No seed Node can take an address yet (they are still starting): a state to wait out, not a failure. */

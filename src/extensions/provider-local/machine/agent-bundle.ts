@@ -3,7 +3,7 @@
  * without node_modules, next to a package.json that names the package.
  *
  * What a bundle changes: the CLI finds "its package" by walking up from its own file (projectRoot() in
- * src/localenv/project.ts), which finds the package.json written here, so `--version` and `--help` work. Everything
+ * src/system/project.ts), which finds the package.json written here, so `--version` and `--help` work. Everything
  * else it reads below the package root is not in the image: hack/versions.env (`--version` then lists only the
  * Kubernetes and etcd versions), charts/ (the CRDs and the calico chart), examples/ and hack/'s scripts; commands
  * that need those (`up`, `run`) do not work from the image. pino's transports (worker files next to pino's modules)
@@ -13,7 +13,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { projectRoot } from '../../../localenv/project.js';
+import { projectRoot } from '../../../system/project.js';
 
 /** The bundle's file name: the image runs `node /opt/gardener-ipv6/gardener-ipv6.mjs`. */
 export const AGENT_BUNDLE_FILE = 'gardener-ipv6.mjs';

@@ -8,7 +8,7 @@ import { KUBELET_CONFIG_FILE_PATH, MACHINE_KUBELET_DEFAULTS } from '../../../api
 import { parse, stringify } from 'yaml';
 import type { IPFamily } from '../../../net/cidr.js';
 import { parseCIDR, parseIP } from '../../../net/cidr.js';
-import { urlHost } from '../../../localenv/net.js';
+import { urlHost } from '../../../system/net.js';
 import { PAUSE_IMAGE } from './images.js';
 
 /** Where things live inside a machine. */

@@ -1,9 +1,9 @@
 /**
  * Container images without a registry: OCI image archives assembled here from binaries (the `pause` sandbox, a
- * static busybox for tests, CoreDNS, the shoot control plane's components, the machine pods' image), imported into
- * each machine's containerd with `ctr images import`. Nothing is pulled: the machines have no route to a registry,
- * and the kubelet never pulls an image that is present (`IfNotPresent` for tagged images; the sandbox image is
- * pinned in containerd's CRI config).
+ * static busybox for tests, CoreDNS, the shoot control plane's components; the machine pods' image is pod-image.ts's),
+ * imported into each machine's containerd with `ctr images import`. Nothing is pulled: the machines have no route to
+ * a registry, and the kubelet never pulls an image that is present (`IfNotPresent` for tagged images; the sandbox
+ * image is pinned in containerd's CRI config).
  *
  * The archives are content-addressed: same binaries, same bytes, same file name in the cache folder, so they are
  * built once per cache and shared by every machine. They are written as a stream, file by file: the machine pods'
@@ -12,14 +12,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream, existsSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { fileEntry, tarSize, tarStream, type TarStreamEntry } from '../../../system/tar.js';
 import { IMAGES } from '../../../imagevector/images.js';
-import { bundleAgent, AGENT_BUNDLE_FILE, type AgentBundle } from './agent-bundle.js';
-import { CNI_PLUGINS, MACHINE_PATHS } from './config.js';
-import { hostBinaryFiles, lddLibraries } from './host-binaries.js';
-import { MACHINE_BINARIES } from './machine.js';
 
 /** The sandbox image the kubelet's Kubernetes version expects (kubeadm's default for 1.3x). */
 export const PAUSE_IMAGE = 'registry.k8s.io/pause:3.10';
@@ -342,249 +338,6 @@ export function controlPlaneImageSpecs(binDir: string): ImageSpec[] {
     binary(IMAGES.kubeControllerManager, 'kube-controller-manager'),
     binary(IMAGES.kubeScheduler, 'kube-scheduler'),
   ];
-}
-
-/** The machine pods' image: a machine's node (containerd, kubelet, kube-proxy) run by this project's agent. */
-export const MACHINE_POD_IMAGE = IMAGES.machine;
-/**
- * The machine pods' image keeps its own files below here: outside /etc, /opt, /var and /run, which a machine mounts
- * over with its state (machine.ts), so its processes see them too.
- */
-export const MACHINE_POD_LIB_DIR = '/usr/local/lib/gardener-ipv6';
-/** Where the machine pods' image has the agent bundle and its package.json. */
-export const MACHINE_AGENT_DIR = `${MACHINE_POD_LIB_DIR}/agent`;
-/** Where the machine pods' image has MACHINE_BINARIES. */
-export const MACHINE_POD_BIN_DIR = `${MACHINE_POD_LIB_DIR}/bin`;
-/** Where the machine pods' image has the archives of the images every machine imports (buildMachineImages). */
-export const MACHINE_POD_IMAGES_DIR = `${MACHINE_POD_LIB_DIR}/images`;
-/** The machine pods' PATH: the node binaries first, then the host tools and busybox. */
-export const MACHINE_POD_PATH = `${MACHINE_POD_BIN_DIR}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`;
-/** Where the host tools are looked for (not the caller's PATH: the image must not depend on it). */
-export const HOST_TOOLS_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
-
-/**
- * The busybox applets of the machine pods' image: the usual file, text and process tools. Mount, namespace and
- * network tools are the host's (MACHINE_HOST_TOOLS), and so is the shell (MACHINE_SHELL). Debian's static busybox
- * prefers its own applets over files in PATH when it runs a command: its `env`, `timeout`, `xargs` and `find -exec`
- * would run busybox's `mount` or `ip`, not util-linux's or iproute2's.
- */
-export const MACHINE_BUSYBOX_APPLETS = [
-  '[',
-  'awk',
-  'basename',
-  'cat',
-  'chmod',
-  'chown',
-  'cp',
-  'cut',
-  'date',
-  'df',
-  'dirname',
-  'du',
-  'echo',
-  'env',
-  'false',
-  'find',
-  'free',
-  'grep',
-  'gunzip',
-  'gzip',
-  'head',
-  'hostname',
-  'id',
-  'kill',
-  'less',
-  'ln',
-  'ls',
-  'mkdir',
-  'mktemp',
-  'mv',
-  'pidof',
-  'printf',
-  'ps',
-  'pwd',
-  'readlink',
-  'realpath',
-  'rm',
-  'rmdir',
-  'sed',
-  'sleep',
-  'sort',
-  'stat',
-  'tail',
-  'tar',
-  'tee',
-  'test',
-  'timeout',
-  'top',
-  'touch',
-  'tr',
-  'true',
-  'uname',
-  'uniq',
-  'wc',
-  'which',
-  'xargs',
-] as const;
-
-/**
- * The image's /bin/sh: the host's (dash on Debian). Busybox's sh runs its own applet for every name it has one for,
- * whatever PATH says, and the machine's `sh -c` scripts (its namespace holder, the cgroup moves) must get
- * util-linux's `mount`, not busybox's.
- */
-export const MACHINE_SHELL = '/bin/sh';
-
-/**
- * The host tools the machine pods' image carries with their shared libraries, and the Debian package of each: what
- * the machine code runs (machine.ts, node-agent.ts, src/localenv/process.ts) and what kube-proxy's nftables mode
- * shells out to. `tc` is left out: nothing runs it.
- */
-export const MACHINE_HOST_TOOLS = {
-  nsenter: 'util-linux',
-  unshare: 'util-linux',
-  setpriv: 'util-linux',
-  mount: 'mount',
-  umount: 'mount',
-  ip: 'iproute2',
-  bridge: 'iproute2',
-  nft: 'nftables',
-  conntrack: 'conntrack',
-  sysctl: 'procps',
-} as const;
-
-export interface MachinePodImageOptions {
-  /** The folder with MACHINE_BINARIES (and the CNI plugins among them, as `cni-<plugin>`). */
-  binDir: string;
-  /** The agent, from bundleAgent. */
-  agent: AgentBundle;
-  /** @default process.execPath */
-  node?: string;
-  /** A static busybox. @default DEBIAN_STATIC_BUSYBOX */
-  busybox?: string;
-  /** Where MACHINE_HOST_TOOLS are looked for. @default HOST_TOOLS_PATH */
-  toolsPath?: string;
-  /** A binary's shared libraries, the dynamic loader included. @default lddLibraries */
-  libraries?: (binary: string) => string[];
-  /** The images the machine imports into its containerd (pause, test image, CoreDNS). */
-  machineImages?: readonly BuiltImage[];
-  /** /etc/passwd and /etc/group (the kubelet reads them), as host files. */
-  etc?: { readonly passwd: string; readonly group: string };
-}
-
-/**
- * The machine pods' image: node and the agent bundle (the entrypoint, `node /opt/gardener-ipv6/gardener-ipv6.mjs`;
- * the pod gives the command), MACHINE_BINARIES in /opt/bin, the CNI plugins linked into /opt/cni/bin, the host
- * tools, the host's /bin/sh and node at their host paths with every shared library they load (and the dynamic loader)
- * at its host path, busybox's applets in /bin. Fails when a tool is missing on the host or two of them want the same path.
- */
-export function machinePodImageSpec(opts: MachinePodImageOptions): ImageSpec {
-  const node = opts.node ?? process.execPath;
-  const toolsPath = opts.toolsPath ?? HOST_TOOLS_PATH;
-  const tools = Object.entries(MACHINE_HOST_TOOLS).map(([tool, pkg]) => {
-    const path = toolsPath
-      .split(':')
-      .map((dir) => join(dir, tool))
-      .find((p) => existsSync(p));
-    if (path === undefined) {
-      throw new Error(`image ${MACHINE_POD_IMAGE}: ${tool} not found in ${toolsPath} (Debian package ${pkg})`);
-    }
-    return path;
-  });
-  const host = hostBinaryFiles([node, MACHINE_SHELL, ...tools], opts.libraries ?? lddLibraries);
-  const agentDir = MACHINE_AGENT_DIR.slice(1);
-  const binDir = MACHINE_POD_BIN_DIR.slice(1);
-  const files: ImageFile[] = [
-    { path: 'bin/busybox', source: opts.busybox ?? DEBIAN_STATIC_BUSYBOX },
-    ...MACHINE_BINARIES.map((name) => ({ path: `${binDir}/${name}`, source: join(opts.binDir, name) })),
-    { path: `${agentDir}/${AGENT_BUNDLE_FILE}`, source: opts.agent.script, mode: 0o644 },
-    { path: `${agentDir}/package.json`, source: opts.agent.packageJson, mode: 0o644 },
-    ...host.files,
-    ...(opts.machineImages ?? []).map((image) => ({
-      path: `${MACHINE_POD_IMAGES_DIR.slice(1)}/${basename(image.archive)}`,
-      source: image.archive,
-      mode: 0o644,
-    })),
-    ...(opts.etc
-      ? [
-          { path: 'etc/passwd', source: opts.etc.passwd, mode: 0o644 },
-          { path: 'etc/group', source: opts.etc.group, mode: 0o644 },
-        ]
-      : []),
-  ];
-  const symlinks: ImageSymlink[] = [
-    ...MACHINE_BUSYBOX_APPLETS.map((applet) => ({ path: `bin/${applet}`, target: 'busybox' })),
-    ...CNI_PLUGINS.map((plugin) => ({
-      path: `${MACHINE_PATHS.cniBinDir.slice(1)}/${plugin}`,
-      target: `${MACHINE_POD_BIN_DIR}/cni-${plugin}`,
-    })),
-    ...host.symlinks,
-  ];
-  const taken = new Set<string>();
-  for (const { path } of [...files, ...symlinks]) {
-    if (taken.has(path)) throw new Error(`image ${MACHINE_POD_IMAGE}: two files at /${path}`);
-    taken.add(path);
-  }
-  return {
-    name: MACHINE_POD_IMAGE,
-    files,
-    symlinks,
-    dirs: [
-      'dev',
-      'etc/cni/net.d',
-      'etc/containerd',
-      'etc/kubernetes',
-      MACHINE_PATHS.cniBinDir.slice(1),
-      'proc',
-      'root',
-      'run',
-      'sys',
-      'tmp',
-      'var/lib/containerd',
-      'var/lib/kubelet',
-      'var/log',
-    ],
-    env: [`PATH=${MACHINE_POD_PATH}`],
-    entrypoint: [node, `${MACHINE_AGENT_DIR}/${AGENT_BUNDLE_FILE}`],
-  };
-}
-
-/** A machine's /etc/passwd and /etc/group: root, and nobody for the kubelet's user namespace lookups. */
-export const MACHINE_ETC = {
-  passwd: 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n',
-  group: 'root:x:0:\nnogroup:x:65534:\n',
-} as const;
-
-/**
- * Bundles the agent (into `<cacheDir>/agent`) and builds the machine pods' image from it, `binDir` and the images
- * every machine imports.
- */
-export async function buildMachinePodImage(binDir: string, cacheDir: string): Promise<BuiltImage> {
-  const [agent, machineImages] = await Promise.all([
-    bundleAgent(join(cacheDir, 'agent')),
-    buildMachineImages(binDir, cacheDir),
-  ]);
-  const etcDir = join(cacheDir, 'machine-etc');
-  await mkdir(etcDir, { recursive: true });
-  const etc = { passwd: join(etcDir, 'passwd'), group: join(etcDir, 'group') };
-  // Write then rename, as the archives: a parallel build never reads half a file.
-  for (const [file, content] of [
-    [etc.passwd, MACHINE_ETC.passwd],
-    [etc.group, MACHINE_ETC.group],
-  ] as const) {
-    const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-    await writeFile(tmp, content);
-    await rename(tmp, file);
-  }
-  return buildImage(machinePodImageSpec({ binDir, agent, machineImages, etc }), cacheDir);
-}
-
-/** The seed's images: a machine's, the shoot control planes' and the machine pods'. */
-export function buildSeedImages(binDir: string, cacheDir: string): Promise<BuiltImage[]> {
-  return Promise.all([
-    buildMachineImages(binDir, cacheDir),
-    Promise.all(controlPlaneImageSpecs(binDir).map((spec) => buildImage(spec, cacheDir))),
-    buildMachinePodImage(binDir, cacheDir),
-  ]).then(([machine, controlPlane, machinePod]) => [...machine, ...controlPlane, machinePod]);
 }
 
 /**

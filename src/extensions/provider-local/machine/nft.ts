@@ -1,6 +1,6 @@
 /** `nft` for a machine: the network namespace's own rules (outgoing NAT, NetworkPolicies). */
 import { execFile } from 'node:child_process';
-import { which } from '../../../localenv/process.js';
+import { which } from '../../../system/process.js';
 
 /** Runs `nft` with a script on stdin, in `netns` when given. */
 export function runNft(script: string, args: string[], netns?: string): Promise<string> {

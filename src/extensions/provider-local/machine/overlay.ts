@@ -27,7 +27,7 @@ import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { formatIP, nthAddress, parseCIDR, parseIP, type IPFamily } from '../../../net/cidr.js';
-import { which } from '../../../localenv/process.js';
+import { which } from '../../../system/process.js';
 import { familyOf } from './config.js';
 import { nodePodCIDRs, type NodeInfo } from './api-client.js';
 

@@ -17,7 +17,8 @@ import {
 } from '../../../apis/provider-local/v1alpha1/machine-user-data.js';
 import { formatIP, parseIP, type IPFamily } from '../../../net/cidr.js';
 import { machineAddresses, nodeNetwork } from '../worker/node-addresses.js';
-import { MACHINE_POD_BIN_DIR, MACHINE_POD_IMAGES_DIR, type BuiltImage } from './images.js';
+import { type BuiltImage } from './images.js';
+import { MACHINE_POD_BIN_DIR, MACHINE_POD_IMAGES_DIR } from './pod-image.js';
 import { Machine, type MachineOptions } from './machine.js';
 
 /** Where things are in the machine image and the machine pod. */

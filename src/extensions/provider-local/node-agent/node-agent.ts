@@ -15,7 +15,7 @@ import { mkdir, writeFile, chmod } from 'node:fs/promises';
 import { dirname, join, posix } from 'node:path';
 import { promisify } from 'node:util';
 import type { File } from '../../../apis/extensions/v1alpha1/operatingsystemconfig.js';
-import { which } from '../../../localenv/process.js';
+import { which } from '../../../system/process.js';
 import { machineSysctlRefusal, sysctlKey } from '../sysctls.js';
 
 const run = promisify(execFile);

@@ -4,7 +4,7 @@
  * once; the client's log holds the answer. What `up` prints, and what the benchmark times.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { urlHost } from '../../../localenv/net.js';
+import { urlHost } from '../../../system/net.js';
 import { parseIP, type IPFamily } from '../../../net/cidr.js';
 import type { ResourceClient, ResourceRef } from '../../../runtime/client.js';
 import { TEST_IMAGE } from '../machine/images.js';

@@ -14,7 +14,7 @@
 import { createHash } from 'node:crypto';
 import type { KubernetesObject, V1Secret, V1Service } from '@kubernetes/client-node';
 import type { ControlPlaneHealth } from '../care/health.js';
-import { urlHost } from '../../../localenv/net.js';
+import { urlHost } from '../../../system/net.js';
 import { API_SERVER_SERVICE_NAME, ingressIPsByFamily } from './apiserver-service.js';
 import { allowedTo, networkPolicyObject } from './network-policies.js';
 import type { Shoot } from '../../../apis/core/v1beta1/shoot.js';

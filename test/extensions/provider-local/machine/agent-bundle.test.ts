@@ -9,7 +9,7 @@ import {
   bundleAgent,
   type AgentBundle,
 } from '../../../../src/extensions/provider-local/machine/agent-bundle.js';
-import { projectRoot } from '../../../../src/localenv/project.js';
+import { projectRoot } from '../../../../src/system/project.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'agent-bundle-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -8,7 +8,7 @@ import {
   parseLddOutput,
 } from '../../../../src/extensions/provider-local/machine/host-binaries.js';
 import { DEBIAN_STATIC_BUSYBOX } from '../../../../src/extensions/provider-local/machine/images.js';
-import { which } from '../../../../src/localenv/process.js';
+import { which } from '../../../../src/system/process.js';
 
 const NFT_LDD = `	linux-vdso.so.1 (0x00007ff75a6dc000)
 	libnftables.so.1 => /lib/x86_64-linux-gnu/libnftables.so.1 (0x00007ff75a5e9000)

@@ -16,16 +16,12 @@ import { join, posix } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   DEBIAN_STATIC_BUSYBOX,
-  HOST_TOOLS_PATH,
-  MACHINE_BUSYBOX_APPLETS,
-  MACHINE_HOST_TOOLS,
   PAUSE_IMAGE,
   TEST_IMAGE,
   buildImage,
   STALE_ARCHIVE_MS,
   layerBlob,
   layerEntries,
-  machinePodImageSpec,
   ociLayout,
   pauseImageSpec,
   agnhostImageSpec,
@@ -33,11 +29,17 @@ import {
   type ImageFile,
   type ImageSpec,
 } from '../../../../src/extensions/provider-local/machine/images.js';
+import {
+  HOST_TOOLS_PATH,
+  MACHINE_BUSYBOX_APPLETS,
+  MACHINE_HOST_TOOLS,
+  machinePodImageSpec,
+} from '../../../../src/extensions/provider-local/machine/pod-image.js';
 import { lddLibraries } from '../../../../src/extensions/provider-local/machine/host-binaries.js';
 import { MACHINE_BINARIES } from '../../../../src/extensions/provider-local/machine/machine.js';
 import { CNI_PLUGINS } from '../../../../src/extensions/provider-local/machine/config.js';
 import { IMAGES, KUBERNETES_VERSION } from '../../../../src/imagevector/images.js';
-import { which } from '../../../../src/localenv/process.js';
+import { which } from '../../../../src/system/process.js';
 import { tar, tarStream } from '../../../../src/system/tar.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'images-test-'));

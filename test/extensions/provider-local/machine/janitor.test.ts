@@ -8,8 +8,8 @@ import {
   machineLeftovers,
   machineMAC,
 } from '../../../../src/extensions/provider-local/machine/machine.js';
-import { netnsUnsupportedReason } from '../../../../src/localenv/netns.js';
-import { which } from '../../../../src/localenv/process.js';
+import { netnsUnsupportedReason } from '../../../../src/system/netns.js';
+import { which } from '../../../../src/system/process.js';
 import { CgroupSubtree } from '../../../../src/system/cgroups.js';
 
 const running = (pid: number) => {

@@ -12,18 +12,17 @@ import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, rmSync, statSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEBIAN_STATIC_BUSYBOX, type BuiltImage } from '../../../../src/extensions/provider-local/machine/images.js';
 import {
-  DEBIAN_STATIC_BUSYBOX,
   HOST_TOOLS_PATH,
   MACHINE_HOST_TOOLS,
   MACHINE_POD_IMAGE,
   buildMachinePodImage,
-  type BuiltImage,
-} from '../../../../src/extensions/provider-local/machine/images.js';
+} from '../../../../src/extensions/provider-local/machine/pod-image.js';
 import { MACHINE_BINARIES, machineID } from '../../../../src/extensions/provider-local/machine/machine.js';
 import { MACHINE_PATHS, containerdConfig } from '../../../../src/extensions/provider-local/machine/config.js';
-import { startProcess, which, type ManagedProcess } from '../../../../src/localenv/process.js';
-import { projectRoot } from '../../../../src/localenv/project.js';
+import { startProcess, which, type ManagedProcess } from '../../../../src/system/process.js';
+import { projectRoot } from '../../../../src/system/project.js';
 import { CgroupSubtree, mountedCgroupV1Hierarchies } from '../../../../src/system/cgroups.js';
 import { BIN_DIR } from './shoot-env.js';
 

@@ -13,12 +13,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { generateCertificates, issueClientCertificate, type Certificates } from '../../../../src/localenv/certs.js';
-import { firstServiceIP } from '../../../../src/localenv/control-plane.js';
+import { firstServiceIP } from '../../../../src/net/cidr.js';
 import { startEtcd } from '../../../../src/localenv/etcd.js';
 import { startKubeAPIServer, waitForReady } from '../../../../src/localenv/kube-apiserver.js';
 import { writeAdminKubeconfig } from '../../../../src/localenv/kubeconfig.js';
-import { freePorts } from '../../../../src/localenv/net.js';
-import { startProcess, which, type ManagedProcess } from '../../../../src/localenv/process.js';
+import { freePorts } from '../../../../src/system/net.js';
+import { startProcess, which, type ManagedProcess } from '../../../../src/system/process.js';
 import { ResourceClient } from '../../../../src/runtime/client.js';
 import type { IPFamily } from '../../../../src/net/cidr.js';
 import {
@@ -27,7 +27,7 @@ import {
   type MachineOptions,
 } from '../../../../src/extensions/provider-local/machine/machine.js';
 import { buildMachineImages, type BuiltImage } from '../../../../src/extensions/provider-local/machine/images.js';
-import { projectRoot } from '../../../../src/localenv/project.js';
+import { projectRoot } from '../../../../src/system/project.js';
 
 export const BIN_DIR = process.env.GARDENER_IPV6_BIN_DIR ?? join(projectRoot(), '.cache', 'bin');
 export const NEEDED_BINARIES = [

@@ -12,8 +12,8 @@ import {
   sysctlPlan,
   type NodeAgentTarget,
 } from '../../../../src/extensions/provider-local/node-agent/node-agent.js';
-import { createIPv6OnlyNetns, deleteNetns, netnsUnsupportedReason } from '../../../../src/localenv/netns.js';
-import { which } from '../../../../src/localenv/process.js';
+import { createIPv6OnlyNetns, deleteNetns, netnsUnsupportedReason } from '../../../../src/system/netns.js';
+import { which } from '../../../../src/system/process.js';
 
 const osc = (files: unknown[]) => ({ spec: { files } }) as Parameters<typeof applyOperatingSystemConfig>[0];
 const sysctlFile = (data: string, path = '/etc/sysctl.d/99-k8s-general.conf') => ({

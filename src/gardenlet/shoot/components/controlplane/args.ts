@@ -4,7 +4,7 @@
  * IPAM) and kube-scheduler, each a pod of the seed namespace (control-plane-workloads.ts).
  */
 import { join } from 'node:path';
-import { urlHost } from '../../../../localenv/net.js';
+import { urlHost } from '../../../../system/net.js';
 import type { IPFamily } from '../../../../net/cidr.js';
 
 export const API_SERVER_PORT = 443;

@@ -2,7 +2,7 @@
  * The certificates of a shoot control plane's components, issued from the shoot's CA: what the processes and the
  * seed workloads of a control plane alike run with.
  */
-import { firstServiceIP } from '../../../../localenv/control-plane.js';
+import { firstServiceIP } from '../../../../net/cidr.js';
 import { issueCertificate, type CertificatePair } from '../../../../pki/certificates.js';
 import type { ControlPlaneSpec } from './args.js';
 

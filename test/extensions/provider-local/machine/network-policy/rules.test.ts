@@ -11,7 +11,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cacheBinDir } from '../../../../../src/localenv/binaries.js';
-import { which } from '../../../../../src/localenv/process.js';
+import { which } from '../../../../../src/system/process.js';
 import { runNft } from '../../../../../src/extensions/provider-local/machine/nft.js';
 import {
   NETWORK_POLICY_TABLE,

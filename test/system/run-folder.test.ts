@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createRunFolder, removeDeadRunFolders, RUN_FOLDER_PREFIX } from '../../src/localenv/run-folder.js';
+import { createRunFolder, removeDeadRunFolders, RUN_FOLDER_PREFIX } from '../../src/system/run-folder.js';
 
 const parents: string[] = [];
 afterEach(() => parents.splice(0).forEach((p) => rmSync(p, { recursive: true, force: true })));

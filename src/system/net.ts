@@ -1,5 +1,5 @@
 /**
- * IPv6 address helpers for the local control plane: free ports on a loopback address and URL hosts.
+ * IPv6 address helpers of the host: free ports on a (loopback) address and URL hosts.
  */
 import { createServer } from 'node:net';
 import { isIPv6 } from 'node:net';

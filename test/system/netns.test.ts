@@ -7,8 +7,8 @@ import {
   deleteVeth,
   netnsExists,
   netnsUnsupportedReason,
-} from '../../src/localenv/netns.js';
-import { which } from '../../src/localenv/process.js';
+} from '../../src/system/netns.js';
+import { which } from '../../src/system/process.js';
 
 const reason = netnsUnsupportedReason();
 const ip = (...args: string[]) => execFileSync(which('ip') ?? 'ip', args, { encoding: 'utf8' });

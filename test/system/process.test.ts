@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { describeExit, startProcess } from '../../src/localenv/process.js';
+import { describeExit, startProcess } from '../../src/system/process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gardener-ipv6-process-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
