@@ -15,7 +15,7 @@ import type { Shoot } from '../src/apis/core/v1beta1/shoot.js';
 import { nodeReady, type NodeInfo } from '../src/extensions/provider-local/machine/api-client.js';
 import { podToPodCheck } from '../src/extensions/provider-local/worker/pod-check.js';
 import { featureGates } from '../src/featuregate/featuregate.js';
-import { Refs } from '../src/gardenlet/resources.js';
+import { Refs } from '../src/apis/refs.js';
 import { shootAdminAccess, shootAdminClient } from '../src/gardenlet/shoot/shoot-client.js';
 import { shootGet } from '../src/gardenlet/shoot/shoot-get.js';
 import { adminGet } from '../src/localenv/kube-apiserver.js';

@@ -15,7 +15,8 @@ import {
   POD,
 } from '../src/extensions/provider-local/machine/network-policy/enforcer.js';
 import { startControlPlane } from '../src/localenv/control-plane.js';
-import { ResourceClient, resources } from '../src/runtime/client.js';
+import { ResourceClient } from '../src/runtime/client.js';
+import { Refs } from '../src/apis/refs.js';
 import { Informer } from '../src/runtime/informer.js';
 import { silentLogger } from '../src/runtime/log.js';
 
@@ -62,9 +63,9 @@ export async function runNetworkPolicyBench(): Promise<NetworkPolicyBenchResult>
   const client = new ResourceClient(cp.kubeConfig());
   try {
     const namespace = 'bench';
-    await client.create(resources.namespace, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+    await client.create(Refs.namespace, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
     await client.create(
-      { ...resources.configMap, plural: 'serviceaccounts', kind: 'ServiceAccount' },
+      { ...Refs.configMap, plural: 'serviceaccounts', kind: 'ServiceAccount' },
       {
         apiVersion: 'v1',
         kind: 'ServiceAccount',

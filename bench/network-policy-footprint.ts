@@ -19,7 +19,8 @@ import { NETWORK_POLICY, POD } from '../src/extensions/provider-local/machine/ne
 import { ensureBinaries } from '../src/localenv/binaries.js';
 import { startControlPlane } from '../src/localenv/control-plane.js';
 import { startProcess, which, type ManagedProcess } from '../src/localenv/process.js';
-import { ResourceClient, resources } from '../src/runtime/client.js';
+import { ResourceClient } from '../src/runtime/client.js';
+import { Refs } from '../src/apis/refs.js';
 
 const CHANGES = 50;
 const NODE = 'bench-node';
@@ -89,12 +90,12 @@ export async function runNetworkPolicyFootprintBench(): Promise<NetworkPolicyFoo
       encoding: 'utf8',
     });
   try {
-    await client.create(resources.namespace, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
+    await client.create(Refs.namespace, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
     await client.create(
-      { ...resources.configMap, plural: 'serviceaccounts', kind: 'ServiceAccount' },
+      { ...Refs.configMap, plural: 'serviceaccounts', kind: 'ServiceAccount' },
       { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default', namespace: NAMESPACE } },
     );
-    await client.create(resources.node, {
+    await client.create(Refs.node, {
       apiVersion: 'v1',
       kind: 'Node',
       metadata: { name: NODE },
@@ -171,8 +172,8 @@ export async function runNetworkPolicyFootprintBench(): Promise<NetworkPolicyFoo
       } else await waitUntil(() => nft() === want, `${name} in force`, enforcer);
       return performance.now() - start;
     };
-    const SERVICE = resources.service;
-    const SLICE = { ...resources.service, group: 'discovery.k8s.io', plural: 'endpointslices', kind: 'EndpointSlice' };
+    const SERVICE = Refs.service;
+    const SLICE = { ...Refs.service, group: 'discovery.k8s.io', plural: 'endpointslices', kind: 'EndpointSlice' };
     const serviceChange = async (i: number) => {
       const name = `s${Math.floor(i / 2)}`;
       const start = performance.now();

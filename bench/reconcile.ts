@@ -9,9 +9,9 @@ import type { Shoot } from '../src/apis/core/v1beta1/shoot.js';
 import { localDNSProvider } from '../src/gardenlet/dns-provider.js';
 import { addGardenletControllers } from '../src/gardenlet/gardenlet.js';
 import { addProviderLocalControllers } from '../src/extensions/provider-local/controller.js';
-import { Refs } from '../src/gardenlet/resources.js';
+import { Refs, type ResourceRef } from '../src/apis/refs.js';
 import { startControlPlane } from '../src/localenv/control-plane.js';
-import { ResourceClient, type CallOptions, type ResourceRef } from '../src/runtime/client.js';
+import { ResourceClient, type CallOptions } from '../src/runtime/client.js';
 import { silentLogger } from '../src/runtime/log.js';
 import { Manager } from '../src/runtime/manager.js';
 

@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { Refs } from '../src/gardenlet/resources.js';
+import { Refs } from '../src/apis/refs.js';
 import type { ResourceClient } from '../src/runtime/client.js';
 
 export const BENCH_NAMESPACE = 'garden-bench';

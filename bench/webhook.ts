@@ -17,7 +17,7 @@ import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
-import { Refs } from '../src/gardenlet/resources.js';
+import { Refs } from '../src/apis/refs.js';
 import { generateCertificates } from '../src/localenv/certs.js';
 import { startControlPlane } from '../src/localenv/control-plane.js';
 import { freePorts } from '../src/system/net.js';

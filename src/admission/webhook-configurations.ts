@@ -10,7 +10,8 @@ import type {
   V1ValidatingWebhookConfiguration,
 } from '@kubernetes/client-node';
 import { CloudProfiles, DNSRecords, Networks, Seeds, Shoots } from '../apis/registry.js';
-import type { ResourceClient, ResourceRef } from '../runtime/client.js';
+import type { ResourceClient } from '../runtime/client.js';
+import type { ResourceRef } from '../apis/refs.js';
 
 /** Name of both configurations, unless the caller picks another (tests give each run its own). */
 export const WEBHOOK_CONFIGURATION_NAME = 'gardener-ipv6';

@@ -1,5 +1,5 @@
 import { stringify } from 'yaml';
-import { ManagedResources } from '../extensions/network/managedresource-crd.js';
+import { ManagedResources } from './resources/v1alpha1/managedresource-crd.js';
 import { allCRDs, crdFor } from './crds.js';
 import type { KindInfo } from './registry.js';
 

@@ -4,6 +4,7 @@
  */
 import type { z } from 'zod';
 import type { ErrorList } from './field/index.js';
+import { Refs, servedAs } from './refs.js';
 import type { FeatureGates } from '../featuregate/featuregate.js';
 import { CloudProfileSchema, type CloudProfile } from './core/v1beta1/cloudprofile.js';
 import { defaultCloudProfile, defaultSeed, defaultShoot } from './core/v1beta1/defaults.js';
@@ -52,13 +53,9 @@ const LAST_OP = {
 };
 
 export const Shoots: KindInfo<Shoot> = {
-  group: 'core.gardener.cloud',
-  version: 'v1beta1',
-  kind: 'Shoot',
-  plural: 'shoots',
+  ...servedAs(Refs.shoot),
   singular: 'shoot',
   shortNames: [],
-  scope: 'Namespaced',
   schema: ShootSchema,
   columns: [
     { name: 'Seed', jsonPath: '.spec.seedName', type: 'string', description: 'seed that hosts the control plane' },
@@ -74,13 +71,9 @@ export const Shoots: KindInfo<Shoot> = {
 };
 
 export const Seeds: KindInfo<Seed> = {
-  group: 'core.gardener.cloud',
-  version: 'v1beta1',
-  kind: 'Seed',
-  plural: 'seeds',
+  ...servedAs(Refs.seed),
   singular: 'seed',
   shortNames: [],
-  scope: 'Cluster',
   schema: SeedSchema,
   columns: [
     { name: 'IP Families', jsonPath: '.spec.networks.ipFamilies', type: 'string', description: 'IP families' },
@@ -93,13 +86,9 @@ export const Seeds: KindInfo<Seed> = {
 };
 
 export const CloudProfiles: KindInfo<CloudProfile> = {
-  group: 'core.gardener.cloud',
-  version: 'v1beta1',
-  kind: 'CloudProfile',
-  plural: 'cloudprofiles',
+  ...servedAs(Refs.cloudProfile),
   singular: 'cloudprofile',
   shortNames: [],
-  scope: 'Cluster',
   schema: CloudProfileSchema,
   columns: [{ name: 'Provider', jsonPath: '.spec.type', type: 'string', description: 'provider type' }, AGE],
   default: defaultCloudProfile,
@@ -108,13 +97,9 @@ export const CloudProfiles: KindInfo<CloudProfile> = {
 };
 
 export const Networks: KindInfo<Network> = {
-  group: 'extensions.gardener.cloud',
-  version: 'v1alpha1',
-  kind: 'Network',
-  plural: 'networks',
+  ...servedAs(Refs.network),
   singular: 'network',
   shortNames: [],
-  scope: 'Namespaced',
   schema: NetworkSchema,
   columns: [
     { name: 'Type', jsonPath: '.spec.type', type: 'string', description: 'network provider' },
@@ -129,13 +114,9 @@ export const Networks: KindInfo<Network> = {
 };
 
 export const DNSRecords: KindInfo<DNSRecord> = {
-  group: 'extensions.gardener.cloud',
-  version: 'v1alpha1',
-  kind: 'DNSRecord',
-  plural: 'dnsrecords',
+  ...servedAs(Refs.dnsRecord),
   singular: 'dnsrecord',
   shortNames: ['dns'],
-  scope: 'Namespaced',
   schema: DNSRecordSchema,
   columns: [
     { name: 'Type', jsonPath: '.spec.type', type: 'string', description: 'DNS provider' },
@@ -150,13 +131,9 @@ export const DNSRecords: KindInfo<DNSRecord> = {
 };
 
 export const OperatingSystemConfigs: KindInfo<z.infer<typeof OperatingSystemConfigSchema>> = {
-  group: 'extensions.gardener.cloud',
-  version: 'v1alpha1',
-  kind: 'OperatingSystemConfig',
-  plural: 'operatingsystemconfigs',
+  ...servedAs(Refs.operatingSystemConfig),
   singular: 'operatingsystemconfig',
   shortNames: ['osc'],
-  scope: 'Namespaced',
   schema: OperatingSystemConfigSchema,
   columns: [
     { name: 'Type', jsonPath: '.spec.type', type: 'string', description: 'operating system' },
@@ -170,13 +147,9 @@ export const OperatingSystemConfigs: KindInfo<z.infer<typeof OperatingSystemConf
 };
 
 export const Workers: KindInfo<Worker> = {
-  group: 'extensions.gardener.cloud',
-  version: 'v1alpha1',
-  kind: 'Worker',
-  plural: 'workers',
+  ...servedAs(Refs.worker),
   singular: 'worker',
   shortNames: [],
-  scope: 'Namespaced',
   schema: WorkerSchema,
   columns: [
     { name: 'Type', jsonPath: '.spec.type', type: 'string', description: 'cloud provider' },
@@ -190,13 +163,9 @@ export const Workers: KindInfo<Worker> = {
 };
 
 export const Clusters: KindInfo<Cluster> = {
-  group: 'extensions.gardener.cloud',
-  version: 'v1alpha1',
-  kind: 'Cluster',
-  plural: 'clusters',
+  ...servedAs(Refs.cluster),
   singular: 'cluster',
   shortNames: [],
-  scope: 'Cluster',
   schema: ClusterSchema,
   columns: [AGE],
   default: identity,

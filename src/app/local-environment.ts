@@ -12,7 +12,7 @@ import type { DNSRecord } from '../apis/extensions/v1alpha1/dnsrecord.js';
 import type { FeatureGates } from '../featuregate/featuregate.js';
 import { localDNSProvider } from '../gardenlet/dns-provider.js';
 import { apiServerDomain, DEFAULT_DOMAIN, seedNamespaceName } from '../gardenlet/names.js';
-import { Refs } from '../gardenlet/resources.js';
+import { Refs } from '../apis/refs.js';
 import { shootGet } from '../gardenlet/shoot/shoot-get.js';
 import { startBind9, type Bind9 } from '../localenv/bind9.js';
 import type { ControlPlane } from '../localenv/control-plane.js';

@@ -3,9 +3,8 @@
  * admission webhook, the gardenlet, the scheduler). The runtime composition creates them once and passes them on.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { Refs } from '../gardenlet/resources.js';
+import { Refs, type ResourceRef } from '../apis/refs.js';
 import { CachedReader } from '../runtime/cached-reader.js';
-import type { ResourceRef } from '../runtime/client.js';
 import type { Manager } from '../runtime/manager.js';
 
 /** Seeds from the shared cache, read from the API server only on a miss. */

@@ -29,7 +29,7 @@ import { networkPolicyEnforcerRBAC } from '../gardenlet/shoot/components/machine
 import { describeNode, nodeReady, type NodeInfo } from '../extensions/provider-local/machine/api-client.js';
 import { Machine } from '../extensions/provider-local/machine/machine.js';
 import { describePodCheck, podToPodCheck } from '../extensions/provider-local/worker/pod-check.js';
-import { Refs } from '../gardenlet/resources.js';
+import { Refs } from '../apis/refs.js';
 import { cleanupOrphanedMachines } from '../extensions/provider-local/machine/machine.js';
 import type { BuiltImage } from '../extensions/provider-local/machine/images.js';
 import { removeOrphans } from '../system/network.js';

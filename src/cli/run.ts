@@ -14,7 +14,7 @@ import {
   type LoadBalancerNetworks,
 } from '../extensions/provider-local/loadbalancer/pool.js';
 import { machineLimitsOrDefaults, type MachineLimits } from '../extensions/provider-local/admission.js';
-import { Refs } from '../gardenlet/resources.js';
+import { Refs } from '../apis/refs.js';
 import { onEmergencyExit } from '../system/cleanup.js';
 import { enterRunFolder, sweepRunFolders } from '../system/run-folder.js';
 import { ResourceClient } from '../runtime/client.js';

@@ -2,7 +2,8 @@
  * The few write patterns every component uses, over the runtime's ResourceClient.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
-import type { ResourceClient, ResourceRef } from '../runtime/client.js';
+import type { ResourceClient } from '../runtime/client.js';
+import type { ResourceRef } from '../apis/refs.js';
 import { realClock, type Clock } from '../runtime/clock.js';
 import { NotReadyError, type ComponentContext } from './component.js';
 import { FIELD_MANAGER } from './names.js';

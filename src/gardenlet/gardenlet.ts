@@ -9,7 +9,7 @@ import type { Manager } from '../runtime/manager.js';
 import { Labels, projectNamespace } from './names.js';
 import { extensionOutcomeChanged, loadBalancerChanged, specOrMetadataChanged } from '../runtime/predicates.js';
 import { conditionsOrSpecChanged } from './shoot/care/reconciler.js';
-import { Refs } from './resources.js';
+import { Refs } from '../apis/refs.js';
 import { ShootCareReconciler } from './shoot/care/reconciler.js';
 import { SeedReconciler, seedsOfShoot } from './seed/reconciler.js';
 import type { DNSProviderConfig } from './shoot/components/dns-records.js';
@@ -17,7 +17,7 @@ import { ShootReconciler, type ShootReader } from './shoot/reconciler.js';
 import { controlPlaneWorkloadsHealth } from './shoot/components/control-plane-workloads.js';
 import { machinePodsHealth } from './shoot/components/worker.js';
 import { addResourceManager } from './resourcemanager/controller.js';
-import { managedResourceRef, type ManagedResource } from '../extensions/network/managedresource.js';
+import { type ManagedResource } from '../apis/resources/v1alpha1/managedresource.js';
 import type { Shoot } from '../apis/core/v1beta1/shoot.js';
 
 export interface GardenletOptions {
@@ -116,7 +116,7 @@ export function addGardenletControllers(manager: Manager, options: GardenletOpti
   }
 
   if (options.controlPlaneWorkloads) {
-    const managedResources = manager.informer<KubernetesObject>(managedResourceRef);
+    const managedResources = manager.informer<KubernetesObject>(Refs.managedResource);
     // The shoots' system components (CoreDNS, the network extension's manifests) arrive through ManagedResources.
     addResourceManager(manager, (seedNamespace) =>
       shootRequestsForSeedNamespace(seedNamespace)

@@ -1,5 +1,6 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import type { ResourceClient, ResourceRef } from './client.js';
+import type { ResourceClient } from './client.js';
+import type { ResourceRef } from '../apis/refs.js';
 import type { Informer } from './informer.js';
 
 /** A live read on a cache miss must leave a caller (e.g. a webhook within the API server's 10 s) time to answer. */

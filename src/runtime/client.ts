@@ -4,28 +4,7 @@ import https from 'node:https';
 import type { KubeConfig, KubernetesObject, V1Status } from '@kubernetes/client-node';
 import { Backoff } from './backoff.js';
 import { realClock, type Clock } from './clock.js';
-
-/** Which resource a call is about; works the same for core, built-in and custom resources. */
-export interface ResourceRef {
-  /** API group; `''` for the core group (served under `/api`). */
-  readonly group: string;
-  readonly version: string;
-  /** Lower-case plural, as in the URL (`configmaps`). */
-  readonly plural: string;
-  readonly kind: string;
-  readonly namespaced: boolean;
-}
-
-/** A few resources the runtime itself needs; reconcilers define their own the same way. */
-export const resources = {
-  namespace: { group: '', version: 'v1', plural: 'namespaces', kind: 'Namespace', namespaced: false },
-  configMap: { group: '', version: 'v1', plural: 'configmaps', kind: 'ConfigMap', namespaced: true },
-  secret: { group: '', version: 'v1', plural: 'secrets', kind: 'Secret', namespaced: true },
-  service: { group: '', version: 'v1', plural: 'services', kind: 'Service', namespaced: true },
-  node: { group: '', version: 'v1', plural: 'nodes', kind: 'Node', namespaced: false },
-  event: { group: '', version: 'v1', plural: 'events', kind: 'Event', namespaced: true },
-  lease: { group: 'coordination.k8s.io', version: 'v1', plural: 'leases', kind: 'Lease', namespaced: true },
-} as const satisfies Record<string, ResourceRef>;
+import type { ResourceRef } from '../apis/refs.js';
 
 /** `apiVersion` of objects of `ref` (`v1`, `coordination.k8s.io/v1`). */
 export function apiVersionOf(ref: ResourceRef): string {

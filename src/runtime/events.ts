@@ -4,7 +4,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import type { ResourceClient, ResourceRef } from './client.js';
+import type { ResourceClient } from './client.js';
+import type { ResourceRef } from '../apis/refs.js';
 import { realClock, type Clock } from './clock.js';
 import type { Logger } from './log.js';
 

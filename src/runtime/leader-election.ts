@@ -1,5 +1,6 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { isAlreadyExists, isConflict, resources, type ResourceClient } from './client.js';
+import { isAlreadyExists, isConflict, type ResourceClient } from './client.js';
+import { Refs } from '../apis/refs.js';
 import { realClock, type Clock } from './clock.js';
 import type { Logger } from './log.js';
 import type { Metrics } from './metrics.js';
@@ -191,10 +192,10 @@ export class LeaderElector {
     const nowTime = formatMicroTime(now);
     const durationSeconds = Math.ceil(this.leaseDurationMs / 1000);
     try {
-      const lease = await this.client.get<Lease>(resources.lease, name, namespace, { signal });
+      const lease = await this.client.get<Lease>(Refs.lease, name, namespace, { signal });
       if (!lease) {
         const created = await this.client.create<Lease>(
-          resources.lease,
+          Refs.lease,
           {
             apiVersion: 'coordination.k8s.io/v1',
             kind: 'Lease',
@@ -220,7 +221,7 @@ export class LeaderElector {
       if (holder !== '' && !mine && !expired) return false;
       const transitions = spec.leaseTransitions ?? 0;
       const updated = await this.client.update<Lease>(
-        resources.lease,
+        Refs.lease,
         {
           ...lease,
           spec: {
@@ -248,10 +249,10 @@ export class LeaderElector {
   private async release(): Promise<void> {
     const { name, namespace, identity } = this.opts;
     try {
-      const lease = await this.client.get<Lease>(resources.lease, name, namespace);
+      const lease = await this.client.get<Lease>(Refs.lease, name, namespace);
       if (!lease || lease.spec?.holderIdentity !== identity) return;
       const nowTime = formatMicroTime(this.clock.now());
-      await this.client.update<Lease>(resources.lease, {
+      await this.client.update<Lease>(Refs.lease, {
         ...lease,
         spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, acquireTime: nowTime, renewTime: nowTime },
       });

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
-import { ResourceClient, type ResourceRef } from './client.js';
+import { ResourceClient } from './client.js';
+import { type ResourceRef } from '../apis/refs.js';
 import { realClock, type Clock } from './clock.js';
 import { Controller, type ControllerOptions } from './controller.js';
 import { startHealthServer, type HealthServer } from './health.js';

@@ -2,7 +2,8 @@
  * Status writes that are skipped when nothing a reader cares about would change: otherwise every reconcile writes,
  * and every write wakes the watchers again.
  */
-import type { CallOptions, ResourceClient, ResourceRef } from './client.js';
+import type { CallOptions, ResourceClient } from './client.js';
+import type { ResourceRef } from '../apis/refs.js';
 
 const TIMESTAMPS = new Set(['lastUpdateTime', 'lastTransitionTime']);
 const withoutTimestamps = (_key: string, value: unknown) => (TIMESTAMPS.has(_key) ? undefined : value);

@@ -3,7 +3,7 @@
  * became ready, new taints) sends every unscheduled Shoot through it again.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { Refs } from '../gardenlet/resources.js';
+import { Refs } from '../apis/refs.js';
 import { requestFor, type Request } from '../runtime/controller.js';
 import { eventRecorder } from '../runtime/events.js';
 import type { Manager } from '../runtime/manager.js';

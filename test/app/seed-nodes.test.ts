@@ -17,7 +17,7 @@ import { startControlPlane, type ControlPlane } from '../../src/localenv/control
 import { nodeControllerArgs } from '../../src/localenv/kube-controller-manager.js';
 import { contains, parseCIDR, parseIP } from '../../src/net/cidr.js';
 import { ResourceClient } from '../../src/runtime/client.js';
-import { Refs } from '../../src/gardenlet/resources.js';
+import { Refs } from '../../src/apis/refs.js';
 import { linkExists } from '../../src/system/network.js';
 import { machinesUnsupportedReason } from '../extensions/provider-local/machine/shoot-env.js';
 import { waitFor } from '../support/wait.js';

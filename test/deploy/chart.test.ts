@@ -13,15 +13,13 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { desiredWebhookConfigurations } from '../../src/admission/webhook-configurations.js';
 import { COMPONENTS, type Component } from '../../src/app/runtime.js';
 import { buildProgram } from '../../src/cli/main.js';
-import { managedResourceRef } from '../../src/extensions/network/managedresource.js';
+import { Refs } from '../../src/apis/refs.js';
 import { parseServer } from '../../src/extensions/dns/transport.js';
 import { Feature, parseFeatureGates } from '../../src/featuregate/featuregate.js';
 import { parseHostIPs } from '../../src/extensions/provider-local/loadbalancer/ingress.js';
-import { Refs } from '../../src/gardenlet/resources.js';
 import { IMAGES } from '../../src/imagevector/images.js';
 import { NETWORK_POLICY, POD } from '../../src/extensions/provider-local/machine/network-policy/enforcer.js';
 import { generateCertificates } from '../../src/localenv/certs.js';
-import { resources } from '../../src/runtime/client.js';
 import {
   allow,
   CHART_COMPONENTS,
@@ -228,7 +226,7 @@ describe.each(Object.keys(PRESETS) as Preset[])('helm template with the %s value
     // What the enforcer's informers list and watch, nothing else.
     const role = named<Role>(objects, 'ClusterRole', name);
     expect(role.rules.flatMap(grants).sort()).toEqual(
-      [POD, resources.namespace, NETWORK_POLICY].flatMap((ref) => allow(ref, ['list', 'watch'])).sort(),
+      [POD, Refs.namespace, NETWORK_POLICY].flatMap((ref) => allow(ref, ['list', 'watch'])).sort(),
     );
     expect(named<Binding>(objects, 'ClusterRoleBinding', name).subjects).toEqual([
       { kind: 'ServiceAccount', name, namespace: NAMESPACE },
@@ -380,10 +378,7 @@ describe.each(Object.keys(PRESETS) as Preset[])('helm template with the %s value
       const role = named<Role>(objects, 'Role', `${nameOf(component)}-leader-election`);
       expect(role.metadata.namespace).toBe(NAMESPACE);
       expect(role.rules.flatMap(grants).sort()).toEqual(
-        [
-          ...allow(resources.lease, ['create']),
-          ...allow(resources.lease, ['get', 'update'], { names: [lease!] }),
-        ].sort(),
+        [...allow(Refs.lease, ['create']), ...allow(Refs.lease, ['get', 'update'], { names: [lease!] })].sort(),
       );
       const binding = named<Binding>(objects, 'RoleBinding', `${nameOf(component)}-leader-election`);
       expect(binding.roleRef).toEqual({
@@ -534,7 +529,7 @@ describe('helm template --include-crds', () => {
       Refs.operatingSystemConfig,
       Refs.worker,
       Refs.cluster,
-      managedResourceRef,
+      Refs.managedResource,
     ];
     expect(served).toEqual(used.map((r) => `${r.plural}.${r.group}`).sort());
   });

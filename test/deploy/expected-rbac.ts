@@ -4,8 +4,7 @@
  */
 import type { Component } from '../../src/app/runtime.js';
 import { MANAGED_RESOURCE_NAME, SECRET_NAME as CALICO_SECRET_NAME } from '../../src/extensions/network/actuator.js';
-import { managedResourceRef } from '../../src/extensions/network/managedresource.js';
-import { Refs } from '../../src/gardenlet/resources.js';
+import { Refs, type ResourceRef } from '../../src/apis/refs.js';
 import { API_SERVER_SERVICE_NAME } from '../../src/gardenlet/shoot/components/apiserver-service.js';
 import { DNS_SECRET_NAME } from '../../src/gardenlet/shoot/components/dns-records.js';
 import {
@@ -21,7 +20,6 @@ import {
 } from '../../src/gardenlet/shoot/components/machine-bootstrap.js';
 import { CA_SECRET_NAME, ETCD_CA_SECRET_NAME, SERVICE_ACCOUNT_KEY_SECRET_NAME } from '../../src/gardenlet/names.js';
 import { NetworkPolicyName } from '../../src/gardenlet/shoot/components/network-policies.js';
-import { resources, type ResourceRef } from '../../src/runtime/client.js';
 import { EventRef } from '../../src/runtime/events.js';
 
 /** Component of the chart → the `--components` value its Deployment runs. */
@@ -116,16 +114,16 @@ export const EXPECTED_CLUSTER_GRANTS: Record<ChartComponent, string[]> = {
     ...allow(Refs.network, ['patch'], { sub: 'status' }),
     // Shoot informer (second family's pod range) and get.
     ...allow(Refs.shoot, ['get', 'list', 'watch']),
-    ...allow(resources.secret, ['create', 'patch', 'delete'], { names: [CALICO_SECRET_NAME] }),
-    ...allow(managedResourceRef, ['get', 'create', 'patch', 'delete'], { names: [MANAGED_RESOURCE_NAME] }),
+    ...allow(Refs.secret, ['create', 'patch', 'delete'], { names: [CALICO_SECRET_NAME] }),
+    ...allow(Refs.managedResource, ['get', 'create', 'patch', 'delete'], { names: [MANAGED_RESOURCE_NAME] }),
     // The ManagedResource informer: its health goes into the Network's status.
-    ...allow(managedResourceRef, ['list', 'watch']),
+    ...allow(Refs.managedResource, ['list', 'watch']),
   ],
   'dns-local': [
     ...allow(Refs.dnsRecord, ['get', 'list', 'watch', 'patch']),
     ...allow(Refs.dnsRecord, ['patch'], { sub: 'status' }),
     // The provider secret in spec.secretRef: the one the gardenlet writes, by name (no other secret).
-    ...allow(resources.secret, ['get'], { names: [DNS_SECRET_NAME] }),
+    ...allow(Refs.secret, ['get'], { names: [DNS_SECRET_NAME] }),
   ],
 };
 
@@ -167,8 +165,8 @@ export const EXPECTED_WORKLOAD_GRANTS: string[] = [
   ...allow(Refs.worker, ['patch'], { sub: 'status' }),
   // The resource manager (src/gardenlet/resourcemanager): its informer, finalizer and status; the gardenlet's
   // apply of shoot-core-coredns; the Secrets of the product's ManagedResources.
-  ...allow(managedResourceRef, ['get', 'list', 'watch', 'create', 'patch', 'delete']),
-  ...allow(managedResourceRef, ['patch'], { sub: 'status' }),
+  ...allow(Refs.managedResource, ['get', 'list', 'watch', 'create', 'patch', 'delete']),
+  ...allow(Refs.managedResource, ['patch'], { sub: 'status' }),
   ...allow(Refs.secret, ['get'], { names: [`managedresource-${COREDNS_MANAGED_RESOURCE}`, CALICO_SECRET_NAME] }),
 ];
 

@@ -16,14 +16,13 @@ import type { AdmissionReviewResponse } from '../../src/admission/review.js';
 import { startAdmissionServer, type AdmissionServer } from '../../src/admission/server.js';
 import { featureGates } from '../../src/featuregate/featuregate.js';
 import { localDNSProvider } from '../../src/gardenlet/dns-provider.js';
-import { Refs } from '../../src/gardenlet/resources.js';
+import { Refs, type ResourceRef } from '../../src/apis/refs.js';
 import { generateCertificates } from '../../src/localenv/certs.js';
 import { CachedReader } from '../../src/runtime/cached-reader.js';
 import {
   ResourceClient,
   type CallOptions,
   type ListOptions,
-  type ResourceRef,
   type WatchEventType,
   type WatchOptions,
 } from '../../src/runtime/client.js';

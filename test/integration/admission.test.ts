@@ -26,7 +26,7 @@ import type { Shoot } from '../../src/apis/core/v1beta1/shoot.js';
 import type { DNSRecord } from '../../src/apis/extensions/v1alpha1/dnsrecord.js';
 import { localCloudProfile } from '../../src/extensions/provider-local/cloudprofile.js';
 import { featureGates, type FeatureGates } from '../../src/featuregate/featuregate.js';
-import { Refs } from '../../src/gardenlet/resources.js';
+import { Refs } from '../../src/apis/refs.js';
 import { generateCertificates } from '../../src/localenv/certs.js';
 import { CachedReader } from '../../src/runtime/cached-reader.js';
 import { asApiError, ResourceClient, retryOnConflict, type ApiError } from '../../src/runtime/client.js';

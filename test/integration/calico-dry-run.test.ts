@@ -14,13 +14,12 @@ import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { parse } from 'yaml';
 import type { Network } from '../../src/apis/extensions/v1alpha1/network.js';
 import { MANAGED_RESOURCE_NAME, SECRET_NAME } from '../../src/extensions/network/actuator.js';
-import { managedResourceCRD } from '../../src/extensions/network/managedresource-crd.js';
-import { managedResourceRef } from '../../src/extensions/network/managedresource.js';
+import { managedResourceCRD } from '../../src/apis/resources/v1alpha1/managedresource-crd.js';
+import { Refs } from '../../src/apis/refs.js';
 import { addNetworkExtension } from '../../src/extensions/network/controller.js';
 import { FINALIZER, NetworkReconciler, networkRef } from '../../src/extensions/network/reconciler.js';
-import { Refs } from '../../src/gardenlet/resources.js';
 import { installCRDs } from '../../src/localenv/crds.js';
-import { ResourceClient, resources } from '../../src/runtime/client.js';
+import { ResourceClient } from '../../src/runtime/client.js';
 import { silentLogger } from '../../src/runtime/log.js';
 import type { NetworkConfig } from '../../src/extensions/network/apis/config.js';
 import type { ShootNetworking } from '../../src/extensions/network/values.js';
@@ -151,9 +150,9 @@ describe('NetworkReconciler against the API server', () => {
       observedGeneration: 1,
       lastOperation: { type: 'Create', state: 'Succeeded', progress: 100 },
     });
-    const mr = await client.get(managedResourceRef, MANAGED_RESOURCE_NAME, namespace);
+    const mr = await client.get(Refs.managedResource, MANAGED_RESOURCE_NAME, namespace);
     expect(mr).toMatchObject({ spec: { secretRefs: [{ name: SECRET_NAME }] } });
-    const secret = (await client.get(resources.secret, SECRET_NAME, namespace)) as unknown as {
+    const secret = (await client.get(Refs.secret, SECRET_NAME, namespace)) as unknown as {
       data: Record<string, string>;
     };
     const pools = Object.values(secret.data)
@@ -164,8 +163,8 @@ describe('NetworkReconciler against the API server', () => {
     await client.delete(networkRef, 'a', namespace);
     await reconciler.reconcile({ namespace, name: 'a' }, ctx);
     expect(await client.get(networkRef, 'a', namespace)).toBeUndefined();
-    expect(await client.get(managedResourceRef, MANAGED_RESOURCE_NAME, namespace)).toBeUndefined();
-    expect(await client.get(resources.secret, SECRET_NAME, namespace)).toBeUndefined();
+    expect(await client.get(Refs.managedResource, MANAGED_RESOURCE_NAME, namespace)).toBeUndefined();
+    expect(await client.get(Refs.secret, SECRET_NAME, namespace)).toBeUndefined();
   });
 });
 
@@ -229,12 +228,12 @@ describe('the network extension on a manager', () => {
     );
     expect(succeeded?.ipFamilies).toEqual(['IPv4', 'IPv6']);
     expect(succeeded).not.toHaveProperty('lastError');
-    expect(await client.get(managedResourceRef, MANAGED_RESOURCE_NAME, seedNamespace)).toBeDefined();
+    expect(await client.get(Refs.managedResource, MANAGED_RESOURCE_NAME, seedNamespace)).toBeDefined();
 
     await client.delete(networkRef, 'a', seedNamespace);
     await waitFor(async () => (await client.get(networkRef, 'a', seedNamespace)) === undefined, {
       message: 'the Network to be deleted',
     });
-    expect(await client.get(resources.secret, SECRET_NAME, seedNamespace)).toBeUndefined();
+    expect(await client.get(Refs.secret, SECRET_NAME, seedNamespace)).toBeUndefined();
   });
 });

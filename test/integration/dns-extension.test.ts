@@ -11,7 +11,8 @@ import { dnsRecordRef, FINALIZER } from '../../src/extensions/dns/reconciler.js'
 import { localDNSProvider } from '../../src/gardenlet/dns-provider.js';
 import { DNS_SECRET_NAME } from '../../src/gardenlet/shoot/components/dns-records.js';
 import { startBind9, type Bind9 } from '../../src/localenv/bind9.js';
-import { resources, ResourceClient, retryOnConflict } from '../../src/runtime/client.js';
+import { ResourceClient, retryOnConflict } from '../../src/runtime/client.js';
+import { Refs } from '../../src/apis/refs.js';
 import { startManager, type RunningControllers } from '../support/gardenlet.js';
 import { kubeConfig, newTestNamespace } from '../support/kube.js';
 import { waitFor } from '../support/wait.js';
@@ -87,7 +88,7 @@ async function startExtension(namespace: string, resyncIntervalMs = 500): Promis
     tsigKeyName: bind.tsigKeyName,
     tsigSecret: bind.tsigSecret,
   });
-  await client.create(resources.secret, {
+  await client.create(Refs.secret, {
     apiVersion: 'v1',
     kind: 'Secret',
     metadata: { name: DNS_SECRET_NAME, namespace },

@@ -7,7 +7,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { EXTENSION_PICKUP_TIMEOUT_MS, waitExtensionReady } from '../../src/gardenlet/apply.js';
 import { NotReadyError } from '../../src/gardenlet/component.js';
-import { Refs } from '../../src/gardenlet/resources.js';
+import { Refs } from '../../src/apis/refs.js';
 import { ResourceClient } from '../../src/runtime/client.js';
 import { realClock, type Clock } from '../../src/runtime/clock.js';
 import { networkObject } from '../fixtures/objects.js';

@@ -8,7 +8,7 @@ import { request } from 'node:https';
 import { request as plainRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startControlPlane, type ControlPlane } from '../../src/localenv/control-plane.js';
-import { Refs } from '../../src/gardenlet/resources.js';
+import { Refs } from '../../src/apis/refs.js';
 import { ResourceClient } from '../../src/runtime/client.js';
 
 /** GET `path` of etcd with the given client certificate (or none): the status code, or the error's code. */

@@ -5,7 +5,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Shoot } from '../../src/apis/core/v1beta1/shoot.js';
-import { Refs } from '../../src/gardenlet/resources.js';
+import { Refs } from '../../src/apis/refs.js';
 import { startControlPlane, type ControlPlane } from '../../src/localenv/control-plane.js';
 import { ResourceClient } from '../../src/runtime/client.js';
 import { startGardenlet, type RunningControllers } from '../support/gardenlet.js';

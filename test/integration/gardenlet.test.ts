@@ -9,7 +9,7 @@ import type { Shoot } from '../../src/apis/core/v1beta1/shoot.js';
 import type { DNSRecord } from '../../src/apis/extensions/v1alpha1/dnsrecord.js';
 import type { Network } from '../../src/apis/extensions/v1alpha1/network.js';
 import type { OperatingSystemConfig } from '../../src/apis/extensions/v1alpha1/operatingsystemconfig.js';
-import { Refs } from '../../src/gardenlet/resources.js';
+import { Refs } from '../../src/apis/refs.js';
 import { ResourceClient, retryOnConflict } from '../../src/runtime/client.js';
 import { newLogger } from '../../src/runtime/log.js';
 import { OBJECTS_ONLY_DESCRIPTION } from '../../src/gardenlet/shoot/reconciler.js';

@@ -26,9 +26,9 @@ import { localDNSProvider } from '../../src/gardenlet/dns-provider.js';
 import { addSchedulerController } from '../../src/scheduler/scheduler.js';
 import { addGardenletControllers } from '../../src/gardenlet/gardenlet.js';
 import { addProviderLocalControllers } from '../../src/extensions/provider-local/controller.js';
-import { Refs } from '../../src/gardenlet/resources.js';
+import { Refs, type ResourceRef } from '../../src/apis/refs.js';
 import { startBind9, type Bind9 } from '../../src/localenv/bind9.js';
-import { asApiError, resources, ResourceClient, type ResourceRef } from '../../src/runtime/client.js';
+import { asApiError, ResourceClient } from '../../src/runtime/client.js';
 import { newLogger } from '../../src/runtime/log.js';
 import { Manager } from '../../src/runtime/manager.js';
 import { CHART_DIR, helm, helmBinary, parseObjects, valuesArgs, type K8sObject } from '../deploy/helm.js';
@@ -56,9 +56,9 @@ const admin = new ResourceClient(kubeConfig());
 /** Where each kind the chart renders lives in the API. */
 const REFS: Record<string, ResourceRef> = {
   ServiceAccount: { group: '', version: 'v1', plural: 'serviceaccounts', kind: 'ServiceAccount', namespaced: true },
-  Secret: resources.secret,
-  ConfigMap: resources.configMap,
-  Service: resources.service,
+  Secret: Refs.secret,
+  ConfigMap: Refs.configMap,
+  Service: Refs.service,
   Deployment: { group: 'apps', version: 'v1', plural: 'deployments', kind: 'Deployment', namespaced: true },
   DaemonSet: { group: 'apps', version: 'v1', plural: 'daemonsets', kind: 'DaemonSet', namespaced: true },
   ClusterRole: rbac('clusterroles', 'ClusterRole', false),
@@ -149,7 +149,7 @@ afterAll(async () => {
       kind,
     ).toEqual([]);
   }
-  await admin.delete(resources.namespace, NAMESPACE);
+  await admin.delete(Refs.namespace, NAMESPACE);
   admin.close();
 });
 
@@ -171,7 +171,7 @@ describe('helm install', () => {
     const services = manifest.filter((o) => o.kind === 'Service');
     expect(services).toHaveLength(Object.keys(CHART_COMPONENTS).length + 1); // and the DNS server's
     for (const s of services) {
-      const stored = (await admin.get<V1Service>(resources.service, s.metadata.name, NAMESPACE))!;
+      const stored = (await admin.get<V1Service>(Refs.service, s.metadata.name, NAMESPACE))!;
       expect(stored.spec?.ipFamilyPolicy, s.metadata.name).toBe('SingleStack');
       expect(stored.spec?.ipFamilies, s.metadata.name).toEqual(['IPv6']);
       for (const ip of stored.spec?.clusterIPs ?? []) {
@@ -234,7 +234,7 @@ describe('helm install', () => {
       });
     }
     const secret = (await admin.get<KubernetesObject & { data: Record<string, string> }>(
-      resources.secret,
+      Refs.secret,
       `${nameOf('admission')}-tls`,
       NAMESPACE,
     ))!;
@@ -243,7 +243,7 @@ describe('helm install', () => {
 
   it('keeps the generated certificate and TSIG key on upgrade (lookup of the stored Secrets)', async () => {
     const read = async (name: string) =>
-      (await admin.get<KubernetesObject & { data: Record<string, string> }>(resources.secret, name, NAMESPACE))!.data;
+      (await admin.get<KubernetesObject & { data: Record<string, string> }>(Refs.secret, name, NAMESPACE))!.data;
     const [tls, tsig] = [await read(`${nameOf('admission')}-tls`), await read(nameOf('dns-tsig'))];
     const upgrade = helm(
       helmArgs('upgrade', RELEASE, CHART_DIR, '--namespace', NAMESPACE, '--reuse-values', '--wait=false'),
@@ -419,7 +419,7 @@ describe('the controllers with the chart’s ServiceAccounts', () => {
     await Promise.all(managers.map((m) => m.stop()));
     await bind?.stop();
     await admin.delete(Refs.seed, SEED);
-    await admin.delete(resources.namespace, PROJECT_NAMESPACE);
+    await admin.delete(Refs.namespace, PROJECT_NAMESPACE);
   });
 
   it('hold their Leases', async () => {
@@ -427,7 +427,7 @@ describe('the controllers with the chart’s ServiceAccounts', () => {
       const lease = await waitFor(
         async () => {
           const l = await admin.get<KubernetesObject & { spec?: { holderIdentity?: string } }>(
-            resources.lease,
+            Refs.lease,
             nameOf(c),
             NAMESPACE,
           );
@@ -452,34 +452,34 @@ describe('the controllers with the chart’s ServiceAccounts', () => {
     const foreign = await waitFor(
       () =>
         gardenlet
-          .create(resources.namespace, namespace(`not-a-seed${SUFFIX}`), { dryRun: true })
+          .create(Refs.namespace, namespace(`not-a-seed${SUFFIX}`), { dryRun: true })
           .then(() => undefined, refusal),
       { timeoutMs: 30_000, message: 'the policy to refuse a namespace outside the seed' },
     );
     expect(foreign).toContain('the gardenlet writes only the namespace garden and seed namespaces');
-    await gardenlet.create(resources.namespace, namespace(`shoot--vap${SUFFIX}--x`), { dryRun: true });
+    await gardenlet.create(Refs.namespace, namespace(`shoot--vap${SUFFIX}--x`), { dryRun: true });
 
     // A seed-namespace name is not enough to delete one: it must be labelled as the gardenlet's.
     const unlabelled = `shoot--vap${SUFFIX}--unlabelled`;
-    await admin.create(resources.namespace, namespace(unlabelled));
+    await admin.create(Refs.namespace, namespace(unlabelled));
     try {
-      const deletion = await gardenlet.delete(resources.namespace, unlabelled).then(
+      const deletion = await gardenlet.delete(Refs.namespace, unlabelled).then(
         () => 'deleted',
         (e: unknown) => refusal(e) ?? `${asApiError(e)?.code}: ${(e as Error).message}`,
       );
       expect(deletion).toContain('the gardenlet deletes only its seed namespaces');
-      await admin.mergePatch(resources.namespace, unlabelled, undefined, {
+      await admin.mergePatch(Refs.namespace, unlabelled, undefined, {
         metadata: { labels: { 'gardener.cloud/role': 'shoot' } },
       });
-      await gardenlet.delete(resources.namespace, unlabelled);
+      await gardenlet.delete(Refs.namespace, unlabelled);
     } finally {
-      await admin.delete(resources.namespace, unlabelled);
+      await admin.delete(Refs.namespace, unlabelled);
     }
 
     // Service status only in seed namespaces: not the chart's own webhook Service.
     const status = await gardenlet
       .mergePatch(
-        resources.service,
+        Refs.service,
         nameOf('admission'),
         NAMESPACE,
         // A valid status (a ClusterIP Service has no ingress): what decides is the policy, not validation.
@@ -504,7 +504,7 @@ describe('the controllers with the chart’s ServiceAccounts', () => {
         networks: seedIPv6Networks,
       },
     } as KubernetesObject);
-    await admin.create(resources.namespace, {
+    await admin.create(Refs.namespace, {
       apiVersion: 'v1',
       kind: 'Namespace',
       metadata: { name: PROJECT_NAMESPACE },

@@ -4,7 +4,8 @@
  * the successor's next try.
  */
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { ResourceClient, resources } from '../../src/runtime/client.js';
+import { ResourceClient } from '../../src/runtime/client.js';
+import { Refs } from '../../src/apis/refs.js';
 import { LeaderElector, type Lease } from '../../src/runtime/leader-election.js';
 import { silentLogger } from '../../src/runtime/log.js';
 import { kubeConfig, newTestNamespace } from '../support/kube.js';
@@ -49,19 +50,19 @@ describe('LeaderElector on a real API server', () => {
     expect(b.isLeader()).toBe(false);
     expect(a.isLeader()).toBe(true);
 
-    const held = await client.get<Lease>(resources.lease, 'lock', namespace);
+    const held = await client.get<Lease>(Refs.lease, 'lock', namespace);
     expect(held?.spec).toMatchObject({ holderIdentity: 'a', leaseDurationSeconds: 3, leaseTransitions: 0 });
     expect(held?.spec?.renewTime).toMatch(/\.\d{6}Z$/);
 
     const released = Date.now();
     await a.stop();
-    const afterRelease = await client.get<Lease>(resources.lease, 'lock', namespace);
+    const afterRelease = await client.get<Lease>(Refs.lease, 'lock', namespace);
     expect(afterRelease?.spec?.leaseDurationSeconds === 1 || afterRelease?.spec?.holderIdentity === 'b').toBe(true);
     await waitFor(() => b.isLeader(), { timeoutMs: 5000, intervalMs: 10, message: 'b to take over' });
     // Next try after the release, not after the lease duration (3 s): at most retryPeriod × 2.2 plus latency.
     expect(Date.now() - released).toBeLessThan(1500);
     expect(overlaps).toBe(0);
-    const taken = await client.get<Lease>(resources.lease, 'lock', namespace);
+    const taken = await client.get<Lease>(Refs.lease, 'lock', namespace);
     expect(taken?.spec).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1 });
   });
 });

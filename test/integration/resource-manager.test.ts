@@ -9,7 +9,8 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { managedResourceRef, type ManagedResource } from '../../src/extensions/network/managedresource.js';
+import { type ManagedResource } from '../../src/apis/resources/v1alpha1/managedresource.js';
+import { Refs, type ResourceRef } from '../../src/apis/refs.js';
 import {
   CONDITION_APPLIED,
   CONDITION_HEALTHY,
@@ -17,7 +18,6 @@ import {
 } from '../../src/gardenlet/resourcemanager/reconciler.js';
 import { FINALIZER, ORIGIN_ANNOTATION } from '../../src/gardenlet/resourcemanager/objects.js';
 import { requestFor } from '../../src/runtime/controller.js';
-import { resources, type ResourceRef } from '../../src/runtime/client.js';
 import { silentLogger } from '../../src/runtime/log.js';
 import { Manager } from '../../src/runtime/manager.js';
 import { kubeConfig, newTestNamespace, uniqueSuffix } from '../support/kube.js';
@@ -52,7 +52,7 @@ beforeAll(async () => {
       }),
       backoff: { baseDelayMs: 100, maxDelayMs: 1_000 },
     })
-    .watch(manager.informer<KubernetesObject>(managedResourceRef), (mr) => [requestFor(mr)]);
+    .watch(manager.informer<KubernetesObject>(Refs.managedResource), (mr) => [requestFor(mr)]);
   await manager.start();
 });
 
@@ -65,14 +65,14 @@ const encode = (objects: object[]) =>
 
 async function writeSecret(namespace: string, name: string, data: Record<string, string>): Promise<void> {
   await manager.client.apply(
-    resources.secret,
+    Refs.secret,
     { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace }, type: 'Opaque', data } as KubernetesObject,
     { fieldManager: 'test', force: true },
   );
 }
 
 async function createManagedResource(namespace: string, name: string, spec: Partial<ManagedResource['spec']> = {}) {
-  await manager.client.create(managedResourceRef, {
+  await manager.client.create(Refs.managedResource, {
     apiVersion: 'resources.gardener.cloud/v1alpha1',
     kind: 'ManagedResource',
     metadata: { name, namespace },
@@ -81,7 +81,7 @@ async function createManagedResource(namespace: string, name: string, spec: Part
 }
 
 const getMR = (namespace: string, name: string) =>
-  manager.client.get<ManagedResource & KubernetesObject>(managedResourceRef, name, namespace);
+  manager.client.get<ManagedResource & KubernetesObject>(Refs.managedResource, name, namespace);
 const conditionOf = (mr: ManagedResource | undefined, type: string) =>
   (mr?.status?.conditions ?? []).find((c) => c.type === type);
 const configMap = (namespace: string, name: string, annotations: Record<string, string> = {}) => ({
@@ -135,17 +135,17 @@ describe('the resource manager', () => {
     const healthy = conditionOf(applied, CONDITION_HEALTHY)!;
     expect(healthy.status).toBe('False');
     expect(healthy.message).toContain(`Deployment ${ns}/never-ready: 0/1 replicas ready`);
-    const a = await manager.client.get(resources.configMap, 'a', ns);
+    const a = await manager.client.get(Refs.configMap, 'a', ns);
     expect(a?.metadata?.labels?.['origin.test/injected']).toBe('yes');
     expect(a?.metadata?.annotations?.[ORIGIN_ANNOTATION]).toBe(`seed:${ns}/objects`);
 
     // b and c leave the Secret: b is pruned, c is kept.
     await writeSecret(ns, 'objects', encode([configMap(ns, 'a'), deployment]));
-    await waitFor(async () => (await manager.client.get(resources.configMap, 'b', ns)) === undefined, {
+    await waitFor(async () => (await manager.client.get(Refs.configMap, 'b', ns)) === undefined, {
       timeoutMs: 10_000,
       message: 'b pruned',
     });
-    expect(await manager.client.get(resources.configMap, 'c', ns)).toBeDefined();
+    expect(await manager.client.get(Refs.configMap, 'c', ns)).toBeDefined();
 
     // Invalid manifests: reported, nothing touched.
     await writeSecret(ns, 'objects', {
@@ -159,7 +159,7 @@ describe('the resource manager', () => {
       { timeoutMs: 10_000, message: 'DecodingFailed' },
     );
     expect(conditionOf(broken, CONDITION_APPLIED)!.message).toContain('secret objects key broken.yaml');
-    expect(await manager.client.get(resources.configMap, 'a', ns)).toBeDefined();
+    expect(await manager.client.get(Refs.configMap, 'a', ns)).toBeDefined();
 
     // Deleting it deletes what it applied, then itself.
     await writeSecret(ns, 'objects', encode([configMap(ns, 'a'), deployment]));
@@ -167,11 +167,11 @@ describe('the resource manager', () => {
       timeoutMs: 10_000,
       message: 'applied again',
     });
-    await manager.client.delete(managedResourceRef, 'objects', ns);
+    await manager.client.delete(Refs.managedResource, 'objects', ns);
     await waitFor(async () => (await getMR(ns, 'objects')) === undefined, { timeoutMs: 15_000, message: 'MR gone' });
-    expect(await manager.client.get(resources.configMap, 'a', ns)).toBeUndefined();
+    expect(await manager.client.get(Refs.configMap, 'a', ns)).toBeUndefined();
     expect(await manager.client.get(DEPLOYMENT, 'never-ready', ns)).toBeUndefined();
-    expect(await manager.client.get(resources.configMap, 'c', ns)).toBeDefined();
+    expect(await manager.client.get(Refs.configMap, 'c', ns)).toBeDefined();
   }, 60_000);
 
   it('applies a CustomResourceDefinition and an object of its kind together, and keeps them with keepObjects', async () => {
@@ -211,7 +211,7 @@ describe('the resource manager', () => {
     const widgetRef: ResourceRef = { group, version: 'v1', plural: 'widgets', kind: 'Widget', namespaced: true };
     expect((await manager.client.get<KubernetesObject & { size?: number }>(widgetRef, 'w', ns))?.size).toBe(3);
 
-    await manager.client.delete(managedResourceRef, 'crd', ns);
+    await manager.client.delete(Refs.managedResource, 'crd', ns);
     await waitFor(async () => (await getMR(ns, 'crd')) === undefined, { timeoutMs: 15_000, message: 'MR gone' });
     expect(await manager.client.get(widgetRef, 'w', ns)).toBeDefined();
     await manager.client.delete(CRD_REF, `widgets.${group}`);

@@ -4,7 +4,8 @@
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { ResourceClient, isAlreadyExists, isConflict, resources } from '../../src/runtime/client.js';
+import { ResourceClient, isAlreadyExists, isConflict } from '../../src/runtime/client.js';
+import { Refs } from '../../src/apis/refs.js';
 import { Informer } from '../../src/runtime/informer.js';
 import { silentLogger } from '../../src/runtime/log.js';
 import { kubeConfig, newTestNamespace } from '../support/kube.js';
@@ -17,7 +18,7 @@ describe('ResourceClient and Informer on a real API server', () => {
     const namespace = await newTestNamespace('runtime-client');
     const client = new ResourceClient(kubeConfig());
     onTestFinished(() => client.close());
-    const cm = resources.configMap;
+    const cm = Refs.configMap;
 
     const informer = new Informer<ConfigMap>({ client, ref: cm, namespace, logger: silentLogger() });
     const events: string[] = [];

@@ -13,7 +13,7 @@ import { startRuntime, type Runtime } from '../../src/app/runtime.js';
 import type { Shoot } from '../../src/apis/core/v1beta1/shoot.js';
 import { featureGates } from '../../src/featuregate/featuregate.js';
 import { localDNSProvider } from '../../src/gardenlet/dns-provider.js';
-import { Refs } from '../../src/gardenlet/resources.js';
+import { Refs } from '../../src/apis/refs.js';
 import { startBind9, type Bind9 } from '../../src/localenv/bind9.js';
 import { startControlPlane, type ControlPlane } from '../../src/localenv/control-plane.js';
 import { ResourceClient } from '../../src/runtime/client.js';

@@ -5,7 +5,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import type { Seed } from '../../src/apis/core/v1beta1/seed.js';
-import { Refs } from '../../src/gardenlet/resources.js';
+import { Refs } from '../../src/apis/refs.js';
 import { SEED_FINALIZER } from '../../src/gardenlet/seed/reconciler.js';
 import { ResourceClient } from '../../src/runtime/client.js';
 import { seedIPv6Networks } from '../fixtures/objects.js';

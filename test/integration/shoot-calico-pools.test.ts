@@ -15,7 +15,7 @@ import type { Shoot } from '../../src/apis/core/v1beta1/shoot.js';
 import { OVERLAY_DEVICE } from '../../src/extensions/provider-local/machine/overlay.js';
 import { CALICO_VXLAN_DEVICES } from '../../src/extensions/provider-local/machine/pod-network.js';
 import { featureGates } from '../../src/featuregate/featuregate.js';
-import { Refs } from '../../src/gardenlet/resources.js';
+import { Refs } from '../../src/apis/refs.js';
 import { parseIP, type IPFamily } from '../../src/net/cidr.js';
 import { retryOnConflict, type ResourceClient } from '../../src/runtime/client.js';
 import { machinesUnsupportedReason } from '../extensions/provider-local/machine/shoot-env.js';

@@ -16,7 +16,7 @@ import { seedNetworks } from '../../src/app/seed-nodes.js';
 import type { Seed } from '../../src/apis/core/v1beta1/seed.js';
 import type { Shoot } from '../../src/apis/core/v1beta1/shoot.js';
 import { featureGates } from '../../src/featuregate/featuregate.js';
-import { Refs } from '../../src/gardenlet/resources.js';
+import { Refs } from '../../src/apis/refs.js';
 import type { ControlPlane } from '../../src/localenv/control-plane.js';
 import { ip } from '../../src/system/netns.js';
 import type { ResourceClient } from '../../src/runtime/client.js';

@@ -10,7 +10,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_IMAGE } from '../../src/extensions/provider-local/machine/images.js';
 import { featureGates } from '../../src/featuregate/featuregate.js';
-import { Refs } from '../../src/gardenlet/resources.js';
+import { Refs } from '../../src/apis/refs.js';
 import type { IPFamily } from '../../src/net/cidr.js';
 import type { ResourceClient } from '../../src/runtime/client.js';
 import { machinesUnsupportedReason } from '../extensions/provider-local/machine/shoot-env.js';

@@ -22,8 +22,7 @@ import { TEST_IMAGE } from '../../src/extensions/provider-local/machine/images.j
 import { IMAGES } from '../../src/imagevector/images.js';
 import { createCA, issueCertificate } from '../../src/pki/certificates.js';
 import { featureGates } from '../../src/featuregate/featuregate.js';
-import { Refs } from '../../src/gardenlet/resources.js';
-import { managedResourceRef } from '../../src/extensions/network/managedresource.js';
+import { Refs } from '../../src/apis/refs.js';
 import { ip } from '../../src/system/netns.js';
 import { contains, parseCIDR, parseIP, type IPFamily } from '../../src/net/cidr.js';
 import { retryOnConflict, type ResourceClient } from '../../src/runtime/client.js';
@@ -370,7 +369,7 @@ describe.skipIf(unsupported !== undefined).sequential('shoots with machines, end
         for (const mr of ['shoot-core-coredns', 'extension-networking-calico']) {
           await waitFor(
             async () => {
-              const o = await client.get<WithConditions>(managedResourceRef, mr, seedNamespace);
+              const o = await client.get<WithConditions>(Refs.managedResource, mr, seedNamespace);
               return statusOf(o, 'ResourcesApplied')?.status === 'True' &&
                 statusOf(o, 'ResourcesHealthy')?.status === 'True'
                 ? true

@@ -11,7 +11,7 @@ import type { DNSRecord } from '../../src/apis/extensions/v1alpha1/dnsrecord.js'
 import { addDNSExtension } from '../../src/extensions/dns/controller.js';
 import { FINALIZER as DNS_EXTENSION_FINALIZER } from '../../src/extensions/dns/reconciler.js';
 import { localDNSProvider } from '../../src/gardenlet/dns-provider.js';
-import { Refs } from '../../src/gardenlet/resources.js';
+import { Refs } from '../../src/apis/refs.js';
 import { DNS_SECRET_NAME } from '../../src/gardenlet/shoot/components/dns-records.js';
 import { startBind9, type Bind9 } from '../../src/localenv/bind9.js';
 import { ResourceClient } from '../../src/runtime/client.js';

@@ -8,7 +8,7 @@ import type { KubernetesObject, V1StatefulSet } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import type { Worker } from '../../src/apis/extensions/v1alpha1/worker.js';
 import { WorkerReconciler, WORKER_FINALIZER } from '../../src/extensions/provider-local/worker/reconciler.js';
-import { Refs } from '../../src/gardenlet/resources.js';
+import { Refs } from '../../src/apis/refs.js';
 import { IMAGES } from '../../src/imagevector/images.js';
 import { MACHINES_STARTING_AT_ONCE } from '../../src/extensions/provider-local/worker/machine-pods.js';
 import {

@@ -5,14 +5,15 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CachedReader } from '../../src/runtime/cached-reader.js';
-import { ResourceClient, resources } from '../../src/runtime/client.js';
+import { ResourceClient } from '../../src/runtime/client.js';
+import { Refs } from '../../src/apis/refs.js';
 import { Informer } from '../../src/runtime/informer.js';
 import { Metrics } from '../../src/runtime/metrics.js';
 import { silentLogger } from '../../src/runtime/log.js';
 import { waitFor } from '../support/wait.js';
 import { FakeApiServer } from './fake-apiserver.js';
 
-const cm = resources.configMap;
+const cm = Refs.configMap;
 const path = (name: string) => `/api/v1/namespaces/default/configmaps/${name}`;
 
 let server: FakeApiServer;

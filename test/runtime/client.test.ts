@@ -10,10 +10,9 @@ import {
   isGone,
   isNotFound,
   resourcePath,
-  resources,
   retryOnConflict,
-  type ResourceRef,
 } from '../../src/runtime/client.js';
+import { Refs, type ResourceRef } from '../../src/apis/refs.js';
 import { FakeClock } from '../../src/runtime/clock.js';
 import { waitFor } from '../support/wait.js';
 import { FakeApiServer } from './fake-apiserver.js';
@@ -52,11 +51,9 @@ afterAll(() => nock.enableNetConnect());
 
 describe('resourcePath', () => {
   it('builds core, group, namespaced, cluster-scoped and subresource paths', () => {
-    expect(resourcePath(resources.configMap, { namespace: 'ns', name: 'a' })).toBe(
-      '/api/v1/namespaces/ns/configmaps/a',
-    );
-    expect(resourcePath(resources.configMap)).toBe('/api/v1/configmaps');
-    expect(resourcePath(resources.namespace, { namespace: 'ignored', name: 'x' })).toBe('/api/v1/namespaces/x');
+    expect(resourcePath(Refs.configMap, { namespace: 'ns', name: 'a' })).toBe('/api/v1/namespaces/ns/configmaps/a');
+    expect(resourcePath(Refs.configMap)).toBe('/api/v1/configmaps');
+    expect(resourcePath(Refs.namespace, { namespace: 'ignored', name: 'x' })).toBe('/api/v1/namespaces/x');
     expect(resourcePath(widgets, { namespace: 'ns', name: 'w', subresource: 'status' })).toBe(
       '/apis/example.gardener.cloud/v1alpha1/namespaces/ns/widgets/w/status',
     );
@@ -71,9 +68,9 @@ describe('ResourceClient against nock (IPv6 server URL)', () => {
       .get('/api/v1/namespaces/ns/configmaps/missing')
       .reply(404, status(404, 'NotFound', 'configmaps "missing" not found'));
     const c = client();
-    const a = await c.get<KubernetesObject & { data?: unknown }>(resources.configMap, 'a', 'ns');
+    const a = await c.get<KubernetesObject & { data?: unknown }>(Refs.configMap, 'a', 'ns');
     expect(a).toMatchObject({ apiVersion: 'v1', kind: 'ConfigMap', data: { k: 'v' } });
-    expect(await c.get(resources.configMap, 'missing', 'ns')).toBeUndefined();
+    expect(await c.get(Refs.configMap, 'missing', 'ns')).toBeUndefined();
   });
 
   it('surfaces 409 Conflict as ApiError with the Status, and retryOnConflict re-runs the read-modify-write', async () => {
@@ -144,12 +141,12 @@ describe('ResourceClient against nock (IPv6 server URL)', () => {
       .reply(502, '<html>bad gateway</html>');
     const c = client();
     const obj = { metadata: { name: 'a', namespace: 'ns' } };
-    const err = await c.create(resources.configMap, obj).catch((e: unknown) => e);
+    const err = await c.create(Refs.configMap, obj).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiError);
     expect((err as ApiError).code).toBe(500);
     expect((err as ApiError).message).toBe('Internal error occurred: etcdserver: request timed out');
     expect((err as ApiError).status?.reason).toBe('InternalError');
-    const plain = await c.create(resources.configMap, obj).catch((e: unknown) => e);
+    const plain = await c.create(Refs.configMap, obj).catch((e: unknown) => e);
     expect((plain as ApiError).code).toBe(502);
     expect((plain as ApiError).message).toBe('Bad Gateway');
   });
@@ -159,7 +156,7 @@ describe('ResourceClient against nock (IPv6 server URL)', () => {
       .post('/api/v1/namespaces/ns/configmaps')
       .reply(409, status(409, 'AlreadyExists', 'configmaps "a" already exists'));
     const err = await client()
-      .create(resources.configMap, { metadata: { name: 'a', namespace: 'ns' } })
+      .create(Refs.configMap, { metadata: { name: 'a', namespace: 'ns' } })
       .catch((e: unknown) => e);
     expect(isAlreadyExists(err)).toBe(true);
     expect(isConflict(err)).toBe(false);
@@ -196,7 +193,7 @@ describe('ResourceClient against nock (IPv6 server URL)', () => {
     nock(SERVER, { reqheaders: { 'content-type': 'application/merge-patch+json' } })
       .patch('/api/v1/namespaces/ns/configmaps/a', { metadata: { labels: { x: null } } })
       .reply(200, { metadata: { name: 'a', namespace: 'ns' } });
-    const patched = await client().mergePatch(resources.configMap, 'a', 'ns', { metadata: { labels: { x: null } } });
+    const patched = await client().mergePatch(Refs.configMap, 'a', 'ns', { metadata: { labels: { x: null } } });
     expect(patched.metadata?.name).toBe('a');
   });
 
@@ -211,8 +208,8 @@ describe('ResourceClient against nock (IPv6 server URL)', () => {
       .delete('/api/v1/namespaces/ns/configmaps/b')
       .reply(404, status(404, 'NotFound', 'configmaps "b" not found'));
     const c = client();
-    expect(await c.delete(resources.configMap, 'a', 'ns', { propagationPolicy: 'Foreground' })).toBe(true);
-    expect(await c.delete(resources.configMap, 'b', 'ns')).toBe(false);
+    expect(await c.delete(Refs.configMap, 'a', 'ns', { propagationPolicy: 'Foreground' })).toBe(true);
+    expect(await c.delete(Refs.configMap, 'b', 'ns')).toBe(false);
   });
 
   it('lists across pages and fills in apiVersion and kind of the items', async () => {
@@ -223,7 +220,7 @@ describe('ResourceClient against nock (IPv6 server URL)', () => {
       .get('/api/v1/configmaps')
       .query({ labelSelector: 'app=x', limit: '500', continue: 'next' })
       .reply(200, { metadata: { resourceVersion: '7' }, items: [{ metadata: { name: 'b' } }] });
-    const { items, resourceVersion } = await client().list(resources.configMap, { labelSelector: 'app=x' });
+    const { items, resourceVersion } = await client().list(Refs.configMap, { labelSelector: 'app=x' });
     expect(resourceVersion).toBe('7');
     expect(items.map((i) => [i.kind, i.apiVersion, i.metadata?.name])).toEqual([
       ['ConfigMap', 'v1', 'a'],
@@ -236,9 +233,9 @@ describe('ResourceClient against nock (IPv6 server URL)', () => {
     const abort = new AbortController();
     scope.on('request', () => abort.abort());
     const started = Date.now();
-    await expect(client().get(resources.configMap, 'slow', 'ns', { signal: abort.signal })).rejects.toThrow(/abort/i);
+    await expect(client().get(Refs.configMap, 'slow', 'ns', { signal: abort.signal })).rejects.toThrow(/abort/i);
     expect(Date.now() - started).toBeLessThan(5000);
-    await expect(client().get(resources.configMap, 'x', 'ns', { signal: abort.signal })).rejects.toThrow(/abort/i);
+    await expect(client().get(Refs.configMap, 'x', 'ns', { signal: abort.signal })).rejects.toThrow(/abort/i);
   });
 
   it('shares one abort listener among the requests of a signal: no MaxListenersExceededWarning, all abort', async () => {
@@ -250,7 +247,7 @@ describe('ResourceClient against nock (IPv6 server URL)', () => {
     try {
       const abort = new AbortController();
       const c = client();
-      const calls = names.map((name) => c.get(resources.configMap, name, 'ns', { signal: abort.signal }));
+      const calls = names.map((name) => c.get(Refs.configMap, name, 'ns', { signal: abort.signal }));
       // Every request on its way (nock consumed its interceptor), then all aborted at once.
       await waitFor(() => nock.pendingMocks().length === 0, { message: 'the requests to reach the server' });
       abort.abort();

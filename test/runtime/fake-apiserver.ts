@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
-import type { ResourceRef } from '../../src/runtime/client.js';
+import type { ResourceRef } from '../../src/apis/refs.js';
 
 export interface RequestRecord {
   method: string;

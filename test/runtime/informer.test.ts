@@ -1,13 +1,14 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ResourceClient, resources } from '../../src/runtime/client.js';
+import { ResourceClient } from '../../src/runtime/client.js';
+import { Refs } from '../../src/apis/refs.js';
 import { FakeClock, type Clock } from '../../src/runtime/clock.js';
 import { Informer, type InformerOptions } from '../../src/runtime/informer.js';
 import { silentLogger } from '../../src/runtime/log.js';
 import { waitFor } from '../support/wait.js';
 import { FakeApiServer } from './fake-apiserver.js';
 
-const cm = resources.configMap;
+const cm = Refs.configMap;
 const wait = { timeoutMs: 5000, intervalMs: 2 };
 
 function configMap(name: string, data: Record<string, string> = {}, namespace = 'default'): KubernetesObject {

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ResourceClient, resources } from '../../src/runtime/client.js';
+import { ResourceClient } from '../../src/runtime/client.js';
+import { Refs } from '../../src/apis/refs.js';
 import { FakeClock, settle } from '../../src/runtime/clock.js';
 import { LeaderElector, formatMicroTime, type Lease } from '../../src/runtime/leader-election.js';
 import { silentLogger } from '../../src/runtime/log.js';
@@ -102,7 +103,7 @@ async function runUntil(cond: () => boolean, limitMs: number, check: () => void 
   return clock.now() - start;
 }
 
-const lease = (): Lease | undefined => server.objects<Lease>(resources.lease)[0];
+const lease = (): Lease | undefined => server.objects<Lease>(Refs.lease)[0];
 
 describe('LeaderElector', () => {
   it('formats MicroTime with exactly six fractional digits', () => {
@@ -149,7 +150,7 @@ describe('LeaderElector', () => {
 
   it('takes over a lease whose holder stopped renewing only after the lease duration', async () => {
     const stale = formatMicroTime(clock.now() - 3_600_000);
-    server.upsert(resources.lease, {
+    server.upsert(Refs.lease, {
       metadata: { name: 'controller-lock', namespace: 'garden' },
       spec: { holderIdentity: 'crashed', leaseDurationSeconds: 15, renewTime: stale, acquireTime: stale },
     } as Lease);
@@ -178,7 +179,7 @@ describe('LeaderElector', () => {
   });
 
   it('stop before acquiring ends run without callbacks', async () => {
-    server.upsert(resources.lease, {
+    server.upsert(Refs.lease, {
       metadata: { name: 'controller-lock', namespace: 'garden' },
       spec: { holderIdentity: 'other', leaseDurationSeconds: 15, renewTime: formatMicroTime(clock.now()) },
     } as Lease);

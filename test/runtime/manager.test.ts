@@ -1,6 +1,6 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { resources } from '../../src/runtime/client.js';
+import { Refs } from '../../src/apis/refs.js';
 import type { Request } from '../../src/runtime/controller.js';
 import { silentLogger } from '../../src/runtime/log.js';
 import { LeadershipLostError, Manager, installSignalHandlers, type ManagerOptions } from '../../src/runtime/manager.js';
@@ -9,7 +9,7 @@ import { waitFor } from '../support/wait.js';
 import { FakeApiServer } from './fake-apiserver.js';
 
 const wait = { timeoutMs: 5000, intervalMs: 5 };
-const cm = resources.configMap;
+const cm = Refs.configMap;
 
 let server: FakeApiServer;
 let managers: Manager[];
@@ -123,8 +123,7 @@ describe('Manager', () => {
     await waitFor(() => two.manager.isLeader(), { ...wait, message: 'the standby to take over' });
     await waitFor(() => two.reconciled.length === 2, wait);
     expect(
-      server.objects<KubernetesObject & { spec?: { holderIdentity?: string } }>(resources.lease)[0]?.spec
-        ?.holderIdentity,
+      server.objects<KubernetesObject & { spec?: { holderIdentity?: string } }>(Refs.lease)[0]?.spec?.holderIdentity,
     ).toBe('two');
   });
 

@@ -8,7 +8,7 @@ import { addGardenletControllers, type GardenletOptions } from '../../src/garden
 import { addProviderLocalControllers } from '../../src/extensions/provider-local/controller.js';
 import { silentLogger, type Logger } from '../../src/runtime/log.js';
 import { Manager } from '../../src/runtime/manager.js';
-import { Refs } from '../../src/gardenlet/resources.js';
+import { Refs } from '../../src/apis/refs.js';
 import type { ResourceClient } from '../../src/runtime/client.js';
 import { uniqueSuffix } from './kube.js';
 

@@ -15,7 +15,7 @@ import type { Shoot } from '../../src/apis/core/v1beta1/shoot.js';
 import type { LoadBalancerNetworks } from '../../src/extensions/provider-local/loadbalancer/pool.js';
 import { TEST_IMAGE } from '../../src/extensions/provider-local/machine/images.js';
 import type { FeatureGates } from '../../src/featuregate/featuregate.js';
-import { Refs } from '../../src/gardenlet/resources.js';
+import { Refs } from '../../src/apis/refs.js';
 import { ensureBinaries } from '../../src/localenv/binaries.js';
 import { startControlPlane, type ControlPlane } from '../../src/localenv/control-plane.js';
 import { ResourceClient } from '../../src/runtime/client.js';

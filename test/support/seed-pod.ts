@@ -4,7 +4,7 @@
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { IMAGES } from '../../src/imagevector/images.js';
-import { Refs } from '../../src/gardenlet/resources.js';
+import { Refs } from '../../src/apis/refs.js';
 import type { ResourceClient } from '../../src/runtime/client.js';
 import { run } from './shoot.js';
 import { waitFor } from './wait.js';

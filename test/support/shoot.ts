@@ -10,7 +10,7 @@ import { onTestFinished } from 'vitest';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Shoot } from '../../src/apis/core/v1beta1/shoot.js';
 import { localCloudProfile } from '../../src/extensions/provider-local/cloudprofile.js';
-import { Refs } from '../../src/gardenlet/resources.js';
+import { Refs } from '../../src/apis/refs.js';
 import { which } from '../../src/system/process.js';
 import type { ResourceClient } from '../../src/runtime/client.js';
 import { waitFor } from './wait.js';

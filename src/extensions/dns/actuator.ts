@@ -4,8 +4,8 @@
  */
 import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
 import type { DNSRecord } from '../../apis/extensions/v1alpha1/dnsrecord.js';
-import { Refs } from '../../gardenlet/resources.js';
-import { isForbidden, resources, type ResourceClient } from '../../runtime/client.js';
+import { Refs } from '../../apis/refs.js';
+import { isForbidden, type ResourceClient } from '../../runtime/client.js';
 import type { Logger } from '../../runtime/log.js';
 import { ConfigurationError } from './errors.js';
 import {
@@ -333,7 +333,7 @@ export class LocalDNSActuator implements DNSRecordActuator {
     const namespace = record.metadata.namespace;
     let secret: V1Secret | undefined;
     try {
-      secret = await this.client.get<V1Secret>(resources.secret, ref.name, namespace, { signal: ctx.signal });
+      secret = await this.client.get<V1Secret>(Refs.secret, ref.name, namespace, { signal: ctx.signal });
     } catch (e) {
       // The chart lets the extension read the provider secrets the gardenlet writes, by name, and nothing else.
       if (!isForbidden(e)) throw e;

@@ -10,7 +10,7 @@ import { IP_FAMILIES, type IPFamily } from '../../net/cidr.js';
 import { CALICO_TYPE } from './admission.js';
 import { API_VERSION as CALICO_API_VERSION, decodeNetworkConfig } from './apis/config.js';
 import { renderCalicoManifests, type CalicoChart, type ChartDefaults, type Manifest } from './manifests.js';
-import type { ManagedResource } from './managedresource.js';
+import type { ManagedResource } from '../../apis/resources/v1alpha1/managedresource.js';
 import { calicoValues, type CalicoValues, type ShootNetworking } from './values.js';
 
 export const EXTENSION_TYPE = CALICO_TYPE;

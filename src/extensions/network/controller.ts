@@ -4,14 +4,13 @@
  * Shoot's `status.networking.pods` gets the second family's range.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { Refs } from '../../gardenlet/resources.js';
+import { Refs } from '../../apis/refs.js';
 import { seedNamespaceName } from '../../gardenlet/names.js';
 import type { Shoot } from '../../apis/core/v1beta1/shoot.js';
 import { requestFor, type Controller } from '../../runtime/controller.js';
 import type { Manager } from '../../runtime/manager.js';
 import type { ChartDefaults } from './manifests.js';
 import { MANAGED_RESOURCE_NAME } from './actuator.js';
-import { managedResourceRef } from './managedresource.js';
 import { isCalicoNetwork, NetworkReconciler, networkRef, type ShootNetworkingSource } from './reconciler.js';
 import { specOrMetadataChanged } from '../../runtime/predicates.js';
 import { deepEqual } from '../../apis/meta/objects.js';
@@ -65,7 +64,7 @@ export function addNetworkExtension(manager: Manager, options: NetworkExtensionO
       // The health of what the ManagedResource handed to the shoot goes into the Network's status.
       .watch(
         manager.informer<KubernetesObject>(
-          managedResourceRef,
+          Refs.managedResource,
           options.namespace ? { namespace: options.namespace } : {},
         ),
         (mr) =>

@@ -9,8 +9,8 @@ import type { Shoot } from '../../apis/core/v1beta1/shoot.js';
 import type { Network } from '../../apis/extensions/v1alpha1/network.js';
 import { patchStatusIfChanged } from '../../runtime/status.js';
 import { GARDEN_NAMESPACE, Labels } from '../../gardenlet/names.js';
-import { Refs } from '../../gardenlet/resources.js';
-import { resources, type ResourceClient, type ResourceRef } from '../../runtime/client.js';
+import { Refs, type ResourceRef } from '../../apis/refs.js';
+import { type ResourceClient } from '../../runtime/client.js';
 import { realClock, type Clock } from '../../runtime/clock.js';
 import {
   TerminalError,
@@ -32,7 +32,7 @@ import {
   type NetworkOutcome,
 } from './actuator.js';
 import type { ChartDefaults } from './manifests.js';
-import { managedResourceRef, type ManagedResource } from './managedresource.js';
+import { type ManagedResource } from '../../apis/resources/v1alpha1/managedresource.js';
 import { CalicoValuesError, MissingPodCIDRError, type ShootNetworking } from './values.js';
 
 export const FINALIZER = 'extensions.gardener.cloud/calico';
@@ -153,9 +153,9 @@ export class NetworkReconciler implements Reconciler {
     const opts = { fieldManager: FIELD_MANAGER, force: true, signal: ctx.signal };
     let applied: ManagedResource;
     try {
-      await this.client.apply(resources.secret, asObject(desired.secret), opts);
+      await this.client.apply(Refs.secret, asObject(desired.secret), opts);
       applied = (await this.client.apply(
-        managedResourceRef,
+        Refs.managedResource,
         asObject(desired.managedResource),
         opts,
       )) as unknown as ManagedResource;
@@ -182,8 +182,8 @@ export class NetworkReconciler implements Reconciler {
     if (!hasFinalizer(network, FINALIZER)) return;
     const namespace = network.metadata.namespace;
     const signal = ctx.signal;
-    await this.client.delete(managedResourceRef, MANAGED_RESOURCE_NAME, namespace, { signal });
-    if (await this.client.get(managedResourceRef, MANAGED_RESOURCE_NAME, namespace, { signal })) {
+    await this.client.delete(Refs.managedResource, MANAGED_RESOURCE_NAME, namespace, { signal });
+    if (await this.client.get(Refs.managedResource, MANAGED_RESOURCE_NAME, namespace, { signal })) {
       await this.writeStatus(
         network,
         {
@@ -195,7 +195,7 @@ export class NetworkReconciler implements Reconciler {
       );
       return { requeueAfter: this.deletePollMs };
     }
-    await this.client.delete(resources.secret, SECRET_NAME, namespace, { signal });
+    await this.client.delete(Refs.secret, SECRET_NAME, namespace, { signal });
     await removeFinalizer(this.client, networkRef, network, FINALIZER, { signal });
     ctx.logger.debug('calico manifests removed');
   }

@@ -5,7 +5,7 @@
  * (Services, Workers).
  */
 import type { KubernetesObject, V1Service } from '@kubernetes/client-node';
-import { Refs } from '../../gardenlet/resources.js';
+import { Refs } from '../../apis/refs.js';
 import type { Manager } from '../../runtime/manager.js';
 import { DEFAULT_HOST_IPS, type HostIPs } from './loadbalancer/ingress.js';
 import type { LoadBalancerRoutes } from './loadbalancer/routes.js';

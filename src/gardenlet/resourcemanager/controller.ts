@@ -5,7 +5,8 @@
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Shoot } from '../../apis/core/v1beta1/shoot.js';
-import { managedResourceRef, type ManagedResource } from '../../extensions/network/managedresource.js';
+import { type ManagedResource } from '../../apis/resources/v1alpha1/managedresource.js';
+import { Refs } from '../../apis/refs.js';
 import type { ResourceClient } from '../../runtime/client.js';
 import { requestFor } from '../../runtime/controller.js';
 import type { Manager } from '../../runtime/manager.js';
@@ -42,7 +43,7 @@ export function addResourceManager(
       }),
       ...(options.workers !== undefined ? { workers: options.workers } : {}),
     })
-    .watch(manager.informer<KubernetesObject>(managedResourceRef), (mr) => [requestFor(mr)], specOrMetadataChanged);
+    .watch(manager.informer<KubernetesObject>(Refs.managedResource), (mr) => [requestFor(mr)], specOrMetadataChanged);
 }
 
 class ShootTargets {

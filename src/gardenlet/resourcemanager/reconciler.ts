@@ -12,8 +12,9 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { createHash } from 'node:crypto';
 import type { Condition } from '../../apis/meta/schemas.js';
-import { managedResourceRef, type ManagedResource } from '../../extensions/network/managedresource.js';
-import { asApiError, isNotFound, resources, type ResourceClient, type ResourceRef } from '../../runtime/client.js';
+import { type ManagedResource } from '../../apis/resources/v1alpha1/managedresource.js';
+import { Refs, type ResourceRef } from '../../apis/refs.js';
+import { asApiError, isNotFound, type ResourceClient } from '../../runtime/client.js';
 import { realClock, type Clock } from '../../runtime/clock.js';
 import { patchStatusIfChanged } from '../../runtime/status.js';
 import type { ReconcileContext, Reconciler, Request, Result } from '../../runtime/controller.js';
@@ -74,7 +75,7 @@ export class ManagedResourceReconciler implements Reconciler {
 
   async reconcile(req: Request, ctx: ReconcileContext): Promise<Result | void> {
     const { client } = this.opts;
-    const mr = await client.get<ManagedResource & KubernetesObject>(managedResourceRef, req.name, req.namespace, {
+    const mr = await client.get<ManagedResource & KubernetesObject>(Refs.managedResource, req.name, req.namespace, {
       signal: ctx.signal,
     });
     if (mr === undefined) return;
@@ -89,7 +90,7 @@ export class ManagedResourceReconciler implements Reconciler {
     if (target === TARGET_GOING) return;
     if (!(mr.metadata.finalizers ?? []).includes(FINALIZER)) {
       await client.mergePatch(
-        managedResourceRef,
+        Refs.managedResource,
         mr.metadata.name!,
         mr.metadata.namespace,
         {
@@ -112,7 +113,7 @@ export class ManagedResourceReconciler implements Reconciler {
     const missing: string[] = [];
     for (const { name } of mr.spec.secretRefs) {
       const secret = await client.get<KubernetesObject & { data?: Record<string, string> }>(
-        resources.secret,
+        Refs.secret,
         name,
         mr.metadata.namespace,
         { signal: ctx.signal },
@@ -230,7 +231,7 @@ export class ManagedResourceReconciler implements Reconciler {
 
   private async releaseFinalizer(mr: ManagedResource & KubernetesObject, ctx: ReconcileContext): Promise<Result> {
     await this.opts.client.mergePatch(
-      managedResourceRef,
+      Refs.managedResource,
       mr.metadata.name!,
       mr.metadata.namespace,
       {
@@ -321,7 +322,7 @@ export class ManagedResourceReconciler implements Reconciler {
     };
     await patchStatusIfChanged(
       this.opts.client,
-      managedResourceRef,
+      Refs.managedResource,
       mr as KubernetesObject & { status?: Status },
       status,
       {

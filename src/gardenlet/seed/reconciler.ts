@@ -17,7 +17,7 @@ import { lastOperation } from '../last-operation.js';
 import { addFinalizer, hasFinalizer, removeFinalizer } from '../../runtime/finalizers.js';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { GARDEN_NAMESPACE, Labels } from '../names.js';
-import { Refs } from '../resources.js';
+import { Refs } from '../../apis/refs.js';
 import { EgressNetworkPolicies } from '../shoot/components/deployers.js';
 
 export interface SeedReconcilerOptions {

@@ -14,7 +14,7 @@ import { issueCertificate } from '../../pki/certificates.js';
 import { renderKubeconfig } from '../../pki/kubeconfig.js';
 import type { ResourceClient } from '../../runtime/client.js';
 import { Labels, seedNamespaceName } from '../names.js';
-import { Refs } from '../resources.js';
+import { Refs } from '../../apis/refs.js';
 import { ingressIPsByFamily, API_SERVER_SERVICE_NAME } from './components/apiserver-service.js';
 import { CA_SECRET_NAME } from './components/control-plane.js';
 import { isIPFamily } from '../../apis/validation/ip-families.js';

@@ -13,7 +13,7 @@ import { issueCertificate, type CertificatePair } from '../../pki/certificates.j
 import { ResourceClient } from '../../runtime/client.js';
 import { NotReadyError, type ComponentContext } from '../component.js';
 import { seedNamespaceName } from '../names.js';
-import { Refs } from '../resources.js';
+import { Refs } from '../../apis/refs.js';
 import { API_SERVER_SERVICE_NAME, ingressIPsByFamily } from './components/apiserver-service.js';
 import { ensureControlPlaneSecrets } from './components/control-plane.js';
 

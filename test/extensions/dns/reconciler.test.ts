@@ -20,7 +20,8 @@ import {
 } from '../../../src/extensions/dns/reconciler.js';
 import { DNSUpdateError, type RRset, type RRsetChange, type RRsetRef } from '../../../src/extensions/dns/rfc2136.js';
 import { tsigKey } from '../../../src/extensions/dns/tsig.js';
-import { resources, ResourceClient } from '../../../src/runtime/client.js';
+import { ResourceClient } from '../../../src/runtime/client.js';
+import { Refs } from '../../../src/apis/refs.js';
 import { FakeClock } from '../../../src/runtime/clock.js';
 import { silentLogger } from '../../../src/runtime/log.js';
 import { FakeApiServer } from '../../runtime/fake-apiserver.js';
@@ -125,7 +126,7 @@ describe('DNSRecordReconciler', () => {
       clock,
       actuator: new LocalDNSActuator({ client, publisher: publisher.factory }),
     });
-    api.upsert(resources.secret, secret({ server: '[::1]:5353', zone: 'local.gardener.cloud.' }));
+    api.upsert(Refs.secret, secret({ server: '[::1]:5353', zone: 'local.gardener.cloud.' }));
   });
   afterEach(async () => {
     client.close();
@@ -255,7 +256,7 @@ describe('DNSRecordReconciler', () => {
   });
 
   it('reports a missing secret as a configuration problem', async () => {
-    api.remove(resources.secret, 'dnsrecord-local', NS);
+    api.remove(Refs.secret, 'dnsrecord-local', NS);
     api.upsert(dnsRecordRef, dnsRecord() as unknown as KubernetesObject);
     await expect(reconciler.reconcile(req, ctx())).rejects.toThrow(
       `secret ${NS}/dnsrecord-local (spec.secretRef) not found`,
@@ -279,7 +280,7 @@ describe('DNSRecordReconciler', () => {
   it("refuses a seed namespace's DNSRecord another shoot's name, publishing nothing", async () => {
     const other = 'shoot--other--intruder';
     const s = secret({ server: '[::1]:5353', zone: 'local.gardener.cloud.' });
-    api.upsert(resources.secret, { ...s, metadata: { ...s.metadata, namespace: other } });
+    api.upsert(Refs.secret, { ...s, metadata: { ...s.metadata, namespace: other } });
     const r = dnsRecord();
     api.upsert(dnsRecordRef, {
       ...r,
@@ -377,7 +378,7 @@ describe('DNSRecordReconciler', () => {
   describe('provider settings', () => {
     it('takes the zone from spec.zone over the secret, and the TSIG key from the secret', async () => {
       api.upsert(
-        resources.secret,
+        Refs.secret,
         secret({
           server: '[::1]:5353',
           zone: 'local.gardener.cloud.',
@@ -418,7 +419,7 @@ describe('DNSRecordReconciler', () => {
 
     beforeEach(() => {
       const s = secret({ server: '[::1]:5353', zone: 'local.gardener.cloud.' });
-      api.upsert(resources.secret, { ...s, metadata: { ...s.metadata, namespace: OTHER } });
+      api.upsert(Refs.secret, { ...s, metadata: { ...s.metadata, namespace: OTHER } });
     });
 
     it('publishes the owner record with the RRset and removes both on deletion', async () => {

@@ -10,7 +10,7 @@ import {
   SECRET_NAME,
   secretDataKey,
 } from '../../../src/extensions/network/actuator.js';
-import { managedResourceCRD } from '../../../src/extensions/network/managedresource-crd.js';
+import { managedResourceCRD } from '../../../src/apis/resources/v1alpha1/managedresource-crd.js';
 import type { Manifest } from '../../../src/extensions/network/manifests.js';
 import { CalicoValuesError, MissingPodCIDRError } from '../../../src/extensions/network/values.js';
 import { dualStackNetwork, ipv4Network, ipv6Network, IPV4_PODS, IPV6_PODS } from './fixtures.js';

@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { Network } from '../../../src/apis/extensions/v1alpha1/network.js';
-import { Refs } from '../../../src/gardenlet/resources.js';
+import { Refs } from '../../../src/apis/refs.js';
 import { MANAGED_RESOURCE_NAME, SECRET_NAME } from '../../../src/extensions/network/actuator.js';
-import { managedResourceRef } from '../../../src/extensions/network/managedresource.js';
 import {
   FINALIZER,
   NetworkReconciler,
@@ -13,7 +12,6 @@ import {
 } from '../../../src/extensions/network/reconciler.js';
 import { MissingPodCIDRError } from '../../../src/extensions/network/values.js';
 import { FakeClock } from '../../../src/runtime/clock.js';
-import { resources } from '../../../src/runtime/client.js';
 import { TerminalError } from '../../../src/runtime/controller.js';
 import { silentLogger } from '../../../src/runtime/log.js';
 import { FakeClient } from './fake-client.js';
@@ -31,7 +29,7 @@ function setup(network?: Network, opts: { shoots?: ShootNetworkingSource; availa
   const reconcile = () => reconciler.reconcile(REQ, ctx);
   const current = () => client.peek<Network>(networkRef, 'a', NS);
   const secretObjects = () => {
-    const secret = client.peek<{ data: Record<string, string> }>(resources.secret, SECRET_NAME, NS);
+    const secret = client.peek<{ data: Record<string, string> }>(Refs.secret, SECRET_NAME, NS);
     return Object.values(secret?.data ?? {}).map((d) => parse(Buffer.from(d, 'base64').toString('utf8')));
   };
   return { client, clock, reconcile, current, secretObjects };
@@ -83,7 +81,7 @@ describe('NetworkReconciler', () => {
         },
       ],
     });
-    const mr = client.peek(managedResourceRef, MANAGED_RESOURCE_NAME, NS);
+    const mr = client.peek(Refs.managedResource, MANAGED_RESOURCE_NAME, NS);
     expect(mr).toMatchObject({ spec: { secretRefs: [{ name: SECRET_NAME }] } });
     const objects = secretObjects();
     expect(objects).toHaveLength(33);
@@ -147,7 +145,7 @@ describe('NetworkReconciler', () => {
       lastError: { description: expect.stringContaining('IPv6 pod range') },
     });
     expect(current()!.status!.lastError!.codes).toBeUndefined();
-    expect(client.peek(resources.secret, SECRET_NAME, NS)).toBeUndefined();
+    expect(client.peek(Refs.secret, SECRET_NAME, NS)).toBeUndefined();
 
     client.seed(Refs.shoot, shoot([IPV4_PODS, IPV6_PODS]));
     await reconcile();
@@ -247,8 +245,8 @@ describe('NetworkReconciler', () => {
       const { client, reconcile, current } = setup(ipv4Network());
       await reconcile();
       // A resource manager holds the ManagedResource while it removes the objects from the shoot.
-      const mr = client.peek(managedResourceRef, MANAGED_RESOURCE_NAME, NS)!;
-      client.seed(managedResourceRef, {
+      const mr = client.peek(Refs.managedResource, MANAGED_RESOURCE_NAME, NS)!;
+      client.seed(Refs.managedResource, {
         ...mr,
         metadata: { ...mr.metadata, finalizers: ['resources.gardener.cloud/gardener-resource-manager'] },
       });
@@ -261,12 +259,12 @@ describe('NetworkReconciler', () => {
         state: 'Processing',
         description: `waiting until ManagedResource ${MANAGED_RESOURCE_NAME} is deleted`,
       });
-      expect(client.peek(resources.secret, SECRET_NAME, NS)).toBeDefined();
+      expect(client.peek(Refs.secret, SECRET_NAME, NS)).toBeDefined();
 
-      await client.mergePatch(managedResourceRef, MANAGED_RESOURCE_NAME, NS, { metadata: { finalizers: null } });
-      expect(client.peek(managedResourceRef, MANAGED_RESOURCE_NAME, NS)).toBeUndefined();
+      await client.mergePatch(Refs.managedResource, MANAGED_RESOURCE_NAME, NS, { metadata: { finalizers: null } });
+      expect(client.peek(Refs.managedResource, MANAGED_RESOURCE_NAME, NS)).toBeUndefined();
       await expect(reconcile()).resolves.toBeUndefined();
-      expect(client.peek(resources.secret, SECRET_NAME, NS)).toBeUndefined();
+      expect(client.peek(Refs.secret, SECRET_NAME, NS)).toBeUndefined();
       expect(current()).toBeUndefined();
     });
 
@@ -276,8 +274,8 @@ describe('NetworkReconciler', () => {
       await client.delete(networkRef, 'a', NS);
       await reconcile();
       expect(current()).toBeUndefined();
-      expect(client.peek(managedResourceRef, MANAGED_RESOURCE_NAME, NS)).toBeUndefined();
-      expect(client.peek(resources.secret, SECRET_NAME, NS)).toBeUndefined();
+      expect(client.peek(Refs.managedResource, MANAGED_RESOURCE_NAME, NS)).toBeUndefined();
+      expect(client.peek(Refs.secret, SECRET_NAME, NS)).toBeUndefined();
     });
 
     it('leaves a Network without its finalizer alone', async () => {

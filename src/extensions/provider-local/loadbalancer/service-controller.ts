@@ -9,7 +9,7 @@ import { isIPFamily } from '../../../apis/validation/ip-families.js';
 import type { ResourceClient } from '../../../runtime/client.js';
 import type { ReconcileContext, Reconciler, Request, Result } from '../../../runtime/controller.js';
 import { canonicalIP, type IPFamily } from '../../../net/cidr.js';
-import { Refs } from '../../../gardenlet/resources.js';
+import { Refs } from '../../../apis/refs.js';
 import { desiredLoadBalancerIngress, type HostIPs } from './ingress.js';
 import type { AddressPool } from './pool.js';
 import { NoRouteYetError, type LoadBalancerRoutes } from './routes.js';

@@ -3,7 +3,7 @@
  * that becomes ready or goes away is news for its Worker's status at once).
  */
 import type { KubernetesObject, V1StatefulSet } from '@kubernetes/client-node';
-import { Refs } from '../../../gardenlet/resources.js';
+import { Refs } from '../../../apis/refs.js';
 import { requestFor, type Controller } from '../../../runtime/controller.js';
 import type { Manager } from '../../../runtime/manager.js';
 import { specOrMetadataChanged } from '../../../runtime/predicates.js';

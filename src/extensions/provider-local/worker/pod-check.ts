@@ -6,7 +6,8 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { urlHost } from '../../../system/net.js';
 import { parseIP, type IPFamily } from '../../../net/cidr.js';
-import type { ResourceClient, ResourceRef } from '../../../runtime/client.js';
+import type { ResourceClient } from '../../../runtime/client.js';
+import type { ResourceRef } from '../../../apis/refs.js';
 import { TEST_IMAGE } from '../machine/images.js';
 
 const POD: ResourceRef = { group: '', version: 'v1', plural: 'pods', kind: 'Pod', namespaced: true };

@@ -18,7 +18,7 @@ import {
 import { isIPFamily } from '../../../apis/validation/ip-families.js';
 import { nodeCIDRsOf, nodeNetwork, poolMachineOffsets } from './node-addresses.js';
 import { kubeletHostProblems, procHostKernel, type HostKernel } from '../machine/kubelet-host.js';
-import { Refs } from '../../../gardenlet/resources.js';
+import { Refs } from '../../../apis/refs.js';
 import { isNotFound, type ResourceClient } from '../../../runtime/client.js';
 import { realClock, type Clock } from '../../../runtime/clock.js';
 import {

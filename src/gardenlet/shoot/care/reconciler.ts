@@ -22,7 +22,7 @@ import { hasFinalizer } from '../../../runtime/finalizers.js';
 import { sameIgnoringTimestamps } from '../../../runtime/status.js';
 import { condition, mergeConditions } from '../../last-operation.js';
 import { SHOOT_FINALIZER, seedNamespaceName } from '../../names.js';
-import { Refs } from '../../resources.js';
+import { Refs } from '../../../apis/refs.js';
 import { classifySeedNamespace } from '../ownership.js';
 
 export const CONDITION_API_SERVER_AVAILABLE = 'APIServerAvailable';

@@ -11,7 +11,7 @@ import type { ResourceClient } from '../../../runtime/client.js';
 import { applyAll, deleteAll, waitGone } from '../../apply.js';
 import type { ComponentContext, DeployWaiter } from '../../component.js';
 import { seedNamespaceName, shootLabels } from '../../names.js';
-import { Refs } from '../../resources.js';
+import { Refs } from '../../../apis/refs.js';
 
 /** An object as a Cluster embeds it: without the server's bookkeeping. */
 function embedded<T extends { metadata?: object }>(object: T): T {

@@ -39,11 +39,11 @@ import type { IPFamily } from '../../../net/cidr.js';
 import { issueCertificate, type CertificatePair } from '../../../pki/certificates.js';
 import { apiServerSANs, issueComponentCertificates } from './controlplane/certificates.js';
 import { renderKubeconfig } from '../../../pki/kubeconfig.js';
-import type { ResourceClient, ResourceRef } from '../../../runtime/client.js';
+import type { ResourceClient } from '../../../runtime/client.js';
+import { type ResourceRef, Refs } from '../../../apis/refs.js';
 import { NotReadyError, type ComponentContext } from '../../component.js';
 import { IMAGES } from '../../../imagevector/images.js';
 import { CA_SECRET_NAME, FIELD_MANAGER, shootLabels } from '../../names.js';
-import { Refs } from '../../resources.js';
 
 export const ETCD_NAME = 'etcd-main';
 export const ETCD_CLIENT_SERVICE = 'etcd-main-client';

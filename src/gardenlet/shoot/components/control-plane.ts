@@ -24,7 +24,7 @@ import {
   seedNamespaceName,
   shootLabels,
 } from '../../names.js';
-import { Refs } from '../../resources.js';
+import { Refs } from '../../../apis/refs.js';
 import { ingressIPsByFamily } from './apiserver-service.js';
 import { ShootControlPlaneWorkloads } from './control-plane-workloads.js';
 

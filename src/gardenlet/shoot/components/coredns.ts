@@ -6,7 +6,8 @@
  * the cluster's zones get NXDOMAIN.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { resources, type ResourceClient, type ResourceRef } from '../../../runtime/client.js';
+import { type ResourceClient } from '../../../runtime/client.js';
+import { Refs, type ResourceRef } from '../../../apis/refs.js';
 import type { IPFamily } from '../../../net/cidr.js';
 import { IMAGES } from '../../../imagevector/images.js';
 
@@ -29,8 +30,8 @@ export interface CoreDNSOptions {
 
 export const COREDNS_RESOURCES = {
   serviceAccount: { group: '', version: 'v1', plural: 'serviceaccounts', kind: 'ServiceAccount', namespaced: true },
-  configMap: resources.configMap,
-  service: resources.service,
+  configMap: Refs.configMap,
+  service: Refs.service,
   clusterRole: {
     group: 'rbac.authorization.k8s.io',
     version: 'v1',

@@ -11,13 +11,13 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { randomInt } from 'node:crypto';
 import type { NetworkingStatus, Shoot } from '../../../apis/core/v1beta1/shoot.js';
 import { BOOTSTRAP_TOKEN_PATTERN } from '../../../apis/provider-local/v1alpha1/machine-user-data.js';
-import { resources, type ResourceClient, type ResourceRef } from '../../../runtime/client.js';
+import { type ResourceClient } from '../../../runtime/client.js';
+import { Refs, type ResourceRef } from '../../../apis/refs.js';
 import type { ComponentContext, DeployWaiter } from '../../component.js';
 import { FIELD_MANAGER } from '../../names.js';
 import { shootAdminClient } from '../shoot-client.js';
 import { getOrCreateSecret } from './control-plane.js';
 import { coreDNSObjects, type CoreDNSOptions } from './coredns.js';
-import { managedResourceRef } from '../../../extensions/network/managedresource.js';
 import { apiVersionOf } from '../../../runtime/client.js';
 import { seedNamespaceName } from '../../names.js';
 import { managedResourceObjects, type NamedManifest } from '../../resourcemanager/objects.js';
@@ -106,7 +106,7 @@ export function machineBootstrapObjects(token: {
   });
   return [
     {
-      ref: resources.secret,
+      ref: Refs.secret,
       object: {
         apiVersion: 'v1',
         kind: 'Secret',
@@ -232,8 +232,8 @@ export class MachineBootstrap implements DeployWaiter {
       families,
       replicas: Math.min(2, Math.max(1, machines)),
     });
-    await this.client.apply(resources.secret, secret, { fieldManager: FIELD_MANAGER, force: true, signal: ctx.signal });
-    await this.client.apply(managedResourceRef, managedResource, {
+    await this.client.apply(Refs.secret, secret, { fieldManager: FIELD_MANAGER, force: true, signal: ctx.signal });
+    await this.client.apply(Refs.managedResource, managedResource, {
       fieldManager: FIELD_MANAGER,
       force: true,
       signal: ctx.signal,

@@ -28,7 +28,7 @@ import type { ResourceClient } from '../../../runtime/client.js';
 import { applyAll, deleteAll } from '../../apply.js';
 import { NotReadyError, type ComponentContext, type DeployWaiter } from '../../component.js';
 import { seedNamespaceName, shootLabels } from '../../names.js';
-import { Refs } from '../../resources.js';
+import { Refs } from '../../../apis/refs.js';
 import { shootAdminClient, shootAPIServerURL } from '../shoot-client.js';
 import { ensureControlPlaneSecrets } from './control-plane.js';
 import { coreDNSReady } from './coredns.js';
@@ -37,7 +37,7 @@ import { effectiveKubeletConfig } from './kubelet-config.js';
 import { operatingSystemConfigName } from './operating-system-config.js';
 import { machineNetworking, workerPools } from './workers.js';
 import type { HealthCheck, WorkersHealth } from '../care/health.js';
-import { managedResourceRef, type ManagedResource } from '../../../extensions/network/managedresource.js';
+import { type ManagedResource } from '../../../apis/resources/v1alpha1/managedresource.js';
 
 export const WORKER_TYPE = 'local';
 
@@ -310,7 +310,7 @@ export async function machinePodsHealth(
   client: ResourceClient,
   shoot: Shoot,
   managedResourcesOf: (seedNamespace: string) => Promise<ManagedResource[]> = async (namespace) =>
-    (await client.list<ManagedResource & KubernetesObject>(managedResourceRef, { namespace })).items,
+    (await client.list<ManagedResource & KubernetesObject>(Refs.managedResource, { namespace })).items,
 ): Promise<WorkersHealth> {
   const want = workerPools(shoot).reduce((n, p) => n + Math.max(0, p.minimum), 0);
   let shootClient: ResourceClient | undefined;

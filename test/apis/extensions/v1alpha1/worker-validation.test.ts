@@ -5,7 +5,7 @@ import { WorkerSchema, type Worker, type WorkerPool } from '../../../../src/apis
 import { errorString, type ErrorList } from '../../../../src/apis/field/index.js';
 import { lookupKind, Workers } from '../../../../src/apis/registry.js';
 import { featureGates } from '../../../../src/featuregate/featuregate.js';
-import { Refs } from '../../../../src/gardenlet/resources.js';
+import { Refs } from '../../../../src/apis/refs.js';
 import { workerObject, workerPool } from '../../../fixtures/objects.js';
 
 const OFF = featureGates();

@@ -11,7 +11,8 @@
  */
 import { Writable } from 'node:stream';
 import { KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
-import { ResourceClient, resources, type ResourceRef } from '../../../../runtime/client.js';
+import { ResourceClient } from '../../../../runtime/client.js';
+import { Refs, type ResourceRef } from '../../../../apis/refs.js';
 import { Informer } from '../../../../runtime/informer.js';
 import { newLogger } from '../../../../runtime/log.js';
 import { runNft } from '../nft.js';
@@ -123,7 +124,7 @@ export class NetworkPolicyEnforcer {
       this.announced.delete(key);
       this.waiters = this.waiters.filter((w) => w.key !== key || (w.reject(new Error('the pod is gone')), false));
     });
-    this.namespaces = informer(resources.namespace);
+    this.namespaces = informer(Refs.namespace);
     this.policies = informer(NETWORK_POLICY);
     this.applied = new Promise((resolve) => (this.firstApplied = resolve));
   }

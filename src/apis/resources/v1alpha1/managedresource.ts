@@ -4,8 +4,7 @@
  * deletes from it when the ManagedResource goes.
  */
 import { z } from 'zod';
-import { ConditionSchema, int64, ObjectMetaSchema } from '../../apis/meta/schemas.js';
-import type { ResourceRef } from '../../runtime/client.js';
+import { ConditionSchema, int64, ObjectMetaSchema } from '../../meta/schemas.js';
 
 export const GROUP = 'resources.gardener.cloud';
 export const VERSION = 'v1alpha1';
@@ -43,11 +42,3 @@ export const ManagedResourceSchema = z
   })
   .meta({ description: 'ManagedResource describes a list of managed resources.' });
 export type ManagedResource = z.infer<typeof ManagedResourceSchema>;
-
-export const managedResourceRef: ResourceRef = {
-  group: GROUP,
-  version: VERSION,
-  plural: 'managedresources',
-  kind: KIND,
-  namespaced: true,
-};

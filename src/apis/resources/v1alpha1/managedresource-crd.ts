@@ -2,18 +2,15 @@
  * The CustomResourceDefinition of ManagedResource, generated from its zod schema like the project's own CRDs, for
  * API servers without gardener-resource-manager's CRD (the local setup).
  */
-import { crdFor } from '../../apis/crds.js';
-import type { KindInfo } from '../../apis/registry.js';
-import { GROUP, KIND, ManagedResourceSchema, VERSION, type ManagedResource } from './managedresource.js';
+import { crdFor } from '../../crds.js';
+import type { KindInfo } from '../../registry.js';
+import { Refs, servedAs } from '../../refs.js';
+import { ManagedResourceSchema, type ManagedResource } from './managedresource.js';
 
 export const ManagedResources: KindInfo<ManagedResource> = {
-  group: GROUP,
-  version: VERSION,
-  kind: KIND,
-  plural: 'managedresources',
+  ...servedAs(Refs.managedResource),
   singular: 'managedresource',
   shortNames: ['mr'],
-  scope: 'Namespaced',
   schema: ManagedResourceSchema,
   columns: [
     { name: 'Class', jsonPath: '.spec.class', type: 'string', description: 'the class of the resource manager' },
