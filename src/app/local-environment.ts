@@ -11,7 +11,7 @@ import type { Shoot } from '../apis/core/v1beta1/shoot.js';
 import type { DNSRecord } from '../apis/extensions/v1alpha1/dnsrecord.js';
 import type { FeatureGates } from '../featuregate/featuregate.js';
 import { localDNSProvider } from '../gardenlet/dns-provider.js';
-import { apiServerDomain, DEFAULT_DOMAIN, seedNamespaceName } from '../gardenlet/names.js';
+import { apiServerDomain, DEFAULT_DOMAIN, seedNamespaceName } from '../apis/core/v1beta1/names.js';
 import { Refs } from '../apis/refs.js';
 import { shootGet } from '../gardenlet/shoot/shoot-get.js';
 import { startBind9, type Bind9 } from '../localenv/bind9.js';

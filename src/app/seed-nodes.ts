@@ -17,7 +17,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Seed } from '../apis/core/v1beta1/seed.js';
-import { clusterDNSAddress } from '../gardenlet/shoot/networks.js';
+import { clusterDNSAddress } from '../apis/core/v1beta1/networks.js';
 import { issueClientCertificate, type Certificates } from '../localenv/certs.js';
 import type { ControlPlane, ControlPlaneNodesOptions } from '../localenv/control-plane.js';
 import { adminGet } from '../localenv/kube-apiserver.js';

@@ -12,7 +12,7 @@ import type { FeatureGates } from '../featuregate/featuregate.js';
 import { localDNSProvider, type LocalDNSOptions } from '../gardenlet/dns-provider.js';
 import { desiredLoadBalancerIngress, type HostIPs } from '../extensions/provider-local/loadbalancer/ingress.js';
 import { renderShootObjects } from '../gardenlet/shoot/desired.js';
-import { shootNetworkingStatus, ShootNetworksError } from '../gardenlet/shoot/networks.js';
+import { shootNetworkingStatus, ShootNetworksError } from '../apis/core/v1beta1/networks.js';
 import { InputLimit, readDocuments } from './documents.js';
 import { EXIT_INVALID, EXIT_OK, InputError, type CliIO } from './io.js';
 import { stringifyForKubectl } from './kubectl-yaml.js';

@@ -6,7 +6,7 @@ import type { ResourceClient } from '../runtime/client.js';
 import type { ResourceRef } from '../apis/refs.js';
 import { realClock, type Clock } from '../runtime/clock.js';
 import { NotReadyError, type ComponentContext } from './component.js';
-import { FIELD_MANAGER } from './names.js';
+import { FIELD_MANAGER } from '../apis/core/v1beta1/names.js';
 
 /** Any object with a name: our zod-typed kinds and client-node's types alike. */
 export interface NamedObject {

@@ -1,5 +1,5 @@
 import type { DNSProviderConfig } from './shoot/components/dns-records.js';
-import { DEFAULT_DOMAIN } from './names.js';
+import { DEFAULT_DOMAIN } from '../apis/core/v1beta1/names.js';
 
 /** The DNS server the local DNS extension publishes to: BIND9 on the host's IPv6 loopback by default. */
 export interface LocalDNSOptions {

@@ -6,7 +6,7 @@ import type { KubernetesObject, V1Service } from '@kubernetes/client-node';
 import { CachedReader } from '../runtime/cached-reader.js';
 import type { Request } from '../runtime/controller.js';
 import type { Manager } from '../runtime/manager.js';
-import { Labels, projectNamespace } from './names.js';
+import { Labels, projectNamespace } from '../apis/core/v1beta1/names.js';
 import { extensionOutcomeChanged, loadBalancerChanged, specOrMetadataChanged } from '../runtime/predicates.js';
 import { conditionsOrSpecChanged } from './shoot/care/reconciler.js';
 import { Refs } from '../apis/refs.js';

@@ -11,7 +11,7 @@ import { validateShoot, validateShootAgainstSeed } from '../apis/core/v1beta1/va
 import { errorString } from '../apis/field/index.js';
 import { formatLabelSelector, labelSelectorMatches } from '../apis/meta/label-selector.js';
 import { featureGates } from '../featuregate/featuregate.js';
-import { shootNetworkingStatus, ShootNetworksError } from '../gardenlet/shoot/networks.js';
+import { shootNetworkingStatus, ShootNetworksError } from '../apis/core/v1beta1/networks.js';
 
 /** A seed's condition the gardenlet keeps True while it runs the seed (Gardener's `GardenletReady`). */
 export const SEED_GARDENLET_READY = 'GardenletReady';

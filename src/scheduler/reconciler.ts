@@ -8,7 +8,7 @@ import { decode } from '../apis/admission.js';
 import type { Seed } from '../apis/core/v1beta1/seed.js';
 import type { Shoot } from '../apis/core/v1beta1/shoot.js';
 import { Seeds, Shoots, type KindInfo } from '../apis/registry.js';
-import { lastOperation } from '../gardenlet/last-operation.js';
+import { lastOperation } from '../runtime/last-operation.js';
 import { Refs } from '../apis/refs.js';
 import { asApiError, type ResourceClient } from '../runtime/client.js';
 import { realClock, type Clock } from '../runtime/clock.js';

@@ -18,7 +18,11 @@ import {
   BOOTSTRAP_TOKEN_SECRET,
   COREDNS_MANAGED_RESOURCE,
 } from '../../src/gardenlet/shoot/components/machine-bootstrap.js';
-import { CA_SECRET_NAME, ETCD_CA_SECRET_NAME, SERVICE_ACCOUNT_KEY_SECRET_NAME } from '../../src/gardenlet/names.js';
+import {
+  CA_SECRET_NAME,
+  ETCD_CA_SECRET_NAME,
+  SERVICE_ACCOUNT_KEY_SECRET_NAME,
+} from '../../src/apis/core/v1beta1/names.js';
 import { NetworkPolicyName } from '../../src/gardenlet/shoot/components/network-policies.js';
 import { EventRef } from '../../src/runtime/events.js';
 

@@ -6,7 +6,7 @@ import { decode } from '../../apis/admission.js';
 import type { DNSRecord } from '../../apis/extensions/v1alpha1/dnsrecord.js';
 import type { LastOperation } from '../../apis/meta/schemas.js';
 import { DNSRecords } from '../../apis/registry.js';
-import { lastOperation } from '../../gardenlet/last-operation.js';
+import { lastOperation } from '../../runtime/last-operation.js';
 import { patchStatusIfChanged } from '../../runtime/status.js';
 import type { ResourceClient } from '../../runtime/client.js';
 import { realClock, type Clock } from '../../runtime/clock.js';

@@ -2,7 +2,7 @@
  * What the calico Network extension makes of a Network, as pure functions: the rendered manifests in a Secret, the
  * ManagedResource `extension-networking-calico` that hands them to the shoot, and the Network's status.
  */
-import { managedResourceObjects, type ManifestSecret } from '../../gardenlet/resourcemanager/objects.js';
+import { managedResourceObjects, type ManifestSecret } from '../../apis/resources/v1alpha1/manifests.js';
 import type { Network } from '../../apis/extensions/v1alpha1/network.js';
 import { errorString, type ErrorList } from '../../apis/field/index.js';
 import type { LastOperation } from '../../apis/meta/schemas.js';
@@ -29,7 +29,7 @@ export class InvalidProviderConfigError extends Error {
 }
 
 /** A Secret as this extension writes it. */
-export type { ManifestSecret } from '../../gardenlet/resourcemanager/objects.js';
+export type { ManifestSecret } from '../../apis/resources/v1alpha1/manifests.js';
 
 export interface NetworkResourcesOptions {
   /** See {@link CalicoValuesOptions.secondFamilyPodCIDR}. */
@@ -126,7 +126,7 @@ export function desiredNetworkResources(network: Network, options: NetworkResour
 export {
   manifestSecretData as secretData,
   manifestSecretKey as secretDataKey,
-} from '../../gardenlet/resourcemanager/objects.js';
+} from '../../apis/resources/v1alpha1/manifests.js';
 
 export type OperationType = 'Create' | 'Reconcile' | 'Delete';
 

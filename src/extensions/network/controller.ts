@@ -5,7 +5,7 @@
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { Refs } from '../../apis/refs.js';
-import { seedNamespaceName } from '../../gardenlet/names.js';
+import { seedNamespaceName } from '../../apis/core/v1beta1/names.js';
 import type { Shoot } from '../../apis/core/v1beta1/shoot.js';
 import { requestFor, type Controller } from '../../runtime/controller.js';
 import type { Manager } from '../../runtime/manager.js';

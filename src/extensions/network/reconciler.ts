@@ -8,7 +8,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Shoot } from '../../apis/core/v1beta1/shoot.js';
 import type { Network } from '../../apis/extensions/v1alpha1/network.js';
 import { patchStatusIfChanged } from '../../runtime/status.js';
-import { GARDEN_NAMESPACE, Labels } from '../../gardenlet/names.js';
+import { GARDEN_NAMESPACE, Labels } from '../../apis/core/v1beta1/names.js';
 import { Refs, type ResourceRef } from '../../apis/refs.js';
 import { type ResourceClient } from '../../runtime/client.js';
 import { realClock, type Clock } from '../../runtime/clock.js';

@@ -18,7 +18,7 @@ import { asApiError, isNotFound, type ResourceClient } from '../../runtime/clien
 import { realClock, type Clock } from '../../runtime/clock.js';
 import { patchStatusIfChanged } from '../../runtime/status.js';
 import type { ReconcileContext, Reconciler, Request, Result } from '../../runtime/controller.js';
-import { condition, mergeConditions } from '../last-operation.js';
+import { condition, mergeConditions } from '../../runtime/last-operation.js';
 import {
   applyOrder,
   decodeManifests,

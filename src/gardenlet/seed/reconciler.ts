@@ -13,10 +13,10 @@ import { realClock, type Clock } from '../../runtime/clock.js';
 import type { ReconcileContext, Reconciler, Request } from '../../runtime/controller.js';
 import { applyAll } from '../apply.js';
 import { patchStatusIfChanged } from '../../runtime/status.js';
-import { lastOperation } from '../last-operation.js';
+import { lastOperation } from '../../runtime/last-operation.js';
 import { addFinalizer, hasFinalizer, removeFinalizer } from '../../runtime/finalizers.js';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { GARDEN_NAMESPACE, Labels } from '../names.js';
+import { GARDEN_NAMESPACE, Labels } from '../../apis/core/v1beta1/names.js';
 import { Refs } from '../../apis/refs.js';
 import { EgressNetworkPolicies } from '../shoot/components/deployers.js';
 

@@ -13,7 +13,7 @@ import { urlHost } from '../../system/net.js';
 import { issueCertificate } from '../../pki/certificates.js';
 import { renderKubeconfig } from '../../pki/kubeconfig.js';
 import type { ResourceClient } from '../../runtime/client.js';
-import { Labels, seedNamespaceName } from '../names.js';
+import { Labels, seedNamespaceName } from '../../apis/core/v1beta1/names.js';
 import { Refs } from '../../apis/refs.js';
 import { ingressIPsByFamily, API_SERVER_SERVICE_NAME } from './components/apiserver-service.js';
 import { CA_SECRET_NAME } from './components/control-plane.js';

@@ -15,14 +15,14 @@ import type { NetworkingStatus, Shoot } from '../../apis/core/v1beta1/shoot.js';
 import type { DNSRecord } from '../../apis/extensions/v1alpha1/dnsrecord.js';
 import type { Network } from '../../apis/extensions/v1alpha1/network.js';
 import type { OperatingSystemConfig } from '../../apis/extensions/v1alpha1/operatingsystemconfig.js';
-import { seedNamespaceName, shootLabels } from '../names.js';
+import { seedNamespaceName, shootLabels } from '../../apis/core/v1beta1/names.js';
 import { desiredAPIServerService, ingressIPsByFamily } from './components/apiserver-service.js';
 import { desiredDNSRecords, desiredDNSSecret, type DNSProviderConfig } from './components/dns-records.js';
 import { desiredSeedNamespace } from './components/namespace.js';
 import { desiredNetworkPolicies } from './components/network-policies.js';
 import { desiredNetwork } from './components/network.js';
 import { desiredOperatingSystemConfigs } from './components/operating-system-config.js';
-import { shootNetworkingStatus } from './networks.js';
+import { shootNetworkingStatus } from '../../apis/core/v1beta1/networks.js';
 
 export interface ShootObjects {
   namespace: V1Namespace;

@@ -10,7 +10,13 @@ import type { V1Namespace } from '@kubernetes/client-node';
 import type { Shoot } from '../../apis/core/v1beta1/shoot.js';
 import type { ResourceClient } from '../../runtime/client.js';
 import type { ComponentContext } from '../component.js';
-import { Annotations, Labels, projectName, projectNamespace, seedNamespaceName } from '../names.js';
+import {
+  Annotations,
+  Labels,
+  projectName,
+  projectNamespace,
+  seedNamespaceName,
+} from '../../apis/core/v1beta1/names.js';
 import { Refs } from '../../apis/refs.js';
 
 /** The owner a seed namespace names: its labels (project, shoot) and its owner's UID, as far as present. */

@@ -12,7 +12,7 @@ import { urlHost } from '../../system/net.js';
 import { issueCertificate, type CertificatePair } from '../../pki/certificates.js';
 import { ResourceClient } from '../../runtime/client.js';
 import { NotReadyError, type ComponentContext } from '../component.js';
-import { seedNamespaceName } from '../names.js';
+import { seedNamespaceName } from '../../apis/core/v1beta1/names.js';
 import { Refs } from '../../apis/refs.js';
 import { API_SERVER_SERVICE_NAME, ingressIPsByFamily } from './components/apiserver-service.js';
 import { ensureControlPlaneSecrets } from './components/control-plane.js';

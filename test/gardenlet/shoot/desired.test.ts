@@ -18,7 +18,7 @@ import { staleDNSRecordNames } from '../../../src/gardenlet/shoot/components/dns
 import { desiredNetworkPolicies } from '../../../src/gardenlet/shoot/components/network-policies.js';
 import { sysctlLines } from '../../../src/gardenlet/shoot/components/operating-system-config.js';
 import { renderShootObjects } from '../../../src/gardenlet/shoot/desired.js';
-import { shootNetworkingStatus, ShootNetworksError } from '../../../src/gardenlet/shoot/networks.js';
+import { shootNetworkingStatus, ShootNetworksError } from '../../../src/apis/core/v1beta1/networks.js';
 
 const gates = featureGates({ IPv6SingleStack: true, DualStack: true });
 

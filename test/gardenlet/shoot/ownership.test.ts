@@ -1,7 +1,7 @@
 import type { V1Namespace } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import type { Shoot } from '../../../src/apis/core/v1beta1/shoot.js';
-import { seedNamespaceName, shootLabels } from '../../../src/gardenlet/names.js';
+import { seedNamespaceName, shootLabels } from '../../../src/apis/core/v1beta1/names.js';
 import { desiredSeedNamespace } from '../../../src/gardenlet/shoot/components/namespace.js';
 import {
   classifySeedNamespace,

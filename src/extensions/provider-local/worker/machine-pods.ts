@@ -11,7 +11,7 @@
 import type { V1NetworkPolicy, V1StatefulSet } from '@kubernetes/client-node';
 import type { Worker, WorkerPool } from '../../../apis/extensions/v1alpha1/worker.js';
 import { IMAGES } from '../../../imagevector/images.js';
-import { networkPolicyObject } from '../../../gardenlet/shoot/components/network-policies.js';
+import { networkPolicyObject } from '../../../apis/core/v1beta1/network-policy.js';
 import { MACHINE_POD_PATHS } from '../machine/pod-agent.js';
 
 export const WORKER_TYPE = 'local';

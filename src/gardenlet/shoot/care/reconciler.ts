@@ -20,8 +20,8 @@ import { realClock, type Clock } from '../../../runtime/clock.js';
 import type { ReconcileContext, Reconciler, Request, Result } from '../../../runtime/controller.js';
 import { hasFinalizer } from '../../../runtime/finalizers.js';
 import { sameIgnoringTimestamps } from '../../../runtime/status.js';
-import { condition, mergeConditions } from '../../last-operation.js';
-import { SHOOT_FINALIZER, seedNamespaceName } from '../../names.js';
+import { condition, mergeConditions } from '../../../runtime/last-operation.js';
+import { SHOOT_FINALIZER, seedNamespaceName } from '../../../apis/core/v1beta1/names.js';
 import { Refs } from '../../../apis/refs.js';
 import { classifySeedNamespace } from '../ownership.js';
 

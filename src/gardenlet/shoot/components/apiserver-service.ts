@@ -2,7 +2,7 @@ import type { V1Service } from '@kubernetes/client-node';
 import { shootIPFamilies } from '../../../apis/core/v1beta1/helpers.js';
 import type { Shoot } from '../../../apis/core/v1beta1/shoot.js';
 import { formatIP, parseIP, type IPFamily } from '../../../net/cidr.js';
-import { seedNamespaceName, shootLabels } from '../../names.js';
+import { seedNamespaceName, shootLabels } from '../../../apis/core/v1beta1/names.js';
 
 export const API_SERVER_SERVICE_NAME = 'kube-apiserver';
 export const API_SERVER_PORT = 443;

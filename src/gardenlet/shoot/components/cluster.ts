@@ -10,7 +10,7 @@ import { API_VERSION } from '../../../apis/extensions/v1alpha1/common.js';
 import type { ResourceClient } from '../../../runtime/client.js';
 import { applyAll, deleteAll, waitGone } from '../../apply.js';
 import type { ComponentContext, DeployWaiter } from '../../component.js';
-import { seedNamespaceName, shootLabels } from '../../names.js';
+import { seedNamespaceName, shootLabels } from '../../../apis/core/v1beta1/names.js';
 import { Refs } from '../../../apis/refs.js';
 
 /** An object as a Cluster embeds it: without the server's bookkeeping. */

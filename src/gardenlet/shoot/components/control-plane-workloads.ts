@@ -16,7 +16,8 @@ import type { KubernetesObject, V1Secret, V1Service } from '@kubernetes/client-n
 import type { ControlPlaneHealth } from '../care/health.js';
 import { urlHost } from '../../../system/net.js';
 import { API_SERVER_SERVICE_NAME, ingressIPsByFamily } from './apiserver-service.js';
-import { allowedTo, networkPolicyObject } from './network-policies.js';
+import { allowedTo } from './network-policies.js';
+import { networkPolicyObject } from '../../../apis/core/v1beta1/network-policy.js';
 import type { Shoot } from '../../../apis/core/v1beta1/shoot.js';
 import {
   apiServerURL,
@@ -43,7 +44,7 @@ import type { ResourceClient } from '../../../runtime/client.js';
 import { type ResourceRef, Refs } from '../../../apis/refs.js';
 import { NotReadyError, type ComponentContext } from '../../component.js';
 import { IMAGES } from '../../../imagevector/images.js';
-import { CA_SECRET_NAME, FIELD_MANAGER, shootLabels } from '../../names.js';
+import { CA_SECRET_NAME, FIELD_MANAGER, shootLabels } from '../../../apis/core/v1beta1/names.js';
 
 export const ETCD_NAME = 'etcd-main';
 export const ETCD_CLIENT_SERVICE = 'etcd-main-client';

@@ -11,7 +11,7 @@ import { isIPFamily } from '../../../apis/validation/ip-families.js';
 import type { ControlPlaneSpec } from './controlplane/args.js';
 import type { ControlPlaneSecrets } from './controlplane/certificates.js';
 import type { IPFamily } from '../../../net/cidr.js';
-import { cidrsByFamilies } from '../networks.js';
+import { cidrsByFamilies } from '../../../apis/core/v1beta1/networks.js';
 import { createCA, createSigningKeyPair, type CertificatePair } from '../../../pki/certificates.js';
 import { isAlreadyExists, type ResourceClient } from '../../../runtime/client.js';
 import { applyAll, deleteAll } from '../../apply.js';
@@ -23,7 +23,7 @@ import {
   SERVICE_ACCOUNT_KEY_SECRET_NAME,
   seedNamespaceName,
   shootLabels,
-} from '../../names.js';
+} from '../../../apis/core/v1beta1/names.js';
 import { Refs } from '../../../apis/refs.js';
 import { ingressIPsByFamily } from './apiserver-service.js';
 import { ShootControlPlaneWorkloads } from './control-plane-workloads.js';

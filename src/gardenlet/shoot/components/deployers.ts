@@ -11,7 +11,12 @@ import { removeFinalizer } from '../../../runtime/finalizers.js';
 import type { Clock } from '../../../runtime/clock.js';
 import { applyAll, deleteAll, waitExtensionReady, waitExtensionsGone, waitGone } from '../../apply.js';
 import { NotReadyError, type ComponentContext, type DeployWaiter } from '../../component.js';
-import { inProjectNamespace, notInProjectNamespaceMessage, seedNamespaceName, shootLabels } from '../../names.js';
+import {
+  inProjectNamespace,
+  notInProjectNamespaceMessage,
+  seedNamespaceName,
+  shootLabels,
+} from '../../../apis/core/v1beta1/names.js';
 import { Refs } from '../../../apis/refs.js';
 import { API_SERVER_SERVICE_NAME, desiredAPIServerService, ingressIPsByFamily } from './apiserver-service.js';
 import {

@@ -4,7 +4,7 @@ import type { Shoot } from '../../../apis/core/v1beta1/shoot.js';
 import { API_VERSION } from '../../../apis/extensions/v1alpha1/common.js';
 import type { DNSRecord } from '../../../apis/extensions/v1alpha1/dnsrecord.js';
 import { IP_FAMILIES, type IPFamily } from '../../../net/cidr.js';
-import { apiServerDomain, seedNamespaceName, shootLabels } from '../../names.js';
+import { apiServerDomain, seedNamespaceName, shootLabels } from '../../../apis/core/v1beta1/names.js';
 
 export const DNS_RECORD_TTL = 120;
 const VISIBILITIES = ['external', 'internal'] as const;

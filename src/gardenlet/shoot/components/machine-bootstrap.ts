@@ -14,13 +14,13 @@ import { BOOTSTRAP_TOKEN_PATTERN } from '../../../apis/provider-local/v1alpha1/m
 import { type ResourceClient } from '../../../runtime/client.js';
 import { Refs, type ResourceRef } from '../../../apis/refs.js';
 import type { ComponentContext, DeployWaiter } from '../../component.js';
-import { FIELD_MANAGER } from '../../names.js';
+import { FIELD_MANAGER } from '../../../apis/core/v1beta1/names.js';
 import { shootAdminClient } from '../shoot-client.js';
 import { getOrCreateSecret } from './control-plane.js';
 import { coreDNSObjects, type CoreDNSOptions } from './coredns.js';
 import { apiVersionOf } from '../../../runtime/client.js';
-import { seedNamespaceName } from '../../names.js';
-import { managedResourceObjects, type NamedManifest } from '../../resourcemanager/objects.js';
+import { seedNamespaceName } from '../../../apis/core/v1beta1/names.js';
+import { managedResourceObjects, type NamedManifest } from '../../../apis/resources/v1alpha1/manifests.js';
 import { VPN_SEED } from './control-plane-workloads.js';
 import { machineNetworking } from './workers.js';
 

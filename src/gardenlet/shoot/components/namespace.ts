@@ -1,6 +1,6 @@
 import type { V1Namespace } from '@kubernetes/client-node';
 import type { Shoot } from '../../../apis/core/v1beta1/shoot.js';
-import { Annotations, Labels, projectName, seedNamespaceName } from '../../names.js';
+import { Annotations, Labels, projectName, seedNamespaceName } from '../../../apis/core/v1beta1/names.js';
 
 /**
  * The seed namespace `shoot--<project>--<shoot>` that holds the shoot's control plane objects. It records its

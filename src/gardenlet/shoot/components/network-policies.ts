@@ -3,8 +3,9 @@
  * of the seed: egress to networks that pods opt in to with the label `networking.gardener.cloud/<target>: allowed`,
  * and, in a shoot's namespace, Gardener's `deny-all`, so a control-plane pod reaches only what its labels allow.
  */
-import { clusterDNSAddress } from '../networks.js';
+import { clusterDNSAddress } from '../../../apis/core/v1beta1/networks.js';
 import type { V1NetworkPolicy, V1NetworkPolicyPeer } from '@kubernetes/client-node';
+import { networkPolicyObject, POLICY_LABEL_PREFIX } from '../../../apis/core/v1beta1/network-policy.js';
 import type { Seed } from '../../../apis/core/v1beta1/seed.js';
 import type { NetworkingStatus } from '../../../apis/core/v1beta1/shoot.js';
 import { isIPFamily } from '../../../apis/validation/ip-families.js';
@@ -17,8 +18,6 @@ import {
   type CIDR,
   type IPFamily,
 } from '../../../net/cidr.js';
-
-export const POLICY_LABEL_PREFIX = 'networking.gardener.cloud';
 
 /** The labels that let a pod use the egress policies below: `networking.gardener.cloud/<target>: allowed`. */
 export function allowedTo(
@@ -84,25 +83,6 @@ function uniqueCanonical(cidrs: readonly CIDR[]): string[] {
 /** `except` entries must lie strictly inside the block. */
 function strictlyInside(block: CIDR, cidrs: readonly CIDR[]): CIDR[] {
   return cidrs.filter((c) => c.prefix > block.prefix && containsCIDR(block, c));
-}
-
-/** A NetworkPolicy of a seed namespace, with Gardener's description annotation. */
-export function networkPolicyObject(
-  meta: { readonly name: string; readonly namespace: string; readonly labels?: Record<string, string> },
-  description: string,
-  spec: object,
-): V1NetworkPolicy {
-  return {
-    apiVersion: 'networking.k8s.io/v1',
-    kind: 'NetworkPolicy',
-    metadata: {
-      name: meta.name,
-      namespace: meta.namespace,
-      ...(meta.labels ? { labels: { ...meta.labels } } : {}),
-      annotations: { [`${POLICY_LABEL_PREFIX}/description`]: description },
-    },
-    spec: spec as V1NetworkPolicy['spec'],
-  };
 }
 
 function policy(

@@ -2,7 +2,7 @@ import type { Shoot } from '../../../apis/core/v1beta1/shoot.js';
 import { shootIPFamilies } from '../../../apis/core/v1beta1/helpers.js';
 import { API_VERSION } from '../../../apis/extensions/v1alpha1/common.js';
 import type { Network } from '../../../apis/extensions/v1alpha1/network.js';
-import { seedNamespaceName, shootLabels } from '../../names.js';
+import { seedNamespaceName, shootLabels } from '../../../apis/core/v1beta1/names.js';
 
 export class MissingNetworkError extends Error {}
 

@@ -5,7 +5,7 @@ import { API_VERSION } from '../../../apis/extensions/v1alpha1/common.js';
 import type { OperatingSystemConfig } from '../../../apis/extensions/v1alpha1/operatingsystemconfig.js';
 import { KUBELET_CONFIG_FILE_PATH } from '../../../apis/provider-local/v1alpha1/kubelet.js';
 import type { IPFamily } from '../../../net/cidr.js';
-import { seedNamespaceName, shootLabels } from '../../names.js';
+import { seedNamespaceName, shootLabels } from '../../../apis/core/v1beta1/names.js';
 import { effectiveKubeletConfig, KUBELET_UNIT, kubeletConfiguration } from './kubelet-config.js';
 
 /** The label of a worker OperatingSystemConfig with its pool's name, as Gardener's `worker.gardener.cloud/pool`. */

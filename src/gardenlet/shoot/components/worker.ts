@@ -27,7 +27,7 @@ import { calicoPoolSettings } from '../../../extensions/network/values.js';
 import type { ResourceClient } from '../../../runtime/client.js';
 import { applyAll, deleteAll } from '../../apply.js';
 import { NotReadyError, type ComponentContext, type DeployWaiter } from '../../component.js';
-import { seedNamespaceName, shootLabels } from '../../names.js';
+import { seedNamespaceName, shootLabels } from '../../../apis/core/v1beta1/names.js';
 import { Refs } from '../../../apis/refs.js';
 import { shootAdminClient, shootAPIServerURL } from '../shoot-client.js';
 import { ensureControlPlaneSecrets } from './control-plane.js';

@@ -6,7 +6,7 @@ import type { NetworkingStatus, Shoot } from '../../../apis/core/v1beta1/shoot.j
 import { shootIPFamilies } from '../../../apis/core/v1beta1/helpers.js';
 import { isIPFamily } from '../../../apis/validation/ip-families.js';
 import { formatIP, parseCIDR, type IPFamily } from '../../../net/cidr.js';
-import { cidrsByFamilies, clusterDNSAddress } from '../networks.js';
+import { cidrsByFamilies, clusterDNSAddress } from '../../../apis/core/v1beta1/networks.js';
 
 export interface WorkerPoolSpec {
   readonly name: string;

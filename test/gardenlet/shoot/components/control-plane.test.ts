@@ -6,7 +6,7 @@ import {
   nodeMaskSizes,
 } from '../../../../src/gardenlet/shoot/components/control-plane.js';
 import { NotReadyError } from '../../../../src/gardenlet/component.js';
-import { mergeConditions } from '../../../../src/gardenlet/last-operation.js';
+import { mergeConditions } from '../../../../src/runtime/last-operation.js';
 
 function shoot(networking: Record<string, unknown>, kcm?: Record<string, number>, workers = true): Shoot {
   return {
