@@ -10,8 +10,59 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { dns1123LabelErrors, dns1123SubdomainErrors } from '../apis/validation/dns-name.js';
 import { parseServer } from '../extensions/dns/transport.js';
 import { urlHost } from '../system/net.js';
+import type { RegisteredExtensionTypes } from '../admission/extensions.js';
+import type { Component } from '../app/runtime.js';
+import type { FeatureGates } from '../featuregate/featuregate.js';
+import type { HostIPs } from '../extensions/provider-local/loadbalancer/ingress.js';
+import type { LoadBalancerNetworks } from '../extensions/provider-local/loadbalancer/pool.js';
+import type { MachineLimits } from '../extensions/provider-local/admission.js';
 import { InputError } from './io.js';
-import type { RunOptions } from './run.js';
+
+export interface RunOptions {
+  readonly kubeconfig?: string;
+  readonly components: readonly Component[];
+  readonly gates: FeatureGates;
+  readonly webhookHost: string;
+  readonly webhookPort: number;
+  readonly webhookCertDir?: string;
+  readonly webhookRegister: boolean;
+  readonly webhookAdvertiseHost: string;
+  readonly healthHost: string;
+  readonly healthPort: number;
+  readonly leaderElect: boolean;
+  readonly leaderElectionNamespace: string;
+  readonly leaderElectionID: string;
+  readonly seedName?: string;
+  readonly dnsServer: string;
+  readonly dnsTSIGKeyName?: string;
+  readonly dnsTSIGSecretFile?: string;
+  readonly domain: string;
+  readonly hostIPs: HostIPs;
+  /**
+   * Shoot control planes and machines as workloads of the cluster: `auto` when it has Nodes (and the gardenlet runs),
+   * else objects only.
+   */
+  readonly controlPlaneWorkloads: ControlPlaneWorkloadsMode;
+  /** Where the load balancers of shoots with workloads take their addresses. @default DEFAULT_LOAD_BALANCER_NETWORKS */
+  readonly loadBalancerNetworks?: LoadBalancerNetworks;
+  /** The most machines the webhook admits per pool and per shoot. @default the defaults of provider-local/admission.ts */
+  readonly machineLimits?: MachineLimits;
+  readonly logLevel: string;
+  /** The extension types the webhook lets Shoots use. */
+  readonly extensionTypes: RegisteredExtensionTypes;
+}
+
+export const CONTROL_PLANE_WORKLOADS_MODES = ['auto', 'true', 'false'] as const;
+export type ControlPlaneWorkloadsMode = (typeof CONTROL_PLANE_WORKLOADS_MODES)[number];
+
+export function parseControlPlaneWorkloadsMode(text: string): ControlPlaneWorkloadsMode {
+  if (!(CONTROL_PLANE_WORKLOADS_MODES as readonly string[]).includes(text)) {
+    throw new InputError(
+      `--control-plane-workloads ${JSON.stringify(text)}: one of ${CONTROL_PLANE_WORKLOADS_MODES.join(', ')}`,
+    );
+  }
+  return text as ControlPlaneWorkloadsMode;
+}
 
 /** pino's level names. */
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;

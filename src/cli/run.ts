@@ -3,70 +3,19 @@
  */
 import { rmSync } from 'node:fs';
 import { KubeConfig } from '@kubernetes/client-node';
-import type { RegisteredExtensionTypes } from '../admission/extensions.js';
 import { COMPONENTS, startRuntime, type Component, type Runtime } from '../app/runtime.js';
-import type { FeatureGates } from '../featuregate/featuregate.js';
 import { localDNSProvider } from '../gardenlet/dns-provider.js';
-import type { HostIPs } from '../extensions/provider-local/loadbalancer/ingress.js';
-import {
-  AddressPool,
-  DEFAULT_LOAD_BALANCER_NETWORKS,
-  type LoadBalancerNetworks,
-} from '../extensions/provider-local/loadbalancer/pool.js';
-import { machineLimitsOrDefaults, type MachineLimits } from '../extensions/provider-local/admission.js';
+import { AddressPool, DEFAULT_LOAD_BALANCER_NETWORKS } from '../extensions/provider-local/loadbalancer/pool.js';
+import { machineLimitsOrDefaults } from '../extensions/provider-local/admission.js';
 import { Refs } from '../apis/refs.js';
 import { onEmergencyExit } from '../system/cleanup.js';
 import { enterRunFolder, sweepRunFolders } from '../system/run-folder.js';
 import { ResourceClient } from '../runtime/client.js';
 import { newLogger, type Logger } from '../runtime/log.js';
 import { InputError, type CliIO } from './io.js';
-import { checkRunOptions } from './run-checks.js';
+import { checkRunOptions, type ControlPlaneWorkloadsMode, type RunOptions } from './run-checks.js';
 
-export interface RunOptions {
-  readonly kubeconfig?: string;
-  readonly components: readonly Component[];
-  readonly gates: FeatureGates;
-  readonly webhookHost: string;
-  readonly webhookPort: number;
-  readonly webhookCertDir?: string;
-  readonly webhookRegister: boolean;
-  readonly webhookAdvertiseHost: string;
-  readonly healthHost: string;
-  readonly healthPort: number;
-  readonly leaderElect: boolean;
-  readonly leaderElectionNamespace: string;
-  readonly leaderElectionID: string;
-  readonly seedName?: string;
-  readonly dnsServer: string;
-  readonly dnsTSIGKeyName?: string;
-  readonly dnsTSIGSecretFile?: string;
-  readonly domain: string;
-  readonly hostIPs: HostIPs;
-  /**
-   * Shoot control planes and machines as workloads of the cluster: `auto` when it has Nodes (and the gardenlet runs),
-   * else objects only.
-   */
-  readonly controlPlaneWorkloads: ControlPlaneWorkloadsMode;
-  /** Where the load balancers of shoots with workloads take their addresses. @default DEFAULT_LOAD_BALANCER_NETWORKS */
-  readonly loadBalancerNetworks?: LoadBalancerNetworks;
-  /** The most machines the webhook admits per pool and per shoot. @default the defaults of provider-local/admission.ts */
-  readonly machineLimits?: MachineLimits;
-  readonly logLevel: string;
-  /** The extension types the webhook lets Shoots use. */
-  readonly extensionTypes: RegisteredExtensionTypes;
-}
-
-export const CONTROL_PLANE_WORKLOADS_MODES = ['auto', 'true', 'false'] as const;
-export type ControlPlaneWorkloadsMode = (typeof CONTROL_PLANE_WORKLOADS_MODES)[number];
-
-export function parseControlPlaneWorkloadsMode(text: string): ControlPlaneWorkloadsMode {
-  if (!(CONTROL_PLANE_WORKLOADS_MODES as readonly string[]).includes(text)) {
-    throw new InputError(
-      `--control-plane-workloads ${JSON.stringify(text)}: one of ${CONTROL_PLANE_WORKLOADS_MODES.join(', ')}`,
-    );
-  }
-  return text as ControlPlaneWorkloadsMode;
-}
+export { parseControlPlaneWorkloadsMode } from './run-checks.js';
 
 /**
  * Whether the gardenlet runs shoots as workloads: `auto` asks the cluster for Nodes (a cluster without any, an API
