@@ -21,7 +21,7 @@ import { FINALIZER, NetworkReconciler, networkRef } from '../../src/extensions/n
 import { installCRDs } from '../../src/localenv/crds.js';
 import { ResourceClient } from '../../src/runtime/client.js';
 import { silentLogger } from '../../src/runtime/log.js';
-import type { NetworkConfig } from '../../src/extensions/network/apis/config.js';
+import type { NetworkConfig } from '../../src/apis/calico/v1alpha1/config.js';
 import type { ShootNetworking } from '../../src/extensions/network/values.js';
 import {
   IPV4_NODES,

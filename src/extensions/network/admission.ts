@@ -9,15 +9,14 @@ import type { Shoot } from '../../apis/core/v1beta1/shoot.js';
 import type { Network } from '../../apis/extensions/v1alpha1/network.js';
 import { FieldPath, forbidden, type ErrorList } from '../../apis/field/index.js';
 import {
+  CALICO_TYPE,
   decodeNetworkConfig,
   NETWORK_PROVIDER_CONFIG_PATH,
   SHOOT_PROVIDER_CONFIG_PATH,
   validateNetworkConfig,
-} from './apis/config.js';
+} from '../../apis/calico/v1alpha1/config.js';
 import { kubeProxyOf, shootNetworkingOf } from './cluster.js';
 import { KUBE_PROXY_WITHOUT_EBPF, kubeProxyNeedsEBPF } from './values.js';
-
-export const CALICO_TYPE = 'calico';
 
 /** The calico field errors of a Shoot; none for Shoots of another networking type. */
 export function validateCalicoShoot(shoot: Shoot): ErrorList {

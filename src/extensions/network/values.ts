@@ -4,6 +4,7 @@
  */
 import type { Network } from '../../apis/extensions/v1alpha1/network.js';
 import { isIPFamily } from '../../apis/validation/ip-families.js';
+import { applyOverlay, poolSettings, type CalicoPoolSettings } from '../../apis/calico/v1alpha1/pools.js';
 import { formatCIDR, parseCIDR, type IPFamily } from '../../net/cidr.js';
 import {
   AutoscalingMode,
@@ -15,7 +16,7 @@ import {
   USE_POD_CIDR,
   vethMTUString,
   type NetworkConfig,
-} from './apis/config.js';
+} from '../../apis/calico/v1alpha1/config.js';
 
 /** A container environment variable with a literal value. */
 export interface EnvVar {
@@ -105,18 +106,6 @@ export interface CalicoValues {
   readonly pools: readonly CalicoPoolSettings[];
 }
 
-/**
- * What a family's pool decides on every node: how pod traffic between nodes travels (`mode` of the pool's
- * `encapsulation`: `Always` tunnels it, `Never` routes it directly, `CrossSubnet` tunnels only across subnets) and
- * whether pod egress leaving the cluster is masqueraded (`natOutgoing`).
- */
-export interface CalicoPoolSettings {
-  readonly family: IPFamily;
-  readonly encapsulation: 'IPIP' | 'VXLAN';
-  readonly mode: 'Always' | 'Never' | 'CrossSubnet';
-  readonly natOutgoing: boolean;
-}
-
 /** Written as an unquoted number by install-cni (`"mtu": __CNI_MTU__`), from the ConfigMap's `veth_mtu`. */
 export const CNI_MTU_PLACEHOLDER = '__CNI_MTU__';
 
@@ -176,89 +165,6 @@ export const KUBE_PROXY_WITHOUT_EBPF =
 /** True when the shoot turns kube-proxy off, which calico only supports with its eBPF dataplane. */
 export function kubeProxyNeedsEBPF(config: NetworkConfig | undefined, shoot: ShootNetworking | undefined): boolean {
   return shoot?.kubeProxy?.enabled === false && config?.ebpfDataplane?.enabled !== true;
-}
-
-/**
- * The pool settings of each of the Network's families, as calicoValues renders them (IPPools, or calico-node's env
- * without them). The validation keeps `Off` out of what renders; it counts as `Never` here.
- */
-export function calicoPoolSettings(
-  config: NetworkConfig | undefined,
-  ipFamilies: readonly string[] | undefined,
-): CalicoPoolSettings[] {
-  const families = familiesOrIPv4(ipFamilies as string[] | undefined).filter(isIPFamily);
-  return poolSettings(config ?? {}, families);
-}
-
-function poolSettings(cfg: NetworkConfig, families: readonly IPFamily[]): CalicoPoolSettings[] {
-  const hasIPv4 = families.includes('IPv4');
-  const hasIPv6 = families.includes('IPv6');
-  const overlay = applyOverlay(cfg, hasIPv6);
-  const overlayOff = cfg.overlay !== undefined && cfg.overlay.enabled !== true;
-  const backend = overlay.backend ?? Backend.Bird;
-  let ipv4Pool: string = PoolType.IPIP;
-  let ipv4Mode: string = PoolMode.Always;
-  if (backend === Backend.None || overlayOff) ipv4Mode = PoolMode.Never;
-  if (hasIPv4 && cfg.vxlan?.enabled === true) {
-    ipv4Pool = PoolType.VXLAN;
-    ipv4Mode = PoolMode.Always;
-  }
-  if (cfg.ipv4?.pool !== undefined) ipv4Pool = cfg.ipv4.pool;
-  if (overlay.ipv4Mode !== undefined) ipv4Mode = overlay.ipv4Mode;
-  // With an overlay statement the IPv4 IPPool is rendered, and it beats the env.
-  if (cfg.overlay !== undefined) {
-    ipv4Mode = overlayOff ? PoolMode.Never : PoolMode.Always;
-    ipv4Pool = !overlayOff && cfg.vxlan?.enabled === true ? PoolType.VXLAN : PoolType.IPIP;
-  }
-  const ipv6Mode = overlay.ipv6Mode ?? PoolMode.Never;
-  const mode = (m: string): CalicoPoolSettings['mode'] =>
-    m === PoolMode.Always || m === PoolMode.CrossSubnet ? m : PoolMode.Never;
-  return families.map((family) =>
-    family === 'IPv4'
-      ? {
-          family,
-          encapsulation: ipv4Pool === PoolType.VXLAN ? 'VXLAN' : 'IPIP',
-          mode: mode(ipv4Mode),
-          natOutgoing: true,
-        }
-      : {
-          family,
-          encapsulation: 'VXLAN',
-          mode: mode(ipv6Mode),
-          natOutgoing: cfg.ipv6?.sourceNATEnabled ?? cfg.wireguardEncryption === true,
-        },
-  );
-}
-
-/** The pool modes and backend after the overlay statement (§3): what networking-calico's actuator writes. */
-interface OverlayOutcome {
-  readonly backend?: string;
-  readonly ipv4Mode?: string;
-  readonly ipv6Mode?: string;
-}
-
-function applyOverlay(config: NetworkConfig, hasIPv6: boolean): OverlayOutcome {
-  let backend = config.backend;
-  let ipv4Mode = config.ipv4 !== undefined ? config.ipv4.mode : config.ipip;
-  let ipv6Mode = config.ipv6?.mode;
-  const setPoolMode = (mode: PoolMode) => {
-    if (hasIPv6) ipv6Mode = mode;
-    else ipv4Mode = mode;
-    backend = mode === PoolMode.Never ? Backend.None : Backend.Bird;
-  };
-  const overlay = config.overlay;
-  if (overlay) {
-    if (overlay.enabled === true) {
-      setPoolMode(PoolMode.Always);
-      if (config.vxlan?.enabled === true) backend = Backend.VXLAN;
-    } else {
-      setPoolMode(PoolMode.Never);
-      if (overlay.createPodRoutes === true) backend = Backend.Bird;
-    }
-  } else if (hasIPv6) {
-    setPoolMode(PoolMode.Never);
-  }
-  return { backend, ipv4Mode, ipv6Mode };
 }
 
 /**

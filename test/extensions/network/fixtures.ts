@@ -2,7 +2,7 @@
  * Networks of each family for the calico tests, and helpers to read what a render produced.
  */
 import type { Network, NetworkSpec } from '../../../src/apis/extensions/v1alpha1/network.js';
-import type { NetworkConfig } from '../../../src/extensions/network/apis/config.js';
+import type { NetworkConfig } from '../../../src/apis/calico/v1alpha1/config.js';
 import { renderCalicoManifests, type Manifest } from '../../../src/extensions/network/manifests.js';
 import {
   calicoValues,

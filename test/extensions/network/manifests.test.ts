@@ -21,7 +21,7 @@ import {
   type ChartValues,
   type Manifest,
 } from '../../../src/extensions/network/manifests.js';
-import type { NetworkConfig } from '../../../src/extensions/network/apis/config.js';
+import type { NetworkConfig } from '../../../src/apis/calico/v1alpha1/config.js';
 import { calicoValues, CNI_MTU_PLACEHOLDER, type ShootNetworking } from '../../../src/extensions/network/values.js';
 import {
   allStrings,

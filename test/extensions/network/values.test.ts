@@ -4,7 +4,7 @@
  * calicoValues.
  */
 import { describe, expect, it } from 'vitest';
-import type { NetworkConfig } from '../../../src/extensions/network/apis/config.js';
+import type { NetworkConfig } from '../../../src/apis/calico/v1alpha1/config.js';
 import { calicoValues, CalicoValuesError, MissingPodCIDRError } from '../../../src/extensions/network/values.js';
 import {
   calicoNodeContainer,

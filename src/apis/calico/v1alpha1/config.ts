@@ -16,11 +16,14 @@ import {
   required,
   type ErrorList,
   type FieldError,
-} from '../../../apis/field/index.js';
-import { dns1123SubdomainErrors } from '../../../apis/validation/dns-name.js';
-import { issueFieldPath, unknownFieldErrors, valueAt } from '../../../apis/meta/zod-issues.js';
-import { QUANTITY_DETAIL, quantitySign } from '../../../apis/validation/quantity.js';
+} from '../../field/index.js';
+import { dns1123SubdomainErrors } from '../../validation/dns-name.js';
+import { issueFieldPath, unknownFieldErrors, valueAt } from '../../meta/zod-issues.js';
+import { QUANTITY_DETAIL, quantitySign } from '../../validation/quantity.js';
 import { parseCIDR, parseIP } from '../../../net/cidr.js';
+
+/** The networking type (`spec.networking.type`, a Network's `spec.type`) this providerConfig belongs to. */
+export const CALICO_TYPE = 'calico';
 
 export const GROUP = 'calico.networking.extensions.gardener.cloud';
 export const VERSION = 'v1alpha1';

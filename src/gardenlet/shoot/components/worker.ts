@@ -21,9 +21,9 @@ import {
   type PodNetworkPool,
 } from '../../../apis/provider-local/v1alpha1/machine-user-data.js';
 import { shootIPFamilies } from '../../../apis/core/v1beta1/helpers.js';
-import { CALICO_TYPE } from '../../../extensions/network/admission.js';
-import { decodeNetworkConfig } from '../../../extensions/network/apis/config.js';
-import { calicoPoolSettings } from '../../../extensions/network/values.js';
+import { CALICO_TYPE } from '../../../apis/calico/v1alpha1/config.js';
+import { decodeNetworkConfig } from '../../../apis/calico/v1alpha1/config.js';
+import { calicoPoolSettings } from '../../../apis/calico/v1alpha1/pools.js';
 import type { ResourceClient } from '../../../runtime/client.js';
 import { applyAll, deleteAll } from '../../apply.js';
 import { NotReadyError, type ComponentContext, type DeployWaiter } from '../../component.js';

@@ -3,13 +3,13 @@
  * by rule, for each IP family: what is accepted and what is rejected with which field error.
  */
 import { describe, expect, it } from 'vitest';
-import { FieldPath, errorString, type ErrorList } from '../../../src/apis/field/index.js';
+import { FieldPath, errorString, type ErrorList } from '../../../../src/apis/field/index.js';
 import {
   API_VERSION,
   decodeNetworkConfig,
   KIND,
   validateNetworkConfig,
-} from '../../../src/extensions/network/apis/config.js';
+} from '../../../../src/apis/calico/v1alpha1/config.js';
 
 const messages = (errors: ErrorList) => errors.map(errorString);
 const FAMILIES = {
