@@ -4,6 +4,7 @@
  */
 import { Bench } from 'tinybench';
 import { admit } from '../src/apis/admission.js';
+import { extensionAdmission } from '../src/app/extension-admission.js';
 import { SeedSchema } from '../src/apis/core/v1beta1/seed.js';
 import { ShootSchema } from '../src/apis/core/v1beta1/shoot.js';
 import { featureGates } from '../src/featuregate/featuregate.js';
@@ -11,6 +12,8 @@ import { seedMix, shootMix } from './objects.js';
 
 const BATCH = 300;
 const gates = featureGates({ IPv6SingleStack: true, DualStack: true });
+// As the webhook admits: with the extensions' admission.
+const extensions = extensionAdmission();
 
 export interface ApiBenchResult {
   name: string;
@@ -22,15 +25,19 @@ export async function runApiBench(): Promise<ApiBenchResult[]> {
   const shoots = shootMix(BATCH);
   const seeds = seedMix(BATCH);
   for (const object of [...shoots, ...seeds]) {
-    const errors = admit({ object, gates }).errors;
+    const errors = admit({ object, gates, extensionAdmission: extensions }).errors;
     if (errors.length > 0) throw new Error(`benchmark object is invalid: ${JSON.stringify(errors)}`);
   }
   const bench = new Bench({ time: 1500, warmupTime: 300 });
   bench
     .add('shoot: schema parse (baseline)', () => shoots.forEach((o) => ShootSchema.parse(o)))
-    .add('shoot: admit (decode+default+validate)', () => shoots.forEach((object) => admit({ object, gates })))
+    .add('shoot: admit (decode+default+validate)', () =>
+      shoots.forEach((object) => admit({ object, gates, extensionAdmission: extensions })),
+    )
     .add('seed: schema parse (baseline)', () => seeds.forEach((o) => SeedSchema.parse(o)))
-    .add('seed: admit (decode+default+validate)', () => seeds.forEach((object) => admit({ object, gates })));
+    .add('seed: admit (decode+default+validate)', () =>
+      seeds.forEach((object) => admit({ object, gates, extensionAdmission: extensions })),
+    );
   await bench.run();
   const perSecond = (name: string) => {
     const task = bench.tasks.find((t) => t.name === name);

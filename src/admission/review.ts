@@ -12,6 +12,7 @@ import {
   UnknownKindError,
   type AdmissionInput,
   type AdmissionResult,
+  type ExtensionAdmission,
 } from '../apis/admission.js';
 import type { Seed } from '../apis/core/v1beta1/seed.js';
 import { FieldPath, invalid, invalidStatus, type FieldError, type Status } from '../apis/field/index.js';
@@ -21,7 +22,6 @@ import { withoutNulls } from '../apis/meta/nulls.js';
 import { CloudProfiles, DNSRecords, lookupKind, Networks, Seeds, Shoots, type KindInfo } from '../apis/registry.js';
 import { cloudProfileReference } from '../apis/core/v1beta1/helpers.js';
 import type { FeatureGates } from '../featuregate/featuregate.js';
-import type { LocalAdmissionConfig } from '../extensions/provider-local/admission.js';
 
 export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
 
@@ -91,8 +91,8 @@ export interface AdmissionContext {
   onInternalError?(error: unknown): void;
   /** The extension types this installation runs; a Shoot using another is refused. Unchecked when unset. */
   readonly extensions?: RegisteredExtensionTypes;
-  /** What provider-local's admission checks against. @default DEFAULT_LOCAL_ADMISSION_CONFIG */
-  readonly providerLocal?: LocalAdmissionConfig;
+  /** What the extensions' admission adds. None when unset. */
+  readonly extensionAdmission?: ExtensionAdmission;
   /**
    * The CloudProfile of that name as the API server has it, or undefined when there is none; throws (or rejects) on
    * other errors, and a value returned as such (a cache hit) keeps the review in the current turn, as for Seeds. A
@@ -189,7 +189,7 @@ function validateWith(
       object: request.object,
       gates: ctx.gates,
       ...contextInput(context),
-      ...(ctx.providerLocal ? { providerLocal: ctx.providerLocal } : {}),
+      ...(ctx.extensionAdmission ? { extensionAdmission: ctx.extensionAdmission } : {}),
     },
     admit,
   );

@@ -8,6 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
+import type { ExtensionAdmission } from '../apis/admission.js';
 import type { FeatureGates } from '../featuregate/featuregate.js';
 import { newLogger, type Logger } from '../runtime/log.js';
 import type { RegisteredExtensionTypes } from './extensions.js';
@@ -25,7 +26,6 @@ import {
   type MaybePromise,
 } from './review.js';
 import { WEBHOOK_PATHS, webhookBaseURL } from './webhook-configurations.js';
-import type { LocalAdmissionConfig } from '../extensions/provider-local/admission.js';
 
 /** All addresses, IPv6 and (on dual-stack hosts) IPv4. */
 export const DEFAULT_HOST = '::';
@@ -115,8 +115,8 @@ export interface AdmissionServerOptions {
   readonly requestTimeoutMs?: number;
   /** Refuse Shoots using extension types outside this set; unchecked when unset. */
   readonly extensions?: RegisteredExtensionTypes;
-  /** What provider-local's admission checks against. @default DEFAULT_LOCAL_ADMISSION_CONFIG */
-  readonly providerLocal?: LocalAdmissionConfig;
+  /** What the extensions' admission adds. None when unset. */
+  readonly extensionAdmission?: ExtensionAdmission;
 }
 
 export interface AdmissionServer {
@@ -267,7 +267,7 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
         lookupSeed: opts.lookupSeed,
         ...(opts.lookupCloudProfile ? { lookupCloudProfile: opts.lookupCloudProfile } : {}),
         ...(opts.extensions ? { extensions: opts.extensions } : {}),
-        ...(opts.providerLocal ? { providerLocal: opts.providerLocal } : {}),
+        ...(opts.extensionAdmission ? { extensionAdmission: opts.extensionAdmission } : {}),
         onInternalError: (e) => logger.error({ err: e, uid: review.request?.uid }, 'admission failed'),
       },
       mode,

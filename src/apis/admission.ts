@@ -25,15 +25,7 @@ import { compiledParser, UNDECIDED } from './meta/compiled-parse.js';
 import { withoutNulls } from './meta/nulls.js';
 import { issueFieldPath, unknownFieldErrors, valueAt } from './meta/zod-issues.js';
 import { droppedProtoKeys } from './meta/proto-keys.js';
-import { CloudProfiles, lookupKind, Networks, Seeds, Shoots, type KindInfo } from './registry.js';
-import type { Network } from './extensions/v1alpha1/network.js';
-import { validateCalicoNetwork, validateCalicoShoot } from '../extensions/network/admission.js';
-import {
-  DEFAULT_LOCAL_ADMISSION_CONFIG,
-  validateLocalSeed,
-  validateLocalShoot,
-  type LocalAdmissionConfig,
-} from '../extensions/provider-local/admission.js';
+import { CloudProfiles, lookupKind, Seeds, Shoots, type KindInfo } from './registry.js';
 import type { ObjectMeta } from './meta/schemas.js';
 import { validateObjectMeta } from './validation/object-meta.js';
 
@@ -49,8 +41,8 @@ export interface AdmissionInput {
   /** `seed` as {@link decodeSeed} returned it, when the caller has it already (the webhook decodes each Seed once). */
   readonly decodedSeed?: Seed;
   readonly gates: FeatureGates;
-  /** What provider-local's admission checks against. @default DEFAULT_LOCAL_ADMISSION_CONFIG */
-  readonly providerLocal?: LocalAdmissionConfig;
+  /** What the extensions add (their field errors of the object). None when unset. */
+  readonly extensionAdmission?: ExtensionAdmission;
   /**
    * The CloudProfiles the caller knows, by name (the objects as stored, or undefined for a name it doesn't know): a
    * Shoot is defaulted from and checked against the one it names, and refused when there is none of that name.
@@ -120,7 +112,7 @@ export function admit(input: AdmissionInput): AdmissionResult {
     const context = { now: cloudProfile.now, ...(old !== undefined ? { old: old as Shoot } : {}) };
     errors = [...errors, ...validateShootAgainstCloudProfile(object as Shoot, cloudProfile.profile, context)];
   }
-  errors = [...errors, ...extensionAdmission(kind, object, input.providerLocal ?? DEFAULT_LOCAL_ADMISSION_CONFIG)];
+  if (input.extensionAdmission) errors = [...errors, ...input.extensionAdmission(kind, object)];
   const metadata = (object as { metadata?: ObjectMeta }).metadata;
   errors = [
     ...validateObjectMeta(metadata, { namespaced: kind.scope === 'Namespaced', name: kind.nameRule }),
@@ -130,16 +122,10 @@ export function admit(input: AdmissionInput): AdmissionResult {
 }
 
 /**
- * What the extensions' admission adds, as their webhooks do in Gardener: the calico providerConfig of Shoots and
- * Networks of type `calico`; provider-local's ranges, machines and worker sysctls of Shoots and Seeds of type `local`.
+ * What the extensions' admission adds to an object's field errors, as their webhooks do in Gardener
+ * (`admission-calico`, `admission-local`). The app, which knows the extensions, gives it (src/app/extension-admission.ts).
  */
-function extensionAdmission(kind: KindInfo<unknown>, object: unknown, providerLocal: LocalAdmissionConfig): ErrorList {
-  if (kind === Shoots)
-    return [...validateCalicoShoot(object as Shoot), ...validateLocalShoot(object as Shoot, providerLocal)];
-  if (kind === Seeds) return validateLocalSeed(object as Seed, providerLocal);
-  if (kind === Networks) return validateCalicoNetwork(object as Network);
-  return [];
-}
+export type ExtensionAdmission = (kind: KindInfo<unknown>, object: unknown) => ErrorList;
 
 /**
  * A Shoot's CloudProfile as the caller's lookup found it, and the time its expiration dates are judged at (one for

@@ -24,6 +24,7 @@ import type { Logger } from '../runtime/log.js';
 import { Manager } from '../runtime/manager.js';
 import { COMPONENTS, type Component } from './components.js';
 import { sharedReaders, type SharedReaders } from './readers.js';
+import { extensionAdmission } from './extension-admission.js';
 import type { LocalAdmissionConfig } from '../extensions/provider-local/admission.js';
 
 export { COMPONENTS, type Component };
@@ -151,7 +152,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         tls: { cert: tls.cert, key: tls.key },
         gates: options.gates,
         extensions: webhookOptions.extensions ?? DEFAULT_REGISTERED_EXTENSION_TYPES,
-        ...(webhookOptions.providerLocal ? { providerLocal: webhookOptions.providerLocal } : {}),
+        extensionAdmission: extensionAdmission(webhookOptions.providerLocal),
         // Until the cache has synced, every lookup is a miss and reads from the API server.
         lookupSeed: (name) => seeds.read(name),
         lookupCloudProfile: (name) => cloudProfiles.read(name),

@@ -1,4 +1,5 @@
 import { admit, UnknownKindError } from '../apis/admission.js';
+import { extensionAdmission } from '../app/extension-admission.js';
 import type { Seed } from '../apis/core/v1beta1/seed.js';
 import type { Shoot } from '../apis/core/v1beta1/shoot.js';
 import type { Network } from '../apis/extensions/v1alpha1/network.js';
@@ -16,6 +17,9 @@ import { shootNetworkingStatus, ShootNetworksError } from '../apis/core/v1beta1/
 import { InputLimit, readDocuments } from './documents.js';
 import { EXIT_INVALID, EXIT_OK, InputError, type CliIO } from './io.js';
 import { stringifyForKubectl } from './kubectl-yaml.js';
+
+/** The extensions' admission with provider-local's defaults, as the webhook runs it unless told otherwise. */
+const EXTENSION_ADMISSION = extensionAdmission();
 
 export interface RenderOptions {
   readonly files: readonly string[];
@@ -37,7 +41,10 @@ export function runRender(options: RenderOptions, io: CliIO): number {
   const documents = options.files.flatMap((file) => [...readDocuments(file, io, limit)]);
   const results = documents.map((document) => {
     try {
-      return { document, result: admit({ object: document.object, gates: options.gates }) };
+      return {
+        document,
+        result: admit({ object: document.object, gates: options.gates, extensionAdmission: EXTENSION_ADMISSION }),
+      };
     } catch (e) {
       if (e instanceof UnknownKindError) throw new InputError(`${document.source}: ${e.message}`);
       throw e;
@@ -60,7 +67,13 @@ export function runRender(options: RenderOptions, io: CliIO): number {
   const byName = new Map(profiles.map(({ document, result }) => [result.id.name, document.object]));
   const cloudProfiles = byName.size > 0 ? { cloudProfiles: (name: string) => byName.get(name) } : {};
   const shootResults = shoots.map(({ document }) =>
-    admit({ object: document.object, seed: seeds[0]!.document.object, gates: options.gates, ...cloudProfiles }),
+    admit({
+      object: document.object,
+      seed: seeds[0]!.document.object,
+      gates: options.gates,
+      extensionAdmission: EXTENSION_ADMISSION,
+      ...cloudProfiles,
+    }),
   );
   const invalid = [seedResult, ...profiles.map((p) => p.result), ...shootResults].filter((r) => r.errors.length > 0);
   if (invalid.length > 0) {

@@ -1,9 +1,13 @@
 import { admit, UnknownKindError } from '../apis/admission.js';
+import { extensionAdmission } from '../app/extension-admission.js';
 import { statusFor, type Status } from '../apis/field/index.js';
 import type { FeatureGates } from '../featuregate/featuregate.js';
 import { InputCloudProfiles } from './cloud-profiles.js';
 import { InputLimit, readDocuments, type SourcedDocument } from './documents.js';
 import { EXIT_INVALID, EXIT_OK, InputError, type CliIO } from './io.js';
+
+/** The extensions' admission with provider-local's defaults, as the webhook runs it unless told otherwise. */
+const EXTENSION_ADMISSION = extensionAdmission();
 
 export interface ValidateOptions {
   readonly files: readonly string[];
@@ -69,6 +73,7 @@ function validateDocument(
       oldObject: old?.object,
       seed: seed?.object,
       gates,
+      extensionAdmission: EXTENSION_ADMISSION,
       ...(cloudProfiles ? { cloudProfiles } : {}),
     });
     return { status: statusFor(result.id, result.errors), object: result.object, valid: result.errors.length === 0 };

@@ -13,6 +13,7 @@ import {
   type AdmissionReviewResponse,
   type PatchOperation,
 } from '../../src/admission/review.js';
+import { extensionAdmission } from '../../src/app/extension-admission.js';
 import type { FeatureGates } from '../../src/featuregate/featuregate.js';
 import { parseAllDocuments } from 'yaml';
 import type { Shoot } from '../../src/apis/core/v1beta1/shoot.js';
@@ -40,7 +41,7 @@ const SEEDS: Record<string, Json> = {
 };
 
 function context(gates: FeatureGates = gateSets.none, seeds: Record<string, unknown> = SEEDS): AdmissionContext {
-  return { gates, lookupSeed: vi.fn(async (name: string) => seeds[name]) };
+  return { gates, lookupSeed: vi.fn(async (name: string) => seeds[name]), extensionAdmission: extensionAdmission() };
 }
 
 function request(object: unknown, opts: Partial<AdmissionRequest> = {}): AdmissionRequest {

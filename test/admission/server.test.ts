@@ -13,6 +13,7 @@ import { startAdmissionServer, type AdmissionServer } from '../../src/admission/
 import { generateCertificates } from '../../src/localenv/certs.js';
 import { newLogger, silentLogger } from '../../src/runtime/log.js';
 import { dnsRecordObject, gateSets, ipv6ShootObject } from '../fixtures/objects.js';
+import { extensionAdmission } from '../../src/app/extension-admission.js';
 
 interface Reply {
   status: number;
@@ -109,6 +110,7 @@ describe('admission webhook server', () => {
       host: '::1',
       port: 0,
       gates: gateSets.none,
+      extensionAdmission: extensionAdmission(),
       lookupSeed,
       ready: () => ready,
       metrics: registry,
@@ -375,6 +377,7 @@ describe('admission webhook server lifecycle', () => {
       host: '::1',
       port: 0,
       gates: gateSets.none,
+      extensionAdmission: extensionAdmission(),
       lookupSeed: async () => undefined,
       logger: silentLogger(),
     });
@@ -402,6 +405,7 @@ describe('admission webhook server lifecycle', () => {
       host: '::1',
       port: 0,
       gates: gateSets.none,
+      extensionAdmission: extensionAdmission(),
       lookupSeed,
       logger: silentLogger(),
     });
@@ -430,6 +434,7 @@ describe('admission webhook server lifecycle', () => {
       host: '::1',
       port: 0,
       gates: gateSets.none,
+      extensionAdmission: extensionAdmission(),
       lookupSeed,
       logger: silentLogger(),
       maxInFlightBodyBytes: 2 * 1024 * 1024,
@@ -513,6 +518,7 @@ describe('admission webhook server lifecycle', () => {
       host: '::1',
       port: 0,
       gates: gateSets.none,
+      extensionAdmission: extensionAdmission(),
       lookupSeed: async () => undefined,
       logger: silentLogger(),
     });
@@ -523,6 +529,7 @@ describe('admission webhook server lifecycle', () => {
           host: '::1',
           port: first.port,
           gates: gateSets.none,
+          extensionAdmission: extensionAdmission(),
           lookupSeed: async () => undefined,
           logger: silentLogger(),
         }),

@@ -32,6 +32,7 @@ import { seedIPv6Networks } from '../fixtures/objects.js';
 import { kubeConfig, uniqueSuffix } from '../support/kube.js';
 import { applyLocalCloudProfile } from '../support/shoot.js';
 import { waitFor } from '../support/wait.js';
+import { extensionAdmission } from '../../src/app/extension-admission.js';
 
 const gates = featureGates({ IPv6SingleStack: true, DualStack: true });
 const client = new ResourceClient(kubeConfig());
@@ -203,6 +204,7 @@ describe('admission webhook with the seed cache', () => {
       host: '::1',
       port: 0,
       gates,
+      extensionAdmission: extensionAdmission(),
       lookupSeed: (name) => reader.read(name),
       ready: () => reader.hasSynced(),
       logger: silentLogger(),

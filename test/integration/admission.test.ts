@@ -35,6 +35,7 @@ import { silentLogger } from '../../src/runtime/log.js';
 import { seedIPv6Networks } from '../fixtures/objects.js';
 import { kubeConfig, newTestNamespace, uniqueSuffix } from '../support/kube.js';
 import { waitFor } from '../support/wait.js';
+import { extensionAdmission } from '../../src/app/extension-admission.js';
 
 const RUN_LABEL = 'admission-test.gardener-ipv6.gardener.cloud/run';
 const run = uniqueSuffix();
@@ -146,6 +147,7 @@ beforeAll(async () => {
       host: '::1',
       port: 0,
       gates: GATES[gates],
+      extensionAdmission: extensionAdmission(),
       lookupSeed: (name) => seedReader.get(name),
       ...(gates === 'profiles' ? { lookupCloudProfile: (name: string) => profileReader.read(name) } : {}),
       ready: () => seedReader.hasSynced() && profileReader.hasSynced(),

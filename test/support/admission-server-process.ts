@@ -6,6 +6,7 @@
 import { startAdmissionServer } from '../../src/admission/server.js';
 import { featureGates } from '../../src/featuregate/featuregate.js';
 import { silentLogger } from '../../src/runtime/log.js';
+import { extensionAdmission } from '../../src/app/extension-admission.js';
 
 const [certFile, keyFile] = process.argv.slice(2);
 if (!certFile || !keyFile) throw new Error('usage: admission-server-process.ts <certFile> <keyFile>');
@@ -15,6 +16,7 @@ const server = await startAdmissionServer({
   host: '::1',
   port: 0,
   gates: featureGates({ IPv6SingleStack: true, DualStack: true }),
+  extensionAdmission: extensionAdmission(),
   lookupSeed: async () => undefined,
   logger: silentLogger(),
 });

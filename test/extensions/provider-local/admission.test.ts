@@ -1,5 +1,5 @@
 /**
- * provider-local's admission through `admit()` (what `validate` runs) and the webhook's review: load-balancer
+ * provider-local's admission through `admit()` with the app's extension admission (what `validate` runs) and the webhook's review: load-balancer
  * networks and node ranges too small for the shoot's machines.
  */
 import { describe, expect, it } from 'vitest';
@@ -7,6 +7,7 @@ import { admit } from '../../../src/apis/admission.js';
 import type { Seed } from '../../../src/apis/core/v1beta1/seed.js';
 import type { Shoot } from '../../../src/apis/core/v1beta1/shoot.js';
 import { handleAdmissionReview } from '../../../src/admission/review.js';
+import { extensionAdmission } from '../../../src/app/extension-admission.js';
 import {
   DEFAULT_LOCAL_ADMISSION_CONFIG,
   DEFAULT_MAX_MACHINES_PER_POOL,
@@ -27,7 +28,7 @@ const NET = 'spec.networking';
 const LB_DETAIL = "whose addresses are the shoots' API servers";
 
 function messages(object: unknown, gates: FeatureGates = gateSets.ipv6, providerLocal?: LocalAdmissionConfig) {
-  return admit({ object, gates, ...(providerLocal ? { providerLocal } : {}) }).errors.map(
+  return admit({ object, gates, extensionAdmission: extensionAdmission(providerLocal) }).errors.map(
     (e) => `${e.field}: ${e.detail}`,
   );
 }
@@ -89,7 +90,7 @@ describe('provider-local admission: the load-balancer networks', () => {
         kind: 'AdmissionReview',
         request: { uid: 'u1', operation: 'CREATE', object: ipv6ShootObject({ services: 'fd00:ff::/112' }) },
       },
-      { gates: gateSets.ipv6, lookupSeed: () => undefined },
+      { gates: gateSets.ipv6, lookupSeed: () => undefined, extensionAdmission: extensionAdmission() },
       'validate',
     );
     expect(answer.response.allowed).toBe(false);
