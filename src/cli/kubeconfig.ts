@@ -8,7 +8,8 @@ import {
   MIN_EXPIRATION_SECONDS,
   shootAdminKubeconfig,
 } from '../gardenlet/shoot/admin-kubeconfig.js';
-import { ApiError, ResourceClient } from '../runtime/client.js';
+import { ResourceClient } from '../runtime/client.js';
+import { ApiError } from '../runtime/errors.js';
 import { EXIT_OK, EXIT_UNUSABLE, InputError, type CliIO } from './io.js';
 import { loadKubeConfig } from './run.js';
 

@@ -5,7 +5,7 @@ import type { Informer } from './informer.js';
 import type { Logger } from './log.js';
 import type { Metrics } from './metrics.js';
 import { WorkQueue } from './queue.js';
-import { isConflict } from './client.js';
+import { isConflict } from './errors.js';
 
 /** Which object to reconcile. */
 export interface Request {

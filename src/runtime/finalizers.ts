@@ -3,7 +3,8 @@
  * computed from, re-read and re-tried on conflict, so concurrent writers never drop each other's finalizers.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { retryOnConflict, type CallOptions, type ResourceClient } from './client.js';
+import { type CallOptions, type ResourceClient } from './client.js';
+import { retryOnConflict } from './retry.js';
 import { type ResourceRef } from '../apis/refs.js';
 
 type Named = { metadata?: { name?: string; namespace?: string } };

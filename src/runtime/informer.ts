@@ -1,6 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { Backoff, type BackoffOptions } from './backoff.js';
-import { isGone, type ResourceClient } from './client.js';
+import { type ResourceClient } from './client.js';
+import { isGone } from './errors.js';
 import { type ResourceRef } from '../apis/refs.js';
 import { realClock, type Clock } from './clock.js';
 import type { Logger } from './log.js';

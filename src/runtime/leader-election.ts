@@ -1,5 +1,6 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { isAlreadyExists, isConflict, type ResourceClient } from './client.js';
+import { type ResourceClient } from './client.js';
+import { isAlreadyExists, isConflict } from './errors.js';
 import { Refs } from '../apis/refs.js';
 import { realClock, type Clock } from './clock.js';
 import type { Logger } from './log.js';

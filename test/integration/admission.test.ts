@@ -29,7 +29,9 @@ import { featureGates, type FeatureGates } from '../../src/featuregate/featurega
 import { Refs } from '../../src/apis/refs.js';
 import { generateCertificates } from '../../src/localenv/certs.js';
 import { CachedReader } from '../../src/runtime/cached-reader.js';
-import { asApiError, ResourceClient, retryOnConflict, type ApiError } from '../../src/runtime/client.js';
+import { ResourceClient } from '../../src/runtime/client.js';
+import { retryOnConflict } from '../../src/runtime/retry.js';
+import { asApiError, type ApiError } from '../../src/runtime/errors.js';
 import { Informer } from '../../src/runtime/informer.js';
 import { silentLogger } from '../../src/runtime/log.js';
 import { seedIPv6Networks } from '../fixtures/objects.js';

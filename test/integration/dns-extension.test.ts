@@ -11,7 +11,8 @@ import { dnsRecordRef, FINALIZER } from '../../src/extensions/dns/reconciler.js'
 import { localDNSProvider } from '../../src/gardenlet/dns-provider.js';
 import { DNS_SECRET_NAME } from '../../src/gardenlet/shoot/components/dns-records.js';
 import { startBind9, type Bind9 } from '../../src/localenv/bind9.js';
-import { ResourceClient, retryOnConflict } from '../../src/runtime/client.js';
+import { ResourceClient } from '../../src/runtime/client.js';
+import { retryOnConflict } from '../../src/runtime/retry.js';
 import { Refs } from '../../src/apis/refs.js';
 import { startManager, type RunningControllers } from '../support/gardenlet.js';
 import { kubeConfig, newTestNamespace } from '../support/kube.js';

@@ -10,7 +10,8 @@ import type { DNSRecord } from '../../src/apis/extensions/v1alpha1/dnsrecord.js'
 import type { Network } from '../../src/apis/extensions/v1alpha1/network.js';
 import type { OperatingSystemConfig } from '../../src/apis/extensions/v1alpha1/operatingsystemconfig.js';
 import { Refs } from '../../src/apis/refs.js';
-import { ResourceClient, retryOnConflict } from '../../src/runtime/client.js';
+import { ResourceClient } from '../../src/runtime/client.js';
+import { retryOnConflict } from '../../src/runtime/retry.js';
 import { newLogger } from '../../src/runtime/log.js';
 import { OBJECTS_ONLY_DESCRIPTION } from '../../src/gardenlet/shoot/reconciler.js';
 import { createSeed as createSeedOf, startGardenlet, type RunningControllers } from '../support/gardenlet.js';

@@ -4,7 +4,8 @@
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { ResourceClient, isAlreadyExists, isConflict } from '../../src/runtime/client.js';
+import { ResourceClient } from '../../src/runtime/client.js';
+import { isAlreadyExists, isConflict } from '../../src/runtime/errors.js';
 import { Refs } from '../../src/apis/refs.js';
 import { Informer } from '../../src/runtime/informer.js';
 import { silentLogger } from '../../src/runtime/log.js';

@@ -17,7 +17,8 @@ import { CALICO_VXLAN_DEVICES } from '../../src/extensions/provider-local/machin
 import { featureGates } from '../../src/featuregate/featuregate.js';
 import { Refs } from '../../src/apis/refs.js';
 import { parseIP, type IPFamily } from '../../src/net/cidr.js';
-import { retryOnConflict, type ResourceClient } from '../../src/runtime/client.js';
+import { type ResourceClient } from '../../src/runtime/client.js';
+import { retryOnConflict } from '../../src/runtime/retry.js';
 import { machinesUnsupportedReason } from '../extensions/provider-local/machine/shoot-env.js';
 import { seedDualStackMigrationNetworks } from '../fixtures/objects.js';
 import { PUBLIC_SERVER_PORT, PublicServer } from '../support/public-server.js';

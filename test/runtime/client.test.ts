@@ -1,17 +1,10 @@
 import { ApiException, KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import nock from 'nock';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  ApiError,
-  ResourceClient,
-  asApiError,
-  isAlreadyExists,
-  isConflict,
-  isGone,
-  isNotFound,
-  resourcePath,
-  retryOnConflict,
-} from '../../src/runtime/client.js';
+import { ResourceClient } from '../../src/runtime/client.js';
+import { resourcePath } from '../../src/runtime/paths.js';
+import { retryOnConflict } from '../../src/runtime/retry.js';
+import { ApiError, asApiError, isAlreadyExists, isConflict, isGone, isNotFound } from '../../src/runtime/errors.js';
 import { Refs, type ResourceRef } from '../../src/apis/refs.js';
 import { FakeClock } from '../../src/runtime/clock.js';
 import { waitFor } from '../support/wait.js';

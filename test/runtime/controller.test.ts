@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { FakeClock, settle } from '../../src/runtime/clock.js';
 import { Controller, TerminalError, type Reconciler, type Request, type Result } from '../../src/runtime/controller.js';
 import { newLogger, silentLogger } from '../../src/runtime/log.js';
-import { ApiError } from '../../src/runtime/client.js';
+import { ApiError } from '../../src/runtime/errors.js';
 import { Metrics } from '../../src/runtime/metrics.js';
 
 /** A promise with its resolve function, to hold a reconcile in flight. */

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { Backoff } from '../../src/runtime/backoff.js';
-import { ApiError } from '../../src/runtime/client.js';
+import { ApiError } from '../../src/runtime/errors.js';
 import { FakeClock, realClock } from '../../src/runtime/clock.js';
 import { newLogger } from '../../src/runtime/log.js';
 

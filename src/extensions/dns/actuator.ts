@@ -5,7 +5,8 @@
 import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
 import type { DNSRecord } from '../../apis/extensions/v1alpha1/dnsrecord.js';
 import { Refs } from '../../apis/refs.js';
-import { isForbidden, type ResourceClient } from '../../runtime/client.js';
+import { type ResourceClient } from '../../runtime/client.js';
+import { isForbidden } from '../../runtime/errors.js';
 import type { Logger } from '../../runtime/log.js';
 import { ConfigurationError } from './errors.js';
 import {

@@ -4,7 +4,8 @@
  * fields given), and deletion that waits for finalizers.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { ApiError, type ResourceClient } from '../../../src/runtime/client.js';
+import { type ResourceClient } from '../../../src/runtime/client.js';
+import { ApiError } from '../../../src/runtime/errors.js';
 import { type ResourceRef } from '../../../src/apis/refs.js';
 
 type Obj = KubernetesObject & Record<string, unknown>;

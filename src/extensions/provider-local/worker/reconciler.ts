@@ -19,7 +19,8 @@ import { isIPFamily } from '../../../apis/validation/ip-families.js';
 import { nodeCIDRsOf, nodeNetwork, poolMachineOffsets } from './node-addresses.js';
 import { kubeletHostProblems, procHostKernel, type HostKernel } from '../machine/kubelet-host.js';
 import { Refs } from '../../../apis/refs.js';
-import { isNotFound, type ResourceClient } from '../../../runtime/client.js';
+import { type ResourceClient } from '../../../runtime/client.js';
+import { isNotFound } from '../../../runtime/errors.js';
 import { realClock, type Clock } from '../../../runtime/clock.js';
 import {
   TerminalError,

@@ -13,7 +13,8 @@ import type { ControlPlaneSecrets } from './controlplane/certificates.js';
 import type { IPFamily } from '../../../net/cidr.js';
 import { cidrsByFamilies } from '../../../apis/core/v1beta1/networks.js';
 import { createCA, createSigningKeyPair, type CertificatePair } from '../../../pki/certificates.js';
-import { isAlreadyExists, type ResourceClient } from '../../../runtime/client.js';
+import { type ResourceClient } from '../../../runtime/client.js';
+import { isAlreadyExists } from '../../../runtime/errors.js';
 import { applyAll, deleteAll } from '../../apply.js';
 import { NotReadyError, type ComponentContext, type DeployWaiter } from '../../component.js';
 import {

@@ -18,7 +18,7 @@ import { FIELD_MANAGER } from '../../../apis/core/v1beta1/names.js';
 import { shootAdminClient } from '../shoot-client.js';
 import { getOrCreateSecret } from './control-plane.js';
 import { coreDNSObjects, type CoreDNSOptions } from './coredns.js';
-import { apiVersionOf } from '../../../runtime/client.js';
+import { apiVersionOf } from '../../../runtime/paths.js';
 import { seedNamespaceName } from '../../../apis/core/v1beta1/names.js';
 import { managedResourceObjects, type NamedManifest } from '../../../apis/resources/v1alpha1/manifests.js';
 import { VPN_SEED } from './control-plane-workloads.js';
