@@ -5,6 +5,7 @@
  * with node IPAM, kube-scheduler, and the certificates machines need: what a shoot's control plane on the seed
  * provides.
  */
+import { networkPolicyEnforcerRBAC } from '../../../../src/gardenlet/shoot/components/machine-bootstrap.js';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -216,6 +217,9 @@ export async function startShootEnv(families: IPFamily[], log: (line: string) =>
     const kc = new KubeConfig();
     kc.loadFromFile(kubeconfigPath);
     const client = new ResourceClient(kc);
+    // What the gardenlet's machine bootstrap grants: the machines' NetworkPolicy enforcers read pods, namespaces and
+    // policies (without it no ruleset is ever in force, and the CNI hook holds every new pod).
+    for (const { ref, object } of networkPolicyEnforcerRBAC()) await client.create(ref, object);
     // Built on first use (content-addressed, so only once per cache).
     let images: Promise<BuiltImage[]> | undefined;
     const machineImages = () => (images ??= buildMachineImages(BIN_DIR, join(projectRoot(), '.cache', 'images')));
