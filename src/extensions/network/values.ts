@@ -176,23 +176,50 @@ export function calicoValues(
   config: NetworkConfig | undefined,
   options: CalicoValuesOptions = {},
 ): CalicoValues {
-  const cfg = config ?? {};
+  const d = decide(network, config ?? {}, options);
+  const staticResources = d.cfg.autoScaling?.mode === AutoscalingMode.Static ? d.cfg.autoScaling.resources : undefined;
+  return {
+    ipFamilies: d.families,
+    podCIDRs: d.podCIDRs,
+    backend: d.backend,
+    vethMTU: vethMTUString(d.cfg.vethMTU),
+    typhaServiceName: d.typhaEnabled ? TYPHA_SERVICE_NAME : 'none',
+    cni: cniNetworkConfig(d.families, d.ipamType, d.cfg.ipam?.cidr),
+    node: {
+      env: nodeEnv(d),
+      livenessProbe: ['/bin/calico-node', '-felix-live', ...(d.bird ? ['-bird-live'] : [])],
+      readinessProbe: ['/bin/calico-node', '-felix-ready', ...(d.bird ? ['-bird-ready'] : [])],
+      resources: requests(staticResources?.node, DEFAULT_NODE_REQUESTS),
+      snatToUpstreamDNS: d.snatToUpstreamDNS,
+      snatSidecars: snatSidecars(d),
+    },
+    typha: {
+      enabled: d.typhaEnabled,
+      env: typhaEnv(d.primary),
+      resources: requests(staticResources?.typha, DEFAULT_TYPHA_REQUESTS),
+    },
+    pools: poolSettings(d.cfg, d.families),
+    kubeControllers: { enabled: d.backend !== Backend.None },
+    ipPools: ipPools(d),
+  };
+}
+
+/** What the config decides, merged with networking-calico's defaults in its order: what every part below reads. */
+type Decisions = ReturnType<typeof decide>;
+
+function decide(network: Network, cfg: NetworkConfig, options: CalicoValuesOptions) {
   const shoot = options.shoot ?? {};
   const families = networkFamilies(network);
   const podCIDRs = podCIDRsByFamily(network, families, options);
-  const has = (family: IPFamily) => families.includes(family);
-  const hasIPv4 = has('IPv4');
-  const hasIPv6 = has('IPv6');
-  const primary = families[0]!;
+  const hasIPv4 = families.includes('IPv4');
+  const hasIPv6 = families.includes('IPv6');
   if (kubeProxyNeedsEBPF(cfg, shoot))
     throw new CalicoValuesError(`spec.kubernetes.kubeProxy.enabled: ${KUBE_PROXY_WITHOUT_EBPF}`);
 
   const overlay = applyOverlay(cfg, hasIPv6);
   const overlayStated = cfg.overlay !== undefined;
   const overlayOff = overlayStated && cfg.overlay?.enabled !== true;
-  const vxlanOverlay = cfg.overlay?.enabled === true && cfg.vxlan?.enabled === true;
 
-  // networking-calico's merge of the defaults with the config, in its order.
   const backend = overlay.backend ?? Backend.Bird;
   let ipamType: string = cfg.ipam?.type ? cfg.ipam.type : IPAMType.HostLocal;
   let ipv4Pool: string = PoolType.IPIP;
@@ -206,38 +233,61 @@ export function calicoValues(
   }
   if (cfg.ipv4?.pool !== undefined) ipv4Pool = cfg.ipv4.pool;
   if (overlay.ipv4Mode !== undefined) ipv4Mode = overlay.ipv4Mode;
-  const ipv6Mode = overlay.ipv6Mode ?? PoolMode.Never;
-  const wireguard = cfg.wireguardEncryption === true;
-  const ipv6NATOutgoing = cfg.ipv6?.sourceNATEnabled ?? wireguard;
+  return {
+    cfg,
+    shoot,
+    families,
+    podCIDRs,
+    hasIPv4,
+    hasIPv6,
+    primary: families[0]!,
+    backend,
+    bird: backend === Backend.Bird,
+    ipamType,
+    ipv4Pool,
+    ipv4Mode,
+    ipv6Mode: overlay.ipv6Mode ?? PoolMode.Never,
+    ipv6NATOutgoing: cfg.ipv6?.sourceNATEnabled ?? cfg.wireguardEncryption === true,
+    overlayStated,
+    overlayOff,
+    vxlanOverlay: cfg.overlay?.enabled === true && cfg.vxlan?.enabled === true,
+    // A stated switch without `enabled` is off, as Go decodes it; an absent one takes the default.
+    snatToUpstreamDNS: overlayOff && (cfg.snatToUpstreamDNS ? cfg.snatToUpstreamDNS.enabled === true : true),
+    typhaEnabled: cfg.typha ? cfg.typha.enabled === true : true,
+  };
+}
 
-  const autoDetection: Partial<Record<IPFamily, string>> = {};
+/** How calico-node finds each family's node address: the providerConfig's method, beaten by the node ranges. */
+function autoDetectionMethods(d: Decisions): Partial<Record<IPFamily, string>> {
+  const { cfg, shoot } = d;
+  const methods: Partial<Record<IPFamily, string>> = {};
   const ipv4Method = cfg.ipv4 !== undefined ? cfg.ipv4.autoDetectionMethod : cfg.ipAutodetectionMethod;
-  if (ipv4Method) autoDetection.IPv4 = ipv4Method;
-  if (cfg.ipv6?.autoDetectionMethod) autoDetection.IPv6 = cfg.ipv6.autoDetectionMethod;
+  if (ipv4Method) methods.IPv4 = ipv4Method;
+  if (cfg.ipv6?.autoDetectionMethod) methods.IPv6 = cfg.ipv6.autoDetectionMethod;
   // The node ranges Gardener knows beat a method from the providerConfig.
-  if (shoot.nodes && hasIPv4) autoDetection.IPv4 = `cidr=${shoot.nodes}`;
-  for (const family of families) {
+  if (shoot.nodes && d.hasIPv4) methods.IPv4 = `cidr=${shoot.nodes}`;
+  for (const family of d.families) {
     const ranges = (shoot.statusNodes ?? []).filter((c) => parseCIDR(c)?.family === family);
-    if (ranges.length > 0) autoDetection[family] = `cidr=${ranges.join(',')}`;
+    if (ranges.length > 0) methods[family] = `cidr=${ranges.join(',')}`;
   }
+  return methods;
+}
 
+/** calico-node's environment: the datastore, each family's address and pool, then felix's switches. */
+function nodeEnv(d: Decisions): EnvVar[] {
+  const { cfg, shoot, podCIDRs, hasIPv4, hasIPv6 } = d;
+  const autoDetection = autoDetectionMethods(d);
   const felixIPIP =
-    !hasIPv6 && ipv4Pool === PoolType.IPIP && (ipv4Mode === PoolMode.Always || ipv4Mode === PoolMode.CrossSubnet);
-  // A stated switch without `enabled` is off, as Go decodes it; an absent one takes the default.
-  const snatToUpstreamDNS = overlayOff && (cfg.snatToUpstreamDNS ? cfg.snatToUpstreamDNS.enabled === true : true);
-  const ebpf = cfg.ebpfDataplane?.enabled === true;
-  const typhaEnabled = cfg.typha ? cfg.typha.enabled === true : true;
-  const bird = backend === Backend.Bird;
-
+    !hasIPv6 && d.ipv4Pool === PoolType.IPIP && (d.ipv4Mode === PoolMode.Always || d.ipv4Mode === PoolMode.CrossSubnet);
   const env: EnvVar[] = [
     { name: 'DATASTORE_TYPE', value: 'kubernetes' },
     { name: 'WAIT_FOR_DATASTORE', value: 'true' },
-    { name: 'CLUSTER_TYPE', value: bird ? 'k8s,bgp' : 'k8s' },
+    { name: 'CLUSTER_TYPE', value: d.bird ? 'k8s,bgp' : 'k8s' },
     { name: 'CALICO_DISABLE_FILE_LOGGING', value: 'true' },
     { name: 'FELIX_DEFAULTENDPOINTTOHOSTACTION', value: 'ACCEPT' },
     { name: 'FELIX_LOGSEVERITYSCREEN', value: 'info' },
     { name: 'FELIX_HEALTHENABLED', value: 'true' },
-    { name: 'FELIX_HEALTHHOST', value: LOOPBACK[primary] },
+    { name: 'FELIX_HEALTHHOST', value: LOOPBACK[d.primary] },
   ];
   if (hasIPv4) {
     env.push({ name: 'IP', value: 'autodetect' });
@@ -245,7 +295,7 @@ export function calicoValues(
     env.push(
       { name: 'CALICO_IPV4POOL_CIDR', value: podCIDRs.IPv4! },
       { name: 'CALICO_IPV4POOL_BLOCK_SIZE', value: String(IPV4_BLOCK_SIZE) },
-      { name: ipv4Pool === PoolType.VXLAN ? 'CALICO_IPV4POOL_VXLAN' : 'CALICO_IPV4POOL_IPIP', value: ipv4Mode },
+      { name: d.ipv4Pool === PoolType.VXLAN ? 'CALICO_IPV4POOL_VXLAN' : 'CALICO_IPV4POOL_IPIP', value: d.ipv4Mode },
       { name: 'CALICO_IPV4POOL_NAT_OUTGOING', value: 'true' },
     );
   } else {
@@ -257,21 +307,21 @@ export function calicoValues(
     env.push(
       { name: 'CALICO_IPV6POOL_CIDR', value: podCIDRs.IPv6! },
       { name: 'CALICO_IPV6POOL_BLOCK_SIZE', value: String(IPV6_BLOCK_SIZE) },
-      { name: 'CALICO_IPV6POOL_VXLAN', value: ipv6Mode },
-      { name: 'CALICO_IPV6POOL_NAT_OUTGOING', value: String(ipv6NATOutgoing) },
+      { name: 'CALICO_IPV6POOL_VXLAN', value: d.ipv6Mode },
+      { name: 'CALICO_IPV6POOL_NAT_OUTGOING', value: String(d.ipv6NATOutgoing) },
     );
   }
   env.push({ name: 'FELIX_IPV6SUPPORT', value: String(hasIPv6) });
   env.push({ name: 'FELIX_IPINIPENABLED', value: String(felixIPIP) });
   // BGP needs a 32-bit router id, which calico takes from the node's IPv4 address unless told to hash the name.
   if (!hasIPv4) env.push({ name: 'CALICO_ROUTER_ID', value: 'hash' });
-  if (ipamType === IPAMType.HostLocal) env.push({ name: 'USE_POD_CIDR', value: 'true' });
-  if (ebpf) env.push({ name: 'FELIX_BPFENABLED', value: 'true' });
+  if (d.ipamType === IPAMType.HostLocal) env.push({ name: 'USE_POD_CIDR', value: 'true' });
+  if (cfg.ebpfDataplane?.enabled === true) env.push({ name: 'FELIX_BPFENABLED', value: 'true' });
   if (shoot.kubeProxy?.enabled === false) env.push({ name: 'FELIX_BPFKUBEPROXYIPTABLESCLEANUPENABLED', value: 'true' });
   if (shoot.kubeProxy?.enabled !== false && shoot.kubeProxy?.mode === 'NFTables') {
     env.push({ name: 'FELIX_NFTABLESMODE', value: 'Enabled' });
   }
-  if (wireguard) {
+  if (cfg.wireguardEncryption === true) {
     env.push(
       { name: 'FELIX_WIREGUARDENABLED', value: String(hasIPv4) },
       { name: 'FELIX_WIREGUARDENABLEDV6', value: String(hasIPv6) },
@@ -281,85 +331,73 @@ export function calicoValues(
     env.push({ name: 'FELIX_SERVICELOOPPREVENTION', value: cfg.serviceLoopPrevention });
   }
   // The masquerade rules of the sidecar must come before felix's, which accept pod traffic.
-  if (snatToUpstreamDNS) env.push({ name: 'FELIX_CHAININSERTMODE', value: 'Append' });
+  if (d.snatToUpstreamDNS) env.push({ name: 'FELIX_CHAININSERTMODE', value: 'Append' });
+  return env;
+}
 
-  const ipPools: IPPoolValues[] = [];
-  if (hasIPv4 && overlayStated) {
-    const encapsulated = !overlayOff;
-    ipPools.push({
+/** A sidecar per family that masquerades pod traffic to the upstream DNS servers, when that is on. */
+function snatSidecars(d: Decisions): SNATSidecarValues[] {
+  if (!d.snatToUpstreamDNS) return [];
+  return d.families.map((family) => ({
+    name: `snat-upstream-dns-${family.toLowerCase()}`,
+    env: [
+      { name: 'IP_FAMILY', value: family },
+      { name: 'POD_CIDR', value: d.podCIDRs[family]! },
+      { name: 'IPTABLES', value: IPTABLES[family] },
+    ],
+  }));
+}
+
+/** The IPPools rendered as objects: IPv4's only with an overlay statement (else calico-node's env makes it). */
+function ipPools(d: Decisions): IPPoolValues[] {
+  const pools: IPPoolValues[] = [];
+  if (d.hasIPv4 && d.overlayStated) {
+    const encapsulated = !d.overlayOff;
+    pools.push({
       name: IPV4_POOL_NAME,
       spec: {
-        cidr: podCIDRs.IPv4!,
+        cidr: d.podCIDRs.IPv4!,
         allowedUses: ['Workload', 'Tunnel'],
         blockSize: IPV4_BLOCK_SIZE,
-        ipipMode: encapsulated && !vxlanOverlay ? PoolMode.Always : PoolMode.Never,
-        vxlanMode: encapsulated && vxlanOverlay ? PoolMode.Always : PoolMode.Never,
+        ipipMode: encapsulated && !d.vxlanOverlay ? PoolMode.Always : PoolMode.Never,
+        vxlanMode: encapsulated && d.vxlanOverlay ? PoolMode.Always : PoolMode.Never,
         natOutgoing: true,
         nodeSelector: 'all()',
       },
     });
-    if (overlayOff && shoot.nodes) {
-      ipPools.push({ name: NO_SNAT_POOL_NAME, spec: { cidr: shoot.nodes, disabled: true, disableBGPExport: true } });
+    if (d.overlayOff && d.shoot.nodes) {
+      pools.push({ name: NO_SNAT_POOL_NAME, spec: { cidr: d.shoot.nodes, disabled: true, disableBGPExport: true } });
     }
   }
-  if (hasIPv6) {
-    ipPools.push({
+  if (d.hasIPv6) {
+    pools.push({
       name: IPV6_POOL_NAME,
       spec: {
-        cidr: podCIDRs.IPv6!,
+        cidr: d.podCIDRs.IPv6!,
         allowedUses: ['Workload', 'Tunnel'],
         blockSize: IPV6_BLOCK_SIZE,
         ipipMode: PoolMode.Never,
         vxlanMode: PoolMode.Never,
-        natOutgoing: ipv6NATOutgoing,
+        natOutgoing: d.ipv6NATOutgoing,
         nodeSelector: 'all()',
       },
     });
   }
+  return pools;
+}
 
-  const staticResources = cfg.autoScaling?.mode === AutoscalingMode.Static ? cfg.autoScaling.resources : undefined;
-  return {
-    ipFamilies: families,
-    podCIDRs,
-    backend,
-    vethMTU: vethMTUString(cfg.vethMTU),
-    typhaServiceName: typhaEnabled ? TYPHA_SERVICE_NAME : 'none',
-    cni: cniNetworkConfig(families, ipamType, cfg.ipam?.cidr),
-    node: {
-      env,
-      livenessProbe: ['/bin/calico-node', '-felix-live', ...(bird ? ['-bird-live'] : [])],
-      readinessProbe: ['/bin/calico-node', '-felix-ready', ...(bird ? ['-bird-ready'] : [])],
-      resources: requests(staticResources?.node, DEFAULT_NODE_REQUESTS),
-      snatToUpstreamDNS,
-      snatSidecars: snatToUpstreamDNS
-        ? families.map((family) => ({
-            name: `snat-upstream-dns-${family.toLowerCase()}`,
-            env: [
-              { name: 'IP_FAMILY', value: family },
-              { name: 'POD_CIDR', value: podCIDRs[family]! },
-              { name: 'IPTABLES', value: IPTABLES[family] },
-            ],
-          }))
-        : [],
-    },
-    typha: {
-      enabled: typhaEnabled,
-      env: [
-        { name: 'TYPHA_LOGSEVERITYSCREEN', value: 'info' },
-        { name: 'TYPHA_LOGFILEPATH', value: 'none' },
-        { name: 'TYPHA_LOGSEVERITYSYS', value: 'none' },
-        { name: 'TYPHA_DATASTORETYPE', value: 'kubernetes' },
-        { name: 'TYPHA_HEALTHENABLED', value: 'true' },
-        { name: 'TYPHA_HEALTHHOST', value: WILDCARD[primary] },
-        { name: 'TYPHA_HEALTHPORT', value: String(TYPHA_HEALTH_PORT) },
-        { name: 'TYPHA_K8SNAMESPACE', value: 'kube-system' },
-      ],
-      resources: requests(staticResources?.typha, DEFAULT_TYPHA_REQUESTS),
-    },
-    pools: poolSettings(cfg, families),
-    kubeControllers: { enabled: backend !== Backend.None },
-    ipPools,
-  };
+/** calico-typha's environment; its health endpoint on the wildcard address of the primary family. */
+function typhaEnv(primary: IPFamily): EnvVar[] {
+  return [
+    { name: 'TYPHA_LOGSEVERITYSCREEN', value: 'info' },
+    { name: 'TYPHA_LOGFILEPATH', value: 'none' },
+    { name: 'TYPHA_LOGSEVERITYSYS', value: 'none' },
+    { name: 'TYPHA_DATASTORETYPE', value: 'kubernetes' },
+    { name: 'TYPHA_HEALTHENABLED', value: 'true' },
+    { name: 'TYPHA_HEALTHHOST', value: WILDCARD[primary] },
+    { name: 'TYPHA_HEALTHPORT', value: String(TYPHA_HEALTH_PORT) },
+    { name: 'TYPHA_K8SNAMESPACE', value: 'kube-system' },
+  ];
 }
 
 /** Static requests from a ResourceList of the providerConfig over the defaults. */
