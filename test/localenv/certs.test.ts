@@ -5,7 +5,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generateCertificates, issueClientCertificate } from '../../src/localenv/certs.js';
-import { firstServiceIP } from '../../src/net/cidr.js';
 import { writeAdminKubeconfig } from '../../src/localenv/kubeconfig.js';
 import { parse } from 'yaml';
 
@@ -75,13 +74,5 @@ describe('control plane certificates', async () => {
     );
     expect(config.users[0].user['client-key-data']).toBeTruthy();
     expect(config['current-context']).toBe(config.contexts[0].name);
-  });
-});
-
-describe('firstServiceIP', () => {
-  it('is the first address of the service range', () => {
-    expect(firstServiceIP('fd00:10:2::/112')).toBe('fd00:10:2::1');
-    expect(firstServiceIP('fd00:10:2::ff:ffff/112')).toBe('fd00:10:2::ff:1');
-    expect(firstServiceIP('fd00:10:2:0:0:0:ff:ff00/120')).toBe('fd00:10:2::ff:ff01');
   });
 });

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  firstServiceIP,
   addressCount,
   canonicalIP,
   contains,
@@ -317,5 +318,13 @@ describe('properties', () => {
       }),
       { numRuns: 500 },
     );
+  });
+});
+
+describe('firstServiceIP', () => {
+  it('is the first address of the service range', () => {
+    expect(firstServiceIP('fd00:10:2::/112')).toBe('fd00:10:2::1');
+    expect(firstServiceIP('fd00:10:2::ff:ffff/112')).toBe('fd00:10:2::ff:1');
+    expect(firstServiceIP('fd00:10:2:0:0:0:ff:ff00/120')).toBe('fd00:10:2::ff:ff01');
   });
 });
