@@ -84,8 +84,7 @@ const layers = {
     const zones = context.options[0].layers.flatMap((zones, rank) =>
       zones.map((zone) => ({ zone, rank, dir: path.join(root, zone) })),
     );
-    const zoneOf = (f) =>
-      zones.filter((z) => within(z.dir, f)).sort((a, b) => b.dir.length - a.dir.length)[0] ?? undefined;
+    const zoneOf = (f) => zones.filter((z) => within(z.dir, f)).sort((a, b) => b.dir.length - a.dir.length)[0];
     const own = zoneOf(file);
     const allowed = new Set(
       (context.options[0].allow ?? []).map(([from, to]) => `${path.join(root, from)}\0${path.join(root, to)}`),
