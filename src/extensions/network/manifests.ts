@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import Handlebars from 'handlebars';
 import { isAlias, isNode, parse, parseAllDocuments, visit } from 'yaml';
 import { projectRoot } from '../../system/project.js';
-import { cniNetworkConfigText, type CalicoValues } from './values.js';
+import { type CalicoValues } from './values.js';
+import { cniNetworkConfigText } from './cni.js';
 
 /** A manifest as rendered: a Kubernetes object with type and object metadata. */
 export interface Manifest {

@@ -5,6 +5,7 @@
 import type { Network } from '../../apis/extensions/v1alpha1/network.js';
 import { isIPFamily } from '../../apis/validation/ip-families.js';
 import { applyOverlay, poolSettings, type CalicoPoolSettings } from '../../apis/calico/v1alpha1/pools.js';
+import { cniNetworkConfig, type CNINetworkConfig } from './cni.js';
 import { formatCIDR, parseCIDR, type IPFamily } from '../../net/cidr.js';
 import {
   AutoscalingMode,
@@ -13,7 +14,6 @@ import {
   IPAMType,
   PoolMode,
   PoolType,
-  USE_POD_CIDR,
   vethMTUString,
   type NetworkConfig,
 } from '../../apis/calico/v1alpha1/config.js';
@@ -42,22 +42,6 @@ export interface IPPoolSpec {
   readonly disableBGPExport?: boolean;
 }
 
-/** The calico CNI plugin's `ipam` section. */
-export interface CNIIPAMConfig {
-  readonly type: 'calico-ipam' | 'host-local';
-  readonly subnet?: string;
-  readonly ranges?: readonly (readonly { readonly subnet: string }[])[];
-  readonly assign_ipv4: 'true' | 'false';
-  readonly assign_ipv6: 'true' | 'false';
-}
-
-/** The CNI network configuration list calico's install-cni writes to `/etc/cni/net.d` (after substitutions). */
-export interface CNINetworkConfig {
-  readonly name: string;
-  readonly cniVersion: string;
-  readonly plugins: readonly Record<string, unknown>[];
-}
-
 /** Resource requests of a container. */
 export interface ResourceRequests {
   readonly cpu: string;
@@ -82,7 +66,7 @@ export interface CalicoValues {
   readonly vethMTU: string;
   /** `typha_service_name` of the ConfigMap: `calico-typha`, or `none` without typha. */
   readonly typhaServiceName: string;
-  /** The CNI configuration list; `mtu` holds {@link CNI_MTU_PLACEHOLDER}, which install-cni replaces. */
+  /** The CNI configuration list (cni.ts); `mtu` holds CNI_MTU_PLACEHOLDER, which install-cni replaces. */
   readonly cni: CNINetworkConfig;
   readonly node: {
     /** The calico-node container's literal environment, in a stable order. */
@@ -105,9 +89,6 @@ export interface CalicoValues {
   /** The pool settings calico-node puts in force per family (from the IPPools, or from its env without them). */
   readonly pools: readonly CalicoPoolSettings[];
 }
-
-/** Written as an unquoted number by install-cni (`"mtu": __CNI_MTU__`), from the ConfigMap's `veth_mtu`. */
-export const CNI_MTU_PLACEHOLDER = '__CNI_MTU__';
 
 export const IPV4_POOL_NAME = 'default-ipv4-ippool';
 export const IPV6_POOL_NAME = 'default-ipv6-ippool';
@@ -406,59 +387,6 @@ function requests(list: Record<string, string | number> | undefined, defaults: R
     cpu: list?.cpu !== undefined ? String(list.cpu) : defaults.cpu,
     memory: list?.memory !== undefined ? String(list.memory) : defaults.memory,
   };
-}
-
-/** The keyword of the host-local plugin for the node's pod range of a family. */
-const USE_POD_CIDR_KEYWORD: Record<IPFamily, string> = { IPv4: 'usePodCidr', IPv6: 'usePodCidrIPv6' };
-
-function cniNetworkConfig(families: readonly IPFamily[], ipamType: string, ipamCIDR?: string): CNINetworkConfig {
-  const assign = {
-    assign_ipv4: families.includes('IPv4') ? 'true' : 'false',
-    assign_ipv6: families.includes('IPv6') ? 'true' : 'false',
-  } as const;
-  let ipam: CNIIPAMConfig;
-  if (ipamType !== IPAMType.HostLocal) {
-    ipam = { type: 'calico-ipam', ...assign };
-  } else if (families.length > 1) {
-    // The node's pod ranges as kube-controller-manager assigns them, IPv6 first as networking-calico has it.
-    const ordered = [...families].sort((a, b) => (a === 'IPv6' ? -1 : b === 'IPv6' ? 1 : 0));
-    ipam = { type: 'host-local', ranges: ordered.map((f) => [{ subnet: USE_POD_CIDR_KEYWORD[f] }]), ...assign };
-  } else {
-    const family = families[0]!;
-    const cidr = ipamCIDR === undefined ? undefined : parseCIDR(ipamCIDR);
-    const subnet =
-      cidr !== undefined && ipamCIDR?.toLowerCase() !== USE_POD_CIDR.toLowerCase()
-        ? formatCIDR(cidr)
-        : USE_POD_CIDR_KEYWORD[family];
-    ipam = { type: 'host-local', subnet, ...assign };
-  }
-  return {
-    name: 'k8s-pod-network',
-    cniVersion: '0.3.1',
-    plugins: [
-      {
-        type: 'calico',
-        log_level: 'info',
-        log_file_path: '/var/log/calico/cni/cni.log',
-        datastore_type: 'kubernetes',
-        nodename: '__KUBERNETES_NODE_NAME__',
-        mtu: CNI_MTU_PLACEHOLDER,
-        ipam,
-        policy: { type: 'k8s' },
-        kubernetes: { kubeconfig: '__KUBECONFIG_FILEPATH__' },
-      },
-      { type: 'portmap', snat: true, capabilities: { portMappings: true } },
-      { type: 'bandwidth', capabilities: { bandwidth: true } },
-    ],
-  };
-}
-
-/**
- * The CNI configuration as install-cni expects it: JSON, except that `mtu` is the bare placeholder `__CNI_MTU__`.
- * No string value can produce the bare placeholder: JSON.stringify escapes the quotes around any string.
- */
-export function cniNetworkConfigText(cni: CNINetworkConfig): string {
-  return JSON.stringify(cni, null, 2).replace(`"mtu": "${CNI_MTU_PLACEHOLDER}"`, `"mtu": ${CNI_MTU_PLACEHOLDER}`);
 }
 
 /** The Network's families, primary first; none means IPv4. */

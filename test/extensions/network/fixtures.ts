@@ -4,12 +4,8 @@
 import type { Network, NetworkSpec } from '../../../src/apis/extensions/v1alpha1/network.js';
 import type { NetworkConfig } from '../../../src/apis/calico/v1alpha1/config.js';
 import { renderCalicoManifests, type Manifest } from '../../../src/extensions/network/manifests.js';
-import {
-  calicoValues,
-  CNI_MTU_PLACEHOLDER,
-  type CalicoValues,
-  type ShootNetworking,
-} from '../../../src/extensions/network/values.js';
+import { calicoValues, type CalicoValues, type ShootNetworking } from '../../../src/extensions/network/values.js';
+import { CNI_MTU_PLACEHOLDER } from '../../../src/extensions/network/cni.js';
 import { networkObject } from '../../fixtures/objects.js';
 
 export const IPV4_PODS = '100.96.0.0/11';

@@ -14,7 +14,8 @@ import {
   type ChartValues,
   type Manifest,
 } from '../../../src/extensions/network/manifests.js';
-import { calicoValues, CNI_MTU_PLACEHOLDER, type CalicoValues } from '../../../src/extensions/network/values.js';
+import { calicoValues, type CalicoValues } from '../../../src/extensions/network/values.js';
+import { CNI_MTU_PLACEHOLDER } from '../../../src/extensions/network/cni.js';
 import { dualStackNetwork, find, IPV6_PODS } from './fixtures.js';
 
 const HOSTILE = [

@@ -22,7 +22,8 @@ import {
   type Manifest,
 } from '../../../src/extensions/network/manifests.js';
 import type { NetworkConfig } from '../../../src/apis/calico/v1alpha1/config.js';
-import { calicoValues, CNI_MTU_PLACEHOLDER, type ShootNetworking } from '../../../src/extensions/network/values.js';
+import { calicoValues, type ShootNetworking } from '../../../src/extensions/network/values.js';
+import { CNI_MTU_PLACEHOLDER } from '../../../src/extensions/network/cni.js';
 import {
   allStrings,
   containersOf,
