@@ -11,6 +11,10 @@ export function runNft(script: string, args: string[], netns?: string): Promise<
       if (error) reject(new Error(`nft ${args.join(' ')}: ${stderr.trim() || error.message}`));
       else resolve(stdout);
     });
-    child.stdin?.end(script);
+    // nft exits without reading stdin when it has nothing to read there (`list`) or fails early: the write then
+    // fails with EPIPE, which must not crash the machine (the exit status above tells what happened).
+    child.stdin?.on('error', () => {});
+    if (script === '') child.stdin?.end();
+    else child.stdin?.end(script);
   });
 }
