@@ -212,7 +212,8 @@ need_libseccomp() {
 
 # need_build [NAME...]: what hack/ensure-binaries.sh needs to build these binaries (none: all).
 need_build() {
-  local cgo=0 seccomp=0 name
+  # debootstrap only when agnhost-rootfs is named: hack/ensure-binaries.sh names what it is about to build.
+  local cgo=0 seccomp=0 rootfs=0 name
   if [[ $# -eq 0 ]]; then
     cgo=1
     seccomp=1
@@ -221,8 +222,12 @@ need_build() {
     case "$name" in
       pause) cgo=1 ;;
       runc) cgo=1 seccomp=1 ;;
+      agnhost-rootfs) rootfs=1 ;;
     esac
   done
+  if [[ $rootfs -eq 1 ]]; then
+    need debootstrap debootstrap "debootstrap, for the files of agnhost's image (Debian's packages)"
+  fi
   need_go
   if [[ $cgo -eq 1 ]]; then
     need cc gcc "a C compiler, for the pause binary and runc's cgo (nsenter)"

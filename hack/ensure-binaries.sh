@@ -8,10 +8,14 @@
 #   containerd, containerd-shim-runc-v2, ctr
 #                            built from github.com/containerd/containerd/v2 ($CONTAINERD_VERSION)
 #   runc                     built from github.com/opencontainers/runc ($RUNC_VERSION; cgo for nsenter, with seccomp)
-#   cni-bridge, cni-host-local, cni-loopback
+#   cni-bridge, cni-host-local, cni-loopback, cni-portmap
 #                            built from github.com/containernetworking/plugins ($CNI_PLUGINS_VERSION)
 #   coredns                  built from github.com/coredns/coredns ($COREDNS_VERSION)
 #   kubeadm                  built from k8s.io/kubernetes     ($KUBERNETES_VERSION)
+#   e2e.test                 Kubernetes' end-to-end test binary (test/e2e of the same module), for
+#                            `npm run conformance` (hack/conformance.ts)
+#   agnhost-rootfs           a folder: Debian bookworm (debootstrap minbase) with the tools the e2e tests exec in
+#                            agnhost's image (sh, nc, curl, dig, ip, iperf, socat), as upstream's Alpine-based one
 #   crictl                   built from sigs.k8s.io/cri-tools ($CRI_TOOLS_VERSION)
 #   kind                     built from sigs.k8s.io/kind      ($KIND_VERSION)
 # The control plane needs the first group (plus etcd and helm); the machines of the local provider need the
@@ -38,9 +42,14 @@ CACHE_DIR="$ROOT/.cache"
 BIN_DIR="$CACHE_DIR/bin"
 BUILD_DIR="$CACHE_DIR/build"
 CONTROL_PLANE=(kube-apiserver kube-controller-manager kube-scheduler etcd kubectl helm)
-NODE=(kubelet kube-proxy pause containerd containerd-shim-runc-v2 ctr runc cni-bridge cni-host-local cni-loopback coredns agnhost)
+NODE=(kubelet kube-proxy pause containerd containerd-shim-runc-v2 ctr runc cni-bridge cni-host-local cni-loopback cni-portmap
+  coredns agnhost agnhost-rootfs)
 KIND=(kubeadm crictl kind)
-ALL=("${CONTROL_PLANE[@]}" "${NODE[@]}" "${KIND[@]}")
+TEST=(e2e.test)
+ALL=("${CONTROL_PLANE[@]}" "${NODE[@]}" "${KIND[@]}" "${TEST[@]}")
+# What upstream's agnhost image adds to Alpine (test/images/agnhost/Dockerfile), as Debian packages.
+AGNHOST_PACKAGES=bash,bind9-dnsutils,curl,netcat-openbsd,iproute2,iperf,socat,ca-certificates
+DEBIAN_MIRROR="${GARDENER_IPV6_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 
 log() { printf '[ensure-binaries] %s\n' "$*" >&2; }
 die() {
@@ -56,11 +65,13 @@ recipe() {
       ;;
     pause) echo "k8s.io/kubernetes@$KUBERNETES_VERSION build/pause recipe=1" ;;
     agnhost) echo "k8s.io/kubernetes@$KUBERNETES_VERSION test/images/agnhost recipe=1" ;;
+    e2e.test) echo "k8s.io/kubernetes@$KUBERNETES_VERSION test/e2e recipe=1" ;;
+    agnhost-rootfs) echo "debian bookworm minbase $AGNHOST_PACKAGES recipe=1" ;;
     etcd) echo "go.etcd.io/etcd/server/v3@$ETCD_VERSION recipe=1" ;;
     helm) echo "helm.sh/helm/v3@$HELM_VERSION recipe=1" ;;
     containerd | containerd-shim-runc-v2 | ctr) echo "github.com/containerd/containerd/v2@$CONTAINERD_VERSION recipe=1" ;;
     runc) echo "github.com/opencontainers/runc@$RUNC_VERSION recipe=2 seccomp" ;;
-    cni-bridge | cni-host-local | cni-loopback) echo "github.com/containernetworking/plugins@$CNI_PLUGINS_VERSION recipe=1" ;;
+    cni-bridge | cni-host-local | cni-loopback | cni-portmap) echo "github.com/containernetworking/plugins@$CNI_PLUGINS_VERSION recipe=1" ;;
     coredns) echo "github.com/coredns/coredns@$COREDNS_VERSION recipe=1" ;;
     crictl) echo "sigs.k8s.io/cri-tools@$CRI_TOOLS_VERSION recipe=1" ;;
     kind) echo "sigs.k8s.io/kind@$KIND_VERSION recipe=1" ;;
@@ -114,11 +125,14 @@ go_build() {
   local name="$1" pkg="$2" moddir="$3" ldflags="$4"
   local logfile="$BUILD_DIR/$name.log" tmp="$BIN_DIR/.$name.tmp.$$"
   local start=$SECONDS rc=0
+  # A test binary (`go test -c`) lists no packages as it compiles them; vet is for its authors.
+  local cmd=(build -v)
+  [[ -z "${BUILD_TEST:-}" ]] || cmd=(test -c -vet=off)
   log "building $name from $pkg (log: ${logfile#"$ROOT"/}) ..."
   (
     cd "$moddir"
     # -mod=mod lets `go build` add the requirements and go.sum lines the throwaway module lacks.
-    GOFLAGS="${GOFLAGS:+$GOFLAGS }-mod=mod" CGO_ENABLED="${BUILD_CGO:-0}" "$GO" build -v -trimpath \
+    GOFLAGS="${GOFLAGS:+$GOFLAGS }-mod=mod" CGO_ENABLED="${BUILD_CGO:-0}" "$GO" "${cmd[@]}" -trimpath \
       -tags "${BUILD_TAGS:-}" -ldflags "-s -w $ldflags" -o "$tmp" "$pkg"
   ) >"$logfile" 2>&1 &
   local pid=$!
@@ -153,6 +167,8 @@ version_of() {
     pause) "$bin" -v 2>&1 | head -n1 ;;
     cni-*) CNI_COMMAND=VERSION "$bin" </dev/null 2>/dev/null | head -n1 ;;
     coredns) "$bin" -version 2>/dev/null | head -n1 ;;
+    e2e.test) echo "k8s.io/kubernetes@$KUBERNETES_VERSION test/e2e" ;;
+    agnhost-rootfs) echo "$(du -sm "$bin" | cut -f1) MB" ;;
     ctr | runc | containerd*) "$bin" --version 2>/dev/null | head -n1 ;;
     *) "$bin" --version 2>/dev/null | head -n1 ;;
   esac || true
@@ -243,6 +259,12 @@ build_one() {
       dir="$(kubernetes_module)"
       go_build agnhost k8s.io/kubernetes/test/images/agnhost "$dir" ""
       ;;
+    e2e.test)
+      # Kubernetes' end-to-end tests, which the conformance runner points at a shoot (hack/conformance.ts).
+      dir="$(kubernetes_module)"
+      BUILD_TEST=1 go_build e2e.test k8s.io/kubernetes/test/e2e "$dir" "$(kube_ldflags)"
+      ;;
+    agnhost-rootfs) build_agnhost_rootfs ;;
     pause)
       # The sandbox image's binary: a static C program that sleeps and reaps zombies (Kubernetes' build/pause).
       dir="$(kubernetes_module)"
@@ -275,9 +297,10 @@ build_one() {
       BUILD_CGO=1 BUILD_TAGS="seccomp" go_build runc github.com/opencontainers/runc "$dir" \
         "-X main.version=${RUNC_VERSION#v} -extldflags -static"
       ;;
-    cni-bridge | cni-host-local | cni-loopback)
+    cni-bridge | cni-host-local | cni-loopback | cni-portmap)
       local plugin="${name#cni-}" kind=main
       [[ "$plugin" == host-local ]] && kind=ipam
+      [[ "$plugin" == portmap ]] && kind=meta
       dir="$BUILD_DIR/cni-plugins-$CNI_PLUGINS_VERSION"
       write_module "$dir" "github.com/containernetworking/plugins $CNI_PLUGINS_VERSION"
       go_build "$name" "github.com/containernetworking/plugins/plugins/$kind/$plugin" "$dir" \
@@ -312,6 +335,29 @@ build_one() {
         "-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
       ;;
   esac
+}
+
+# agnhost's image is not the bare binary: the e2e tests exec /bin/sh, nc, curl and dig in it. Its files, from
+# Debian's packages; images.ts adds the binary. Docs, man pages, locales and apt's state are left out: no test reads
+# them, and every machine imports the image.
+build_agnhost_rootfs() {
+  [[ "$(id -u)" == 0 ]] || die "agnhost-rootfs: debootstrap needs root"
+  command -v debootstrap >/dev/null || die "agnhost-rootfs: debootstrap is needed; install debootstrap"
+  local tmp="$BIN_DIR/.agnhost-rootfs.tmp.$$" start=$SECONDS
+  rm -rf "$tmp"
+  log "debootstrap bookworm for agnhost's image (about 2 minutes; log: ${BUILD_DIR#"$ROOT"/}/agnhost-rootfs.log) ..."
+  debootstrap --variant=minbase --include="$AGNHOST_PACKAGES" bookworm "$tmp" "$DEBIAN_MIRROR" \
+    >"$BUILD_DIR/agnhost-rootfs.log" 2>&1 || {
+    tail -n 20 "$BUILD_DIR/agnhost-rootfs.log" >&2
+    rm -rf "$tmp"
+    die "agnhost-rootfs: debootstrap failed (log: $BUILD_DIR/agnhost-rootfs.log)"
+  }
+  rm -rf "${tmp:?}"/usr/share/{doc,man,info,locale} "${tmp:?}"/var/cache/apt/* "${tmp:?}"/var/lib/apt/lists/* \
+    "${tmp:?}"/var/log/* "${tmp:?}"/dev/* "${tmp:?}"/proc/* "${tmp:?}"/sys/* "${tmp:?}"/run/*
+  rm -rf "$BIN_DIR/agnhost-rootfs"
+  mv "$tmp" "$BIN_DIR/agnhost-rootfs"
+  recipe agnhost-rootfs >"$BIN_DIR/.agnhost-rootfs.stamp"
+  log "built agnhost-rootfs in $((SECONDS - start))s: $(version_of agnhost-rootfs)"
 }
 
 main() {

@@ -21,8 +21,10 @@ export const NODE_BINARY_NAMES = [
   'cni-bridge',
   'cni-host-local',
   'cni-loopback',
+  'cni-portmap',
   'coredns',
   'agnhost',
+  'agnhost-rootfs',
 ] as const;
 
 export const BINARY_NAMES = [

@@ -37,7 +37,7 @@ export const MACHINE_PATHS = {
 } as const;
 
 /** The CNI plugins the machines use, named as containerd looks them up in the CNI bin dir. */
-export const CNI_PLUGINS = ['bridge', 'host-local', 'loopback'] as const;
+export const CNI_PLUGINS = ['bridge', 'host-local', 'loopback', 'portmap'] as const;
 
 /** The bridge the CNI plugin creates in each machine for its pods. */
 export const CNI_BRIDGE = 'cni0';
@@ -354,6 +354,8 @@ export function cniConfig(opts: CNIConfigOptions): string {
               dataDir: '/var/lib/cni/networks',
             },
           },
+          // Pods' hostPorts, as in Gardener's calico chain; in nftables, which the machines have (not iptables).
+          { type: 'portmap', backend: 'nftables', snat: true, capabilities: { portMappings: true } },
           ...(opts.networkPolicyHook === true ? [networkPolicyCNIPlugin()] : []),
         ],
       },

@@ -1,16 +1,25 @@
 /**
  * Container images without a registry: OCI image archives assembled here from binaries (the `pause` sandbox, a
- * static busybox for tests, CoreDNS, the shoot control plane's components; the machine pods' image is pod-image.ts's),
- * imported into each machine's containerd with `ctr images import`. Nothing is pulled: the machines have no route to
- * a registry, and the kubelet never pulls an image that is present (`IfNotPresent` for tagged images; the sandbox
- * image is pinned in containerd's CRI config).
+ * static busybox for tests, CoreDNS, agnhost on Debian's packages, the shoot control plane's components; the machine
+ * pods' image is pod-image.ts's), imported into each machine's containerd with `ctr images import`. Nothing is
+ * pulled: the machines have no route to a registry, and the kubelet never pulls an image that is present
+ * (`IfNotPresent` for tagged images; the sandbox image is pinned in containerd's CRI config).
  *
  * The archives are content-addressed: same binaries, same bytes, same file name in the cache folder, so they are
  * built once per cache and shared by every machine. They are written as a stream, file by file: the machine pods'
  * image is a few hundred megabytes.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream, existsSync, readFileSync, statSync } from 'node:fs';
+import {
+  createReadStream,
+  createWriteStream,
+  existsSync,
+  lstatSync,
+  readFileSync,
+  readdirSync,
+  readlinkSync,
+  statSync,
+} from 'node:fs';
 import { mkdir, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -19,6 +28,8 @@ import { IMAGES } from '../../../imagevector/images.js';
 
 /** The sandbox image the kubelet's Kubernetes version expects (kubeadm's default for 1.3x). */
 export const PAUSE_IMAGE = 'registry.k8s.io/pause:3.10';
+/** The same pause under the name the pinned release's e2e tests run it (test/utils/image/manifest.go). */
+export const E2E_PAUSE_IMAGE = 'registry.k8s.io/pause:3.10.2';
 /** The test image: a static busybox with sh, httpd, nc, wget, nslookup. */
 export const TEST_IMAGE = IMAGES.busybox;
 export const COREDNS_IMAGE = IMAGES.coredns;
@@ -64,6 +75,8 @@ export interface ImageSpec {
   files: ImageFile[];
   symlinks?: ImageSymlink[];
   dirs?: string[];
+  /** Modes of directories other than 0o755 (path → mode), such as /tmp's 0o1777. */
+  dirModes?: Record<string, number>;
   /** The config's environment, `NAME=value`. @default [DEFAULT_IMAGE_PATH] */
   env?: string[];
   entrypoint?: string[];
@@ -105,7 +118,11 @@ export function layerEntries(spec: ImageSpec): TarStreamEntry[] {
   };
   for (const f of spec.files) parentsOf(f.path);
   for (const l of spec.symlinks ?? []) parentsOf(l.path);
-  const entries: TarStreamEntry[] = [...dirs].sort().map((path) => ({ type: 'dir', path }));
+  const entries: TarStreamEntry[] = [...dirs].sort().map((path) => ({
+    type: 'dir',
+    path,
+    ...(spec.dirModes?.[path] !== undefined ? { mode: spec.dirModes[path] } : {}),
+  }));
   for (const f of [...spec.files].sort((a, b) => a.path.localeCompare(b.path))) {
     entries.push(fileEntry(f.path, f.source, f.mode ?? 0o755));
   }
@@ -293,8 +310,8 @@ async function pruneArchives(cacheDir: string, safeName: string, keep: string, n
   }
 }
 
-export function pauseImageSpec(pauseBinary: string): ImageSpec {
-  return { name: PAUSE_IMAGE, files: [{ path: 'pause', source: pauseBinary }], entrypoint: ['/pause'] };
+export function pauseImageSpec(pauseBinary: string, name = PAUSE_IMAGE): ImageSpec {
+  return { name, files: [{ path: 'pause', source: pauseBinary }], entrypoint: ['/pause'] };
 }
 
 /** Debian's busybox-static installs it here. */
@@ -310,8 +327,58 @@ export function testImageSpec(busyboxBinary = DEBIAN_STATIC_BUSYBOX): ImageSpec 
   };
 }
 
-export function agnhostImageSpec(agnhostBinary: string): ImageSpec {
-  return { name: IMAGES.agnhost, files: [{ path: 'agnhost', source: agnhostBinary }], entrypoint: ['/agnhost'] };
+/** A folder's tree as an image's files, links and directories (with their modes); other file types are left out. */
+export function treeSpec(root: string): Pick<ImageSpec, 'files' | 'symlinks' | 'dirs' | 'dirModes'> {
+  const files: ImageFile[] = [];
+  const symlinks: ImageSymlink[] = [];
+  const dirs: string[] = [];
+  const dirModes: Record<string, number> = {};
+  const walk = (rel: string) => {
+    for (const name of readdirSync(join(root, rel)).sort()) {
+      const path = rel ? `${rel}/${name}` : name;
+      const st = lstatSync(join(root, path));
+      const mode = st.mode & 0o7777;
+      if (st.isSymbolicLink()) symlinks.push({ path, target: readlinkSync(join(root, path)) });
+      else if (st.isFile()) files.push({ path, source: join(root, path), mode });
+      else if (st.isDirectory()) {
+        dirs.push(path);
+        if (mode !== 0o755) dirModes[path] = mode;
+        walk(path);
+      }
+    }
+  };
+  walk('');
+  return { files, symlinks, dirs, dirModes };
+}
+
+/**
+ * Kubernetes' e2e test image: the agnhost binary on `rootfs`, the Debian tools the tests exec in it (sh, nc, curl,
+ * dig, ...; hack/ensure-binaries.sh agnhost-rootfs), as upstream's is the binary on Alpine with the same tools.
+ * Without `rootfs`, the binary alone.
+ */
+export function agnhostImageSpec(agnhostBinary: string, rootfs?: string): ImageSpec {
+  const tree = rootfs ? treeSpec(rootfs) : { files: [] };
+  return {
+    name: IMAGES.agnhost,
+    ...tree,
+    files: [...tree.files.filter((f) => f.path !== 'agnhost'), { path: 'agnhost', source: agnhostBinary }],
+    entrypoint: ['/agnhost'],
+    cmd: ['pause'],
+  };
+}
+
+/** The e2e DNS tests' glibc resolver image (test/utils/image/manifest.go), as upstream's: Debian with dnsutils. */
+export const GLIBC_DNS_TESTING_IMAGE = 'registry.k8s.io/e2e-test-images/glibc-dns-testing:2.1.1';
+
+/** Upstream's is Debian bookworm-slim with dnsutils and a CoreDNS at /coredns: `rootfs` and the pinned CoreDNS. */
+export function glibcDNSTestingImageSpec(rootfs: string, corednsBinary: string): ImageSpec {
+  const tree = treeSpec(rootfs);
+  return {
+    name: GLIBC_DNS_TESTING_IMAGE,
+    ...tree,
+    files: [...tree.files, { path: 'coredns', source: corednsBinary }],
+    cmd: ['bash'],
+  };
 }
 
 export function corednsImageSpec(corednsBinary: string): ImageSpec {
@@ -341,14 +408,16 @@ export function controlPlaneImageSpecs(binDir: string): ImageSpec[] {
 }
 
 /**
- * The images every machine gets: the sandbox, the test image, CoreDNS and agnhost, built from the binaries in
- * `binDir`.
+ * The images every machine gets: the sandbox (also under the e2e tests' name for it), the test image, CoreDNS, and
+ * the e2e tests' agnhost and glibc-dns-testing, built from the binaries in `binDir`.
  */
 export function buildMachineImages(binDir: string, cacheDir: string): Promise<BuiltImage[]> {
   return Promise.all([
     buildImage(pauseImageSpec(join(binDir, 'pause')), cacheDir),
+    buildImage(pauseImageSpec(join(binDir, 'pause'), E2E_PAUSE_IMAGE), cacheDir),
     buildImage(testImageSpec(), cacheDir),
     buildImage(corednsImageSpec(join(binDir, 'coredns')), cacheDir),
-    buildImage(agnhostImageSpec(join(binDir, 'agnhost')), cacheDir),
+    buildImage(agnhostImageSpec(join(binDir, 'agnhost'), join(binDir, 'agnhost-rootfs')), cacheDir),
+    buildImage(glibcDNSTestingImageSpec(join(binDir, 'agnhost-rootfs'), join(binDir, 'coredns')), cacheDir),
   ]);
 }

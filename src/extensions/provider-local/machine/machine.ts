@@ -133,6 +133,7 @@ export const MACHINE_BINARIES = [
   'cni-bridge',
   'cni-host-local',
   'cni-loopback',
+  'cni-portmap',
 ] as const;
 
 export interface MachineOptions {

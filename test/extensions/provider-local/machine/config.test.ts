@@ -140,6 +140,13 @@ describe('machine configuration', () => {
     expect(bridge.ipam.type).toBe('host-local');
     expect(bridge.ipam.ranges).toEqual(podCIDRs.map((subnet) => [{ subnet }]));
     expect(bridge.ipam.routes.map((r: { dst: string }) => r.dst)).toEqual(routes);
+    // hostPorts through portmap, as in Gardener's calico chain; nftables, as the machines have no iptables.
+    expect(config.plugins[1]).toEqual({
+      type: 'portmap',
+      backend: 'nftables',
+      snat: true,
+      capabilities: { portMappings: true },
+    });
   });
 
   it('CNI: an invalid podCIDR is an error naming the field', () => {

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
+  chmodSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -8,6 +9,7 @@ import {
   readdirSync,
   realpathSync,
   rmSync,
+  symlinkSync,
   utimesSync,
   writeFileSync,
 } from 'node:fs';
@@ -46,6 +48,9 @@ const dir = mkdtempSync(join(tmpdir(), 'images-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const fakeBinary = join(dir, 'pause-bin');
 writeFileSync(fakeBinary, 'not really a binary');
+
+/** A named pipe, which an image leaves out (mkfifo is coreutils'). */
+const mkfifoOrSkip = (path: string) => execFileSync('mkfifo', [path]);
 
 const sha = (b: Buffer) => `sha256:${createHash('sha256').update(b).digest('hex')}`;
 
@@ -90,6 +95,40 @@ describe('OCI images without a registry', () => {
     expect(spec.name).toBe('registry.k8s.io/e2e-test-images/agnhost:2.66.1');
     expect(spec.files).toEqual([{ path: 'agnhost', source: fakeBinary }]);
     expect(spec.entrypoint).toEqual(['/agnhost']);
+  });
+
+  it("agnhost's image has its root file system's files, links and directory modes, and the binary at /agnhost", async () => {
+    const rootfs = join(dir, 'agnhost-rootfs');
+    mkdirSync(join(rootfs, 'usr', 'bin'), { recursive: true });
+    mkdirSync(join(rootfs, 'tmp'), { mode: 0o1777 });
+    chmodSync(join(rootfs, 'tmp'), 0o1777);
+    writeFileSync(join(rootfs, 'usr', 'bin', 'dash'), 'a shell', { mode: 0o755 });
+    writeFileSync(join(rootfs, 'usr', 'bin', 'passwd'), 'setuid', { mode: 0o4755 });
+    chmodSync(join(rootfs, 'usr', 'bin', 'passwd'), 0o4755);
+    symlinkSync('usr/bin', join(rootfs, 'bin'));
+    symlinkSync('dash', join(rootfs, 'usr', 'bin', 'sh'));
+    mkfifoOrSkip(join(rootfs, 'fifo'));
+    const spec = agnhostImageSpec(fakeBinary, rootfs);
+    expect(spec.files).toEqual([
+      { path: 'usr/bin/dash', source: join(rootfs, 'usr/bin/dash'), mode: 0o755 },
+      { path: 'usr/bin/passwd', source: join(rootfs, 'usr/bin/passwd'), mode: 0o4755 },
+      { path: 'agnhost', source: fakeBinary },
+    ]);
+    expect(spec.symlinks).toEqual([
+      { path: 'bin', target: 'usr/bin' },
+      { path: 'usr/bin/sh', target: 'dash' },
+    ]);
+    expect(spec.dirModes).toEqual({ tmp: 0o1777 });
+    const entries = layerEntries(spec);
+    expect(entries.find((e) => e.path === 'tmp')).toEqual({ type: 'dir', path: 'tmp', mode: 0o1777 });
+    expect(entries.some((e) => e.path === 'fifo')).toBe(false);
+    const chunks: Buffer[] = [];
+    for await (const chunk of tarStream(entries)) chunks.push(chunk);
+    const layer = Buffer.concat(chunks);
+    const listing = execFileSync('tar', ['-tvf', '-'], { input: layer }).toString();
+    expect(listing).toMatch(/^drwxrwxrwt .* tmp\/$/m);
+    expect(listing).toMatch(/^-rwsr-xr-x .* usr\/bin\/passwd$/m);
+    expect(listing).toMatch(/^lrwxrwxrwx .* usr\/bin\/sh -> dash$/m);
   });
 
   it('removes archives of the same image unused for an hour when it builds a new one, and keeps recent ones', async () => {
