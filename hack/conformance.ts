@@ -10,7 +10,8 @@
  * .cache/conformance/<time>), --timeout 90m.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parse } from 'yaml';
@@ -174,16 +175,21 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
     logFile.write(chunk);
     toCaller(chunk);
   };
+  // The suite leaves temporary folders behind (kubectl's kuberc tests make theirs when the suite loads).
+  const tmp = mkdtempSync(join(tmpdir(), 'conformance-'));
   const exitCode = await new Promise<number>((done, fail) => {
     const child = spawn(e2eTest, args, {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, PATH: `${binDir}:${process.env.PATH ?? ''}`, KUBECONFIG: opts.kubeconfig },
+      env: { ...process.env, PATH: `${binDir}:${process.env.PATH ?? ''}`, KUBECONFIG: opts.kubeconfig, TMPDIR: tmp },
     });
     child.stdout.setEncoding('utf8').on('data', log);
     child.stderr.setEncoding('utf8').on('data', log);
     child.on('error', fail);
     child.on('close', (code) => done(code ?? 1));
-  }).finally(() => new Promise((closed) => logFile.end(closed)));
+  }).finally(() => {
+    rmSync(tmp, { recursive: true, force: true });
+    return new Promise((closed) => logFile.end(closed));
+  });
   const junit = join(opts.reportDir, 'junit_01.xml');
   if (!existsSync(junit)) throw new Error(`e2e.test exited ${exitCode} without a JUnit report (${junit})`);
   const summary = summarize(parseJUnit(readFileSync(junit, 'utf8')), focus, skips);

@@ -15,7 +15,8 @@
 #   e2e.test                 Kubernetes' end-to-end test binary (test/e2e of the same module), for
 #                            `npm run conformance` (hack/conformance.ts)
 #   agnhost-rootfs           a folder: Debian bookworm (debootstrap minbase) with the tools the e2e tests exec in
-#                            agnhost's image (sh, nc, curl, dig, ip, iperf, socat), as upstream's Alpine-based one
+#                            agnhost's image (sh, nc, curl, dig, ip, iperf, socat), as upstream's Alpine-based one,
+#                            and the files its Dockerfile adds (porter's key pair from the Kubernetes module, ...)
 #   crictl                   built from sigs.k8s.io/cri-tools ($CRI_TOOLS_VERSION)
 #   kind                     built from sigs.k8s.io/kind      ($KIND_VERSION)
 # The control plane needs the first group (plus etcd and helm); the machines of the local provider need the
@@ -66,7 +67,7 @@ recipe() {
     pause) echo "k8s.io/kubernetes@$KUBERNETES_VERSION build/pause recipe=1" ;;
     agnhost) echo "k8s.io/kubernetes@$KUBERNETES_VERSION test/images/agnhost recipe=1" ;;
     e2e.test) echo "k8s.io/kubernetes@$KUBERNETES_VERSION test/e2e recipe=1" ;;
-    agnhost-rootfs) echo "debian bookworm minbase $AGNHOST_PACKAGES recipe=1" ;;
+    agnhost-rootfs) echo "debian bookworm minbase $AGNHOST_PACKAGES k8s.io/kubernetes@$KUBERNETES_VERSION recipe=2" ;;
     etcd) echo "go.etcd.io/etcd/server/v3@$ETCD_VERSION recipe=1" ;;
     helm) echo "helm.sh/helm/v3@$HELM_VERSION recipe=1" ;;
     containerd | containerd-shim-runc-v2 | ctr) echo "github.com/containerd/containerd/v2@$CONTAINERD_VERSION recipe=1" ;;
@@ -337,6 +338,23 @@ build_one() {
   esac
 }
 
+# What upstream's agnhost Dockerfile adds besides packages: `agnhost porter`'s TLS key pair in / (its working
+# folder), /uploads, and the user and group the sig-node tests look for.
+agnhost_image_files() {
+  local root="$1" porter
+  kubernetes_module >/dev/null # downloads the module's source into the cache
+  porter="$("$GO" env GOMODCACHE)/k8s.io/kubernetes@$KUBERNETES_VERSION/test/images/agnhost/porter"
+  [[ -f "$porter/localhost.crt" ]] || die "agnhost-rootfs: $porter/localhost.crt not found in the module cache"
+  install -m 0644 "$porter/localhost.crt" "$root/localhost.crt"
+  install -m 0644 "$porter/localhost.key" "$root/localhost.key"
+  mkdir -p "$root/uploads"
+  grep -q '^user-defined-in-image:' "$root/etc/passwd" ||
+    echo 'user-defined-in-image:x:1000:1000::/home/user-defined-in-image:/bin/sh' >>"$root/etc/passwd"
+  grep -q '^user-defined-in-image:' "$root/etc/group" || echo 'user-defined-in-image:x:1000:' >>"$root/etc/group"
+  grep -q '^group-defined-in-image:' "$root/etc/group" ||
+    echo 'group-defined-in-image:x:50000:user-defined-in-image' >>"$root/etc/group"
+}
+
 # agnhost's image is not the bare binary: the e2e tests exec /bin/sh, nc, curl and dig in it. Its files, from
 # Debian's packages; images.ts adds the binary. Docs, man pages, locales and apt's state are left out: no test reads
 # them, and every machine imports the image.
@@ -354,6 +372,7 @@ build_agnhost_rootfs() {
   }
   rm -rf "${tmp:?}"/usr/share/{doc,man,info,locale} "${tmp:?}"/var/cache/apt/* "${tmp:?}"/var/lib/apt/lists/* \
     "${tmp:?}"/var/log/* "${tmp:?}"/dev/* "${tmp:?}"/proc/* "${tmp:?}"/sys/* "${tmp:?}"/run/*
+  agnhost_image_files "$tmp"
   rm -rf "$BIN_DIR/agnhost-rootfs"
   mv "$tmp" "$BIN_DIR/agnhost-rootfs"
   recipe agnhost-rootfs >"$BIN_DIR/.agnhost-rootfs.stamp"

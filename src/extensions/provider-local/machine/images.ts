@@ -353,15 +353,20 @@ export function treeSpec(root: string): Pick<ImageSpec, 'files' | 'symlinks' | '
 
 /**
  * Kubernetes' e2e test image: the agnhost binary on `rootfs`, the Debian tools the tests exec in it (sh, nc, curl,
- * dig, ...; hack/ensure-binaries.sh agnhost-rootfs), as upstream's is the binary on Alpine with the same tools.
- * Without `rootfs`, the binary alone.
+ * dig, ...) and `porter`'s key pair (hack/ensure-binaries.sh agnhost-rootfs), with CoreDNS at /coredns and the
+ * `agnhost-2` link, as upstream's is the binary on Alpine with the same. Without `rootfs`, the binary alone.
  */
-export function agnhostImageSpec(agnhostBinary: string, rootfs?: string): ImageSpec {
+export function agnhostImageSpec(agnhostBinary: string, rootfs?: string, corednsBinary?: string): ImageSpec {
   const tree = rootfs ? treeSpec(rootfs) : { files: [] };
   return {
     name: IMAGES.agnhost,
     ...tree,
-    files: [...tree.files.filter((f) => f.path !== 'agnhost'), { path: 'agnhost', source: agnhostBinary }],
+    files: [
+      ...tree.files,
+      { path: 'agnhost', source: agnhostBinary },
+      ...(corednsBinary ? [{ path: 'coredns', source: corednsBinary }] : []),
+    ],
+    ...(rootfs ? { symlinks: [...(tree.symlinks ?? []), { path: 'agnhost-2', target: 'agnhost' }] } : {}),
     entrypoint: ['/agnhost'],
     cmd: ['pause'],
   };
@@ -417,7 +422,10 @@ export function buildMachineImages(binDir: string, cacheDir: string): Promise<Bu
     buildImage(pauseImageSpec(join(binDir, 'pause'), E2E_PAUSE_IMAGE), cacheDir),
     buildImage(testImageSpec(), cacheDir),
     buildImage(corednsImageSpec(join(binDir, 'coredns')), cacheDir),
-    buildImage(agnhostImageSpec(join(binDir, 'agnhost'), join(binDir, 'agnhost-rootfs')), cacheDir),
+    buildImage(
+      agnhostImageSpec(join(binDir, 'agnhost'), join(binDir, 'agnhost-rootfs'), join(binDir, 'coredns')),
+      cacheDir,
+    ),
     buildImage(glibcDNSTestingImageSpec(join(binDir, 'agnhost-rootfs'), join(binDir, 'coredns')), cacheDir),
   ]);
 }

@@ -108,15 +108,17 @@ describe('OCI images without a registry', () => {
     symlinkSync('usr/bin', join(rootfs, 'bin'));
     symlinkSync('dash', join(rootfs, 'usr', 'bin', 'sh'));
     mkfifoOrSkip(join(rootfs, 'fifo'));
-    const spec = agnhostImageSpec(fakeBinary, rootfs);
+    const spec = agnhostImageSpec(fakeBinary, rootfs, fakeBinary);
     expect(spec.files).toEqual([
       { path: 'usr/bin/dash', source: join(rootfs, 'usr/bin/dash'), mode: 0o755 },
       { path: 'usr/bin/passwd', source: join(rootfs, 'usr/bin/passwd'), mode: 0o4755 },
       { path: 'agnhost', source: fakeBinary },
+      { path: 'coredns', source: fakeBinary },
     ]);
     expect(spec.symlinks).toEqual([
       { path: 'bin', target: 'usr/bin' },
       { path: 'usr/bin/sh', target: 'dash' },
+      { path: 'agnhost-2', target: 'agnhost' },
     ]);
     expect(spec.dirModes).toEqual({ tmp: 0o1777 });
     const entries = layerEntries(spec);
