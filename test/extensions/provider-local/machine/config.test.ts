@@ -243,7 +243,7 @@ describe('outgoing NAT of pod traffic', () => {
           plugins: { type: string }[];
         }
       ).plugins.map((p) => p.type);
-    expect(types(true)).toEqual(['bridge', 'gardener-ipv6-network-policy']);
-    expect(types(false)).toEqual(['bridge']);
+    expect(types(true)).toEqual(['bridge', 'portmap', 'gardener-ipv6-network-policy']);
+    expect(types(false)).toEqual(['bridge', 'portmap']);
   });
 });
