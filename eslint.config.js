@@ -48,11 +48,6 @@ export default tseslint.config(
             ['app'],
             ['cli'],
           ],
-          // machine.ts names the host toolkit's old home (re-exports of src/system) until its imports move.
-          allow: ['process', 'netns', 'cleanup'].map((file) => [
-            'extensions/provider-local/machine/machine.ts',
-            `localenv/${file}.ts`,
-          ]),
         },
       ],
       'layers/no-cycle': ['error', { root: 'src' }],

@@ -18,7 +18,7 @@ import { kubeProxyConfig } from '../src/extensions/provider-local/machine/config
 import { NETWORK_POLICY, POD } from '../src/extensions/provider-local/machine/network-policy/enforcer.js';
 import { ensureBinaries } from '../src/localenv/binaries.js';
 import { startControlPlane } from '../src/localenv/control-plane.js';
-import { startProcess, which, type ManagedProcess } from '../src/localenv/process.js';
+import { startProcess, which, type ManagedProcess } from '../src/system/process.js';
 import { ResourceClient } from '../src/runtime/client.js';
 import { Refs } from '../src/apis/refs.js';
 

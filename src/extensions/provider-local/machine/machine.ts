@@ -43,7 +43,7 @@ import type { File } from '../../../apis/extensions/v1alpha1/operatingsystemconf
 import { NODE_APPLIED_USER_DATA_ANNOTATION } from '../../../apis/provider-local/v1alpha1/machine-user-data.js';
 import { KUBELET_CONFIG_FILE_PATH } from '../../../apis/provider-local/v1alpha1/kubelet.js';
 import { formatIP, parseIP, type IPFamily } from '../../../net/cidr.js';
-import { deleteNetns, ip, netnsExists } from '../../../localenv/netns.js';
+import { deleteNetns, ip, netnsExists } from '../../../system/netns.js';
 import { hostVethName, pidAlive } from '../../../system/network.js';
 import {
   graceBefore,
@@ -52,8 +52,8 @@ import {
   type ManagedProcess,
   type ProcessExit,
   type StartOptions,
-} from '../../../localenv/process.js';
-import { onEmergencyExit } from '../../../localenv/cleanup.js';
+} from '../../../system/process.js';
+import { onEmergencyExit } from '../../../system/cleanup.js';
 import {
   NETWORK_POLICY_CNI_PLUGIN,
   NETWORK_POLICY_SOCKET,
