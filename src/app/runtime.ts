@@ -198,6 +198,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     if (components.has('scheduler')) {
       const { addSchedulerController } = await import('../scheduler/scheduler.js');
       addSchedulerController(manager);
+      // gardener-controller-manager's shoot hibernation controller: the garden's other controller of Shoots.
+      const { addShootHibernationController } = await import('../controllermanager/shoot-hibernation.js');
+      addShootHibernationController(manager);
     }
     signal?.throwIfAborted();
     await manager.start();

@@ -25,6 +25,7 @@ import {
 import { dns1123LabelErrors } from '../../../validation/dns-name.js';
 import { validateKubeletConfig } from './kubelet.js';
 import { hasWorkers, highestMaxPods, shootIPFamilies } from '../helpers.js';
+import { cronError, validTimeZone } from '../hibernation.js';
 import type { Seed } from '../seed.js';
 import type { Shoot } from '../shoot.js';
 
@@ -176,6 +177,36 @@ export function validateShoot(shoot: Shoot, gates: FeatureGates): ErrorList {
   errors.push(...validateStatusNetworking(shoot));
   errors.push(...validateKubeControllerManager(shoot, workers));
   errors.push(...validateKubeletConfigs(shoot));
+  errors.push(...validateHibernationSchedules(shoot));
+  return errors;
+}
+
+/**
+ * Gardener's hibernation schedule rules: each schedule has a start or an end, each a cron expression (the standard
+ * five fields or a descriptor) used once across all schedules, and a location that is a known time zone.
+ */
+function validateHibernationSchedules(shoot: Shoot): ErrorList {
+  const errors: ErrorList = [];
+  const seen = new Set<string>();
+  const path = FieldPath.root('spec', 'hibernation', 'schedules');
+  (shoot.spec.hibernation?.schedules ?? []).forEach((schedule, i) => {
+    const at = path.index(i);
+    if (schedule.start === undefined && schedule.end === undefined) {
+      errors.push(required(at.child('start/end'), 'either start or end has to be provided'));
+    }
+    for (const key of ['start', 'end'] as const) {
+      const spec = schedule[key];
+      if (spec === undefined) continue;
+      const problem = cronError(spec);
+      if (problem !== undefined) errors.push(invalid(at.child(key), spec, `not a valid cron spec: ${problem}`));
+      else if (seen.has(spec)) errors.push(duplicate(at.child(key), spec));
+      else seen.add(spec);
+    }
+    const location = schedule.location;
+    if (location !== undefined && !validTimeZone(location)) {
+      errors.push(invalid(at.child('location'), location, `not a valid location: unknown time zone ${location}`));
+    }
+  });
   return errors;
 }
 
