@@ -5,7 +5,8 @@
  * starts, as a kind cluster would be. Against the same workloads started directly with the same binaries in the same
  * run: an API server with etcd, kube-controller-manager and kube-scheduler as processes and two machines joined to
  * it with certificates (no API object, controller, webhook, pod or image pull), then the same Ready poll and the
- * same pod check.
+ * same pod check. Then the shoot is hibernated (until `status.hibernated`, every pod of it gone) and woken up (until
+ * both Nodes are Ready again), against the fresh create's time to both Nodes Ready.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import type { KubernetesObject } from '@kubernetes/client-node';
@@ -40,7 +41,13 @@ const DIRECT: SeedNetworks = {
 };
 
 export interface MachinesBenchResult {
-  readonly gardenlet: { readySeconds: number; podSeconds: number; rssMiB: number };
+  readonly gardenlet: {
+    readySeconds: number;
+    podSeconds: number;
+    rssMiB: number;
+    hibernateSeconds: number;
+    wakeSeconds: number;
+  };
   readonly direct: { readySeconds: number; podSeconds: number; rssMiB: number };
 }
 
@@ -169,7 +176,21 @@ async function runGardenlet(
       );
       const podSeconds = (Date.now() - started) / 1000;
       const pods = (await client.list(Refs.pod, { namespace })).items.map((p) => p.metadata?.uid ?? '');
-      return { readySeconds, podSeconds, rssMiB: rssMiB(podProcessIDs(pods)) };
+      const rss = rssMiB(podProcessIDs(pods));
+      const hibernateSeconds = await hibernation(client, namespace, true, async () => {
+        const left = (await client.list(Refs.pod, { namespace })).items;
+        return left.length === 0;
+      });
+      const wakeSeconds = await hibernation(client, namespace, false, async () => {
+        const fresh = await shootAdminClient(client, shoot, { signal: AbortSignal.timeout(10_000) });
+        try {
+          const list = (await fresh.list<NodeInfo & KubernetesObject>(Refs.node, {})).items;
+          return list.length === 2 && list.every(nodeReady);
+        } finally {
+          fresh.close();
+        }
+      });
+      return { readySeconds, podSeconds, rssMiB: rss, hibernateSeconds, wakeSeconds };
     } finally {
       shootClient.close();
     }
@@ -177,6 +198,34 @@ async function runGardenlet(
     await services.stop();
     await stop();
   }
+}
+
+/**
+ * Seconds from setting `spec.hibernation.enabled` until the operation succeeded with `status.hibernated` as asked
+ * and `done` holds.
+ */
+async function hibernation(
+  client: ResourceClient,
+  namespace: string,
+  enabled: boolean,
+  done: () => Promise<boolean>,
+): Promise<number> {
+  const started = Date.now();
+  await client.mergePatch(Refs.shoot, 'mb', BENCH_NAMESPACE, { spec: { hibernation: { enabled } } });
+  await until(
+    async () => {
+      const s = await client.get<Shoot & KubernetesObject>(Refs.shoot, 'mb', BENCH_NAMESPACE);
+      const succeeded =
+        s?.status?.observedGeneration === s?.metadata.generation &&
+        s?.status?.lastOperation?.state === 'Succeeded' &&
+        (s?.status?.hibernated ?? false) === enabled;
+      return succeeded && (await done().catch(() => false)) ? true : undefined;
+    },
+    300_000,
+    enabled ? `shoot hibernated (${namespace} without pods)` : 'shoot awake with both Nodes Ready',
+    200,
+  );
+  return (Date.now() - started) / 1000;
 }
 
 /** The processes in the cgroups of these pods (the kubelets' `pod<uid>` cgroups, nested ones included). */

@@ -118,6 +118,11 @@ if (!only || only === 'machines') {
       `ratios ${(r.gardenlet.podSeconds / r.direct.podSeconds).toFixed(2)}x time, ${(r.gardenlet.rssMiB / r.direct.rssMiB).toFixed(2)}x RSS ` +
       '(target: <= 30 s and <= 1.5 GiB)',
   );
+  console.log(
+    `hibernation: hibernated after ${f(r.gardenlet.hibernateSeconds)}s, woken up with both Nodes Ready after ` +
+      `${f(r.gardenlet.wakeSeconds)}s; baseline the fresh create's Nodes Ready ${f(r.gardenlet.readySeconds)}s; ` +
+      `ratio ${(r.gardenlet.wakeSeconds / r.gardenlet.readySeconds).toFixed(2)}x`,
+  );
 }
 
 if (!only || only === 'webhook') {

@@ -158,6 +158,8 @@ export const EXPECTED_WORKLOAD_GRANTS: string[] = [
   ...allow(Refs.node, ['list']),
   // etcd (gardenlet), the machine pods (provider-local's informer, list by labels, apply, delete).
   ...allow(Refs.statefulSet, ['get', 'list', 'watch', 'create', 'patch', 'delete']),
+  // provider-local's Cluster informer: a hibernated shoot's machines are scaled to zero.
+  ...allow(Refs.cluster, ['list', 'watch']),
   ...allow(Refs.deployment, ['get', 'create', 'patch', 'delete'], {
     names: [COMPONENTS.kubeAPIServer.name, COMPONENTS.kubeControllerManager.name, COMPONENTS.kubeScheduler.name],
   }),

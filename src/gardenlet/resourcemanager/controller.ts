@@ -12,7 +12,8 @@ import { requestFor } from '../../runtime/controller.js';
 import type { Manager } from '../../runtime/manager.js';
 import { specOrMetadataChanged } from '../../runtime/predicates.js';
 import { shootAdminClient } from '../shoot/shoot-client.js';
-import { ManagedResourceReconciler, SEED_CLASS, TARGET_GOING, type Target } from './reconciler.js';
+import { ManagedResourceReconciler, SEED_CLASS, TARGET_GOING, TARGET_HIBERNATED, type Target } from './reconciler.js';
+import { hibernationEnabled } from '../../apis/core/v1beta1/hibernation.js';
 
 export const CONTROLLER_NAME = 'resource-manager';
 /** How long a shoot client (its certificate lasts 15 minutes) is reused. */
@@ -55,7 +56,7 @@ class ShootTargets {
     private readonly now: () => number,
   ) {}
 
-  async targetOf(mr: ManagedResource): Promise<Target | typeof TARGET_GOING | undefined> {
+  async targetOf(mr: ManagedResource): Promise<Target | typeof TARGET_GOING | typeof TARGET_HIBERNATED | undefined> {
     const cls = mr.spec.class;
     if (cls === SEED_CLASS) return { client: this.seed, cluster: 'seed' };
     if (cls !== undefined && cls !== '') return undefined;
@@ -67,6 +68,7 @@ class ShootTargets {
       this.clients.delete(namespace);
       return TARGET_GOING;
     }
+    if (hibernationEnabled(shoot)) return TARGET_HIBERNATED;
     const cached = this.clients.get(namespace);
     if (cached !== undefined && cached.uid === shoot.metadata.uid && cached.until > this.now()) {
       return { client: cached.client, cluster: 'shoot' };

@@ -52,12 +52,17 @@ export interface Target {
 
 /** The target cluster is being deleted or gone: its objects go with it, nothing is applied or deleted there. */
 export const TARGET_GOING = 'going';
+/**
+ * The target is a hibernated shoot: its API server is down on purpose. Nothing is applied, deleted or reported until
+ * it wakes up (Gardener's resource manager of a hibernated shoot is scaled down with it).
+ */
+export const TARGET_HIBERNATED = 'hibernated';
 
 export interface ManagedResourceReconcilerOptions {
   /** The seed. */
   client: ResourceClient;
   /** The target of a ManagedResource (unset class: its shoot); undefined when this manager doesn't handle it. */
-  target: (mr: ManagedResource) => Promise<Target | typeof TARGET_GOING | undefined>;
+  target: (mr: ManagedResource) => Promise<Target | typeof TARGET_GOING | typeof TARGET_HIBERNATED | undefined>;
   clock?: Clock;
   /** @default 30_000 */
   healthSyncPeriodMs?: number;
@@ -82,6 +87,8 @@ export class ManagedResourceReconciler implements Reconciler {
     if (mr === undefined) return;
     const target = await this.opts.target(mr).catch((e: Error) => e);
     if (target === undefined) return;
+    // Looked at again soon: a shoot that wakes up gets its objects back as soon as its API server answers.
+    if (target === TARGET_HIBERNATED) return { requeueAfter: RETRY_MS };
     if (mr.metadata.deletionTimestamp) {
       if (!(mr.metadata.finalizers ?? []).includes(FINALIZER)) return;
       if (target instanceof Error) throw target;

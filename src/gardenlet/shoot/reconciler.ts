@@ -1,7 +1,9 @@
 /**
  * The gardenlet's Shoot reconciler: turns a Shoot scheduled on this seed into its seed namespace, API server
  * service, Network, DNS records, OperatingSystemConfig and NetworkPolicies, per its IP families, and reports the
- * outcome in the Shoot's status. Deletion runs behind the `gardener` finalizer.
+ * outcome in the Shoot's status. A shoot with `spec.hibernation.enabled` has its machines stopped and its control
+ * plane scaled to zero (its data kept), and `status.hibernated` set; waking up deploys it all again. Deletion runs
+ * behind the `gardener` finalizer.
  */
 import type { V1Service } from '@kubernetes/client-node';
 import { decode } from '../../apis/admission.js';
@@ -43,6 +45,7 @@ import {
   WorkerOperatingSystemConfig,
 } from './components/deployers.js';
 import { shootNetworkingStatus } from './networks.js';
+import { hibernationPlan } from './hibernation.js';
 import { seedNamespaceOwnership } from './ownership.js';
 
 export const CONDITION_TYPE = 'NetworkingReady';
@@ -234,11 +237,14 @@ export class ShootReconciler implements Reconciler {
     }));
     let controlPlane: ShootControlPlane | undefined;
     const runtime = this.controlPlaneRuntime(seed);
-    // On a seed with Nodes: machines as machine pods through the Worker extension object.
-    const withWorker = runtime !== undefined && (shoot.spec.provider?.workers?.length ?? 0) > 0;
+    // Hibernation, as Gardener's: the machines stop (the provider reads it from the Cluster), then the control plane
+    // scales to zero with its data kept; the namespace, the Services, the DNS records and the extensions stay.
+    // On a seed with Nodes, machines are machine pods through the Worker extension object.
+    const plan = hibernationPlan(shoot, runtime !== undefined);
+    const controlPlaneUp = plan.controlPlane === 'deploy';
     const worker = () => new ShootWorker(client, shoot, networking!);
     const waitName = [
-      ...(runtime ? ['the control plane'] : []),
+      ...(controlPlaneUp ? ['the control plane'] : []),
       ...(waitForExtensions ? ['the Network', 'the DNS records'] : []),
     ]
       .join(', ')
@@ -270,7 +276,7 @@ export class ShootReconciler implements Reconciler {
       {
         // Everything at once: what needs the load balancer address (DNS records, the control plane) waits for it
         // while the rest is written; the control plane's processes start as early as they can.
-        name: runtime
+        name: controlPlaneUp
           ? 'deploying the Network, the OperatingSystemConfig, the NetworkPolicies, the DNS records and the control plane'
           : 'deploying the Network, the OperatingSystemConfig, the NetworkPolicies and the DNS records',
         progress: 60,
@@ -287,7 +293,7 @@ export class ShootReconciler implements Reconciler {
               async (y) => {
                 const ready = await service.waitReady(this.clock, y);
                 dnsRecords = new APIServerDNSRecords(client, shoot, this.options.dns, ready);
-                if (runtime) {
+                if (runtime && controlPlaneUp) {
                   controlPlane = new ShootControlPlane(client, shoot, runtime, {
                     networking: networking!,
                     service: ready,
@@ -296,7 +302,7 @@ export class ShootReconciler implements Reconciler {
                 }
                 await inParallel(y, [
                   ['deploying the DNS records', (z) => dnsRecords!.deploy(z)],
-                  ...(runtime
+                  ...(controlPlaneUp
                     ? [['deploying the control plane', (z: ComponentContext) => controlPlane!.deploy(z)] as const]
                     : []),
                 ]);
@@ -304,14 +310,14 @@ export class ShootReconciler implements Reconciler {
             ],
           ]),
       },
-      ...(waitForExtensions || runtime
+      ...(waitForExtensions || controlPlaneUp
         ? [
             {
               name: waitName,
               progress: 90,
               run: (x: ComponentContext) =>
                 inParallel(x, [
-                  ...(runtime
+                  ...(controlPlaneUp
                     ? [['waiting for the control plane', (y: ComponentContext) => controlPlane!.wait(y)] as const]
                     : []),
                   ...(waitForExtensions
@@ -324,7 +330,25 @@ export class ShootReconciler implements Reconciler {
             },
           ]
         : []),
-      ...(withWorker
+      ...(plan.machines === 'hibernate'
+        ? [
+            {
+              name: 'waiting for the machines to stop',
+              progress: 92,
+              run: (x: ComponentContext) => worker().waitHibernated(x),
+            },
+          ]
+        : []),
+      ...(runtime && plan.controlPlane === 'hibernate'
+        ? [
+            {
+              name: 'hibernating the control plane',
+              progress: 95,
+              run: (x: ComponentContext) => new ShootControlPlane(client, shoot, runtime).hibernate(x),
+            },
+          ]
+        : []),
+      ...(plan.machines === 'deploy'
         ? [
             {
               name: 'deploying the machine bootstrap and the Worker',
@@ -375,6 +399,8 @@ export class ShootReconciler implements Reconciler {
         ]),
         networking: networking ?? {},
         advertisedAddresses,
+        // Set when the operation succeeded, as Gardener's: a shoot waking up is hibernated until it is awake.
+        hibernated: plan.hibernated,
         observedGeneration: shoot.metadata.generation,
       },
       ctx,

@@ -24,10 +24,11 @@ export const ClusterSchema = z
   .meta({ description: 'Cluster is a specification for a Cluster resource: the shoot, seed and cloud profile.' });
 export type Cluster = z.infer<typeof ClusterSchema>;
 
-/** The shoot a Cluster carries, as far as an extension reads it (its networking). */
+/** The shoot a Cluster carries, as far as an extension reads it (its networking, its hibernation). */
 export interface ClusterShoot {
   readonly metadata?: { readonly name?: string; readonly namespace?: string };
   readonly spec?: {
+    readonly hibernation?: { readonly enabled?: boolean };
     readonly networking?: {
       readonly ipFamilies?: readonly string[];
       readonly nodes?: string;
@@ -41,4 +42,12 @@ export interface ClusterShoot {
 export function clusterShoot(cluster: Pick<Cluster, 'spec'>): ClusterShoot | undefined {
   const shoot = cluster.spec.shoot;
   return typeof shoot === 'object' && shoot !== null ? (shoot as ClusterShoot) : undefined;
+}
+
+/**
+ * Whether the Cluster's shoot is to be hibernated (Gardener's `IsHibernationEnabled`): extensions then scale what
+ * they run for it to zero.
+ */
+export function clusterHibernationEnabled(cluster: Pick<Cluster, 'spec'>): boolean {
+  return clusterShoot(cluster)?.spec?.hibernation?.enabled === true;
 }

@@ -1,6 +1,7 @@
 /**
- * Wiring of provider-local's Worker controller: Workers of type `local`, and their machine StatefulSets (a machine
- * that becomes ready or goes away is news for its Worker's status at once).
+ * Wiring of provider-local's Worker controller: Workers of type `local`, their machine StatefulSets (a machine
+ * that becomes ready or goes away is news for its Worker's status at once), and the Clusters (a shoot hibernated or
+ * woken up changes its machines, not its Worker).
  */
 import type { KubernetesObject, V1StatefulSet } from '@kubernetes/client-node';
 import { Refs } from '../../../apis/refs.js';
@@ -9,6 +10,7 @@ import type { Manager } from '../../../runtime/manager.js';
 import { specOrMetadataChanged } from '../../../runtime/predicates.js';
 import { MACHINE_LABELS } from './machine-pods.js';
 import { isLocalWorker, WorkerReconciler } from './reconciler.js';
+import { clusterHibernationEnabled, type Cluster } from '../../../apis/extensions/v1alpha1/cluster.js';
 
 export const WORKER_CONTROLLER_NAME = 'provider-local-worker';
 
@@ -29,6 +31,15 @@ export function addWorkerController(manager: Manager, options: WorkerControllerO
           .filter((w) => w.metadata?.namespace === s.metadata?.namespace && isLocalWorker(w))
           .map(requestFor)
       : [];
+  const clusters = manager.informer<KubernetesObject>(Refs.cluster);
+  // A Cluster is named after its seed namespace.
+  const workersOfCluster = (c: KubernetesObject) =>
+    workers
+      .list()
+      .filter((w) => w.metadata?.namespace === c.metadata?.name && isLocalWorker(w))
+      .map(requestFor);
+  const hibernationChanged = (c: KubernetesObject, old: KubernetesObject) =>
+    clusterHibernationEnabled(c as unknown as Cluster) !== clusterHibernationEnabled(old as unknown as Cluster);
   return manager
     .controller({
       name: WORKER_CONTROLLER_NAME,
@@ -41,5 +52,6 @@ export function addWorkerController(manager: Manager, options: WorkerControllerO
       ...(options.workers ? { workers: options.workers } : {}),
     })
     .watch(workers, (w) => (isLocalWorker(w) ? [requestFor(w)] : []), specOrMetadataChanged)
-    .watch(statefulSets, workersOfNamespace);
+    .watch(statefulSets, workersOfNamespace)
+    .watch(clusters, workersOfCluster, hibernationChanged);
 }

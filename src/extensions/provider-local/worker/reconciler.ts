@@ -3,13 +3,14 @@
  * pods per pool (machine-pods.ts), their node addresses from the shoot's node ranges as the namespace's Cluster
  * holds them (node-addresses.ts), and reports, as Gardener's worker actuators do, `status.machineDeployments` and a
  * last operation that succeeds once every pool has its machines ready (a machine pod is ready when its Node is).
- * StatefulSets of pools that are gone are deleted. A pool's user data checksum on the Worker is copied onto its
- * machine pods: the pod update makes the seed's kubelet refresh the mounted user data at once, so a changed kernel
- * setting reaches the machines in seconds, not at the kubelet's next periodic sync (a minute by default). Deletion deletes them all and waits until their pods are gone
+ * StatefulSets of pools that are gone are deleted; a hibernated shoot (its Cluster says so) has no machines. A
+ * pool's user data checksum on the Worker is copied onto its machine pods: the pod update makes the seed's kubelet
+ * refresh the mounted user data at once, so a changed kernel setting reaches the machines in seconds, not at the
+ * kubelet's next periodic sync (a minute by default). Deletion deletes them all and waits until their pods are gone
  * before the finalizer goes: the machines stop before the shoot's control plane does.
  */
 import type { KubernetesObject, V1StatefulSet } from '@kubernetes/client-node';
-import { clusterShoot, type Cluster } from '../../../apis/extensions/v1alpha1/cluster.js';
+import { clusterHibernationEnabled, clusterShoot, type Cluster } from '../../../apis/extensions/v1alpha1/cluster.js';
 import type { Worker } from '../../../apis/extensions/v1alpha1/worker.js';
 import {
   MACHINE_POD_USER_DATA_ANNOTATION,
@@ -122,6 +123,9 @@ export class WorkerReconciler implements Reconciler {
       );
       return { requeueAfter: WORKER_POLL_MS };
     }
+    // As Gardener's worker actuators: a hibernated shoot's pools have no machines, whatever their minimum.
+    const hibernated = clusterHibernationEnabled(cluster!);
+    const wanted = (pool: { minimum?: number }) => (hibernated ? 0 : Math.max(0, pool.minimum ?? 0));
     const families = (shoot.spec?.networking?.ipFamilies ?? ['IPv4']).filter(isIPFamily);
     const nodeCIDRs = nodeCIDRsOf(families, shoot.spec?.networking?.nodes);
     let offsets: Map<string, number>;
@@ -141,7 +145,7 @@ export class WorkerReconciler implements Reconciler {
     const starting: string[] = [];
     for (const pool of pools) {
       const userData = userDataOf(pool) as { name: string; key: string };
-      const want = Math.max(0, pool.minimum ?? 0);
+      const want = wanted(pool);
       // From the API server, not the cache: a stale count would scale machines that are starting away.
       const current = await this.client.get<V1StatefulSet & KubernetesObject>(
         Refs.statefulSet,
@@ -173,7 +177,7 @@ export class WorkerReconciler implements Reconciler {
     for (const pool of pools) {
       const name = machineStatefulSetName(pool.name);
       const current = await this.statefulSet(name, namespace, ctx);
-      const want = Math.max(0, pool.minimum ?? 0);
+      const want = wanted(pool);
       const ready = current?.status?.readyReplicas ?? 0;
       const updated = (current?.status?.observedGeneration ?? 0) >= (current?.metadata?.generation ?? 1);
       if (!updated || ready !== want || (current?.status?.replicas ?? 0) !== want) {
@@ -189,7 +193,7 @@ export class WorkerReconciler implements Reconciler {
       );
       return { requeueAfter: WORKER_POLL_MS };
     }
-    const total = pools.reduce((n, p) => n + Math.max(0, p.minimum ?? 0), 0);
+    const total = pools.reduce((n, p) => n + wanted(p), 0);
     await this.writeStatus(
       worker,
       { state: 'Succeeded', description: `${total} machines of ${pools.length} pools are ready` },

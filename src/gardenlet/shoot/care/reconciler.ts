@@ -7,7 +7,9 @@
  *                        controllers renewing their leader Leases
  *   EveryNodeReady       (with machines) every machine has a Node, and every Node is Ready
  *   SystemComponentsHealthy  (with machines) CoreDNS available; containerd, kubelet, kube-proxy run everywhere
- * Only this controller writes these conditions; the shoot reconciler keeps them when it writes its own.
+ * A shoot that is (or is being) hibernated or waking up is not checked: every condition is True with reason
+ * `ConditionNotChecked`, as Gardener reports it. Only this controller writes these conditions; the shoot reconciler
+ * keeps them when it writes its own.
  */
 import type { KubernetesObject, V1Namespace } from '@kubernetes/client-node';
 import { decode } from '../../../apis/admission.js';
@@ -25,6 +27,7 @@ import { condition, mergeConditions } from '../../../runtime/last-operation.js';
 import { SHOOT_FINALIZER, seedNamespaceName } from '../../../apis/core/v1beta1/names.js';
 import { Refs } from '../../../apis/refs.js';
 import { classifySeedNamespace } from '../ownership.js';
+import { hibernationEnabled, isHibernated } from '../../../apis/core/v1beta1/hibernation.js';
 
 export const CONDITION_API_SERVER_AVAILABLE = 'APIServerAvailable';
 export const CONDITION_CONTROL_PLANE_HEALTHY = 'ControlPlaneHealthy';
@@ -50,13 +53,16 @@ export interface ShootCareOptions {
   readonly clock?: Clock;
 }
 
-/** Shoot updates the care controller reacts to: a new spec, or conditions another writer changed. */
+/** Shoot updates the care controller reacts to: a new spec, conditions another writer changed, a wake-up. */
 export function conditionsOrSpecChanged(obj: KubernetesObject, old: KubernetesObject): boolean {
   const conditions = (o: KubernetesObject) => (o as { status?: { conditions?: unknown } }).status?.conditions;
   return (
     obj.metadata?.generation !== old.metadata?.generation ||
     obj.metadata?.deletionTimestamp !== old.metadata?.deletionTimestamp ||
-    !sameIgnoringTimestamps(conditions(obj), conditions(old))
+    !sameIgnoringTimestamps(conditions(obj), conditions(old)) ||
+    // Woken up: checked again at once.
+    (obj as { status?: { hibernated?: boolean } }).status?.hibernated !==
+      (old as { status?: { hibernated?: boolean } }).status?.hibernated
   );
 }
 
@@ -78,8 +84,21 @@ export class ShootCareReconciler implements Reconciler {
     });
     if (classifySeedNamespace(namespace, shoot).kind === 'foreign') return;
 
-    const health = await this.options.controlPlaneHealth(seedNamespaceName(shoot));
     const previous = (type: string) => shoot.status?.conditions?.find((c) => c.type === type);
+    const workersHealth = this.options.workersHealth;
+    const withMachines =
+      workersHealth !== undefined && (shoot.spec.provider?.workers ?? []).some((w) => (w.minimum ?? 0) > 0);
+    if (hibernationEnabled(shoot) || isHibernated(shoot)) {
+      const types = [
+        CONDITION_API_SERVER_AVAILABLE,
+        CONDITION_CONTROL_PLANE_HEALTHY,
+        ...(withMachines ? [CONDITION_EVERY_NODE_READY, CONDITION_SYSTEM_COMPONENTS_HEALTHY] : []),
+      ];
+      const updates = types.map((t) => this.condition(t, true, 'ConditionNotChecked', HIBERNATED, previous));
+      await this.writeConditions(shoot as KubernetesObject & typeof shoot, updates, ctx);
+      return { requeueAfter: this.options.syncPeriodMs ?? DEFAULT_CARE_SYNC_PERIOD_MS };
+    }
+    const health = await this.options.controlPlaneHealth(seedNamespaceName(shoot));
     const updates: Condition[] =
       health === undefined
         ? [
@@ -102,12 +121,9 @@ export class ShootCareReconciler implements Reconciler {
               previous,
             ),
           ];
-    const workersHealth = this.options.workersHealth;
-    const withMachines =
-      workersHealth !== undefined && (shoot.spec.provider?.workers ?? []).some((w) => (w.minimum ?? 0) > 0);
     let workersHealthy = true;
     if (withMachines) {
-      const workers = await workersHealth(shoot);
+      const workers = await workersHealth!(shoot);
       const nodes = workers?.nodes ?? { ok: false, reason: 'MissingNodes', message: 'no machines yet' };
       const system = workers?.system ?? { ok: false, reason: 'MissingNodes', message: 'no machines yet' };
       updates.push(
@@ -163,3 +179,4 @@ export class ShootCareReconciler implements Reconciler {
 }
 
 const notRunning = 'The shoot control plane is not running (yet).';
+const HIBERNATED = 'Shoot cluster has been hibernated.';

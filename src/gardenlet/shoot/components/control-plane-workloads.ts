@@ -57,6 +57,11 @@ const API_SERVER_POLL_MS = 1_000;
 /** On a Secret and the pod templates: a hash of what its certificates were issued for. */
 export const INPUTS_ANNOTATION = 'gardener-ipv6.gardener.cloud/issued-for';
 const MOUNT = '/srv/kubernetes';
+/**
+ * Who scales the workloads to zero for hibernation: a field manager of its own, whose `replicas` the next deploy's
+ * forced apply takes over again.
+ */
+const HIBERNATION_FIELD_MANAGER = 'gardenlet-hibernation';
 
 /**
  * Gardener's labels for reaching a Service's port, `networking.resources.gardener.cloud/to-<service>-tcp-<port>`,
@@ -666,6 +671,60 @@ export class ShootControlPlaneWorkloads {
       reason = (e as Error).message;
     }
     throw new NotReadyError(`kube-apiserver at ${url} is not ready yet (${reason})`);
+  }
+
+  /**
+   * Hibernation, as Gardener's: kube-controller-manager and kube-scheduler, then kube-apiserver, then etcd scaled to
+   * zero. Everything else stays: the Secrets, the Services, and etcd's data on its Node (the StatefulSet stays pinned
+   * there), so that a deploy brings back the same cluster.
+   */
+  async hibernate(namespace: string, ctx: ComponentContext): Promise<void> {
+    const order: (readonly [ResourceRef, string])[][] = [
+      [
+        [Refs.deployment, COMPONENTS.kubeControllerManager.name],
+        [Refs.deployment, COMPONENTS.kubeScheduler.name],
+      ],
+      [[Refs.deployment, COMPONENTS.kubeAPIServer.name]],
+      [[Refs.statefulSet, ETCD_NAME]],
+    ];
+    for (const group of order) {
+      await Promise.all(group.map(([ref, name]) => this.scaleToZero(ref, name, namespace, ctx)));
+      const running = await this.podsOf(namespace, group, ctx);
+      if (running.length > 0) throw new NotReadyError(`waiting for ${running.join(', ')} to stop`);
+    }
+  }
+
+  private async scaleToZero(ref: ResourceRef, name: string, namespace: string, ctx: ComponentContext): Promise<void> {
+    const w = await this.client.get<WorkloadStatus>(ref, name, namespace, { signal: ctx.signal });
+    if (w === undefined || w.spec?.replicas === 0) return;
+    await this.client.apply(
+      ref,
+      { apiVersion: 'apps/v1', kind: w.kind, metadata: { name, namespace }, spec: { replicas: 0 } } as KubernetesObject,
+      { fieldManager: HIBERNATION_FIELD_MANAGER, force: true, signal: ctx.signal },
+    );
+  }
+
+  /** The pods (by name) of the workloads that are still there, stopping or not. */
+  private async podsOf(
+    namespace: string,
+    workloads: readonly (readonly [ResourceRef, string])[],
+    ctx: ComponentContext,
+  ): Promise<string[]> {
+    const byName = new Map<string, Record<string, string>>(Object.values(COMPONENTS).map((c) => [c.name, c.labels]));
+    const pods: string[] = [];
+    for (const [, name] of workloads) {
+      const labels = byName.get(name) ?? {};
+      const selector = Object.entries(labels)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(',');
+      const list = await this.client.list<PodObject>(Refs.pod, {
+        namespace,
+        labelSelector: selector,
+        signal: ctx.signal,
+      });
+      pods.push(...list.items.map((p) => `pod ${p.metadata?.name ?? '?'}`));
+    }
+    return pods;
   }
 
   /** Deletes the workloads and their Secrets; waitCleanup removes etcd's data from the Nodes. */

@@ -215,6 +215,11 @@ export class ShootControlPlane implements DeployWaiter {
     await this.workloads().wait(this.spec(), secrets.ca.certPEM, ctx);
   }
 
+  /** Scales the control plane to zero for hibernation, keeping its data; NotReadyError until its pods are gone. */
+  async hibernate(ctx: ComponentContext): Promise<void> {
+    await this.workloads().hibernate(seedNamespaceName(this.shoot), ctx);
+  }
+
   /** Until no control plane pod is left and etcd's data is gone from the seed's Nodes. */
   async waitCleanup(ctx: ComponentContext): Promise<void> {
     await this.workloads().waitCleanup(seedNamespaceName(this.shoot), ctx);

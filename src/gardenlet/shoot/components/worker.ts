@@ -230,6 +230,36 @@ export class ShootWorker implements DeployWaiter {
     }
   }
 
+  /**
+   * Hibernated once the provider stopped every machine (it reads the hibernation from the Cluster, as Gardener's
+   * worker actuators do). Their Nodes then go from the shoot, as machine-controller-manager deletes the Node of a
+   * machine it deletes, while the API server still answers: machines that come back at wake-up register anew.
+   */
+  async waitHibernated(ctx: ComponentContext): Promise<void> {
+    const namespace = seedNamespaceName(this.shoot);
+    const pods = await this.client.list(Refs.pod, { namespace, labelSelector: 'app=machine', signal: ctx.signal });
+    if (pods.items.length > 0) {
+      const names = pods.items.map((p) => p.metadata?.name ?? '?').join(', ');
+      throw new NotReadyError(`waiting for the machines to stop: ${names}`);
+    }
+    const apiServer = await this.client.get<{ status?: { readyReplicas?: number } } & KubernetesObject>(
+      Refs.deployment,
+      'kube-apiserver',
+      namespace,
+      { signal: ctx.signal },
+    );
+    // The control plane is hibernated already: its Nodes went before it.
+    if ((apiServer?.status?.readyReplicas ?? 0) === 0) return;
+    const shootClient = await shootAdminClient(this.client, this.shoot, ctx);
+    try {
+      const nodes = await shootClient.list(Refs.node, { signal: ctx.signal });
+      const machines = nodes.items.map((n) => n.metadata?.name ?? '').filter((name) => /^machine-/.test(name));
+      await Promise.all(machines.map((name) => shootClient.delete(Refs.node, name, undefined, { signal: ctx.signal })));
+    } finally {
+      shootClient.close();
+    }
+  }
+
   /** Nodes of machines the pools no longer want (`machine-<pool>-<i>`, i ≥ minimum) whose machine pod is gone. */
   private async nodesWithoutMachine(nodes: readonly KubernetesObject[], ctx: ComponentContext): Promise<string[]> {
     const wanted = new Set(
