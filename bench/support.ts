@@ -1,10 +1,11 @@
 /**
  * What the shoot benchmarks share: polling with a deadline, the RSS of processes, and the garden objects they start
- * from (the project namespace and an IPv6 seed).
+ * from (the project namespace, an IPv6 seed and the CloudProfile `local` their shoots name).
  */
 import { readFileSync } from 'node:fs';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { Refs } from '../src/apis/refs.js';
+import { localCloudProfile } from '../src/extensions/provider-local/cloudprofile.js';
 import type { ResourceClient } from '../src/runtime/client.js';
 
 export const BENCH_NAMESPACE = 'garden-bench';
@@ -49,6 +50,11 @@ export function rssMiB(pids: readonly (number | undefined)[], extraBytes = 0): n
 /** The project namespace and the IPv6 seed the benchmark shoots are scheduled on (once the webhook admits it). */
 export async function createBenchSeed(client: ResourceClient): Promise<void> {
   await client.create(Refs.namespace, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: BENCH_NAMESPACE } });
+  // The webhook admits a Shoot against the CloudProfile it names, as `up` creates it.
+  await client.apply(Refs.cloudProfile, localCloudProfile() as KubernetesObject, {
+    fieldManager: 'gardener-ipv6-bench',
+    force: true,
+  });
   await until(
     () =>
       client
