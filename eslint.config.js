@@ -40,6 +40,7 @@ export default tseslint.config(
               'extensions/provider-local',
               'gardenlet',
               'scheduler',
+              'controllermanager',
               'admission',
             ],
             // the local environment `up` and the tests start: etcd, kube-apiserver, BIND9, the binaries

@@ -10,7 +10,7 @@ import { decode } from '../apis/admission.js';
 import { nextTime, parseCron, previousTime, type CronSchedule } from '../apis/core/v1beta1/hibernation.js';
 import type { Shoot } from '../apis/core/v1beta1/shoot.js';
 import { Shoots } from '../apis/registry.js';
-import { Refs } from '../gardenlet/resources.js';
+import { Refs } from '../apis/refs.js';
 import type { ResourceClient } from '../runtime/client.js';
 import { realClock, type Clock } from '../runtime/clock.js';
 import {

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { featureGates } from '../../src/featuregate/featuregate.js';
-import { Refs } from '../../src/gardenlet/resources.js';
+import { Refs } from '../../src/apis/refs.js';
 import { projectRoot } from '../../src/system/project.js';
 import type { IPFamily } from '../../src/net/cidr.js';
 import { ensureE2ETest, formatSummary, runConformance, SIG_NETWORK_CONFORMANCE } from '../../hack/conformance.js';

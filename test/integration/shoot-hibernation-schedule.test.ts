@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Shoot } from '../../src/apis/core/v1beta1/shoot.js';
 import { nextTime, parseCron } from '../../src/apis/core/v1beta1/hibernation.js';
 import { ShootHibernationReconciler } from '../../src/controllermanager/shoot-hibernation.js';
-import { Refs } from '../../src/gardenlet/resources.js';
+import { Refs } from '../../src/apis/refs.js';
 import { ResourceClient } from '../../src/runtime/client.js';
 import { FakeClock } from '../../src/runtime/clock.js';
 import { silentLogger } from '../../src/runtime/log.js';

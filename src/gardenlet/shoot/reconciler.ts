@@ -24,9 +24,14 @@ import { addFinalizer, hasFinalizer, removeFinalizer } from '../../runtime/final
 import { deleteAll } from '../apply.js';
 import { NotReadyError, StepError, type ComponentContext, type DeployWaiter } from '../component.js';
 import { patchStatusIfChanged } from '../../runtime/status.js';
-import { condition, lastOperation, mergeConditions } from '../last-operation.js';
-import { apiServerDomain, inProjectNamespace, SHOOT_FINALIZER, seedNamespaceName } from '../names.js';
-import { Refs } from '../resources.js';
+import { condition, lastOperation, mergeConditions } from '../../runtime/last-operation.js';
+import {
+  apiServerDomain,
+  inProjectNamespace,
+  SHOOT_FINALIZER,
+  seedNamespaceName,
+} from '../../apis/core/v1beta1/names.js';
+import { Refs } from '../../apis/refs.js';
 import type { DNSProviderConfig } from './components/dns-records.js';
 import { caClusterName, ShootControlPlane, type ControlPlaneRuntime } from './components/control-plane.js';
 import { isIPFamily } from '../../apis/validation/ip-families.js';
@@ -44,7 +49,7 @@ import {
   shootNetworkPolicyValues,
   WorkerOperatingSystemConfig,
 } from './components/deployers.js';
-import { shootNetworkingStatus } from './networks.js';
+import { shootNetworkingStatus } from '../../apis/core/v1beta1/networks.js';
 import { hibernationPlan } from './hibernation.js';
 import { seedNamespaceOwnership } from './ownership.js';
 
