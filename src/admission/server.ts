@@ -26,6 +26,11 @@ import {
   type MaybePromise,
 } from './review.js';
 import { WEBHOOK_PATHS, webhookBaseURL } from './webhook-configurations.js';
+import {
+  isAdminKubeconfigAPIPath,
+  serveAdminKubeconfigAPI,
+  type AdminKubeconfigAPIOptions,
+} from './admin-kubeconfig-api.js';
 
 /** All addresses, IPv6 and (on dual-stack hosts) IPv4. */
 export const DEFAULT_HOST = '::';
@@ -117,6 +122,8 @@ export interface AdmissionServerOptions {
   readonly extensions?: RegisteredExtensionTypes;
   /** What the extensions' admission adds. None when unset. */
   readonly extensionAdmission?: ExtensionAdmission;
+  /** Also serve Gardener's `shoots/adminkubeconfig` as an aggregated API (see admin-kubeconfig-api.ts). */
+  readonly adminKubeconfig?: AdminKubeconfigAPIOptions;
 }
 
 export interface AdmissionServer {
@@ -134,6 +141,20 @@ export interface AdmissionServer {
 async function readTLS(tls: TLSSource): Promise<{ cert: string | Buffer; key: string | Buffer }> {
   if ('certFile' in tls) return { cert: await readFile(tls.certFile), key: await readFile(tls.keyFile) };
   return { cert: tls.cert, key: tls.key };
+}
+
+/**
+ * With the aggregated API, a client certificate is asked for (and checked against the request-header CA, which is
+ * also what the certificate request names, so the aggregator sends its own) but not required: the API server calls
+ * the webhooks without one.
+ */
+function clientAuthentication(opts: AdmissionServerOptions): {
+  requestCert?: boolean;
+  rejectUnauthorized?: boolean;
+  ca?: string;
+} {
+  const clientCA = opts.adminKubeconfig?.requestHeader?.clientCA;
+  return clientCA === undefined ? {} : { requestCert: true, rejectUnauthorized: false, ca: clientCA };
 }
 
 /** Starts the server; resolves once it listens. */
@@ -155,9 +176,12 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
     if (!res.headersSent) sendStatus(res, 500, 'internal error');
     else res.destroy();
   };
-  const server = https.createServer({ ...(await readTLS(opts.tls)), minVersion: 'TLSv1.2' }, (req, res) => {
-    void serve(req, res).catch(failed(res));
-  });
+  const server = https.createServer(
+    { ...(await readTLS(opts.tls)), minVersion: 'TLSv1.2', ...clientAuthentication(opts) },
+    (req, res) => {
+      void serve(req, res).catch(failed(res));
+    },
+  );
   server.requestTimeout = opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   server.headersTimeout = Math.min(server.headersTimeout, server.requestTimeout);
   server.on('tlsClientError', (e) => logger.debug({ err: e }, 'TLS handshake failed'));
@@ -184,6 +208,9 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
         .writeHead(ok ? 200 : 503, { 'Content-Type': 'text/plain; charset=utf-8' })
         .end(ok ? 'ok' : 'not ready: caches not synced');
       return;
+    }
+    if (opts.adminKubeconfig !== undefined && isAdminKubeconfigAPIPath(path)) {
+      return serveAdminKubeconfigAPI(req, res, path, opts.adminKubeconfig);
     }
     const mode = Object.prototype.hasOwnProperty.call(modes, path) ? modes[path] : undefined;
     if (mode === undefined) return sendStatus(res, 404, `no handler for ${path}`);
@@ -309,7 +336,8 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
     port: address.port,
     url: webhookBaseURL(address.address, address.port),
     async setTLS(tls) {
-      server.setSecureContext({ ...(await readTLS(tls)), minVersion: 'TLSv1.2' });
+      const { ca } = clientAuthentication(opts);
+      server.setSecureContext({ ...(await readTLS(tls)), minVersion: 'TLSv1.2', ...(ca !== undefined ? { ca } : {}) });
     },
     close({ graceMs = DEFAULT_CLOSE_GRACE_MS } = {}) {
       closing ??= new Promise<void>((resolve) => {

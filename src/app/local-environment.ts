@@ -111,7 +111,11 @@ export async function startLocalServices(
     lbNetwork?.destroy();
     throw e;
   }
-  const webhookAddress = cp.veth?.hostAddress ?? '::1';
+  // With --ipv6-only the API server reaches us over the veth pair; with seed Nodes on the node network's gateway, where
+  // it listens (an aggregated API, shoots/adminkubeconfig, can't be at a loopback address: see apiservice.ts); else
+  // on our own [::1].
+  const apiServerHost = new URL(cp.server).hostname.replace(/^\[(.*)\]$/, '$1');
+  const webhookAddress = cp.veth?.hostAddress ?? (workloads ? apiServerHost : '::1');
   const pool = lbNetwork ? new AddressPool(lbNetwork.networks) : undefined;
   // The webhook and the controllers: started again on the same state by restartGardenlet().
   const startGardenlet = (): Promise<Runtime> =>
@@ -119,8 +123,7 @@ export async function startLocalServices(
       kubeConfig: cp.kubeConfig(),
       gates,
       logger,
-      // With --ipv6-only the API server reaches us over the veth pair, else on our own [::1]: the webhook listens
-      // there only (on `::` it would answer on every address of the host, IPv4 ones included).
+      // The webhook listens there only (on `::` it would answer on every address of the host, IPv4 ones included).
       webhook: {
         host: webhookAddress,
         port: 0,

@@ -9,6 +9,13 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { DEFAULT_REGISTERED_EXTENSION_TYPES, type RegisteredExtensionTypes } from '../admission/extensions.js';
 import { startAdmissionServer, type AdmissionServer } from '../admission/server.js';
 import {
+  deployLocalAPIService,
+  destroyLocalAPIService,
+  LOCAL_API_SERVICE_REFERENCE,
+  serviceDNSName,
+} from '../admission/apiservice.js';
+import { readRequestHeaderConfig } from '../admission/front-proxy.js';
+import {
   desiredWebhookConfigurations,
   deployWebhookConfigurations,
   destroyWebhookConfigurations,
@@ -37,8 +44,10 @@ export interface WebhookOptions {
   /** Folder with `tls.crt`, `tls.key` and `ca.crt`; a self-signed CA and certificate are generated when unset. */
   readonly certDir?: string;
   /**
-   * Register the webhook configurations with the API server, pointing at `https://[advertiseHost]:port`
-   * (a Helm deployment registers them itself, through the Service). @default true
+   * Register the webhook configurations with the API server, pointing at `https://[advertiseHost]:port`, and, unless
+   * that is a loopback address, the APIService of `shoots/adminkubeconfig` (an aggregated API is reached through a
+   * Service, whose endpoints can't be loopback addresses: see apiservice.ts); a Helm deployment registers both
+   * itself, through its Service. @default true
    */
   readonly register?: boolean;
   /** The address the API server reaches the webhook at. @default '::1' */
@@ -105,7 +114,8 @@ async function webhookTLS(options: WebhookOptions): Promise<WebhookTLS> {
   const { generateCertificates } = await import('../localenv/certs.js');
   const certs = await generateCertificates(dir, {
     ipAddresses: [...new Set(['::1', advertise])],
-    dnsNames: ['localhost'],
+    // The aggregator checks the name of the Service the APIService names.
+    dnsNames: ['localhost', serviceDNSName(LOCAL_API_SERVICE_REFERENCE)],
     days: 365,
   });
   return {
@@ -116,6 +126,11 @@ async function webhookTLS(options: WebhookOptions): Promise<WebhookTLS> {
   };
 }
 
+function isLoopback(host: string): boolean {
+  const bare = host.replace(/^\[(.*)\]$/, '$1');
+  return bare === '::1' || bare === 'localhost' || bare.startsWith('127.');
+}
+
 export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const components = new Set(options.components ?? COMPONENTS);
   const { logger } = options;
@@ -123,6 +138,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   let webhook: AdmissionServer | undefined;
   let tls: WebhookTLS | undefined;
   const registered = components.has('admission') && (options.webhook?.register ?? true);
+  const advertiseHost = options.webhook?.advertiseHost ?? '::1';
+  const apiServiceRegistered = registered && !isLoopback(advertiseHost);
   const shutdownTimeoutMs = options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
 
   const manager = new Manager({
@@ -148,6 +165,16 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       tls = await webhookTLS(webhookOptions);
       signal?.throwIfAborted();
       const { seeds, cloudProfiles } = readers;
+      const requestHeader = await readRequestHeaderConfig(client).catch((e: unknown) => {
+        logger.warn({ err: e }, 'reading the request-header configuration failed: shoots/adminkubeconfig answers 401');
+        return undefined;
+      });
+      if (requestHeader === undefined) {
+        logger.warn(
+          'the API server has no aggregation layer (requestheader flags): shoots/adminkubeconfig answers 401',
+        );
+      }
+      signal?.throwIfAborted();
       webhook = await startAdmissionServer({
         tls: { cert: tls.cert, key: tls.key },
         gates: options.gates,
@@ -161,6 +188,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         host: webhookOptions.host ?? '::',
         port: webhookOptions.port ?? 9443,
         logger: logger.child({ component: 'admission' }),
+        adminKubeconfig: { client, requestHeader, logger: logger.child({ component: 'adminkubeconfig' }) },
       });
       if (registered) {
         const url = webhookBaseURL(webhookOptions.advertiseHost ?? '::1', webhook.port);
@@ -171,6 +199,20 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
           signal ? { signal } : {},
         );
         logger.info({ url }, 'registered the admission webhooks');
+        if (apiServiceRegistered) {
+          await deployLocalAPIService(client, {
+            caBundle: tls.ca,
+            address: advertiseHost.replace(/^\[(.*)\]$/, '$1'),
+            port: webhook.port,
+            ...(signal ? { signal } : {}),
+          });
+          logger.info({ apiService: 'v1alpha1.core.gardener.cloud' }, 'registered shoots/adminkubeconfig');
+        } else {
+          logger.info(
+            { advertiseHost },
+            'shoots/adminkubeconfig not registered: the API server reaches no aggregated API at a loopback address',
+          );
+        }
       }
     }
 
@@ -211,9 +253,17 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     await webhook?.close({ graceMs: 0 });
     if (configured) {
       const unregisterClient = new ResourceClient(options.kubeConfig);
-      await destroyWebhookConfigurations(unregisterClient, undefined, {
-        signal: AbortSignal.timeout(shutdownTimeoutMs),
-      }).catch((err: unknown) => logger.warn({ err }, 'unregistering the webhooks failed'));
+      const bound = { signal: AbortSignal.timeout(shutdownTimeoutMs) };
+      await Promise.all([
+        destroyWebhookConfigurations(unregisterClient, undefined, bound).catch((err: unknown) =>
+          logger.warn({ err }, 'unregistering the webhooks failed'),
+        ),
+        apiServiceRegistered
+          ? destroyLocalAPIService(unregisterClient, bound).catch((err: unknown) =>
+              logger.warn({ err }, 'unregistering shoots/adminkubeconfig failed'),
+            )
+          : undefined,
+      ]);
       unregisterClient.close();
     }
     tls?.cleanup();
@@ -238,7 +288,12 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
             signal: AbortSignal.timeout(shutdownTimeoutMs),
           }).catch((e: unknown) => logger.warn({ err: e }, 'unregistering the webhooks failed'))
         : undefined;
-      await Promise.all([manager.stop(), unregister]);
+      const unregisterAPIService = apiServiceRegistered
+        ? destroyLocalAPIService(unregisterClient, { signal: AbortSignal.timeout(shutdownTimeoutMs) }).catch(
+            (e: unknown) => logger.warn({ err: e }, 'unregistering shoots/adminkubeconfig failed'),
+          )
+        : undefined;
+      await Promise.all([manager.stop(), unregister, unregisterAPIService]);
       unregisterClient.close();
       await webhook?.close({ graceMs: shutdownTimeoutMs });
       tls?.cleanup();

@@ -1,13 +1,18 @@
 /**
  * `gardener-ipv6 kubeconfig --shoot NAMESPACE/NAME`: prints an admin kubeconfig for the shoot with a client
- * certificate valid for `--expiration` (Gardener's `shoots/adminkubeconfig` subresource, made from the shoot's CA).
+ * certificate valid for `--expiration`, from Gardener's `shoots/adminkubeconfig` subresource (served by the admission
+ * server: the caller needs `create` on `shoots/adminkubeconfig` in the shoot's namespace, and no access to its CA).
  */
+import { parse, stringify } from 'yaml';
 import {
-  AdminKubeconfigError,
+  API_VERSION,
+  KIND,
   MAX_EXPIRATION_SECONDS,
   MIN_EXPIRATION_SECONDS,
-  shootAdminKubeconfig,
-} from '../gardenlet/shoot/admin-kubeconfig.js';
+  type AdminKubeconfigRequest,
+} from '../apis/authentication/v1alpha1/adminkubeconfigrequest.js';
+import { ADMIN_KUBECONFIG_SUBRESOURCE, AdminKubeconfigShootRef } from '../admission/admin-kubeconfig-api.js';
+import { ADDRESS_CONTEXT_SUFFIX } from '../admission/admin-kubeconfig-issuer.js';
 import { ResourceClient } from '../runtime/client.js';
 import { ApiError } from '../runtime/errors.js';
 import { EXIT_OK, EXIT_UNUSABLE, InputError, type CliIO } from './io.js';
@@ -39,19 +44,41 @@ export function parseShootRef(text: string): { namespace: string; name: string }
   return { namespace: match[1]!, name: match[3]! };
 }
 
+/** The kubeconfig with the context of the load-balancer address as the current one. */
+function pinned(kubeconfig: string, shoot: string): string {
+  const config = parse(kubeconfig) as { contexts?: { name?: string }[]; 'current-context'?: string };
+  const name = `${config['current-context'] ?? ''}${ADDRESS_CONTEXT_SUFFIX}`;
+  if (!config.contexts?.some((c) => c.name === name)) {
+    throw new Error(`shoot ${shoot} has no load-balancer address yet`);
+  }
+  return stringify({ ...config, 'current-context': name });
+}
+
 export async function runKubeconfig(opts: KubeconfigOptions, io: CliIO): Promise<number> {
   const { namespace, name } = parseShootRef(opts.shoot);
   const expirationSeconds = parseDuration(opts.expiration);
+  // The issuer enforces the same bounds; checked here too to fail before contacting anything.
   if (expirationSeconds < MIN_EXPIRATION_SECONDS || expirationSeconds > MAX_EXPIRATION_SECONDS) {
     throw new InputError(`--expiration must be between 10m and 24h, not ${opts.expiration}`);
   }
   const client = new ResourceClient(loadKubeConfig(opts.kubeconfig));
   try {
-    io.out(await shootAdminKubeconfig(client, namespace, name, { expirationSeconds, pinAddress: opts.pinAddress }));
+    const request: AdminKubeconfigRequest = { apiVersion: API_VERSION, kind: KIND, spec: { expirationSeconds } };
+    const answer = await client.createSubresource<AdminKubeconfigRequest>(
+      AdminKubeconfigShootRef,
+      name,
+      namespace,
+      ADMIN_KUBECONFIG_SUBRESOURCE,
+      request,
+    );
+    const encoded = answer.status?.kubeconfig;
+    if (!encoded) throw new Error(`the ${KIND} for ${opts.shoot} came back without status.kubeconfig`);
+    const kubeconfig = Buffer.from(encoded, 'base64').toString('utf8');
+    io.out(opts.pinAddress ? pinned(kubeconfig, opts.shoot) : kubeconfig);
     return EXIT_OK;
   } catch (e) {
-    // Not found, no CA yet, the garden API server unreachable: one line, no stack.
-    const what = e instanceof AdminKubeconfigError || e instanceof ApiError ? '' : 'reading the shoot: ';
+    // Not found, forbidden, the garden API server unreachable: one line, no stack.
+    const what = e instanceof ApiError ? '' : 'requesting the admin kubeconfig: ';
     io.err(`error: ${what}${(e as Error).message}\n`);
     return EXIT_UNUSABLE;
   } finally {

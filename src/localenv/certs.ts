@@ -1,7 +1,8 @@
 /**
  * Certificates of the local control plane, made with the `openssl` CLI (Node has no API to issue X.509
  * certificates, and openssl is on every machine that runs this): a CA, the API server's serving certificate, an
- * admin client certificate in `system:masters`, the service-account signing key pair, and etcd's own CA with its
+ * admin client certificate in `system:masters`, the service-account signing key pair, the aggregation layer's
+ * request-header CA with the front proxy's client certificate, and etcd's own CA with its
  * serving certificate and the API server's client certificate (a certificate of the cluster's CA, a Node's or the
  * admin's, is no etcd client). ECDSA P-256 keys: instant
  * to generate, accepted by kube-apiserver for TLS and for service-account tokens (ES256).
@@ -30,7 +31,17 @@ export interface Certificates {
   /** kube-apiserver's, the only etcd client. */
   etcdClientCert: string;
   etcdClientKey: string;
+  /**
+   * The aggregation layer's: the request-header CA and the certificate the API server proxies to aggregated APIs
+   * with (CN `front-proxy-client`, as kubeadm names it), which they trust for the user in the request headers.
+   */
+  frontProxyCACert: string;
+  frontProxyClientCert: string;
+  frontProxyClientKey: string;
 }
+
+/** The one name the aggregated APIs accept the front proxy's certificate with. */
+export const FRONT_PROXY_CLIENT_NAME = 'front-proxy-client';
 
 export interface CertificateOptions {
   /** IP SANs of the serving certificate, without brackets (`::1`, the service IP, veth addresses). */
@@ -153,10 +164,27 @@ async function generateEtcdCertificates(dir: string, days: number): Promise<void
   ]);
 }
 
+/** The request-header CA (a CA of its own: a certificate of the cluster's CA must not pass as the front proxy). */
+async function generateFrontProxyCertificates(dir: string, days: number): Promise<void> {
+  await createCA(dir, 'front-proxy-ca', 'gardener-ipv6-local-front-proxy-ca', days);
+  await issue(
+    dir,
+    'front-proxy-client',
+    `/CN=${FRONT_PROXY_CLIENT_NAME}`,
+    [...LEAF, 'extendedKeyUsage=clientAuth'],
+    days,
+    'front-proxy-ca',
+  );
+}
+
 /** Generates all certificates and keys into `dir` (which should be private to this control plane). */
 export async function generateCertificates(dir: string, opts: CertificateOptions): Promise<Certificates> {
   const days = opts.days ?? 30;
-  await Promise.all([createCA(dir, 'ca', 'gardener-ipv6-local-ca', days), generateEtcdCertificates(dir, days)]);
+  await Promise.all([
+    createCA(dir, 'ca', 'gardener-ipv6-local-ca', days),
+    generateEtcdCertificates(dir, days),
+    generateFrontProxyCertificates(dir, days),
+  ]);
   const sans = [...opts.ipAddresses.map((ip) => `IP:${ip}`), ...opts.dnsNames.map((dns) => `DNS:${dns}`)];
   await Promise.all([
     issue(
@@ -207,6 +235,9 @@ export async function generateCertificates(dir: string, opts: CertificateOptions
     etcdServerKey: join(dir, 'etcd-server.key'),
     etcdClientCert: join(dir, 'etcd-client.crt'),
     etcdClientKey: join(dir, 'etcd-client.key'),
+    frontProxyCACert: join(dir, 'front-proxy-ca.crt'),
+    frontProxyClientCert: join(dir, 'front-proxy-client.crt'),
+    frontProxyClientKey: join(dir, 'front-proxy-client.key'),
   };
 }
 

@@ -5,7 +5,7 @@
 import { request } from 'node:https';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Certificates } from './certs.js';
+import { FRONT_PROXY_CLIENT_NAME, type Certificates } from './certs.js';
 import { urlHost } from '../system/net.js';
 import { describeExit, startProcess, type ManagedProcess } from '../system/process.js';
 
@@ -76,6 +76,18 @@ export function startKubeAPIServer(opts: KubeAPIServerOptions): KubeAPIServer {
       `--service-account-key-file=${certs.serviceAccountPub}`,
       `--service-account-signing-key-file=${certs.serviceAccountKey}`,
       '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+      // The aggregation layer, as kubeadm sets it up: aggregated APIs (the admission server's
+      // shoots/adminkubeconfig) trust the front proxy's certificate for the user in these headers.
+      `--requestheader-client-ca-file=${certs.frontProxyCACert}`,
+      `--requestheader-allowed-names=${FRONT_PROXY_CLIENT_NAME}`,
+      '--requestheader-username-headers=X-Remote-User',
+      '--requestheader-uid-headers=X-Remote-Uid',
+      '--requestheader-group-headers=X-Remote-Group',
+      '--requestheader-extra-headers-prefix=X-Remote-Extra-',
+      `--proxy-client-cert-file=${certs.frontProxyClientCert}`,
+      `--proxy-client-key-file=${certs.frontProxyClientKey}`,
+      // To the endpoints of an APIService's Service: there is no kube-proxy here for its ClusterIP.
+      '--enable-aggregator-routing=true',
       ...(opts.nodes !== undefined
         ? [
             '--authorization-mode=Node,RBAC',

@@ -100,7 +100,8 @@ export async function issueCertificate(ca: CertificatePair, request: Certificate
   const cert = await x509.X509CertificateGenerator.create({
     serialNumber: serial(),
     subject: subject(request.commonName, request.organizations),
-    issuer: caCert.subject,
+    // The CA's subject as encoded (a UTF8String stays one): name chaining compares the bytes.
+    issuer: caCert.subjectName,
     ...window(request),
     publicKey: keys.publicKey,
     signingKey: await importPrivateKey(ca.keyPEM),

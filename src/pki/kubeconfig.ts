@@ -14,29 +14,54 @@ export interface KubeconfigInput {
   readonly tlsServerName?: string;
 }
 
+export interface KubeconfigCluster {
+  /** Cluster and context name. */
+  readonly name: string;
+  readonly server: string;
+  readonly tlsServerName?: string;
+}
+
+export interface MultiClusterKubeconfigInput {
+  /** The first is the current context. */
+  readonly clusters: readonly [KubeconfigCluster, ...KubeconfigCluster[]];
+  /** Name of the one user every context uses. */
+  readonly user: string;
+  readonly caPEM: string;
+  readonly certPEM: string;
+  readonly keyPEM: string;
+}
+
 const b64 = (text: string) => Buffer.from(text).toString('base64');
 
 export function renderKubeconfig(input: KubeconfigInput): string {
+  const { name, server, tlsServerName, ...credentials } = input;
+  return renderMultiClusterKubeconfig({
+    clusters: [{ name, server, ...(tlsServerName !== undefined ? { tlsServerName } : {}) }],
+    user: name,
+    ...credentials,
+  });
+}
+
+/** One context per way to reach the same API server (its DNS name, an address), all with the same credentials. */
+export function renderMultiClusterKubeconfig(input: MultiClusterKubeconfigInput): string {
   return stringify({
     apiVersion: 'v1',
     kind: 'Config',
-    clusters: [
-      {
-        name: input.name,
-        cluster: {
-          server: input.server,
-          'certificate-authority-data': b64(input.caPEM),
-          ...(input.tlsServerName !== undefined ? { 'tls-server-name': input.tlsServerName } : {}),
-        },
+    clusters: input.clusters.map((c) => ({
+      name: c.name,
+      cluster: {
+        server: c.server,
+        'certificate-authority-data': b64(input.caPEM),
+        ...(c.tlsServerName !== undefined ? { 'tls-server-name': c.tlsServerName } : {}),
       },
-    ],
+    })),
     users: [
       {
-        name: input.name,
+        name: input.user,
         user: { 'client-certificate-data': b64(input.certPEM), 'client-key-data': b64(input.keyPEM) },
       },
     ],
-    contexts: [{ name: input.name, context: { cluster: input.name, user: input.name } }],
-    'current-context': input.name,
+    contexts: input.clusters.map((c) => ({ name: c.name, context: { cluster: c.name, user: input.user } })),
+    'current-context': input.clusters[0].name,
   });
 }

@@ -143,6 +143,18 @@ export class ResourceClient {
     return withTypeMeta(ref, await this.call<T>('POST', path, { ...opts, body: withTypeMeta(ref, obj), query }));
   }
 
+  /** POST of `body` to a subresource of an object (`shoots/<name>/adminkubeconfig`); the server's answer. */
+  async createSubresource<T>(
+    ref: ResourceRef,
+    name: string,
+    namespace: string | undefined,
+    subresource: string,
+    body: unknown,
+    opts: CallOptions = {},
+  ): Promise<T> {
+    return this.call<T>('POST', resourcePath(ref, { namespace, name, subresource }), { ...opts, body });
+  }
+
   /** PUT of the whole object; fails with Conflict when `metadata.resourceVersion` is stale. */
   async update<T extends KubernetesObject>(ref: ResourceRef, obj: T, opts: CallOptions = {}): Promise<T> {
     return withTypeMeta(

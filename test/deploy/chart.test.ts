@@ -30,6 +30,7 @@ import {
   type ChartComponent,
   type PolicyRule,
 } from './expected-rbac.js';
+import { API_SERVICE_NAME, desiredAPIService } from '../../src/admission/apiservice.js';
 import {
   CHART_DIR,
   helm,
@@ -178,6 +179,7 @@ describe.each(Object.keys(PRESETS) as Preset[])('helm template with the %s value
     const kinds = new Set(objects.map((o) => o.kind));
     // The kind presets enforce the NetworkPolicies (their bridge CNI does not): a DaemonSet more.
     expect([...kinds].sort()).toEqual([
+      'APIService',
       'ClusterRole',
       'ClusterRoleBinding',
       'ConfigMap',
@@ -197,8 +199,13 @@ describe.each(Object.keys(PRESETS) as Preset[])('helm template with the %s value
     ]);
     for (const o of objects) {
       const clusterScoped =
-        /^(ClusterRole|ClusterRoleBinding|.*WebhookConfiguration|ValidatingAdmissionPolicy.*)$/.test(o.kind);
-      expect(o.metadata.namespace, `${o.kind}/${o.metadata.name}`).toBe(clusterScoped ? undefined : NAMESPACE);
+        /^(APIService|ClusterRole|ClusterRoleBinding|.*WebhookConfiguration|ValidatingAdmissionPolicy.*)$/.test(o.kind);
+      // The admission server reads the aggregator's configuration in kube-system, as every aggregated API server.
+      const inKubeSystem =
+        o.kind === 'RoleBinding' && o.metadata.name === `${nameOf('admission')}-authentication-reader`;
+      expect(o.metadata.namespace, `${o.kind}/${o.metadata.name}`).toBe(
+        clusterScoped ? undefined : inKubeSystem ? 'kube-system' : NAMESPACE,
+      );
       expect(o.metadata.labels?.['app.kubernetes.io/instance'], `${o.kind}/${o.metadata.name}`).toBe(RELEASE);
     }
   });
@@ -475,6 +482,22 @@ describe.each(Object.keys(PRESETS) as Preset[])('helm template with the %s value
     const mutating = named<{ webhooks: Webhook[] }>(objects, 'MutatingWebhookConfiguration', RELEASE);
     expect(validating.webhooks).toEqual(expectedConfigs.validating.webhooks);
     expect(mutating.webhooks).toEqual(expectedConfigs.mutating.webhooks);
+    // shoots/adminkubeconfig: the APIService the code describes, through the same Service and CA; the admission
+    // server reads the aggregator's configuration with Kubernetes' own Role.
+    const apiService = named<{ spec: unknown }>(objects, 'APIService', API_SERVICE_NAME);
+    expect(apiService.spec).toEqual(
+      desiredAPIService({
+        caBundle: pem('ca.crt'),
+        service: { name: nameOf('admission'), namespace: NAMESPACE, port: 443 },
+      }).spec,
+    );
+    const reader = named<Binding>(objects, 'RoleBinding', `${nameOf('admission')}-authentication-reader`);
+    expect(reader.roleRef).toEqual({
+      apiGroup: 'rbac.authorization.k8s.io',
+      kind: 'Role',
+      name: 'extension-apiserver-authentication-reader',
+    });
+    expect(reader.subjects).toEqual([{ kind: 'ServiceAccount', name: nameOf('admission'), namespace: NAMESPACE }]);
 
     const ca = new X509Certificate(pem('ca.crt'));
     const cert = new X509Certificate(pem('tls.crt'));

@@ -76,7 +76,16 @@ export function allow(
 export const EXPECTED_CLUSTER_GRANTS: Record<ChartComponent, string[]> = {
   // src/app/readers.ts: the Seed and CloudProfile informers (list, watch) and the GET of a cache miss
   // (src/runtime/cached-reader.ts).
-  admission: [...allow(Refs.seed, ['get', 'list', 'watch']), ...allow(Refs.cloudProfile, ['get', 'list', 'watch'])],
+  admission: [
+    ...allow(Refs.seed, ['get', 'list', 'watch']),
+    ...allow(Refs.cloudProfile, ['get', 'list', 'watch']),
+    // shoots/adminkubeconfig (src/admission/admin-kubeconfig-api.ts, src/admission/admin-kubeconfig-issuer.ts): the
+    // Shoot, its seed namespace's CA and API server Service, and the requesting user's SubjectAccessReview.
+    ...allow(Refs.shoot, ['get']),
+    ...allow(Refs.secret, ['get'], { names: [CA_SECRET_NAME] }),
+    ...allow(Refs.service, ['get'], { names: [API_SERVER_SERVICE_NAME] }),
+    ...allow({ group: 'authorization.k8s.io', plural: 'subjectaccessreviews' }, ['create']),
+  ],
   gardenlet: [
     // informer + get in the reconciler; finalizer by merge patch (src/runtime/finalizers.ts); status merge patch.
     ...allow(Refs.shoot, ['get', 'list', 'watch', 'patch']),

@@ -76,10 +76,13 @@ describe.skipIf(netnsUnsupportedReason() !== undefined)('gardener-ipv6 up: liste
     }
     expect(listenersOutside(up.child.pid!, ['::1', dnsAddress!, apiServerAddress!])).toEqual([]);
 
-    // The webhook does not answer on the bridge's IPv4 gateway, which a dual-stack socket on `::` would.
-    const webhookPort = Number(/^webhook: https:\/\/\[::1\]:(\d+)/m.exec(up.stdout())?.[1]);
+    // The webhook (with the aggregated API shoots/adminkubeconfig) listens where the API server does, and does not
+    // answer on the bridge's IPv4 gateway, which a dual-stack socket on `::` would.
+    const webhook = /^webhook: https:\/\/\[([0-9a-f:]+)\]:(\d+)/m.exec(up.stdout());
+    expect(webhook?.[1]).toBe(apiServerAddress);
+    const webhookPort = Number(webhook?.[2]);
     expect(webhookPort).toBeGreaterThan(0);
-    expect(await accepts('::1', webhookPort)).toBe(true);
+    expect(await accepts(apiServerAddress!, webhookPort)).toBe(true);
     const ipv4 = execFileSync('ip', ['-4', '-o', 'addr', 'show'], { encoding: 'utf8' })
       .split('\n')
       .map((line) => /\binet (\d+\.\d+\.\d+\.\d+)\//.exec(line)?.[1])

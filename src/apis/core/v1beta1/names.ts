@@ -13,6 +13,8 @@ export const CA_SECRET_NAME = 'ca';
 export const SERVICE_ACCOUNT_KEY_SECRET_NAME = 'service-account-key';
 /** etcd's own CA (Gardener's `ca-etcd`): only kube-apiserver holds a client certificate of it. */
 export const ETCD_CA_SECRET_NAME = 'ca-etcd';
+/** The LoadBalancer Service in front of a shoot's API server, in its seed namespace. */
+export const API_SERVER_SERVICE_NAME = 'kube-apiserver';
 
 export const Labels = {
   role: 'gardener.cloud/role',

@@ -1,10 +1,12 @@
 import type { V1Service } from '@kubernetes/client-node';
 import { shootIPFamilies } from '../../../apis/core/v1beta1/helpers.js';
 import type { Shoot } from '../../../apis/core/v1beta1/shoot.js';
-import { formatIP, parseIP, type IPFamily } from '../../../net/cidr.js';
-import { seedNamespaceName, shootLabels } from '../../../apis/core/v1beta1/names.js';
+import { API_SERVER_SERVICE_NAME, seedNamespaceName, shootLabels } from '../../../apis/core/v1beta1/names.js';
 
-export const API_SERVER_SERVICE_NAME = 'kube-apiserver';
+// Defined below the components (admission issues kubeconfigs with them too); the gardenlet's take them from here.
+export { API_SERVER_SERVICE_NAME };
+export { ingressIPsByFamily } from '../../../net/load-balancer.js';
+
 export const API_SERVER_PORT = 443;
 
 /**
@@ -29,14 +31,4 @@ export function desiredAPIServerService(shoot: Shoot): V1Service {
       ports: [{ name: 'kube-apiserver', protocol: 'TCP', port: API_SERVER_PORT, targetPort: API_SERVER_PORT }],
     },
   };
-}
-
-/** The service's load balancer addresses by family, canonical (RFC 5952), in the order the service lists them. */
-export function ingressIPsByFamily(service: V1Service | undefined): Record<IPFamily, string[]> {
-  const result: Record<IPFamily, string[]> = { IPv4: [], IPv6: [] };
-  for (const ingress of service?.status?.loadBalancer?.ingress ?? []) {
-    const ip = ingress.ip === undefined ? undefined : parseIP(ingress.ip);
-    if (ip && !result[ip.family].includes(formatIP(ip))) result[ip.family].push(formatIP(ip));
-  }
-  return result;
 }
