@@ -54,6 +54,17 @@ function pinned(kubeconfig: string, shoot: string): string {
   return stringify({ ...config, 'current-context': name });
 }
 
+/** Why the API server itself answered: the subresource is not served, or its server does not answer. */
+function hint(e: unknown): string {
+  if (!(e instanceof ApiError)) return '';
+  // The admission server names the shoot in its NotFound; the API server's own has no name.
+  if (e.code === 404 && e.status?.details?.name === undefined) {
+    return ' (the garden serves no shoots/adminkubeconfig: the APIService v1alpha1.core.gardener.cloud is missing)';
+  }
+  if (e.code === 503) return ' (the admission server, which serves shoots/adminkubeconfig, does not answer)';
+  return '';
+}
+
 export async function runKubeconfig(opts: KubeconfigOptions, io: CliIO): Promise<number> {
   const { namespace, name } = parseShootRef(opts.shoot);
   const expirationSeconds = parseDuration(opts.expiration);
@@ -79,7 +90,7 @@ export async function runKubeconfig(opts: KubeconfigOptions, io: CliIO): Promise
   } catch (e) {
     // Not found, forbidden, the garden API server unreachable: one line, no stack.
     const what = e instanceof ApiError ? '' : 'requesting the admin kubeconfig: ';
-    io.err(`error: ${what}${(e as Error).message}\n`);
+    io.err(`error: ${what}${(e as Error).message}${hint(e)}\n`);
     return EXIT_UNUSABLE;
   } finally {
     client.close();

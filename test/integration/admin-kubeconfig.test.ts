@@ -348,5 +348,21 @@ describe.sequential('shoots/adminkubeconfig (aggregated API of the admission ser
       'v1alpha1.core.gardener.cloud',
     );
     expect(apiService).toBeUndefined();
+    // The CLI says what is missing.
+    await waitFor(
+      async () => {
+        const printed = await cli([
+          'kubeconfig',
+          '--kubeconfig',
+          kubeconfigs.alice,
+          '--shoot',
+          `${NAMESPACE}/${SHOOT}`,
+        ]);
+        expect(printed.code).toBe(2);
+        expect(printed.stderr).toMatch(/the APIService v1alpha1\.core\.gardener\.cloud is missing\)$/m);
+        return true;
+      },
+      { timeoutMs: 20_000, message: 'the API server to stop routing the version' },
+    );
   });
 });
