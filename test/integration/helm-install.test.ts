@@ -165,7 +165,9 @@ describe('helm install', () => {
     for (const object of manifest) {
       const ref = REFS[object.kind];
       expect(ref, `a ref for ${object.kind}`).toBeDefined();
-      const stored = await admin.get(ref!, object.metadata.name, ref!.namespaced ? NAMESPACE : undefined);
+      // The admission server's RoleBinding to the aggregator's configuration is in kube-system.
+      const namespace = object.metadata.namespace ?? NAMESPACE;
+      const stored = await admin.get(ref!, object.metadata.name, ref!.namespaced ? namespace : undefined);
       expect(stored, `${object.kind} ${object.metadata.name}`).toBeDefined();
       expect(stored!.metadata?.labels?.['app.kubernetes.io/managed-by']).toBe('Helm');
     }
