@@ -388,6 +388,8 @@ function failClosed(nodePodCIDRs: readonly string[], local: readonly PodInfo[]):
     const cidr = parseCIDR(text);
     return cidr === undefined ? [] : [{ family: cidr.family, cidr: formatCIDR(cidr) }];
   });
+  // Without the Node's ranges nothing fails closed, and the sets stay empty.
+  if (cidrs.length === 0) return { cidrs, known: [] };
   const known = [
     ...cidrs.map(({ family, cidr }) => ({ family, address: formatIP(nthAddress(parseCIDR(cidr)!, 1)!) })),
     ...local.flatMap(podAddresses),
