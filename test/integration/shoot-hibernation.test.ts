@@ -214,7 +214,9 @@ describe.skipIf(unsupported !== undefined).sequential('hibernation, end to end (
         }
         // The API server is gone from its address: connections fail, they are not answered.
         for (const answer of await readyz()) expect(answer).not.toMatch(/^HTTP/);
-        await expect(kubectl(['get', 'configmaps'], '5s')).rejects.toThrow(/refused|unreachable|timeout|EOF/i);
+        await expect(kubectl(['get', 'configmaps'], '5s')).rejects.toThrow(
+          /refused|unreachable|timeout|deadline exceeded|EOF/i,
+        );
         expect(await dnsRecords()).toEqual(records);
 
         // The care controller doesn't judge a hibernated shoot.
