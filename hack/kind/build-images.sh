@@ -138,11 +138,14 @@ log "kind base: $NODE_BASE"
 # and nft) and CoreDNS (kubeadm's name for it) are built here on the Debian base.
 (cd "$ROOT" && npm run --silent build >&2)
 SEED_IMAGES="$(node "$ROOT/bin/gardener-ipv6.js" images)"
+# The sandbox image under kind's containerd name (tagged kubeadm's 3.10.2 in the node below); the machines carry the
+# same binary as pause:3.10.2 too, for the e2e tests.
+KUBEADM_PAUSE=registry.k8s.io/pause:3.10
 KUBEADM_IMAGES=()
 while IFS=$'\t' read -r name archive; do
   case "$name" in
     registry.k8s.io/etcd:* | registry.k8s.io/kube-apiserver:* | registry.k8s.io/kube-controller-manager:* | \
-      registry.k8s.io/kube-scheduler:* | registry.k8s.io/pause:*) KUBEADM_IMAGES+=("$archive") ;;
+      registry.k8s.io/kube-scheduler:* | "$KUBEADM_PAUSE") KUBEADM_IMAGES+=("$archive") ;;
   esac
 done <<<"$SEED_IMAGES"
 [[ ${#KUBEADM_IMAGES[@]} -eq 5 ]] || die "gardener-ipv6 images printed ${#KUBEADM_IMAGES[@]} of kubeadm's 5 images"
