@@ -173,7 +173,7 @@ export async function runNetworkPolicyFootprintBench(): Promise<NetworkPolicyFoo
       return performance.now() - start;
     };
     const SERVICE = Refs.service;
-    const SLICE = { ...Refs.service, group: 'discovery.k8s.io', plural: 'endpointslices', kind: 'EndpointSlice' };
+    const SLICE = Refs.endpointSlice;
     const serviceChange = async (i: number) => {
       const name = `s${Math.floor(i / 2)}`;
       const start = performance.now();

@@ -21,7 +21,7 @@ import {
 import { invalidStatus } from '../apis/field/index.js';
 import { AdminKubeconfigError, issueShootAdminKubeconfig, type AdminKubeconfig } from './admin-kubeconfig-issuer.js';
 import type { ResourceClient } from '../runtime/client.js';
-import type { ResourceRef } from '../apis/refs.js';
+import { Refs, type ResourceRef } from '../apis/refs.js';
 import type { Logger } from '../runtime/log.js';
 import { authenticateFrontProxy, type RequestHeaderConfig, type UserInfo } from './front-proxy.js';
 
@@ -76,14 +76,6 @@ export interface AdminKubeconfigAPIOptions {
 export function isAdminKubeconfigAPIPath(path: string): boolean {
   return path === PREFIX || path.startsWith(`${PREFIX}/`);
 }
-
-const SUBJECT_ACCESS_REVIEWS: ResourceRef = {
-  group: 'authorization.k8s.io',
-  version: 'v1',
-  plural: 'subjectaccessreviews',
-  kind: 'SubjectAccessReview',
-  namespaced: false,
-};
 
 interface Status {
   apiVersion: 'v1';
@@ -152,7 +144,7 @@ async function allowed(
     kind: string;
     metadata?: object;
     status?: { allowed?: boolean; reason?: string };
-  }>(SUBJECT_ACCESS_REVIEWS, {
+  }>(Refs.subjectAccessReview, {
     apiVersion: 'authorization.k8s.io/v1',
     kind: 'SubjectAccessReview',
     metadata: {},

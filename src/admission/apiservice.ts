@@ -9,7 +9,7 @@
 import { isIPv6 } from 'node:net';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { ResourceClient } from '../runtime/client.js';
-import type { ResourceRef } from '../apis/refs.js';
+import { Refs } from '../apis/refs.js';
 import { ADMIN_KUBECONFIG_API_GROUP, ADMIN_KUBECONFIG_API_VERSION } from './admin-kubeconfig-api.js';
 import { FIELD_MANAGER } from './webhook-configurations.js';
 
@@ -20,26 +20,6 @@ export const LOCAL_API_SERVICE_REFERENCE = { namespace: 'kube-system', name: 'ga
 export function serviceDNSName(service: { namespace: string; name: string }): string {
   return `${service.name}.${service.namespace}.svc`;
 }
-
-export const APIServiceRef = {
-  group: 'apiregistration.k8s.io',
-  version: 'v1',
-  plural: 'apiservices',
-  kind: 'APIService',
-  namespaced: false,
-} as const satisfies ResourceRef;
-
-const LocalRefs = {
-  service: { group: '', version: 'v1', plural: 'services', kind: 'Service', namespaced: true },
-  endpoints: { group: '', version: 'v1', plural: 'endpoints', kind: 'Endpoints', namespaced: true },
-  endpointSlice: {
-    group: 'discovery.k8s.io',
-    version: 'v1',
-    plural: 'endpointslices',
-    kind: 'EndpointSlice',
-    namespaced: true,
-  },
-} as const satisfies Record<string, ResourceRef>;
 
 export interface APIServiceOptions {
   readonly caBundle: string;
@@ -81,7 +61,7 @@ export async function deployLocalAPIService(
   const call = { fieldManager: FIELD_MANAGER, force: true, ...(opts.signal ? { signal: opts.signal } : {}) };
   const metadata = { ...LOCAL_API_SERVICE_REFERENCE };
   await client.apply(
-    LocalRefs.service,
+    Refs.service,
     {
       apiVersion: 'v1',
       kind: 'Service',
@@ -91,7 +71,7 @@ export async function deployLocalAPIService(
     call,
   );
   await client.apply(
-    LocalRefs.endpoints,
+    Refs.endpoints,
     {
       apiVersion: 'v1',
       kind: 'Endpoints',
@@ -101,7 +81,7 @@ export async function deployLocalAPIService(
     call,
   );
   await client.apply(
-    LocalRefs.endpointSlice,
+    Refs.endpointSlice,
     {
       apiVersion: 'discovery.k8s.io/v1',
       kind: 'EndpointSlice',
@@ -113,7 +93,7 @@ export async function deployLocalAPIService(
     call,
   );
   await client.apply(
-    APIServiceRef,
+    Refs.apiService,
     desiredAPIService({
       caBundle: opts.caBundle,
       service: { ...LOCAL_API_SERVICE_REFERENCE, port: SERVICE_PORT },
@@ -129,10 +109,10 @@ export async function destroyLocalAPIService(
 ): Promise<void> {
   const call = opts.signal ? { signal: opts.signal } : {};
   const { namespace, name } = LOCAL_API_SERVICE_REFERENCE;
-  await client.delete(APIServiceRef, API_SERVICE_NAME, undefined, call);
+  await client.delete(Refs.apiService, API_SERVICE_NAME, undefined, call);
   await Promise.all([
-    client.delete(LocalRefs.endpointSlice, name, namespace, call),
-    client.delete(LocalRefs.endpoints, name, namespace, call),
-    client.delete(LocalRefs.service, name, namespace, call),
+    client.delete(Refs.endpointSlice, name, namespace, call),
+    client.delete(Refs.endpoints, name, namespace, call),
+    client.delete(Refs.service, name, namespace, call),
   ]);
 }

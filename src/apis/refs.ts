@@ -64,6 +64,28 @@ export const Refs = {
     kind: 'NetworkPolicy',
     namespaced: true,
   },
+  endpoints: { group: '', version: 'v1', plural: 'endpoints', kind: 'Endpoints', namespaced: true },
+  endpointSlice: {
+    group: 'discovery.k8s.io',
+    version: 'v1',
+    plural: 'endpointslices',
+    kind: 'EndpointSlice',
+    namespaced: true,
+  },
+  subjectAccessReview: {
+    group: 'authorization.k8s.io',
+    version: 'v1',
+    plural: 'subjectaccessreviews',
+    kind: 'SubjectAccessReview',
+    namespaced: false,
+  },
+  apiService: {
+    group: 'apiregistration.k8s.io',
+    version: 'v1',
+    plural: 'apiservices',
+    kind: 'APIService',
+    namespaced: false,
+  },
 } as const satisfies Record<string, ResourceRef>;
 
 /** The names a served kind has in the registry: its ResourceRef's, with the scope as a CRD states it. */
