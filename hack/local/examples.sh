@@ -14,8 +14,16 @@ case "$FAMILY" in
   dual) seed=seed-dual-stack.yaml shoot=shoot-dual-stack.yaml name=local-dual record=AAAA ;;
 esac
 
-# The webhook must answer before Seeds and Shoots can be written (failurePolicy Fail).
+# The webhook must answer before Seeds and Shoots can be written (failurePolicy Fail). A rolled-out Deployment is not
+# enough: the API server reaches it through its Service, which answers once kube-proxy has programmed the pod's
+# endpoint. A server-side dry run goes through the webhook without writing anything.
 kubectl -n "$RELEASE_NAMESPACE" rollout status deployment/gardener-ipv6-admission --timeout=3m
+deadline=$((SECONDS + 120))
+until out="$(kubectl apply --dry-run=server -f "$ROOT/examples/cloudprofile-local.yaml" 2>&1)"; do
+  [[ "$out" == *"failed calling webhook"* ]] || die "$out"
+  ((SECONDS < deadline)) || die "the admission webhook did not answer within 2 minutes: $out"
+  sleep 1
+done
 # The Shoot's admission defaults and checks it against the CloudProfile it names: the profile comes first.
 kubectl apply -f "$ROOT/examples/cloudprofile-local.yaml"
 kubectl apply -f "$ROOT/examples/$seed"
