@@ -161,7 +161,7 @@ export async function startLocalServices(
       runtime = await startGardenlet();
     },
     async stop(stopOpts = {}) {
-      await runtime.stop();
+      await runtime.stop(stopOpts);
       await bind.stop(stopOpts);
       loadBalancerRoutes?.removeAll();
       lbNetwork?.destroy();

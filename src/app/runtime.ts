@@ -91,7 +91,11 @@ export interface Runtime {
   /** The caches the components share. */
   readonly readers: SharedReaders;
   readonly webhook: AdmissionServer | undefined;
-  stop(): Promise<void>;
+  /**
+   * Unregisters the webhooks, stops the controllers and closes the webhook, within `shutdownTimeoutMs` and, when given,
+   * by `deadline` (ms since the epoch), whichever comes first.
+   */
+  stop(opts?: { deadline?: number }): Promise<void>;
 }
 
 /** The default of {@link RuntimeOptions.shutdownTimeoutMs}: within a pod's default 30 s termination grace period. */
@@ -277,25 +281,28 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     manager,
     readers,
     webhook,
-    async stop() {
+    async stop(stopOpts = {}) {
       // Unregister before closing: a registered webhook that no longer answers blocks every write (failurePolicy Fail).
       // Both steps are bounded: against an API server that stopped answering (its etcd died), a request would wait
       // for the server's own 34 s timeout.
+      const budgetMs = (): number =>
+        Math.max(0, Math.min(shutdownTimeoutMs, (stopOpts.deadline ?? Infinity) - Date.now()));
+      const bound = { signal: AbortSignal.timeout(budgetMs()) };
       // Its own client: the manager's closes its connections when it stops.
       const unregisterClient = new ResourceClient(options.kubeConfig);
       const unregister = registered
-        ? destroyWebhookConfigurations(unregisterClient, undefined, {
-            signal: AbortSignal.timeout(shutdownTimeoutMs),
-          }).catch((e: unknown) => logger.warn({ err: e }, 'unregistering the webhooks failed'))
+        ? destroyWebhookConfigurations(unregisterClient, undefined, bound).catch((e: unknown) =>
+            logger.warn({ err: e }, 'unregistering the webhooks failed'),
+          )
         : undefined;
       const unregisterAPIService = apiServiceRegistered
-        ? destroyLocalAPIService(unregisterClient, { signal: AbortSignal.timeout(shutdownTimeoutMs) }).catch(
-            (e: unknown) => logger.warn({ err: e }, 'unregistering shoots/adminkubeconfig failed'),
+        ? destroyLocalAPIService(unregisterClient, bound).catch((e: unknown) =>
+            logger.warn({ err: e }, 'unregistering shoots/adminkubeconfig failed'),
           )
         : undefined;
       await Promise.all([manager.stop(), unregister, unregisterAPIService]);
       unregisterClient.close();
-      await webhook?.close({ graceMs: shutdownTimeoutMs });
+      await webhook?.close({ graceMs: budgetMs() });
       tls?.cleanup();
     },
   };

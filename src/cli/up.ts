@@ -266,18 +266,32 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
     }
     return 0;
   } finally {
-    const deadline = (stopAskedAt ?? Date.now()) + UP_STOP_TIMEOUT_MS;
+    const stopStart = stopAskedAt ?? Date.now();
+    const deadline = stopStart + UP_STOP_TIMEOUT_MS;
+    // How long each part took, counted from the stop request: a stop over its bound says which part held it.
+    const took: string[] = [];
+    const timed = async (what: string, step: Promise<unknown> | undefined) => {
+      if (step === undefined) return;
+      await step;
+      took.push(`${what} ${Date.now() - stopStart} ms`);
+    };
     await Promise.all([
-      services
-        ?.stop({ deadline })
-        .catch((e: unknown) => io.err(`error while stopping the services: ${(e as Error).message}\n`)),
-      seedNodes
-        ?.destroy({ deadline })
-        .catch((e: unknown) => io.err(`error while stopping the seed's Nodes: ${(e as Error).message}\n`)),
+      timed(
+        'services',
+        services
+          ?.stop({ deadline })
+          .catch((e: unknown) => io.err(`error while stopping the services: ${(e as Error).message}\n`)),
+      ),
+      timed(
+        "seed's Nodes",
+        seedNodes
+          ?.destroy({ deadline })
+          .catch((e: unknown) => io.err(`error while stopping the seed's Nodes: ${(e as Error).message}\n`)),
+      ),
     ]);
     if (cp !== undefined) {
-      await cp.stop({ deadline });
-      io.err('stopped; removed the control plane and its files\n');
+      await timed('control plane', cp.stop({ deadline }));
+      io.err(`stopped; removed the control plane and its files (${took.join(', ')})\n`);
     }
     seedNetwork?.destroy();
     runFolder.leave();
