@@ -1,14 +1,15 @@
 /**
- * The gardenlet's Shoot reconciler: turns a Shoot scheduled on this seed into its seed namespace, API server
- * service, Network, DNS records, OperatingSystemConfig and NetworkPolicies, per its IP families, and reports the
- * outcome in the Shoot's status. A shoot with `spec.hibernation.enabled` has its machines stopped and its control
- * plane scaled to zero (its data kept), and `status.hibernated` set; waking up deploys it all again. Deletion runs
- * behind the `gardener` finalizer.
+ * The gardenlet's Shoot reconciler: the wiring around the shoot's flows. It decides whether a request runs anything
+ * (a shoot scheduled on this seed whose inputs changed, an operation annotation, the sync period), runs the reconcile
+ * flow (reconcile-flow.ts: seed namespace, API server service, Network, DNS records, OperatingSystemConfig,
+ * NetworkPolicies, control plane and Worker, per its IP families; hibernation included) or, behind the `gardener`
+ * finalizer, the delete flow (delete-flow.ts), and reports the outcome in the Shoot's status as Gardener does: the
+ * task not ready yet or failed, and the flow's progress, in `lastOperation`, a failure in `lastErrors` too.
  */
 import type { V1Service } from '@kubernetes/client-node';
 import { decode } from '../../apis/admission.js';
 import type { Seed } from '../../apis/core/v1beta1/seed.js';
-import type { NetworkingStatus, Shoot } from '../../apis/core/v1beta1/shoot.js';
+import type { Shoot } from '../../apis/core/v1beta1/shoot.js';
 import type { LastOperation } from '../../apis/meta/schemas.js';
 import { Seeds, Shoots } from '../../apis/registry.js';
 import type { ResourceClient } from '../../runtime/client.js';
@@ -22,7 +23,8 @@ import {
 } from '../../runtime/controller.js';
 import { addFinalizer, hasFinalizer, removeFinalizer } from '../../runtime/finalizers.js';
 import { deleteAll } from '../apply.js';
-import { NotReadyError, StepError, type ComponentContext, type DeployWaiter } from '../component.js';
+import { NotReadyError, StepError } from '../component.js';
+import type { Flow, Outputs } from '../flow.js';
 import { patchStatusIfChanged } from '../../runtime/status.js';
 import { condition, lastOperation, mergeConditions } from '../../runtime/last-operation.js';
 import {
@@ -33,25 +35,13 @@ import {
 } from '../../apis/core/v1beta1/names.js';
 import { Refs } from '../../apis/refs.js';
 import type { DNSProviderConfig } from './components/dns-records.js';
-import { caClusterName, ShootControlPlane, type ControlPlaneRuntime } from './components/control-plane.js';
+import { caClusterName, type ControlPlaneRuntime } from './components/control-plane.js';
 import { isIPFamily } from '../../apis/validation/ip-families.js';
-import { ShootCluster } from './components/cluster.js';
-import { ShootWorker } from './components/worker.js';
-import { MachineBootstrap } from './components/machine-bootstrap.js';
 import { API_SERVER_SERVICE_NAME } from './components/apiserver-service.js';
-import {
-  APIServerDNSRecords,
-  APIServerService,
-  destroyNetworkPolicies,
-  EgressNetworkPolicies,
-  NetworkExtension,
-  SeedNamespace,
-  shootNetworkPolicyValues,
-  WorkerOperatingSystemConfig,
-} from './components/deployers.js';
-import { shootNetworkingStatus } from '../../apis/core/v1beta1/networks.js';
 import { hibernationPlan } from './hibernation.js';
 import { seedNamespaceOwnership } from './ownership.js';
+import { reconcileFlow } from './reconcile-flow.js';
+import { deleteFlow } from './delete-flow.js';
 
 export const CONDITION_TYPE = 'NetworkingReady';
 /** How soon to look again while something is on its way (a load balancer address, an extension). */
@@ -110,12 +100,6 @@ export const OBJECTS_ONLY_DESCRIPTION =
 interface Reconciled {
   readonly inputs: string;
   readonly at: number;
-}
-
-interface Step {
-  readonly name: string;
-  readonly progress: number;
-  run(ctx: ComponentContext): Promise<void>;
 }
 
 export class ShootReconciler implements Reconciler {
@@ -230,146 +214,29 @@ export class ShootReconciler implements Reconciler {
   }
 
   private async runFlow(shoot: Shoot, seed: Seed, type: string, ctx: ReconcileContext): Promise<Result | undefined> {
-    const { client } = this;
-    const service = new APIServerService(client, shoot, (name, namespace) => this.reader.service(name, namespace));
-    let networking: NetworkingStatus | undefined;
-    let dnsRecords: APIServerDNSRecords | undefined;
-    const network = new NetworkExtension(client, shoot);
-    const waitForExtensions = this.options.waitForExtensions ?? true;
+    const runtime = this.controlPlaneRuntime(seed);
+    const plan = hibernationPlan(shoot, runtime !== undefined);
     const advertisedAddresses = (['external', 'internal'] as const).map((name) => ({
       name,
       url: `https://${apiServerDomain(shoot, name, this.options.dns.domain)}`,
     }));
-    let controlPlane: ShootControlPlane | undefined;
-    const runtime = this.controlPlaneRuntime(seed);
-    // Hibernation, as Gardener's: the machines stop (the provider reads it from the Cluster), then the control plane
-    // scales to zero with its data kept; the namespace, the Services, the DNS records and the extensions stay.
-    // On a seed with Nodes, machines are machine pods through the Worker extension object.
-    const plan = hibernationPlan(shoot, runtime !== undefined);
-    const controlPlaneUp = plan.controlPlane === 'deploy';
-    const worker = () => new ShootWorker(client, shoot, networking!);
-    const waitName = [
-      ...(controlPlaneUp ? ['the control plane'] : []),
-      ...(waitForExtensions ? ['the Network', 'the DNS records'] : []),
-    ]
-      .join(', ')
-      .replace(/, ([^,]*)$/, ' and $1');
-
-    // A small task graph, as Gardener's flows: what needs no load balancer address goes first (by then the
-    // provider has usually set it), independent components deploy in parallel.
-    const steps: Step[] = [
-      {
-        name: 'deploying the seed namespace',
-        progress: 10,
-        run: async (x) => {
-          await new SeedNamespace(client, shoot).deploy(x);
-          await new ShootCluster(client, shoot, seed).deploy(x);
-        },
-      },
-      { name: 'deploying the kube-apiserver service', progress: 20, run: (x) => service.deploy(x) },
-      {
-        name: 'computing the shoot networks',
-        progress: 30,
-        run: async () => {
-          networking = shootNetworkingStatus(shoot, seed);
-          // Published now, not with the final status: the network extension reads the second family's pod range
-          // from here before the Network can become ready, and the shoot waits for the Network. The addresses
-          // too: a user can fetch a kubeconfig as soon as the API server answers.
-          await this.patchStatus(shoot, { networking, advertisedAddresses }, ctx);
-        },
-      },
-      {
-        // Everything at once: what needs the load balancer address (DNS records, the control plane) waits for it
-        // while the rest is written; the control plane's processes start as early as they can.
-        name: controlPlaneUp
-          ? 'deploying the Network, the OperatingSystemConfig, the NetworkPolicies, the DNS records and the control plane'
-          : 'deploying the Network, the OperatingSystemConfig, the NetworkPolicies and the DNS records',
-        progress: 60,
-        run: (x) =>
-          inParallel(x, [
-            ['deploying the Network', (y) => network.deploy(y)],
-            ['deploying the OperatingSystemConfig', (y) => new WorkerOperatingSystemConfig(client, shoot).deploy(y)],
-            [
-              'deploying the NetworkPolicies',
-              (y) => new EgressNetworkPolicies(client, shootNetworkPolicyValues(shoot, seed, networking!)).deploy(y),
-            ],
-            [
-              'waiting for the kube-apiserver load balancer',
-              async (y) => {
-                const ready = await service.waitReady(this.clock, y);
-                dnsRecords = new APIServerDNSRecords(client, shoot, this.options.dns, ready);
-                if (runtime && controlPlaneUp) {
-                  controlPlane = new ShootControlPlane(client, shoot, runtime, {
-                    networking: networking!,
-                    service: ready,
-                    domain: this.options.dns.domain,
-                  });
-                }
-                await inParallel(y, [
-                  ['deploying the DNS records', (z) => dnsRecords!.deploy(z)],
-                  ...(controlPlaneUp
-                    ? [['deploying the control plane', (z: ComponentContext) => controlPlane!.deploy(z)] as const]
-                    : []),
-                ]);
-              },
-            ],
-          ]),
-      },
-      ...(waitForExtensions || controlPlaneUp
-        ? [
-            {
-              name: waitName,
-              progress: 90,
-              run: (x: ComponentContext) =>
-                inParallel(x, [
-                  ...(controlPlaneUp
-                    ? [['waiting for the control plane', (y: ComponentContext) => controlPlane!.wait(y)] as const]
-                    : []),
-                  ...(waitForExtensions
-                    ? ([
-                        ['waiting for the Network', (y: ComponentContext) => network.wait(y)],
-                        ['waiting for the DNS records', (y: ComponentContext) => dnsRecords!.wait(y)],
-                      ] as const)
-                    : []),
-                ]),
-            },
-          ]
-        : []),
-      ...(plan.machines === 'hibernate'
-        ? [
-            {
-              name: 'waiting for the machines to stop',
-              progress: 92,
-              run: (x: ComponentContext) => worker().waitHibernated(x),
-            },
-          ]
-        : []),
-      ...(runtime && plan.controlPlane === 'hibernate'
-        ? [
-            {
-              name: 'hibernating the control plane',
-              progress: 95,
-              run: (x: ComponentContext) => new ShootControlPlane(client, shoot, runtime).hibernate(x),
-            },
-          ]
-        : []),
-      ...(plan.machines === 'deploy'
-        ? [
-            {
-              name: 'deploying the machine bootstrap and the Worker',
-              progress: 92,
-              run: async (x: ComponentContext) => {
-                await new MachineBootstrap(client, shoot, networking!).deploy(x);
-                await worker().deploy(x);
-              },
-            },
-            { name: 'waiting for the Worker', progress: 95, run: (x: ComponentContext) => worker().wait(x) },
-          ]
-        : []),
-    ];
-
+    const { flow, networks } = reconcileFlow({
+      client: this.client,
+      clock: this.clock,
+      shoot,
+      seed,
+      dns: this.options.dns,
+      service: (name, namespace) => this.reader.service(name, namespace),
+      waitForExtensions: this.options.waitForExtensions ?? true,
+      runtime,
+      plan,
+      // Published now, not with the final status: the network extension reads the second family's pod range from
+      // here before the Network can become ready, and the shoot waits for the Network. The addresses too: a user can
+      // fetch a kubeconfig as soon as the API server answers.
+      publishNetworks: (networking) => this.patchStatus(shoot, { networking, advertisedAddresses }, ctx),
+    });
     const previous = shoot.status?.conditions?.find((cd) => cd.type === CONDITION_TYPE);
-    const pending = await this.runSteps(shoot, type, steps, ctx, (notReady, description) => ({
+    const outcome = await this.runAndReport(shoot, type, flow, ctx, (notReady, description) => ({
       conditions: mergeConditions(shoot.status?.conditions, [
         condition(
           this.clock,
@@ -381,7 +248,7 @@ export class ShootReconciler implements Reconciler {
         ),
       ]),
     }));
-    if (pending) return pending;
+    if (outcome.pending) return outcome.pending;
     await this.patchStatus(
       shoot,
       {
@@ -402,7 +269,7 @@ export class ShootReconciler implements Reconciler {
             previous,
           ),
         ]),
-        networking: networking ?? {},
+        networking: outcome.output(networks),
         advertisedAddresses,
         // Set when the operation succeeded, as Gardener's: a shoot waking up is hibernated until it is awake.
         hibernated: plan.hibernated,
@@ -430,110 +297,41 @@ export class ShootReconciler implements Reconciler {
       await removeFinalizer(client, Refs.shoot, shoot, SHOOT_FINALIZER, { signal: ctx.signal });
       return;
     }
-    const components: [string, DeployWaiter][] = [
-      ['the DNS records', new APIServerDNSRecords(client, shoot, this.options.dns, undefined)],
-      ['the Network', new NetworkExtension(client, shoot)],
-      ['the OperatingSystemConfig', new WorkerOperatingSystemConfig(client, shoot)],
-      ['the kube-apiserver service', new APIServerService(client, shoot)],
-      ['the NetworkPolicies', { deploy: async () => {}, destroy: (x) => destroyNetworkPolicies(client, namespace, x) }],
-      ...(this.controlPlaneRuntime(undefined)
-        ? [
-            ['the control plane', new ShootControlPlane(client, shoot, this.controlPlaneRuntime(undefined)!)] as [
-              string,
-              DeployWaiter,
-            ],
-          ]
-        : []),
-    ];
-    const seedNamespace = new SeedNamespace(client, shoot);
-    // The machines stop first, while their API server still answers their kubelets.
-    const worker = this.options.controlPlaneWorkloads ? new ShootWorker(client, shoot, {}) : undefined;
-    const steps: Step[] = [
-      ...(worker
-        ? [
-            {
-              name: 'deleting the Worker',
-              progress: 20,
-              run: async (x: ComponentContext) => {
-                await worker.destroy(x);
-                await worker.waitCleanup(x);
-              },
-            },
-          ]
-        : []),
-      {
-        name: 'deleting the seed objects',
-        progress: 30,
-        run: (x) =>
-          inParallel(
-            x,
-            components.map(([name, component]) => [`deleting ${name}`, (y) => component.destroy(y)]),
-          ),
-      },
-      {
-        name: 'waiting for the seed objects to be gone',
-        progress: 60,
-        run: (x) =>
-          inParallel(
-            x,
-            components.map(([name, component]) => [
-              `waiting for the deletion of ${name}`,
-              async (y) => component.waitCleanup?.(y),
-            ]),
-          ),
-      },
-      {
-        name: 'deleting the seed namespace',
-        progress: 90,
-        run: async (x) => {
-          await seedNamespace.destroy(x);
-          await seedNamespace.waitCleanup(x);
-          const cluster = new ShootCluster(client, shoot, undefined);
-          await cluster.destroy(x);
-          await cluster.waitCleanup(x);
-        },
-      },
-    ];
-    const pending = await this.runSteps(shoot, 'Delete', steps, ctx);
-    if (pending) return pending;
+    const flow = deleteFlow({ client, shoot, dns: this.options.dns, runtime: this.controlPlaneRuntime(undefined) });
+    const outcome = await this.runAndReport(shoot, 'Delete', flow, ctx);
+    if (outcome.pending) return outcome.pending;
     await removeFinalizer(client, Refs.shoot, shoot, SHOOT_FINALIZER, { signal: ctx.signal });
   }
 
   /**
-   * Runs the steps in order. A step that is not ready yet reports Processing with its progress and returns the
-   * requeue; any other failure reports Error naming the step (plus `failureStatus`) and is rethrown.
+   * Runs the flow. A task that is not ready yet reports Processing with the flow's progress and returns the requeue;
+   * any other failure reports Error naming the task (plus `failureStatus`) and is rethrown.
    */
-  private async runSteps(
+  private async runAndReport(
     shoot: Shoot,
     type: string,
-    steps: readonly Step[],
+    flow: Flow,
     ctx: ReconcileContext,
     failureStatus: (notReady: boolean, description: string) => Record<string, unknown> = () => ({}),
-  ): Promise<Result | undefined> {
-    const c: ComponentContext = { signal: ctx.signal };
-    for (const step of steps) {
-      try {
-        await step.run(c);
-      } catch (e) {
-        const notReady = e instanceof NotReadyError;
-        const failed = e instanceof StepError ? e : new StepError(step.name, e);
-        const description = notReady ? `${step.name}: ${e.message}` : failed.message;
-        const state = notReady ? 'Processing' : 'Error';
-        const operation = this.op(type, state, step.progress, description);
-        // As Gardener: the failed task's error in lastErrors as well, until an operation succeeds.
-        const lastErrors = notReady
-          ? {}
-          : { lastErrors: [{ description, taskID: failed.step, lastUpdateTime: operation.lastUpdateTime }] };
-        await this.patchStatus(
-          shoot,
-          { lastOperation: operation, ...lastErrors, ...failureStatus(notReady, description) },
-          ctx,
-        );
-        if (notReady) return { requeueAfter: NOT_READY_REQUEUE_MS };
-        throw failed;
-      }
-    }
-    return undefined;
+  ): Promise<{ pending: Result; output?: undefined } | { pending?: undefined; output: Outputs }> {
+    const outcome = await flow.run({ signal: ctx.signal });
+    if (!outcome.failure) return { output: outcome.output };
+    const { error, progress } = outcome.failure;
+    const notReady = error instanceof NotReadyError;
+    const description = error.message;
+    const operation = this.op(type, notReady ? 'Processing' : 'Error', progress, description);
+    // As Gardener: the failed task's error in lastErrors as well, until an operation succeeds.
+    const lastErrors =
+      error instanceof StepError
+        ? { lastErrors: [{ description, taskID: error.step, lastUpdateTime: operation.lastUpdateTime }] }
+        : {};
+    await this.patchStatus(
+      shoot,
+      { lastOperation: operation, ...lastErrors, ...failureStatus(notReady, description) },
+      ctx,
+    );
+    if (notReady) return { pending: { requeueAfter: NOT_READY_REQUEUE_MS } };
+    throw error;
   }
 
   private op(type: string, state: string, progress: number, description: string): LastOperation {
@@ -544,22 +342,6 @@ export class ShootReconciler implements Reconciler {
   private async patchStatus(shoot: Shoot, status: Record<string, unknown>, ctx: ReconcileContext): Promise<void> {
     await patchStatusIfChanged(this.client, Refs.shoot, shoot, status, { signal: ctx.signal });
   }
-}
-
-/**
- * Runs independent tasks at once. A failure wins over "not ready yet" and is reported with its own task's name;
- * otherwise the first NotReadyError is rethrown.
- */
-async function inParallel(
-  ctx: ComponentContext,
-  tasks: readonly (readonly [string, (ctx: ComponentContext) => Promise<void>])[],
-): Promise<void> {
-  const results = await Promise.allSettled(tasks.map(([, run]) => run(ctx)));
-  const failures = results.flatMap((r, i) => (r.status === 'rejected' ? [[tasks[i]![0], r.reason] as const] : []));
-  const failure = failures.find(([, reason]) => !(reason instanceof NotReadyError));
-  // A nested task's StepError already names the innermost step.
-  if (failure) throw failure[1] instanceof StepError ? failure[1] : new StepError(failure[0], failure[1]);
-  if (failures[0]) throw failures[0][1];
 }
 
 /** Create until the first reconcile succeeded, Reconcile afterwards. */

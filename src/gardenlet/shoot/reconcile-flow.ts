@@ -1,0 +1,199 @@
+/**
+ * The shoot's reconcile flow, as Gardener's `botanist` declares it: each component's deploy and wait a task, with
+ * the dependencies that really order them, so everything else runs in parallel. What needs no load balancer address
+ * starts at once (by the time it is written the provider has usually set the address); the DNS records and the
+ * control plane wait for it; the machines come when the control plane answers. Hibernation, as Gardener's: the
+ * machines stop (the provider reads it from the Cluster), then the control plane scales to zero with its data kept;
+ * the namespace, the Services, the DNS records and the extensions stay.
+ */
+import type { V1Service } from '@kubernetes/client-node';
+import type { Seed } from '../../apis/core/v1beta1/seed.js';
+import type { NetworkingStatus, Shoot } from '../../apis/core/v1beta1/shoot.js';
+import { shootNetworkingStatus } from '../../apis/core/v1beta1/networks.js';
+import type { ResourceClient } from '../../runtime/client.js';
+import type { Clock } from '../../runtime/clock.js';
+import { Flow, type TaskHandle } from '../flow.js';
+import type { ComponentContext } from '../component.js';
+import type { DNSProviderConfig } from './components/dns-records.js';
+import { ShootControlPlane, type ControlPlaneRuntime } from './components/control-plane.js';
+import { ShootCluster } from './components/cluster.js';
+import { ShootWorker } from './components/worker.js';
+import { MachineBootstrap } from './components/machine-bootstrap.js';
+import {
+  APIServerDNSRecords,
+  APIServerService,
+  EgressNetworkPolicies,
+  NetworkExtension,
+  SeedNamespace,
+  shootNetworkPolicyValues,
+  WorkerOperatingSystemConfig,
+} from './components/deployers.js';
+import type { HibernationPlan } from './hibernation.js';
+
+export interface ReconcileFlowValues {
+  readonly client: ResourceClient;
+  readonly clock: Clock;
+  readonly shoot: Shoot;
+  readonly seed: Seed;
+  readonly dns: DNSProviderConfig;
+  /** The Service of the shoot's API server, from the cache. */
+  readonly service: (name: string, namespace: string) => Promise<V1Service | undefined>;
+  /** Wait for the Network and the DNS records to report success. */
+  readonly waitForExtensions: boolean;
+  /** Where the control plane runs; undefined: objects only (no control plane, no machines). */
+  readonly runtime: ControlPlaneRuntime | undefined;
+  readonly plan: HibernationPlan;
+  /** Publishes the shoot's networks in its status (the network extension reads them before the Network is ready). */
+  readonly publishNetworks: (networking: NetworkingStatus, ctx: ComponentContext) => Promise<void>;
+}
+
+export interface ReconcileFlow {
+  readonly flow: Flow;
+  /** The task whose output is the shoot's networks, for the final status. */
+  readonly networks: TaskHandle<NetworkingStatus>;
+}
+
+export function reconcileFlow(v: ReconcileFlowValues): ReconcileFlow {
+  const { client, shoot, seed } = v;
+  const flow = new Flow('shoot reconcile');
+  const controlPlaneUp = v.runtime !== undefined && v.plan.controlPlane === 'deploy';
+  const service = new APIServerService(client, shoot, v.service);
+  const network = new NetworkExtension(client, shoot);
+
+  const namespace = flow.task({
+    id: 'deploy-namespace',
+    name: 'deploying the seed namespace',
+    run: async (x) => {
+      await new SeedNamespace(client, shoot).deploy(x);
+      await new ShootCluster(client, shoot, seed).deploy(x);
+    },
+  });
+  const apiServerService = flow.task({
+    id: 'deploy-kube-apiserver-service',
+    name: 'deploying the kube-apiserver service',
+    dependencies: [namespace],
+    run: (x) => service.deploy(x),
+  });
+  const networks = flow.task({
+    id: 'compute-networks',
+    name: 'computing the shoot networks',
+    dependencies: [namespace],
+    run: async (x) => {
+      const networking = shootNetworkingStatus(shoot, seed);
+      await v.publishNetworks(networking, x);
+      return networking;
+    },
+  });
+  const deployNetwork = flow.task({
+    id: 'deploy-network',
+    name: 'deploying the Network',
+    dependencies: [networks],
+    run: (x) => network.deploy(x),
+  });
+  flow.task({
+    id: 'deploy-operating-system-config',
+    name: 'deploying the OperatingSystemConfig',
+    dependencies: [namespace],
+    run: (x) => new WorkerOperatingSystemConfig(client, shoot).deploy(x),
+  });
+  flow.task({
+    id: 'deploy-network-policies',
+    name: 'deploying the NetworkPolicies',
+    dependencies: [networks],
+    run: (x, out) => new EgressNetworkPolicies(client, shootNetworkPolicyValues(shoot, seed, out(networks))).deploy(x),
+  });
+  const loadBalancer = flow.task({
+    id: 'wait-kube-apiserver-load-balancer',
+    name: 'waiting for the kube-apiserver load balancer',
+    dependencies: [apiServerService],
+    run: (x) => service.waitReady(v.clock, x),
+  });
+  const dnsRecords = flow.task({
+    id: 'deploy-dns-records',
+    name: 'deploying the DNS records',
+    dependencies: [loadBalancer],
+    run: async (x, out) => {
+      const records = new APIServerDNSRecords(client, shoot, v.dns, out(loadBalancer));
+      await records.deploy(x);
+      return records;
+    },
+  });
+  const ready: TaskHandle<unknown>[] = [];
+  if (controlPlaneUp) {
+    const controlPlane = flow.task({
+      id: 'deploy-control-plane',
+      name: 'deploying the control plane',
+      dependencies: [loadBalancer, networks],
+      run: async (x, out) => {
+        const cp = new ShootControlPlane(client, shoot, v.runtime!, {
+          networking: out(networks),
+          service: out(loadBalancer),
+          domain: v.dns.domain,
+        });
+        await cp.deploy(x);
+        return cp;
+      },
+    });
+    ready.push(
+      flow.task({
+        id: 'wait-control-plane',
+        name: 'waiting for the control plane',
+        dependencies: [controlPlane],
+        run: (x, out) => out(controlPlane).wait(x),
+      }),
+    );
+  }
+  if (v.waitForExtensions) {
+    ready.push(
+      flow.task({
+        id: 'wait-network',
+        name: 'waiting for the Network',
+        dependencies: [deployNetwork],
+        run: (x) => network.wait(x),
+      }),
+      flow.task({
+        id: 'wait-dns-records',
+        name: 'waiting for the DNS records',
+        dependencies: [dnsRecords],
+        run: (x, out) => out(dnsRecords).wait(x),
+      }),
+    );
+  }
+  const worker = (networking: NetworkingStatus) => new ShootWorker(client, shoot, networking);
+  // Hibernating: the machines first, while their API server still answers, then the control plane.
+  const stopped =
+    v.plan.machines === 'hibernate'
+      ? flow.task({
+          id: 'wait-machines-stopped',
+          name: 'waiting for the machines to stop',
+          dependencies: [networks, ...ready],
+          run: (x, out) => worker(out(networks)).waitHibernated(x),
+        })
+      : undefined;
+  if (v.runtime && v.plan.controlPlane === 'hibernate') {
+    flow.task({
+      id: 'hibernate-control-plane',
+      name: 'hibernating the control plane',
+      dependencies: stopped ? [stopped] : ready,
+      run: (x) => new ShootControlPlane(client, shoot, v.runtime!).hibernate(x),
+    });
+  }
+  if (v.plan.machines === 'deploy') {
+    const deployWorker = flow.task({
+      id: 'deploy-worker',
+      name: 'deploying the machine bootstrap and the Worker',
+      dependencies: [networks, ...ready],
+      run: async (x, out) => {
+        await new MachineBootstrap(client, shoot, out(networks)).deploy(x);
+        await worker(out(networks)).deploy(x);
+      },
+    });
+    flow.task({
+      id: 'wait-worker',
+      name: 'waiting for the Worker',
+      dependencies: [deployWorker],
+      run: (x, out) => worker(out(networks)).wait(x),
+    });
+  }
+  return { flow, networks };
+}

@@ -1,0 +1,136 @@
+import { describe, expect, it } from 'vitest';
+import { Flow } from '../../src/gardenlet/flow.js';
+import { NotReadyError, StepError } from '../../src/gardenlet/component.js';
+
+const ctx = { signal: new AbortController().signal };
+
+/** A promise and its resolve, to hold a task until the test lets it go. */
+function gate(): { promise: Promise<void>; open: () => void } {
+  let open!: () => void;
+  const promise = new Promise<void>((resolve) => (open = resolve));
+  return { promise, open };
+}
+
+describe('a task graph', () => {
+  it('runs independent tasks at once, a dependent only after its dependencies, with their typed outputs', async () => {
+    const events: string[] = [];
+    const a = gate();
+    const b = gate();
+    const flow = new Flow('test');
+    const first = flow.task({
+      id: 'a',
+      name: 'task a',
+      run: async () => {
+        events.push('a start');
+        await a.promise;
+        events.push('a end');
+        return 21;
+      },
+    });
+    const second = flow.task({
+      id: 'b',
+      name: 'task b',
+      run: async () => {
+        events.push('b start');
+        await b.promise;
+        events.push('b end');
+        return 'x';
+      },
+    });
+    flow.task({
+      id: 'c',
+      name: 'task c',
+      dependencies: [first, second],
+      run: async (_x, out) => {
+        const n: number = out(first);
+        const s: string = out(second);
+        events.push(`c ${n * 2}${s}`);
+      },
+    });
+    const running = flow.run(ctx);
+    await new Promise((r) => setImmediate(r));
+    // Both independent tasks started before either ended.
+    expect(events).toEqual(['a start', 'b start']);
+    b.open();
+    await new Promise((r) => setImmediate(r));
+    expect(events).not.toContain('c 42x');
+    a.open();
+    const outcome = await running;
+    expect(outcome.failure).toBeUndefined();
+    expect(events).toEqual(['a start', 'b start', 'b end', 'a end', 'c 42x']);
+    expect(outcome.failure === undefined && outcome.output(first)).toBe(21);
+    expect(flow.describe()).toEqual(['a', 'b', 'c <- a, b']);
+  });
+
+  it('starts nothing new once a task failed, waits for the running ones, and names the failed task', async () => {
+    const slow = gate();
+    const started: string[] = [];
+    const flow = new Flow('test');
+    const failing = flow.task({
+      id: 'fail',
+      name: 'deploying the Network',
+      run: () => Promise.reject(new Error('boom')),
+    });
+    let slowDone = false;
+    flow.task({
+      id: 'slow',
+      name: 'slow',
+      run: async () => {
+        started.push('slow');
+        await slow.promise;
+        slowDone = true;
+      },
+    });
+    flow.task({ id: 'after', name: 'after', dependencies: [failing], run: async () => void started.push('after') });
+    const running = flow.run(ctx);
+    await new Promise((r) => setImmediate(r));
+    slow.open();
+    const outcome = await running;
+    expect(slowDone).toBe(true);
+    expect(started).toEqual(['slow']);
+    const error = outcome.failure?.error;
+    expect(error).toBeInstanceOf(StepError);
+    expect((error as StepError).step).toBe('deploying the Network');
+    expect(error?.message).toBe('deploying the Network: boom');
+    // One task of three completed.
+    expect(outcome.failure?.progress).toBe(33);
+  });
+
+  it('reports a failure over a task not ready yet, and a task not ready yet with its name', async () => {
+    const mixed = new Flow('test');
+    mixed.task({ id: 'wait', name: 'waiting', run: () => Promise.reject(new NotReadyError('not yet')) });
+    mixed.task({ id: 'fail', name: 'failing', run: () => Promise.reject(new Error('broken')) });
+    const failed = (await mixed.run(ctx)).failure;
+    expect(failed?.error).toBeInstanceOf(StepError);
+    expect(failed?.error.message).toBe('failing: broken');
+
+    const waiting = new Flow('test');
+    waiting.task({ id: 'ok', name: 'ok', run: async () => {} });
+    waiting.task({
+      id: 'wait',
+      name: 'waiting for the Worker',
+      run: () => Promise.reject(new NotReadyError('1 of 2')),
+    });
+    const notReady = (await waiting.run(ctx)).failure;
+    expect(notReady?.error).toBeInstanceOf(NotReadyError);
+    expect(notReady?.error.message).toBe('waiting for the Worker: 1 of 2');
+    expect(notReady?.progress).toBe(50);
+  });
+
+  it("keeps a nested StepError's own task name", async () => {
+    const flow = new Flow('test');
+    flow.task({ id: 'outer', name: 'outer', run: () => Promise.reject(new StepError('inner step', new Error('x'))) });
+    const error = (await flow.run(ctx)).failure?.error as StepError;
+    expect(error.step).toBe('inner step');
+  });
+
+  it('refuses a task added twice or depending on a task it does not have', () => {
+    const flow = new Flow('test');
+    const a = flow.task({ id: 'a', name: 'a', run: async () => {} });
+    expect(() => flow.task({ id: 'a', name: 'again', run: async () => {} })).toThrow(/task a added twice/);
+    expect(() => flow.task({ id: 'b', name: 'b', dependencies: [{ id: 'nope' }], run: async () => {} })).toThrow(
+      /needs unknown nope/,
+    );
+    expect(flow.task({ id: 'c', name: 'c', dependencies: [a], run: async () => {} }).id).toBe('c');
+  });
+});
