@@ -7,12 +7,8 @@ import { MANAGED_RESOURCE_NAME, SECRET_NAME as CALICO_SECRET_NAME } from '../../
 import { Refs, type ResourceRef } from '../../src/apis/refs.js';
 import { API_SERVER_SERVICE_NAME } from '../../src/gardenlet/shoot/components/apiserver-service.js';
 import { DNS_SECRET_NAME } from '../../src/gardenlet/shoot/components/dns-records.js';
-import {
-  COMPONENTS,
-  CONTROL_PLANE_POLICY_NAMES,
-  ETCD_CLIENT_SERVICE,
-  VPN_SEED,
-} from '../../src/gardenlet/shoot/components/control-plane-workloads.js';
+import { COMPONENTS, ETCD_CLIENT_SERVICE, VPN_SEED } from '../../src/gardenlet/shoot/components/controlplane/names.js';
+import { CONTROL_PLANE_POLICY_NAMES } from '../../src/gardenlet/shoot/components/controlplane/policies.js';
 import { MACHINE_POLICY_NAMES } from '../../src/extensions/provider-local/worker/machine-pods.js';
 import {
   BOOTSTRAP_TOKEN_SECRET,

@@ -26,7 +26,7 @@ import { healthyShoot, run, runWithNameserver, testFile } from '../support/shoot
 import { SeedEnvironment } from '../support/seed-environment.js';
 import { waitFor } from '../support/wait.js';
 import { seedPodScript, tcpConnectScript } from '../support/seed-pod.js';
-import { TO_ETCD_LABEL } from '../../src/gardenlet/shoot/components/control-plane-workloads.js';
+import { TO_ETCD_LABEL } from '../../src/gardenlet/shoot/components/controlplane/names.js';
 import { shootAdminAccess, shootAdminClient } from '../../src/gardenlet/shoot/shoot-client.js';
 import { shootGet } from '../../src/gardenlet/shoot/shoot-get.js';
 import { podToPodCheck } from '../../src/extensions/provider-local/worker/pod-check.js';

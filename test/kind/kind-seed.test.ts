@@ -22,7 +22,7 @@ import { projectRoot } from '../../src/system/project.js';
 import { which } from '../../src/system/process.js';
 import { containsCIDR, mustParseCIDR } from '../../src/net/cidr.js';
 import { IMAGES } from '../../src/imagevector/images.js';
-import { TO_KUBE_APISERVER_LABEL } from '../../src/gardenlet/shoot/components/control-plane-workloads.js';
+import { TO_KUBE_APISERVER_LABEL } from '../../src/gardenlet/shoot/components/controlplane/names.js';
 import { tcpConnectScript } from '../support/seed-pod.js';
 import { waitFor } from '../support/wait.js';
 

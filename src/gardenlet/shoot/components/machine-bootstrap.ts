@@ -21,7 +21,7 @@ import { coreDNSObjects, type CoreDNSOptions } from './coredns.js';
 import { apiVersionOf } from '../../../runtime/paths.js';
 import { seedNamespaceName } from '../../../apis/core/v1beta1/names.js';
 import { managedResourceObjects, type NamedManifest } from '../../../apis/resources/v1alpha1/manifests.js';
-import { VPN_SEED } from './control-plane-workloads.js';
+import { VPN_SEED } from './controlplane/names.js';
 import { machineNetworking } from './workers.js';
 
 /** The seed namespace's Secret with the machines' bootstrap token. */

@@ -3,14 +3,18 @@ import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import type { ControlPlaneSpec } from '../../../../src/gardenlet/shoot/components/controlplane/args.js';
 import {
-  certificateInputsHash,
-  controlPlaneSecrets,
-  desiredControlPlaneWorkloads,
   ETCD_HOST_DIR,
-  etcdCleanupPod,
   INPUTS_ANNOTATION,
   type ControlPlaneWorkloadValues,
-} from '../../../../src/gardenlet/shoot/components/control-plane-workloads.js';
+} from '../../../../src/gardenlet/shoot/components/controlplane/names.js';
+import {
+  certificateInputsHash,
+  controlPlaneSecrets,
+} from '../../../../src/gardenlet/shoot/components/controlplane/secrets.js';
+import {
+  desiredControlPlaneWorkloads,
+  etcdCleanupPod,
+} from '../../../../src/gardenlet/shoot/components/controlplane/workloads.js';
 import { ETCD_VERSION, IMAGES, KUBERNETES_VERSION } from '../../../../src/imagevector/images.js';
 import { createCA, createSigningKeyPair } from '../../../../src/pki/certificates.js';
 import { pinnedVersions } from '../../../../src/localenv/binaries.js';
