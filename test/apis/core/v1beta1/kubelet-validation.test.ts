@@ -45,10 +45,69 @@ describe('kubelet settings', () => {
       imageGCLowThresholdPercent: 80,
       cpuManagerPolicy: 'static',
       kubeReserved: { cpu: '100m', memory: '1Gi', ephemeralStorage: '1Gi', pid: '1000' },
-      systemReserved: { memory: '100Mi' },
       maxParallelImagePulls: 3,
     };
     expect(causes(withKubelet(undefined, full))).toEqual([]);
+    const swap: KubeletConfig = {
+      failSwapOn: false,
+      featureGates: { NodeSwap: true },
+      memorySwap: { swapBehavior: 'LimitedSwap' },
+    };
+    expect(causes(withKubelet(swap))).toEqual([]);
+  });
+
+  it('refuses systemReserved from Kubernetes 1.31 on (the pool version counts), as Gardener does', () => {
+    const reserved: KubeletConfig = { systemReserved: { memory: '100Mi' } };
+    const refused = causes(withKubelet(undefined, reserved));
+    expect(refused).toHaveLength(1);
+    expect(refused[0]).toMatchObject({ field: `${POOL_KUBELET}.systemReserved`, reason: 'FieldValueInvalid' });
+    expect(refused[0]!.message).toMatch(
+      /systemReserved is no longer supported by Gardener starting from Kubernetes 1.31$/,
+    );
+    // A pool of Kubernetes 1.30 may still reserve for the system.
+    const older = withKubelet(undefined, reserved);
+    older.spec.provider!.workers![0]!.kubernetes = { version: '1.30.4', kubelet: reserved };
+    expect(causes(older).filter((c) => c.field.endsWith('systemReserved'))).toEqual([]);
+  });
+
+  it.each<[string, KubeletConfig, Cause[]]>([
+    [
+      'swap with failSwapOn',
+      { failSwapOn: true, featureGates: { NodeSwap: true }, memorySwap: { swapBehavior: 'LimitedSwap' } },
+      [
+        {
+          field: `${KUBELET}.memorySwap`,
+          reason: 'FieldValueForbidden',
+          message:
+            "Forbidden: configuring swap behaviour is not available when the kubelet is configured with 'FailSwapOn=true'",
+        },
+      ],
+    ],
+    [
+      'a swap behaviour without the NodeSwap gate',
+      { failSwapOn: false, memorySwap: { swapBehavior: 'LimitedSwap' } },
+      [
+        {
+          field: `${KUBELET}.memorySwap`,
+          reason: 'FieldValueForbidden',
+          message:
+            "Forbidden: configuring swap behaviour is not available when kubelet's 'NodeSwap' feature gate is not set",
+        },
+      ],
+    ],
+    [
+      'a swap behaviour the kubelet no longer has',
+      { failSwapOn: false, featureGates: { NodeSwap: true }, memorySwap: { swapBehavior: 'UnlimitedSwap' } },
+      [
+        {
+          field: `${KUBELET}.memorySwap.swapBehavior`,
+          reason: 'FieldValueNotSupported',
+          message: 'Unsupported value: "UnlimitedSwap": supported values: "NoSwap", "LimitedSwap"',
+        },
+      ],
+    ],
+  ])('refuses %s, naming the field', (_, kubelet, expected) => {
+    expect(causes(withKubelet(kubelet))).toEqual(expected);
   });
 
   it.each<[string, KubeletConfig, Cause]>([

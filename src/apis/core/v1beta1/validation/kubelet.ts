@@ -7,6 +7,7 @@ import type { FieldPath } from '../../../field/index.js';
 import { forbidden, invalid, notSupported, type ErrorList } from '../../../field/index.js';
 import { quantitySign, QUANTITY_DETAIL } from '../../../validation/quantity.js';
 import type { KubeletConfig } from '../shoot.js';
+import { compareSemVer, parseSemVer } from '../versions.js';
 
 /** The CPU manager policies the kubelet has. */
 export const CPU_MANAGER_POLICIES = ['none', 'static'] as const;
@@ -76,8 +77,25 @@ function validateQuantityOrPercent(path: FieldPath, value: string | undefined): 
   return validateNonNegativeQuantity(path, value);
 }
 
-/** `path` is `spec.kubernetes.kubelet` or `spec.provider.workers[i].kubernetes.kubelet`. */
-export function validateKubeletConfig(config: KubeletConfig | undefined, path: FieldPath): ErrorList {
+/** The swap behaviours the kubelet has from Kubernetes 1.30 on, and before. */
+export const SWAP_BEHAVIORS = ['NoSwap', 'LimitedSwap'] as const;
+const SWAP_BEHAVIORS_BEFORE_1_30 = ['LimitedSwap', 'UnlimitedSwap'] as const;
+
+/**
+ * Whether `version` (the shoot's or the pool's Kubernetes version) is at least 1.`minor`; a version not known yet
+ * (defaulted from the CloudProfile later) counts as the newest, as every version this environment runs does.
+ */
+function atLeast(version: string | undefined, minor: number): boolean {
+  const parsed = version === undefined ? undefined : parseSemVer(version);
+  if (parsed === undefined) return true;
+  return compareSemVer({ ...parsed, prerelease: undefined }, { major: 1, minor, patch: 0 }) >= 0;
+}
+
+/**
+ * `path` is `spec.kubernetes.kubelet` or `spec.provider.workers[i].kubernetes.kubelet`; `version` the Kubernetes
+ * version the kubelet runs (the pool's, else the shoot's).
+ */
+export function validateKubeletConfig(config: KubeletConfig | undefined, path: FieldPath, version?: string): ErrorList {
   if (config === undefined) return [];
   const errors: ErrorList = [];
   errors.push(...validateNonNegative(path.child('maxPods'), config.maxPods));
@@ -177,5 +195,42 @@ export function validateKubeletConfig(config: KubeletConfig | undefined, path: F
     }
   }
   errors.push(...validateNonNegativeQuantity(path.child('containerLogMaxSize'), config.containerLogMaxSize));
+  // Gardener reserves for the system through kubeReserved only.
+  if (config.systemReserved !== undefined && atLeast(version, 31)) {
+    errors.push(
+      invalid(
+        path.child('systemReserved'),
+        config.systemReserved,
+        'systemReserved is no longer supported by Gardener starting from Kubernetes 1.31',
+      ),
+    );
+  }
+  errors.push(...validateMemorySwap(config, path, version));
+  return errors;
+}
+
+/** Swap, as Gardener allows it: not with `failSwapOn: true`, a behaviour only with the `NodeSwap` gate on. */
+function validateMemorySwap(config: KubeletConfig, path: FieldPath, version: string | undefined): ErrorList {
+  if (config.memorySwap === undefined) return [];
+  const errors: ErrorList = [];
+  const at = path.child('memorySwap');
+  if (config.failSwapOn === true) {
+    errors.push(
+      forbidden(
+        at,
+        "configuring swap behaviour is not available when the kubelet is configured with 'FailSwapOn=true'",
+      ),
+    );
+  }
+  const behavior = config.memorySwap.swapBehavior;
+  if (behavior !== undefined) {
+    if (config.featureGates?.NodeSwap !== true) {
+      errors.push(
+        forbidden(at, "configuring swap behaviour is not available when kubelet's 'NodeSwap' feature gate is not set"),
+      );
+    }
+    const supported: readonly string[] = atLeast(version, 30) ? SWAP_BEHAVIORS : SWAP_BEHAVIORS_BEFORE_1_30;
+    if (!supported.includes(behavior)) errors.push(notSupported(at.child('swapBehavior'), behavior, supported));
+  }
   return errors;
 }

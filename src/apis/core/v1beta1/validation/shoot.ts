@@ -212,10 +212,15 @@ function validateHibernationSchedules(shoot: Shoot): ErrorList {
 
 /** The shoot-wide kubelet settings and each pool's (which replace them for its machines). */
 function validateKubeletConfigs(shoot: Shoot): ErrorList {
-  const errors = validateKubeletConfig(shoot.spec.kubernetes?.kubelet, FieldPath.root('spec', 'kubernetes', 'kubelet'));
+  const version = shoot.spec.kubernetes?.version;
+  const errors = validateKubeletConfig(
+    shoot.spec.kubernetes?.kubelet,
+    FieldPath.root('spec', 'kubernetes', 'kubelet'),
+    version,
+  );
   (shoot.spec.provider?.workers ?? []).forEach((worker, i) => {
     const path = FieldPath.root('spec', 'provider', 'workers').index(i).child('kubernetes', 'kubelet');
-    errors.push(...validateKubeletConfig(worker.kubernetes?.kubelet, path));
+    errors.push(...validateKubeletConfig(worker.kubernetes?.kubelet, path, worker.kubernetes?.version ?? version));
   });
   return errors;
 }
