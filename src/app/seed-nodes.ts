@@ -136,6 +136,12 @@ export interface SeedNodesOptions {
   readonly machines: MachinesOptions;
   /** An admin client of the garden API server (CoreDNS, the Nodes). */
   readonly client: ResourceClient;
+  /**
+   * The environment's DNS servers (BIND9 of `up`): the Nodes' upstream resolvers and where the seed's CoreDNS sends
+   * names outside the cluster, so that pods on the seed (the shoots' machines among them) resolve the shoots' API
+   * server names. @default none (such names get NXDOMAIN)
+   */
+  readonly upstreamDNS?: readonly string[];
   readonly log?: (line: string) => void;
 }
 
@@ -159,7 +165,7 @@ export class SeedNodes {
   /** The Nodes of a garden control plane started with `network.controlPlaneOptions()`; state below its folder. */
   static forGarden(
     garden: Pick<ControlPlane, 'server' | 'certs' | 'dir'>,
-    opts: Pick<SeedNodesOptions, 'count' | 'network' | 'machines' | 'client' | 'log'>,
+    opts: Pick<SeedNodesOptions, 'count' | 'network' | 'machines' | 'client' | 'upstreamDNS' | 'log'>,
   ): SeedNodes {
     return new SeedNodes({
       ...opts,
@@ -206,6 +212,7 @@ export class SeedNodes {
           clusterDNS: clusterDNS[0]!,
           podCIDRs: [...pods],
           serviceCIDRs: [...services],
+          upstreamDNS: [...(this.opts.upstreamDNS ?? [])],
           operatingSystemConfig: { spec: { files: [] } },
           images,
           ...(this.opts.log ? { log: this.opts.log } : {}),
@@ -218,6 +225,7 @@ export class SeedNodes {
       clusterIPs: clusterDNS,
       families: [...families],
       replicas: Math.min(2, Math.max(1, count)),
+      ...(this.opts.upstreamDNS?.length ? { upstreams: [...this.opts.upstreamDNS] } : {}),
     });
   }
 

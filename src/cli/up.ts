@@ -212,6 +212,7 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
     const client = new ResourceClient(cp.kubeConfig());
     try {
       const garden = cp;
+      const bind = services.bind;
       const seedReady = async (): Promise<string[]> => {
         if (seedNetwork === undefined) return [];
         seedNodes = SeedNodes.forGarden(garden, {
@@ -219,6 +220,8 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
           network: seedNetwork,
           machines: await machinesOptions({ seed: workloads }),
           client,
+          // BIND9 on port 53 (always so with seed Nodes): what a resolv.conf can name.
+          ...(bind.port === 53 ? { upstreamDNS: [bind.address] } : {}),
           log: (line) => io.err(`${line}\n`),
         });
         await seedNodes.deploy();

@@ -12,6 +12,10 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Shoot } from '../../src/apis/core/v1beta1/shoot.js';
+import {
+  NODE_APPLIED_USER_DATA_ANNOTATION,
+  workerUserDataAnnotation,
+} from '../../src/apis/provider-local/v1alpha1/machine-user-data.js';
 import { OVERLAY_DEVICE } from '../../src/extensions/provider-local/machine/overlay.js';
 import { CALICO_VXLAN_DEVICES } from '../../src/extensions/provider-local/machine/pod-network.js';
 import { featureGates } from '../../src/featuregate/featuregate.js';
@@ -306,6 +310,72 @@ describe.skipIf(unsupported !== undefined).sequential("calico's pool settings on
     }
   }, 240_000);
 
+  it("overlay off: pods resolve the environment's names through CoreDNS and the machines' resolvers (snatToUpstreamDNS), not when it is stated off", async () => {
+    // The shoot's API server name: in the environment's BIND9 only, which the seed's CoreDNS (the machine pods'
+    // resolver, and so the machines') forwards to.
+    const records = await client.list<
+      KubernetesObject & { spec?: { name?: string; recordType?: string; values?: string[] } }
+    >(Refs.dnsRecord, { namespace: SEED_NAMESPACE });
+    const record = records.items.find((r) => r.spec?.recordType === 'AAAA')?.spec;
+    const apiName = record?.name;
+    expect(apiName).toMatch(/^api\./);
+    const zone = apiName!.replace(/^api\./, '');
+    const ipv6Address = record!.values![0]!;
+    expect(familyOf(ipv6Address)).toBe('IPv6');
+    let attempt = 0;
+    /** busybox nslookup in pod A, through the shoot's CoreDNS; the answer or the error, as text. */
+    const lookup = (name: string) =>
+      shootKubectl([
+        'exec',
+        '-n',
+        'default',
+        a.metadata.name,
+        '--',
+        'timeout',
+        '8',
+        'nslookup',
+        '-type=AAAA',
+        name,
+      ]).catch((e: Error) => e.message);
+    // A name never asked before (CoreDNS caches answers, negative ones too): BIND9 answers NXDOMAIN for it.
+    const freshName = () => `absent-${Date.now()}-${attempt++}.${zone}.`;
+    const answers = async () => {
+      const api = await lookup(`${apiName}.`);
+      const absent = await lookup(freshName());
+      return api.includes(ipv6Address) && /NXDOMAIN|can't find/i.test(absent);
+    };
+
+    // The overlay is off here (the test before): snatToUpstreamDNS defaults to on.
+    expect(await userDataPools()).toContain('"snatToUpstreamDNS":true');
+    await waitFor(answers, { timeoutMs: 60_000, intervalMs: 1000, message: `${apiName} resolved in pod A` }).catch(
+      async (e: Error) => {
+        throw new Error(`${e.message}: ${await lookup(`${apiName}.`)}\n${await diagnostics()}`);
+      },
+    );
+
+    // Stated off: the pods' IPv6 queries leave with CoreDNS's pod address, which the seed has no route back to.
+    await setNetworkConfig(
+      { ...networkConfig(false, false), snatToUpstreamDNS: { enabled: false } },
+      '"snatToUpstreamDNS":false',
+    );
+    await machinesApplied();
+    // New queries only: CoreDNS's open upstream sockets keep their translation until they go idle.
+    let unanswered = '';
+    await waitFor(
+      async () => {
+        unanswered = await lookup(freshName());
+        return !/NXDOMAIN/.test(unanswered);
+      },
+      { timeoutMs: 90_000, intervalMs: 1000, message: 'the queries to go unanswered' },
+    );
+    expect(unanswered).toMatch(/SERVFAIL|timed out|no servers|exit|terminated|command/i);
+
+    // On again: answered again.
+    await setNetworkConfig(networkConfig(false, false), '"snatToUpstreamDNS":true');
+    await machinesApplied();
+    await waitFor(answers, { timeoutMs: 60_000, intervalMs: 1000, message: `${apiName} resolved again` });
+  }, 300_000);
+
   it('overlay on again, in place: the tunnels come back and carry the traffic', async () => {
     await setNetworkConfig(networkConfig(true, true), '"mode":"Always","natOutgoing":true');
     const machine = a.spec.nodeName!;
@@ -321,6 +391,24 @@ describe.skipIf(unsupported !== undefined).sequential("calico's pool settings on
     expect((await txPackets(machine, CALICO_VXLAN_DEVICES.IPv6))! - before).toBeGreaterThanOrEqual(4);
   }, 180_000);
 });
+
+/** Waits until both of the shoot's Nodes say they applied the pool's current user data (the node agent's report). */
+async function machinesApplied(): Promise<void> {
+  let last = '';
+  await waitFor(
+    async () => {
+      const worker = await client.get<KubernetesObject>(Refs.worker, NAME, SEED_NAMESPACE);
+      const want = worker?.metadata?.annotations?.[workerUserDataAnnotation('w')];
+      const nodes = JSON.parse(await shootKubectl(['get', 'nodes', '-o', 'json'])) as { items: KubernetesObject[] };
+      const applied = nodes.items.map((n) => n.metadata?.annotations?.[NODE_APPLIED_USER_DATA_ANNOTATION]);
+      last = `want ${want}, Nodes ${applied.join(', ')}`;
+      return want !== undefined && applied.length === 2 && applied.every((x) => x === want);
+    },
+    { timeoutMs: 90_000, intervalMs: 1000, message: 'both machines to apply the user data' },
+  ).catch(async (e: Error) => {
+    throw new Error(`${e.message} (${last})\n${await diagnostics()}`);
+  });
+}
 
 /** The seed node addresses of a machine pod. */
 async function machineHostIPs(machine: string): Promise<string[]> {

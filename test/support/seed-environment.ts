@@ -54,19 +54,21 @@ export class SeedEnvironment {
     this.network.deploy();
     this.cp = await startControlPlane(this.network.controlPlaneOptions());
     this.client = new ResourceClient(this.cp.kubeConfig());
-    this.nodes = SeedNodes.forGarden(this.cp, {
-      count: 2,
-      network: this.network,
-      machines: await machinesOptions({ seed: true }),
-      client: this.client,
-    });
-    await this.nodes.deploy();
+    // As `up`: the services first, so that the seed's Nodes and CoreDNS resolve through the environment's BIND9.
     this.services = await startLocalServices(this.cp, opts.gates, silentLogger(), {
       controlPlaneWorkloads: true,
       loadBalancerNetworks: opts.loadBalancerNetworks,
       tag: opts.tag,
       ...(opts.careSyncPeriodMs !== undefined ? { careSyncPeriodMs: opts.careSyncPeriodMs } : {}),
     });
+    this.nodes = SeedNodes.forGarden(this.cp, {
+      count: 2,
+      network: this.network,
+      machines: await machinesOptions({ seed: true }),
+      client: this.client,
+      upstreamDNS: [this.services.bind.address],
+    });
+    await this.nodes.deploy();
     await this.nodes.wait();
     await createProjectAndSeeds(this.client, opts.namespace, opts.seeds);
   }

@@ -4,7 +4,12 @@
  */
 import type { Network } from '../../apis/extensions/v1alpha1/network.js';
 import { isIPFamily } from '../../apis/validation/ip-families.js';
-import { applyOverlay, poolSettings, type CalicoPoolSettings } from '../../apis/calico/v1alpha1/pools.js';
+import {
+  applyOverlay,
+  calicoSNATToUpstreamDNS,
+  poolSettings,
+  type CalicoPoolSettings,
+} from '../../apis/calico/v1alpha1/pools.js';
 import { cniNetworkConfig, type CNINetworkConfig } from './cni.js';
 import { formatCIDR, parseCIDR, type IPFamily } from '../../net/cidr.js';
 import {
@@ -232,8 +237,7 @@ function decide(network: Network, cfg: NetworkConfig, options: CalicoValuesOptio
     overlayStated,
     overlayOff,
     vxlanOverlay: cfg.overlay?.enabled === true && cfg.vxlan?.enabled === true,
-    // A stated switch without `enabled` is off, as Go decodes it; an absent one takes the default.
-    snatToUpstreamDNS: overlayOff && (cfg.snatToUpstreamDNS ? cfg.snatToUpstreamDNS.enabled === true : true),
+    snatToUpstreamDNS: calicoSNATToUpstreamDNS(cfg),
     typhaEnabled: cfg.typha ? cfg.typha.enabled === true : true,
   };
 }

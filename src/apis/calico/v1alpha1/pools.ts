@@ -71,6 +71,17 @@ export function poolSettings(cfg: NetworkConfig, families: readonly IPFamily[]):
   );
 }
 
+/**
+ * Whether the pods' DNS traffic to their nodes' upstream resolvers is masqueraded to the node (`snatToUpstreamDNS`):
+ * only with the overlay stated off, where pod addresses travel unchanged and a resolver outside the cluster has no
+ * route back to them; on by default there, a stated switch without `enabled` off (as Go decodes it).
+ */
+export function calicoSNATToUpstreamDNS(config: NetworkConfig | undefined): boolean {
+  const cfg = config ?? {};
+  const overlayOff = cfg.overlay !== undefined && cfg.overlay.enabled !== true;
+  return overlayOff && (cfg.snatToUpstreamDNS ? cfg.snatToUpstreamDNS.enabled === true : true);
+}
+
 /** The pool modes and backend after the overlay statement (§3): what networking-calico's actuator writes. */
 export interface OverlayOutcome {
   readonly backend?: string;

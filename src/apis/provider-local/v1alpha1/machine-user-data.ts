@@ -75,7 +75,16 @@ export const MachineUserDataSchema = z.object({
    * The pod network's pool settings per family (the shoot's calico NetworkConfig); a family without one is routed
    * directly and masqueraded. Applied in place when they change.
    */
-  podNetwork: z.object({ pools: z.array(PodNetworkPoolSchema).max(2) }).default({ pools: [] }),
+  podNetwork: z
+    .object({
+      pools: z.array(PodNetworkPoolSchema).max(2),
+      /**
+       * The pods' DNS traffic to the machine's upstream resolvers leaves with the machine's address (calico's
+       * `snatToUpstreamDNS`), whatever the pools' `natOutgoing`.
+       */
+      snatToUpstreamDNS: z.boolean().default(false),
+    })
+    .default({ pools: [], snatToUpstreamDNS: false }),
   /** The worker OperatingSystemConfig's files. */
   files: z.array(FileSchema).default([]),
   /** The worker pool's kernel settings, over the files'. */

@@ -7,7 +7,7 @@ import { networkPolicyCNIPlugin } from './network-policy/cni-hook.js';
 import { KUBELET_CONFIG_FILE_PATH, MACHINE_KUBELET_DEFAULTS } from '../../../apis/provider-local/v1alpha1/kubelet.js';
 import { parse, stringify } from 'yaml';
 import type { IPFamily } from '../../../net/cidr.js';
-import { parseCIDR, parseIP } from '../../../net/cidr.js';
+import { formatIP, parseCIDR, parseIP } from '../../../net/cidr.js';
 import { urlHost } from '../../../system/net.js';
 import { PAUSE_IMAGE } from './images.js';
 
@@ -365,9 +365,36 @@ export function cniConfig(opts: CNIConfigOptions): string {
   );
 }
 
-/** A resolv.conf for the kubelet's `resolvConf`: the machines have no upstream resolver. */
-export function machineResolvConf(): string {
-  return '# gardener-ipv6 machine: no upstream resolver; pods use the cluster DNS.\noptions ndots:5\n';
+/** How many `nameserver` lines a resolver reads (glibc's MAXNS): the kubelet warns about and drops the rest. */
+export const MAX_NAMESERVERS = 3;
+
+/**
+ * A resolv.conf for the kubelet's `resolvConf`, what pods of `dnsPolicy: Default` (CoreDNS among them) resolve
+ * with: the machine's upstream resolvers, as a cloud's DHCP gives a VM its VPC resolver. No search domains: the
+ * seed's would shadow the shoot's own.
+ */
+export function machineResolvConf(upstreams: readonly string[] = []): string {
+  if (upstreams.length === 0) {
+    return '# gardener-ipv6 machine: no upstream resolver; pods use the cluster DNS.\noptions ndots:5\n';
+  }
+  return [
+    '# gardener-ipv6 machine: its upstream resolvers.',
+    ...upstreams.slice(0, MAX_NAMESERVERS).map((a) => `nameserver ${a}`),
+    '',
+  ].join('\n');
+}
+
+/**
+ * The nameservers of a resolv.conf, RFC 5952 formatted; lines that aren't an address (a scoped `fe80::1%eth0`
+ * among them: it can't leave the machine's own link) are left out.
+ */
+export function resolvConfNameservers(text: string): string[] {
+  return text.split('\n').flatMap((line) => {
+    const [keyword, address] = line.trim().split(/\s+/);
+    if (keyword !== 'nameserver' || address === undefined) return [];
+    const parsed = parseIP(address);
+    return parsed !== undefined ? [formatIP(parsed)] : [];
+  });
 }
 
 /** `https://[addr]:443` from an address, for callers that have one. */
@@ -396,6 +423,8 @@ export interface NATOutgoingInput {
   readonly withoutNAT?: readonly IPFamily[];
   /** The shoot's API server addresses (the `kubernetes` Service's endpoints), masqueraded whatever the pools say. */
   readonly apiServerAddresses?: readonly string[];
+  /** The machine's upstream resolvers whose DNS traffic from pods is masqueraded whatever the pools say. */
+  readonly snatToUpstreamDNS?: readonly string[];
 }
 
 /**
@@ -419,12 +448,25 @@ export function natOutgoingRules(input: NATOutgoingInput): string {
     const apiServer = (input.apiServerAddresses ?? []).filter((a) => familyOf(a) === family);
     return apiServer.length > 0 ? [`    ${ip} saddr ${cidr} ${ip} daddr { ${apiServer.join(', ')} } masquerade`] : [];
   });
+  // calico's snatToUpstreamDNS: the pods' queries to the resolvers (CoreDNS forwarding for them) leave with the
+  // machine's address, first, so that the pools' rules don't decide them.
+  const dns = input.podCIDRs.flatMap((cidr) => {
+    const family = familyOf(cidr);
+    const ip = family === 'IPv6' ? 'ip6' : 'ip';
+    const resolvers = [...new Set((input.snatToUpstreamDNS ?? []).filter((a) => familyOf(a) === family))];
+    return resolvers.length > 0
+      ? [
+          `    ${ip} saddr ${cidr} ${ip} daddr { ${resolvers.join(', ')} } meta l4proto { udp, tcp } th dport 53 masquerade`,
+        ]
+      : [];
+  });
   return [
     `table inet ${MACHINE_NFT_TABLE}`,
     `delete table inet ${MACHINE_NFT_TABLE}`,
     `table inet ${MACHINE_NFT_TABLE} {`,
     '  chain nat-outgoing {',
     '    type nat hook postrouting priority srcnat; policy accept;',
+    ...dns,
     ...rules,
     '  }',
     '}',

@@ -177,6 +177,10 @@ export interface MachineOptions {
   nodeCIDRs?: string[];
   /** The pod network's pool settings per family (pod-network.ts); a family without one: routed, masqueraded. */
   pools?: PodNetworkPool[];
+  /** The machine's upstream resolvers, in its kubelet's resolv.conf (CoreDNS forwards to them). @default none */
+  upstreamDNS?: string[];
+  /** Masquerade the pods' DNS traffic to the upstream resolvers (calico's `snatToUpstreamDNS`). @default false */
+  snatToUpstreamDNS?: boolean;
   /** The worker's OperatingSystemConfig; the machine starts its kubelet only after the node agent applied it. */
   operatingSystemConfig: { spec: { files?: File[] } };
   /** The worker pool's `sysctls`, overriding the OSC's. */
@@ -611,6 +615,7 @@ export class Machine {
           nodeCIDRs: this.opts.nodeCIDRs ?? [],
           withoutNAT: (this.opts.pools ?? []).filter((p) => !p.natOutgoing).map((p) => p.family),
           apiServerAddresses: this.apiServerAddresses(),
+          snatToUpstreamDNS: this.opts.snatToUpstreamDNS === true ? (this.opts.upstreamDNS ?? []) : [],
         }),
         ['-f', '-'],
         this.netns,
@@ -697,7 +702,7 @@ export class Machine {
       containerdConfig({ runcBinary: join(o.binDir, 'runc') }),
     );
     await this.writeFileInside(MACHINE_PATHS.caFile, o.apiServer.caPEM);
-    await this.writeFileInside(MACHINE_PATHS.resolvConf, machineResolvConf());
+    await this.writeFileInside(MACHINE_PATHS.resolvConf, machineResolvConf(o.upstreamDNS));
     await this.writeFileInside(MACHINE_PATHS.defaultRegistryHosts, defaultRegistryHostsToml());
     if ('credentials' in o.join) {
       const { credentials, kubeProxyCredentials } = o.join;
@@ -920,12 +925,21 @@ export class Machine {
   }
 
   /**
-   * Puts changed pool settings in force in place: the outgoing NAT now, the devices and routes with the next node
-   * sync, the pods' MTU for pods created from then on.
+   * Puts changed pod network settings in force in place: the outgoing NAT (upstream DNS included) now, the devices
+   * and routes with the next node sync, the pods' MTU for pods created from then on.
    */
-  async applyPodNetworkPools(pools: readonly PodNetworkPool[]): Promise<boolean> {
-    if (JSON.stringify(pools) === JSON.stringify(this.opts.pools ?? [])) return false;
-    this.opts.pools = [...pools];
+  async applyPodNetwork(settings: {
+    readonly pools: readonly PodNetworkPool[];
+    readonly snatToUpstreamDNS: boolean;
+  }): Promise<boolean> {
+    if (
+      JSON.stringify(settings.pools) === JSON.stringify(this.opts.pools ?? []) &&
+      settings.snatToUpstreamDNS === (this.opts.snatToUpstreamDNS === true)
+    ) {
+      return false;
+    }
+    this.opts.pools = [...settings.pools];
+    this.opts.snatToUpstreamDNS = settings.snatToUpstreamDNS;
     await this.programNATOutgoing();
     return true;
   }

@@ -20,6 +20,7 @@ import { machineAddresses, nodeNetwork } from '../worker/node-addresses.js';
 import { type BuiltImage } from './images.js';
 import { MACHINE_POD_BIN_DIR, MACHINE_POD_IMAGES_DIR } from './pod-image.js';
 import { Machine, type MachineOptions } from './machine.js';
+import { resolvConfNameservers } from './config.js';
 
 /** Where things are in the machine image and the machine pod. */
 export const MACHINE_POD_PATHS = {
@@ -29,6 +30,8 @@ export const MACHINE_POD_PATHS = {
   binDir: MACHINE_POD_BIN_DIR,
   imagesDir: MACHINE_POD_IMAGES_DIR,
   readyFile: '/tmp/gardener-ipv6-machine-ready',
+  /** The pod's own resolvers, from the seed's kubelet: the machine's upstream resolvers. */
+  resolvConf: '/etc/resolv.conf',
 } as const;
 export type MachinePodPaths = Record<keyof typeof MACHINE_POD_PATHS, string>;
 
@@ -96,6 +99,7 @@ export function machineOptions(
   opts: MachinePodOptions,
   userData: MachineUserData,
   paths: MachinePodPaths,
+  upstreamDNS: readonly string[] = [],
 ): MachineOptions {
   const families = userData.families;
   return {
@@ -113,6 +117,8 @@ export function machineOptions(
     serviceCIDRs: userData.serviceCIDRs,
     nodeCIDRs: [...opts.nodeCIDRs],
     pools: userData.podNetwork.pools,
+    upstreamDNS: [...upstreamDNS],
+    snatToUpstreamDNS: userData.podNetwork.snatToUpstreamDNS,
     operatingSystemConfig: { spec: { files: userData.files } },
     sysctls: userData.sysctls,
     images: imageArchives(paths.imagesDir),
@@ -126,7 +132,10 @@ export async function runMachinePod(opts: MachinePodOptions, signal: AbortSignal
   let text = await readFile(paths.userData, 'utf8');
   const userData = parseMachineUserData(text);
   await rm(paths.readyFile, { force: true });
-  const machine = new Machine(machineOptions(opts, userData, paths));
+  // The machine pod's resolvers (the seed's cluster DNS, which knows the environment's names) are the machine's
+  // upstream, as a VM's come from its network; without a readable resolv.conf it has none.
+  const upstreamDNS = resolvConfNameservers(await readFile(paths.resolvConf, 'utf8').catch(() => ''));
+  const machine = new Machine(machineOptions(opts, userData, paths, upstreamDNS));
   await machine.deploy();
   machine.userDataApplied(userDataChecksum(text));
   opts.log(`machine ${opts.nodeName}: started; joining ${userData.apiServer.url}`);
@@ -182,12 +191,15 @@ async function applyChangedUserData(
   }
   try {
     const result = await machine.applyOperatingSystemConfig({ spec: { files: userData.files } }, userData.sysctls);
-    const pools = await machine.applyPodNetworkPools(userData.podNetwork.pools);
+    const pools = await machine.applyPodNetwork(userData.podNetwork);
     machine.userDataApplied(userDataChecksum(text));
     log(
       `user data changed: ${result.filesWritten.length} files written, sysctls applied` +
         (result.kubeletRestarted ? ', kubelet restarted with its new configuration' : '') +
-        (pools ? `, pod network ${userData.podNetwork.pools.map(describePool).join(', ')}` : ''),
+        (pools
+          ? `, pod network ${userData.podNetwork.pools.map(describePool).join(', ')}` +
+            `, snatToUpstreamDNS ${userData.podNetwork.snatToUpstreamDNS}`
+          : ''),
     );
   } catch (e) {
     // The machine keeps running as it was, and its Node keeps the checksum of what it runs: the shoot's reconcile

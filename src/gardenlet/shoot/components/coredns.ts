@@ -2,8 +2,8 @@
  * CoreDNS of a local shoot, in its kube-system namespace as Gardener deploys it: a Deployment of the `coredns`
  * binary (in an image built here, see provider-local's machine/images.ts), a `kube-dns` Service on the cluster DNS address the
  * kubelets use (the 10th address of the primary service range), for the shoot's families, and the RBAC to read
- * Services and EndpointSlices. The machines have no upstream resolver: unless `upstreams` are given, names outside
- * the cluster's zones get NXDOMAIN.
+ * Services and EndpointSlices. Names outside the cluster's zones go to the `upstreams`: for a shoot the node's own
+ * resolvers ({@link COREDNS_NODE_RESOLVERS}, as Gardener's Corefile); without upstreams they get NXDOMAIN.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { type ResourceClient } from '../../../runtime/client.js';
@@ -13,6 +13,8 @@ import { IMAGES } from '../../../imagevector/images.js';
 
 export const COREDNS_NAMESPACE = 'kube-system';
 export const COREDNS_FIELD_MANAGER = 'gardener-ipv6-provider-local';
+/** The upstream that is the node's resolvers: CoreDNS runs with `dnsPolicy: Default`, its resolv.conf the node's. */
+export const COREDNS_NODE_RESOLVERS = '/etc/resolv.conf';
 
 export interface CoreDNSOptions {
   /** The Service's ClusterIP(s): the cluster DNS address first, a second family's address optional. */
@@ -24,7 +26,7 @@ export interface CoreDNSOptions {
   replicas?: number;
   /** @default IMAGES.coredns */
   image?: string;
-  /** Resolvers for names outside the cluster domain. @default none */
+  /** Resolvers for names outside the cluster domain (addresses, or a resolv.conf's path). @default none */
   upstreams?: string[];
 }
 

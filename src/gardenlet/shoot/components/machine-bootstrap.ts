@@ -17,7 +17,7 @@ import type { ComponentContext, DeployWaiter } from '../../component.js';
 import { FIELD_MANAGER } from '../../../apis/core/v1beta1/names.js';
 import { shootAdminClient } from '../shoot-client.js';
 import { getOrCreateSecret } from './control-plane.js';
-import { coreDNSObjects, type CoreDNSOptions } from './coredns.js';
+import { COREDNS_NODE_RESOLVERS, coreDNSObjects, type CoreDNSOptions } from './coredns.js';
 import { apiVersionOf } from '../../../runtime/paths.js';
 import { seedNamespaceName } from '../../../apis/core/v1beta1/names.js';
 import { managedResourceObjects, type NamedManifest } from '../../../apis/resources/v1alpha1/manifests.js';
@@ -231,6 +231,9 @@ export class MachineBootstrap implements DeployWaiter {
       clusterIPs: clusterDNS,
       families,
       replicas: Math.min(2, Math.max(1, machines)),
+      // As Gardener's: names outside the cluster go to the machine's own resolvers (CoreDNS runs with dnsPolicy
+      // Default, so /etc/resolv.conf is the kubelet's resolvConf, which lists them).
+      upstreams: [COREDNS_NODE_RESOLVERS],
     });
     await this.client.apply(Refs.secret, secret, { fieldManager: FIELD_MANAGER, force: true, signal: ctx.signal });
     await this.client.apply(Refs.managedResource, managedResource, {

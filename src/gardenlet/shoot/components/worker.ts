@@ -23,7 +23,7 @@ import {
 import { shootIPFamilies } from '../../../apis/core/v1beta1/helpers.js';
 import { CALICO_TYPE } from '../../../apis/calico/v1alpha1/config.js';
 import { decodeNetworkConfig } from '../../../apis/calico/v1alpha1/config.js';
-import { calicoPoolSettings } from '../../../apis/calico/v1alpha1/pools.js';
+import { calicoPoolSettings, calicoSNATToUpstreamDNS } from '../../../apis/calico/v1alpha1/pools.js';
 import type { ResourceClient } from '../../../runtime/client.js';
 import { applyAll, deleteAll } from '../../apply.js';
 import { NotReadyError, type ComponentContext, type DeployWaiter } from '../../component.js';
@@ -61,24 +61,29 @@ export interface WorkerValues {
 }
 
 /**
- * The pod network settings the machines put in force, per family: calico's pools as the shoot's NetworkConfig
- * decides them (the same computation as the calico manifests'), for machines stand in for calico-node here. Carried
- * in the user data, so a change is rolled out by this component like every machine setting. Another networking type,
- * or a providerConfig the admission would refuse: none (routed directly, masqueraded).
+ * The pod network settings the machines put in force: calico's pools per family as the shoot's NetworkConfig decides
+ * them (the same computation as the calico manifests'), and whether the pods' DNS to the machines' upstream resolvers
+ * is masqueraded (`snatToUpstreamDNS`), for machines stand in for calico-node here. Carried in the user data, so a
+ * change is rolled out by this component like every machine setting. Another networking type, or a providerConfig
+ * the admission would refuse: none (routed directly, masqueraded, no DNS rule).
  */
-export function podNetworkPools(shoot: Shoot): PodNetworkPool[] {
+export function podNetworkSettings(shoot: Shoot): { pools: PodNetworkPool[]; snatToUpstreamDNS: boolean } {
+  const none = { pools: [], snatToUpstreamDNS: false };
   const networking = shoot.spec.networking;
-  if (networking?.type !== CALICO_TYPE) return [];
+  if (networking?.type !== CALICO_TYPE) return none;
   const families = shootIPFamilies(shoot);
   const { config, errors } = decodeNetworkConfig(networking.providerConfig, families);
-  if (errors.length > 0) return [];
-  return calicoPoolSettings(config, families).map((p) => ({ ...p }));
+  if (errors.length > 0) return none;
+  return {
+    pools: calicoPoolSettings(config, families).map((p) => ({ ...p })),
+    snatToUpstreamDNS: calicoSNATToUpstreamDNS(config),
+  };
 }
 
 /** Each pool's user data. */
 export function desiredUserData(values: WorkerValues): Map<string, MachineUserDataInput> {
   const { families, podCIDRs, serviceCIDRs, clusterDNS } = machineNetworking(values.shoot, values.networking);
-  const pools = podNetworkPools(values.shoot);
+  const podNetwork = podNetworkSettings(values.shoot);
   return new Map(
     workerPools(values.shoot).map((pool) => [
       pool.name,
@@ -91,7 +96,7 @@ export function desiredUserData(values: WorkerValues): Map<string, MachineUserDa
         clusterDNS,
         podCIDRs,
         serviceCIDRs,
-        podNetwork: { pools },
+        podNetwork,
         files: values.files.get(pool.name) ?? [],
         sysctls: pool.sysctls ?? {},
       },

@@ -15,7 +15,9 @@ import {
   kubeconfig,
   kubeletArgs,
   kubeletConfig,
+  machineResolvConf,
   natOutgoingRules,
+  resolvConfNameservers,
 } from '../../../../src/extensions/provider-local/machine/config.js';
 
 describe('machine configuration', () => {
@@ -179,6 +181,32 @@ describe('machine configuration', () => {
   });
 });
 
+describe("a machine's resolv.conf", () => {
+  it('lists the upstream resolvers (at most three, no search domains), or says there are none', () => {
+    const text = machineResolvConf(['fd00:ff:e5::1', '10.0.0.2', 'fd00::3', 'fd00::4']);
+    expect(text.match(/^nameserver .*$/gm)).toEqual([
+      'nameserver fd00:ff:e5::1',
+      'nameserver 10.0.0.2',
+      'nameserver fd00::3',
+    ]);
+    expect(text).not.toMatch(/^search/m);
+    expect(machineResolvConf()).not.toMatch(/^nameserver/m);
+  });
+
+  it("reads a pod's nameservers, RFC 5952 formatted, leaving out what is no address", () => {
+    const pod = [
+      'search shoot--e2e--m6.svc.cluster.local svc.cluster.local cluster.local',
+      'nameserver fd00:1F:2:0::A',
+      'nameserver 10.36.0.10',
+      'nameserver fe80::1%eth0',
+      'nameserver',
+      'options ndots:5',
+    ].join('\n');
+    expect(resolvConfNameservers(pod)).toEqual(['fd00:1f:2::a', '10.36.0.10']);
+    expect(resolvConfNameservers('')).toEqual([]);
+  });
+});
+
 describe('outgoing NAT of pod traffic', () => {
   it('masquerades traffic from the pod ranges to anything outside them, per family, replacing the table', () => {
     const script = natOutgoingRules({ podCIDRs: ['fd00:10:3::/56', '10.3.0.0/16'] });
@@ -213,6 +241,23 @@ describe('outgoing NAT of pod traffic', () => {
     const none = natOutgoingRules({ ...cluster, withoutNAT: ['IPv4', 'IPv6'] });
     expect(none).not.toMatch(/\bip saddr/);
     expect(none.match(/masquerade/g)).toHaveLength(1);
+  });
+
+  it("snatToUpstreamDNS: the pods' DNS to the upstream resolvers of each family is masqueraded, first", () => {
+    const script = natOutgoingRules({
+      ...cluster,
+      withoutNAT: ['IPv6'],
+      snatToUpstreamDNS: ['fd00:1f:2::a', '10.36.0.10', 'fd00:1f:2::a'],
+    });
+    const ipv6 = 'ip6 saddr fd00:10:3::/56 ip6 daddr { fd00:1f:2::a } meta l4proto { udp, tcp } th dport 53 masquerade';
+    expect(script).toContain(ipv6);
+    expect(script).toContain(
+      'ip saddr 10.3.0.0/16 ip daddr { 10.36.0.10 } meta l4proto { udp, tcp } th dport 53 masquerade',
+    );
+    // Before the pools' rules, whatever they say.
+    expect(script.indexOf(ipv6)).toBeLessThan(script.indexOf('ip saddr 10.3.0.0/16 ip daddr != {'));
+    // Off (no resolvers given): no DNS rule.
+    expect(natOutgoingRules({ ...cluster, withoutNAT: ['IPv6'] })).not.toContain('dport 53');
   });
 
   it('joins with a bootstrap token: the kubelet gets --bootstrap-kubeconfig, kube-proxy its issued certificate', () => {

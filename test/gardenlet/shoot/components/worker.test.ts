@@ -146,10 +146,23 @@ describe("the shoot's Worker", () => {
         bootstrapToken: 'abcdef.0123456789abcdef',
         files: new Map(),
       });
-      const pools = [...all.values()].map((u) => parseMachineUserData(JSON.stringify(u)).podNetwork.pools);
-      expect(pools[1]).toEqual(pools[0]);
-      return pools[0]!.map((p) => `${p.family} ${p.mode} ${p.natOutgoing}`);
+      const settings = [...all.values()].map((u) => parseMachineUserData(JSON.stringify(u)).podNetwork);
+      expect(settings[1]).toEqual(settings[0]);
+      return settings[0]!.pools.map((p) => `${p.family} ${p.mode} ${p.natOutgoing}`);
     };
+    const snat = (providerConfig: unknown) =>
+      parseMachineUserData(
+        JSON.stringify(
+          desiredUserData({
+            shoot: { ...shoot, spec: { ...shoot.spec, networking: { ...shoot.spec.networking, providerConfig } } },
+            networking,
+            apiServerURL: 'https://[fd00:ff::2]',
+            caPEM: 'CA',
+            bootstrapToken: 'abcdef.0123456789abcdef',
+            files: new Map(),
+          }).get('x'),
+        ),
+      ).podNetwork.snatToUpstreamDNS;
     const config = (extra: object) => ({
       apiVersion: 'calico.networking.extensions.gardener.cloud/v1alpha1',
       kind: 'NetworkConfig',
@@ -163,6 +176,11 @@ describe("the shoot's Worker", () => {
     // What the admission refuses, or another networking type: no settings (routed, masqueraded).
     expect(userData(config({ overlay: { enabled: 'yes' } }))).toEqual([]);
     expect(userData(undefined, 'cilium')).toEqual([]);
+    // snatToUpstreamDNS: on by default with the overlay off, off when stated so, never with the overlay on.
+    expect(snat(config({ overlay: { enabled: false } }))).toBe(true);
+    expect(snat(config({ overlay: { enabled: false }, snatToUpstreamDNS: { enabled: false } }))).toBe(false);
+    expect(snat(config({ overlay: { enabled: true }, snatToUpstreamDNS: { enabled: true } }))).toBe(false);
+    expect(snat(undefined)).toBe(false);
   });
 });
 
