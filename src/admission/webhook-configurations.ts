@@ -11,7 +11,7 @@ import type {
 } from '@kubernetes/client-node';
 import { CloudProfiles, DNSRecords, Networks, Seeds, Shoots } from '../apis/registry.js';
 import type { ResourceClient } from '../runtime/client.js';
-import type { ResourceRef } from '../apis/refs.js';
+import { Refs, type ResourceRef } from '../apis/refs.js';
 
 /** Name of both configurations, unless the caller picks another (tests give each run its own). */
 export const WEBHOOK_CONFIGURATION_NAME = 'gardener-ipv6';
@@ -25,20 +25,8 @@ export const DEFAULT_TIMEOUT_SECONDS = 10;
 export const FIELD_MANAGER = 'gardener-ipv6';
 
 export const WebhookConfigurationRefs = {
-  validating: {
-    group: 'admissionregistration.k8s.io',
-    version: 'v1',
-    plural: 'validatingwebhookconfigurations',
-    kind: 'ValidatingWebhookConfiguration',
-    namespaced: false,
-  },
-  mutating: {
-    group: 'admissionregistration.k8s.io',
-    version: 'v1',
-    plural: 'mutatingwebhookconfigurations',
-    kind: 'MutatingWebhookConfiguration',
-    namespaced: false,
-  },
+  validating: Refs.validatingWebhookConfiguration,
+  mutating: Refs.mutatingWebhookConfiguration,
 } as const satisfies Record<string, ResourceRef>;
 
 export interface WebhookServiceReference {

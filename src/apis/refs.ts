@@ -64,6 +64,20 @@ export const Refs = {
     kind: 'NetworkPolicy',
     namespaced: true,
   },
+  validatingWebhookConfiguration: {
+    group: 'admissionregistration.k8s.io',
+    version: 'v1',
+    plural: 'validatingwebhookconfigurations',
+    kind: 'ValidatingWebhookConfiguration',
+    namespaced: false,
+  },
+  mutatingWebhookConfiguration: {
+    group: 'admissionregistration.k8s.io',
+    version: 'v1',
+    plural: 'mutatingwebhookconfigurations',
+    kind: 'MutatingWebhookConfiguration',
+    namespaced: false,
+  },
   endpoints: { group: '', version: 'v1', plural: 'endpoints', kind: 'Endpoints', namespaced: true },
   endpointSlice: {
     group: 'discovery.k8s.io',

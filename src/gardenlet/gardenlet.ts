@@ -19,6 +19,10 @@ import { machinePodsHealth } from './shoot/components/worker.js';
 import { addResourceManager } from './resourcemanager/controller.js';
 import { type ManagedResource } from '../apis/resources/v1alpha1/managedresource.js';
 import type { Shoot } from '../apis/core/v1beta1/shoot.js';
+import type { ResourceClient } from '../runtime/client.js';
+import { shootAdminClient } from './shoot/shoot-client.js';
+import type { HealthCheck } from './shoot/care/health.js';
+import { hibernationPossible, type WebhookConfiguration } from './shoot/care/constraints.js';
 
 export interface GardenletOptions {
   readonly dns: DNSProviderConfig;
@@ -138,6 +142,7 @@ export function addGardenletControllers(manager: Manager, options: GardenletOpti
                 .filter((mr) => mr.metadata?.namespace === namespace)
                 .map((mr) => mr as unknown as ManagedResource),
             ),
+          hibernationPossible: (shoot) => shootHibernationPossible(client, shoot),
           shoot: async (name, namespace) => shoots.get(name, namespace),
           ...seedName,
           ...(options.careSyncPeriodMs !== undefined ? { syncPeriodMs: options.careSyncPeriodMs } : {}),
@@ -156,4 +161,23 @@ export function addGardenletControllers(manager: Manager, options: GardenletOpti
         .filter((name) => seeds.get(name)?.metadata?.deletionTimestamp)
         .map((name) => ({ name })),
     );
+}
+
+/** The shoot's HibernationPossible constraint from its webhook configurations, read through its API server. */
+async function shootHibernationPossible(seed: ResourceClient, shoot: Shoot): Promise<HealthCheck> {
+  const shootClient = await shootAdminClient(seed, shoot, { signal: AbortSignal.timeout(10_000) });
+  try {
+    const signal = AbortSignal.timeout(10_000);
+    const lists = await Promise.all(
+      [Refs.validatingWebhookConfiguration, Refs.mutatingWebhookConfiguration].map(async (ref) =>
+        (await shootClient.list<WebhookConfiguration & KubernetesObject>(ref, { signal })).items.map((c) => ({
+          ...c,
+          kind: ref.kind,
+        })),
+      ),
+    );
+    return hibernationPossible(lists.flat());
+  } finally {
+    shootClient.close();
+  }
 }

@@ -194,6 +194,54 @@ describe.skipIf(unsupported !== undefined).sequential('hibernation, end to end (
         await kubectl(['apply', '-f', cm]);
       }, 300_000);
 
+      it('refuses to hibernate while a webhook in the shoot would keep it from waking up (HibernationPossible)', async () => {
+        // Failure policy Fail on pod creation: with its backend gone (as after hibernation), no pod could start.
+        // Its object selector matches nothing, so nothing of this test is refused by it meanwhile.
+        const webhook = testFile(
+          `${c.name}-webhook.json`,
+          JSON.stringify({
+            apiVersion: 'admissionregistration.k8s.io/v1',
+            kind: 'ValidatingWebhookConfiguration',
+            metadata: { name: 'block-pods' },
+            webhooks: [
+              {
+                name: 'pods.block.example.com',
+                clientConfig: { url: 'https://[::1]:1/validate' },
+                rules: [{ apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], operations: ['CREATE'] }],
+                failurePolicy: 'Fail',
+                objectSelector: { matchLabels: { 'example.com/never': 'matches' } },
+                sideEffects: 'None',
+                admissionReviewVersions: ['v1'],
+              },
+            ],
+          }),
+        );
+        await kubectl(['apply', '-f', webhook]);
+        const constraint = async () =>
+          (await shoot()).status?.constraints?.find((x) => x.type === 'HibernationPossible');
+        await waitFor(async () => (await constraint())?.status === 'False', {
+          timeoutMs: 60_000,
+          intervalMs: 500,
+          message: 'HibernationPossible False',
+        });
+        expect((await constraint())?.message).toContain('ValidatingWebhookConfiguration "block-pods"');
+        const refused = await client
+          .mergePatch(Refs.shoot, c.name, NAMESPACE, { spec: { hibernation: { enabled: true } } })
+          .then(
+            () => undefined,
+            (e: Error) => e.message,
+          );
+        expect(refused).toContain("'HibernationPossible' constraint is 'False'");
+        expect((await shoot()).spec.hibernation?.enabled ?? false).toBe(false);
+
+        await kubectl(['delete', 'validatingwebhookconfiguration', 'block-pods']);
+        await waitFor(async () => (await constraint())?.status === 'True', {
+          timeoutMs: 60_000,
+          intervalMs: 500,
+          message: 'HibernationPossible True',
+        });
+      }, 180_000);
+
       it('hibernates: no machine, no control plane pod, the API server refuses connections, records unchanged', async () => {
         const started = Date.now();
         await client.mergePatch(Refs.shoot, c.name, NAMESPACE, { spec: { hibernation: { enabled: true } } });

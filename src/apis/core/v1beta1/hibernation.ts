@@ -9,6 +9,12 @@
 import type { Shoot } from './shoot.js';
 
 /** `spec.hibernation.enabled`, as Gardener's helper reads it (unset: not hibernated). */
+/**
+ * The constraint (`status.constraints`) that says whether the shoot may be hibernated: the care controller writes
+ * it, the admission refuses to hibernate unless it is True or absent.
+ */
+export const CONSTRAINT_HIBERNATION_POSSIBLE = 'HibernationPossible';
+
 export function hibernationEnabled(shoot: Pick<Shoot, 'spec'>): boolean {
   return shoot.spec.hibernation?.enabled === true;
 }

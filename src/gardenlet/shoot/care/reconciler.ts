@@ -7,6 +7,7 @@
  *                        controllers renewing their leader Leases
  *   EveryNodeReady       (with machines) every machine has a Node, and every Node is Ready
  *   SystemComponentsHealthy  (with machines) CoreDNS available; containerd, kubelet, kube-proxy run everywhere
+ * and, while the shoot's API server answers, the constraint HibernationPossible (constraints.ts).
  * A shoot that is (or is being) hibernated or waking up is not checked: every condition is True with reason
  * `ConditionNotChecked`, as Gardener reports it. Only this controller writes these conditions; the shoot reconciler
  * keeps them when it writes its own.
@@ -16,7 +17,7 @@ import { decode } from '../../../apis/admission.js';
 import type { Condition } from '../../../apis/meta/schemas.js';
 import { Shoots } from '../../../apis/registry.js';
 import type { Shoot } from '../../../apis/core/v1beta1/shoot.js';
-import type { ControlPlaneHealth, WorkersHealth } from './health.js';
+import type { ControlPlaneHealth, HealthCheck, WorkersHealth } from './health.js';
 import { type ResourceClient } from '../../../runtime/client.js';
 import { isConflict } from '../../../runtime/errors.js';
 import { realClock, type Clock } from '../../../runtime/clock.js';
@@ -27,7 +28,11 @@ import { condition, mergeConditions } from '../../../runtime/last-operation.js';
 import { SHOOT_FINALIZER, seedNamespaceName } from '../../../apis/core/v1beta1/names.js';
 import { Refs } from '../../../apis/refs.js';
 import { classifySeedNamespace } from '../ownership.js';
-import { hibernationEnabled, isHibernated } from '../../../apis/core/v1beta1/hibernation.js';
+import {
+  CONSTRAINT_HIBERNATION_POSSIBLE,
+  hibernationEnabled,
+  isHibernated,
+} from '../../../apis/core/v1beta1/hibernation.js';
 
 export const CONDITION_API_SERVER_AVAILABLE = 'APIServerAvailable';
 export const CONDITION_CONTROL_PLANE_HEALTHY = 'ControlPlaneHealthy';
@@ -46,6 +51,11 @@ export interface ShootCareOptions {
    * none yet. Without it, shoots' machines are not judged (nobody runs them).
    */
   readonly workersHealth?: (shoot: Shoot) => Promise<WorkersHealth | undefined>;
+  /**
+   * The `HibernationPossible` constraint of a shoot whose API server answers (constraints.ts, from the shoot's
+   * webhook configurations); undefined when it can't be told. Without it, no constraint is written.
+   */
+  readonly hibernationPossible?: (shoot: Shoot) => Promise<HealthCheck | undefined>;
   /** Reads the shoot (the informer cache). */
   readonly shoot: (name: string, namespace: string | undefined) => Promise<unknown>;
   readonly seedName?: string;
@@ -132,7 +142,25 @@ export class ShootCareReconciler implements Reconciler {
       );
       workersHealthy = nodes.ok && system.ok;
     }
-    await this.writeConditions(shoot as KubernetesObject & typeof shoot, updates, ctx);
+    // Constraints, as Gardener's care controller checks them: only while the shoot's API server answers.
+    const constraints: Condition[] = [];
+    if (health?.apiServer.ok === true && this.options.hibernationPossible) {
+      const possible = await this.options.hibernationPossible(shoot).catch(() => undefined);
+      if (possible) {
+        const before = shoot.status?.constraints?.find((c) => c.type === CONSTRAINT_HIBERNATION_POSSIBLE);
+        constraints.push(
+          condition(
+            this.clock,
+            CONSTRAINT_HIBERNATION_POSSIBLE,
+            possible.ok,
+            possible.reason,
+            possible.message,
+            before,
+          ),
+        );
+      }
+    }
+    await this.writeConditions(shoot as KubernetesObject & typeof shoot, updates, ctx, constraints);
     const healthy = health?.apiServer.ok === true && health.controlPlane.ok && workersHealthy;
     return {
       requeueAfter: healthy ? (this.options.syncPeriodMs ?? DEFAULT_CARE_SYNC_PERIOD_MS) : UNHEALTHY_SYNC_PERIOD_MS,
@@ -156,19 +184,29 @@ export class ShootCareReconciler implements Reconciler {
   private async writeConditions(
     shoot: {
       metadata: { name?: string; namespace?: string; resourceVersion?: string };
-      status?: { conditions?: Condition[] };
+      status?: { conditions?: Condition[]; constraints?: Condition[] };
     },
     updates: Condition[],
     ctx: ReconcileContext,
+    constraintUpdates: Condition[] = [],
   ): Promise<void> {
     const merged = mergeConditions(shoot.status?.conditions, updates);
-    if (sameIgnoringTimestamps(shoot.status?.conditions ?? [], merged)) return;
+    const constraints = mergeConditions(shoot.status?.constraints, constraintUpdates);
+    if (
+      sameIgnoringTimestamps(shoot.status?.conditions ?? [], merged) &&
+      sameIgnoringTimestamps(shoot.status?.constraints ?? [], constraints)
+    ) {
+      return;
+    }
     try {
       await this.options.client.mergePatch(
         Refs.shoot,
         shoot.metadata.name ?? '',
         shoot.metadata.namespace,
-        { metadata: { resourceVersion: shoot.metadata.resourceVersion }, status: { conditions: merged } },
+        {
+          metadata: { resourceVersion: shoot.metadata.resourceVersion },
+          status: { conditions: merged, ...(constraints.length > 0 ? { constraints } : {}) },
+        },
         { subresource: 'status', signal: ctx.signal },
       );
     } catch (e) {

@@ -171,3 +171,54 @@ describe('spec.hibernation validation', () => {
     ]);
   });
 });
+
+describe('hibernating against the HibernationPossible constraint', () => {
+  const shootWith = (enabled: boolean, constraint?: { status: string; message: string }): Shoot => {
+    const shoot = ipv4ShootObject();
+    shoot.spec.hibernation = { enabled };
+    if (constraint) {
+      shoot.status = {
+        constraints: [
+          {
+            type: 'HibernationPossible',
+            status: constraint.status,
+            reason: 'ProblematicWebhooks',
+            message: constraint.message,
+            lastTransitionTime: '2026-11-28T00:00:00Z',
+            lastUpdateTime: '2026-11-28T00:00:00Z',
+          },
+        ],
+      } as Shoot['status'];
+    }
+    return shoot;
+  };
+  const hibernate = (constraint?: { status: string; message: string }) =>
+    causesOf(
+      admit({ object: shootWith(true, constraint), oldObject: shootWith(false, constraint), gates: gateSets.none })
+        .errors,
+    );
+
+  it('refuses to hibernate while the constraint is False or Unknown, with its message', () => {
+    const message = 'Shoot cannot be hibernated because of ValidatingWebhookConfiguration "w": webhook "x"';
+    for (const status of ['False', 'Unknown']) {
+      expect(hibernate({ status, message })).toEqual([
+        {
+          field: 'spec.hibernation.enabled',
+          reason: 'FieldValueForbidden',
+          message: `Forbidden: 'HibernationPossible' constraint is '${status}': ${message}`,
+        },
+      ]);
+    }
+  });
+
+  it('allows it when True or not reported yet, and never refuses waking up', () => {
+    expect(hibernate({ status: 'True', message: 'Shoot can be hibernated.' })).toEqual([]);
+    expect(hibernate()).toEqual([]);
+    const wake = admit({
+      object: shootWith(false, { status: 'False', message: 'x' }),
+      oldObject: shootWith(true, { status: 'False', message: 'x' }),
+      gates: gateSets.none,
+    });
+    expect(causesOf(wake.errors)).toEqual([]);
+  });
+});

@@ -25,7 +25,7 @@ import {
 import { dns1123LabelErrors } from '../../../validation/dns-name.js';
 import { validateKubeletConfig } from './kubelet.js';
 import { hasWorkers, highestMaxPods, shootIPFamilies } from '../helpers.js';
-import { cronError, validTimeZone } from '../hibernation.js';
+import { CONSTRAINT_HIBERNATION_POSSIBLE, cronError, hibernationEnabled, validTimeZone } from '../hibernation.js';
 import type { Seed } from '../seed.js';
 import type { Shoot } from '../shoot.js';
 
@@ -411,7 +411,24 @@ export function validateShootUpdate(next: Shoot, prev: Shoot, gates: FeatureGate
   ) {
     errors.push(invalid(KCM.child('nodeCIDRMaskSizeIPv6'), newKCM.nodeCIDRMaskSizeIPv6 ?? null, 'field is immutable'));
   }
+  errors.push(...validateHibernationPossible(next, prev));
   return errors;
+}
+
+/**
+ * As Gardener's admission: hibernating a shoot whose HibernationPossible constraint is False or Unknown is refused
+ * with the constraint's message (a webhook in the shoot would keep it from waking up); absent, it is allowed.
+ */
+function validateHibernationPossible(next: Shoot, prev: Shoot): ErrorList {
+  if (hibernationEnabled(prev) || !hibernationEnabled(next)) return [];
+  const constraint = (next.status ?? prev.status)?.constraints?.find((c) => c.type === CONSTRAINT_HIBERNATION_POSSIBLE);
+  if (constraint === undefined || constraint.status === 'True') return [];
+  return [
+    forbidden(
+      FieldPath.root('spec', 'hibernation', 'enabled'),
+      `'${CONSTRAINT_HIBERNATION_POSSIBLE}' constraint is '${constraint.status}': ${constraint.message ?? ''}`,
+    ),
+  ];
 }
 
 const SHOOT_KINDS = [
