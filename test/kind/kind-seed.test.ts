@@ -187,7 +187,7 @@ describe.skipIf(reason !== undefined)('a kind IPv6 seed with the chart', () => {
     expect(running.filter((n) => n.startsWith('machine-')).sort()).toEqual(['machine-local-0', 'machine-local-1']);
   });
 
-  it('answers /readyz at the AAAA address of its DNS record, from this host', () => {
+  it('answers /readyz at the AAAA address of its DNS record, from this host', async () => {
     const records = json<{ items: { spec: { name: string; recordType: string; values: string[] } }[] }>(
       '--kubeconfig',
       kubeconfig,
@@ -201,7 +201,25 @@ describe.skipIf(reason !== undefined)('a kind IPv6 seed with the chart', () => {
     const address = external!.spec.values[0]!;
     expect(containsCIDR(mustParseCIDR('fd00:ff::/64'), mustParseCIDR(`${address}/128`))).toBe(true);
     expect(shootKubeconfigOf('local', shootKubeconfig)).toContain(`server: https://[${address}]`);
-    expect(shoot('get', '--raw', '/readyz')).toBe('ok');
+    // The Node's kube-proxy serves the address once it has seen it in the Service's status, which the shoot's
+    // success does not wait for: until then the host's packets get "no route to host".
+    let last = '';
+    await waitFor(
+      () => {
+        const r = onHost(join(ROOT, '.cache', 'bin', 'kubectl'), [
+          '--kubeconfig',
+          shootKubeconfig,
+          'get',
+          '--raw',
+          '/readyz',
+        ]);
+        last = `${r.stdout}${r.stderr}`.trim();
+        return r.status === 0 && r.stdout === 'ok';
+      },
+      { timeoutMs: 60_000, intervalMs: 1_000, message: `/readyz at [${address}]` },
+    ).catch((e: Error) => {
+      throw new Error(`${e.message}; last: ${last}`);
+    });
   });
 
   it("has two Ready Nodes with addresses of the shoot's nodes range", async () => {
