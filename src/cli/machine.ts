@@ -1,7 +1,13 @@
 /**
- * `gardener-ipv6 machine`: the machine pod's agent (see provider-local's pod-agent.ts), until SIGTERM or SIGINT.
+ * `gardener-ipv6 machine`: the machine pod's agent (see provider-local's pod-agent.ts), until SIGTERM or SIGINT. What
+ * stops it otherwise is also its container's termination message.
  */
-import { runMachinePod } from '../extensions/provider-local/machine/pod-agent.js';
+import { MachineConfigurationError } from '../extensions/provider-local/machine/machine.js';
+import {
+  MACHINE_AGENT_EXIT,
+  runMachinePod,
+  writeTerminationMessage,
+} from '../extensions/provider-local/machine/pod-agent.js';
 import { MACHINE_POD_ENV } from '../extensions/provider-local/worker/machine-pods.js';
 import type { CliIO } from './io.js';
 import { timestamped, untilSignalled } from './signals.js';
@@ -12,6 +18,8 @@ export interface MachineCommandOptions {
   readonly nodeCidrs?: string;
   readonly firstMachineIndex?: string;
   readonly userData: string;
+  /** Where the last words go. @default MACHINE_POD_PATHS.terminationLog */
+  readonly terminationLog?: string;
 }
 
 const list = (text: string) =>
@@ -20,37 +28,41 @@ const list = (text: string) =>
     .map((s) => s.trim())
     .filter(Boolean);
 
-/** 0 after a signal stopped the machine, 1 when it could not be started, 2 for missing inputs. */
+/** MACHINE_AGENT_EXIT: 0 after a signal, 1 a machine that failed, 2 missing inputs, 3 its configuration. */
 export async function runMachineCommand(opts: MachineCommandOptions, io: CliIO): Promise<number> {
+  const fail = (message: string, code: number) => {
+    io.err(`error: ${message}\n`);
+    writeTerminationMessage(message, opts.terminationLog);
+    return code;
+  };
   const nodeName = opts.nodeName ?? process.env.NODE_NAME ?? '';
   const podIPs = list(opts.podIps ?? process.env.POD_IPS ?? '');
   const nodeCIDRs = list(opts.nodeCidrs ?? process.env[MACHINE_POD_ENV.nodeCIDRs] ?? '');
   const firstText = opts.firstMachineIndex ?? process.env[MACHINE_POD_ENV.firstMachine] ?? '0';
   const firstMachine = /^\d+$/.test(firstText) ? Number(firstText) : NaN;
-  if (nodeName === '') {
-    io.err('error: --node-name (or $NODE_NAME) is required\n');
-    return 2;
-  }
-  if (podIPs.length === 0) {
-    io.err('error: --pod-ips (or $POD_IPS) is required\n');
-    return 2;
-  }
+  if (nodeName === '') return fail('--node-name (or $NODE_NAME) is required', MACHINE_AGENT_EXIT.usage);
+  if (podIPs.length === 0) return fail('--pod-ips (or $POD_IPS) is required', MACHINE_AGENT_EXIT.usage);
   if (nodeCIDRs.length === 0) {
-    io.err(`error: --node-cidrs (or $${MACHINE_POD_ENV.nodeCIDRs}) is required\n`);
-    return 2;
+    return fail(`--node-cidrs (or $${MACHINE_POD_ENV.nodeCIDRs}) is required`, MACHINE_AGENT_EXIT.usage);
   }
   if (Number.isNaN(firstMachine)) {
-    io.err(`error: --first-machine-index: ${JSON.stringify(firstText)} is not a non-negative integer\n`);
-    return 2;
+    return fail(
+      `--first-machine-index: ${JSON.stringify(firstText)} is not a non-negative integer`,
+      MACHINE_AGENT_EXIT.usage,
+    );
   }
   const log = timestamped((text) => io.err(text));
   try {
     await untilSignalled((signal) =>
       runMachinePod({ nodeName, podIPs, nodeCIDRs, firstMachine, paths: { userData: opts.userData }, log }, signal),
     );
-    return 0;
+    return MACHINE_AGENT_EXIT.stopped;
   } catch (e) {
-    io.err(`error: machine ${nodeName}: ${(e as Error).message}\n`);
-    return 1;
+    // The machine's own errors name it already.
+    const message = (e as Error).message;
+    return fail(
+      message.startsWith(`machine ${nodeName}:`) ? message : `machine ${nodeName}: ${message}`,
+      e instanceof MachineConfigurationError ? MACHINE_AGENT_EXIT.configuration : MACHINE_AGENT_EXIT.failed,
+    );
   }
 }

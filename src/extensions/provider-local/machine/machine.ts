@@ -66,7 +66,9 @@ import {
   applyOperatingSystemConfig,
   decodeFiles,
   directoryTarget,
+  OperatingSystemConfigError,
   type ApplyResult,
+  type NodeAgentTarget,
 } from '../node-agent/node-agent.js';
 import { nodeReady, requestJSON, type APIServerAccess, type ClientCredentials, type NodeInfo } from './api-client.js';
 import {
@@ -280,6 +282,36 @@ touch /run/.gardener-ipv6-machine-ready
 exec "$pause"
 `;
 
+/**
+ * What the machine's configuration asks and can't be had: a file or kubelet setting it can't use, a kernel parameter
+ * the kernel refuses. Another try of the same configuration fails the same way.
+ */
+export class MachineConfigurationError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'MachineConfigurationError';
+  }
+}
+
+/** How often a process of the machine may exit before its Node was first Ready until the machine counts as failed. */
+export const START_FAILURE_LIMIT = 4;
+
+/**
+ * The line of a process's log that says why it stopped: the last error of klog (`E…`/`F…`) or logrus
+ * (`level=error|fatal`), without its time and source, else the last line; empty for an empty log.
+ */
+export function lastErrorLine(log: string, maxLength = 300): string {
+  const lines = log
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
+  const klog = /^[EF]\d{4} [\d:.]+\s+\d+ [^\]]+\] ?/;
+  const logrus = /level=(error|fatal)\b/;
+  const line = lines.filter((l) => klog.test(l) || logrus.test(l)).at(-1) ?? lines.at(-1) ?? '';
+  const text = line.replace(klog, '').replace(/^time="[^"]*"\s*/, '');
+  return text.length > maxLength ? `${text.slice(0, maxLength - 1)}…` : text;
+}
+
 export class Machine {
   readonly id: string;
   /** The machine's own network namespace; undefined when it uses the one it runs in. */
@@ -305,6 +337,8 @@ export class Machine {
   private deployedAt = 0;
   private cniWritten: string | undefined;
   private lastSyncError: string | undefined;
+  /** Per process, its failed runs and the last one's cause, since the deploy. */
+  private readonly exits = new Map<string, { count: number; cause: string }>();
   private destroying = false;
   private unregisterEmergency: (() => void) | undefined;
   private readonly log: (line: string) => void;
@@ -394,6 +428,7 @@ export class Machine {
     if (this.holder !== undefined) throw new Error(`machine ${this.opts.name} is deployed already`);
     const started = Date.now();
     this.deployedAt = started;
+    this.exits.clear();
     checkRuncSeccomp(join(this.opts.binDir, 'runc'));
     if ((this.netns !== undefined && netnsExists(this.netns)) || this.cgroup.exists()) {
       removeMachineResources(this.id, this.vethName);
@@ -754,11 +789,20 @@ export class Machine {
     sysctls: Record<string, string> = {},
   ): Promise<ApplyResult & { kubeletRestarted: boolean }> {
     const kubelet = this.kubeletConfigFor(osc);
-    const result = await applyOperatingSystemConfig(
-      osc,
-      directoryTarget({ rootDir: this.rootDir, netns: this.netns }),
-      sysctls,
-    );
+    const target = directoryTarget({ rootDir: this.rootDir, netns: this.netns });
+    // A kernel parameter's value the kernel refuses is the configuration's problem, as is a file it can't decode.
+    const configured: NodeAgentTarget = {
+      ...target,
+      setSysctls: (values) =>
+        target.setSysctls(values).catch((e: Error) => {
+          throw new MachineConfigurationError(`machine ${this.opts.name}: ${e.message}`);
+        }),
+    };
+    const result = await applyOperatingSystemConfig(osc, configured, sysctls).catch((e: Error) => {
+      throw e instanceof OperatingSystemConfigError
+        ? new MachineConfigurationError(`machine ${this.opts.name}: ${e.message}`)
+        : e;
+    });
     for (const s of result.sysctls.skipped) this.log(`machine ${this.opts.name}: sysctl ${s.key} skipped: ${s.reason}`);
     return { ...result, kubeletRestarted: await this.updateKubeletConfig(kubelet) };
   }
@@ -772,7 +816,7 @@ export class Machine {
       this.opts.hostKernel ?? procHostKernel,
       KUBELET_CONFIG_FILE_PATH,
     );
-    if (problems.length > 0) throw new Error(`machine ${this.opts.name}: ${problems.join('; ')}`);
+    if (problems.length > 0) throw new MachineConfigurationError(`machine ${this.opts.name}: ${problems.join('; ')}`);
     return {
       clusterDNS: [this.opts.clusterDNS],
       clusterDomain: this.opts.clusterDomain ?? 'cluster.local',
@@ -804,10 +848,17 @@ export class Machine {
   }
 
   private supervise(name: string, command: string, args: string[]): void {
-    const p = new SupervisedProcess(this.insideSpec(name, command, args), {
+    const p: SupervisedProcess = new SupervisedProcess(this.insideSpec(name, command, args), {
       onChange: (state) => {
         if (!state.running && !this.destroying) {
-          this.log(`machine ${this.opts.name}: ${name} ${state.lastExit ?? 'stopped'}; restarting`);
+          // The exited run's log is still the current one: the restart comes after the backoff.
+          const why = lastErrorLine(p.tail(40));
+          const exit = state.lastExit ?? 'stopped';
+          this.exits.set(name, {
+            count: (this.exits.get(name)?.count ?? 0) + 1,
+            cause: why === '' ? exit : `${exit}: ${why}`,
+          });
+          this.log(`machine ${this.opts.name}: ${name} ${exit}; restarting`);
         }
       },
     });
@@ -823,9 +874,12 @@ export class Machine {
         return;
       } catch (e) {
         if (Date.now() > deadline) {
-          const proc = this.supervised.find((p) => p.process?.name === 'containerd')?.process;
+          // The first line says why (what a status shows), the details follow.
+          const log = this.supervised.find((p) => p.name === 'containerd')?.tail(40) ?? '';
+          const why =
+            this.exits.get('containerd')?.cause ?? (lastErrorLine(log) || lastErrorLine((e as Error).message));
           throw new Error(
-            `machine ${this.opts.name}: containerd not up in time (${(e as Error).message}):\n${proc?.tail() ?? ''}`,
+            `machine ${this.opts.name}: containerd not up in time: ${why}\n${(e as Error).message}\n${log}`,
           );
         }
       }
@@ -1000,10 +1054,12 @@ export class Machine {
    * Resolves when the machine's Node is Ready as its kubelet of this deploy reported it (a heartbeat since then: a
    * Node of the same name may still say Ready from before); fails at the deadline with what was missing.
    */
-  async wait(timeoutMs = DEFAULT_READY_TIMEOUT_MS): Promise<void> {
+  async wait(timeoutMs = DEFAULT_READY_TIMEOUT_MS, signal?: AbortSignal): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     let last = 'no answer yet';
     for (;;) {
+      // A caller that stopped waiting must not keep a process alive with our polling.
+      if (signal?.aborted) throw new Error(`machine ${this.opts.name}: no longer waiting for its Node`);
       try {
         const credentials = 'credentials' in this.opts.join ? this.opts.join.credentials : await this.listCredentials();
         if (credentials === undefined) throw new Error('the kubelet has no client certificate yet');
@@ -1027,6 +1083,17 @@ export class Machine {
       }
       await sleep(500);
     }
+  }
+
+  /**
+   * Why the machine can't start, once one of its processes exited `limit` times since the deploy (each time
+   * restarted with backoff): the process and the cause of its last exit; undefined otherwise.
+   */
+  startFailure(limit = START_FAILURE_LIMIT): string | undefined {
+    for (const [name, exits] of this.exits) {
+      if (exits.count >= limit) return `${name} keeps exiting (${exits.count} times), last ${exits.cause}`;
+    }
+    return undefined;
   }
 
   status(): MachineStatus {

@@ -5,8 +5,13 @@
  * which also carries the Node's addresses from the shoot's node ranges), reports readiness through
  * a file the pod's readiness probe tests, applies changed files and kernel settings in place, and stops the
  * machine when the pod is stopped. The seed's kubelet restarts it when it exits.
+ *
+ * A machine that can't start fails the agent, as machine-controller-manager fails a machine that does not join: a
+ * part that keeps exiting before the Node was first Ready (START_FAILURE_LIMIT), or no Ready Node within the creation
+ * timeout. The agent's last words, one line, are the container's termination message: the seed's kubelet keeps them
+ * in the pod's status, where the Worker controller reads why the machine is not ready (worker/machine-problems.ts).
  */
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
@@ -32,13 +37,46 @@ export const MACHINE_POD_PATHS = {
   readyFile: '/tmp/gardener-ipv6-machine-ready',
   /** The pod's own resolvers, from the seed's kubelet: the machine's upstream resolvers. */
   resolvConf: '/etc/resolv.conf',
+  /** The container's `terminationMessagePath` (Kubernetes' default). */
+  terminationLog: '/dev/termination-log',
 } as const;
 export type MachinePodPaths = Record<keyof typeof MACHINE_POD_PATHS, string>;
 
 /** How often the user data is read again. */
 export const USER_DATA_POLL_MS = 3_000;
-/** How long the agent waits for its Node to be Ready before it says so in its log (it keeps waiting). */
+/** How long the agent waits for its Node to be Ready before it says why not in its log (it keeps waiting). */
 const READY_REPORT_MS = 180_000;
+/** A Node not Ready this long after the machine started fails the machine: machine-controller-manager's default. */
+export const MACHINE_CREATION_TIMEOUT_MS = 20 * 60_000;
+
+/** The agent's exit codes, which the Worker controller reads from the pod's status. */
+export const MACHINE_AGENT_EXIT = {
+  /** Stopped by a signal. */
+  stopped: 0,
+  /** The machine could not be started or failed to start. */
+  failed: 1,
+  /** Missing or malformed inputs (flags, environment). */
+  usage: 2,
+  /** What the machine's configuration asks can't be had (a kernel parameter's value, a kubelet setting). */
+  configuration: 3,
+} as const;
+
+/** The most Kubernetes keeps of a termination message. */
+const TERMINATION_MESSAGE_BYTES = 4096;
+
+/**
+ * Writes the agent's last words, the first line of `message`, as the container's termination message, where the
+ * seed's kubelet mounts one (in a pod); elsewhere nothing.
+ */
+export function writeTerminationMessage(message: string, path: string = MACHINE_POD_PATHS.terminationLog): void {
+  if (!existsSync(path)) return;
+  const line = message.split('\n').find((l) => l.trim() !== '') ?? message;
+  try {
+    writeFileSync(path, Buffer.from(line.trim()).subarray(0, TERMINATION_MESSAGE_BYTES));
+  } catch {
+    // Best effort: the log has it too.
+  }
+}
 
 export interface MachinePodOptions {
   /** The pod's name: also the Node's. */
@@ -140,18 +178,44 @@ export async function runMachinePod(opts: MachinePodOptions, signal: AbortSignal
   machine.userDataApplied(userDataChecksum(text));
   opts.log(`machine ${opts.nodeName}: started; joining ${userData.apiServer.url}`);
   const stopped = new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+  const started = Date.now();
+  let ready = false;
+  let notReady = 'no answer yet';
+  const done = new AbortController();
+  const waiting = AbortSignal.any([signal, done.signal]);
   try {
-    void machine
-      .wait(READY_REPORT_MS)
-      .then(() => writeFile(paths.readyFile, `${new Date().toISOString()}\n`))
-      .then(() => opts.log(`machine ${opts.nodeName}: Node Ready`))
-      .catch((e: Error) => opts.log(`machine ${opts.nodeName}: ${e.message.split('\n')[0]}`));
+    void (async () => {
+      // Rounds of waiting, each one's reason logged, until the Node is Ready or the agent stops.
+      while (!ready && !waiting.aborted) {
+        try {
+          await machine.wait(READY_REPORT_MS, waiting);
+          ready = true;
+        } catch (e) {
+          notReady = (e as Error).message.split('\n')[0]!.replace(`machine ${opts.nodeName}: `, '');
+          if (!waiting.aborted) opts.log(`machine ${opts.nodeName}: ${notReady}`);
+        }
+      }
+      if (!ready) return;
+      await writeFile(paths.readyFile, `${new Date().toISOString()}\n`);
+      opts.log(`machine ${opts.nodeName}: Node Ready`);
+    })();
     while (!signal.aborted) {
       await Promise.race([stopped, new Promise((r) => setTimeout(r, USER_DATA_POLL_MS))]);
       if (signal.aborted) break;
+      if (!ready) {
+        const failure = machine.startFailure();
+        if (failure !== undefined) throw new Error(`machine ${opts.nodeName}: ${failure}`);
+        if (Date.now() - started > MACHINE_CREATION_TIMEOUT_MS) {
+          throw new Error(
+            `machine ${opts.nodeName}: its Node is not Ready ${MACHINE_CREATION_TIMEOUT_MS / 60_000} minutes after ` +
+              `the machine started (${notReady})`,
+          );
+        }
+      }
       text = await applyChangedUserData(machine, paths.userData, text, opts.log);
     }
   } finally {
+    done.abort();
     await rm(paths.readyFile, { force: true });
     await machine.stop({ deadline: Date.now() + 20_000 });
     opts.log(`machine ${opts.nodeName}: stopped`);

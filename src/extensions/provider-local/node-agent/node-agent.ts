@@ -193,9 +193,10 @@ export function directoryTarget(opts: { rootDir: string; netns?: string }): Node
         await run(argv[0]!, argv.slice(1));
       } catch (e) {
         const error = e as Error & { stderr?: string };
-        throw new Error(
-          `setting ${values.map(([k]) => k).join(', ')}${opts.netns ? ` in ${opts.netns}` : ''}: ${error.stderr?.trim() || error.message}`,
-        );
+        // sysctl names the key it could not set: the list of all of them would hide it.
+        const stderr = error.stderr?.trim();
+        const what = stderr ? 'kernel parameters' : values.map(([k]) => k).join(', ');
+        throw new Error(`setting ${what}${opts.netns ? ` in ${opts.netns}` : ''}: ${stderr || error.message}`);
       }
     },
   };

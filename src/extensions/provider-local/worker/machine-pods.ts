@@ -136,6 +136,9 @@ export function desiredMachineStatefulSet(values: MachinePodValues): V1StatefulS
               ],
               // A node: its own containers, mounts, cgroups and kernel settings of its network namespace.
               securityContext: { privileged: true },
+              // Why the agent stopped, in the pod's status: its own last words, else the end of its log.
+              terminationMessagePath: MACHINE_POD_PATHS.terminationLog,
+              terminationMessagePolicy: 'FallbackToLogsOnError',
               readinessProbe: {
                 exec: { command: ['cat', MACHINE_POD_PATHS.readyFile] },
                 periodSeconds: READINESS_PERIOD_SECONDS,
