@@ -261,6 +261,83 @@ describe("provider-local's Worker controller", () => {
     expect((await client.get(Refs.pod, 'machine-a-0', namespace))!.metadata!.resourceVersion).toBe(after);
   });
 
+  it("names a machine that is not ready and why, from its pod's status: an error once it can't come up", async () => {
+    const namespace = await newTestNamespace('worker');
+    await createCluster(namespace, { ipFamilies: ['IPv6'], nodes: 'fd00:10:1:100::/56' });
+    // The shared control plane runs no ServiceAccount controller.
+    await client.create(
+      { group: '', version: 'v1', plural: 'serviceaccounts', kind: 'ServiceAccount', namespaced: true },
+      { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default', namespace } } as KubernetesObject,
+    );
+    await client.create(Refs.worker, worker(namespace, [pool('a', 2)]));
+    // What the seed's kubelet would report of the pool's two machine pods: one on its way, one whose agent failed.
+    for (const name of ['machine-a-0', 'machine-a-1']) {
+      await client.create(Refs.pod, {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name, namespace, labels: { app: 'machine', 'worker.gardener.cloud/pool': 'a' } },
+        spec: { containers: [{ name: 'machine', image: 'machine' }] },
+      } as KubernetesObject);
+    }
+    const podStatus = (name: string, container: Record<string, unknown>, ready = false) =>
+      client.mergePatch(
+        Refs.pod,
+        name,
+        namespace,
+        {
+          status: {
+            phase: 'Running',
+            conditions: [
+              { type: 'PodScheduled', status: 'True' },
+              { type: 'Ready', status: ready ? 'True' : 'False' },
+            ],
+            containerStatuses: [
+              { name: 'machine', image: 'machine', imageID: '', ready, restartCount: 0, ...container },
+            ],
+          },
+        },
+        { subresource: 'status' },
+      );
+    const sysctl = 'setting kernel parameters: sysctl: setting key "net.ipv4.ip_local_port_range": Invalid argument';
+    await podStatus('machine-a-0', { state: { running: { startedAt: new Date().toISOString() } } });
+    await podStatus('machine-a-1', {
+      restartCount: 1,
+      state: { running: { startedAt: new Date().toISOString() } },
+      lastState: { terminated: { exitCode: 1, reason: 'Error', message: 'machine machine-a-1: containerd not up' } },
+    });
+    const req = { namespace, name: 'local' };
+
+    // Failed once and trying again: progress, with the cause.
+    expect(await reconciler.reconcile(req, ctx())).toEqual({ requeueAfter: expect.any(Number) });
+    let current = await get(namespace);
+    expect(current?.status?.lastOperation).toMatchObject({
+      state: 'Processing',
+      description: 'pool a: 0/2 machines ready; machine machine-a-1: containerd not up (restarted 1 time)',
+    });
+    expect(current?.status?.lastError).toBeUndefined();
+
+    // Its configuration refused by the machine: an error with the code, and the controller keeps looking.
+    await podStatus('machine-a-1', {
+      restartCount: 1,
+      state: { waiting: { reason: 'CrashLoopBackOff', message: 'back-off 10s restarting failed container' } },
+      lastState: { terminated: { exitCode: 3, reason: 'Error', message: `machine machine-a-1: ${sysctl}` } },
+    });
+    expect(await reconciler.reconcile(req, ctx())).toEqual({ requeueAfter: expect.any(Number) });
+    current = await get(namespace);
+    const description = `pool a: 0/2 machines ready; machine machine-a-1: ${sysctl} (restarted 1 time)`;
+    expect(current?.status?.lastOperation).toMatchObject({ state: 'Error', description });
+    expect(current?.status?.lastError).toMatchObject({ description, codes: ['ERR_CONFIGURATION_PROBLEM'] });
+
+    // Fixed: both Ready, the error gone.
+    await podStatus('machine-a-0', { state: { running: {} } }, true);
+    await podStatus('machine-a-1', { restartCount: 2, state: { running: {} } }, true);
+    await allReady(namespace);
+    expect(await reconciler.reconcile(req, ctx())).toBeUndefined();
+    current = await get(namespace);
+    expect(current?.status?.lastOperation).toMatchObject({ state: 'Succeeded' });
+    expect(current?.status?.lastError).toBeUndefined();
+  });
+
   it('says which pool it cannot serve, with the configuration-problem code, and does not retry', async () => {
     const namespace = await newTestNamespace('worker');
     await client.create(Refs.worker, worker(namespace, [pool('a', 1, '')]));

@@ -8,8 +8,14 @@
  * refresh the mounted user data at once, so a changed kernel setting reaches the machines in seconds, not at the
  * kubelet's next periodic sync (a minute by default). Deletion deletes them all and waits until their pods are gone
  * before the finalizer goes: the machines stop before the shoot's control plane does.
+ *
+ * A machine that is not ready has its cause in the last operation, `machine <name>: <cause>` from its pod's status
+ * (machine-problems.ts), as Gardener's worker actuators copy machine-controller-manager's machine descriptions; a
+ * machine that can't come up by waiting (a crashing agent, a pod the seed can't schedule or start) makes it an
+ * Error with `lastError`, which the gardenlet reports on the Shoot. The controller keeps looking: a machine that
+ * recovers turns it back to Processing and Succeeded.
  */
-import type { KubernetesObject, V1StatefulSet } from '@kubernetes/client-node';
+import type { KubernetesObject, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import { clusterHibernationEnabled, clusterShoot, type Cluster } from '../../../apis/extensions/v1alpha1/cluster.js';
 import type { Worker } from '../../../apis/extensions/v1alpha1/worker.js';
 import {
@@ -44,6 +50,7 @@ import {
   namedPools,
   userDataOf,
 } from './machine-pods.js';
+import { describeMachineProblems, machinePodProblem, type MachineProblem } from './machine-problems.js';
 
 export const WORKER_FINALIZER = 'extensions.gardener.cloud/provider-local';
 export const WORKER_FIELD_MANAGER = 'provider-local-worker';
@@ -171,9 +178,15 @@ export class WorkerReconciler implements Reconciler {
       await this.client.apply(Refs.statefulSet, statefulSet as KubernetesObject, opts);
     }
     await this.deleteSurplus(worker, new Set(pools.map((p) => machineStatefulSetName(p.name))), ctx);
-    await this.announceUserData(worker, ctx);
+    const machinePods = await this.client.list<V1Pod & KubernetesObject>(Refs.pod, {
+      namespace,
+      labelSelector: `${MACHINE_LABELS.app}=${MACHINE_LABELS.role}`,
+      signal: ctx.signal,
+    });
+    await this.announceUserData(worker, machinePods.items, ctx);
 
     const waiting: string[] = [];
+    const machineProblems: MachineProblem[] = [];
     for (const pool of pools) {
       const name = machineStatefulSetName(pool.name);
       const current = await this.statefulSet(name, namespace, ctx);
@@ -182,13 +195,23 @@ export class WorkerReconciler implements Reconciler {
       const updated = (current?.status?.observedGeneration ?? 0) >= (current?.metadata?.generation ?? 1);
       if (!updated || ready !== want || (current?.status?.replicas ?? 0) !== want) {
         waiting.push(`pool ${pool.name}: ${ready}/${want} machines ready`);
+        for (const pod of machinePods.items) {
+          if (pod.metadata?.labels?.[MACHINE_LABELS.pool] !== pool.name) continue;
+          const problem = machinePodProblem(pod);
+          if (problem !== undefined) machineProblems.push(problem);
+        }
       }
     }
     if (waiting.length > 0) {
       const bounded = starting.length > 0 ? ` (machines start at most ${atOnce} at a time per pool)` : '';
+      const causes = machineProblems.length > 0 ? `; ${describeMachineProblems(machineProblems)}` : '';
+      const description = `${waiting.join(', ')}${bounded}${causes}`;
+      const codes = [...new Set(machineProblems.flatMap((p) => (p.failing && p.code ? [p.code] : [])))];
       await this.writeStatus(
         worker,
-        { state: 'Processing', progress: 50, description: `${waiting.join(', ')}${bounded}` },
+        machineProblems.some((p) => p.failing)
+          ? { state: 'Error', description, ...(codes.length > 0 ? { codes } : {}) }
+          : { state: 'Processing', progress: 50, description },
         ctx,
       );
       return { requeueAfter: WORKER_POLL_MS };
@@ -202,14 +225,13 @@ export class WorkerReconciler implements Reconciler {
   }
 
   /** Writes each pool's user data checksum (the Worker's annotation) onto its machine pods that lack it. */
-  private async announceUserData(worker: Worker, ctx: ReconcileContext): Promise<void> {
+  private async announceUserData(
+    worker: Worker,
+    pods: readonly KubernetesObject[],
+    ctx: ReconcileContext,
+  ): Promise<void> {
     const annotations = worker.metadata.annotations ?? {};
-    const pods = await this.client.list<KubernetesObject>(Refs.pod, {
-      namespace: worker.metadata.namespace ?? '',
-      labelSelector: `${MACHINE_LABELS.app}=${MACHINE_LABELS.role}`,
-      signal: ctx.signal,
-    });
-    for (const pod of pods.items) {
+    for (const pod of pods) {
       const pool = pod.metadata?.labels?.[MACHINE_LABELS.pool];
       const want = pool === undefined ? undefined : annotations[workerUserDataAnnotation(pool)];
       if (want === undefined || pod.metadata?.annotations?.[MACHINE_POD_USER_DATA_ANNOTATION] === want) continue;
