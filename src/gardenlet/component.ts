@@ -18,6 +18,23 @@ export interface DeployWaiter {
 /** Something is still on its way: not a failure, the reconcile comes back later. */
 export class NotReadyError extends Error {}
 
+/** A failure with Gardener's error codes (`gardencorev1beta1.ErrorCode`), for the Shoot's `lastErrors`. */
+export class ErrorWithCodes extends Error {
+  constructor(
+    message: string,
+    readonly codes: readonly string[],
+  ) {
+    super(message);
+  }
+}
+
+/** The error codes of a failure: its own, or those of what caused it. */
+export function errorCodesOf(e: unknown): readonly string[] {
+  if (e instanceof ErrorWithCodes) return e.codes;
+  if (e instanceof Error && e.cause !== undefined) return errorCodesOf(e.cause);
+  return [];
+}
+
 /** A failed step, with what the step was about so the shoot's last operation can name it. */
 export class StepError extends Error {
   constructor(

@@ -6,7 +6,9 @@
  * a Deployment spread over both machines with pod IPs of the shoot's families; pod A reaching pod B across machines
  * by IP, through a ClusterIP Service and by its DNS name through CoreDNS, kube-apiserver reaching them through
  * `pods/proxy` and `services/proxy`, and calling a validating webhook that agnhost serves in the shoot. The regression it exists for: forwarding
- * turned off through the Shoot's worker `sysctls` breaks cross-machine pod traffic, turned on again it works.
+ * turned off through the Shoot's worker `sysctls` breaks cross-machine pod traffic, turned on again it works. A
+ * machine that can't start (a kernel parameter's value the kernel refuses) is named with its cause in the Shoot's
+ * status.
  * Deleting the shoot leaves nothing of it on the seed (namespace, Cluster) nor on the host (the route of its
  * load-balancer address).
  */
@@ -836,6 +838,74 @@ describe.skipIf(unsupported !== undefined).sequential('shoots with machines, end
           );
           expect(machinePods).toEqual(['machine-w-0']);
         }, 120_000);
+
+      // A machine that can't start is the same for every family: once is enough.
+      if (c.label === 'IPv6')
+        it("names a machine that can't start and why in the shoot's status, and succeeds again without it", async () => {
+          type Status = NonNullable<Shoot['status']>;
+          const update = (change: (workers: Record<string, unknown>[]) => void) =>
+            retryOnConflict(async () => {
+              const shoot = (await client.get<Shoot & KubernetesObject>(Refs.shoot, name, NAMESPACE))!;
+              change(shoot.spec.provider!.workers! as Record<string, unknown>[]);
+              return client.update(Refs.shoot, shoot as KubernetesObject);
+            });
+          let last: Status | undefined;
+          const shootStatus = async () => {
+            last = (await client.get<Shoot & KubernetesObject>(Refs.shoot, name, NAMESPACE))?.status;
+            return last;
+          };
+          const lastSeen = () => `last: ${JSON.stringify({ op: last?.lastOperation, errors: last?.lastErrors })}`;
+          // A kernel parameter's value the kernel refuses (the lower port above the upper): the agent fails to
+          // start the machine with the kernel's words, and its pod's termination message carries them up.
+          await update((workers) =>
+            workers.push({
+              name: 'bad',
+              machine: { type: 'local' },
+              minimum: 1,
+              maximum: 1,
+              sysctls: { 'net.ipv4.ip_local_port_range': '60000 1024' },
+            }),
+          );
+          const failed = await waitFor(
+            async () => {
+              const s = await shootStatus();
+              return s?.lastErrors?.some((e) => e.description.includes('machine machine-bad-0:')) ? s : undefined;
+            },
+            { timeoutMs: 180_000, intervalMs: 1_000, message: 'the shoot to name the machine that cannot start' },
+          ).catch((e: Error) => {
+            throw new Error(`${e.message}; ${lastSeen()}`);
+          });
+          expect(failed.lastOperation?.state).toBe('Error');
+          expect(failed.lastErrors).toHaveLength(1);
+          expect(failed.lastErrors![0]).toMatchObject({
+            taskID: 'waiting for the Worker',
+            codes: ['ERR_CONFIGURATION_PROBLEM'],
+          });
+          expect(failed.lastErrors![0]!.description).toMatch(
+            /machine machine-bad-0: setting kernel parameters.*net\.ipv4\.ip_local_port_range.*Invalid argument/,
+          );
+          expect(failed.lastOperation?.description).toBe(failed.lastErrors![0]!.description);
+
+          const updated = await update((workers) =>
+            workers.splice(
+              workers.findIndex((w) => w.name === 'bad'),
+              1,
+            ),
+          );
+          await waitFor(
+            async () => {
+              const s = await shootStatus();
+              return (
+                (s?.observedGeneration ?? 0) >= (updated.metadata?.generation ?? 1) &&
+                s?.lastOperation?.state === 'Succeeded'
+              );
+            },
+            { timeoutMs: 180_000, intervalMs: 1_000, message: 'the shoot to succeed without the pool' },
+          ).catch((e: Error) => {
+            throw new Error(`${e.message}; ${lastSeen()}`);
+          });
+          expect(last?.lastErrors).toBeUndefined();
+        }, 420_000);
 
       it('leaves nothing of it on the seed or the host when the shoot is deleted', async () => {
         const addresses = await loadBalancerAddresses(seedNamespace);

@@ -23,7 +23,7 @@ import {
 } from '../../runtime/controller.js';
 import { addFinalizer, hasFinalizer, removeFinalizer } from '../../runtime/finalizers.js';
 import { deleteAll } from '../apply.js';
-import { NotReadyError, StepError } from '../component.js';
+import { errorCodesOf, NotReadyError, StepError } from '../component.js';
 import type { Flow, Outputs } from '../flow.js';
 import { patchStatusIfChanged } from '../../runtime/status.js';
 import { condition, lastOperation, mergeConditions } from '../../runtime/last-operation.js';
@@ -321,9 +321,19 @@ export class ShootReconciler implements Reconciler {
     const description = error.message;
     const operation = this.op(type, notReady ? 'Processing' : 'Error', progress, description);
     // As Gardener: the failed task's error in lastErrors as well, until an operation succeeds.
+    const codes = errorCodesOf(error);
     const lastErrors =
       error instanceof StepError
-        ? { lastErrors: [{ description, taskID: error.step, lastUpdateTime: operation.lastUpdateTime }] }
+        ? {
+            lastErrors: [
+              {
+                description,
+                taskID: error.step,
+                ...(codes.length > 0 ? { codes: [...codes] } : {}),
+                lastUpdateTime: operation.lastUpdateTime,
+              },
+            ],
+          }
         : {};
     await this.patchStatus(
       shoot,

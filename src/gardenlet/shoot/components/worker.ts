@@ -26,7 +26,7 @@ import { decodeNetworkConfig } from '../../../apis/calico/v1alpha1/config.js';
 import { calicoPoolSettings, calicoSNATToUpstreamDNS } from '../../../apis/calico/v1alpha1/pools.js';
 import type { ResourceClient } from '../../../runtime/client.js';
 import { applyAll, deleteAll } from '../../apply.js';
-import { NotReadyError, type ComponentContext, type DeployWaiter } from '../../component.js';
+import { ErrorWithCodes, NotReadyError, type ComponentContext, type DeployWaiter } from '../../component.js';
 import { seedNamespaceName, shootLabels } from '../../../apis/core/v1beta1/names.js';
 import { Refs } from '../../../apis/refs.js';
 import { shootAdminClient, shootAPIServerURL } from '../shoot-client.js';
@@ -211,7 +211,18 @@ export class ShootWorker implements DeployWaiter {
       { signal: ctx.signal },
     );
     const last = worker?.status?.lastOperation;
-    if (worker?.status?.observedGeneration !== worker?.metadata.generation || last?.state !== 'Succeeded') {
+    const current = worker?.status?.observedGeneration === worker?.metadata.generation;
+    // As Gardener's extension checks: a reported error fails the step, with its codes (the provider keeps trying:
+    // so does the reconcile); e.g. a machine that can't start, named with its cause.
+    const lastError = worker?.status?.lastError;
+    if (current && (last?.state === 'Error' || last?.state === 'Failed') && lastError?.description) {
+      throw new ErrorWithCodes(
+        `Worker ${seedNamespaceName(this.shoot)}/${this.shoot.metadata.name ?? ''} reports ${last.state}: ` +
+          lastError.description,
+        lastError.codes ?? [],
+      );
+    }
+    if (!current || last?.state !== 'Succeeded') {
       throw new NotReadyError(`Worker: ${last ? `${last.state}: ${last.description}` : 'not reconciled yet'}`);
     }
     const shootClient = await shootAdminClient(this.client, this.shoot, ctx);

@@ -1,0 +1,57 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import type { Shoot } from '../../../../src/apis/core/v1beta1/shoot.js';
+import type { ResourceClient } from '../../../../src/runtime/client.js';
+import { ErrorWithCodes, errorCodesOf, NotReadyError, StepError } from '../../../../src/gardenlet/component.js';
+import { ShootWorker } from '../../../../src/gardenlet/shoot/components/worker.js';
+
+const shoot = {
+  metadata: { name: 'local', namespace: 'garden-local' },
+  spec: { provider: { type: 'local', workers: [{ name: 'w', minimum: 1 }] } },
+} as unknown as Shoot;
+
+/** A client that only knows the shoot's Worker, with this status. */
+const withWorker = (status: Record<string, unknown>, generation = 2) =>
+  ({
+    get: async () => ({ metadata: { name: 'local', generation }, status }) as KubernetesObject,
+  }) as unknown as ResourceClient;
+
+const ctx = { signal: AbortSignal.timeout(5_000) };
+const MACHINE = 'pool w: 0/1 machines ready; machine machine-w-0: kubelet keeps exiting (4 times), last exited 1';
+
+describe("waiting for the shoot's Worker", () => {
+  it("fails with the provider's last error and its codes, naming the machine and its cause", async () => {
+    const client = withWorker({
+      observedGeneration: 2,
+      lastOperation: { type: 'Create', state: 'Error', description: MACHINE },
+      lastError: { description: MACHINE, codes: ['ERR_CONFIGURATION_PROBLEM'] },
+    });
+    const error = await new ShootWorker(client, shoot, {}).wait(ctx).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ErrorWithCodes);
+    expect((error as Error).message).toBe(`Worker shoot--local--local/local reports Error: ${MACHINE}`);
+    // The shoot's lastErrors take the codes from the step's cause.
+    expect(errorCodesOf(new StepError('waiting for the Worker', error))).toEqual(['ERR_CONFIGURATION_PROBLEM']);
+  });
+
+  it('is not ready while the provider makes progress, its description carried along', async () => {
+    const client = withWorker({
+      observedGeneration: 2,
+      lastOperation: { type: 'Create', state: 'Processing', description: MACHINE },
+    });
+    const error = await new ShootWorker(client, shoot, {}).wait(ctx).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(NotReadyError);
+    expect((error as Error).message).toBe(`Worker: Processing: ${MACHINE}`);
+  });
+
+  it('is not ready while an error is of an older generation: the provider has not looked at the new one', async () => {
+    const client = withWorker(
+      {
+        observedGeneration: 1,
+        lastOperation: { type: 'Create', state: 'Error', description: MACHINE },
+        lastError: { description: MACHINE },
+      },
+      2,
+    );
+    expect(await new ShootWorker(client, shoot, {}).wait(ctx).catch((e: unknown) => e)).toBeInstanceOf(NotReadyError);
+  });
+});
