@@ -885,6 +885,18 @@ describe.skipIf(unsupported !== undefined).sequential('shoots with machines, end
             /machine machine-bad-0: setting kernel parameters.*net\.ipv4\.ip_local_port_range.*Invalid argument/,
           );
           expect(failed.lastOperation?.description).toBe(failed.lastErrors![0]!.description);
+          // The care controller's EveryNodeReady says which machine has no Node, and why.
+          const nodesCondition = await waitFor(
+            async () =>
+              (await shootStatus())?.conditions?.find(
+                (cd) => cd.type === 'EveryNodeReady' && (cd.message ?? '').includes('machine machine-bad-0:'),
+              ),
+            { timeoutMs: 60_000, intervalMs: 1_000, message: 'EveryNodeReady to name the machine' },
+          ).catch((e: Error) => {
+            throw new Error(`${e.message}; conditions: ${JSON.stringify(last?.conditions)}`);
+          });
+          expect(nodesCondition).toMatchObject({ status: 'False', reason: 'MissingNodes' });
+          expect(nodesCondition.message ?? '').toMatch(/^1 of 2 machines have a Node \(Worker: Error: pool bad: /);
 
           const updated = await update((workers) =>
             workers.splice(

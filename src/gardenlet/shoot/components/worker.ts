@@ -348,6 +348,16 @@ function notReadyNodes(nodes: readonly NodeStatus[]): string[] {
 }
 
 /**
+ * EveryNodeReady's check with what the provider says of the machines while it is not done (which machine is not
+ * ready and why, see provider-local's machine-problems.ts), as Gardener's care controller takes the Worker's health.
+ */
+export function withWorkerProgress(check: HealthCheck, worker: Pick<Worker, 'status'> | undefined): HealthCheck {
+  const operation = worker?.status?.lastOperation;
+  if (check.ok || !operation?.description || operation.state === 'Succeeded') return check;
+  return { ...check, message: `${check.message} (Worker: ${operation.state}: ${operation.description})` };
+}
+
+/**
  * EveryNodeReady and SystemComponentsHealthy of a shoot whose machines are machine pods, as Gardener's care
  * controller judges them: from the shoot's Nodes (as many as the pools' minimum, all Ready) and CoreDNS, read
  * through the shoot's API server.
@@ -364,12 +374,19 @@ export async function machinePodsHealth(
     shootClient = await shootAdminClient(client, shoot, { signal: AbortSignal.timeout(10_000) });
     const nodes = (await shootClient.list<NodeStatus>(Refs.node, {})).items;
     const notReady = notReadyNodes(nodes);
-    const nodesHealth: HealthCheck =
+    const nodeCheck: HealthCheck =
       nodes.length < want
         ? { ok: false, reason: 'MissingNodes', message: `${nodes.length} of ${want} machines have a Node` }
         : notReady.length > 0
           ? { ok: false, reason: 'NodeUnhealthy', message: `Nodes not Ready: ${notReady.join(', ')}` }
           : { ok: true, reason: 'EveryNodeReady', message: `All ${nodes.length} Nodes are Ready.` };
+    // Only to say more: a Worker that can't be read leaves the check as it is.
+    const worker = nodeCheck.ok
+      ? undefined
+      : await client
+          .get<Worker & KubernetesObject>(Refs.worker, shoot.metadata.name ?? '', seedNamespaceName(shoot))
+          .catch(() => undefined);
+    const nodesHealth = withWorkerProgress(nodeCheck, worker);
     // The seed namespace's ManagedResources (CoreDNS, the network extension's objects): applied and healthy.
     const managed = await managedResourcesOf(seedNamespaceName(shoot));
     const unhealthy = managed.flatMap((mr) => {

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { Shoot } from '../../../../src/apis/core/v1beta1/shoot.js';
 import type { ResourceClient } from '../../../../src/runtime/client.js';
 import { ErrorWithCodes, errorCodesOf, NotReadyError, StepError } from '../../../../src/gardenlet/component.js';
-import { ShootWorker } from '../../../../src/gardenlet/shoot/components/worker.js';
+import { ShootWorker, withWorkerProgress } from '../../../../src/gardenlet/shoot/components/worker.js';
 
 const shoot = {
   metadata: { name: 'local', namespace: 'garden-local' },
@@ -53,5 +53,27 @@ describe("waiting for the shoot's Worker", () => {
       2,
     );
     expect(await new ShootWorker(client, shoot, {}).wait(ctx).catch((e: unknown) => e)).toBeInstanceOf(NotReadyError);
+  });
+});
+
+describe("EveryNodeReady's message", () => {
+  const missing = { ok: false, reason: 'MissingNodes', message: '1 of 2 machines have a Node' };
+
+  it('carries what the provider says of the machines while it is not done', () => {
+    const worker = { status: { lastOperation: { type: 'Create', state: 'Error', description: MACHINE } } };
+    expect(withWorkerProgress(missing, worker as never)).toEqual({
+      ...missing,
+      message: `1 of 2 machines have a Node (Worker: Error: ${MACHINE})`,
+    });
+  });
+
+  it('is left alone when the Nodes are fine, or the provider is done or silent', () => {
+    const done = { status: { lastOperation: { type: 'Create', state: 'Succeeded', description: 'ready' } } };
+    const ok = { ok: true, reason: 'EveryNodeReady', message: 'All 2 Nodes are Ready.' };
+    expect(withWorkerProgress(ok, { status: { lastOperation: { state: 'Error', description: 'x' } } } as never)).toBe(
+      ok,
+    );
+    expect(withWorkerProgress(missing, done as never)).toBe(missing);
+    expect(withWorkerProgress(missing, undefined)).toBe(missing);
   });
 });
