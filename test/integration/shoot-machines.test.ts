@@ -875,6 +875,7 @@ describe.skipIf(unsupported !== undefined).sequential('shoots with machines, end
           ).catch((e: Error) => {
             throw new Error(`${e.message}; ${lastSeen()}`);
           });
+          process.stderr.write(`[e2e ${c.label}] the shoot's last error: ${failed.lastErrors?.[0]?.description}\n`);
           expect(failed.lastOperation?.state).toBe('Error');
           expect(failed.lastErrors).toHaveLength(1);
           expect(failed.lastErrors![0]).toMatchObject({
@@ -896,6 +897,7 @@ describe.skipIf(unsupported !== undefined).sequential('shoots with machines, end
             throw new Error(`${e.message}; conditions: ${JSON.stringify(last?.conditions)}`);
           });
           expect(nodesCondition).toMatchObject({ status: 'False', reason: 'MissingNodes' });
+          process.stderr.write(`[e2e ${c.label}] EveryNodeReady: ${nodesCondition.message}\n`);
           expect(nodesCondition.message ?? '').toMatch(/^1 of 2 machines have a Node \(Worker: Error: pool bad: /);
 
           const updated = await update((workers) =>
