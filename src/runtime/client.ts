@@ -235,12 +235,15 @@ export class ResourceClient {
     opts: CallOptions & {
       propagationPolicy?: 'Foreground' | 'Background' | 'Orphan';
       preconditions?: { uid?: string; resourceVersion?: string };
+      /** 0 deletes a pod at once, without waiting for its kubelet. */
+      gracePeriodSeconds?: number;
     } = {},
   ): Promise<boolean> {
     const body = {
       apiVersion: 'v1',
       kind: 'DeleteOptions',
       ...(opts.propagationPolicy ? { propagationPolicy: opts.propagationPolicy } : {}),
+      ...(opts.gracePeriodSeconds !== undefined ? { gracePeriodSeconds: opts.gracePeriodSeconds } : {}),
       ...(opts.preconditions ? { preconditions: opts.preconditions } : {}),
     };
     try {

@@ -23,6 +23,11 @@ export interface ProviderLocalOptions {
   readonly loadBalancerRoutes?: LoadBalancerRoutes;
   /** Shoot machines as machine pods of the seed: the Worker controller runs. */
   readonly machinePods?: boolean;
+  /**
+   * How long the Worker controller drains a machine that goes at most, unless its pool's
+   * `machineControllerManager.machineDrainTimeout` says. @default DEFAULT_DRAIN_TIMEOUT_MS (10 minutes)
+   */
+  readonly drainTimeoutMs?: number;
 }
 
 export function addProviderLocalControllers(manager: Manager, options: ProviderLocalOptions): void {
@@ -44,5 +49,10 @@ export function addProviderLocalControllers(manager: Manager, options: ProviderL
     .watch(services, (s) =>
       isShootLoadBalancer(s) ? [{ namespace: s.metadata?.namespace ?? '', name: s.metadata?.name ?? '' }] : [],
     );
-  if (options.machinePods) addWorkerController(manager, workers);
+  if (options.machinePods) {
+    addWorkerController(manager, {
+      ...workers,
+      ...(options.drainTimeoutMs !== undefined ? { drainTimeoutMs: options.drainTimeoutMs } : {}),
+    });
+  }
 }

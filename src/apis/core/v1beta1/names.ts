@@ -15,6 +15,14 @@ export const SERVICE_ACCOUNT_KEY_SECRET_NAME = 'service-account-key';
 export const ETCD_CA_SECRET_NAME = 'ca-etcd';
 /** The LoadBalancer Service in front of a shoot's API server, in its seed namespace. */
 export const API_SERVER_SERVICE_NAME = 'kube-apiserver';
+/** The Deployment of a shoot's API server in its seed namespace (Gardener's `kube-apiserver`). */
+export const API_SERVER_DEPLOYMENT_NAME = 'kube-apiserver';
+/**
+ * Gardener's `gardener` Secret of the seed namespace: a kubeconfig (key `kubeconfig`) of the shoot's API server at
+ * its load-balancer address, with which the extensions reach the shoot (provider-local drains Nodes with it).
+ */
+export const SHOOT_ACCESS_SECRET_NAME = 'gardener';
+export const SHOOT_ACCESS_KUBECONFIG_KEY = 'kubeconfig';
 
 export const Labels = {
   role: 'gardener.cloud/role',

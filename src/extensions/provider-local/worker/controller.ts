@@ -18,6 +18,8 @@ export interface WorkerControllerOptions {
   readonly workers?: number;
   /** The machine image, when not the image vector's. */
   readonly image?: string;
+  /** How long a machine that goes is drained at most, unless its pool says. @default DEFAULT_DRAIN_TIMEOUT_MS */
+  readonly drainTimeoutMs?: number;
 }
 
 export function addWorkerController(manager: Manager, options: WorkerControllerOptions = {}): Controller {
@@ -47,6 +49,7 @@ export function addWorkerController(manager: Manager, options: WorkerControllerO
         client,
         clock,
         ...(options.image ? { image: options.image } : {}),
+        ...(options.drainTimeoutMs !== undefined ? { drainTimeoutMs: options.drainTimeoutMs } : {}),
         statefulSet: (name, namespace) => statefulSets.get(name, namespace) as V1StatefulSet | undefined,
       }),
       ...(options.workers ? { workers: options.workers } : {}),

@@ -14,6 +14,12 @@
  * machine that can't come up by waiting (a crashing agent, a pod the seed can't schedule or start) makes it an
  * Error with `lastError`, which the gardenlet reports on the Shoot. The controller keeps looking: a machine that
  * recovers turns it back to Processing and Succeeded.
+ *
+ * A machine that goes (a pool scaled down, a pool removed, hibernation, deletion) is drained first (drain.ts), as
+ * machine-controller-manager does, through the shoot's API server (shoot-access.ts): a StatefulSet's replicas are
+ * lowered (or it is deleted) only past machines whose Node is drained or whose drain timed out, and the Node of a
+ * machine that is gone is deleted. Without a running API server or its `gardener` Secret there is nothing to drain.
+ * Nothing waits in a reconcile: it looks again after WORKER_POLL_MS.
  */
 import type { KubernetesObject, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import { clusterHibernationEnabled, clusterShoot, type Cluster } from '../../../apis/extensions/v1alpha1/cluster.js';
@@ -37,6 +43,17 @@ import {
   type Result,
 } from '../../../runtime/controller.js';
 import { addFinalizer, hasFinalizer, removeFinalizer } from '../../../runtime/finalizers.js';
+import {
+  DEFAULT_DRAIN_TIMEOUT_MS,
+  MachineDrainer,
+  drainDescription,
+  drainTimeoutMs,
+  nodesOfGoneMachines,
+  ordinalsToDrain,
+  replicasAfterDrain,
+  type DrainState,
+} from './drain.js';
+import { openShootClient } from './shoot-access.js';
 import { patchStatusIfChanged } from '../../../runtime/status.js';
 import {
   MACHINE_LABELS,
@@ -78,6 +95,22 @@ export interface WorkerReconcilerOptions {
   readonly hostKernel?: HostKernel;
   /** The pool's StatefulSet, from a cache. */
   readonly statefulSet?: (name: string, namespace: string) => V1StatefulSet | undefined;
+  /**
+   * How long a machine that goes is drained at most, unless its pool's `machineControllerManager.machineDrainTimeout`
+   * says. @default DEFAULT_DRAIN_TIMEOUT_MS
+   */
+  readonly drainTimeoutMs?: number;
+}
+
+/** Machine StatefulSets that go, with their machines. */
+interface Surplus {
+  readonly sets: string[];
+  readonly machines: { readonly set: string; readonly name: string; readonly timeoutMs: number }[];
+}
+
+/** A machine of a pool: its pod's name, which is its Node's. */
+function machineName(pool: string, ordinal: number): string {
+  return `${machineStatefulSetName(pool)}-${ordinal}`;
 }
 
 export class WorkerReconciler implements Reconciler {
@@ -149,42 +182,89 @@ export class WorkerReconciler implements Reconciler {
       await this.client.apply(Refs.networkPolicy, policy as KubernetesObject, opts);
     }
     const atOnce = this.opts.machinesStartingAtOnce ?? MACHINES_STARTING_AT_ONCE;
-    const starting: string[] = [];
-    for (const pool of pools) {
-      const userData = userDataOf(pool) as { name: string; key: string };
-      const want = wanted(pool);
+    const shootClient = await openShootClient(this.client, namespace, ctx.signal);
+    try {
+      const drainer = shootClient && new MachineDrainer(shootClient, ctx.logger, () => this.clock.now());
       // From the API server, not the cache: a stale count would scale machines that are starting away.
-      const current = await this.client.get<V1StatefulSet & KubernetesObject>(
-        Refs.statefulSet,
-        machineStatefulSetName(pool.name),
-        namespace,
-        { signal: ctx.signal },
+      const currents = new Map<string, { replicas: number; ready: number }>();
+      for (const pool of pools) {
+        const current = await this.client.get<V1StatefulSet & KubernetesObject>(
+          Refs.statefulSet,
+          machineStatefulSetName(pool.name),
+          namespace,
+          { signal: ctx.signal },
+        );
+        currents.set(pool.name, { replicas: current?.spec?.replicas ?? 0, ready: current?.status?.readyReplicas ?? 0 });
+      }
+      // Every machine that goes, of a pool scaled down or of one removed, drained in one step.
+      const going = pools.flatMap((pool) =>
+        ordinalsToDrain(currents.get(pool.name)?.replicas ?? 0, wanted(pool)).map((i) => ({
+          name: machineName(pool.name, i),
+          timeoutMs: this.drainTimeout(pool),
+        })),
       );
-      const replicas = boundedReplicas(
-        want,
-        { replicas: current?.spec?.replicas ?? 0, ready: current?.status?.readyReplicas ?? 0 },
-        atOnce,
+      const surplus = await this.surplusMachines(
+        worker,
+        new Set(pools.map((p) => machineStatefulSetName(p.name))),
+        ctx,
       );
-      if (replicas < want) starting.push(pool.name);
-      const statefulSet = desiredMachineStatefulSet({
-        namespace,
-        pool,
-        userData,
-        nodeCIDRs,
-        firstMachine: offsets.get(pool.name) ?? 0,
-        replicas,
-        ...(this.opts.image ? { image: this.opts.image } : {}),
-      });
-      await this.client.apply(Refs.statefulSet, statefulSet as KubernetesObject, opts);
-    }
-    await this.deleteSurplus(worker, new Set(pools.map((p) => machineStatefulSetName(p.name))), ctx);
-    const machinePods = await this.client.list<V1Pod & KubernetesObject>(Refs.pod, {
-      namespace,
-      labelSelector: `${MACHINE_LABELS.app}=${MACHINE_LABELS.role}`,
-      signal: ctx.signal,
-    });
-    await this.announceUserData(worker, machinePods.items, ctx);
+      const drains = await this.drain(drainer, [...going, ...surplus.machines], ctx);
+      const drained = new Map(drains.map((d) => [d.machine, d.done]));
 
+      const starting: string[] = [];
+      for (const pool of pools) {
+        const userData = userDataOf(pool) as { name: string; key: string };
+        const want = wanted(pool);
+        const current = currents.get(pool.name) ?? { replicas: 0, ready: 0 };
+        const replicas =
+          want < current.replicas
+            ? replicasAfterDrain(current.replicas, want, (i) => drained.get(machineName(pool.name, i)) ?? true)
+            : boundedReplicas(want, current, atOnce);
+        if (replicas < want) starting.push(pool.name);
+        const statefulSet = desiredMachineStatefulSet({
+          namespace,
+          pool,
+          userData,
+          nodeCIDRs,
+          firstMachine: offsets.get(pool.name) ?? 0,
+          replicas,
+          ...(this.opts.image ? { image: this.opts.image } : {}),
+        });
+        await this.client.apply(Refs.statefulSet, statefulSet as KubernetesObject, opts);
+      }
+      await this.deleteDrained(namespace, surplus, drained, ctx);
+      const machinePods = await this.client.list<V1Pod & KubernetesObject>(Refs.pod, {
+        namespace,
+        labelSelector: `${MACHINE_LABELS.app}=${MACHINE_LABELS.role}`,
+        signal: ctx.signal,
+      });
+      await this.announceUserData(worker, machinePods.items, ctx);
+      if (drainer) {
+        const keep = new Set(pools.flatMap((p) => Array.from({ length: wanted(p) }, (_, i) => machineName(p.name, i))));
+        await this.tidyNodes(drainer, namespace, keep, ctx);
+      }
+
+      const draining = drainDescription(drains);
+      if (draining !== '') {
+        await this.writeStatus(worker, { state: 'Processing', progress: 40, description: draining }, ctx);
+        return { requeueAfter: WORKER_POLL_MS };
+      }
+      return await this.waitForMachines(worker, pools, wanted, starting, atOnce, machinePods.items, ctx);
+    } finally {
+      shootClient?.close();
+    }
+  }
+
+  private async waitForMachines(
+    worker: Worker,
+    pools: ReturnType<typeof namedPools>,
+    wanted: (pool: { minimum?: number }) => number,
+    starting: readonly string[],
+    atOnce: number,
+    machinePods: readonly (V1Pod & KubernetesObject)[],
+    ctx: ReconcileContext,
+  ): Promise<Result | void> {
+    const namespace = worker.metadata.namespace ?? '';
     const waiting: string[] = [];
     const machineProblems: MachineProblem[] = [];
     for (const pool of pools) {
@@ -195,7 +275,7 @@ export class WorkerReconciler implements Reconciler {
       const updated = (current?.status?.observedGeneration ?? 0) >= (current?.metadata?.generation ?? 1);
       if (!updated || ready !== want || (current?.status?.replicas ?? 0) !== want) {
         waiting.push(`pool ${pool.name}: ${ready}/${want} machines ready`);
-        for (const pod of machinePods.items) {
+        for (const pod of machinePods) {
           if (pod.metadata?.labels?.[MACHINE_LABELS.pool] !== pool.name) continue;
           const problem = machinePodProblem(pod);
           if (problem !== undefined) machineProblems.push(problem);
@@ -256,37 +336,104 @@ export class WorkerReconciler implements Reconciler {
     return this.client.get<V1StatefulSet & KubernetesObject>(Refs.statefulSet, name, namespace, { signal: ctx.signal });
   }
 
-  /** Deletes the StatefulSets of machines whose pool is no longer wanted (all of them with an empty set). */
-  private async deleteSurplus(worker: Worker, keep: ReadonlySet<string>, ctx: ReconcileContext): Promise<string[]> {
-    const namespace = worker.metadata.namespace ?? '';
+  private drainTimeout(pool: Parameters<typeof drainTimeoutMs>[0]): number {
+    return drainTimeoutMs(pool, this.opts.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS);
+  }
+
+  /** One drain step for `machines`; without the shoot there is nothing to drain and every one may go. */
+  private async drain(
+    drainer: MachineDrainer | undefined,
+    machines: readonly { name: string; timeoutMs: number }[],
+    ctx: ReconcileContext,
+  ): Promise<DrainState[]> {
+    if (machines.length === 0) return [];
+    if (!drainer) return machines.map((m) => ({ machine: m.name, done: true, podsLeft: 0 }));
+    return drainer.drain(machines, ctx.signal);
+  }
+
+  /** The machine StatefulSets not in `keep` (all of them with an empty set), and their machines, which all go. */
+  private async surplusMachines(worker: Worker, keep: ReadonlySet<string>, ctx: ReconcileContext): Promise<Surplus> {
     const existing = await this.client.list<V1StatefulSet & KubernetesObject>(Refs.statefulSet, {
-      namespace,
+      namespace: worker.metadata.namespace ?? '',
       labelSelector: `${MACHINE_LABELS.app}=${MACHINE_LABELS.role}`,
       signal: ctx.signal,
     });
-    const surplus = existing.items.map((s) => s.metadata?.name ?? '').filter((name) => !keep.has(name));
+    const surplus = existing.items.filter((s) => !keep.has(s.metadata?.name ?? ''));
+    // A pool still in the spec (the Worker is being deleted) keeps its drain timeout.
+    const poolOf = (set: string) => namedPools(worker).find((p) => machineStatefulSetName(p.name) === set);
+    const machines = surplus.flatMap((s) => {
+      const set = s.metadata?.name ?? '';
+      return ordinalsToDrain(s.spec?.replicas ?? 0, 0).map((i) => ({
+        set,
+        name: `${set}-${i}`,
+        timeoutMs: this.drainTimeout(poolOf(set)),
+      }));
+    });
+    return { sets: surplus.map((s) => s.metadata?.name ?? ''), machines };
+  }
+
+  /** Deletes the surplus StatefulSets whose machines are all drained; returns those left. */
+  private async deleteDrained(
+    namespace: string,
+    surplus: Surplus,
+    drained: ReadonlyMap<string, boolean>,
+    ctx: ReconcileContext,
+  ): Promise<string[]> {
+    const undrained = new Set(surplus.machines.filter((m) => drained.get(m.name) === false).map((m) => m.set));
+    const ready = surplus.sets.filter((s) => !undrained.has(s));
     await Promise.all(
-      surplus.map((name) => this.client.delete(Refs.statefulSet, name, namespace, { signal: ctx.signal })),
+      ready.map((name) => this.client.delete(Refs.statefulSet, name, namespace, { signal: ctx.signal })),
     );
-    return existing.items.map((s) => s.metadata?.name ?? '');
+    return surplus.sets.filter((s) => undrained.has(s));
+  }
+
+  /**
+   * The shoot's machine Nodes: those of machines that are gone deleted (machine-controller-manager deletes the Node
+   * of a machine it deleted; a kubelet never does), those of wanted machines that a drain had cordoned released.
+   */
+  private async tidyNodes(
+    drainer: MachineDrainer,
+    namespace: string,
+    keep: ReadonlySet<string>,
+    ctx: ReconcileContext,
+  ): Promise<void> {
+    const [nodes, pods] = await Promise.all([
+      drainer.nodes(ctx.signal),
+      this.client.list<KubernetesObject>(Refs.pod, {
+        namespace,
+        labelSelector: `${MACHINE_LABELS.app}=${MACHINE_LABELS.role}`,
+        signal: ctx.signal,
+      }),
+    ]);
+    for (const node of nodes) if (keep.has(node.metadata?.name ?? '')) await drainer.release(node, ctx.signal);
+    const machinePods = new Set(pods.items.map((p) => p.metadata?.name ?? ''));
+    const names = nodes.map((n) => n.metadata?.name ?? '');
+    for (const node of nodesOfGoneMachines(names, keep, machinePods)) await drainer.remove(node, ctx.signal);
   }
 
   private async delete(worker: Worker, ctx: ReconcileContext): Promise<Result | void> {
     if (!hasFinalizer(worker, WORKER_FINALIZER)) return;
     const namespace = worker.metadata.namespace ?? '';
-    const remaining = await this.deleteSurplus(worker, new Set(), ctx);
-    const pods = await this.client.list<KubernetesObject>(Refs.pod, {
-      namespace,
-      labelSelector: `${MACHINE_LABELS.app}=${MACHINE_LABELS.role}`,
-      signal: ctx.signal,
-    });
-    if (remaining.length > 0 || pods.items.length > 0) {
-      await this.writeStatus(
-        worker,
-        { state: 'Processing', progress: 50, description: `waiting for ${pods.items.length} machine pods to stop` },
-        ctx,
-      );
-      return { requeueAfter: WORKER_POLL_MS };
+    const shootClient = await openShootClient(this.client, namespace, ctx.signal);
+    try {
+      const drainer = shootClient && new MachineDrainer(shootClient, ctx.logger, () => this.clock.now());
+      const surplus = await this.surplusMachines(worker, new Set(), ctx);
+      const drains = await this.drain(drainer, surplus.machines, ctx);
+      const left = await this.deleteDrained(namespace, surplus, new Map(drains.map((d) => [d.machine, d.done])), ctx);
+      const pods = await this.client.list<KubernetesObject>(Refs.pod, {
+        namespace,
+        labelSelector: `${MACHINE_LABELS.app}=${MACHINE_LABELS.role}`,
+        signal: ctx.signal,
+      });
+      if (drainer) await this.tidyNodes(drainer, namespace, new Set(), ctx);
+      if (left.length > 0 || pods.items.length > 0 || surplus.sets.length > 0) {
+        const draining = drainDescription(drains);
+        const description = draining !== '' ? draining : `waiting for ${pods.items.length} machine pods to stop`;
+        await this.writeStatus(worker, { state: 'Processing', progress: 50, description }, ctx);
+        return { requeueAfter: WORKER_POLL_MS };
+      }
+    } finally {
+      shootClient?.close();
     }
     await Promise.all(
       Object.values(MACHINE_POLICY_NAMES).map((name) =>

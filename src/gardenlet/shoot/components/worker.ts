@@ -4,7 +4,8 @@
  * machine boots with: the API server, the bootstrap token, the networks, the worker OperatingSystemConfig's files
  * and the pool's kernel settings), and waits until the provider reports the Worker reconciled and the shoot has
  * every Node Ready, running its pool's latest user data (the checksums of machine-user-data.ts), and CoreDNS
- * available. The provider (provider-local's Worker controller) is never called directly.
+ * available. The provider (provider-local's Worker controller) is never called directly; it reaches the shoot (to
+ * drain the Nodes of machines that go) through the seed namespace's `gardener` Secret, written before the Worker.
  */
 import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
 import type { NetworkingStatus, Shoot } from '../../../apis/core/v1beta1/shoot.js';
@@ -29,7 +30,7 @@ import { applyAll, deleteAll } from '../../apply.js';
 import { ErrorWithCodes, NotReadyError, type ComponentContext, type DeployWaiter } from '../../component.js';
 import { seedNamespaceName, shootLabels } from '../../../apis/core/v1beta1/names.js';
 import { Refs } from '../../../apis/refs.js';
-import { shootAdminClient, shootAPIServerURL } from '../shoot-client.js';
+import { ensureShootAccessSecret, shootAdminClient, shootAPIServerURL } from '../shoot-client.js';
 import { ensureControlPlaneSecrets } from './control-plane.js';
 import { coreDNSReady } from './coredns.js';
 import { ensureBootstrapToken } from './machine-bootstrap.js';
@@ -127,6 +128,8 @@ export function desiredWorker(shoot: Shoot): Worker {
           ...(shoot.spec.kubernetes?.version ? { kubernetesVersion: shoot.spec.kubernetes.version } : {}),
           // As Gardener's Worker: the pool's effective kubelet settings, for the provider to judge its machines by.
           ...(kubelet !== undefined ? { kubeletConfig: kubelet } : {}),
+          // machine-controller-manager's settings (the drain timeout), as Gardener copies them.
+          ...(w.machineControllerManager ? { machineControllerManager: w.machineControllerManager } : {}),
         };
       }),
     },
@@ -197,6 +200,8 @@ export class ShootWorker implements DeployWaiter {
       { signal: ctx.signal },
     );
     await applyAll(this.client, Refs.secret, secrets, ctx);
+    // Before the Worker: the provider drains the Nodes of machines that go through it.
+    await ensureShootAccessSecret(this.client, this.shoot, ctx);
     await applyAll(this.client, Refs.worker, [worker], ctx);
     // The user data of pools the shoot no longer has: their machines go with the Worker's new spec.
     await deleteAll(this.client, Refs.secret, staleUserDataSecrets(previous, this.shoot), namespace, ctx);

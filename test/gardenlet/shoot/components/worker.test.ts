@@ -73,6 +73,25 @@ describe("the shoot's Worker", () => {
     expect(validateWorker(desiredWorker(withKubelet))).toEqual([]);
   });
 
+  it("copies each pool's machine-controller-manager settings (its drain timeout), and none where it has none", () => {
+    const withDrain = {
+      ...shoot,
+      spec: {
+        ...shoot.spec,
+        provider: {
+          type: 'local',
+          workers: [
+            { ...shoot.spec.provider!.workers![0]!, machineControllerManager: { machineDrainTimeout: '5m' } },
+            shoot.spec.provider!.workers![1]!,
+          ],
+        },
+      },
+    } as Shoot;
+    const pools = desiredWorker(withDrain).spec.pools ?? [];
+    expect(pools.map((p) => p.machineControllerManager)).toEqual([{ machineDrainTimeout: '5m' }, undefined]);
+    expect(validateWorker(desiredWorker(withDrain))).toEqual([]);
+  });
+
   it('drops the user data of pools the Worker had and the shoot no longer has, and of no other', () => {
     const previous = desiredWorker({
       ...shoot,
