@@ -5,7 +5,7 @@
  * kube-controller-manager would.
  */
 import type { KubernetesObject, V1StatefulSet } from '@kubernetes/client-node';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import type { Worker } from '../../src/apis/extensions/v1alpha1/worker.js';
 import { WorkerReconciler, WORKER_FINALIZER } from '../../src/extensions/provider-local/worker/reconciler.js';
 import { Refs } from '../../src/apis/refs.js';
@@ -21,6 +21,8 @@ import { ResourceClient } from '../../src/runtime/client.js';
 import { TerminalError } from '../../src/runtime/controller.js';
 import { silentLogger } from '../../src/runtime/log.js';
 import { kubeConfig, newTestNamespace } from '../support/kube.js';
+import { DRAIN_STARTED_ANNOTATION } from '../../src/extensions/provider-local/worker/drain.js';
+import type { Clock } from '../../src/runtime/clock.js';
 
 const client = new ResourceClient(kubeConfig());
 const ctx = () => ({ signal: AbortSignal.timeout(30_000), logger: silentLogger() });
@@ -163,7 +165,7 @@ describe("provider-local's Worker controller", () => {
     expect(await get(namespace)).toBeUndefined();
   });
 
-  it('starts a large pool a few machines at a time, and scales down at once', async () => {
+  it('starts a large pool a few machines at a time, and scales down at once with nothing to drain', async () => {
     const namespace = await newTestNamespace('worker');
     await createCluster(namespace, { ipFamilies: ['IPv6'], nodes: 'fd00:10:1:100::/56' });
     await client.create(Refs.worker, worker(namespace, [pool('big', 7)]));
@@ -388,6 +390,161 @@ describe("provider-local's Worker controller", () => {
       codes: ['ERR_CONFIGURATION_PROBLEM'],
     });
     expect(await machineSets(namespace)).toEqual([]);
+  });
+
+  it('drains the Node of a machine that goes: cordons it, evicts its pods as their PDB allows, then scales down', async () => {
+    const namespace = await newTestNamespace('worker');
+    // Node names are cluster-wide: a pool of its own for this test.
+    const p = `d${namespace.slice(-5)}`;
+    const [node0, node1] = [`machine-${p}-0`, `machine-${p}-1`];
+    await createCluster(namespace, { ipFamilies: ['IPv6'], nodes: 'fd00:10:1:100::/56' });
+    // The shared control plane doubles as the shoot: the `gardener` Secret points at it, and the shoot's API server
+    // runs (its Deployment has a ready replica).
+    await client.create(Refs.secret, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'gardener', namespace },
+      data: { kubeconfig: Buffer.from(kubeConfig().exportConfig()).toString('base64') },
+    } as KubernetesObject);
+    const labels = { app: 'kubernetes', role: 'apiserver' };
+    await client.create(Refs.deployment, {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'kube-apiserver', namespace },
+      spec: {
+        selector: { matchLabels: labels },
+        template: { metadata: { labels }, spec: { containers: [{ name: 'k', image: 'k' }] } },
+      },
+    } as KubernetesObject);
+    await client.mergePatch(
+      Refs.deployment,
+      'kube-apiserver',
+      namespace,
+      { status: { replicas: 1, readyReplicas: 1 } },
+      { subresource: 'status' },
+    );
+    // The shared control plane runs no ServiceAccount controller.
+    await client.create(
+      { group: '', version: 'v1', plural: 'serviceaccounts', kind: 'ServiceAccount', namespaced: true },
+      { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default', namespace } } as KubernetesObject,
+    );
+    const createPod = (name: string, podLabels: Record<string, string>, extra: Record<string, unknown> = {}) =>
+      client.create(Refs.pod, {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name, namespace, labels: podLabels, ...extra },
+        spec: { containers: [{ name: 'c', image: 'c' }], ...(extra.spec as object) },
+      } as KubernetesObject);
+    // The machines (their pods, as the seed's StatefulSet controller would make them) and their Nodes.
+    for (const [i, node] of [node0, node1].entries()) {
+      await createPod(node, { app: 'machine', 'worker.gardener.cloud/pool': p, ordinal: String(i) });
+      await client.create(Refs.node, { apiVersion: 'v1', kind: 'Node', metadata: { name: node } } as KubernetesObject);
+      onTestFinished(() => client.delete(Refs.node, node).then(() => undefined));
+    }
+    // On machine 1: a web pod its PDB protects, and a DaemonSet's pod, which no drain evicts.
+    const bound = (node: string) => ({ spec: { nodeName: node } });
+    await createPod('web-1', { app: 'web' }, bound(node1));
+    await createPod(
+      'agent-1',
+      { app: 'agent' },
+      {
+        ...bound(node1),
+        ownerReferences: [{ apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'agent', uid: 'u1', controller: true }],
+      },
+    );
+    await createPod('web-0', { app: 'web' }, bound(node0));
+    // Running and Ready, as their kubelet would say: an eviction ignores the PDB of a Pending pod.
+    for (const name of ['web-1', 'web-0']) {
+      await client.mergePatch(
+        Refs.pod,
+        name,
+        namespace,
+        { status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] } },
+        { subresource: 'status' },
+      );
+    }
+    const pdb = Refs.podDisruptionBudget;
+    // Without a disruption controller its status is never observed: every eviction of a web pod is refused (429).
+    await client.create(pdb, {
+      apiVersion: 'policy/v1',
+      kind: 'PodDisruptionBudget',
+      metadata: { name: 'web', namespace },
+      spec: { minAvailable: 1, selector: { matchLabels: { app: 'web' } } },
+    } as KubernetesObject);
+
+    let now = Date.parse('2026-11-28T19:00:00Z');
+    const clock: Clock = { now: () => now, sleep: async () => {} };
+    const drainer = new WorkerReconciler({ client, clock, drainTimeoutMs: 60_000 });
+    await client.create(Refs.worker, worker(namespace, [{ ...pool(p, 2), maximum: 2 }]));
+    const req = { namespace, name: 'local' };
+    await drainer.reconcile(req, ctx());
+    await allReady(namespace);
+    expect(await drainer.reconcile(req, ctx())).toBeUndefined();
+    const replicas = async () => (await machineSets(namespace))[0]?.spec?.replicas;
+    const node = (name: string) =>
+      client.get<KubernetesObject & { spec?: { unschedulable?: boolean } }>(Refs.node, name);
+    const pod = (name: string) => client.get(Refs.pod, name, namespace);
+    const description = async () => (await get(namespace))?.status?.lastOperation?.description;
+
+    // 2 → 1: machine 1's Node is cordoned, its web pod's eviction refused, nothing deleted, the machine stays.
+    await client.mergePatch(Refs.worker, 'local', namespace, { spec: { pools: [{ ...pool(p, 1), maximum: 2 }] } });
+    expect(await drainer.reconcile(req, ctx())).toEqual({ requeueAfter: expect.any(Number) });
+    expect((await node(node1))?.spec?.unschedulable).toBe(true);
+    expect((await node(node1))?.metadata?.annotations?.[DRAIN_STARTED_ANNOTATION]).toBe('2026-11-28T19:00:00Z');
+    expect((await node(node0))?.spec?.unschedulable).toBeUndefined();
+    expect((await pod('web-1'))?.metadata?.deletionTimestamp).toBeUndefined();
+    expect(await replicas()).toBe(2);
+    expect(await description()).toBe(`draining machine ${node1} (1 pod left)`);
+    expect((await get(namespace))?.status?.lastOperation?.state).toBe('Processing');
+
+    // Wanted again before it went: uncordoned, as it was.
+    await client.mergePatch(Refs.worker, 'local', namespace, { spec: { pools: [{ ...pool(p, 2), maximum: 2 }] } });
+    await drainer.reconcile(req, ctx());
+    expect((await node(node1))?.spec?.unschedulable).toBeUndefined();
+    expect((await node(node1))?.metadata?.annotations?.[DRAIN_STARTED_ANNOTATION]).toBeUndefined();
+
+    // Down again, and the PDB allows it now: web-1 is evicted (terminating: its kubelet has yet to stop it).
+    await client.mergePatch(Refs.worker, 'local', namespace, { spec: { pools: [{ ...pool(p, 1), maximum: 2 }] } });
+    await drainer.reconcile(req, ctx());
+    await client.delete(pdb, 'web', namespace);
+    await drainer.reconcile(req, ctx());
+    // No kubelet runs here: eviction deleted it gracefully, and it waits as terminating for its kubelet.
+    expect((await pod('web-1'))?.metadata?.deletionTimestamp).toBeDefined();
+    expect(await replicas()).toBe(2);
+    expect(await description()).toBe(`draining machine ${node1} (1 pod left)`);
+    // Its "kubelet" stops it: only the DaemonSet's pod is left, which the drain doesn't wait for.
+    await client.delete(Refs.pod, 'web-1', namespace, { gracePeriodSeconds: 0 });
+    await drainer.reconcile(req, ctx());
+    expect(await replicas()).toBe(1);
+    expect(await pod('agent-1')).toBeDefined();
+    expect(await node(node1)).toBeDefined();
+    // The machine pod gone (as the StatefulSet controller removes it): its Node goes, with the pods bound to it.
+    await client.delete(Refs.pod, node1, namespace, { gracePeriodSeconds: 0 });
+    await allReady(namespace);
+    expect(await drainer.reconcile(req, ctx())).toBeUndefined();
+    expect(await node(node1)).toBeUndefined();
+    expect(await pod('agent-1')).toBeUndefined();
+    expect(await node(node0)).toBeDefined();
+    expect((await get(namespace))?.status?.lastOperation?.state).toBe('Succeeded');
+
+    // 1 → 0 with a PDB that never allows it: the machine goes once the drain timeout has passed, not before.
+    await client.create(pdb, {
+      apiVersion: 'policy/v1',
+      kind: 'PodDisruptionBudget',
+      metadata: { name: 'web', namespace },
+      spec: { minAvailable: 1, selector: { matchLabels: { app: 'web' } } },
+    } as KubernetesObject);
+    await client.mergePatch(Refs.worker, 'local', namespace, { spec: { pools: [{ ...pool(p, 0), maximum: 2 }] } });
+    await drainer.reconcile(req, ctx());
+    expect(await replicas()).toBe(1);
+    now += 59_000;
+    await drainer.reconcile(req, ctx());
+    expect(await replicas()).toBe(1);
+    now += 1_000;
+    await drainer.reconcile(req, ctx());
+    expect(await replicas()).toBe(0);
+    // The eviction was never allowed: the pod was not deleted by the drain.
+    expect((await pod('web-0'))?.metadata?.deletionTimestamp).toBeUndefined();
   });
 
   it('leaves Workers of other types alone', async () => {
