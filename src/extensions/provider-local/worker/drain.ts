@@ -7,6 +7,10 @@
  * annotation of the Node, so that a restarted controller keeps the same deadline. A machine wanted again before it
  * went is uncordoned. Once the machine is gone, its Node goes (with the pods still bound to it: nobody runs them).
  *
+ * When every machine goes (hibernation, the Worker's deletion) the drain is forceful, as Gardener marks the machines
+ * for forceful deletion then "to avoid respecting of PDBs/SLAs": the pods are deleted, not evicted (no PDB could be
+ * met with every Node cordoned), and still waited for within the timeout.
+ *
  * The functions are pure; MachineDrainer does the calls against the shoot's API server.
  */
 import type { KubernetesObject, V1Node, V1Pod } from '@kubernetes/client-node';
@@ -74,6 +78,13 @@ export function drainTimedOut(started: string | undefined, timeoutMs: number, no
   return !Number.isNaN(since) && now - since >= timeoutMs;
 }
 
+export interface MachineToDrain {
+  readonly name: string;
+  readonly timeoutMs: number;
+  /** Every machine goes: its pods are deleted, not evicted (no PodDisruptionBudget is asked). */
+  readonly force?: boolean;
+}
+
 export interface DrainState {
   readonly machine: string;
   /** Drained (or nothing to drain, or timed out): the machine may go. */
@@ -114,19 +125,16 @@ export class MachineDrainer {
    * One step of draining the Nodes of `machines`: all cordoned first (an evicted pod's replacement must not land on
    * another machine that goes too), then on each what may be evicted now is, and what is left counted.
    */
-  async drain(
-    machines: readonly { readonly name: string; readonly timeoutMs: number }[],
-    signal: AbortSignal,
-  ): Promise<DrainState[]> {
+  async drain(machines: readonly MachineToDrain[], signal: AbortSignal): Promise<DrainState[]> {
     const nodes = new Map<string, V1Node & KubernetesObject>();
     for (const { name } of machines) {
       const node = await this.cordon(name, signal);
       if (node) nodes.set(name, node);
     }
     const states: DrainState[] = [];
-    for (const { name, timeoutMs } of machines) {
-      const node = nodes.get(name);
-      states.push(node ? await this.evict(node, timeoutMs, signal) : { machine: name, done: true, podsLeft: 0 });
+    for (const machine of machines) {
+      const node = nodes.get(machine.name);
+      states.push(node ? await this.evict(node, machine, signal) : { machine: machine.name, done: true, podsLeft: 0 });
     }
     return states;
   }
@@ -151,7 +159,8 @@ export class MachineDrainer {
     return patched;
   }
 
-  private async evict(node: V1Node & KubernetesObject, timeoutMs: number, signal: AbortSignal): Promise<DrainState> {
+  private async evict(node: V1Node & KubernetesObject, how: MachineToDrain, signal: AbortSignal): Promise<DrainState> {
+    const { timeoutMs, force } = how;
     const machine = node.metadata?.name ?? '';
     const pods = await this.shoot.list<V1Pod & KubernetesObject>(Refs.pod, {
       fieldSelector: `spec.nodeName=${machine}`,
@@ -168,6 +177,11 @@ export class MachineDrainer {
       const name = pod.metadata?.name ?? '';
       const namespace = pod.metadata?.namespace ?? '';
       try {
+        if (force) {
+          // With the pod's own grace period: its kubelet still stops it.
+          await this.shoot.delete(Refs.pod, name, namespace, { signal });
+          continue;
+        }
         await this.shoot.createSubresource(
           Refs.pod,
           name,

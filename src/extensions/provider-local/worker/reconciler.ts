@@ -52,6 +52,7 @@ import {
   ordinalsToDrain,
   replicasAfterDrain,
   type DrainState,
+  type MachineToDrain,
 } from './drain.js';
 import { openShootClient } from './shoot-access.js';
 import { patchStatusIfChanged } from '../../../runtime/status.js';
@@ -105,7 +106,7 @@ export interface WorkerReconcilerOptions {
 /** Machine StatefulSets that go, with their machines. */
 interface Surplus {
   readonly sets: string[];
-  readonly machines: { readonly set: string; readonly name: string; readonly timeoutMs: number }[];
+  readonly machines: (MachineToDrain & { readonly set: string })[];
 }
 
 /** A machine of a pool: its pod's name, which is its Node's. */
@@ -201,11 +202,14 @@ export class WorkerReconciler implements Reconciler {
         ordinalsToDrain(currents.get(pool.name)?.replicas ?? 0, wanted(pool)).map((i) => ({
           name: machineName(pool.name, i),
           timeoutMs: this.drainTimeout(pool),
+          // As Gardener marks every machine for forceful deletion when the shoot hibernates.
+          force: hibernated,
         })),
       );
       const surplus = await this.surplusMachines(
         worker,
         new Set(pools.map((p) => machineStatefulSetName(p.name))),
+        hibernated,
         ctx,
       );
       const drains = await this.drain(drainer, [...going, ...surplus.machines], ctx);
@@ -343,7 +347,7 @@ export class WorkerReconciler implements Reconciler {
   /** One drain step for `machines`; without the shoot there is nothing to drain and every one may go. */
   private async drain(
     drainer: MachineDrainer | undefined,
-    machines: readonly { name: string; timeoutMs: number }[],
+    machines: readonly MachineToDrain[],
     ctx: ReconcileContext,
   ): Promise<DrainState[]> {
     if (machines.length === 0) return [];
@@ -352,7 +356,12 @@ export class WorkerReconciler implements Reconciler {
   }
 
   /** The machine StatefulSets not in `keep` (all of them with an empty set), and their machines, which all go. */
-  private async surplusMachines(worker: Worker, keep: ReadonlySet<string>, ctx: ReconcileContext): Promise<Surplus> {
+  private async surplusMachines(
+    worker: Worker,
+    keep: ReadonlySet<string>,
+    force: boolean,
+    ctx: ReconcileContext,
+  ): Promise<Surplus> {
     const existing = await this.client.list<V1StatefulSet & KubernetesObject>(Refs.statefulSet, {
       namespace: worker.metadata.namespace ?? '',
       labelSelector: `${MACHINE_LABELS.app}=${MACHINE_LABELS.role}`,
@@ -367,6 +376,7 @@ export class WorkerReconciler implements Reconciler {
         set,
         name: `${set}-${i}`,
         timeoutMs: this.drainTimeout(poolOf(set)),
+        force,
       }));
     });
     return { sets: surplus.map((s) => s.metadata?.name ?? ''), machines };
@@ -417,7 +427,8 @@ export class WorkerReconciler implements Reconciler {
     const shootClient = await openShootClient(this.client, namespace, ctx.signal);
     try {
       const drainer = shootClient && new MachineDrainer(shootClient, ctx.logger, () => this.clock.now());
-      const surplus = await this.surplusMachines(worker, new Set(), ctx);
+      // As Gardener marks every machine for forceful deletion when the Worker goes.
+      const surplus = await this.surplusMachines(worker, new Set(), true, ctx);
       const drains = await this.drain(drainer, surplus.machines, ctx);
       const left = await this.deleteDrained(namespace, surplus, new Map(drains.map((d) => [d.machine, d.done])), ctx);
       const pods = await this.client.list<KubernetesObject>(Refs.pod, {
