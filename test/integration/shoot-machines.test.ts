@@ -8,12 +8,13 @@
  * `pods/proxy` and `services/proxy`, and calling a validating webhook that agnhost serves in the shoot. The regression it exists for: forwarding
  * turned off through the Shoot's worker `sysctls` breaks cross-machine pod traffic, turned on again it works. A
  * machine that can't start (a kernel parameter's value the kernel refuses) is named with its cause in the Shoot's
- * status.
+ * status. Scaling the pool 2 → 1 drains the machine that goes first: its Node cordoned before its pods are evicted,
+ * a PDB keeping one replica Ready throughout, no pod left `Running` on the Node once it is gone.
  * Deleting the shoot leaves nothing of it on the seed (namespace, Cluster) nor on the host (the route of its
  * load-balancer address).
  */
 import { Resolver } from 'node:dns/promises';
-import type { KubernetesObject } from '@kubernetes/client-node';
+import { KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Shoot } from '../../src/apis/core/v1beta1/shoot.js';
 import {
@@ -27,7 +28,7 @@ import { featureGates } from '../../src/featuregate/featuregate.js';
 import { Refs } from '../../src/apis/refs.js';
 import { ip } from '../../src/system/netns.js';
 import { contains, parseCIDR, parseIP, type IPFamily } from '../../src/net/cidr.js';
-import { type ResourceClient } from '../../src/runtime/client.js';
+import { ResourceClient } from '../../src/runtime/client.js';
 import { retryOnConflict } from '../../src/runtime/retry.js';
 import { machinesUnsupportedReason } from '../extensions/provider-local/machine/shoot-env.js';
 import { seedDualStackMigrationNetworks, seedIPv4Networks, seedIPv6Networks } from '../fixtures/objects.js';
@@ -125,6 +126,21 @@ interface Pod {
   metadata: { name: string };
   spec: { nodeName?: string };
   status?: { podIPs?: { ip: string }[]; conditions?: { type: string; status: string }[] };
+}
+
+interface ShootPod {
+  metadata: { name: string; namespace?: string; labels?: Record<string, string>; deletionTimestamp?: string };
+  spec: { nodeName?: string };
+  status?: { phase?: string; conditions?: { type: string; status: string }[] };
+}
+
+interface ShootNode {
+  metadata: { name: string };
+  spec?: { unschedulable?: boolean };
+}
+
+interface WorkerStatus {
+  lastOperation?: { state?: string; description?: string };
 }
 
 describe.skipIf(unsupported !== undefined).sequential('shoots with machines, end to end (needs root)', () => {
@@ -811,33 +827,149 @@ describe.skipIf(unsupported !== undefined).sequential('shoots with machines, end
 
       // Scaling is the same for every family: once is enough.
       if (c.label === 'IPv6')
-        it('scales its pool down to a new minimum, machine pod and Node', async () => {
-          await retryOnConflict(async () => {
-            const shoot = (await client.get<Shoot & KubernetesObject>(Refs.shoot, name, NAMESPACE))!;
-            Object.assign(shoot.spec.provider!.workers![0]!, { minimum: 1, maximum: 1 });
-            return client.update(Refs.shoot, shoot as KubernetesObject);
-          });
-          const left = await waitFor(
-            async () => {
-              const list = JSON.parse(await kubectl(['get', 'nodes', '-o', 'json'])) as {
-                items: { metadata: { name: string } }[];
-              };
-              return list.items.length === 1 ? list.items : undefined;
-            },
-            { timeoutMs: 90_000, intervalMs: 500, message: 'one Node left' },
-          );
-          expect(left.map((n) => n.metadata.name)).toEqual(['machine-w-0']);
-          const machinePods = await waitFor(
-            async () => {
-              const pods = (await client.list(Refs.pod, { namespace: seedNamespace })).items
-                .map((p) => p.metadata?.name ?? '')
-                .filter((n) => n.startsWith('machine-'));
-              return pods.length === 1 ? pods : undefined;
-            },
-            { timeoutMs: 60_000, intervalMs: 500, message: 'one machine pod left' },
-          );
-          expect(machinePods).toEqual(['machine-w-0']);
-        }, 120_000);
+        it('drains a machine before scaling its pool 2 → 1: a PDB keeps one replica Ready throughout', async () => {
+          const kc = new KubeConfig();
+          kc.loadFromFile(kubeconfig);
+          const shootClient = new ResourceClient(kc, { requestTimeoutMs: 10_000 });
+          try {
+            // One replica per machine (spread by hostname, the cordoned Node no longer counting), a PDB that keeps one.
+            const labels = { app: 'guarded' };
+            await shootClient.create(Refs.deployment, {
+              apiVersion: 'apps/v1',
+              kind: 'Deployment',
+              metadata: { name: 'guarded', namespace: 'default' },
+              spec: {
+                replicas: 2,
+                selector: { matchLabels: labels },
+                template: {
+                  metadata: { labels },
+                  spec: {
+                    topologySpreadConstraints: [
+                      {
+                        maxSkew: 1,
+                        topologyKey: 'kubernetes.io/hostname',
+                        whenUnsatisfiable: 'DoNotSchedule',
+                        nodeTaintsPolicy: 'Honor',
+                        labelSelector: { matchLabels: labels },
+                      },
+                    ],
+                    terminationGracePeriodSeconds: 1,
+                    containers: [{ name: 'sleep', image: TEST_IMAGE, command: ['sleep', '3600'] }],
+                  },
+                },
+              },
+            } as KubernetesObject);
+            await shootClient.create(Refs.podDisruptionBudget, {
+              apiVersion: 'policy/v1',
+              kind: 'PodDisruptionBudget',
+              metadata: { name: 'guarded', namespace: 'default' },
+              spec: { minAvailable: 1, selector: { matchLabels: labels } },
+            } as KubernetesObject);
+            const isReady = (p: ShootPod) =>
+              !p.metadata.deletionTimestamp &&
+              (p.status?.conditions ?? []).some((x) => x.type === 'Ready' && x.status === 'True');
+            const guarded = async () =>
+              (await shootClient.list<ShootPod & KubernetesObject>(Refs.pod, { namespace: 'default' })).items.filter(
+                (p) => p.metadata.labels?.app === 'guarded',
+              );
+            const before = await waitFor(
+              async () => {
+                const ready = (await guarded()).filter(isReady);
+                return ready.length === 2 && new Set(ready.map((p) => p.spec.nodeName)).size === 2 ? ready : undefined;
+              },
+              { timeoutMs: 120_000, intervalMs: 500, message: 'two guarded pods Ready, one per machine' },
+            );
+            const going = 'machine-w-1';
+            const evictedPod = before.find((p) => p.spec.nodeName === going)!.metadata.name;
+            // The PDB's status has to count both before the drain may rely on it.
+            await waitFor(
+              async () =>
+                (
+                  await shootClient.get<KubernetesObject & { status?: { currentHealthy?: number } }>(
+                    Refs.podDisruptionBudget,
+                    'guarded',
+                    'default',
+                  )
+                )?.status?.currentHealthy === 2,
+              { timeoutMs: 30_000, intervalMs: 250, message: 'the PDB to count two healthy pods' },
+            );
+
+            await retryOnConflict(async () => {
+              const shoot = (await client.get<Shoot & KubernetesObject>(Refs.shoot, name, NAMESPACE))!;
+              Object.assign(shoot.spec.provider!.workers![0]!, { minimum: 1, maximum: 1 });
+              return client.update(Refs.shoot, shoot as KubernetesObject);
+            });
+            let observations = 0;
+            let minReady = 2;
+            let cordonedAt: number | undefined;
+            let evictedAt: number | undefined;
+            let cordonedWhenEvicted: boolean | undefined;
+            let draining: string | undefined;
+            const orphans = new Set<string>();
+            const started = Date.now();
+            await waitFor(
+              async () => {
+                // Nodes before pods: a pod listed after its Node was seen gone really outlived it.
+                const nodes = (await shootClient.list<ShootNode & KubernetesObject>(Refs.node)).items;
+                const pods = (await shootClient.list<ShootPod & KubernetesObject>(Refs.pod)).items;
+                const worker = await client.get<KubernetesObject & { status?: WorkerStatus }>(
+                  Refs.worker,
+                  name,
+                  seedNamespace,
+                );
+                observations++;
+                const names = new Set(nodes.map((n) => n.metadata.name));
+                for (const p of pods) {
+                  if (p.status?.phase === 'Running' && p.spec.nodeName && !names.has(p.spec.nodeName)) {
+                    orphans.add(`${p.metadata.namespace}/${p.metadata.name} on ${p.spec.nodeName}`);
+                  }
+                }
+                const ready = pods.filter((p) => p.metadata.labels?.app === 'guarded' && isReady(p));
+                minReady = Math.min(minReady, ready.length);
+                const node = nodes.find((n) => n.metadata.name === going);
+                if (node?.spec?.unschedulable && cordonedAt === undefined) cordonedAt = observations;
+                const old = pods.find((p) => p.metadata.name === evictedPod);
+                if (evictedAt === undefined && (!old || old.metadata.deletionTimestamp)) {
+                  evictedAt = observations;
+                  cordonedWhenEvicted = cordonedAt !== undefined;
+                }
+                const description = worker?.status?.lastOperation?.description ?? '';
+                if (/^draining machine machine-w-1 \(\d+ pods? left\)/.test(description)) draining = description;
+                const machinePods = (await client.list(Refs.pod, { namespace: seedNamespace })).items
+                  .map((p) => p.metadata?.name ?? '')
+                  .filter((n) => n.startsWith('machine-'));
+                return (
+                  node === undefined &&
+                  machinePods.length === 1 &&
+                  ready.length === 2 &&
+                  ready.every((p) => p.spec.nodeName === 'machine-w-0')
+                );
+              },
+              {
+                timeoutMs: 180_000,
+                intervalMs: 250,
+                message: 'machine-w-1 drained and gone, both guarded pods Ready on machine-w-0',
+              },
+            );
+            process.stderr.write(
+              `[e2e ${c.label}] drained and scaled down after ${Date.now() - started} ms, ${observations} observations\n`,
+            );
+            expect(minReady).toBeGreaterThanOrEqual(1);
+            expect(cordonedAt).toBeDefined();
+            expect(evictedAt).toBeDefined();
+            expect(cordonedWhenEvicted).toBe(true);
+            expect(draining).toBeDefined();
+            expect([...orphans]).toEqual([]);
+            const left = (await shootClient.list<ShootNode & KubernetesObject>(Refs.node)).items;
+            expect(left.map((n) => n.metadata.name)).toEqual(['machine-w-0']);
+            const machinePods = (await client.list(Refs.pod, { namespace: seedNamespace })).items
+              .map((p) => p.metadata?.name ?? '')
+              .filter((n) => n.startsWith('machine-'));
+            expect(machinePods).toEqual(['machine-w-0']);
+          } finally {
+            shootClient.close();
+          }
+        }, 300_000);
 
       // A machine that can't start is the same for every family: once is enough.
       if (c.label === 'IPv6')
