@@ -18,6 +18,7 @@ import {
   CA_SECRET_NAME,
   ETCD_CA_SECRET_NAME,
   SERVICE_ACCOUNT_KEY_SECRET_NAME,
+  SHOOT_ACCESS_SECRET_NAME,
 } from '../../src/apis/core/v1beta1/names.js';
 import { NetworkPolicyName } from '../../src/gardenlet/shoot/components/network-policies.js';
 import { EventRef } from '../../src/runtime/events.js';
@@ -151,6 +152,9 @@ export const EXPECTED_WORKLOAD_GRANTS: string[] = [
       BOOTSTRAP_TOKEN_SECRET,
       ...Object.values(COMPONENTS).map((c) => c.name),
       VPN_SEED.name,
+      // The shoot's kubeconfig for the seed's controllers: written and read by the gardenlet
+      // (src/gardenlet/shoot/shoot-client.ts), read by provider-local to drain Nodes (worker/shoot-access.ts).
+      SHOOT_ACCESS_SECRET_NAME,
     ],
   }),
   // The per-pool user data (worker-user-data-<pool>) has no fixed name: written, never read.
