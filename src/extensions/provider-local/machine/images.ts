@@ -25,6 +25,7 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { fileEntry, tarSize, tarStream, type TarStreamEntry } from '../../../system/tar.js';
 import { IMAGES } from '../../../imagevector/images.js';
+import { contentDirOf, ensureArchiveContent, type ArchiveContent } from './content-store.js';
 
 /** The sandbox image the kubelet's Kubernetes version expects (kubeadm's default for 1.3x). */
 export const PAUSE_IMAGE = 'registry.k8s.io/pause:3.10';
@@ -89,6 +90,11 @@ export interface BuiltImage {
   archive: string;
   /** Digest of the image manifest. */
   manifestDigest: string;
+  /**
+   * The archive's blobs and layers, extracted beside it: host machines link them into their containerd's content
+   * store (content-store.ts). Absent for archives read elsewhere (a machine pod's).
+   */
+  content?: ArchiveContent;
 }
 
 /** The PATH of images that set no environment of their own. */
@@ -261,7 +267,12 @@ export async function buildImage(spec: ImageSpec, cacheDir: string): Promise<Bui
     // Marked as used: pruning keeps what was used lately.
     const now = new Date();
     await utimes(archive, now, now).catch(() => {});
-    return { name: spec.name, archive, manifestDigest: readFileSync(digestFile, 'utf8').trim() };
+    return {
+      name: spec.name,
+      archive,
+      manifestDigest: readFileSync(digestFile, 'utf8').trim(),
+      content: await ensureArchiveContent(archive),
+    };
   }
   const entries = layerEntries(spec);
   const layer = await layerBlob(entries);
@@ -284,7 +295,12 @@ export async function buildImage(spec: ImageSpec, cacheDir: string): Promise<Bui
     throw e;
   }
   await pruneArchives(cacheDir, safeName, archive);
-  return { name: spec.name, archive, manifestDigest: layout.manifestDigest };
+  return {
+    name: spec.name,
+    archive,
+    manifestDigest: layout.manifestDigest,
+    content: await ensureArchiveContent(archive),
+  };
 }
 
 /** Archives of an image unused this long are removed when a new one of it is built (each changed agent makes one). */
@@ -306,6 +322,7 @@ async function pruneArchives(cacheDir: string, safeName: string, keep: string, n
     if (now - used > STALE_ARCHIVE_MS) {
       await rm(path, { force: true });
       await rm(`${path}.digest`, { force: true });
+      await rm(contentDirOf(path), { recursive: true, force: true });
     }
   }
 }

@@ -34,9 +34,10 @@
  *
  * Needs root, `nft` and `sysctl`, and a cgroup v1 host (see cgroups.ts).
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcessByStdio } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import { parse as parseYAML } from 'yaml';
-import { createReadStream, existsSync, readFileSync, readdirSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, readdirSync } from 'node:fs';
 import { lstat, mkdir, readFile, readlink, rm, symlink } from 'node:fs/promises';
 import { dirname, isAbsolute, join } from 'node:path';
 import type { File } from '../../../apis/extensions/v1alpha1/operatingsystemconfig.js';
@@ -89,6 +90,7 @@ import {
 } from './config.js';
 import { kubeletHostProblems, procHostKernel, type HostKernel } from './kubelet-host.js';
 import type { BuiltImage } from './images.js';
+import { importArgs, linkBlobs, linkedImportCalls } from './content-store.js';
 import {
   EMPTY_POD_NETWORK,
   podNetworkCommands,
@@ -405,7 +407,17 @@ export class Machine {
     if (this.holder === undefined) throw new Error(`machine ${this.opts.name} is not deployed`);
     const argv = [...this.enterMachine(), command, ...args];
     return new Promise((resolve, reject) => {
-      const child = spawn(argv[0]!, argv.slice(1), { env: this.env(), stdio: ['pipe', 'pipe', 'pipe'] });
+      // The file itself as stdin, not a pipe: ctr seeks past content it has.
+      const stdin = stdinFile !== undefined ? openSync(stdinFile, 'r') : 'ignore';
+      let child: ChildProcessByStdio<null, Readable, Readable>;
+      try {
+        child = spawn(argv[0]!, argv.slice(1), {
+          env: this.env(),
+          stdio: [stdin, 'pipe', 'pipe'],
+        }) as ChildProcessByStdio<null, Readable, Readable>;
+      } finally {
+        if (typeof stdin === 'number') closeSync(stdin);
+      }
       let out = '';
       child.stdout.on('data', (c: Buffer) => (out += c.toString()));
       child.stderr.on('data', (c: Buffer) => (out += c.toString()));
@@ -419,8 +431,6 @@ export class Machine {
             new Error(`${command} ${args.join(' ')} in machine ${this.opts.name} failed (${code}): ${out.trim()}`),
           );
       });
-      if (stdinFile !== undefined) createReadStream(stdinFile).pipe(child.stdin);
-      else child.stdin.end();
     });
   }
 
@@ -445,24 +455,7 @@ export class Machine {
       await this.applyOperatingSystemConfig(this.opts.operatingSystemConfig, this.opts.sysctls);
       this.supervise('containerd', join(this.opts.binDir, 'containerd'), ['--config', MACHINE_PATHS.containerdConfig]);
       await this.waitForContainerd(started + 60_000);
-      for (const image of this.opts.images) {
-        await this.execInside(
-          join(this.opts.binDir, 'ctr'),
-          [
-            '--address',
-            MACHINE_PATHS.containerdSocket,
-            '-n',
-            'k8s.io',
-            'images',
-            'import',
-            '--snapshotter',
-            'overlayfs',
-            '--digests',
-            '-',
-          ],
-          image.archive,
-        );
-      }
+      await this.importImages();
       this.supervise(
         'kubelet',
         join(this.opts.binDir, 'kubelet'),
@@ -475,6 +468,23 @@ export class Machine {
     } catch (e) {
       await this.destroy().catch(() => {});
       throw e;
+    }
+  }
+
+  /**
+   * The images into containerd: by linking their blobs where the archives are on this filesystem (content-store.ts),
+   * else by importing the whole archive.
+   */
+  private async importImages(): Promise<void> {
+    const ctr = join(this.opts.binDir, 'ctr');
+    const global = ['--address', MACHINE_PATHS.containerdSocket, '-n', 'k8s.io'];
+    const root = join(this.opts.stateDir, MACHINE_PATHS.containerdRoot.slice(1));
+    for (const image of this.opts.images) {
+      const calls =
+        image.content !== undefined && (await linkBlobs(image.content, root))
+          ? linkedImportCalls(image.content, 'overlayfs')
+          : [{ args: importArgs('overlayfs'), stdin: image.archive }];
+      for (const call of calls) await this.execInside(ctr, [...global, ...call.args], call.stdin);
     }
   }
 

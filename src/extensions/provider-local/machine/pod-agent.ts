@@ -11,7 +11,7 @@
  * timeout. The agent's last words, one line, are the container's termination message: the seed's kubelet keeps them
  * in the pod's status, where the Worker controller reads why the machine is not ready (worker/machine-problems.ts).
  */
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
@@ -23,6 +23,7 @@ import {
 import { formatIP, parseIP, type IPFamily } from '../../../net/cidr.js';
 import { machineAddresses, nodeNetwork } from '../worker/node-addresses.js';
 import { type BuiltImage } from './images.js';
+import { readContentDirs } from './content-store.js';
 import { MACHINE_POD_BIN_DIR, MACHINE_POD_IMAGES_DIR } from './pod-image.js';
 import { Machine, type MachineOptions } from './machine.js';
 import { resolvConfNameservers } from './config.js';
@@ -125,12 +126,17 @@ export function nodeAddresses(families: readonly IPFamily[], nodeCIDRs: readonly
   });
 }
 
-/** The image archives in the machine image, imported into the machine's containerd. */
+/**
+ * The images in the machine image, as content folders whose blobs the machine links into its containerd. They have
+ * no archive: links to an image's files always succeed (symbolic ones across filesystems).
+ */
 export function imageArchives(dir: string): BuiltImage[] {
-  return readdirSync(dir)
-    .filter((f) => f.endsWith('.tar'))
-    .sort()
-    .map((f) => ({ name: f.replace(/\.tar$/, ''), archive: join(dir, f), manifestDigest: '' }));
+  return readContentDirs(dir).map(({ name, content }) => ({
+    name,
+    archive: join(dir, name),
+    manifestDigest: '',
+    content,
+  }));
 }
 
 export function machineOptions(

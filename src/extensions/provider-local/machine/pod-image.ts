@@ -2,10 +2,11 @@
  * The machine pods' image: node, this project's agent, the machine binaries, the host tools they need and the
  * images every machine imports, assembled as the other images are (images.ts).
  */
+import { contentFiles, contentFolderName } from './content-store.js';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import { IMAGES } from '../../../imagevector/images.js';
 import { bundleAgent, AGENT_BUNDLE_FILE, type AgentBundle } from './agent-bundle.js';
 import { CNI_PLUGINS, MACHINE_PATHS } from './config.js';
@@ -33,7 +34,7 @@ export const MACHINE_POD_LIB_DIR = '/usr/local/lib/gardener-ipv6';
 export const MACHINE_AGENT_DIR = `${MACHINE_POD_LIB_DIR}/agent`;
 /** Where the machine pods' image has MACHINE_BINARIES. */
 export const MACHINE_POD_BIN_DIR = `${MACHINE_POD_LIB_DIR}/bin`;
-/** Where the machine pods' image has the archives of the images every machine imports (buildMachineImages). */
+/** Where the machine pods' image has the content folders of the images every machine takes (buildMachineImages). */
 export const MACHINE_POD_IMAGES_DIR = `${MACHINE_POD_LIB_DIR}/images`;
 /** The machine pods' PATH: the node binaries first, then the host tools and busybox. */
 export const MACHINE_POD_PATH = `${MACHINE_POD_BIN_DIR}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`;
@@ -177,11 +178,13 @@ export function machinePodImageSpec(opts: MachinePodImageOptions): ImageSpec {
     { path: `${agentDir}/${AGENT_BUNDLE_FILE}`, source: opts.agent.script, mode: 0o644 },
     { path: `${agentDir}/package.json`, source: opts.agent.packageJson, mode: 0o644 },
     ...host.files,
-    ...(opts.machineImages ?? []).map((image) => ({
-      path: `${MACHINE_POD_IMAGES_DIR.slice(1)}/${basename(image.archive)}`,
-      source: image.archive,
-      mode: 0o644,
-    })),
+    // Each image as its content folder (content-store.ts): the machine links the blobs rather than importing them.
+    ...(opts.machineImages ?? []).flatMap((image) => {
+      if (image.content === undefined) throw new Error(`image ${MACHINE_POD_IMAGE}: ${image.name} has no content`);
+      return contentFiles(image.content, `${MACHINE_POD_IMAGES_DIR.slice(1)}/${contentFolderName(image.archive)}`).map(
+        (f) => ({ ...f, mode: 0o644 }),
+      );
+    }),
     ...(opts.etc
       ? [
           { path: 'etc/passwd', source: opts.etc.passwd, mode: 0o644 },

@@ -14,7 +14,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, posix } from 'node:path';
+import { basename, join, posix } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   DEBIAN_STATIC_BUSYBOX,
@@ -229,18 +229,30 @@ describe.runIf(hostToolsMissing.length === 0)("the machine pods' image", () => {
   const paths = [...spec.files, ...(spec.symlinks ?? [])].map((f) => f.path);
 
   it('carries the images a machine imports and the /etc/passwd and /etc/group the kubelet reads', () => {
-    writeFileSync(join(dir, 'pause.tar'), 'pause');
+    const archive = join(dir, `pause-${'0'.repeat(32)}.tar`);
+    const blobs = join(dir, 'pause.tar.content', 'blobs', 'sha256');
+    mkdirSync(blobs, { recursive: true });
+    const blob = 'a'.repeat(64);
+    writeFileSync(join(blobs, blob), 'pause');
+    writeFileSync(join(dir, 'pause.tar.content', 'metadata.tar'), 'metadata');
+    writeFileSync(join(dir, 'pause.tar.content', 'content.json'), '{"layers":[]}');
     writeFileSync(join(dir, 'passwd'), 'root');
     writeFileSync(join(dir, 'group'), 'root');
+    const content = { blobs, metadataArchive: join(dir, 'pause.tar.content', 'metadata.tar'), layers: [] };
     const withImages = machinePodImageSpec({
       binDir,
       agent,
-      machineImages: [{ name: 'registry.k8s.io/pause:3.10', archive: join(dir, 'pause.tar'), manifestDigest: '' }],
+      machineImages: [{ name: 'registry.k8s.io/pause:3.10', archive, manifestDigest: '', content }],
       etc: { passwd: join(dir, 'passwd'), group: join(dir, 'group') },
     });
-    expect(resolveInImage(withImages, '/usr/local/lib/gardener-ipv6/images/pause.tar')?.source).toBe(
-      join(dir, 'pause.tar'),
+    // The image's content folder (content-store.ts), not its archive: the machine links the blobs.
+    const inImage = `/usr/local/lib/gardener-ipv6/images/${'0'.repeat(32)}`;
+    expect(resolveInImage(withImages, `${inImage}/blobs/sha256/${blob}`)?.source).toBe(join(blobs, blob));
+    expect(resolveInImage(withImages, `${inImage}/metadata.tar`)?.source).toBe(content.metadataArchive);
+    expect(resolveInImage(withImages, `${inImage}/content.json`)?.source).toBe(
+      join(dir, 'pause.tar.content', 'content.json'),
     );
+    expect(resolveInImage(withImages, `/usr/local/lib/gardener-ipv6/images/${basename(archive)}`)).toBeUndefined();
     expect(resolveInImage(withImages, '/etc/passwd')?.source).toBe(join(dir, 'passwd'));
     expect(resolveInImage(withImages, '/etc/group')?.source).toBe(join(dir, 'group'));
   });
