@@ -81,6 +81,27 @@ describe('Shoot create: worker pool sizes', () => {
     ]);
   });
 
+  it("refuses machineControllerManager durations that don't parse or are negative, and negative counts", () => {
+    const shoot = withPool(1, 1);
+    shoot.spec.provider!.workers![0]!.machineControllerManager = {
+      machineDrainTimeout: '10 minutes',
+      machineHealthTimeout: '-1m',
+      machineCreationTimeout: '20m',
+      maxEvictRetries: -3,
+    };
+    const path = 'spec.provider.workers[0].machineControllerManager';
+    expect(causesOf(validateShoot(shoot, gateSets.none))).toEqual([
+      invalid(
+        `${path}.machineDrainTimeout`,
+        'Invalid value: "10 minutes": must be a duration such as 90s, 5m or 1h30m',
+      ),
+      invalid(`${path}.machineHealthTimeout`, 'Invalid value: "-1m": must not be negative'),
+      invalid(`${path}.maxEvictRetries`, 'Invalid value: -3: must be greater than or equal to 0'),
+    ]);
+    shoot.spec.provider!.workers![0]!.machineControllerManager = { machineDrainTimeout: '0', maxEvictRetries: 0 };
+    expect(validateShoot(shoot, gateSets.none)).toEqual([]);
+  });
+
   it('accepts pools of any size from zero, empty ones included', () => {
     expect(validateShoot(withPool(0, 0), gateSets.none)).toEqual([]);
     expect(validateShoot(withPool(2, 5), gateSets.none)).toEqual([]);

@@ -45,7 +45,8 @@ export function parseGoDuration(text: string): number | undefined {
   return match[1] === '-' ? -seconds : seconds;
 }
 
-function validateDuration(path: FieldPath, value: string | undefined): ErrorList {
+/** A Go duration, not negative (metav1.Duration fields). */
+export function validateDuration(path: FieldPath, value: string | undefined): ErrorList {
   if (value === undefined) return [];
   const seconds = parseGoDuration(value);
   if (seconds === undefined) return [invalid(path, value, 'must be a duration such as 90s, 5m or 1h30m')];

@@ -23,7 +23,7 @@ import {
   type FamilyInfo,
 } from '../../../validation/ip-families.js';
 import { dns1123LabelErrors } from '../../../validation/dns-name.js';
-import { validateKubeletConfig } from './kubelet.js';
+import { validateDuration, validateKubeletConfig } from './kubelet.js';
 import { hasWorkers, highestMaxPods, shootIPFamilies } from '../helpers.js';
 import { CONSTRAINT_HIBERNATION_POSSIBLE, cronError, hibernationEnabled, validTimeZone } from '../hibernation.js';
 import type { Seed } from '../seed.js';
@@ -150,11 +150,45 @@ function validateWorkerSizes(shoot: Shoot): ErrorList {
   return errors;
 }
 
+/** The durations of MachineControllerManagerSettings that provider-local uses or that a user may set. */
+const MCM_DURATIONS = [
+  'machineDrainTimeout',
+  'machineHealthTimeout',
+  'machineCreationTimeout',
+  'inPlaceUpdateTimeout',
+  'machinePreserveTimeout',
+] as const;
+
+/**
+ * A pool's `machineControllerManager` settings as Gardener checks them: durations that parse and are not negative
+ * (the drain of a machine that goes waits `machineDrainTimeout`), counts not negative.
+ */
+function validateMachineControllerManagerSettings(shoot: Shoot): ErrorList {
+  const errors: ErrorList = [];
+  (shoot.spec.provider?.workers ?? []).forEach((worker, i) => {
+    const settings = worker.machineControllerManager;
+    if (settings === undefined) return;
+    const path = FieldPath.root('spec', 'provider', 'workers').index(i).child('machineControllerManager');
+    for (const name of MCM_DURATIONS) errors.push(...validateDuration(path.child(name), settings[name]));
+    for (const name of ['maxEvictRetries', 'autoPreserveFailedMachineMax'] as const) {
+      const value = settings[name];
+      if (value !== undefined && value < 0) {
+        errors.push(invalid(path.child(name), value, 'must be greater than or equal to 0'));
+      }
+    }
+  });
+  return errors;
+}
+
 export function validateShoot(shoot: Shoot, gates: FeatureGates): ErrorList {
   const errors: ErrorList = [...validateShootNames(shoot), ...validateShootRequiredFields(shoot)];
   const workers = hasWorkers(shoot);
   const networking = shoot.spec.networking;
-  errors.push(...validateWorkerNames(shoot), ...validateWorkerSizes(shoot));
+  errors.push(
+    ...validateWorkerNames(shoot),
+    ...validateWorkerSizes(shoot),
+    ...validateMachineControllerManagerSettings(shoot),
+  );
 
   if (!networking) {
     if (workers) errors.push(required(NETWORKING, 'networking should not be nil for a Shoot with workers'));
