@@ -41,19 +41,17 @@ export interface ArchiveContent {
 }
 
 interface Descriptor {
-  mediaType?: string;
   digest: string;
   size: number;
 }
 
+/** The file that describes a content folder, written last: its presence says the folder is complete. */
+const CONTENT_FILE = 'content.json';
+
 /** Where an archive's content is kept: beside it, removed with it. */
 export function contentDirOf(archive: string): string {
-  return `${archive}${CONTENT_DIR_SUFFIX}`;
+  return `${archive}.content`;
 }
-
-const CONTENT_DIR_SUFFIX = '.content';
-
-const CONTENT_FILE = 'content.json';
 
 /**
  * The archive's blobs, metadata archive and layers, extracted beside it unless done before. Extracts into a temporary
@@ -61,8 +59,7 @@ const CONTENT_FILE = 'content.json';
  */
 export async function ensureArchiveContent(archive: string): Promise<ArchiveContent> {
   const dir = contentDirOf(archive);
-  const described = () => readContent(dir);
-  if (existsSync(join(dir, CONTENT_FILE))) return described();
+  if (existsSync(join(dir, CONTENT_FILE))) return readContent(dir);
   const tmp = `${dir}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   try {
     await mkdir(tmp, { recursive: true });
@@ -103,7 +100,7 @@ export async function ensureArchiveContent(archive: string): Promise<ArchiveCont
   } finally {
     await rm(tmp, { recursive: true, force: true });
   }
-  return described();
+  return readContent(dir);
 }
 
 function readContent(dir: string): ArchiveContent {
@@ -124,8 +121,9 @@ function untar(archive: string, into: string): Promise<void> {
 }
 
 /**
- * Links the blobs of `blobs` into the content store under `containerdRoot` (the store looks at its files when a
- * writer opens, so before or while containerd runs). False when links can't be made here: the caller imports.
+ * Links the content's blobs into the content store under `containerdRoot` (the store looks at its files when a
+ * writer opens, so before or while containerd runs): hard links, or symbolic ones to immutable content on another
+ * filesystem. False when links can't be made here: the caller imports the archive.
  */
 export async function linkBlobs(content: ArchiveContent, containerdRoot: string): Promise<boolean> {
   const target = join(containerdRoot, CONTENT_BLOBS_DIR);
