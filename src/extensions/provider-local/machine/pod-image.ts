@@ -2,13 +2,13 @@
  * The machine pods' image: node, this project's agent, the machine binaries, the host tools they need and the
  * images every machine imports, assembled as the other images are (images.ts).
  */
-import { contentFiles, contentFolderName } from './content-store.js';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { IMAGES } from '../../../imagevector/images.js';
 import { bundleAgent, AGENT_BUNDLE_FILE, type AgentBundle } from './agent-bundle.js';
+import { contentFiles, contentFolderName } from './content-store.js';
 import { CNI_PLUGINS, MACHINE_PATHS } from './config.js';
 import { hostBinaryFiles, lddLibraries } from './host-binaries.js';
 import {
