@@ -20,6 +20,11 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 /** The `[sig-network] … [Conformance]` tests. */
 export const SIG_NETWORK_CONFORMANCE = String.raw`\[sig-network\].*\[Conformance\]`;
+/**
+ * KEP-2681's tests of a pod's host IPs (`status.hostIP`, `status.hostIPs` and their downward API), which a dual-stack
+ * shoot passes with one address per family (`[Feature:IPv6DualStack]` has the dual-stack one of them).
+ */
+export const HOST_IPS = String.raw`\[sig-node\] (Pods should get a host IP|Downward API should provide (host IP|hostIPs))`;
 export const DEFAULT_SKIP_FILE = join(ROOT, 'hack', 'conformance-skips.yaml');
 
 export interface SkipEntry {

@@ -1,11 +1,12 @@
 /**
- * Kubernetes' own judgement of an IPv6 shoot (needs root): the `[sig-network] … [Conformance]` tests of the pinned
- * release's e2e suite (`e2e.test`, through hack/conformance.ts as `npm run conformance` runs them) against an IPv6
- * shoot with two machines on an IPv6 seed. Every test passes but those hack/conformance-skips.yaml lists with a
- * reason; the JUnit report stays in .cache/conformance/ipv6.
+ * Kubernetes' own judgement of a shoot (needs root): the `[sig-network] … [Conformance]` tests of the pinned release's
+ * e2e suite (`e2e.test`, through hack/conformance.ts as `npm run conformance` runs them) against a shoot with two
+ * machines. Every test passes but those hack/conformance-skips.yaml lists with a reason; the JUnit report stays in
+ * .cache/conformance/<family>.
  *
- * With GARDENER_IPV6_CONFORMANCE_DUAL_STACK=1 the shoot is dual-stack (IPv4 first, on a dual-stack seed) and the
- * `[Feature:IPv6DualStack]` tests (KEP-563's) run too, into .cache/conformance/dual-stack: not in CI's budget.
+ * GARDENER_IPV6_CONFORMANCE_FAMILY picks the shoot: `ipv6` (the default, in CI) on an IPv6 seed; `dual-stack` (IPv4
+ * first) on a dual-stack seed, where KEP-563's `[Feature:IPv6DualStack]` tests and KEP-2681's host IP tests run too;
+ * `ipv4` on the IPv4 Seed of a dual-stack seed cluster. GARDENER_IPV6_CONFORMANCE_FOCUS narrows the focus for a rerun.
  */
 import { join } from 'node:path';
 import type { KubernetesObject } from '@kubernetes/client-node';
@@ -14,65 +15,101 @@ import { featureGates } from '../../src/featuregate/featuregate.js';
 import { Refs } from '../../src/apis/refs.js';
 import { projectRoot } from '../../src/system/project.js';
 import type { IPFamily } from '../../src/net/cidr.js';
-import { ensureE2ETest, formatSummary, runConformance, SIG_NETWORK_CONFORMANCE } from '../../hack/conformance.js';
+import {
+  ensureE2ETest,
+  formatSummary,
+  HOST_IPS,
+  runConformance,
+  SIG_NETWORK_CONFORMANCE,
+} from '../../hack/conformance.js';
 import { machinesUnsupportedReason } from '../extensions/provider-local/machine/shoot-env.js';
-import { seedDualStackMigrationNetworks, seedIPv6Networks } from '../fixtures/objects.js';
+import { seedDualStackMigrationNetworks, seedIPv4Networks, seedIPv6Networks } from '../fixtures/objects.js';
+import type { SeedNetworks } from '../../src/apis/core/v1beta1/seed.js';
 import { SeedEnvironment } from '../support/seed-environment.js';
 
 const unsupported = machinesUnsupportedReason();
-const DUAL_STACK = process.env.GARDENER_IPV6_CONFORMANCE_DUAL_STACK === '1';
 
 const PROJECT = 'conformance';
 const NAMESPACE = `garden-${PROJECT}`;
 // Ranges of their own: other files of this namespace run environments meanwhile.
 const LB_NETWORKS = { IPv6: 'fd00:ff:e6::/64', IPv4: '172.31.250.0/24' };
-const SEED_CLUSTER = DUAL_STACK
-  ? {
-      families: ['IPv6', 'IPv4'] as IPFamily[],
-      nodes: ['fd00:21::/64', '10.37.0.0/24'],
-      pods: ['fd00:21:1::/56', '10.38.0.0/16'],
-      services: ['fd00:21:2::/112', '10.39.0.0/16'],
-    }
-  : {
-      families: ['IPv6'] as IPFamily[],
-      nodes: ['fd00:21::/64'],
-      pods: ['fd00:21:1::/56'],
-      services: ['fd00:21:2::/112'],
-    };
-const SHOOT = DUAL_STACK
-  ? {
+
+interface ConformanceCase {
+  readonly label: string;
+  /** The seed cluster's families: dual-stack runs shoots of every family. */
+  readonly seedFamilies: IPFamily[];
+  readonly seeds: Record<string, SeedNetworks>;
+  readonly shoot: { readonly name: string; readonly seed: string; readonly networking: Record<string, unknown> };
+  readonly focus: string;
+  /** How many tests the focus holds in the pinned release (passed or listed in the skip file). */
+  readonly tests: number;
+}
+
+const CASES: Record<string, ConformanceCase> = {
+  ipv6: {
+    label: 'IPv6',
+    seedFamilies: ['IPv6'],
+    seeds: { ipv6: seedIPv6Networks },
+    shoot: { name: 'c6', seed: 'ipv6', networking: { ipFamilies: ['IPv6'], nodes: 'fd00:10:1:100::/64' } },
+    focus: SIG_NETWORK_CONFORMANCE,
+    tests: 47,
+  },
+  'dual-stack': {
+    label: 'dual-stack',
+    seedFamilies: ['IPv6', 'IPv4'],
+    seeds: { dual: seedDualStackMigrationNetworks },
+    shoot: {
       name: 'cds',
       seed: 'dual',
       networking: { ipFamilies: ['IPv4', 'IPv6'], nodes: '10.10.0.0/16', pods: '10.3.0.0/16', services: '10.4.0.0/16' },
-      focus: `${SIG_NETWORK_CONFORMANCE}|\\[Feature:IPv6DualStack\\]`,
-      report: 'dual-stack',
-    }
-  : {
-      name: 'c6',
-      seed: 'ipv6',
-      networking: { ipFamilies: ['IPv6'], nodes: 'fd00:10:1:100::/64' },
-      focus: SIG_NETWORK_CONFORMANCE,
-      report: 'ipv6',
-    };
-/** A narrower focus for a rerun of some tests (the counts below then don't apply). */
-const FOCUS = process.env.GARDENER_IPV6_CONFORMANCE_FOCUS || SHOOT.focus;
+    },
+    focus: `${SIG_NETWORK_CONFORMANCE}|\\[Feature:IPv6DualStack\\]|${HOST_IPS}`,
+    tests: 74,
+  },
+  ipv4: {
+    label: 'IPv4',
+    seedFamilies: ['IPv6', 'IPv4'],
+    seeds: { ipv4: seedIPv4Networks },
+    shoot: {
+      name: 'c4',
+      seed: 'ipv4',
+      networking: { nodes: '10.20.0.0/16', pods: '10.21.0.0/16', services: '10.22.0.0/16' },
+    },
+    focus: SIG_NETWORK_CONFORMANCE,
+    tests: 47,
+  },
+};
+
+const FAMILY = process.env.GARDENER_IPV6_CONFORMANCE_FAMILY || 'ipv6';
+const CASE = CASES[FAMILY];
+if (CASE === undefined) {
+  throw new Error(`GARDENER_IPV6_CONFORMANCE_FAMILY=${FAMILY}: must be one of ${Object.keys(CASES).join(', ')}`);
+}
+const SEED_CLUSTER = {
+  families: CASE.seedFamilies,
+  nodes: ['fd00:21::/64', '10.37.0.0/24'].slice(0, CASE.seedFamilies.length),
+  pods: ['fd00:21:1::/56', '10.38.0.0/16'].slice(0, CASE.seedFamilies.length),
+  services: ['fd00:21:2::/112', '10.39.0.0/16'].slice(0, CASE.seedFamilies.length),
+};
+/** A narrower focus for a rerun of some tests (the count below then doesn't apply). */
+const FOCUS = process.env.GARDENER_IPV6_CONFORMANCE_FOCUS || CASE.focus;
 
 const env = new SeedEnvironment();
 
 describe
   .skipIf(unsupported !== undefined)
-  .sequential(`Kubernetes conformance on an ${DUAL_STACK ? 'dual-stack' : 'IPv6'} shoot (needs root)`, () => {
+  .sequential(`Kubernetes conformance on an ${CASE.label} shoot (needs root)`, () => {
     beforeAll(async () => {
       // Built before the environment starts: the first build takes minutes.
       ensureE2ETest();
       await env.start({
         tag: 'conf',
         cluster: SEED_CLUSTER,
-        gates: featureGates({ IPv6SingleStack: true, DualStack: DUAL_STACK }),
+        gates: featureGates({ IPv6SingleStack: true, DualStack: CASE.seedFamilies.length > 1 }),
         loadBalancerNetworks: LB_NETWORKS,
         careSyncPeriodMs: 2_000,
         namespace: NAMESPACE,
-        seeds: DUAL_STACK ? { dual: seedDualStackMigrationNetworks } : { ipv6: seedIPv6Networks },
+        seeds: CASE.seeds,
       });
     }, 900_000);
 
@@ -80,41 +117,41 @@ describe
       await env.stop();
     }, 120_000);
 
-    it('passes the sig-network conformance tests but the listed skips', async () => {
+    it(`passes the ${FOCUS === SIG_NETWORK_CONFORMANCE ? 'sig-network conformance' : 'focused'} tests but the listed skips`, async () => {
       await env.client.create(Refs.shoot, {
         apiVersion: 'core.gardener.cloud/v1beta1',
         kind: 'Shoot',
-        metadata: { name: SHOOT.name, namespace: NAMESPACE },
+        metadata: { name: CASE.shoot.name, namespace: NAMESPACE },
         spec: {
-          seedName: SHOOT.seed,
+          seedName: CASE.shoot.seed,
           cloudProfile: { name: 'local' },
           region: 'local',
           provider: { type: 'local', workers: [{ name: 'w', machine: { type: 'local' }, minimum: 2, maximum: 2 }] },
-          networking: { type: 'calico', ...SHOOT.networking },
+          networking: { type: 'calico', ...CASE.shoot.networking },
         },
       } as KubernetesObject);
       await env.waitForShoot(
         NAMESPACE,
-        SHOOT.name,
+        CASE.shoot.name,
         ['APIServerAvailable', 'ControlPlaneHealthy', 'EveryNodeReady', 'SystemComponentsHealthy'],
         300_000,
       );
-      const kubeconfig = await env.writeShootKubeconfig(NAMESPACE, SHOOT.name);
+      const kubeconfig = await env.writeShootKubeconfig(NAMESPACE, CASE.shoot.name);
       let output = '';
       const run = await runConformance({
         kubeconfig,
         focus: FOCUS,
-        reportDir: join(projectRoot(), '.cache', 'conformance', SHOOT.report),
+        reportDir: join(projectRoot(), '.cache', 'conformance', FAMILY),
         timeout: '50m',
         log: (chunk) => (output += chunk),
       });
-      process.stderr.write(`[conformance ${SHOOT.report}] ${formatSummary(run)}`);
+      process.stderr.write(`[conformance ${FAMILY}] ${formatSummary(run)}`);
       expect(run.failed.map((r) => `${r.name}: ${r.message}`)).toEqual([]);
       expect(run.exitCode, output.slice(-4000)).toBe(0);
-      // The sig-network conformance set of 1.37 has 47 tests; none may skip itself unnoticed.
-      if (FOCUS === SIG_NETWORK_CONFORMANCE) {
+      // Every test of the focus is accounted for: none may skip itself unnoticed.
+      if (FOCUS === CASE.focus) {
         expect(run.skippedByTest.map((r) => `${r.name}: ${r.message}`)).toEqual([]);
-        expect(run.passed.length + run.listed.length).toBe(47);
+        expect(run.passed.length + run.listed.length).toBe(CASE.tests);
       }
     }, 3_600_000);
   });
