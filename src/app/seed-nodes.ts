@@ -30,7 +30,7 @@ import { describeNode, nodeReady, type NodeInfo } from '../extensions/provider-l
 import { Machine } from '../extensions/provider-local/machine/machine.js';
 import { describePodCheck, podToPodCheck } from '../extensions/provider-local/worker/pod-check.js';
 import { Refs } from '../apis/refs.js';
-import { cleanupOrphanedMachines } from '../extensions/provider-local/machine/machine.js';
+import { cleanupOrphanedMachines } from '../extensions/provider-local/machine/janitor.js';
 import type { BuiltImage } from '../extensions/provider-local/machine/images.js';
 import { removeOrphans } from '../system/network.js';
 import { machineAddresses, nodeNetwork, type NodeNetwork } from '../extensions/provider-local/worker/node-addresses.js';

@@ -2,7 +2,7 @@
  * `gardener-ipv6 machine`: the machine pod's agent (see provider-local's pod-agent.ts), until SIGTERM or SIGINT. What
  * stops it otherwise is also its container's termination message.
  */
-import { MachineConfigurationError } from '../extensions/provider-local/machine/machine.js';
+import { MachineConfigurationError } from '../extensions/provider-local/machine/node-config.js';
 import {
   MACHINE_AGENT_EXIT,
   runMachinePod,

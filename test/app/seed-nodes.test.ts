@@ -10,7 +10,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { EXAMPLE_SEED, example, machinesOptions } from '../../src/app/local-environment.js';
 import { seedNetworks, SeedNodeNetwork, SeedNodes, seedSummary } from '../../src/app/seed-nodes.js';
 import type { Seed } from '../../src/apis/core/v1beta1/seed.js';
-import { machineID, machineLeftovers } from '../../src/extensions/provider-local/machine/machine.js';
+import { machineID, machineLeftovers } from '../../src/extensions/provider-local/machine/janitor.js';
 import { TEST_IMAGE } from '../../src/extensions/provider-local/machine/images.js';
 import { NO_REGISTRY_HOST } from '../../src/extensions/provider-local/machine/config.js';
 import { startControlPlane, type ControlPlane } from '../../src/localenv/control-plane.js';

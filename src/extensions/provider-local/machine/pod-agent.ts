@@ -25,7 +25,8 @@ import { machineAddresses, nodeNetwork } from '../worker/node-addresses.js';
 import { type BuiltImage } from './images.js';
 import { readContentDirs } from './content-store.js';
 import { MACHINE_POD_BIN_DIR, MACHINE_POD_IMAGES_DIR } from './pod-image.js';
-import { Machine, type MachineOptions } from './machine.js';
+import { Machine } from './machine.js';
+import type { MachineOptions } from './machine-options.js';
 import { resolvConfNameservers } from './config.js';
 
 /** Where things are in the machine image and the machine pod. */

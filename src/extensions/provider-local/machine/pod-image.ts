@@ -21,7 +21,7 @@ import {
   type ImageSpec,
   type ImageSymlink,
 } from './images.js';
-import { MACHINE_BINARIES } from './machine.js';
+import { MACHINE_BINARIES } from './machine-options.js';
 
 /** The machine pods' image: a machine's node (containerd, kubelet, kube-proxy) run by this project's agent. */
 export const MACHINE_POD_IMAGE = IMAGES.machine;

@@ -38,7 +38,7 @@ import {
   machinePodImageSpec,
 } from '../../../../src/extensions/provider-local/machine/pod-image.js';
 import { lddLibraries } from '../../../../src/extensions/provider-local/machine/host-binaries.js';
-import { MACHINE_BINARIES } from '../../../../src/extensions/provider-local/machine/machine.js';
+import { MACHINE_BINARIES } from '../../../../src/extensions/provider-local/machine/machine-options.js';
 import { CNI_PLUGINS } from '../../../../src/extensions/provider-local/machine/config.js';
 import { IMAGES, KUBERNETES_VERSION } from '../../../../src/imagevector/images.js';
 import { which } from '../../../../src/system/process.js';

@@ -3,11 +3,11 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   cleanupOrphanedMachines,
-  hostVethName,
   machineID,
   machineLeftovers,
-  machineMAC,
-} from '../../../../src/extensions/provider-local/machine/machine.js';
+} from '../../../../src/extensions/provider-local/machine/janitor.js';
+import { machineMAC } from '../../../../src/extensions/provider-local/machine/machine-network.js';
+import { hostVethName } from '../../../../src/system/network.js';
 import { netnsUnsupportedReason } from '../../../../src/system/netns.js';
 import { which } from '../../../../src/system/process.js';
 import { CgroupSubtree } from '../../../../src/system/cgroups.js';

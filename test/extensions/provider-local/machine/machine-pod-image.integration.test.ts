@@ -19,7 +19,8 @@ import {
   MACHINE_POD_IMAGE,
   buildMachinePodImage,
 } from '../../../../src/extensions/provider-local/machine/pod-image.js';
-import { MACHINE_BINARIES, machineID } from '../../../../src/extensions/provider-local/machine/machine.js';
+import { MACHINE_BINARIES } from '../../../../src/extensions/provider-local/machine/machine-options.js';
+import { machineID } from '../../../../src/extensions/provider-local/machine/janitor.js';
 import { MACHINE_PATHS, containerdConfig } from '../../../../src/extensions/provider-local/machine/config.js';
 import { startProcess, which, type ManagedProcess } from '../../../../src/system/process.js';
 import { projectRoot } from '../../../../src/system/project.js';

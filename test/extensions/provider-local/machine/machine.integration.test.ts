@@ -12,7 +12,7 @@ import { contains, parseCIDR, parseIP, type IPFamily } from '../../../../src/net
 import {
   cleanupOrphanedMachines,
   machineLeftovers,
-} from '../../../../src/extensions/provider-local/machine/machine.js';
+} from '../../../../src/extensions/provider-local/machine/janitor.js';
 import { TEST_IMAGE } from '../../../../src/extensions/provider-local/machine/images.js';
 import { coreDNSReady, deployCoreDNS } from '../../../../src/gardenlet/shoot/components/coredns.js';
 import type { NodeInfo } from '../../../../src/extensions/provider-local/machine/api-client.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { lastErrorLine } from '../../../../src/extensions/provider-local/machine/machine.js';
+import { lastErrorLine } from '../../../../src/extensions/provider-local/machine/processes.js';
 
 describe("the line of a machine process's log that says why it stopped", () => {
   it("is klog's last error, without its header", () => {

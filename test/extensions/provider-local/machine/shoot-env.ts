@@ -22,11 +22,11 @@ import { freePorts } from '../../../../src/system/net.js';
 import { startProcess, which, type ManagedProcess } from '../../../../src/system/process.js';
 import { ResourceClient } from '../../../../src/runtime/client.js';
 import type { IPFamily } from '../../../../src/net/cidr.js';
+import { Machine } from '../../../../src/extensions/provider-local/machine/machine.js';
 import {
   MACHINE_BINARIES,
-  Machine,
   type MachineOptions,
-} from '../../../../src/extensions/provider-local/machine/machine.js';
+} from '../../../../src/extensions/provider-local/machine/machine-options.js';
 import { buildMachineImages, type BuiltImage } from '../../../../src/extensions/provider-local/machine/images.js';
 import { projectRoot } from '../../../../src/system/project.js';
 

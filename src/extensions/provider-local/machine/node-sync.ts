@@ -1,0 +1,233 @@
+/**
+ * A machine's node sync: a loop that reads the Nodes with an identity that may list them (kube-proxy's, or the
+ * kubelet's once it was issued one), and with it starts kube-proxy and the NetworkPolicy enforcer, writes the CNI
+ * config once our Node has podCIDRs, publishes our Node's annotations and keeps the overlay and the pod network
+ * (machine-network.ts) to the other Nodes.
+ */
+import { readFile, readlink } from 'node:fs/promises';
+import { dirname, isAbsolute, join } from 'node:path';
+import { NODE_APPLIED_USER_DATA_ANNOTATION } from '../../../apis/provider-local/v1alpha1/machine-user-data.js';
+import { requestJSON, type ClientCredentials, type NodeInfo } from './api-client.js';
+import { MACHINE_PATHS, cniConfig } from './config.js';
+import { writeFileInside } from './holder.js';
+import type { MachineNetwork } from './machine-network.js';
+import type { MachineContext } from './machine-options.js';
+import {
+  NETWORK_POLICY_CNI_PLUGIN,
+  NETWORK_POLICY_SOCKET,
+  networkPolicyCNIPluginScript,
+  serveNetworkPolicyHook,
+} from './network-policy/cni-hook.js';
+import { NetworkPolicyEnforcer, type EnforcerStatus } from './network-policy/enforcer.js';
+import { CONTROL_PLANE_PEER_LABEL, OVERLAY_UNDERLAY_ANNOTATION, type PeerLease } from './overlay.js';
+
+/** How often a machine reads the Nodes (its podCIDRs, the other machines' routes). */
+export const NODE_SYNC_INTERVAL_MS = 2_000;
+
+/**
+ * The credentials that may list the Nodes: kube-proxy's, or the kubelet's once it was issued one (undefined
+ * until then). The Node authorizer lets a node read only its own Node; `system:node-proxier` may list them all,
+ * as calico-node's ServiceAccount may.
+ */
+export async function nodeListCredentials(machine: MachineContext): Promise<ClientCredentials | undefined> {
+  if ('kubeProxyCredentials' in machine.opts.join) return machine.opts.join.kubeProxyCredentials;
+  let pem: string;
+  try {
+    // The kubelet links `-current` to the file it was issued, by absolute path inside the machine: resolve it
+    // there, not in our own mount namespace.
+    const link = join(machine.rootDir, MACHINE_PATHS.kubeletClientCertificate);
+    const target = await readlink(link).catch(() => undefined);
+    const file =
+      target === undefined ? link : isAbsolute(target) ? join(machine.rootDir, target) : join(dirname(link), target);
+    pem = (await readFile(file)).toString();
+  } catch {
+    return undefined;
+  }
+  const cert = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----\n?/.exec(pem)?.[0];
+  const key = /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]+?-----END [A-Z ]*PRIVATE KEY-----\n?/.exec(pem)?.[0];
+  return cert && key ? { certPEM: cert, keyPEM: key } : undefined;
+}
+
+export class NodeSync {
+  private timer: NodeJS.Timeout | undefined;
+  private syncing: Promise<void> | undefined;
+  private cniWritten: string | undefined;
+  private lastSyncError: string | undefined;
+  private lastPeerLeaseError: string | undefined;
+  /** The checksum of the user data applied last, published on our Node. */
+  private appliedUserData: string | undefined;
+  private enforcer: NetworkPolicyEnforcer | undefined;
+  /** Closes the enforcer's CNI hook socket; set while the hook serves (and the CNI config chains it). */
+  private closeNetworkPolicyHook: (() => Promise<void>) | undefined;
+
+  /** @param startKubeProxy starts kube-proxy, once: the first sync that has credentials calls it */
+  constructor(
+    private readonly machine: MachineContext,
+    private readonly network: MachineNetwork,
+    private readonly startKubeProxy: () => void,
+  ) {}
+
+  private get opts() {
+    return this.machine.opts;
+  }
+
+  get cniConfigured(): boolean {
+    return this.cniWritten !== undefined;
+  }
+
+  /** The NetworkPolicy enforcer's status, once it runs. */
+  get networkPolicies(): EnforcerStatus | undefined {
+    return this.enforcer ? { ...this.enforcer.status } : undefined;
+  }
+
+  /** Records the checksum of the user data now applied; the next Node sync publishes it. */
+  userDataApplied(checksum: string): void {
+    this.appliedUserData = checksum;
+  }
+
+  /** Starts the loop: a pass now, then one every NODE_SYNC_INTERVAL_MS after the previous one ended. */
+  start(): void {
+    const tick = () => {
+      this.syncing = this.sync()
+        .catch((e: Error) => {
+          if (this.lastSyncError !== e.message) this.machine.log(`node sync: ${e.message}`);
+          this.lastSyncError = e.message;
+        })
+        .finally(() => {
+          if (this.timer !== undefined) this.timer = setTimeout(tick, NODE_SYNC_INTERVAL_MS);
+        });
+    };
+    this.timer = setTimeout(tick, 0);
+  }
+
+  /** Ends the loop without waiting for a pass under way; synchronous, for exit handlers. */
+  cancel(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  /** Ends the loop after the pass under way, then the NetworkPolicy enforcer and its CNI hook. */
+  async stop(): Promise<void> {
+    this.cancel();
+    await this.syncing;
+    // The enforcer first: it fails the hook's waiting requests, so the socket's server can close.
+    await this.enforcer?.destroy();
+    this.enforcer = undefined;
+    await this.closeNetworkPolicyHook?.().catch(() => {});
+    this.closeNetworkPolicyHook = undefined;
+  }
+
+  /** Forgets the CNI config written: the next deploy writes it again. */
+  reset(): void {
+    this.cniWritten = undefined;
+  }
+
+  /** One pass: the CNI config from our Node's podCIDRs, the routes to the other Nodes' podCIDRs. */
+  async sync(): Promise<void> {
+    const credentials = await nodeListCredentials(this.machine);
+    if (credentials === undefined) return;
+    this.startKubeProxy();
+    await this.startNetworkPolicyEnforcer(credentials);
+    const list = await requestJSON<{ items: NodeInfo[] }>(this.opts.apiServer, credentials, 'GET', '/api/v1/nodes');
+    this.lastSyncError = undefined;
+    const self = list.items.find((n) => n.metadata.name === this.opts.name);
+    const podCIDRs = self?.spec?.podCIDRs ?? [];
+    if (podCIDRs.length > 0) {
+      const mtu = this.network.podMTU();
+      const hook = this.closeNetworkPolicyHook !== undefined;
+      // Fail-closed only with the hook: it makes a new pod's addresses known before its containers run.
+      if (hook) this.enforcer?.setNodePodCIDRs(podCIDRs);
+      const config = cniConfig({ podCIDRs, networkPolicyHook: hook, ...(mtu !== undefined ? { mtu } : {}) });
+      if (config !== this.cniWritten) {
+        await writeFileInside(this.machine.rootDir, MACHINE_PATHS.cniConfig, config);
+        this.cniWritten = config;
+        this.machine.log(`CNI configured for ${podCIDRs.join(', ')}`);
+      }
+    }
+    if (self !== undefined) await this.publishAnnotations(self, credentials);
+    if (this.network.overlay !== undefined) {
+      this.network.overlay.sync(list.items, await this.controlPlanePeerLeases(credentials));
+    }
+    this.network.syncPodNetwork(list.items);
+  }
+
+  /**
+   * The node's NetworkPolicy enforcer (network-policy/enforcer.ts), with the identity that lists the Nodes, and its
+   * CNI hook (network-policy/cni-hook.ts): the plugin in the machine's CNI bin dir, the socket in its `/run`.
+   */
+  private async startNetworkPolicyEnforcer(credentials: ClientCredentials): Promise<void> {
+    if (this.enforcer !== undefined || this.opts.networkPolicies === false) return;
+    const enforcer = new NetworkPolicyEnforcer({
+      nodeName: this.opts.name,
+      apiServer: this.opts.apiServer,
+      credentials,
+      ...(this.machine.netns !== undefined ? { netns: this.machine.netns } : {}),
+      log: (line) => this.machine.log(line),
+    });
+    this.enforcer = enforcer;
+    enforcer.deploy().catch((e: Error) => this.machine.log(`network policies: ${e.message}`));
+    try {
+      await writeFileInside(
+        this.machine.rootDir,
+        join(MACHINE_PATHS.cniBinDir, NETWORK_POLICY_CNI_PLUGIN),
+        networkPolicyCNIPluginScript(process.execPath),
+        0o755,
+      );
+      this.closeNetworkPolicyHook = await serveNetworkPolicyHook(
+        join(this.machine.rootDir, NETWORK_POLICY_SOCKET),
+        enforcer,
+        (line) => this.machine.log(line),
+      );
+    } catch (e) {
+      // Without the hook the pods still get their policies, only later: from their status, as the enforcer sees it.
+      this.machine.log(`network policies: no CNI hook: ${(e as Error).message}`);
+    }
+  }
+
+  /**
+   * The Leases of the control plane peers (overlay.ts); undefined when they can't be read (before the RBAC that lets
+   * Nodes read them exists, or a failed request): the peers programmed so far stay.
+   */
+  private async controlPlanePeerLeases(credentials: ClientCredentials): Promise<PeerLease[] | undefined> {
+    const selector = encodeURIComponent(CONTROL_PLANE_PEER_LABEL);
+    try {
+      const list = await requestJSON<{ items: PeerLease[] }>(
+        this.opts.apiServer,
+        credentials,
+        'GET',
+        `/apis/coordination.k8s.io/v1/namespaces/kube-system/leases?labelSelector=${selector}`,
+      );
+      return list.items;
+    } catch (e) {
+      const message = (e as Error).message;
+      if (message !== this.lastPeerLeaseError) this.machine.log(`control plane peers: ${message}`);
+      this.lastPeerLeaseError = message;
+      return undefined;
+    }
+  }
+
+  /**
+   * Says on our Node what the others and the gardenlet read there: the address our overlay runs over (where the
+   * other machines' overlays look for it) and the checksum of the user data applied last (as gardener-node-agent
+   * says which configuration it applied).
+   */
+  private async publishAnnotations(self: NodeInfo, credentials: ClientCredentials): Promise<void> {
+    const want: Record<string, string> = {};
+    if (this.network.overlay !== undefined && this.opts.underlay !== undefined) {
+      want[OVERLAY_UNDERLAY_ANNOTATION] = this.opts.underlay;
+    }
+    if (this.appliedUserData !== undefined) want[NODE_APPLIED_USER_DATA_ANNOTATION] = this.appliedUserData;
+    const changed = Object.entries(want).filter(([k, v]) => self.metadata.annotations?.[k] !== v);
+    if (changed.length === 0) return;
+    await requestJSON(
+      this.opts.apiServer,
+      credentials,
+      'PATCH',
+      `/api/v1/nodes/${this.opts.name}`,
+      { metadata: { annotations: Object.fromEntries(changed) } },
+      5_000,
+      'application/merge-patch+json',
+    );
+    this.machine.log(`published ${changed.map(([k, v]) => `${k}=${v}`).join(', ')}`);
+  }
+}

@@ -1,0 +1,110 @@
+/**
+ * A machine's processes (containerd, kubelet, kube-proxy): each supervised and restarted with backoff when it exits,
+ * its exits since the deploy counted with their causes, which tell when the machine counts as failed.
+ */
+import { graceBefore, type StartOptions } from '../../../system/process.js';
+import { SupervisedProcess, type SupervisedState } from '../../../system/supervisor.js';
+
+/** How often a process of the machine may exit before its Node was first Ready until the machine counts as failed. */
+export const START_FAILURE_LIMIT = 4;
+
+/**
+ * The line of a process's log that says why it stopped: the last error of klog (`E…`/`F…`) or logrus
+ * (`level=error|fatal`), without its time and source, else the last line; empty for an empty log.
+ */
+export function lastErrorLine(log: string, maxLength = 300): string {
+  const lines = log
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
+  const klog = /^[EF]\d{4} [\d:.]+\s+\d+ [^\]]+\] ?/;
+  const logrus = /level=(error|fatal)\b/;
+  const line = lines.filter((l) => klog.test(l) || logrus.test(l)).at(-1) ?? lines.at(-1) ?? '';
+  const text = line.replace(klog, '').replace(/^time="[^"]*"\s*/, '');
+  return text.length > maxLength ? `${text.slice(0, maxLength - 1)}…` : text;
+}
+
+export class MachineProcesses {
+  private readonly supervised: SupervisedProcess[] = [];
+  /** Per process, its failed runs and the last one's cause, since the deploy. */
+  private readonly exits = new Map<string, { count: number; cause: string }>();
+
+  /**
+   * @param stopping whether the machine is being stopped: exits then are no failures
+   * @param log logs a line about the machine
+   */
+  constructor(
+    private readonly stopping: () => boolean,
+    private readonly log: (line: string) => void,
+  ) {}
+
+  /** Starts a process and keeps it running, restarting it with backoff. */
+  supervise(spec: StartOptions): void {
+    const name = spec.name;
+    const p: SupervisedProcess = new SupervisedProcess(spec, {
+      onChange: (state) => {
+        if (!state.running && !this.stopping()) {
+          // The exited run's log is still the current one: the restart comes after the backoff.
+          const why = lastErrorLine(p.tail(40));
+          const exit = state.lastExit ?? 'stopped';
+          this.exits.set(name, {
+            count: (this.exits.get(name)?.count ?? 0) + 1,
+            cause: why === '' ? exit : `${exit}: ${why}`,
+          });
+          this.log(`${name} ${exit}; restarting`);
+        }
+      },
+    });
+    this.supervised.push(p);
+    p.start();
+  }
+
+  /** The processes in the order they were started. */
+  get all(): readonly SupervisedProcess[] {
+    return this.supervised;
+  }
+
+  find(name: string): SupervisedProcess | undefined {
+    return this.supervised.find((p) => p.name === name);
+  }
+
+  states(): SupervisedState[] {
+    return this.supervised.map((p) => p.state());
+  }
+
+  /** The cause of the last exit of a process since the deploy, if it exited. */
+  exitCause(name: string): string | undefined {
+    return this.exits.get(name)?.cause;
+  }
+
+  /** Forgets the exits: a deploy starts counting anew. */
+  clearExits(): void {
+    this.exits.clear();
+  }
+
+  /**
+   * Why the machine can't start, once one of its processes exited `limit` times since the deploy (each time
+   * restarted with backoff): the process and the cause of its last exit; undefined otherwise.
+   */
+  startFailure(limit = START_FAILURE_LIMIT): string | undefined {
+    for (const [name, exits] of this.exits) {
+      if (exits.count >= limit) return `${name} keeps exiting (${exits.count} times), last ${exits.cause}`;
+    }
+    return undefined;
+  }
+
+  /** Stops the processes gracefully, the last started first (kube-proxy and kubelet before containerd). */
+  async stop(deadline: number | undefined): Promise<void> {
+    for (const p of [...this.supervised].reverse()) await p.stop(graceBefore(deadline, 5_000));
+  }
+
+  /** Kills what still runs; synchronous, for exit handlers. */
+  killNow(): void {
+    for (const p of this.supervised) p.killNow();
+  }
+
+  /** Forgets the stopped processes. */
+  clear(): void {
+    this.supervised.length = 0;
+  }
+}
