@@ -1,7 +1,7 @@
 /**
  * The configuration files of a machine, as pure functions of its options: containerd's config (2.x, version 3),
  * the KubeletConfiguration, kubeconfigs, kube-proxy's configuration and the CNI network (bridge + host-local).
- * Paths are as the machine sees them (inside its mount namespace, see machine.ts).
+ * Paths are as the machine sees them (inside its mount namespace, see holder.ts).
  */
 import { networkPolicyCNIPlugin } from './network-policy/cni-hook.js';
 import { KUBELET_CONFIG_FILE_PATH, MACHINE_KUBELET_DEFAULTS } from '../../../apis/provider-local/v1alpha1/kubelet.js';

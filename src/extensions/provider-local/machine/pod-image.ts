@@ -27,7 +27,7 @@ import { MACHINE_BINARIES } from './machine-options.js';
 export const MACHINE_POD_IMAGE = IMAGES.machine;
 /**
  * The machine pods' image keeps its own files below here: outside /etc, /opt, /var and /run, which a machine mounts
- * over with its state (machine.ts), so its processes see them too.
+ * over with its state (holder.ts), so its processes see them too.
  */
 export const MACHINE_POD_LIB_DIR = '/usr/local/lib/gardener-ipv6';
 /** Where the machine pods' image has the agent bundle and its package.json. */
@@ -115,7 +115,7 @@ export const MACHINE_SHELL = '/bin/sh';
 
 /**
  * The host tools the machine pods' image carries with their shared libraries, and the Debian package of each: what
- * the machine code runs (machine.ts, node-agent.ts, src/system/process.ts) and what kube-proxy's nftables mode
+ * the machine code runs (machine.ts and its parts, node-agent.ts, src/system/process.ts) and what kube-proxy's nftables mode
  * shells out to. `tc` is left out: nothing runs it.
  */
 export const MACHINE_HOST_TOOLS = {
