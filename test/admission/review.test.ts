@@ -5,14 +5,13 @@ import { admit } from '../../src/apis/admission.js';
 import { invalidStatus } from '../../src/apis/field/index.js';
 import {
   answerAdmissionReview,
-  defaultingPatch,
   handleAdmissionReview,
   type AdmissionContext,
   type AdmissionMode,
   type AdmissionRequest,
   type AdmissionReviewResponse,
-  type PatchOperation,
 } from '../../src/admission/review.js';
+import { defaultingPatch, type PatchOperation } from '../../src/admission/defaulting-patch.js';
 import { extensionAdmission } from '../../src/app/extension-admission.js';
 import type { FeatureGates } from '../../src/featuregate/featuregate.js';
 import { parseAllDocuments } from 'yaml';
