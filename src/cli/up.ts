@@ -19,10 +19,10 @@ import {
   EXAMPLE_SEED,
   example,
   machinesOptions,
-  shootSummary,
   startLocalServices,
   type LocalServices,
 } from '../app/local-environment.js';
+import { shootSummary } from '../app/shoot-summary.js';
 import { DEFAULT_SEED_NODES, seedNetworks, SeedNodeNetwork, SeedNodes, seedSummary } from '../app/seed-nodes.js';
 import type { Seed } from '../apis/core/v1beta1/seed.js';
 import { featureGates, type FeatureGates } from '../featuregate/featuregate.js';
