@@ -12,10 +12,6 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Shoot } from '../../src/apis/core/v1beta1/shoot.js';
-import {
-  NODE_APPLIED_USER_DATA_ANNOTATION,
-  workerUserDataAnnotation,
-} from '../../src/apis/provider-local/v1alpha1/machine-user-data.js';
 import { OVERLAY_DEVICE } from '../../src/extensions/provider-local/machine/overlay.js';
 import { CALICO_VXLAN_DEVICES } from '../../src/extensions/provider-local/machine/pod-network.js';
 import { featureGates } from '../../src/featuregate/featuregate.js';
@@ -26,7 +22,7 @@ import { retryOnConflict } from '../../src/runtime/retry.js';
 import { machinesUnsupportedReason } from '../extensions/provider-local/machine/shoot-env.js';
 import { seedDualStackMigrationNetworks } from '../fixtures/objects.js';
 import { PUBLIC_SERVER_PORT, PublicServer } from '../support/public-server.js';
-import { SeedEnvironment, webDeployment } from '../support/seed-environment.js';
+import { SeedEnvironment, appliedUserData, webDeployment } from '../support/seed-environment.js';
 import { run, testFile } from '../support/shoot.js';
 import { waitFor } from '../support/wait.js';
 
@@ -421,10 +417,11 @@ async function machinesApplied(): Promise<void> {
   let last = '';
   await waitFor(
     async () => {
-      const worker = await client.get<KubernetesObject>(Refs.worker, NAME, SEED_NAMESPACE);
-      const want = worker?.metadata?.annotations?.[workerUserDataAnnotation('w')];
-      const nodes = JSON.parse(await shootKubectl(['get', 'nodes', '-o', 'json'])) as { items: KubernetesObject[] };
-      const applied = nodes.items.map((n) => n.metadata?.annotations?.[NODE_APPLIED_USER_DATA_ANNOTATION]);
+      const { want, applied } = await appliedUserData(
+        client,
+        { name: NAME, namespace: SEED_NAMESPACE, pool: 'w' },
+        shootKubectl,
+      );
       last = `want ${want}, Nodes ${applied.join(', ')}`;
       return want !== undefined && applied.length === 2 && applied.every((x) => x === want);
     },

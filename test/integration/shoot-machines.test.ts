@@ -17,10 +17,6 @@ import { Resolver } from 'node:dns/promises';
 import { KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Shoot } from '../../src/apis/core/v1beta1/shoot.js';
-import {
-  NODE_APPLIED_USER_DATA_ANNOTATION,
-  workerUserDataAnnotation,
-} from '../../src/apis/provider-local/v1alpha1/machine-user-data.js';
 import { TEST_IMAGE } from '../../src/extensions/provider-local/machine/images.js';
 import { IMAGES } from '../../src/imagevector/images.js';
 import { createCA, issueCertificate } from '../../src/pki/certificates.js';
@@ -32,7 +28,7 @@ import { ResourceClient } from '../../src/runtime/client.js';
 import { retryOnConflict } from '../../src/runtime/retry.js';
 import { machinesUnsupportedReason } from '../extensions/provider-local/machine/shoot-env.js';
 import { seedDualStackMigrationNetworks, seedIPv4Networks, seedIPv6Networks } from '../fixtures/objects.js';
-import { SeedEnvironment, webDeployment } from '../support/seed-environment.js';
+import { SeedEnvironment, appliedUserData, webDeployment } from '../support/seed-environment.js';
 import { run, testFile } from '../support/shoot.js';
 import { waitFor } from '../support/wait.js';
 import { PublicServer } from '../support/public-server.js';
@@ -795,14 +791,13 @@ describe.skipIf(unsupported !== undefined).sequential('shoots with machines, end
           ).catch((e: Error) => {
             throw new Error(`${e.message}; last: ${last}`);
           });
-          const worker = await client.get<KubernetesObject>(Refs.worker, name, seedNamespace);
-          const want = worker?.metadata?.annotations?.[workerUserDataAnnotation('w')];
+          const { want, applied } = await appliedUserData(
+            client,
+            { name, namespace: seedNamespace, pool: 'w' },
+            kubectl,
+          );
           expect(want).toMatch(/^[0-9a-f]{64}$/);
-          const nodes = JSON.parse(await kubectl(['get', 'nodes', '-o', 'json'])) as { items: KubernetesObject[] };
-          expect(nodes.items.map((n) => n.metadata?.annotations?.[NODE_APPLIED_USER_DATA_ANNOTATION])).toEqual([
-            want,
-            want,
-          ]);
+          expect(applied).toEqual([want, want]);
         };
         await setSysctls('0');
         const error = await fetch(a.metadata.name, podB).then(
@@ -834,31 +829,7 @@ describe.skipIf(unsupported !== undefined).sequential('shoots with machines, end
           try {
             // One replica per machine (spread by hostname, the cordoned Node no longer counting), a PDB that keeps one.
             const labels = { app: 'guarded' };
-            await shootClient.create(Refs.deployment, {
-              apiVersion: 'apps/v1',
-              kind: 'Deployment',
-              metadata: { name: 'guarded', namespace: 'default' },
-              spec: {
-                replicas: 2,
-                selector: { matchLabels: labels },
-                template: {
-                  metadata: { labels },
-                  spec: {
-                    topologySpreadConstraints: [
-                      {
-                        maxSkew: 1,
-                        topologyKey: 'kubernetes.io/hostname',
-                        whenUnsatisfiable: 'DoNotSchedule',
-                        nodeTaintsPolicy: 'Honor',
-                        labelSelector: { matchLabels: labels },
-                      },
-                    ],
-                    terminationGracePeriodSeconds: 1,
-                    containers: [{ name: 'sleep', image: TEST_IMAGE, command: ['sleep', '3600'] }],
-                  },
-                },
-              },
-            } as KubernetesObject);
+            await shootClient.create(Refs.deployment, webDeployment('guarded', { honorNodeTaints: true }));
             await shootClient.create(Refs.podDisruptionBudget, {
               apiVersion: 'policy/v1',
               kind: 'PodDisruptionBudget',

@@ -2,7 +2,8 @@
  * The environment of the e2e tests of shoots with machines: a garden API server that doubles as the seed, with two
  * seed Nodes on a node network of the test's own, the webhook and the controllers with shoots as workloads, and the
  * project namespace with its seeds; stopped whatever part of it started. Also what such tests do with a shoot: wait
- * for it to succeed, write its kubeconfig, and the `web` Deployment spread over its two machines.
+ * for it to succeed, write its kubeconfig, read what its machines applied of their user data, and the `web`
+ * Deployment spread over its two machines.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,6 +13,10 @@ import { expect } from 'vitest';
 import { machinesOptions, startLocalServices, type LocalServices } from '../../src/app/local-environment.js';
 import { SeedNodeNetwork, SeedNodes, type SeedNetworks } from '../../src/app/seed-nodes.js';
 import type { Shoot } from '../../src/apis/core/v1beta1/shoot.js';
+import {
+  NODE_APPLIED_USER_DATA_ANNOTATION,
+  workerUserDataAnnotation,
+} from '../../src/apis/provider-local/v1alpha1/machine-user-data.js';
 import type { LoadBalancerNetworks } from '../../src/extensions/provider-local/loadbalancer/pool.js';
 import { TEST_IMAGE } from '../../src/extensions/provider-local/machine/images.js';
 import type { FeatureGates } from '../../src/featuregate/featuregate.js';
@@ -116,24 +121,45 @@ export class SeedEnvironment {
   }
 }
 
-/** Two `web` pods spread over two Nodes, each answering with its name on port 8080 (the machines' test image). */
-export function webDeployment(): KubernetesObject {
+/**
+ * What the shoot's machines applied of a pool's user data: the checksum the shoot's Worker wants (its annotation)
+ * and, per Node, the one the Node says its machine applied. `kubectl` runs against the shoot.
+ */
+export async function appliedUserData(
+  client: ResourceClient,
+  worker: { name: string; namespace: string; pool: string },
+  kubectl: (args: string[]) => Promise<string>,
+): Promise<{ want: string | undefined; applied: (string | undefined)[] }> {
+  const found = await client.get<KubernetesObject>(Refs.worker, worker.name, worker.namespace);
+  const want = found?.metadata?.annotations?.[workerUserDataAnnotation(worker.pool)];
+  const nodes = JSON.parse(await kubectl(['get', 'nodes', '-o', 'json'])) as { items: KubernetesObject[] };
+  return { want, applied: nodes.items.map((n) => n.metadata?.annotations?.[NODE_APPLIED_USER_DATA_ANNOTATION]) };
+}
+
+/**
+ * Two pods `name` spread over two Nodes, each answering with its name on port 8080 (the machines' test image). With
+ * `honorNodeTaints`, a Node with a taint they don't tolerate (a cordoned one) is no place to spread to: both may run
+ * on the Node left.
+ */
+export function webDeployment(name = 'web', opts: { honorNodeTaints?: boolean } = {}): KubernetesObject {
+  const labels = { app: name };
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
-    metadata: { name: 'web', namespace: 'default' },
+    metadata: { name, namespace: 'default' },
     spec: {
       replicas: 2,
-      selector: { matchLabels: { app: 'web' } },
+      selector: { matchLabels: labels },
       template: {
-        metadata: { labels: { app: 'web' } },
+        metadata: { labels },
         spec: {
           topologySpreadConstraints: [
             {
               maxSkew: 1,
               topologyKey: 'kubernetes.io/hostname',
               whenUnsatisfiable: 'DoNotSchedule',
-              labelSelector: { matchLabels: { app: 'web' } },
+              ...(opts.honorNodeTaints ? { nodeTaintsPolicy: 'Honor' } : {}),
+              labelSelector: { matchLabels: labels },
             },
           ],
           terminationGracePeriodSeconds: 1,
