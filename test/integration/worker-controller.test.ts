@@ -464,13 +464,15 @@ describe("provider-local's Worker controller", () => {
       );
     }
     const pdb = Refs.podDisruptionBudget;
+    const createWebPDB = () =>
+      client.create(pdb, {
+        apiVersion: 'policy/v1',
+        kind: 'PodDisruptionBudget',
+        metadata: { name: 'web', namespace },
+        spec: { minAvailable: 1, selector: { matchLabels: { app: 'web' } } },
+      } as KubernetesObject);
     // Without a disruption controller its status is never observed: every eviction of a web pod is refused (429).
-    await client.create(pdb, {
-      apiVersion: 'policy/v1',
-      kind: 'PodDisruptionBudget',
-      metadata: { name: 'web', namespace },
-      spec: { minAvailable: 1, selector: { matchLabels: { app: 'web' } } },
-    } as KubernetesObject);
+    await createWebPDB();
 
     let now = Date.parse('2026-11-28T19:00:00Z');
     const clock: Clock = { now: () => now, sleep: async () => {} };
@@ -528,12 +530,7 @@ describe("provider-local's Worker controller", () => {
     expect((await get(namespace))?.status?.lastOperation?.state).toBe('Succeeded');
 
     // 1 → 0 with a PDB that never allows it: the machine goes once the drain timeout has passed, not before.
-    await client.create(pdb, {
-      apiVersion: 'policy/v1',
-      kind: 'PodDisruptionBudget',
-      metadata: { name: 'web', namespace },
-      spec: { minAvailable: 1, selector: { matchLabels: { app: 'web' } } },
-    } as KubernetesObject);
+    await createWebPDB();
     await client.mergePatch(Refs.worker, 'local', namespace, { spec: { pools: [{ ...pool(p, 0), maximum: 2 }] } });
     await drainer.reconcile(req, ctx());
     expect(await replicas()).toBe(1);
