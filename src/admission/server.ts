@@ -2,6 +2,10 @@
  * The admission webhook server: HTTPS, `POST /validate` and `POST /mutate` with `admission.k8s.io/v1`
  * AdmissionReviews, `GET /healthz` and `GET /readyz`. Everything about the answers is in review.ts; this file is
  * transport, logging and metrics.
+ *
+ * Kept as one file (over 400 lines): startAdmissionServer is one closure over the server's state (its queue, the body
+ * bytes in flight, readiness) and the functions below it are the replies it sends; what stands alone is in files of its
+ * own (decode.ts, in-flight.ts, review-queue.ts, metrics.ts).
  */
 import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';

@@ -1,3 +1,10 @@
+/**
+ * The API client of the controllers and the tests: ResourceClient, JSON requests of any resource over a KubeConfig
+ * (get, list, create, update, patch, apply, delete, watch), and the requests in flight per abort signal.
+ *
+ * Kept as one file (over 400 lines): ResourceClient is one class whose verbs share its request path (connections,
+ * credentials, timeouts, errors); the paths and errors it builds on are paths.ts and errors.ts.
+ */
 import { createHash } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';

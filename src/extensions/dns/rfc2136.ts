@@ -5,6 +5,9 @@
  * question section, prerequisites are the answer section, updates the authority section. dns-packet writes rdata
  * by record type, and "delete an RRset" (§2.5.2) needs the type with an empty rdata: for that it takes the generic
  * encoder, which it uses for `UNKNOWN_<code>` types (the names its own decoder gives unknown types).
+ *
+ * Kept as one file (over 400 lines): the messages of one protocol exchange and the client that sends them, whose
+ * encoding and answer checks are read against each other and the RFCs.
  */
 import { randomInt } from 'node:crypto';
 import dnsPacket from 'dns-packet';

@@ -1,6 +1,9 @@
 /**
  * The values of the calico chart for a Network: overlay → backend and pool modes (docs/calico.md section 3), then
  * what renders per IP family (section 4), as networking-calico computes them. Pure.
+ *
+ * Kept as one file (over 400 lines): one pure computation, networking-calico's, from a Network to the chart's values,
+ * its steps all reading the decisions of decide().
  */
 import type { Network } from '../../apis/extensions/v1alpha1/network.js';
 import { isIPFamily } from '../../apis/validation/ip-families.js';

@@ -6,6 +6,9 @@
  *
  * The zod schema checks the shape (unknown fields and wrong types are errors); enumerations and the rules that
  * depend on the IP families are plain functions with field paths and networking-calico's messages.
+ *
+ * Kept as one file (over 400 lines): one type, its schema, decoding and validation side by side, as networking-calico's
+ * `apis` have them.
  */
 import { z } from 'zod';
 import {

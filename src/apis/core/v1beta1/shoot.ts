@@ -3,6 +3,9 @@
  * API server decodes them: a misspelled field is an error naming it, not a setting silently ignored. Only the
  * `runtime.RawExtension` fields (`providerConfig`, `infrastructureConfig`, `controlPlaneConfig`, an admission
  * plugin's `config`) keep whatever they hold: their extension validates them.
+ *
+ * Kept as one file (over 400 lines): it mirrors `types_shoot.go` field by field, so a field is found where Gardener has
+ * it.
  */
 import { z } from 'zod';
 import {

@@ -2,6 +2,9 @@
  * The configuration files of a machine, as pure functions of its options: containerd's config (2.x, version 3),
  * the KubeletConfiguration, kubeconfigs, kube-proxy's configuration and the CNI network (bridge + host-local).
  * Paths are as the machine sees them (inside its mount namespace, see holder.ts).
+ *
+ * Kept as one file (over 400 lines): each file is a short pure function of the machine's options, and with
+ * MACHINE_PATHS they are all a machine is configured with, read and tested (config.test.ts) side by side.
  */
 import { networkPolicyCNIPlugin } from './network-policy/cni-hook.js';
 import { KUBELET_CONFIG_FILE_PATH, MACHINE_KUBELET_DEFAULTS } from '../../../apis/provider-local/v1alpha1/kubelet.js';

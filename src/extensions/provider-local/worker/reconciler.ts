@@ -20,6 +20,9 @@
  * lowered (or it is deleted) only past machines whose Node is drained or whose drain timed out, and the Node of a
  * machine that is gone is deleted. Without a running API server or its `gardener` Secret there is nothing to drain.
  * Nothing waits in a reconcile: it looks again after WORKER_POLL_MS.
+ *
+ * Kept as one file (over 400 lines): the one reconciler of the Worker, whose steps (pools, drain, status) share a
+ * reconcile's state; what they use stands alone in the files named above.
  */
 import type { KubernetesObject, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import { clusterHibernationEnabled, clusterShoot, type Cluster } from '../../../apis/extensions/v1alpha1/cluster.js';

@@ -6,6 +6,9 @@
  * every Node Ready, running its pool's latest user data (the checksums of machine-user-data.ts), and CoreDNS
  * available. The provider (provider-local's Worker controller) is never called directly; it reaches the shoot (to
  * drain the Nodes of machines that go) through the seed namespace's `gardener` Secret, written before the Worker.
+ *
+ * Kept as one file (over 400 lines): the one component of the shoot's machines, its desired objects and the health it
+ * waits for together, as Gardener's `worker` component has them.
  */
 import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
 import type { NetworkingStatus, Shoot } from '../../../apis/core/v1beta1/shoot.js';

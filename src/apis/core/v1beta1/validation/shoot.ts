@@ -1,6 +1,9 @@
 /**
  * Shoot validation (create, update, and in the context of its seed), as docs/api-reference.md ("Validation
  * rules") states it.
+ *
+ * Kept as one file (over 400 lines): as Gardener's `validation/shoot.go`, the rules of one object, whose create, update
+ * and seed checks share the field paths and network checks at its top.
  */
 import { duplicate, FieldPath, forbidden, invalid, required, tooLong, type ErrorList } from '../../../field/index.js';
 import type { FeatureGates } from '../../../../featuregate/featuregate.js';

@@ -25,6 +25,9 @@
  * containers of the pod that receives the traffic (the selected pod for ingress, the peer pod for egress) and
  * match nothing where it has no such port. Pods without addresses, host-network pods and finished pods are neither
  * selected nor peers.
+ *
+ * Kept as one file (over 400 lines): one pure translation of the semantics above into one table, whose selection, ports
+ * and rendering depend on each other; the enforcer and the CNI hook are files of their own.
  */
 import type { IPFamily } from '../../../../net/cidr.js';
 import {
