@@ -30,11 +30,8 @@ import { parseIP, type IPFamily } from '../net/cidr.js';
 import { HostRoutesToNodes } from '../extensions/provider-local/loadbalancer/routes.js';
 import type { MachinesOptions } from './seed-nodes.js';
 import { machineLimitsOrDefaults, type MachineLimits } from '../extensions/provider-local/admission.js';
-import {
-  buildMachineImages,
-  CONTROL_PLANE_BINARIES,
-  type BuiltImage,
-} from '../extensions/provider-local/machine/images.js';
+import { buildMachineImages, CONTROL_PLANE_BINARIES } from '../extensions/provider-local/machine/images.js';
+import { type BuiltImage } from '../extensions/provider-local/machine/image-archive.js';
 import { buildSeedImages } from '../extensions/provider-local/machine/pod-image.js';
 import { netnsUnsupportedReason } from '../system/netns.js';
 import { localCloudProfile } from '../extensions/provider-local/cloudprofile.js';

@@ -31,7 +31,7 @@ import { Machine } from '../extensions/provider-local/machine/machine.js';
 import { describePodCheck, podToPodCheck } from '../extensions/provider-local/worker/pod-check.js';
 import { Refs } from '../apis/refs.js';
 import { cleanupOrphanedMachines } from '../extensions/provider-local/machine/janitor.js';
-import type { BuiltImage } from '../extensions/provider-local/machine/images.js';
+import type { BuiltImage } from '../extensions/provider-local/machine/image-archive.js';
 import { removeOrphans } from '../system/network.js';
 import { machineAddresses, nodeNetwork, type NodeNetwork } from '../extensions/provider-local/worker/node-addresses.js';
 

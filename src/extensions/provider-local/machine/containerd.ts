@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { MACHINE_PATHS } from './config.js';
 import { importArgs, linkBlobs, linkedImportCalls } from './content-store.js';
 import type { NamespaceHolder } from './holder.js';
-import type { BuiltImage } from './images.js';
+import type { BuiltImage } from './image-archive.js';
 import { lastErrorLine, type MachineProcesses } from './processes.js';
 
 const runcChecked = new Set<string>();

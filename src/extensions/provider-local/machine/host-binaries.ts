@@ -10,7 +10,7 @@
 import { execFileSync } from 'node:child_process';
 import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
 import { posix } from 'node:path';
-import type { ImageFile, ImageSymlink } from './images.js';
+import type { ImageFile, ImageSymlink } from './image-archive.js';
 
 /**
  * The libraries in `ldd`'s output, in its order: `name => /path (0x...)` and the dynamic loader's `/path (0x...)`.

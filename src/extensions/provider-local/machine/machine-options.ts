@@ -8,7 +8,7 @@ import type { PodNetworkPool } from '../../../apis/provider-local/v1alpha1/machi
 import type { IPFamily } from '../../../net/cidr.js';
 import type { SupervisedState } from '../../../system/supervisor.js';
 import type { APIServerAccess, ClientCredentials } from './api-client.js';
-import type { BuiltImage } from './images.js';
+import type { BuiltImage } from './image-archive.js';
 import type { HostKernel } from './kubelet-host.js';
 import type { EnforcerStatus } from './network-policy/enforcer.js';
 import type { PodRoute } from './pod-network.js';

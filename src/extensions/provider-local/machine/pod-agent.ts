@@ -22,7 +22,7 @@ import {
 } from '../../../apis/provider-local/v1alpha1/machine-user-data.js';
 import { formatIP, parseIP, type IPFamily } from '../../../net/cidr.js';
 import { machineAddresses, nodeNetwork } from '../worker/node-addresses.js';
-import { type BuiltImage } from './images.js';
+import { type BuiltImage } from './image-archive.js';
 import { readContentDirs } from './content-store.js';
 import { MACHINE_POD_BIN_DIR, MACHINE_POD_IMAGES_DIR } from './pod-image.js';
 import { Machine } from './machine.js';

@@ -1,6 +1,6 @@
 /**
  * The machine pods' image: node, this project's agent, the machine binaries, the host tools they need and the
- * images every machine imports, assembled as the other images are (images.ts).
+ * images every machine imports, assembled as the other images are (image-archive.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -11,16 +11,8 @@ import { bundleAgent, AGENT_BUNDLE_FILE, type AgentBundle } from './agent-bundle
 import { contentFiles, contentFolderName } from './content-store.js';
 import { CNI_PLUGINS, MACHINE_PATHS } from './config.js';
 import { hostBinaryFiles, lddLibraries } from './host-binaries.js';
-import {
-  buildImage,
-  buildMachineImages,
-  controlPlaneImageSpecs,
-  DEBIAN_STATIC_BUSYBOX,
-  type BuiltImage,
-  type ImageFile,
-  type ImageSpec,
-  type ImageSymlink,
-} from './images.js';
+import { buildMachineImages, controlPlaneImageSpecs, DEBIAN_STATIC_BUSYBOX } from './images.js';
+import { buildImage, type BuiltImage, type ImageFile, type ImageSpec, type ImageSymlink } from './image-archive.js';
 import { MACHINE_BINARIES } from './machine-options.js';
 
 /** The machine pods' image: a machine's node (containerd, kubelet, kube-proxy) run by this project's agent. */

@@ -25,11 +25,8 @@ import {
   linkedImportCalls,
   readContentDirs,
 } from '../../../../src/extensions/provider-local/machine/content-store.js';
-import {
-  STALE_ARCHIVE_MS,
-  buildImage,
-  pauseImageSpec,
-} from '../../../../src/extensions/provider-local/machine/images.js';
+import { pauseImageSpec } from '../../../../src/extensions/provider-local/machine/images.js';
+import { STALE_ARCHIVE_MS, buildImage } from '../../../../src/extensions/provider-local/machine/image-archive.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gardener-ipv6-content-store-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

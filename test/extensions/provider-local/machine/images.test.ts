@@ -20,17 +20,19 @@ import {
   DEBIAN_STATIC_BUSYBOX,
   PAUSE_IMAGE,
   TEST_IMAGE,
+  pauseImageSpec,
+  agnhostImageSpec,
+  testImageSpec,
+} from '../../../../src/extensions/provider-local/machine/images.js';
+import {
   buildImage,
   STALE_ARCHIVE_MS,
   layerBlob,
   layerEntries,
   ociLayout,
-  pauseImageSpec,
-  agnhostImageSpec,
-  testImageSpec,
   type ImageFile,
   type ImageSpec,
-} from '../../../../src/extensions/provider-local/machine/images.js';
+} from '../../../../src/extensions/provider-local/machine/image-archive.js';
 import {
   HOST_TOOLS_PATH,
   MACHINE_BUSYBOX_APPLETS,

@@ -12,7 +12,8 @@ import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, rmSync, statSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEBIAN_STATIC_BUSYBOX, type BuiltImage } from '../../../../src/extensions/provider-local/machine/images.js';
+import { DEBIAN_STATIC_BUSYBOX } from '../../../../src/extensions/provider-local/machine/images.js';
+import { type BuiltImage } from '../../../../src/extensions/provider-local/machine/image-archive.js';
 import {
   HOST_TOOLS_PATH,
   MACHINE_HOST_TOOLS,

@@ -27,7 +27,8 @@ import {
   MACHINE_BINARIES,
   type MachineOptions,
 } from '../../../../src/extensions/provider-local/machine/machine-options.js';
-import { buildMachineImages, type BuiltImage } from '../../../../src/extensions/provider-local/machine/images.js';
+import { buildMachineImages } from '../../../../src/extensions/provider-local/machine/images.js';
+import { type BuiltImage } from '../../../../src/extensions/provider-local/machine/image-archive.js';
 import { projectRoot } from '../../../../src/system/project.js';
 
 export const BIN_DIR = process.env.GARDENER_IPV6_BIN_DIR ?? join(projectRoot(), '.cache', 'bin');
