@@ -5,6 +5,7 @@
  * machines have no route to a registry, and the kubelet never pulls an image that is present (`IfNotPresent` for
  * tagged images; the sandbox image is pinned in containerd's CRI config).
  */
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { IMAGES } from '../../../imagevector/images.js';
 import { buildImage, treeSpec, type BuiltImage, type ImageSpec } from './image-archive.js';
@@ -50,6 +51,28 @@ export function testImageSpec(busyboxBinary = DEBIAN_STATIC_BUSYBOX): ImageSpec 
     files: [{ path: 'bin/busybox', source: busyboxBinary }],
     symlinks: BUSYBOX_APPLETS.map((applet) => ({ path: `bin/${applet}`, target: 'busybox' })),
     dirs: ['etc', 'tmp', 'www'],
+    cmd: ['sh'],
+  };
+}
+
+/** The e2e tests' busybox (test/utils/image/manifest.go), which the sig-node tests run `sh -c` in. */
+export const E2E_BUSYBOX_IMAGE = 'registry.k8s.io/e2e-test-images/busybox:1.37.0-2';
+
+/** The applets a busybox binary has (`busybox --list`), each of which upstream's busybox image links in /bin. */
+export function busyboxApplets(busyboxBinary = DEBIAN_STATIC_BUSYBOX): string[] {
+  return execFileSync(busyboxBinary, ['--list'], { encoding: 'utf8' })
+    .split('\n')
+    .filter((a) => /^[a-z0-9_.[-]+$/.test(a) && a !== 'busybox');
+}
+
+/** Upstream's e2e busybox: the static binary with every applet in /bin, and the folders a shell expects. */
+export function e2eBusyboxImageSpec(applets: readonly string[], busyboxBinary = DEBIAN_STATIC_BUSYBOX): ImageSpec {
+  return {
+    name: E2E_BUSYBOX_IMAGE,
+    files: [{ path: 'bin/busybox', source: busyboxBinary }],
+    symlinks: applets.map((applet) => ({ path: `bin/${applet}`, target: 'busybox' })),
+    dirs: ['etc', 'home', 'root', 'tmp', 'var', 'var/tmp'],
+    dirModes: { tmp: 0o1777, 'var/tmp': 0o1777, root: 0o700 },
     cmd: ['sh'],
   };
 }
@@ -117,7 +140,7 @@ export function controlPlaneImageSpecs(binDir: string): ImageSpec[] {
 
 /**
  * The images every machine gets: the sandbox (also under the e2e tests' name for it), the test image, CoreDNS, and
- * the e2e tests' agnhost and glibc-dns-testing, built from the binaries in `binDir`.
+ * the e2e tests' agnhost, glibc-dns-testing and busybox, built from the binaries in `binDir`.
  */
 export function buildMachineImages(binDir: string, cacheDir: string): Promise<BuiltImage[]> {
   return Promise.all([
@@ -130,5 +153,6 @@ export function buildMachineImages(binDir: string, cacheDir: string): Promise<Bu
       cacheDir,
     ),
     buildImage(glibcDNSTestingImageSpec(join(binDir, 'agnhost-rootfs'), join(binDir, 'coredns')), cacheDir),
+    buildImage(e2eBusyboxImageSpec(busyboxApplets()), cacheDir),
   ]);
 }

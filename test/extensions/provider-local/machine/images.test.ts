@@ -18,7 +18,10 @@ import { basename, join, posix } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   DEBIAN_STATIC_BUSYBOX,
+  E2E_BUSYBOX_IMAGE,
   PAUSE_IMAGE,
+  busyboxApplets,
+  e2eBusyboxImageSpec,
   TEST_IMAGE,
   pauseImageSpec,
   agnhostImageSpec,
@@ -90,6 +93,21 @@ describe('OCI images without a registry', () => {
     expect(spec.name).toBe(TEST_IMAGE);
     const links = (spec.symlinks ?? []).map((l) => l.path);
     for (const applet of ['sh', 'httpd', 'nc', 'wget', 'nslookup']) expect(links).toContain(`bin/${applet}`);
+  });
+
+  it("the e2e tests' busybox carries their name and links every applet of Debian's static busybox", () => {
+    expect(E2E_BUSYBOX_IMAGE).toBe('registry.k8s.io/e2e-test-images/busybox:1.37.0-2');
+    const applets = busyboxApplets();
+    for (const applet of ['sh', 'env', 'cat', 'sleep', 'nslookup', 'wget', 'hostname', '[']) {
+      expect(applets).toContain(applet);
+    }
+    expect(applets).not.toContain('busybox');
+    const spec = e2eBusyboxImageSpec(applets, fakeBinary);
+    expect(spec.name).toBe(E2E_BUSYBOX_IMAGE);
+    expect(spec.files).toEqual([{ path: 'bin/busybox', source: fakeBinary }]);
+    expect(spec.symlinks).toHaveLength(applets.length);
+    expect(new Set(spec.symlinks!.map((l) => l.target))).toEqual(new Set(['busybox']));
+    expect(spec.dirModes?.tmp).toBe(0o1777);
   });
 
   it("agnhost's image carries the name the pinned release's e2e tests pull, and runs the binary", () => {
