@@ -4,6 +4,8 @@
  */
 import { graceBefore, type StartOptions } from '../../../system/process.js';
 import { SupervisedProcess, type SupervisedState } from '../../../system/supervisor.js';
+import { procHostKernel } from './kubelet-host.js';
+import { startFailureOf } from './start-failure.js';
 
 /** How often a process of the machine may exit before its Node was first Ready until the machine counts as failed. */
 export const START_FAILURE_LIMIT = 4;
@@ -84,13 +86,15 @@ export class MachineProcesses {
 
   /**
    * Why the machine can't start, once one of its processes exited `limit` times since the deploy (each time
-   * restarted with backoff): the process and the cause of its last exit; undefined otherwise.
+   * restarted with backoff): see startFailureOf (start-failure.ts); undefined otherwise.
    */
   startFailure(limit = START_FAILURE_LIMIT): string | undefined {
-    for (const [name, exits] of this.exits) {
-      if (exits.count >= limit) return `${name} keeps exiting (${exits.count} times), last ${exits.cause}`;
-    }
-    return undefined;
+    return startFailureOf(this.exits, limit, this.tail('containerd', 5_000), procHostKernel);
+  }
+
+  /** The end of a supervised process's log (its file in the state dir); empty for a process not started. */
+  tail(name: string, lines = 100): string {
+    return this.find(name)?.tail(lines) ?? '';
   }
 
   /** Stops the processes gracefully, the last started first (kube-proxy and kubelet before containerd). */
