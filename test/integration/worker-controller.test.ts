@@ -101,6 +101,41 @@ async function allReady(namespace: string): Promise<void> {
   }
 }
 
+/**
+ * The shared control plane doubles as the shoot: the `gardener` Secret points at it, and the shoot's API server runs
+ * (its Deployment has a ready replica).
+ */
+async function shootAccess(namespace: string): Promise<void> {
+  await client.create(Refs.secret, {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'gardener', namespace },
+    data: { kubeconfig: Buffer.from(kubeConfig().exportConfig()).toString('base64') },
+  } as KubernetesObject);
+  const labels = { app: 'kubernetes', role: 'apiserver' };
+  await client.create(Refs.deployment, {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'kube-apiserver', namespace },
+    spec: {
+      selector: { matchLabels: labels },
+      template: { metadata: { labels }, spec: { containers: [{ name: 'k', image: 'k' }] } },
+    },
+  } as KubernetesObject);
+  await client.mergePatch(
+    Refs.deployment,
+    'kube-apiserver',
+    namespace,
+    { status: { replicas: 1, readyReplicas: 1 } },
+    { subresource: 'status' },
+  );
+  // The shared control plane runs no ServiceAccount controller.
+  await client.create(
+    { group: '', version: 'v1', plural: 'serviceaccounts', kind: 'ServiceAccount', namespaced: true },
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default', namespace } } as KubernetesObject,
+  );
+}
+
 describe("provider-local's Worker controller", () => {
   it('makes a StatefulSet per pool and succeeds once their machines are ready', async () => {
     const namespace = await newTestNamespace('worker');
@@ -398,36 +433,7 @@ describe("provider-local's Worker controller", () => {
     const p = `d${namespace.slice(-5)}`;
     const [node0, node1] = [`machine-${p}-0`, `machine-${p}-1`];
     await createCluster(namespace, { ipFamilies: ['IPv6'], nodes: 'fd00:10:1:100::/56' });
-    // The shared control plane doubles as the shoot: the `gardener` Secret points at it, and the shoot's API server
-    // runs (its Deployment has a ready replica).
-    await client.create(Refs.secret, {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: 'gardener', namespace },
-      data: { kubeconfig: Buffer.from(kubeConfig().exportConfig()).toString('base64') },
-    } as KubernetesObject);
-    const labels = { app: 'kubernetes', role: 'apiserver' };
-    await client.create(Refs.deployment, {
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      metadata: { name: 'kube-apiserver', namespace },
-      spec: {
-        selector: { matchLabels: labels },
-        template: { metadata: { labels }, spec: { containers: [{ name: 'k', image: 'k' }] } },
-      },
-    } as KubernetesObject);
-    await client.mergePatch(
-      Refs.deployment,
-      'kube-apiserver',
-      namespace,
-      { status: { replicas: 1, readyReplicas: 1 } },
-      { subresource: 'status' },
-    );
-    // The shared control plane runs no ServiceAccount controller.
-    await client.create(
-      { group: '', version: 'v1', plural: 'serviceaccounts', kind: 'ServiceAccount', namespaced: true },
-      { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default', namespace } } as KubernetesObject,
-    );
+    await shootAccess(namespace);
     const createPod = (name: string, podLabels: Record<string, string>, extra: Record<string, unknown> = {}) =>
       client.create(Refs.pod, {
         apiVersion: 'v1',
@@ -520,6 +526,11 @@ describe("provider-local's Worker controller", () => {
     expect(await replicas()).toBe(1);
     expect(await pod('agent-1')).toBeDefined();
     expect(await node(node1)).toBeDefined();
+    // Not done while its pod stops: the Node goes after it, and the gardenlet leaves that to the provider.
+    await allReady(namespace);
+    expect(await drainer.reconcile(req, ctx())).toEqual({ requeueAfter: expect.any(Number) });
+    expect(await description()).toBe(`waiting for machines to stop before their Nodes go: ${node1}`);
+    expect((await get(namespace))?.status?.lastOperation?.state).toBe('Processing');
     // The machine pod gone (as the StatefulSet controller removes it): its Node goes, with the pods bound to it.
     await client.delete(Refs.pod, node1, namespace, { gracePeriodSeconds: 0 });
     await allReady(namespace);
@@ -560,6 +571,48 @@ describe("provider-local's Worker controller", () => {
     expect(await drainer.reconcile(req, ctx())).toBeUndefined();
     expect(await node(node0)).toBeUndefined();
     expect(await get(namespace)).toBeUndefined();
+  });
+
+  it('deletes the Nodes of every machine when the shoot hibernates, and is done only once they are gone', async () => {
+    const namespace = await newTestNamespace('worker');
+    const p = `h${namespace.slice(-5)}`;
+    const nodes = [`machine-${p}-0`, `machine-${p}-1`];
+    await createCluster(namespace, { ipFamilies: ['IPv6'], nodes: 'fd00:10:1:100::/56' });
+    await shootAccess(namespace);
+    for (const [i, node] of nodes.entries()) {
+      await client.create(Refs.pod, {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: node, namespace, labels: { app: 'machine', 'worker.gardener.cloud/pool': p, n: `${i}` } },
+        spec: { containers: [{ name: 'c', image: 'c' }] },
+      } as KubernetesObject);
+      await client.create(Refs.node, { apiVersion: 'v1', kind: 'Node', metadata: { name: node } } as KubernetesObject);
+      onTestFinished(() => client.delete(Refs.node, node).then(() => undefined));
+    }
+    await client.create(Refs.worker, worker(namespace, [pool(p, 2)]));
+    const req = { namespace, name: 'local' };
+    await reconciler.reconcile(req, ctx());
+    await allReady(namespace);
+    expect(await reconciler.reconcile(req, ctx())).toBeUndefined();
+
+    // Hibernated (the Cluster says so): no machine wanted; their pods stop, their Nodes stay until the pods are gone.
+    await client.mergePatch(Refs.cluster, namespace, undefined, {
+      spec: { shoot: { spec: { hibernation: { enabled: true } } } },
+    });
+    await reconciler.reconcile(req, ctx());
+    expect((await machineSets(namespace))[0]?.spec?.replicas).toBe(0);
+    await allReady(namespace);
+    expect(await reconciler.reconcile(req, ctx())).toEqual({ requeueAfter: expect.any(Number) });
+    expect((await get(namespace))?.status?.lastOperation?.description).toBe(
+      `waiting for machines to stop before their Nodes go: ${nodes.join(', ')}`,
+    );
+    for (const node of nodes) expect(await client.get(Refs.node, node)).toBeDefined();
+
+    // The pods gone (as the StatefulSet controller and the seed's kubelet remove them): so are their Nodes.
+    for (const node of nodes) await client.delete(Refs.pod, node, namespace, { gracePeriodSeconds: 0 });
+    expect(await reconciler.reconcile(req, ctx())).toBeUndefined();
+    for (const node of nodes) expect(await client.get(Refs.node, node)).toBeUndefined();
+    expect((await get(namespace))?.status?.lastOperation?.state).toBe('Succeeded');
   });
 
   it('leaves Workers of other types alone', async () => {

@@ -246,14 +246,21 @@ export class WorkerReconciler implements Reconciler {
         signal: ctx.signal,
       });
       await this.announceUserData(worker, machinePods.items, ctx);
+      let stopping: string[] = [];
       if (drainer) {
         const keep = new Set(pools.flatMap((p) => Array.from({ length: wanted(p) }, (_, i) => machineName(p.name, i))));
-        await this.tidyNodes(drainer, namespace, keep, ctx);
+        stopping = await this.tidyNodes(drainer, namespace, keep, ctx);
       }
 
       const draining = drainDescription(drains);
       if (draining !== '') {
         await this.writeStatus(worker, { state: 'Processing', progress: 40, description: draining }, ctx);
+        return { requeueAfter: WORKER_POLL_MS };
+      }
+      // Not done while a machine that goes has a Node: it goes once its pod is gone (a hibernation included).
+      if (stopping.length > 0) {
+        const description = `waiting for machines to stop before their Nodes go: ${stopping.join(', ')}`;
+        await this.writeStatus(worker, { state: 'Processing', progress: 45, description }, ctx);
         return { requeueAfter: WORKER_POLL_MS };
       }
       return await this.waitForMachines(worker, pools, wanted, starting, atOnce, machinePods.items, ctx);
@@ -402,14 +409,15 @@ export class WorkerReconciler implements Reconciler {
 
   /**
    * The shoot's machine Nodes: those of machines that are gone deleted (machine-controller-manager deletes the Node
-   * of a machine it deleted; a kubelet never does), those of wanted machines that a drain had cordoned released.
+   * of a machine it deleted; a kubelet never does, and the gardenlet leaves it to the provider), those of wanted
+   * machines that a drain had cordoned released. Returns the machines that go whose Nodes wait for their pods to go.
    */
   private async tidyNodes(
     drainer: MachineDrainer,
     namespace: string,
     keep: ReadonlySet<string>,
     ctx: ReconcileContext,
-  ): Promise<void> {
+  ): Promise<string[]> {
     const [nodes, pods] = await Promise.all([
       drainer.nodes(ctx.signal),
       this.client.list<KubernetesObject>(Refs.pod, {
@@ -422,6 +430,7 @@ export class WorkerReconciler implements Reconciler {
     const machinePods = new Set(pods.items.map((p) => p.metadata?.name ?? ''));
     const names = nodes.map((n) => n.metadata?.name ?? '');
     for (const node of nodesOfGoneMachines(names, keep, machinePods)) await drainer.remove(node, ctx.signal);
+    return names.filter((n) => /^machine-/.test(n) && !keep.has(n) && machinePods.has(n));
   }
 
   private async delete(worker: Worker, ctx: ReconcileContext): Promise<Result | void> {

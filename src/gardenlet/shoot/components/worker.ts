@@ -153,6 +153,9 @@ export class ShootWorker implements DeployWaiter {
     private readonly client: ResourceClient,
     private readonly shoot: Shoot,
     private readonly networking: NetworkingStatus,
+    /** A client of the shoot's API server, closed after use. */
+    private readonly shootClient: (ctx: ComponentContext) => Promise<ResourceClient> = (ctx) =>
+      shootAdminClient(client, shoot, ctx),
   ) {}
 
   async deploy(ctx: ComponentContext): Promise<void> {
@@ -233,16 +236,15 @@ export class ShootWorker implements DeployWaiter {
     if (!current || last?.state !== 'Succeeded') {
       throw new NotReadyError(`Worker: ${last ? `${last.state}: ${last.description}` : 'not reconciled yet'}`);
     }
-    const shootClient = await shootAdminClient(this.client, this.shoot, ctx);
+    const shootClient = await this.shootClient(ctx);
     try {
+      // The Nodes of machines scaled away are the provider's to delete (as machine-controller-manager's): it reports
+      // Succeeded once they are gone.
       const nodes = await shootClient.list<NodeStatus>(Refs.node, { signal: ctx.signal });
-      // A kubelet never deletes its Node: the Node of a machine scaled away goes here, once its pod is gone.
-      const gone = await this.nodesWithoutMachine(nodes.items, ctx);
-      await Promise.all(gone.map((name) => shootClient.delete(Refs.node, name, undefined, { signal: ctx.signal })));
       // Pools at minimum 0 (to be scaled up later): nothing to be Ready, and CoreDNS has nowhere to run until then
       // (the care controller's SystemComponentsHealthy says so).
       if (workerPools(this.shoot).every((p) => p.minimum <= 0)) return;
-      const notReady = notReadyNodes(nodes.items.filter((n) => !gone.includes(n.metadata?.name ?? '')));
+      const notReady = notReadyNodes(nodes.items);
       if (notReady.length > 0) throw new NotReadyError(`Nodes not Ready yet: ${notReady.join(', ')}`);
       const behind = nodesBehindUserData(nodes.items, this.shoot, worker?.metadata.annotations ?? {});
       if (behind.length > 0) {
@@ -256,8 +258,8 @@ export class ShootWorker implements DeployWaiter {
 
   /**
    * Hibernated once the provider stopped every machine (it reads the hibernation from the Cluster, as Gardener's
-   * worker actuators do). Their Nodes then go from the shoot, as machine-controller-manager deletes the Node of a
-   * machine it deletes, while the API server still answers: machines that come back at wake-up register anew.
+   * worker actuators do) and deleted their Nodes, as machine-controller-manager deletes the Node of a machine it
+   * deletes, while the API server still answers: machines that come back at wake-up register anew.
    */
   async waitHibernated(ctx: ComponentContext): Promise<void> {
     const namespace = seedNamespaceName(this.shoot);
@@ -274,32 +276,16 @@ export class ShootWorker implements DeployWaiter {
     );
     // The control plane is hibernated already: its Nodes went before it.
     if ((apiServer?.status?.readyReplicas ?? 0) === 0) return;
-    const shootClient = await shootAdminClient(this.client, this.shoot, ctx);
+    const shootClient = await this.shootClient(ctx);
     try {
       const nodes = await shootClient.list(Refs.node, { signal: ctx.signal });
       const machines = nodes.items.map((n) => n.metadata?.name ?? '').filter((name) => /^machine-/.test(name));
-      await Promise.all(machines.map((name) => shootClient.delete(Refs.node, name, undefined, { signal: ctx.signal })));
+      if (machines.length > 0) {
+        throw new NotReadyError(`waiting for the provider to delete the Nodes of the machines: ${machines.join(', ')}`);
+      }
     } finally {
       shootClient.close();
     }
-  }
-
-  /** Nodes of machines the pools no longer want (`machine-<pool>-<i>`, i ≥ minimum) whose machine pod is gone. */
-  private async nodesWithoutMachine(nodes: readonly KubernetesObject[], ctx: ComponentContext): Promise<string[]> {
-    const wanted = new Set(
-      workerPools(this.shoot).flatMap((p) =>
-        Array.from({ length: Math.max(0, p.minimum) }, (_, i) => machinePodName(p.name, i)),
-      ),
-    );
-    const pods = await this.client.list(Refs.pod, {
-      namespace: seedNamespaceName(this.shoot),
-      labelSelector: 'app=machine',
-      signal: ctx.signal,
-    });
-    const running = new Set(pods.items.map((p) => p.metadata?.name ?? ''));
-    return nodes
-      .map((n) => n.metadata?.name ?? '')
-      .filter((name) => /^machine-/.test(name) && !wanted.has(name) && !running.has(name));
   }
 
   async destroy(ctx: ComponentContext): Promise<void> {

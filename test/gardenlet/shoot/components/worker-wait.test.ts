@@ -77,3 +77,52 @@ describe("EveryNodeReady's message", () => {
     expect(withWorkerProgress(missing, undefined)).toBe(missing);
   });
 });
+
+describe("the Nodes of machines that go: the provider's to delete, never the gardenlet's", () => {
+  /** A shoot client with these Nodes that records deletions. */
+  const shootWith = (nodes: { name: string; ready: boolean }[], deleted: string[]) => async () =>
+    ({
+      list: async () => ({
+        items: nodes.map((n) => ({
+          metadata: { name: n.name },
+          status: { conditions: [{ type: 'Ready', status: n.ready ? 'True' : 'False' }] },
+        })),
+      }),
+      delete: async (_ref: unknown, name: string) => void deleted.push(name),
+      close: () => {},
+    }) as unknown as ResourceClient;
+
+  it("waits for a hibernated shoot until the provider deleted its machines' Nodes, deleting none", async () => {
+    const deleted: string[] = [];
+    const seed = {
+      list: async () => ({ items: [] }),
+      get: async () => ({ metadata: { name: 'kube-apiserver' }, status: { readyReplicas: 1 } }),
+    } as unknown as ResourceClient;
+    const error = await new ShootWorker(seed, shoot, {}, shootWith([{ name: 'machine-w-0', ready: true }], deleted))
+      .waitHibernated(ctx)
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(NotReadyError);
+    expect((error as Error).message).toBe('waiting for the provider to delete the Nodes of the machines: machine-w-0');
+    expect(deleted).toEqual([]);
+    await new ShootWorker(seed, shoot, {}, shootWith([], deleted)).waitHibernated(ctx);
+  });
+
+  it('counts the Node of a machine scaled away as not Ready while it is there, deleting none', async () => {
+    const deleted: string[] = [];
+    const seed = {
+      get: async () => ({
+        metadata: { name: 'local', generation: 2 },
+        status: { observedGeneration: 2, lastOperation: { state: 'Succeeded', description: 'ready' } },
+      }),
+      list: async () => ({ items: [{ metadata: { name: 'machine-w-0' } }] }),
+    } as unknown as ResourceClient;
+    const nodes = [
+      { name: 'machine-w-0', ready: true },
+      { name: 'machine-w-1', ready: false },
+    ];
+    const error = await new ShootWorker(seed, shoot, {}, shootWith(nodes, deleted)).wait(ctx).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(NotReadyError);
+    expect((error as Error).message).toBe('Nodes not Ready yet: machine-w-1');
+    expect(deleted).toEqual([]);
+  });
+});
