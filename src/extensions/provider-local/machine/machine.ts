@@ -112,7 +112,12 @@ export class Machine {
     const context = this.context();
     this.processes = new MachineProcesses(() => this.destroying, context.log);
     this.network = new MachineNetwork(context, this.id, this.vethName);
-    this.nodeSync = new NodeSync(context, this.network, () => this.startKubeProxy());
+    this.nodeSync = new NodeSync(
+      context,
+      this.network,
+      () => this.startKubeProxy(),
+      () => this.processes.crashLoopCondition(),
+    );
   }
 
   /** What the machine's parts share of it. */

@@ -20,6 +20,7 @@ import {
 } from './network-policy/cni-hook.js';
 import { NetworkPolicyEnforcer, type EnforcerStatus } from './network-policy/enforcer.js';
 import { CONTROL_PLANE_PEER_LABEL, OVERLAY_UNDERLAY_ANNOTATION, type PeerLease } from './overlay.js';
+import { publishCondition, type NodeCondition } from './process-condition.js';
 
 /** How often a machine reads the Nodes (its podCIDRs, the other machines' routes). */
 export const NODE_SYNC_INTERVAL_MS = 2_000;
@@ -60,11 +61,15 @@ export class NodeSync {
   /** Closes the enforcer's CNI hook socket; set while the hook serves (and the CNI config chains it). */
   private closeNetworkPolicyHook: (() => Promise<void>) | undefined;
 
-  /** @param startKubeProxy starts kube-proxy, once: the first sync that has credentials calls it */
+  /**
+   * @param startKubeProxy starts kube-proxy, once: the first sync that has credentials calls it
+   * @param crashLoopCondition the machine's own Node condition now (process-condition.ts)
+   */
   constructor(
     private readonly machine: MachineContext,
     private readonly network: MachineNetwork,
     private readonly startKubeProxy: () => void,
+    private readonly crashLoopCondition: () => NodeCondition,
   ) {}
 
   private get opts() {
@@ -149,6 +154,12 @@ export class NodeSync {
       this.network.overlay.sync(list.items, await this.controlPlanePeerLeases(credentials));
     }
     this.network.syncPodNetwork(list.items);
+    // With the node's own identity: only it may write its Node's status.
+    const own = 'credentials' in this.opts.join ? this.opts.join.credentials : credentials;
+    const condition = this.crashLoopCondition();
+    if (self !== undefined && (await publishCondition(this.opts.apiServer, own, self, condition))) {
+      this.machine.log(`${condition.type}=${condition.status}: ${condition.message}`);
+    }
   }
 
   /**

@@ -6,6 +6,7 @@ import { graceBefore, type StartOptions } from '../../../system/process.js';
 import { SupervisedProcess, type SupervisedState } from '../../../system/supervisor.js';
 import { procHostKernel } from './kubelet-host.js';
 import { startFailureOf } from './start-failure.js';
+import { CrashLoopTracker, type NodeCondition } from './process-condition.js';
 
 /** How often a process of the machine may exit before its Node was first Ready until the machine counts as failed. */
 export const START_FAILURE_LIMIT = 4;
@@ -30,6 +31,8 @@ export class MachineProcesses {
   private readonly supervised: SupervisedProcess[] = [];
   /** Per process, its failed runs and the last one's cause, since the deploy. */
   private readonly exits = new Map<string, { count: number; cause: string }>();
+  /** The processes' exits in a row, for the Node's crash-loop condition (process-condition.ts). */
+  private crashLoops = new CrashLoopTracker();
 
   /**
    * @param stopping whether the machine is being stopped: exits then are no failures
@@ -53,8 +56,9 @@ export class MachineProcesses {
             count: (this.exits.get(name)?.count ?? 0) + 1,
             cause: why === '' ? exit : `${exit}: ${why}`,
           });
+          this.crashLoops.observe(state, this.exits.get(name)!.cause);
           this.log(`${name} ${exit}; restarting`);
-        }
+        } else if (state.running) this.crashLoops.observe(state);
       },
     });
     this.supervised.push(p);
@@ -82,6 +86,12 @@ export class MachineProcesses {
   /** Forgets the exits: a deploy starts counting anew. */
   clearExits(): void {
     this.exits.clear();
+    this.crashLoops = new CrashLoopTracker();
+  }
+
+  /** Whether a process keeps exiting now: the machine's own Node condition (process-condition.ts). */
+  crashLoopCondition(now = Date.now()): NodeCondition {
+    return this.crashLoops.condition(this.states(), now);
   }
 
   /**

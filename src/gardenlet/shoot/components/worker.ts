@@ -312,7 +312,7 @@ export class ShootWorker implements DeployWaiter {
 }
 
 interface NodeStatus extends KubernetesObject {
-  status?: { conditions?: { type: string; status: string }[] };
+  status?: { conditions?: { type: string; status: string; message?: string }[] };
 }
 
 /**
@@ -334,11 +334,21 @@ export function nodesBehindUserData(
   });
 }
 
-/** The names of the Nodes whose Ready condition is not True. */
-function notReadyNodes(nodes: readonly NodeStatus[]): string[] {
+/**
+ * The Nodes whose Ready condition is not True, each named with what its other conditions say is wrong: those that
+ * are `True` (MemoryPressure, or a node agent's own such as node-problem-detector's or provider-local's
+ * `MachineProcessCrashLooping`, whose message says which process keeps exiting and why), e.g. `machine-w-0
+ * (MachineProcessCrashLooping: kubelet keeps exiting (5 times), last exited with code 1: ...)`.
+ */
+export function notReadyNodes(nodes: readonly NodeStatus[]): string[] {
   return nodes
     .filter((n) => !n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
-    .map((n) => n.metadata?.name ?? '');
+    .map((n) => {
+      const problems = (n.status?.conditions ?? [])
+        .filter((c) => c.type !== 'Ready' && c.status === 'True')
+        .map((c) => (c.message ? `${c.type}: ${c.message}` : c.type));
+      return `${n.metadata?.name ?? ''}${problems.length > 0 ? ` (${problems.join('; ')})` : ''}`;
+    });
 }
 
 /**
@@ -361,11 +371,12 @@ export async function machinePodsHealth(
   shoot: Shoot,
   managedResourcesOf: (seedNamespace: string) => Promise<ManagedResource[]> = async (namespace) =>
     (await client.list<ManagedResource & KubernetesObject>(Refs.managedResource, { namespace })).items,
+  openShootClient: (ctx: ComponentContext) => Promise<ResourceClient> = (ctx) => shootAdminClient(client, shoot, ctx),
 ): Promise<WorkersHealth> {
   const want = workerPools(shoot).reduce((n, p) => n + Math.max(0, p.minimum), 0);
   let shootClient: ResourceClient | undefined;
   try {
-    shootClient = await shootAdminClient(client, shoot, { signal: AbortSignal.timeout(10_000) });
+    shootClient = await openShootClient({ signal: AbortSignal.timeout(10_000) });
     const nodes = (await shootClient.list<NodeStatus>(Refs.node, {})).items;
     const notReady = notReadyNodes(nodes);
     const nodeCheck: HealthCheck =

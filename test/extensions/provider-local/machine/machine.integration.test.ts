@@ -16,6 +16,10 @@ import {
 import { TEST_IMAGE } from '../../../../src/extensions/provider-local/machine/images.js';
 import { coreDNSReady, deployCoreDNS } from '../../../../src/gardenlet/shoot/components/coredns.js';
 import type { NodeInfo } from '../../../../src/extensions/provider-local/machine/api-client.js';
+import {
+  CRASH_LOOP_EXITS,
+  PROCESS_CRASH_LOOP_CONDITION,
+} from '../../../../src/extensions/provider-local/machine/process-condition.js';
 import { waitFor } from '../../../support/wait.js';
 import { Machine, NETWORKS, machinesUnsupportedReason, startShootEnv, type ShootEnv } from './shoot-env.js';
 
@@ -246,6 +250,60 @@ function variant(families: IPFamily[]) {
         await a.wait(60_000);
       },
       90_000,
+    );
+
+    it.runIf(families.length === 1 && families[0] === 'IPv6')(
+      'a kubelet that keeps exiting after the first Ready is named in a Node condition, until it runs stably again',
+      async () => {
+        const a = machines[0]!;
+        const condition = async () =>
+          ((await env.client.get(ref.node, a.opts.name)) as NodeInfo).status?.conditions?.find(
+            (c) => c.type === PROCESS_CRASH_LOOP_CONDITION,
+          );
+        // Each run killed within seconds of its start, as a kubelet that keeps failing.
+        for (let i = 0; i < CRASH_LOOP_EXITS; i++) {
+          const kubelet = await waitFor(
+            () => {
+              const p = a.status().processes.find((x) => x.name === 'kubelet')!;
+              return p.running ? p : undefined;
+            },
+            { timeoutMs: 30_000, message: 'the kubelet running' },
+          );
+          process.kill(kubelet.pid!, 'SIGKILL');
+          await waitFor(() => a.status().processes.find((x) => x.name === 'kubelet')!.pid !== kubelet.pid, {
+            timeoutMs: 10_000,
+            message: 'the kubelet killed',
+          });
+        }
+        const looping = await waitFor(
+          async () => {
+            const c = await condition();
+            return c?.status === 'True' ? c : undefined;
+          },
+          {
+            timeoutMs: 20_000,
+            intervalMs: 500,
+            message: `${PROCESS_CRASH_LOOP_CONDITION}=True on the Node`,
+          },
+        );
+        expect(looping?.reason).toBe('ProcessKeepsExiting');
+        expect(looping?.message).toMatch(/^kubelet keeps exiting \(\d+ times\), last .*SIGKILL/);
+        // Left alone, it runs for a minute: the condition says so, and the Node is Ready.
+        const running = await waitFor(
+          async () => {
+            const c = await condition();
+            return c?.status === 'False' ? c : undefined;
+          },
+          {
+            timeoutMs: 150_000,
+            intervalMs: 2_000,
+            message: `${PROCESS_CRASH_LOOP_CONDITION}=False on the Node`,
+          },
+        );
+        expect(running?.reason).toBe('ProcessesRunning');
+        await a.wait(60_000);
+      },
+      240_000,
     );
 
     it.runIf(families.length === 1 && families[0] === 'IPv6')(

@@ -3,7 +3,12 @@ import { describe, expect, it } from 'vitest';
 import type { Shoot } from '../../../../src/apis/core/v1beta1/shoot.js';
 import type { ResourceClient } from '../../../../src/runtime/client.js';
 import { ErrorWithCodes, errorCodesOf, NotReadyError, StepError } from '../../../../src/gardenlet/component.js';
-import { ShootWorker, withWorkerProgress } from '../../../../src/gardenlet/shoot/components/worker.js';
+import {
+  ShootWorker,
+  machinePodsHealth,
+  notReadyNodes,
+  withWorkerProgress,
+} from '../../../../src/gardenlet/shoot/components/worker.js';
 
 const shoot = {
   metadata: { name: 'local', namespace: 'garden-local' },
@@ -124,5 +129,56 @@ describe("the Nodes of machines that go: the provider's to delete, never the gar
     expect(error).toBeInstanceOf(NotReadyError);
     expect((error as Error).message).toBe('Nodes not Ready yet: machine-w-1');
     expect(deleted).toEqual([]);
+  });
+});
+
+describe('the Nodes not Ready, with what their other conditions say', () => {
+  const node = (name: string, conditions: { type: string; status: string; message?: string }[]) => ({
+    metadata: { name },
+    status: { conditions },
+  });
+  const looping = {
+    type: 'MachineProcessCrashLooping',
+    status: 'True',
+    message: 'kubelet keeps exiting (5 times), last exited with code 1: failed to load kubelet config file',
+  };
+
+  it("names a NotReady Node's True conditions besides Ready with their messages, and no healthy ones", () => {
+    expect(
+      notReadyNodes([
+        node('machine-w-0', [
+          { type: 'Ready', status: 'Unknown', message: 'Kubelet stopped posting node status.' },
+          looping,
+        ]),
+        node('machine-w-1', [{ type: 'Ready', status: 'True' }, looping]),
+        node('machine-w-2', [
+          { type: 'Ready', status: 'False' },
+          { type: 'MemoryPressure', status: 'False', message: 'kubelet has sufficient memory available' },
+          { ...looping, status: 'False', message: 'containerd, kubelet, kube-proxy running' },
+        ]),
+      ]),
+    ).toEqual([`machine-w-0 (MachineProcessCrashLooping: ${looping.message})`, 'machine-w-2']);
+  });
+
+  it("puts it into EveryNodeReady's message", async () => {
+    const seed = { get: async () => undefined } as unknown as ResourceClient;
+    const shootClient = {
+      list: async () => ({
+        items: [node('machine-w-0', [{ type: 'Ready', status: 'Unknown' }, looping])],
+      }),
+      get: async () => undefined,
+      close: () => {},
+    } as unknown as ResourceClient;
+    const health = await machinePodsHealth(
+      seed,
+      shoot,
+      async () => [],
+      async () => shootClient,
+    );
+    expect(health.nodes).toEqual({
+      ok: false,
+      reason: 'NodeUnhealthy',
+      message: `Nodes not Ready: machine-w-0 (MachineProcessCrashLooping: ${looping.message})`,
+    });
   });
 });
