@@ -162,6 +162,30 @@ export class ResourceClient {
     return this.call<T>('POST', resourcePath(ref, { namespace, name, subresource }), { ...opts, body });
   }
 
+  /**
+   * The text of a GET of a subresource that is not JSON (`pods/<name>/log`, with its query such as `tailLines`);
+   * undefined when the object does not exist.
+   */
+  async getText(
+    ref: ResourceRef,
+    name: string,
+    namespace: string | undefined,
+    subresource: string,
+    query: Query = {},
+    opts: CallOptions = {},
+  ): Promise<string | undefined> {
+    try {
+      return await this.call<string>('GET', resourcePath(ref, { namespace, name, subresource }), {
+        ...opts,
+        query,
+        text: true,
+      });
+    } catch (e) {
+      if (isNotFound(e)) return undefined;
+      throw e;
+    }
+  }
+
   /** PUT of the whole object; fails with Conflict when `metadata.resourceVersion` is stale. */
   async update<T extends KubernetesObject>(ref: ResourceRef, obj: T, opts: CallOptions = {}): Promise<T> {
     return withTypeMeta(
@@ -347,7 +371,7 @@ export class ResourceClient {
   private async call<T>(
     method: string,
     path: string,
-    opts: CallOptions & { query?: Query; body?: unknown; contentType?: string } = {},
+    opts: CallOptions & { query?: Query; body?: unknown; contentType?: string; text?: boolean } = {},
   ): Promise<T> {
     const { url, options, request } = await this.prepare(method, path, opts.query);
     const body = opts.body === undefined ? undefined : JSON.stringify(opts.body);
@@ -365,6 +389,10 @@ export class ResourceClient {
           const code = res.statusCode ?? 0;
           if (code < 200 || code > 299) {
             reject(ApiError.fromResponse(code, text, request));
+            return;
+          }
+          if (opts.text) {
+            resolve(text as T);
             return;
           }
           try {

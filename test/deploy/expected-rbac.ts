@@ -164,6 +164,8 @@ export const EXPECTED_WORKLOAD_GRANTS: string[] = [
   ...allow(Refs.service, ['create', 'patch', 'delete'], { names: [ETCD_CLIENT_SERVICE] }),
   // Health (list), the etcd data cleanup pods (apply).
   ...allow(Refs.pod, ['list', 'create', 'patch']),
+  // provider-local: why a machine's kubelet has not joined yet, from its agent's log.
+  ...allow(Refs.pod, ['get'], { sub: 'log' }),
   ...allow(Refs.node, ['list']),
   // etcd (gardenlet), the machine pods (provider-local's informer, list by labels, apply, delete).
   ...allow(Refs.statefulSet, ['get', 'list', 'watch', 'create', 'patch', 'delete']),

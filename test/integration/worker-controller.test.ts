@@ -375,6 +375,78 @@ describe("provider-local's Worker controller", () => {
     expect(current?.status?.lastError).toBeUndefined();
   });
 
+  it("names a machine whose kubelet can't reach its API server as progress, from its agent's log", async () => {
+    const namespace = await newTestNamespace('worker');
+    await createCluster(namespace, { ipFamilies: ['IPv6'], nodes: 'fd00:10:1:100::/56' });
+    await client.create(
+      { group: '', version: 'v1', plural: 'serviceaccounts', kind: 'ServiceAccount', namespaced: true },
+      { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default', namespace } } as KubernetesObject,
+    );
+    await client.create(Refs.worker, worker(namespace, [pool('j', 2)]));
+    const cause =
+      "kubelet can't reach the API server at https://[fd00:10:2::1]:443: dial tcp [fd00:10:2::1]:443: connect: " +
+      'connection refused';
+    const logs: Record<string, string> = {
+      'machine-j-0': `2026-11-29T03:03:00.000Z machine machine-j-0: not joined: ${cause}\n`,
+      'machine-j-1': `2026-11-29T03:03:00.000Z machine machine-j-1: not joined: ${cause}\n`,
+    };
+    const read: string[] = [];
+    const withLogs = new WorkerReconciler({
+      client,
+      podLog: async (ns, name) => {
+        expect(ns).toBe(namespace);
+        read.push(name);
+        return logs[name];
+      },
+    });
+    // Both running and not ready: one for 3 minutes (its agent has had time to say why), one for a few seconds.
+    const startedAt = { 'machine-j-0': new Date(Date.now() - 3 * 60_000), 'machine-j-1': new Date() };
+    for (const [name, started] of Object.entries(startedAt)) {
+      await client.create(Refs.pod, {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name, namespace, labels: { app: 'machine', 'worker.gardener.cloud/pool': 'j' } },
+        spec: { containers: [{ name: 'machine', image: 'machine' }] },
+      } as KubernetesObject);
+      await client.mergePatch(
+        Refs.pod,
+        name,
+        namespace,
+        {
+          status: {
+            phase: 'Running',
+            conditions: [{ type: 'Ready', status: 'False' }],
+            containerStatuses: [
+              {
+                name: 'machine',
+                image: 'machine',
+                imageID: '',
+                ready: false,
+                restartCount: 0,
+                state: { running: { startedAt: started.toISOString() } },
+              },
+            ],
+          },
+        },
+        { subresource: 'status' },
+      );
+    }
+    const req = { namespace, name: 'local' };
+    expect(await withLogs.reconcile(req, ctx())).toEqual({ requeueAfter: expect.any(Number) });
+    const current = await get(namespace);
+    expect(current?.status?.lastOperation).toMatchObject({
+      state: 'Processing',
+      description: `pool j: 0/2 machines ready; machine machine-j-0: ${cause}`,
+    });
+    expect(current?.status?.lastError).toBeUndefined();
+    // The young machine's log is not read.
+    expect(read).toEqual(['machine-j-0']);
+    // Through the seed's API server (the default) a pod without a Node has an empty log: no cause, no failure.
+    expect(await client.getText(Refs.pod, 'machine-j-0', namespace, 'log', { sinceSeconds: 90 })).toBe('');
+    expect(await reconciler.reconcile(req, ctx())).toEqual({ requeueAfter: expect.any(Number) });
+    expect((await get(namespace))?.status?.lastOperation?.description).toBe('pool j: 0/2 machines ready');
+  });
+
   it('says which pool it cannot serve, with the configuration-problem code, and does not retry', async () => {
     const namespace = await newTestNamespace('worker');
     await client.create(Refs.worker, worker(namespace, [pool('a', 1, '')]));

@@ -320,6 +320,11 @@ export class Machine {
     return this.processes.startFailure(limit);
   }
 
+  /** The end of a supervised process's log (its file in the state dir); empty for a process not started. */
+  processLog(name: string, lines = 100): string {
+    return this.processes.tail(name, lines);
+  }
+
   status(): MachineStatus {
     const networkPolicies = this.nodeSync.networkPolicies;
     return {

@@ -10,6 +10,8 @@
  * part that keeps exiting before the Node was first Ready (START_FAILURE_LIMIT), or no Ready Node within the creation
  * timeout. The agent's last words, one line, are the container's termination message: the seed's kubelet keeps them
  * in the pod's status, where the Worker controller reads why the machine is not ready (worker/machine-problems.ts).
+ * A kubelet that can't reach its API server never exits: the agent says so in its log early (join-problem.ts), where
+ * the Worker controller reads it as progress.
  */
 import { existsSync, writeFileSync } from 'node:fs';
 import { readFile, rm, writeFile } from 'node:fs/promises';
@@ -28,6 +30,7 @@ import { MACHINE_POD_BIN_DIR, MACHINE_POD_IMAGES_DIR } from './pod-image.js';
 import { Machine } from './machine.js';
 import type { MachineOptions } from './machine-options.js';
 import { resolvConfNameservers } from './config.js';
+import { apiServerUnreachable, JOIN_PROBLEM_MARK, joinProblemToReport } from './join-problem.js';
 
 /** Where things are in the machine image and the machine pod. */
 export const MACHINE_POD_PATHS = {
@@ -188,6 +191,7 @@ export async function runMachinePod(opts: MachinePodOptions, signal: AbortSignal
   const started = Date.now();
   let ready = false;
   let notReady = 'no answer yet';
+  let joinProblem: { text: string; at: number } | undefined;
   const done = new AbortController();
   const waiting = AbortSignal.any([signal, done.signal]);
   try {
@@ -215,8 +219,17 @@ export async function runMachinePod(opts: MachinePodOptions, signal: AbortSignal
         if (Date.now() - started > MACHINE_CREATION_TIMEOUT_MS) {
           throw new Error(
             `machine ${opts.nodeName}: its Node is not Ready ${MACHINE_CREATION_TIMEOUT_MS / 60_000} minutes after ` +
-              `the machine started (${notReady})`,
+              `the machine started (${joinProblem?.text ?? notReady})`,
           );
+        }
+        // A kubelet that can't reach its API server never exits: said early, for the Worker to show.
+        const now = Date.now();
+        const unreachable = apiServerUnreachable(machine.processLog('kubelet'));
+        if (unreachable === undefined) joinProblem = undefined;
+        const problem = joinProblemToReport(unreachable, started, now, joinProblem);
+        if (problem !== undefined) {
+          opts.log(`machine ${opts.nodeName}: ${JOIN_PROBLEM_MARK}${problem}`);
+          joinProblem = { text: problem, at: now };
         }
       }
       text = await applyChangedUserData(machine, paths.userData, text, opts.log);

@@ -2,10 +2,12 @@
  * Why a machine pod is not ready, from its status alone, as machine-controller-manager puts a machine's trouble into
  * `Machine.status.lastOperation.description` for the worker actuator to report: the seed can't schedule it, can't
  * pull or create its container, or its agent keeps failing (the agent's last words are the container's termination
- * message, see pod-agent.ts). A pod merely on its way (being created, its Node not Ready yet) has no problem.
+ * message, see pod-agent.ts). A pod merely on its way (being created, its Node not Ready yet) has no problem, unless
+ * its agent said in its log why its kubelet has not joined (join-problem.ts): progress, not a failure.
  */
 import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import { MACHINE_AGENT_EXIT } from '../machine/pod-agent.js';
+import { JOIN_PROBLEM_AFTER_MS, JOIN_PROBLEM_MARK } from '../machine/join-problem.js';
 
 /** Gardener's error codes (`gardencorev1beta1.ErrorCode`) a machine's problem can carry. */
 export const MACHINE_ERROR_CODES = {
@@ -106,6 +108,34 @@ export function machinePodProblem(pod: V1Pod): MachineProblem | undefined {
     failing: configuration || restarts >= FAILING_AFTER_RESTARTS,
     ...(configuration ? { code: MACHINE_ERROR_CODES.configuration } : {}),
   };
+}
+
+/**
+ * Whether a machine pod's agent may have said why its kubelet has not joined (join-problem.ts): its pod is not ready,
+ * and its container has been running for JOIN_PROBLEM_AFTER_MS at `now`. Only then is its log worth reading.
+ */
+export function mayHaveJoinProblem(pod: V1Pod, now: number): boolean {
+  if (pod.metadata?.deletionTimestamp) return false;
+  if (pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) return false;
+  const started = pod.status?.containerStatuses?.[0]?.state?.running?.startedAt;
+  if (started === undefined) return false;
+  return now - new Date(started).getTime() >= JOIN_PROBLEM_AFTER_MS;
+}
+
+/**
+ * The problem the agent said last in (a recent part of) its log, `<time> machine <name>: not joined: <cause>`: a
+ * machine on its way that can't join yet (its kubelet can't reach the API server), progress and not an error;
+ * undefined when the log has no such line.
+ */
+export function joinProblemFromLog(machine: string, log: string): MachineProblem | undefined {
+  const mark = `machine ${machine}: ${JOIN_PROBLEM_MARK}`;
+  const line = log
+    .split('\n')
+    .filter((l) => l.includes(mark))
+    .at(-1);
+  if (line === undefined) return undefined;
+  const cause = oneLine(line.slice(line.indexOf(mark) + mark.length));
+  return cause === '' ? undefined : { machine, cause, failing: false };
 }
 
 /**

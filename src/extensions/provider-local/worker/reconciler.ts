@@ -71,7 +71,14 @@ import {
   namedPools,
   userDataOf,
 } from './machine-pods.js';
-import { describeMachineProblems, machinePodProblem, type MachineProblem } from './machine-problems.js';
+import {
+  describeMachineProblems,
+  joinProblemFromLog,
+  machinePodProblem,
+  mayHaveJoinProblem,
+  type MachineProblem,
+} from './machine-problems.js';
+import { JOIN_PROBLEM_REPEAT_MS } from '../machine/join-problem.js';
 
 export const WORKER_FINALIZER = 'extensions.gardener.cloud/provider-local';
 export const WORKER_FIELD_MANAGER = 'provider-local-worker';
@@ -104,6 +111,11 @@ export interface WorkerReconcilerOptions {
    * says. @default DEFAULT_DRAIN_TIMEOUT_MS
    */
   readonly drainTimeoutMs?: number;
+  /**
+   * The recent end of a machine pod's log (where its agent says why its kubelet has not joined); undefined when it
+   * can't be read. @default the seed's `pods/<name>/log` of the last JOIN_PROBLEM_REPEAT_MS and a half
+   */
+  readonly podLog?: (namespace: string, name: string, signal: AbortSignal) => Promise<string | undefined>;
 }
 
 /** Machine StatefulSets that go, with their machines. */
@@ -291,7 +303,7 @@ export class WorkerReconciler implements Reconciler {
         waiting.push(`pool ${pool.name}: ${ready}/${want} machines ready`);
         for (const pod of machinePods) {
           if (pod.metadata?.labels?.[MACHINE_LABELS.pool] !== pool.name) continue;
-          const problem = machinePodProblem(pod);
+          const problem = machinePodProblem(pod) ?? (await this.joinProblem(pod, ctx));
           if (problem !== undefined) machineProblems.push(problem);
         }
       }
@@ -316,6 +328,32 @@ export class WorkerReconciler implements Reconciler {
       { state: 'Succeeded', description: `${total} machines of ${pools.length} pools are ready` },
       ctx,
     );
+  }
+
+  /** What the agent of a machine pod on its way said last of why its kubelet has not joined (join-problem.ts). */
+  private async joinProblem(pod: V1Pod, ctx: ReconcileContext): Promise<MachineProblem | undefined> {
+    if (!mayHaveJoinProblem(pod, this.clock.now())) return undefined;
+    const name = pod.metadata?.name ?? '';
+    const namespace = pod.metadata?.namespace ?? '';
+    const read =
+      this.opts.podLog ??
+      ((ns: string, pod: string, signal: AbortSignal) =>
+        this.client.getText(
+          Refs.pod,
+          pod,
+          ns,
+          'log',
+          { sinceSeconds: Math.ceil((JOIN_PROBLEM_REPEAT_MS * 1.5) / 1000) },
+          { signal },
+        ));
+    try {
+      const log = await read(namespace, name, ctx.signal);
+      return log === undefined ? undefined : joinProblemFromLog(name, log);
+    } catch (e) {
+      // Only to say more: a log that can't be read leaves the machine without a cause, as before.
+      ctx.logger.debug({ err: e, pod: name }, 'cannot read the log of a machine pod');
+      return undefined;
+    }
   }
 
   /** Writes each pool's user data checksum (the Worker's annotation) onto its machine pods that lack it. */

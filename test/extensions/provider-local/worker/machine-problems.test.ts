@@ -2,6 +2,8 @@ import type { V1ContainerStatus, V1Pod, V1PodCondition } from '@kubernetes/clien
 import { describe, expect, it } from 'vitest';
 import {
   describeMachineProblems,
+  joinProblemFromLog,
+  mayHaveJoinProblem,
   machinePodProblem,
   MAX_CAUSE_LENGTH,
   type MachineProblem,
@@ -194,5 +196,37 @@ describe("the Worker's description of machine problems", () => {
         { machine: 'machine-w-2', cause: 'a', failing: false },
       ]),
     ).toBe('machine machine-w-2: a; machine machine-w-10: b');
+  });
+});
+
+describe("a machine's join problem, from its agent's log", () => {
+  const cause =
+    "kubelet can't reach the API server at https://[fd00:10:2::1]:443: dial tcp: connect: connection refused";
+  const log = [
+    '2026-11-29T03:00:00.000Z machine machine-a-0: started; joining https://[fd00:10:2::1]:443',
+    `2026-11-29T03:02:00.000Z machine machine-a-0: not joined: ${cause.replace('refused', 'reset')}`,
+    `2026-11-29T03:03:00.000Z machine machine-a-0: not joined: ${cause}`,
+    '2026-11-29T03:03:01.000Z machine machine-a-0: node sync: something else',
+  ].join('\n');
+
+  it("is the agent's last such line, as progress (not failing)", () => {
+    expect(joinProblemFromLog('machine-a-0', log)).toEqual({ machine: 'machine-a-0', cause, failing: false });
+    expect(joinProblemFromLog('machine-a-1', log)).toBeUndefined();
+    expect(joinProblemFromLog('machine-a-0', '')).toBeUndefined();
+  });
+
+  it('is looked for only in a pod not ready whose container has run for JOIN_PROBLEM_AFTER_MS', () => {
+    const now = Date.parse('2026-11-29T03:05:00Z');
+    const pod = (startedAt: string, ready = false) =>
+      ({
+        metadata: { name: 'machine-a-0' },
+        status: {
+          conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }],
+          containerStatuses: [{ name: 'machine', state: { running: { startedAt: new Date(startedAt) } } }],
+        },
+      }) as unknown as V1Pod;
+    expect(mayHaveJoinProblem(pod('2026-11-29T03:03:00Z'), now)).toBe(true);
+    expect(mayHaveJoinProblem(pod('2026-11-29T03:03:01Z'), now)).toBe(false);
+    expect(mayHaveJoinProblem(pod('2026-11-29T03:00:00Z', true), now)).toBe(false);
   });
 });
