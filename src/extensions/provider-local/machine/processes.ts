@@ -99,7 +99,7 @@ export class MachineProcesses {
    * restarted with backoff): see startFailureOf (start-failure.ts); undefined otherwise.
    */
   startFailure(limit = START_FAILURE_LIMIT): string | undefined {
-    return startFailureOf(this.exits, limit, this.tail('containerd', 5_000), procHostKernel);
+    return startFailureOf(this.exits, limit, () => this.tail('containerd', 5_000), procHostKernel);
   }
 
   /** The end of a supervised process's log (its file in the state dir); empty for a process not started. */

@@ -58,14 +58,14 @@ export function containerdPluginFailure(log: string, kernel: Pick<HostKernel, 's
 export function startFailureOf(
   exits: ProcessExits,
   limit: number,
-  containerdLog: string,
+  /** containerd's log, read only when a process exited that often. */
+  containerdLog: () => string,
   kernel: Pick<HostKernel, 'sysctl'>,
 ): string | undefined {
   for (const [name, e] of exits) {
     if (e.count < limit) continue;
-    return (
-      containerdPluginFailure(containerdLog, kernel) ?? `${name} keeps exiting (${e.count} times), last ${e.cause}`
-    );
+    const cri = containerdPluginFailure(containerdLog(), kernel);
+    return cri ?? `${name} keeps exiting (${e.count} times), last ${e.cause}`;
   }
   return undefined;
 }

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   containerdPluginFailure,
   startFailureOf,
@@ -73,19 +73,21 @@ describe('startFailureOf', () => {
   ]);
 
   it("reports containerd's CRI plugin failure, not the kubelet's last error, once the kubelet keeps exiting", () => {
-    const failure = startFailureOf(exits, 4, CONTAINERD_2_EMFILE, kernel);
+    const failure = startFailureOf(exits, 4, () => CONTAINERD_2_EMFILE, kernel);
     expect(failure).toMatch(/^containerd runs without its CRI plugin: .*too many open files/);
     expect(failure).toContain('fs.inotify.max_user_instances (now 128)');
     expect(failure).not.toContain('kubelet');
   });
 
   it("reports the process's last exit when containerd loaded its plugins", () => {
-    expect(startFailureOf(exits, 4, 'level=info msg="containerd successfully booted"', kernel)).toBe(
+    expect(startFailureOf(exits, 4, () => 'level=info msg="containerd successfully booted"', kernel)).toBe(
       `kubelet keeps exiting (4 times), last ${KUBELET_CAUSE}`,
     );
   });
 
-  it('is undefined while no process exited `limit` times, whatever containerd logged', () => {
-    expect(startFailureOf(exits, 5, CONTAINERD_2_EMFILE, kernel)).toBeUndefined();
+  it("is undefined while no process exited `limit` times, without reading containerd's log", () => {
+    const read = vi.fn(() => CONTAINERD_2_EMFILE);
+    expect(startFailureOf(exits, 5, read, kernel)).toBeUndefined();
+    expect(read).not.toHaveBeenCalled();
   });
 });
