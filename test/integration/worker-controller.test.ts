@@ -7,7 +7,11 @@
 import type { KubernetesObject, V1StatefulSet } from '@kubernetes/client-node';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { Worker } from '../../src/apis/extensions/v1alpha1/worker.js';
-import { WorkerReconciler, WORKER_FINALIZER } from '../../src/extensions/provider-local/worker/reconciler.js';
+import {
+  JOIN_PROBLEM_CACHE_MS,
+  WorkerReconciler,
+  WORKER_FINALIZER,
+} from '../../src/extensions/provider-local/worker/reconciler.js';
 import { Refs } from '../../src/apis/refs.js';
 import { IMAGES } from '../../src/imagevector/images.js';
 import { MACHINES_STARTING_AT_ONCE } from '../../src/extensions/provider-local/worker/machine-pods.js';
@@ -391,8 +395,10 @@ describe("provider-local's Worker controller", () => {
       'machine-j-1': `2026-11-29T03:03:00.000Z machine machine-j-1: not joined: ${cause}\n`,
     };
     const read: string[] = [];
+    let now = Date.now();
     const withLogs = new WorkerReconciler({
       client,
+      clock: { now: () => now, sleep: async () => {} },
       podLog: async (ns, name) => {
         expect(ns).toBe(namespace);
         read.push(name);
@@ -439,8 +445,13 @@ describe("provider-local's Worker controller", () => {
       description: `pool j: 0/2 machines ready; machine machine-j-0: ${cause}`,
     });
     expect(current?.status?.lastError).toBeUndefined();
-    // The young machine's log is not read.
+    // The young machine's log is not read, the old one's again only after JOIN_PROBLEM_CACHE_MS.
     expect(read).toEqual(['machine-j-0']);
+    await withLogs.reconcile(req, ctx());
+    expect(read).toEqual(['machine-j-0']);
+    now += JOIN_PROBLEM_CACHE_MS;
+    await withLogs.reconcile(req, ctx());
+    expect(read).toEqual(['machine-j-0', 'machine-j-0']);
     // Through the seed's API server (the default) a pod without a Node has an empty log: no cause, no failure.
     expect(await client.getText(Refs.pod, 'machine-j-0', namespace, 'log', { sinceSeconds: 90 })).toBe('');
     expect(await reconciler.reconcile(req, ctx())).toEqual({ requeueAfter: expect.any(Number) });

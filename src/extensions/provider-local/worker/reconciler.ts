@@ -129,9 +129,14 @@ function machineName(pool: string, ordinal: number): string {
   return `${machineStatefulSetName(pool)}-${ordinal}`;
 }
 
+/** How long a machine pod's join problem read from its log is reused (its agent says it once a minute). */
+export const JOIN_PROBLEM_CACHE_MS = 30_000;
+
 export class WorkerReconciler implements Reconciler {
   private readonly client: ResourceClient;
   private readonly clock: Clock;
+  /** Per machine pod (uid), its join problem as last read and when: not a log read per pod every WORKER_POLL_MS. */
+  private readonly joinProblems = new Map<string, { at: number; problem: MachineProblem | undefined }>();
 
   constructor(private readonly opts: WorkerReconcilerOptions) {
     this.client = opts.client;
@@ -332,7 +337,19 @@ export class WorkerReconciler implements Reconciler {
 
   /** What the agent of a machine pod on its way said last of why its kubelet has not joined (join-problem.ts). */
   private async joinProblem(pod: V1Pod, ctx: ReconcileContext): Promise<MachineProblem | undefined> {
-    if (!mayHaveJoinProblem(pod, this.clock.now())) return undefined;
+    const now = this.clock.now();
+    for (const [uid, read] of this.joinProblems)
+      if (now - read.at >= JOIN_PROBLEM_CACHE_MS) this.joinProblems.delete(uid);
+    if (!mayHaveJoinProblem(pod, now)) return undefined;
+    const uid = pod.metadata?.uid ?? '';
+    const cached = this.joinProblems.get(uid);
+    if (cached !== undefined) return cached.problem;
+    const problem = await this.readJoinProblem(pod, ctx);
+    this.joinProblems.set(uid, { at: now, problem });
+    return problem;
+  }
+
+  private async readJoinProblem(pod: V1Pod, ctx: ReconcileContext): Promise<MachineProblem | undefined> {
     const name = pod.metadata?.name ?? '';
     const namespace = pod.metadata?.namespace ?? '';
     const read =
