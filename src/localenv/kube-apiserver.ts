@@ -3,8 +3,9 @@
  * generated certificates, RBAC; with `nodes`, also what a cluster with nodes needs (the seed nodes of `up`).
  */
 import { request } from 'node:https';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { authenticationConfig } from '../gardenlet/shoot/components/controlplane/args.js';
 import { FRONT_PROXY_CLIENT_NAME, type Certificates } from './certs.js';
 import { urlHost } from '../system/net.js';
 import { describeExit, startProcess, type ManagedProcess } from '../system/process.js';
@@ -55,6 +56,9 @@ export interface KubeAPIServer {
 
 export function startKubeAPIServer(opts: KubeAPIServerOptions): KubeAPIServer {
   const { certs } = opts;
+  // As the shoots' API servers: anonymous requests read the health endpoints only, not `/version` nor discovery.
+  const authConfig = join(opts.dir, 'authentication-config.yaml');
+  writeFileSync(authConfig, authenticationConfig(), { mode: 0o600 });
   const proc = startProcess({
     name: 'kube-apiserver',
     command: opts.bin,
@@ -73,6 +77,7 @@ export function startKubeAPIServer(opts: KubeAPIServerOptions): KubeAPIServer {
       `--tls-cert-file=${certs.serverCert}`,
       `--tls-private-key-file=${certs.serverKey}`,
       `--client-ca-file=${certs.caCert}`,
+      `--authentication-config=${authConfig}`,
       `--service-account-key-file=${certs.serviceAccountPub}`,
       `--service-account-signing-key-file=${certs.serviceAccountKey}`,
       '--service-account-issuer=https://kubernetes.default.svc.cluster.local',

@@ -1,7 +1,8 @@
 /**
  * The garden's etcd (`up`'s, the tests'): TLS with client-certificate authentication against a CA of its own, so a
  * local user without its client certificate reads and writes nothing, and neither does a certificate of the
- * cluster's CA (the admin's, a Node's). The API server, its one client, works.
+ * cluster's CA (the admin's, a Node's). The API server, its one client, works; it answers anonymous requests on its
+ * health endpoints only.
  */
 import { readFileSync } from 'node:fs';
 import { request } from 'node:https';
@@ -68,5 +69,16 @@ describe("the garden's etcd", () => {
       req.end();
     });
     expect(plain).not.toMatch(/^\d+$/);
+  });
+
+  it("serves anonymous requests the API server's health endpoints only, as a shoot's", async () => {
+    const read = (f: string) => readFileSync(f);
+    const ca = read(cp.certs.caCert);
+    for (const path of ['/readyz', '/livez', '/healthz']) expect(await get(cp.server, path, { ca }), path).toBe('200');
+    for (const path of ['/version', '/api', '/apis', '/openapi/v2']) {
+      expect(await get(cp.server, path, { ca }), path).toBe('401');
+    }
+    const admin = { ca, cert: read(cp.certs.adminCert), key: read(cp.certs.adminKey) };
+    expect(await get(cp.server, '/version', admin)).toBe('200');
   });
 });
