@@ -112,7 +112,7 @@ export function admit(input: AdmissionInput): AdmissionResult {
     const context = { now: cloudProfile.now, ...(old !== undefined ? { old: old as Shoot } : {}) };
     errors = [...errors, ...validateShootAgainstCloudProfile(object as Shoot, cloudProfile.profile, context)];
   }
-  if (input.extensionAdmission) errors = [...errors, ...input.extensionAdmission(kind, object)];
+  if (input.extensionAdmission) errors = [...errors, ...input.extensionAdmission(kind, object, old)];
   const metadata = (object as { metadata?: ObjectMeta }).metadata;
   errors = [
     ...validateObjectMeta(metadata, { namespaced: kind.scope === 'Namespaced', name: kind.nameRule }),
@@ -123,9 +123,10 @@ export function admit(input: AdmissionInput): AdmissionResult {
 
 /**
  * What the extensions' admission adds to an object's field errors, as their webhooks do in Gardener
- * (`admission-calico`, `admission-local`). The app, which knows the extensions, gives it (src/app/extension-admission.ts).
+ * (`admission-calico`, `admission-local`), given the object and, on an update, its stored version (both decoded and
+ * defaulted). The app, which knows the extensions, gives it (src/app/extension-admission.ts).
  */
-export type ExtensionAdmission = (kind: KindInfo<unknown>, object: unknown) => ErrorList;
+export type ExtensionAdmission = (kind: KindInfo<unknown>, object: unknown, old?: unknown) => ErrorList;
 
 /**
  * A Shoot's CloudProfile as the caller's lookup found it, and the time its expiration dates are judged at (one for

@@ -3,8 +3,9 @@
  * `admission-<provider>`): Shoots and Seeds of type `local` may not use the load-balancer networks its shoots' API
  * servers get their addresses from, a shoot's node range must hold its machines (provider-local's IPAM gives
  * machine i the address 10 + i of the range, see worker/node-addresses.ts), and a shoot may have only as many
- * machines as the installation can run (per pool and in all).
+ * machines as the installation can run (per pool, per shoot, and with the installation's other shoots).
  */
+import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Seed } from '../../apis/core/v1beta1/seed.js';
 import type { Shoot } from '../../apis/core/v1beta1/shoot.js';
 import { FieldPath, forbidden, invalid, type ErrorList } from '../../apis/field/index.js';
@@ -28,34 +29,39 @@ export interface LocalAdmissionConfig {
   readonly maxMachinesPerPool: number;
   /** Most machines of one shoot: the sum over its pools of the larger of `minimum` and `maximum`. */
   readonly maxMachinesPerShoot: number;
+  /** Most machines of all the installation's shoots of type `local` together, counted as per shoot. */
+  readonly maxMachines: number;
 }
 
 /**
  * Every machine is a pod running containerd, a kubelet and kube-proxy on the seed: on a 2-core host a pool of 50
  * started at once left nothing Ready after minutes, and each machine takes about 4 of the host's inotify instances
  * (128 by default, shared by root; `up` raises it to 512). Ten per pool start in four rounds of
- * MACHINES_STARTING_AT_ONCE; twenty per shoot let a few shoots share such a host. Larger hosts raise both
- * (`--max-machines-per-pool`, `--max-machines-per-shoot`).
+ * MACHINES_STARTING_AT_ONCE; twenty per shoot let a few shoots share such a host. Forty in all: the per-shoot
+ * limits alone let ~14 small shoots run the host out of inotify instances and CPU, and 40 machines take ~160 of the
+ * 512 instances `up` sets, leaving the rest to the control planes and the host. Larger hosts raise them
+ * (`--max-machines-per-pool`, `--max-machines-per-shoot`, `--max-machines`).
  */
 export const DEFAULT_MAX_MACHINES_PER_POOL = 10;
 export const DEFAULT_MAX_MACHINES_PER_SHOOT = 20;
+export const DEFAULT_MAX_MACHINES = 40;
 
-export type MachineLimits = Partial<Pick<LocalAdmissionConfig, 'maxMachinesPerPool' | 'maxMachinesPerShoot'>>;
+type MachineLimitKey = 'maxMachinesPerPool' | 'maxMachinesPerShoot' | 'maxMachines';
+
+export type MachineLimits = Partial<Pick<LocalAdmissionConfig, MachineLimitKey>>;
 
 /** The limits given, the defaults for the others. */
-export function machineLimitsOrDefaults(
-  limits: MachineLimits = {},
-): Pick<LocalAdmissionConfig, 'maxMachinesPerPool' | 'maxMachinesPerShoot'> {
+export function machineLimitsOrDefaults(limits: MachineLimits = {}): Pick<LocalAdmissionConfig, MachineLimitKey> {
   return {
     maxMachinesPerPool: limits.maxMachinesPerPool ?? DEFAULT_MAX_MACHINES_PER_POOL,
     maxMachinesPerShoot: limits.maxMachinesPerShoot ?? DEFAULT_MAX_MACHINES_PER_SHOOT,
+    maxMachines: limits.maxMachines ?? DEFAULT_MAX_MACHINES,
   };
 }
 
 export const DEFAULT_LOCAL_ADMISSION_CONFIG: LocalAdmissionConfig = {
   loadBalancerNetworks: DEFAULT_LOAD_BALANCER_NETWORKS,
-  maxMachinesPerPool: DEFAULT_MAX_MACHINES_PER_POOL,
-  maxMachinesPerShoot: DEFAULT_MAX_MACHINES_PER_SHOOT,
+  ...machineLimitsOrDefaults(),
 };
 
 const NETWORKING = FieldPath.root('spec', 'networking');
@@ -79,12 +85,18 @@ function loadBalancerOverlap(field: CIDRField, networks: readonly CIDR[]): Error
   ];
 }
 
-/** The machines a shoot's node range must hold: every pool's `max(minimum, maximum)`, as the IPAM reserves them. */
-function machineSlots(shoot: Shoot): number {
-  return (shoot.spec.provider?.workers ?? []).reduce(
-    (sum, pool) => sum + Math.max(0, pool.minimum ?? 0, pool.maximum ?? 0),
-    0,
-  );
+/**
+ * The machines a shoot's node range must hold: every pool's `max(minimum, maximum)`, as the IPAM reserves them. Also
+ * of a Shoot as stored (not decoded): a count that is not a number counts as none.
+ */
+function machineSlots(shoot: Shoot | KubernetesObject): number {
+  const workers: unknown = (shoot as { spec?: { provider?: { workers?: unknown } } }).spec?.provider?.workers;
+  if (!Array.isArray(workers)) return 0;
+  const count = (n: unknown) => (typeof n === 'number' && Number.isFinite(n) ? n : 0);
+  return (workers as unknown[]).reduce<number>((sum, pool) => {
+    const { minimum, maximum } = (pool ?? {}) as { minimum?: unknown; maximum?: unknown };
+    return sum + Math.max(0, count(minimum), count(maximum));
+  }, 0);
 }
 
 function validateNodeRangeRoom(shoot: Shoot): ErrorList {
@@ -107,8 +119,19 @@ function validateNodeRangeRoom(shoot: Shoot): ErrorList {
   ];
 }
 
+/** What provider-local's admission knows of the installation's Shoots, where it knows them (the webhook). */
+export interface StoredShoots {
+  /**
+   * The Shoots as stored (the webhook's cache), of every type, the one under review among them on an update. Unset
+   * where none are known (the CLI's `validate` without a cluster): the installation's total is then not checked.
+   */
+  readonly shoots?: readonly KubernetesObject[];
+  /** The stored version of the Shoot under review, on an update (decoded and defaulted). */
+  readonly old?: Shoot;
+}
+
 /** provider-local's field errors of a Shoot; none for Shoots of another provider type. */
-export function validateLocalShoot(shoot: Shoot, config: LocalAdmissionConfig): ErrorList {
+export function validateLocalShoot(shoot: Shoot, config: LocalAdmissionConfig, stored: StoredShoots = {}): ErrorList {
   if (shoot.spec.provider?.type !== LOCAL_PROVIDER_TYPE) return [];
   const networks = loadBalancerCIDRs(config);
   const errors: ErrorList = [];
@@ -119,6 +142,7 @@ export function validateLocalShoot(shoot: Shoot, config: LocalAdmissionConfig): 
   errors.push(
     ...validateNodeRangeRoom(shoot),
     ...validateMachineCounts(shoot, config),
+    ...(stored.shoots ? validateInstallationMachines(shoot, stored.shoots, config.maxMachines, stored.old) : []),
     ...validateWorkerSysctls(shoot),
   );
   return errors;
@@ -173,6 +197,47 @@ function validateMachineCounts(shoot: Shoot, config: LocalAdmissionConfig): Erro
     );
   }
   return errors;
+}
+
+const machines = (n: number) => `${n} machine${n === 1 ? '' : 's'}`;
+
+/**
+ * The installation's machines within `maxMachines`: the machine slots (as per shoot) of the stored Shoots of type
+ * `local` other than `shoot` (same namespace and name), and `shoot`'s own. Hibernated shoots count: they wake up with
+ * their machines; so do shoots being deleted, whose machines run until they are gone. Only a review that raises the
+ * total is refused, a create or an update that gives the shoot more slots than its stored version (`old`, else the
+ * one among `storedShoots`): an installation over the limit (after it was lowered) still updates its shoots and
+ * deletes them. The count is as fresh as the cache: two creates at the same moment may both pass.
+ */
+export function validateInstallationMachines(
+  shoot: Shoot,
+  storedShoots: readonly KubernetesObject[],
+  maxMachines: number,
+  old?: Shoot,
+): ErrorList {
+  const { name, namespace } = shoot.metadata ?? {};
+  let others = 0;
+  let stored: KubernetesObject | undefined;
+  for (const object of storedShoots) {
+    if (name !== undefined && object.metadata?.name === name && object.metadata.namespace === namespace) {
+      stored = object;
+    } else if ((object as { spec?: { provider?: { type?: unknown } } }).spec?.provider?.type === LOCAL_PROVIDER_TYPE) {
+      others += machineSlots(object);
+    }
+  }
+  const own = machineSlots(shoot);
+  const before = old ?? stored;
+  if (before !== undefined && own <= machineSlots(before)) return [];
+  const total = others + own;
+  if (total <= maxMachines) return [];
+  return [
+    invalid(
+      WORKERS,
+      own,
+      `the installation's other shoots have ${machines(others)} and this shoot's ${own} would make ${total}, ` +
+        `more than ${maxMachines}, the most machines this installation runs (--max-machines)`,
+    ),
+  ];
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
  * provider-local's admission through `admit()` with the app's extension admission (what `validate` runs) and the webhook's review: load-balancer
- * networks and node ranges too small for the shoot's machines.
+ * networks, node ranges too small for the shoot's machines, and the machines of the shoot and of the installation.
  */
+import type { KubernetesObject } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { admit } from '../../../src/apis/admission.js';
 import type { Seed } from '../../../src/apis/core/v1beta1/seed.js';
@@ -10,6 +11,7 @@ import { handleAdmissionReview } from '../../../src/admission/review.js';
 import { extensionAdmission } from '../../../src/app/extension-admission.js';
 import {
   DEFAULT_LOCAL_ADMISSION_CONFIG,
+  DEFAULT_MAX_MACHINES,
   DEFAULT_MAX_MACHINES_PER_POOL,
   DEFAULT_MAX_MACHINES_PER_SHOOT,
   type LocalAdmissionConfig,
@@ -195,6 +197,102 @@ describe('provider-local admission: machines within the installation’s limits'
       `${WORKERS}[0].minimum: ${poolLimit(10)}`,
       `${WORKERS}[0].maximum: ${poolLimit(10)}`,
       `${WORKERS}: ${shootLimit(20)}`,
+    ]);
+  });
+});
+
+describe('provider-local admission: machines of all the installation’s shoots', () => {
+  const WORKERS = 'spec.provider.workers';
+  const config = { ...DEFAULT_LOCAL_ADMISSION_CONFIG, maxMachines: 10 };
+  const totalLimit = (others: number, own: number, max = 10) =>
+    `the installation's other shoots have ${others} machine${others === 1 ? '' : 's'} and this shoot's ${own} ` +
+    `would make ${others + own}, more than ${max}, the most machines this installation runs (--max-machines)`;
+  /** A shoot named `name` in garden-dev whose one pool holds `machines` machines. */
+  const shoot = (name: string, machines: number, type = 'local'): Shoot => {
+    const object = withMachines(ipv6ShootObject({ name }), machines);
+    return { ...object, spec: { ...object.spec, provider: { ...object.spec.provider!, type } } };
+  };
+  const stored = (...shoots: Shoot[]) => shoots as unknown as KubernetesObject[];
+  /** The field errors `admit` finds with `storedShoots` in the installation (an update when `oldObject` is given). */
+  const check = (object: Shoot, storedShoots: KubernetesObject[] | undefined, oldObject?: Shoot) =>
+    admit({
+      object,
+      ...(oldObject ? { oldObject } : {}),
+      gates: gateSets.ipv6,
+      extensionAdmission: extensionAdmission(config, storedShoots && (() => storedShoots)),
+    }).errors.map((e) => `${e.field}: ${e.detail}`);
+
+  it('defaults to 40 machines in all', () => {
+    expect(DEFAULT_MAX_MACHINES).toBe(40);
+    expect(DEFAULT_LOCAL_ADMISSION_CONFIG.maxMachines).toBe(40);
+  });
+
+  it('refuses a create that takes the installation past its total, naming the numbers', () => {
+    const others = stored(shoot('a', 4), shoot('b', 3));
+    expect(check(shoot('c', 3), others)).toEqual([]);
+    expect(check(shoot('c', 4), others)).toEqual([`${WORKERS}: ${totalLimit(7, 4)}`]);
+    const one = stored(shoot('a', 1));
+    expect(check(shoot('c', 10), one)).toEqual([`${WORKERS}: ${totalLimit(1, 10)}`]);
+  });
+
+  it('counts hibernated shoots: they wake up with their machines', () => {
+    const hibernated = shoot('a', 8);
+    hibernated.spec.hibernation = { enabled: true };
+    expect(check(shoot('c', 3), stored(hibernated))).toEqual([`${WORKERS}: ${totalLimit(8, 3)}`]);
+  });
+
+  it('ignores shoots of other providers and the shoot’s own stored version', () => {
+    const installation = stored(shoot('a', 6), shoot('other', 10, 'other'), shoot('c', 2));
+    // 6 + 4 = 10: neither the other provider's 10 nor c's stored 2 count
+    expect(check(shoot('c', 4), installation, shoot('c', 2))).toEqual([]);
+    expect(check(shoot('c', 4), installation)).toEqual([]);
+    expect(check(shoot('c', 5), installation, shoot('c', 2))).toEqual([`${WORKERS}: ${totalLimit(6, 5)}`]);
+    // the same name in another namespace is another shoot
+    const elsewhere = { ...shoot('c', 4), metadata: { name: 'c', namespace: 'garden-other' } };
+    expect(check(shoot('c', 1), stored(shoot('a', 6), elsewhere))).toEqual([`${WORKERS}: ${totalLimit(10, 1)}`]);
+  });
+
+  it('allows an update that does not grow its shoot, even with the installation over the total', () => {
+    // 8 + 6 + 5 = 19 of 10: the limit was lowered after they were created
+    const installation = stored(shoot('a', 8), shoot('b', 6), shoot('c', 5));
+    expect(check(shoot('c', 5), installation, shoot('c', 5))).toEqual([]);
+    expect(check(shoot('c', 2), installation, shoot('c', 5))).toEqual([]);
+    expect(check(shoot('c', 6), installation, shoot('c', 5))).toEqual([`${WORKERS}: ${totalLimit(14, 6)}`]);
+    // without the request's old object (one that did not decode), the cached version is the stored one
+    expect(check(shoot('c', 5), installation)).toEqual([]);
+    expect(check(shoot('c', 6), installation)).toEqual([`${WORKERS}: ${totalLimit(14, 6)}`]);
+  });
+
+  it('counts a stored shoot whose pools are not as expected as having none of them', () => {
+    const odd = { ...shoot('a', 1), spec: { provider: { type: 'local', workers: [{ minimum: '9' }, null] } } };
+    const noWorkers = { ...shoot('b', 1), spec: { provider: { type: 'local', workers: 'none' } } };
+    expect(check(shoot('c', 10), [odd, noWorkers] as unknown as KubernetesObject[])).toEqual([]);
+  });
+
+  it('is not checked without stored shoots (the CLI without a cluster)', () => {
+    // 10 over the 9 of shoot a is past the 10 of the installation, but no other shoot is known
+    expect(check(shoot('c', 10), stored(shoot('a', 9)))).toEqual([`${WORKERS}: ${totalLimit(9, 10)}`]);
+    expect(check(shoot('c', 10), undefined)).toEqual([]);
+    expect(messages(shoot('c', 10), gateSets.ipv6, { ...config, maxMachines: 1 })).toEqual([]);
+  });
+
+  it('the webhook refuses a create over the total with the cause on the pools', async () => {
+    const answer = await handleAdmissionReview(
+      {
+        apiVersion: 'admission.k8s.io/v1',
+        kind: 'AdmissionReview',
+        request: { uid: 'u1', operation: 'CREATE', object: shoot('c', 4) },
+      },
+      {
+        gates: gateSets.ipv6,
+        lookupSeed: () => undefined,
+        extensionAdmission: extensionAdmission(config, () => stored(shoot('a', 9))),
+      },
+      'validate',
+    );
+    expect(answer.response.allowed).toBe(false);
+    expect(answer.response.status?.details?.causes).toEqual([
+      { reason: 'FieldValueInvalid', field: WORKERS, message: `Invalid value: 4: ${totalLimit(9, 4)}` },
     ]);
   });
 });
