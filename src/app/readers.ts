@@ -13,9 +13,16 @@ export type SeedReader = CachedReader<KubernetesObject>;
 /** CloudProfiles from the shared cache (the webhook's), read from the API server only on a miss. */
 export type CloudProfileReader = CachedReader<KubernetesObject>;
 
+/**
+ * Shoots from the shared cache: the webhook counts the installation's machines over them; the gardenlet, in the same
+ * process, watches them anyway.
+ */
+export type ShootReader = CachedReader<KubernetesObject>;
+
 export interface SharedReaders {
   readonly seeds: SeedReader;
   readonly cloudProfiles: CloudProfileReader;
+  readonly shoots: ShootReader;
 }
 
 /**
@@ -33,12 +40,16 @@ export function sharedReaders(manager: Manager): SharedReaders {
     });
   let seeds: SeedReader | undefined;
   let cloudProfiles: CloudProfileReader | undefined;
+  let shoots: ShootReader | undefined;
   return {
     get seeds() {
       return (seeds ??= reader(Refs.seed));
     },
     get cloudProfiles() {
       return (cloudProfiles ??= reader(Refs.cloudProfile));
+    },
+    get shoots() {
+      return (shoots ??= reader(Refs.shoot));
     },
   };
 }

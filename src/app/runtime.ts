@@ -168,7 +168,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       const webhookOptions = options.webhook ?? {};
       tls = await webhookTLS(webhookOptions);
       signal?.throwIfAborted();
-      const { seeds, cloudProfiles } = readers;
+      const { seeds, cloudProfiles, shoots } = readers;
       const requestHeader = await readRequestHeaderConfig(client).catch((e: unknown) => {
         logger.warn({ err: e }, 'reading the request-header configuration failed: shoots/adminkubeconfig answers 401');
         return undefined;
@@ -183,11 +183,12 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         tls: { cert: tls.cert, key: tls.key },
         gates: options.gates,
         extensions: webhookOptions.extensions ?? DEFAULT_REGISTERED_EXTENSION_TYPES,
-        extensionAdmission: extensionAdmission(webhookOptions.providerLocal),
+        // provider-local counts the machines of the installation's shoots in the cache (unsynced: none yet).
+        extensionAdmission: extensionAdmission(webhookOptions.providerLocal, () => shoots.list()),
         // Until the cache has synced, every lookup is a miss and reads from the API server.
         lookupSeed: (name) => seeds.read(name),
         lookupCloudProfile: (name) => cloudProfiles.read(name),
-        ready: () => seeds.hasSynced() && cloudProfiles.hasSynced(),
+        ready: () => seeds.hasSynced() && cloudProfiles.hasSynced() && shoots.hasSynced(),
         metrics: manager.metrics.registry,
         host: webhookOptions.host ?? '::',
         port: webhookOptions.port ?? 9443,

@@ -76,9 +76,11 @@ export const EXPECTED_CLUSTER_GRANTS: Record<ChartComponent, string[]> = {
   admission: [
     ...allow(Refs.seed, ['get', 'list', 'watch']),
     ...allow(Refs.cloudProfile, ['get', 'list', 'watch']),
-    // shoots/adminkubeconfig (src/admission/admin-kubeconfig-api.ts, src/admission/admin-kubeconfig-issuer.ts): the
-    // Shoot, its seed namespace's CA and API server Service, and the requesting user's SubjectAccessReview.
-    ...allow(Refs.shoot, ['get']),
+    // Shoots: the informer whose cache provider-local's admission counts the installation's machines over (list,
+    // watch; src/app/readers.ts); shoots/adminkubeconfig (src/admission/admin-kubeconfig-api.ts,
+    // src/admission/admin-kubeconfig-issuer.ts): the Shoot (get), its seed namespace's CA and API server Service, and
+    // the requesting user's SubjectAccessReview.
+    ...allow(Refs.shoot, ['get', 'list', 'watch']),
     ...allow(Refs.secret, ['get'], { names: [CA_SECRET_NAME] }),
     ...allow(Refs.service, ['get'], { names: [API_SERVER_SERVICE_NAME] }),
     ...allow({ group: 'authorization.k8s.io', plural: 'subjectaccessreviews' }, ['create']),
