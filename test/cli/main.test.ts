@@ -5,6 +5,7 @@ import { escapeControlCharacters } from '../../src/cli/io.js';
 import {
   DEFAULT_MAX_MACHINES_PER_POOL,
   DEFAULT_MAX_MACHINES_PER_SHOOT,
+  DEFAULT_MAX_MACHINES,
 } from '../../src/extensions/provider-local/admission.js';
 import { cli, tempFile } from '../support/cli.js';
 
@@ -57,6 +58,9 @@ describe('gardener-ipv6', () => {
     ['up', '--max-machines-per-shoot', 'many'],
     ['run', '--max-machines-per-pool', '-3'],
     ['run', '--max-machines-per-shoot', '2.5'],
+    ['up', '--max-machines', '0'],
+    ['run', '--max-machines', '1000000'],
+    ['run', '--max-machines', 'all'],
   ])('%s %s %s: exit 2 and one line, nothing started', async (command, flag, value) => {
     expect(await cli([command, flag, value])).toEqual({
       code: 2,
@@ -74,6 +78,9 @@ describe('gardener-ipv6', () => {
     expect(help).toContain(
       `--max-machines-per-shoot <n> the most machines of a shoot (its pools' maximums together) the webhook admits ` +
         `(default ${DEFAULT_MAX_MACHINES_PER_SHOOT})`,
+    );
+    expect(help).toContain(
+      `--max-machines <n> the most machines of all shoots together the webhook admits (default ${DEFAULT_MAX_MACHINES})`,
     );
   });
 

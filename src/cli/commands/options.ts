@@ -41,9 +41,17 @@ export async function loadBalancerNetworksOption(list: string) {
 
 export const MACHINES_PER_POOL_HELP = 'the most machines (minimum, maximum) of a shoot worker pool the webhook admits';
 export const MACHINES_PER_SHOOT_HELP = "the most machines of a shoot (its pools' maximums together) the webhook admits";
+export const MACHINES_HELP = 'the most machines of all shoots together the webhook admits';
 
-/** `--max-machines-per-pool` and `--max-machines-per-shoot`: whole numbers from 1; unset ones keep the defaults. */
-export function machineLimitsOption(opts: { maxMachinesPerPool?: unknown; maxMachinesPerShoot?: unknown }) {
+/**
+ * `--max-machines-per-pool`, `--max-machines-per-shoot` and `--max-machines`: whole numbers from 1; unset ones keep
+ * the defaults.
+ */
+export function machineLimitsOption(opts: {
+  maxMachinesPerPool?: unknown;
+  maxMachinesPerShoot?: unknown;
+  maxMachines?: unknown;
+}) {
   const limit = (flag: string, text: unknown): number | undefined => {
     if (text === undefined) return undefined;
     if (typeof text !== 'string' || !/^[1-9]\d{0,5}$/.test(text)) {
@@ -53,9 +61,11 @@ export function machineLimitsOption(opts: { maxMachinesPerPool?: unknown; maxMac
   };
   const perPool = limit('max-machines-per-pool', opts.maxMachinesPerPool);
   const perShoot = limit('max-machines-per-shoot', opts.maxMachinesPerShoot);
+  const total = limit('max-machines', opts.maxMachines);
   return {
     ...(perPool !== undefined ? { maxMachinesPerPool: perPool } : {}),
     ...(perShoot !== undefined ? { maxMachinesPerShoot: perShoot } : {}),
+    ...(total !== undefined ? { maxMachines: total } : {}),
   };
 }
 

@@ -10,6 +10,7 @@ import {
   machineLimitsOption,
   MACHINES_PER_POOL_HELP,
   MACHINES_PER_SHOOT_HELP,
+  MACHINES_HELP,
   type CommandContext,
 } from './options.js';
 
@@ -51,6 +52,7 @@ export function addRunCommand(program: Command, { io, setExitCode }: CommandCont
     )
     .option('--max-machines-per-pool <n>', `${MACHINES_PER_POOL_HELP} (default 10)`)
     .option('--max-machines-per-shoot <n>', `${MACHINES_PER_SHOOT_HELP} (default 20)`)
+    .option('--max-machines <n>', `${MACHINES_HELP} (default 40)`)
     .option('--log-level <level>', 'log level (debug, info, warn, error)', 'info')
     .option('--provider-types <list>', 'provider types Shoots may use (the webhook refuses others)', 'local')
     .option('--networking-types <list>', 'networking types Shoots may use (the webhook refuses others)', 'calico')

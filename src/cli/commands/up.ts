@@ -6,6 +6,7 @@ import {
   machineLimitsOption,
   MACHINES_PER_POOL_HELP,
   MACHINES_PER_SHOOT_HELP,
+  MACHINES_HELP,
   type CommandContext,
 } from './options.js';
 
@@ -20,6 +21,7 @@ export function addUpCommand(program: Command, { io, setExitCode }: CommandConte
     .option('--feature-gates <list>', FEATURE_GATES_HELP, 'IPv6SingleStack=true,DualStack=true')
     .option('--max-machines-per-pool <n>', `${MACHINES_PER_POOL_HELP} (default 10)`)
     .option('--max-machines-per-shoot <n>', `${MACHINES_PER_SHOOT_HELP} (default 20)`)
+    .option('--max-machines <n>', `${MACHINES_HELP} (default 40)`)
     .action(
       async (opts: {
         kubeconfigOut?: string;
@@ -29,6 +31,7 @@ export function addUpCommand(program: Command, { io, setExitCode }: CommandConte
         seedNodes?: string;
         maxMachinesPerPool?: string;
         maxMachinesPerShoot?: string;
+        maxMachines?: string;
       }) => {
         const gates = parseFeatureGates(opts.featureGates);
         const machineLimits = machineLimitsOption(opts);
