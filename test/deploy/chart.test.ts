@@ -568,13 +568,18 @@ describe('chart values', () => {
     });
     expect(flag(containerOf(pinned, 'gardenlet'), 'load-balancer-networks')).toBe('fd00:ff:1::/64,10.255.1.0/24');
     const admission = containerOf(renderChart('ipv6'), 'admission');
-    expect([flag(admission, 'max-machines-per-pool'), flag(admission, 'max-machines-per-shoot')]).toEqual(['10', '20']);
+    const limits = (container: Container) =>
+      ['max-machines-per-pool', 'max-machines-per-shoot', 'max-machines'].map((name) => flag(container, name));
+    expect(limits(admission)).toEqual(['10', '20', '40']);
     const raised = containerOf(
-      renderChart('ipv6', { set: { 'machineLimits.perPool': '40', 'machineLimits.perShoot': '200' } }),
+      renderChart('ipv6', {
+        set: { 'machineLimits.perPool': '40', 'machineLimits.perShoot': '200', 'machineLimits.total': '1000' },
+      }),
       'admission',
     );
-    expect([flag(raised, 'max-machines-per-pool'), flag(raised, 'max-machines-per-shoot')]).toEqual(['40', '200']);
+    expect(limits(raised)).toEqual(['40', '200', '1000']);
     expect(tryRenderChart('ipv6', { set: { 'machineLimits.perPool': '0' } }).stderr).toContain('perPool');
+    expect(tryRenderChart('ipv6', { set: { 'machineLimits.total': '0' } }).stderr).toContain('total');
     // The webhook refuses shoot ranges inside them: it must know the same networks.
     expect(flag(containerOf(pinned, 'admission'), 'load-balancer-networks')).toBe('fd00:ff:1::/64,10.255.1.0/24');
     expect(flag(containerOf(renderChart('ipv6'), 'admission'), 'load-balancer-networks')).toBeUndefined();
