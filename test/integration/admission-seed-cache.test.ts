@@ -267,7 +267,7 @@ describe('admission webhook with the seed cache', () => {
 });
 
 describe('runtime composition of the webhook', () => {
-  it('serves reviews from the shared seed cache, ready once it synced, and counts them in its metrics', async () => {
+  it('serves reviews from the shared seed cache, ready once the caches synced, and counts them in its metrics', async () => {
     const seedName = await createSeed();
     // The Shoots name it: the webhook reads it from its CloudProfile cache, as it reads the Seed from its own.
     await applyLocalCloudProfile(client);
@@ -284,6 +284,8 @@ describe('runtime composition of the webhook', () => {
       const webhook = runtime.webhook!;
       expect(runtime.readers.seeds.hasSynced()).toBe(true);
       expect(runtime.readers.cloudProfiles.hasSynced()).toBe(true);
+      // The Shoots whose machines provider-local counts (--max-machines): ready waits for them too.
+      expect(runtime.readers.shoots.hasSynced()).toBe(true);
       expect((await request(webhook.port, 'GET', '/readyz')).status).toBe(200);
       expect((await fetch(`http://[::1]:${runtime.manager.healthPort()}/readyz`)).status).toBe(200);
       expect(await validateShootOn(webhook.port, seedName)).toMatchObject({ allowed: true });

@@ -2,8 +2,9 @@
  * The admission webhook behind the real kube-apiserver (shared control plane of the global setup): the API server
  * calls it over HTTPS on [::1] and hands its Status to the client.
  *
- * Three webhook servers run, one with the alpha gates off, one with them on, and one that also reads CloudProfiles
- * (as the runtime's webhook does), each with its own pair of webhook configurations. Every pair only matches objects
+ * Four webhook servers run, one with the alpha gates off, one with them on, one that also reads CloudProfiles (as the
+ * runtime's webhook does), and one that counts the machines of the stored Shoots (from a cache, as the runtime's
+ * webhook does) against an installation limit of 3, each with its own pair of webhook configurations. Every pair only matches objects
  * carrying this run's label (objectSelector), so the other test files sharing the API server never see these
  * webhooks, and all are deleted in afterAll.
  */
@@ -38,6 +39,7 @@ import { seedIPv6Networks } from '../fixtures/objects.js';
 import { kubeConfig, newTestNamespace, uniqueSuffix } from '../support/kube.js';
 import { waitFor } from '../support/wait.js';
 import { extensionAdmission } from '../../src/app/extension-admission.js';
+import { DEFAULT_LOCAL_ADMISSION_CONFIG } from '../../src/extensions/provider-local/admission.js';
 
 const RUN_LABEL = 'admission-test.gardener-ipv6.gardener.cloud/run';
 const run = uniqueSuffix();
@@ -47,13 +49,18 @@ const seedInformer = new Informer({ client, ref: Refs.seed, logger: silentLogger
 const seedReader = new CachedReader({ informer: seedInformer, client, ref: Refs.seed });
 const profileInformer = new Informer({ client, ref: Refs.cloudProfile, logger: silentLogger() });
 const profileReader = new CachedReader({ informer: profileInformer, client, ref: Refs.cloudProfile });
+const shootInformer = new Informer({ client, ref: Refs.shoot, logger: silentLogger() });
+const shootReader = new CachedReader({ informer: shootInformer, client, ref: Refs.shoot });
+/** The machines server's installation limit (`--max-machines`). */
+const MAX_MACHINES = 3;
 
-/** The webhook servers: the alpha gates off, on, and on with CloudProfiles read. */
-type Gates = 'off' | 'on' | 'profiles';
+/** The webhook servers: the alpha gates off, on, on with CloudProfiles read, and on with the machines counted. */
+type Gates = 'off' | 'on' | 'profiles' | 'machines';
 const GATES: Record<Gates, FeatureGates> = {
   off: featureGates(),
   on: featureGates({ IPv6SingleStack: true, DualStack: true }),
   profiles: featureGates({ IPv6SingleStack: true, DualStack: true }),
+  machines: featureGates({ IPv6SingleStack: true, DualStack: true }),
 };
 const configName = (gates: Gates) => `gardener-ipv6-test-${run}-${gates}`;
 const labels = (gates: Gates) => ({ [RUN_LABEL]: `${run}-${gates}` });
@@ -142,14 +149,20 @@ beforeAll(async () => {
     readFile(certs.serverKey),
     readFile(certs.caCert),
   ]);
-  await Promise.all([seedInformer.start(), profileInformer.start()]);
-  for (const gates of ['off', 'on', 'profiles'] as const) {
+  await Promise.all([seedInformer.start(), profileInformer.start(), shootInformer.start()]);
+  for (const gates of ['off', 'on', 'profiles', 'machines'] as const) {
     const server = await startAdmissionServer({
       tls: { cert, key },
       host: '::1',
       port: 0,
       gates: GATES[gates],
-      extensionAdmission: extensionAdmission(),
+      extensionAdmission:
+        gates === 'machines'
+          ? // The installation is this server's Shoots: the other files' shoots share the API server.
+            extensionAdmission({ ...DEFAULT_LOCAL_ADMISSION_CONFIG, maxMachines: MAX_MACHINES }, () =>
+              shootReader.list().filter((s) => s.metadata?.labels?.[RUN_LABEL] === labels('machines')[RUN_LABEL]),
+            )
+          : extensionAdmission(),
       lookupSeed: (name) => seedReader.get(name),
       ...(gates === 'profiles' ? { lookupCloudProfile: (name: string) => profileReader.read(name) } : {}),
       ready: () => seedReader.hasSynced() && profileReader.hasSynced(),
@@ -175,7 +188,7 @@ afterAll(async () => {
   for (const seed of seeds) await client.delete(Refs.seed, seed);
   await client.delete(Refs.cloudProfile, PROFILE);
   await Promise.all(servers.map((s) => s.close()));
-  for (const informer of [seedInformer, profileInformer]) {
+  for (const informer of [seedInformer, profileInformer, shootInformer]) {
     informer.stop();
     await informer.stopped();
   }
@@ -377,6 +390,68 @@ describe('admission webhook behind kube-apiserver', () => {
       return client.update(Refs.shoot, current);
     });
     expect(updated.spec.networking?.nodes).toBe('10.181.0.0/16');
+  });
+
+  it('refuses a shoot whose machines take the installation past --max-machines, and updates that grow one', async () => {
+    const namespace = await newTestNamespace('garden-admission');
+    const networking = { ipFamilies: ['IPv6'], nodes: '2001:db8:2::/64' };
+    const withMachines = (name: string, machines: number) => {
+      const object = shoot(namespace, 'machines', networking);
+      object.metadata.name = name;
+      object.spec.provider!.workers = [
+        { name: 'w1', machine: { type: 'local' }, minimum: machines, maximum: machines },
+      ];
+      return object;
+    };
+    const resize = (name: string, maximum: number, minimum = maximum) =>
+      retryOnConflict(async () => {
+        const current = (await client.get<Shoot & KubernetesObject>(Refs.shoot, name, namespace))!;
+        const provider = current.spec.provider!;
+        provider.workers = provider.workers!.map((w) => ({ ...w, minimum, maximum }));
+        return client.update(Refs.shoot, current);
+      });
+    /** The webhook counts what its cache holds: wait until it holds `name` with `machines` machines. */
+    const cached = (name: string, machines: number) =>
+      waitFor(
+        () =>
+          (shootInformer.get(name, namespace) as (Shoot & KubernetesObject) | undefined)?.spec.provider?.workers?.[0]
+            ?.maximum === machines,
+        { message: `shoot ${name} with ${machines} machines in the cache` },
+      );
+
+    await client.create(Refs.shoot, withMachines('alpha', 2));
+    await cached('alpha', 2);
+    const error = await rejection(client.create(Refs.shoot, withMachines('beta', 2)));
+    expect(error.code).toBe(422);
+    const detail =
+      "the installation's other shoots have 2 machines and this shoot's 2 would make 4, more than 3, the most " +
+      'machines this installation runs (--max-machines)';
+    expect(error.message).toBe(
+      `admission webhook "${VALIDATING_WEBHOOK_NAME}" denied the request: Shoot.core.gardener.cloud "beta" is ` +
+        `invalid: spec.provider.workers: Invalid value: 2: ${detail}`,
+    );
+    expect(error.status?.details?.causes).toEqual([
+      { reason: 'FieldValueInvalid', field: 'spec.provider.workers', message: `Invalid value: 2: ${detail}` },
+    ]);
+    expect(await client.get(Refs.shoot, 'beta', namespace)).toBeUndefined();
+
+    // alpha shrinks to 1: beta's 2 fit beside it; alpha may not grow back, but may change without growing.
+    await resize('alpha', 1);
+    await cached('alpha', 1);
+    await client.create(Refs.shoot, withMachines('beta', 2));
+    await cached('beta', 2);
+    const growth = await rejection(resize('alpha', 2));
+    expect(growth.status?.details?.causes).toEqual([
+      {
+        reason: 'FieldValueInvalid',
+        field: 'spec.provider.workers',
+        message:
+          "Invalid value: 2: the installation's other shoots have 2 machines and this shoot's 2 would make 4, more " +
+          'than 3, the most machines this installation runs (--max-machines)',
+      },
+    ]);
+    const same = await resize('alpha', 1, 0);
+    expect(same.spec.provider?.workers?.[0]).toMatchObject({ minimum: 0, maximum: 1 });
   });
 
   it('leaves objects without the run label alone', async () => {
