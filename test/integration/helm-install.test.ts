@@ -292,7 +292,7 @@ describe("the chart's RBAC", () => {
   const FORBIDDEN: Record<ChartComponent, string[]> = {
     admission: [
       'core.gardener.cloud/seeds update',
-      'core.gardener.cloud/shoots list',
+      'core.gardener.cloud/shoots patch',
       'core.gardener.cloud/shoots update',
       '/secrets get',
       '/secrets:dnsrecord-local get',
