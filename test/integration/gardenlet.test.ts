@@ -293,6 +293,8 @@ describe('gardenlet on the real API server', () => {
     });
     const done = await shootSucceeded(namespace, created.metadata.generation);
     expect(done.status?.lastOperation?.type).toBe('Create');
+    // The reconcile is logged once the flow's status is written and its inputs are read again: a moment later.
+    await waitFor(() => ours('shoot reconciled').length > 0, { message: 'the reconcile logged' });
     expect(ours('shoot reconciled').map((l) => l.reason)).toEqual(['not reconciled by this gardenlet yet']);
 
     // An event of the shoot that changes none of its inputs: the request runs nothing.
