@@ -2,14 +2,17 @@
 # Checks what the project needs from the machine before anything is built or started, and names everything that is
 # missing in one message, with the one command that installs it. The one list of prerequisites: hack/ensure-binaries.sh
 # runs it before a build, `gardener-ipv6 up` before it starts anything, and `npm test` (hack/test-in-netns.mjs) before
-# the tests. .ci/run installs the same Debian packages.
+# the tests; `all` is every path of the README at once, the first step on a new machine (with --install it also
+# installs what is missing). .ci/run installs the same Debian packages.
 #
-# Usage: hack/check-prerequisites.sh build [NAME...]
+# Usage: hack/check-prerequisites.sh build [NAME...] [--install]
 #        hack/check-prerequisites.sh up [--ipv6-only] [--no-machines] [--raise-sysctls] [--build-binaries[=NAME,...]]
-#        hack/check-prerequisites.sh test [--build-binaries[=NAME,...]]
+#                                       [--install]
+#        hack/check-prerequisites.sh test [--build-binaries[=NAME,...]] [--install]
+#        hack/check-prerequisites.sh all [--install]
 #   build   building binaries with hack/ensure-binaries.sh (NAMEs as there; default: all of them):
 #             Go >= MIN_GO_VERSION (hack/versions.env); for pause and runc gcc and libc6-dev (a static C program,
-#             runc's cgo); for runc pkg-config and libseccomp-dev (runc with seccomp)
+#             runc's cgo); for runc pkg-config and libseccomp-dev (runc with seccomp); for agnhost-rootfs debootstrap
 #   up      `gardener-ipv6 up`: Node >= package.json's engines, BIND9, openssl, util-linux (setpriv);
 #             as root, where `up` gives shoots control planes and machines, iproute2 and, unless --no-machines,
 #             what the machines need: util-linux (nsenter, unshare), a static busybox (busybox-static), nftables,
@@ -18,13 +21,23 @@
 #             with --ipv6-only iproute2 and root;
 #             with --build-binaries what building those binaries needs (as `build`; no list: all)
 #   test    `npm test`: what `up` needs, plus iproute2, dnsutils (dig), bind9-utils and shellcheck
-#             (the machines' tests run as root, so the machine needs are checked as root)
+#             (the machines' tests run as root, so the machine needs are checked as root); without docker
+#             (docker.io), debootstrap or jq it warns that the kind seed's e2e test is skipped
+#   all     every path of the README together, whoever runs it: `build` of every binary (with debootstrap for
+#             agnhost-rootfs), `up` as root with machines, `test`, and the kind seed (hack/local/up.sh): docker.io,
+#             debootstrap, jq and IPv6 forwarding (net.ipv6.conf.all.forwarding=1, named with the `sysctl -w` line
+#             that sets it; as hack/local/lib.sh, also IPv6 itself: net.ipv6.conf.all.disable_ipv6=0)
+#   --install  as root: `apt-get update`, then the one `apt-get install` line of the missing Debian packages
+#             (DEBIAN_FRONTEND=noninteractive) and the `sysctl -w` line of the kernel settings named (until the next
+#             reboot), then the check again, whose exit code it exits with; not as root: the lines are printed with
+#             sudo, not run (exit 1). apt-get and sysctl are the ones on PATH.
 # Exit code: 0 all present (warnings may still be printed), 1 something is missing (the message on stderr),
 # 2 bad usage.
 # Env (for the tests): GARDENER_IPV6_PROC_ROOT stands in for /proc (as in hack/local/lib.sh), GARDENER_IPV6_FS_ROOT
 # is put before the fixed paths looked at (/bin/busybox, /usr/local/go/bin/go, libc.a and pkg-config's folders
 # when cc or pkg-config is missing); GARDENER_IPV6_NODE is the node to check instead of the one on PATH (`up` passes
-# the one it runs on); PKG_CONFIG_LIBDIR and PKG_CONFIG_PATH are honoured as pkg-config does.
+# the one it runs on); GARDENER_IPV6_EUID stands in for the user id (0: checks and installs as root);
+# PKG_CONFIG_LIBDIR and PKG_CONFIG_PATH are honoured as pkg-config does.
 set -uo pipefail
 
 # Builtins only where the check itself could be missing tools.
@@ -35,6 +48,8 @@ ROOT="$(cd "$here/.." && pwd)"
 source "$ROOT/hack/versions.env"
 PROC_ROOT="${GARDENER_IPV6_PROC_ROOT:-/proc}"
 FS_ROOT="${GARDENER_IPV6_FS_ROOT:-}"
+euid="${GARDENER_IPV6_EUID:-$EUID}"
+[[ "$euid" =~ ^[0-9]+$ ]] || euid=$EUID
 
 # The Node version package.json's engines ask for ("node": ">=20.9").
 MIN_NODE_VERSION=20
@@ -58,7 +73,11 @@ MIN_INOTIFY_INSTANCES=512
 MIN_INOTIFY_WATCHES=65536
 
 usage() {
-  echo "usage: $0 build [NAME...] | up [--ipv6-only] [--no-machines] [--raise-sysctls] [--build-binaries[=NAME,...]] | test [--build-binaries[=NAME,...]]" >&2
+  echo "usage: $0 build [NAME...] [--install]
+       $0 up [--ipv6-only] [--no-machines] [--raise-sysctls] [--build-binaries[=NAME,...]] [--install]
+       $0 test [--build-binaries[=NAME,...]] [--install]
+       $0 all [--install]
+  all: every prerequisite of the README's paths at once; --install: as root, installs what is missing" >&2
   exit 2
 }
 
@@ -69,8 +88,12 @@ machines=1
 raise_sysctls=0
 build_binaries=0
 build_names=()
+install=0
+recheck_args=() # the arguments but --install, for the check after installing
 for arg in "$@"; do
+  [[ "$arg" == --install ]] || recheck_args+=("$arg")
   case "$arg" in
+    --install) install=1 ;;
     --ipv6-only)
       [[ "$purpose" == up ]] || usage
       ipv6_only=1
@@ -103,6 +126,7 @@ missing=()
 packages=()
 warnings=()
 sysctls=()
+set_sysctls=0 # a kernel setting in sysctls is missing, not only low
 raised=()
 declare -A checked=()
 
@@ -263,7 +287,7 @@ want_sysctl() {
   [[ -r "$file" ]] || return 0
   read -r have <"$file" || true
   [[ "$have" =~ ^[0-9]+$ ]] || return 0
-  if ((have < $2)) && [[ $raise_sysctls -eq 1 && $EUID -eq 0 ]] && { echo "$2" >"$file"; } 2>/dev/null; then
+  if ((have < $2)) && [[ $raise_sysctls -eq 1 && $euid -eq 0 ]] && { echo "$2" >"$file"; } 2>/dev/null; then
     raised+=("$1 from $have to $2 ($3)")
   elif ((have < $2)); then
     warnings+=("$1 is $have, below $2 ($3)")
@@ -284,8 +308,33 @@ need_machines() {
     'kubelet then fails to watch with "no space left on device"'
 }
 
+# The kind seed's IPv6 and dual-stack clusters need what hack/local/lib.sh requires of the host: IPv6, and IPv6
+# forwarding, or their pods get no route out. A setting to change goes on the one `sysctl -w` line.
+need_ipv6_forwarding() {
+  local conf="$PROC_ROOT/sys/net/ipv6/conf/all" have=""
+  if [[ ! -r "$conf/forwarding" ]]; then
+    lack "IPv6, for the kind seed: $conf/forwarding not found (IPv6 is off on this host: boot without ipv6.disable=1)"
+    return
+  fi
+  read -r have <"$conf/forwarding" || true
+  if [[ "$have" != 1 ]]; then
+    lack "IPv6 forwarding, without which the kind seed's pods get no route out:
+      net.ipv6.conf.all.forwarding is ${have:-empty}, not 1 (set with the \`sysctl -w\` line below)"
+    sysctls+=(net.ipv6.conf.all.forwarding=1)
+    set_sysctls=1
+  fi
+  [[ -r "$conf/disable_ipv6" ]] || return 0
+  read -r have <"$conf/disable_ipv6" || true
+  if [[ "$have" != 0 ]]; then
+    lack "IPv6 on this host's interfaces, for the kind seed:
+      net.ipv6.conf.all.disable_ipv6 is ${have:-empty}, not 0 (set with the \`sysctl -w\` line below)"
+    sysctls+=(net.ipv6.conf.all.disable_ipv6=0)
+    set_sysctls=1
+  fi
+}
+
 need_root() {
-  [[ $EUID -eq 0 ]] || lack "root: $1"
+  [[ $euid -eq 0 ]] || lack "root: $1"
 }
 
 need_up() {
@@ -293,7 +342,8 @@ need_up() {
   need named bind9 "BIND9, the DNS server of the shoots' records"
   need openssl openssl "openssl, for the control plane's certificates"
   need setpriv util-linux "setpriv, which ties the started processes' lives to ours"
-  if [[ $EUID -eq 0 ]]; then
+  # `all` checks what `up` needs as root, whoever runs the check.
+  if [[ $euid -eq 0 || "$purpose" == all ]]; then
     need ip iproute2 "iproute2, for the network namespaces of the shoots' control planes and machines"
     [[ $machines -eq 1 ]] && need_machines
   fi
@@ -304,6 +354,14 @@ need_up() {
   [[ $build_binaries -eq 1 ]] && need_build "${build_names[@]}"
 }
 
+need_test() {
+  need_up
+  need ip iproute2 "iproute2, for the IPv6-only test network namespace"
+  need named-checkconf bind9-utils "BIND9's tools, for the DNS tests"
+  need dig dnsutils "dig, for the DNS tests"
+  need shellcheck shellcheck "shellcheck, which the tests run on hack/"
+}
+
 case "$purpose" in
   build)
     need_build "${build_names[@]}"
@@ -312,22 +370,27 @@ case "$purpose" in
     need_up
     ;;
   test)
-    need_up
-    need ip iproute2 "iproute2, for the IPv6-only test network namespace"
-    need named-checkconf bind9-utils "BIND9's tools, for the DNS tests"
-    need dig dnsutils "dig, for the DNS tests"
-    need shellcheck shellcheck "shellcheck, which the tests run on hack/"
+    need_test
     # Optional: the kind seed's e2e test (test/kind) skips itself without them.
     for tool in docker:docker.io debootstrap:debootstrap jq:jq; do
       command -v "${tool%%:*}" >/dev/null 2>&1 ||
         warnings+=("\`${tool%%:*}\` not found (Debian package ${tool#*:}): the kind seed's e2e test (test/kind) is skipped")
     done
     ;;
+  all)
+    # debootstrap builds agnhost's files (the agnhost-rootfs binary) and the kind seed's images.
+    need debootstrap debootstrap "debootstrap, for agnhost's files and the kind seed's images (from Debian's packages)"
+    need_build
+    need_test
+    need docker docker.io "Docker, which runs the kind seed's nodes"
+    need jq jq "jq, which the kind seed's image build and Docker's runtime wrapper edit JSON with"
+    need_ipv6_forwarding
+    ;;
   *) usage ;;
 esac
 
 sudo=""
-[[ $EUID -eq 0 ]] || sudo="sudo "
+[[ $euid -eq 0 ]] || sudo="sudo "
 {
   if [[ ${#missing[@]} -gt 0 ]]; then
     echo "error: missing prerequisites ($purpose):"
@@ -344,8 +407,47 @@ sudo=""
   if [[ ${#warnings[@]} -gt 0 ]]; then
     echo "warning: kernel settings too low for the machines ($purpose):"
     for w in "${warnings[@]}"; do echo "  - $w"; done
-    echo "raise them with (and in /etc/sysctl.d/ to keep them after a reboot):"
+  fi
+  if [[ ${#sysctls[@]} -gt 0 ]]; then
+    if [[ $set_sysctls -eq 1 ]]; then
+      echo "set the kernel settings with (and in /etc/sysctl.d/ to keep them after a reboot):"
+    else
+      echo "raise them with (and in /etc/sysctl.d/ to keep them after a reboot):"
+    fi
     echo "  ${sudo}sysctl -w ${sysctls[*]}"
   fi
 } >&2
-[[ ${#missing[@]} -eq 0 ]]
+status=0
+[[ ${#missing[@]} -eq 0 ]] || status=1
+
+# --install: what the lines above name, as root, then the check again.
+[[ $install -eq 1 && (${#packages[@]} -gt 0 || ${#sysctls[@]} -gt 0) ]] || exit $status
+if [[ $euid -ne 0 ]]; then
+  echo "--install: not run, it needs root: run the line(s) above, or this check as root" >&2
+  exit 1
+fi
+{
+  if [[ ${#packages[@]} -gt 0 ]]; then
+    if ! command -v apt-get >/dev/null 2>&1; then
+      echo "--install: \`apt-get\` not found: install the Debian packages above with this system's package manager"
+    else
+      echo "--install: apt-get update, then the install line above"
+      export DEBIAN_FRONTEND=noninteractive
+      { apt-get update && apt-get install -y --no-install-recommends "${packages[@]}"; } >&2 ||
+        echo "--install: apt-get failed (above)"
+    fi
+  fi
+  if [[ ${#sysctls[@]} -gt 0 ]]; then
+    if ! command -v sysctl >/dev/null 2>&1; then
+      echo "--install: \`sysctl\` not found (Debian package procps): the kernel settings above are not set"
+    else
+      echo "--install: the sysctl line above (until the next reboot)"
+      sysctl -w "${sysctls[@]}" >&2 || echo "--install: sysctl failed (above)"
+    fi
+  fi
+  echo "--install: checking again ($purpose)"
+} >&2
+"$BASH" "${BASH_SOURCE[0]}" "$purpose" "${recheck_args[@]}"
+status=$?
+[[ $status -ne 0 ]] || echo "--install: all prerequisites present ($purpose)" >&2
+exit $status

@@ -2,7 +2,8 @@
  * hack/check-prerequisites.sh, the one list of what the machine needs, run with a fake PATH (stubs, or links to the
  * host's tools), an empty PKG_CONFIG_LIBDIR and fake / and /proc folders: everything missing is named with its Debian
  * package, in one message with one `apt-get install` line. hack/ensure-binaries.sh runs it before any build, and `up`
- * before it starts anything.
+ * before it starts anything; `all` checks every path of the README at once, and `--install` runs the line (stubs of
+ * apt-get and sysctl here, with the user id overridden).
  */
 import { spawnSync } from 'node:child_process';
 import {
@@ -47,8 +48,8 @@ const TEST_TOOLS = ['ip', 'named-checkconf', 'dig', 'shellcheck'];
 
 /**
  * A PATH holding bash, stubs of these commands and links to the host's `links`. A stub `go` reports Go `go`, a stub
- * `node` Node `node`, a stub `cc` finds libc.a at `libc` (in the fake / of fakeRoot()), other stubs exit 0 (so a stub
- * `pkg-config` finds every library).
+ * `node` Node `node`, a stub `cc` finds libc.a at `libc` (in the fake / of fakeRoot()), a stub `pkg-config` finds a
+ * library whose .pc file is in a folder of PKG_CONFIG_LIBDIR, other stubs exit 0.
  */
 function fakePath(
   stubs: readonly string[],
@@ -64,7 +65,9 @@ function fakePath(
           ? `echo v${opts.node ?? '20.19.0'}`
           : command === 'cc'
             ? `echo ${opts.libc ?? 'libc.a'}`
-            : 'exit 0';
+            : command === 'pkg-config'
+              ? 'IFS=:; for d in $PKG_CONFIG_LIBDIR; do [ -f "$d/$2.pc" ] && exit 0; done; exit 1'
+              : 'exit 0';
     writeFileSync(join(dir, command), `#!${BASH}\n${body}\n`);
     chmodSync(join(dir, command), 0o755);
   }
@@ -74,15 +77,26 @@ function fakePath(
 
 /**
  * A fake / (GARDENER_IPV6_FS_ROOT) and /proc (GARDENER_IPV6_PROC_ROOT): optionally a busybox at bin/busybox (static, or
- * naming a loader as a dynamically linked one does), libc.a, and the inotify limits (default: above the minimums).
+ * naming a loader as a dynamically linked one does), libc.a, libseccomp.pc (in `pkgConfig`, a folder for
+ * PKG_CONFIG_LIBDIR), net.ipv6.conf.all.forwarding and disable_ipv6, and the inotify limits (default: above the
+ * minimums).
  */
 function fakeRoot(
-  opts: { busybox?: 'static' | 'dynamic'; libc?: boolean; instances?: number; watches?: number } = {},
-): { fs: string; proc: string; libc: string } {
+  opts: {
+    busybox?: 'static' | 'dynamic';
+    libc?: boolean;
+    libseccomp?: boolean;
+    forwarding?: number;
+    disableIpv6?: number;
+    instances?: number;
+    watches?: number;
+  } = {},
+): { fs: string; proc: string; libc: string; pkgConfig: string } {
   const dir = tempDir();
   const fs = join(dir, 'fs');
   const proc = join(dir, 'proc');
   const libc = join(fs, 'usr', 'lib', 'x86_64-linux-gnu', 'libc.a');
+  const pkgConfig = join(fs, 'usr', 'lib', 'x86_64-linux-gnu', 'pkgconfig');
   mkdirSync(join(fs, 'bin'), { recursive: true });
   if (opts.busybox) {
     const loader = opts.busybox === 'dynamic' ? '/lib64/ld-linux-x86-64.so.2\0' : '';
@@ -93,10 +107,18 @@ function fakeRoot(
     mkdirSync(join(libc, '..'), { recursive: true });
     writeFileSync(libc, '!<arch>\n');
   }
+  if (opts.libseccomp) {
+    mkdirSync(pkgConfig, { recursive: true });
+    writeFileSync(join(pkgConfig, 'libseccomp.pc'), 'Name: libseccomp\nVersion: 2.5.4\nLibs: -lseccomp\n');
+  }
+  const ipv6 = join(proc, 'sys', 'net', 'ipv6', 'conf', 'all');
+  if (opts.forwarding !== undefined || opts.disableIpv6 !== undefined) mkdirSync(ipv6, { recursive: true });
+  if (opts.forwarding !== undefined) writeFileSync(join(ipv6, 'forwarding'), `${opts.forwarding}\n`);
+  if (opts.disableIpv6 !== undefined) writeFileSync(join(ipv6, 'disable_ipv6'), `${opts.disableIpv6}\n`);
   mkdirSync(join(proc, 'sys', 'fs', 'inotify'), { recursive: true });
   writeFileSync(join(proc, 'sys', 'fs', 'inotify', 'max_user_instances'), `${opts.instances ?? 8192}\n`);
   writeFileSync(join(proc, 'sys', 'fs', 'inotify', 'max_user_watches'), `${opts.watches ?? 1048576}\n`);
-  return { fs, proc, libc };
+  return { fs, proc, libc, pkgConfig };
 }
 
 function check(args: string[], opts: { path: string; root?: ReturnType<typeof fakeRoot>; env?: NodeJS.ProcessEnv }) {
@@ -124,6 +146,8 @@ function aptPackages(stderr: string): string[] {
 }
 
 const sudo = asRoot ? '' : 'sudo ';
+/** A user id that is not root's, for GARDENER_IPV6_EUID. */
+const NON_ROOT = '1000';
 
 describe('hack/check-prerequisites.sh build', () => {
   it('names everything hack/ensure-binaries.sh needs, with one install line', () => {
@@ -319,6 +343,279 @@ describe('hack/check-prerequisites.sh test', () => {
     const named = aptPackages(run.stderr);
     expect(named).toEqual(expect.arrayContaining(['libseccomp-dev', 'pkg-config', 'gcc', 'libc6-dev', 'dnsutils']));
     for (const p of named) expect(installed, p).toContain(p);
+  });
+});
+
+describe('hack/check-prerequisites.sh all', () => {
+  /** Every Debian package `all` can ask for, with the commands (on PATH) and files (in the fake /) it stands for. */
+  const PACKAGES: Record<string, { commands?: readonly string[]; file?: 'busybox' | 'libc' | 'libseccomp' }> = {
+    debootstrap: { commands: ['debootstrap'] },
+    gcc: { commands: ['cc'] },
+    'libc6-dev': { file: 'libc' },
+    'pkg-config': { commands: ['pkg-config'] },
+    'libseccomp-dev': { file: 'libseccomp' },
+    bind9: { commands: ['named'] },
+    openssl: { commands: ['openssl'] },
+    'util-linux': { commands: ['setpriv', 'nsenter', 'unshare'] },
+    iproute2: { commands: ['ip'] },
+    'busybox-static': { file: 'busybox' },
+    nftables: { commands: ['nft'] },
+    conntrack: { commands: ['conntrack'] },
+    procps: { commands: ['sysctl'] },
+    'bind9-utils': { commands: ['named-checkconf'] },
+    dnsutils: { commands: ['dig'] },
+    shellcheck: { commands: ['shellcheck'] },
+    'docker.io': { commands: ['docker'] },
+    jq: { commands: ['jq'] },
+  };
+
+  /**
+   * A machine with everything `all` checks but the `lacking` Debian packages' commands and files (Go and Node are
+   * stubs of new enough versions), IPv6 forwarding `forwarding` (default 1), and the user id `euid`.
+   */
+  function machine(
+    lacking: readonly string[] = [],
+    opts: { forwarding?: number; disableIpv6?: number; instances?: number; euid?: string } = {},
+  ) {
+    const gone = lacking.map((p) => PACKAGES[p]!);
+    const lacks = (file: string) => gone.some((p) => p.file === file);
+    const root = fakeRoot({
+      busybox: lacks('busybox') ? undefined : 'static',
+      libc: !lacks('libc'),
+      libseccomp: !lacks('libseccomp'),
+      forwarding: opts.forwarding ?? 1,
+      disableIpv6: opts.disableIpv6,
+      instances: opts.instances,
+    });
+    const commands = Object.values(PACKAGES)
+      .flatMap((p) => p.commands ?? [])
+      .filter((c) => !gone.some((p) => p.commands?.includes(c)));
+    const path = fakePath(['go', 'node', ...commands], { libc: root.libc });
+    const env = { PKG_CONFIG_LIBDIR: root.pkgConfig, GARDENER_IPV6_EUID: opts.euid ?? '0' };
+    return { path, root, env };
+  }
+
+  /** The `sysctl -w` command lines of the output. */
+  const sysctlLines = (stderr: string) => stderr.split('\n').filter((l) => /^ {2}(?:sudo )?sysctl -w /.test(l));
+
+  it.each(Object.keys(PACKAGES))(
+    'names %s alone, as root and not, when only its commands or files are missing',
+    (pkg) => {
+      for (const euid of ['0', NON_ROOT]) {
+        const { path, root, env } = machine([pkg], { euid });
+        const run = check(['all'], { path, root, env });
+        expect(run.code, euid).toBe(1);
+        expect(run.stderr, euid).toContain('error: missing prerequisites (all):');
+        expect(run.stderr, euid).toContain(`(Debian package ${pkg})`);
+        expect(aptPackages(run.stderr), euid).toEqual([pkg]);
+        expect(run.stderr, euid).toContain(
+          `\n  ${euid === '0' ? '' : 'sudo '}apt-get install -y --no-install-recommends ${pkg}\n`,
+        );
+        expect(sysctlLines(run.stderr), euid).toEqual([]);
+      }
+    },
+  );
+
+  it('names every package once, in one line, when everything is missing (all of them ones .ci/run installs)', () => {
+    const run = check(['all'], { path: fakePath([]), root: fakeRoot({ forwarding: 1 }) });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`Go >= ${MIN_GO} to build the binaries: \`go\` not found`);
+    expect(run.stderr).toContain(`Node >= ${MIN_NODE}: \`node\` not found`);
+    const named = aptPackages(run.stderr);
+    expect(new Set(named).size).toBe(named.length);
+    expect([...named].sort()).toEqual(Object.keys(PACKAGES).sort());
+    // util-linux stands for three commands, debootstrap for two purposes: each is named once.
+    expect(run.stderr.match(/`debootstrap` not found/g)).toHaveLength(1);
+    expect(run.stderr.match(/\(Debian package util-linux\)/g)).toHaveLength(3);
+    // Errors, not the warnings of `test`.
+    expect(run.stderr).not.toContain('is skipped');
+    const ci = readFileSync(join(ROOT, '.ci', 'run'), 'utf8');
+    const installed = /^PACKAGES=\(([^)]*)\)/m.exec(ci)![1]!.split(/\s+/).filter(Boolean);
+    for (const p of named) expect(installed, p).toContain(p);
+  });
+
+  it('passes silently when everything is there, as root and not', () => {
+    for (const euid of ['0', NON_ROOT]) {
+      const { path, root, env } = machine([], { euid });
+      expect(check(['all'], { path, root, env }), euid).toEqual({ code: 0, stderr: '' });
+      // Nothing to install: --install has nothing to do, and says nothing.
+      expect(check(['all', '--install'], { path, root, env }), euid).toEqual({ code: 0, stderr: '' });
+    }
+  });
+
+  it('names IPv6 forwarding that is off, with one sysctl line (the inotify limits on it too)', () => {
+    const off = machine([], { forwarding: 0 });
+    const run = check(['all'], off);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('net.ipv6.conf.all.forwarding is 0, not 1');
+    expect(run.stderr).not.toContain('apt-get');
+    expect(sysctlLines(run.stderr)).toEqual(['  sysctl -w net.ipv6.conf.all.forwarding=1']);
+    const user = machine([], { forwarding: 0, euid: NON_ROOT });
+    expect(sysctlLines(check(['all'], user).stderr)).toEqual(['  sudo sysctl -w net.ipv6.conf.all.forwarding=1']);
+    // Low inotify limits stay warnings, on the same one line.
+    const low = check(['all'], machine(['jq'], { forwarding: 0, instances: 128 }));
+    expect(low.code).toBe(1);
+    expect(low.stderr).toContain('fs.inotify.max_user_instances is 128, below 512');
+    expect(aptPackages(low.stderr)).toEqual(['jq']);
+    expect(sysctlLines(low.stderr)).toEqual([
+      '  sysctl -w fs.inotify.max_user_instances=512 net.ipv6.conf.all.forwarding=1',
+    ]);
+    // Only the warning: passes, as for `up`.
+    expect(check(['all'], machine([], { instances: 128 })).code).toBe(0);
+  });
+
+  it('names IPv6 that is off or disabled on the host, as hack/local/lib.sh', () => {
+    const { path, env } = machine();
+    const noIpv6 = check(['all'], { path, root: fakeRoot({ busybox: 'static', libc: true, libseccomp: true }), env });
+    expect(noIpv6.code).toBe(1);
+    expect(noIpv6.stderr).toContain('/sys/net/ipv6/conf/all/forwarding not found');
+    expect(sysctlLines(noIpv6.stderr)).toEqual([]);
+    const disabled = check(['all'], machine([], { forwarding: 0, disableIpv6: 1 }));
+    expect(disabled.code).toBe(1);
+    expect(disabled.stderr).toContain('net.ipv6.conf.all.disable_ipv6 is 1, not 0');
+    expect(sysctlLines(disabled.stderr)).toEqual([
+      '  sysctl -w net.ipv6.conf.all.forwarding=1 net.ipv6.conf.all.disable_ipv6=0',
+    ]);
+    expect(check(['all'], machine([], { disableIpv6: 0 })).code).toBe(0);
+  });
+
+  it('refuses the flags of the other purposes (exit 2)', () => {
+    const { path, root, env } = machine();
+    for (const args of [['--no-machines'], ['--ipv6-only'], ['--raise-sysctls'], ['--build-binaries'], ['runc']]) {
+      expect(check(['all', ...args], { path, root, env }).code, args[0]).toBe(2);
+    }
+  });
+});
+
+describe('hack/check-prerequisites.sh --install', () => {
+  const CHMOD = which('chmod')!;
+
+  /**
+   * Stubs of apt-get and sysctl put into the fake PATH `bin`, which log their arguments (apt-get with its
+   * DEBIAN_FRONTEND): `apt-get install` puts stubs of the commands `provides` lists for the packages it is given into
+   * `bin` (as installing them would), `sysctl -w` writes the settings into the fake /proc; with `failUpdate`
+   * `apt-get update` fails. Returns the logs' paths.
+   */
+  function installStubs(
+    bin: string,
+    provides: Record<string, readonly string[]>,
+    opts: { failUpdate?: boolean } = {},
+  ): { aptLog: string; sysctlLog: string } {
+    const logs = tempDir();
+    const aptLog = join(logs, 'apt-get.log');
+    const sysctlLog = join(logs, 'sysctl.log');
+    const cases = Object.entries(provides).map(
+      ([pkg, commands]) =>
+        `    ${pkg}) for c in ${commands.join(' ')}; do printf '#!%s\\nexit 0\\n' '${BASH}' >"${bin}/$c"; '${CHMOD}' 755 "${bin}/$c"; done ;;`,
+    );
+    const apt = [
+      `#!${BASH}`,
+      `echo "DEBIAN_FRONTEND=$DEBIAN_FRONTEND $*" >>'${aptLog}'`,
+      `[ "$1" = update ] && exit ${opts.failUpdate ? 100 : 0}`,
+      'shift',
+      'for p in "$@"; do',
+      '  case "$p" in',
+      ...cases,
+      '  esac',
+      'done',
+    ];
+    const sysctl = [
+      `#!${BASH}`,
+      `echo "$*" >>'${sysctlLog}'`,
+      '[ "$1" = -w ] && shift',
+      'for kv in "$@"; do k="${kv%%=*}"; echo "${kv#*=}" >"$GARDENER_IPV6_PROC_ROOT/sys/${k//.//}"; done',
+    ];
+    for (const [name, lines] of [
+      ['apt-get', apt],
+      ['sysctl', sysctl],
+    ] as const) {
+      writeFileSync(join(bin, name), `${lines.join('\n')}\n`);
+      chmodSync(join(bin, name), 0o755);
+    }
+    return { aptLog, sysctlLog };
+  }
+  const logLines = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n') : []);
+
+  /** What `all` needs, on a fake PATH without jq and debootstrap, with IPv6 forwarding off, as user `euid`. */
+  function lackingJqAndDebootstrap(euid: string) {
+    const root = fakeRoot({ busybox: 'static', libc: true, libseccomp: true, forwarding: 0 });
+    const tools = ['go', 'cc', 'pkg-config', ...UP_TOOLS, ...MACHINE_TOOLS, ...TEST_TOOLS, 'docker'];
+    const path = fakePath(tools, { libc: root.libc });
+    return { path, root, env: { PKG_CONFIG_LIBDIR: root.pkgConfig, GARDENER_IPV6_EUID: euid } };
+  }
+
+  it('as root runs apt-get update, then the one install line, sets the kernel settings, and checks again', () => {
+    const machine = lackingJqAndDebootstrap('0');
+    const { aptLog, sysctlLog } = installStubs(machine.path, { jq: ['jq'], debootstrap: ['debootstrap'] });
+    const run = check(['all', '--install'], machine);
+    expect(logLines(aptLog)).toEqual([
+      'DEBIAN_FRONTEND=noninteractive update',
+      'DEBIAN_FRONTEND=noninteractive install -y --no-install-recommends debootstrap jq',
+    ]);
+    expect(logLines(sysctlLog)).toEqual(['-w net.ipv6.conf.all.forwarding=1']);
+    const forwarding = join(machine.root.proc, 'sys', 'net', 'ipv6', 'conf', 'all', 'forwarding');
+    expect(readFileSync(forwarding, 'utf8').trim()).toBe('1');
+    // The first check named them; the second finds everything.
+    expect(run.stderr).toContain('  apt-get install -y --no-install-recommends debootstrap jq\n');
+    expect(run.stderr.match(/error: missing prerequisites/g)).toHaveLength(1);
+    expect(run.stderr).toContain('--install: all prerequisites present (all)');
+    expect(run.code).toBe(0);
+  });
+
+  it('as root exits with the second check: what is still missing is named again', () => {
+    const machine = lackingJqAndDebootstrap('0');
+    const { aptLog } = installStubs(machine.path, { debootstrap: ['debootstrap'] });
+    const run = check(['all', '--install'], machine);
+    expect(logLines(aptLog)).toHaveLength(2);
+    expect(run.code).toBe(1);
+    expect(run.stderr.match(/error: missing prerequisites \(all\):/g)).toHaveLength(2);
+    expect(run.stderr.split('--install: checking again (all)')[1]).toContain(
+      '  apt-get install -y --no-install-recommends jq\n',
+    );
+  });
+
+  it('as root does not install when apt-get update fails, nor without apt-get', () => {
+    const machine = lackingJqAndDebootstrap('0');
+    const { aptLog } = installStubs(machine.path, { jq: ['jq'], debootstrap: ['debootstrap'] }, { failUpdate: true });
+    const failed = check(['all', '--install'], machine);
+    expect(logLines(aptLog)).toEqual(['DEBIAN_FRONTEND=noninteractive update']);
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toContain('--install: apt-get failed');
+    const without = lackingJqAndDebootstrap('0');
+    const run = check(['all', '--install'], without);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('--install: `apt-get` not found');
+  });
+
+  it('works with every purpose, for what that purpose names', () => {
+    for (const args of [['build'], ['up', '--build-binaries'], ['test', '--build-binaries'], ['all']]) {
+      const root = fakeRoot({ busybox: 'static', libc: true, libseccomp: true, forwarding: 1 });
+      const tools = ['go', 'pkg-config', ...UP_TOOLS, ...MACHINE_TOOLS, ...TEST_TOOLS, 'docker', 'jq', 'debootstrap'];
+      const path = fakePath(tools);
+      const { aptLog } = installStubs(path, { gcc: ['cc'] });
+      const env = { PKG_CONFIG_LIBDIR: root.pkgConfig, GARDENER_IPV6_EUID: '0' };
+      const run = check([...args, '--install'], { path, root, env });
+      expect(logLines(aptLog), args[0]).toEqual([
+        'DEBIAN_FRONTEND=noninteractive update',
+        'DEBIAN_FRONTEND=noninteractive install -y --no-install-recommends gcc',
+      ]);
+      expect(run.code, args[0]).toBe(0);
+    }
+  });
+
+  it('not as root prints the lines with sudo and runs nothing (exit 1)', () => {
+    const machine = lackingJqAndDebootstrap(NON_ROOT);
+    const { aptLog, sysctlLog } = installStubs(machine.path, { jq: ['jq'], debootstrap: ['debootstrap'] });
+    const run = check(['all', '--install'], machine);
+    expect(run.code).toBe(1);
+    expect(aptPackages(run.stderr)).toEqual(['debootstrap', 'jq']);
+    expect(run.stderr).toContain('\n  sudo apt-get install -y --no-install-recommends debootstrap jq\n');
+    expect(run.stderr).toContain('\n  sudo sysctl -w net.ipv6.conf.all.forwarding=1\n');
+    expect(run.stderr).toContain('--install: not run, it needs root');
+    expect(existsSync(aptLog)).toBe(false);
+    expect(existsSync(sysctlLog)).toBe(false);
+    const forwarding = join(machine.root.proc, 'sys', 'net', 'ipv6', 'conf', 'all', 'forwarding');
+    expect(readFileSync(forwarding, 'utf8').trim()).toBe('0');
   });
 });
 
