@@ -4,10 +4,16 @@
  * `maxObjectKeys` keys is refused by a pre-scan
  * of each chunk (see json-scan.ts) before it is parsed, and from that point on nothing of it is kept. Pure: the server
  * feeds it chunks, tests feed it strings.
+ *
+ * Duplicate keys: JSON.parse keeps the last of two equal keys, so a decoded body with fewer keys than the pre-scan
+ * counted named one twice; only then is the text read again, to name it. The one walk that counts the decoded keys
+ * also learns whether the review's objects hold a null-valued key or a `__proto__` key, and marks those that hold
+ * neither, so that decoding them doesn't walk them again for either (plain-json.ts).
  */
 import { firstDuplicateKey } from '../apis/meta/json-duplicates.js';
+import { markPlainJSON } from '../apis/meta/plain-json.js';
 import { JSONBodyScanner } from './json-scan.js';
-import { ADMISSION_API_VERSION, type AdmissionReview } from './review.js';
+import { ADMISSION_API_VERSION, type AdmissionRequest, type AdmissionReview } from './review.js';
 
 export interface BodyLimits {
   /** Larger bodies are refused with 413. */
@@ -61,6 +67,11 @@ export class ReviewBodyReader {
     return this.failure;
   }
 
+  /** The keys of the body so far, as the pre-scan counts them. */
+  get keys(): number {
+    return this.scanner.totalKeys;
+  }
+
   /** Bytes held (what this body costs in memory now). */
   get keptBytes(): number {
     return (this.buffer?.length ?? 0) + this.chunks.reduce((sum, c) => sum + c.length, 0);
@@ -75,6 +86,11 @@ export class ReviewBodyReader {
     if (!verdict.ok) return this.refuse(new BodyRefusal(400, verdict.reason, this.scanner.uid));
     if (this.buffer && this.size <= this.buffer.length) this.buffer.set(chunk, this.size - chunk.length);
     else this.chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length));
+  }
+
+  /** The body as an AdmissionReview, once it ended; throws the refusal, or why it is no review ({@link parseReview}). */
+  review(): AdmissionReview {
+    return parseReview(this.body(), this.keys);
   }
 
   /** The whole body, once it ended; throws the refusal. */
@@ -97,8 +113,12 @@ export class ReviewBodyReader {
   }
 }
 
-/** The body as an AdmissionReview with a request; a {@link BodyRefusal} (400) otherwise. */
-export function parseReview(body: Buffer): AdmissionReview {
+/**
+ * The body as an AdmissionReview with a request; a {@link BodyRefusal} (400) otherwise. `scannedKeys` is the
+ * pre-scan's count of the body's keys ({@link JSONBodyScanner.totalKeys}); without it, the text is searched for
+ * duplicate keys instead.
+ */
+export function parseReview(body: Buffer, scannedKeys?: number): AdmissionReview {
   let value: unknown;
   const text = body.toString('utf8');
   try {
@@ -106,10 +126,18 @@ export function parseReview(body: Buffer): AdmissionReview {
   } catch (e) {
     throw new BodyRefusal(400, `the body is not JSON: ${(e as Error).message}`);
   }
+  const review = value as Partial<AdmissionReview> | null;
+  const request: Partial<AdmissionRequest> | undefined = isObject(review) ? review.request : undefined;
+  const object = isObject(request) ? request.object : undefined;
+  const oldObject = isObject(request) ? request.oldObject : undefined;
   // JSON.parse keeps the last of two equal keys: what the webhook judged would not be what the client wrote.
-  const duplicate = firstDuplicateKey(text);
-  if (duplicate !== undefined) {
-    const uid = (value as { request?: { uid?: unknown } } | null)?.request?.uid;
+  const rest = walkJSON(value, object, oldObject);
+  const objectFacts = walkJSON(object);
+  const oldObjectFacts = walkJSON(oldObject);
+  const keys = rest.keys + objectFacts.keys + oldObjectFacts.keys;
+  if (scannedKeys === undefined ? firstDuplicateKey(text) !== undefined : keys !== scannedKeys) {
+    const duplicate = firstDuplicateKey(text) ?? '<unknown>';
+    const uid = isObject(request) ? request.uid : undefined;
     throw new BodyRefusal(
       400,
       `duplicate field "${duplicate}": an object of the body names it twice (the API server's strict decoding ` +
@@ -117,7 +145,6 @@ export function parseReview(body: Buffer): AdmissionReview {
       typeof uid === 'string' && uid !== '' && duplicate !== 'request.uid' ? uid : undefined,
     );
   }
-  const review = value as Partial<AdmissionReview> | null;
   if (typeof review !== 'object' || review === null || Array.isArray(review)) {
     throw new BodyRefusal(400, 'the body is not an AdmissionReview');
   }
@@ -128,10 +155,11 @@ export function parseReview(body: Buffer): AdmissionReview {
         `apiVersion ${JSON.stringify(review.apiVersion ?? null)}`,
     );
   }
-  const request = review.request;
-  if (typeof request !== 'object' || request === null || typeof request.uid !== 'string' || request.uid === '') {
+  if (!isObject(request) || typeof request.uid !== 'string' || request.uid === '') {
     throw new BodyRefusal(400, 'the AdmissionReview has no request with a uid');
   }
+  if (objectFacts.plain && isObject(object)) markPlainJSON(object);
+  if (oldObjectFacts.plain && isObject(oldObject)) markPlainJSON(oldObject);
   return review as AdmissionReview;
 }
 
@@ -139,5 +167,46 @@ export function parseReview(body: Buffer): AdmissionReview {
 export function decodeReviewBody(chunks: Iterable<Uint8Array>, limits: BodyLimits): AdmissionReview {
   const reader = new ReviewBodyReader(limits);
   for (const chunk of chunks) reader.push(chunk);
-  return parseReview(reader.body());
+  return reader.review();
+}
+
+const isObject = (value: unknown): value is object => typeof value === 'object' && value !== null;
+
+/** What one walk over decoded JSON finds: its objects' keys, and whether none is `__proto__` or holds null. */
+interface JSONFacts {
+  readonly keys: number;
+  readonly plain: boolean;
+}
+
+const NO_VALUE: JSONFacts = Object.freeze({ keys: 0, plain: true });
+
+/**
+ * Counts the keys of `root`'s objects (not descending into `skip` and `skip2`, walked on their own) and notes a
+ * null-valued key or an own `__proto__` key (JSON.parse makes one an own property). Iterative: the pre-scan bounds
+ * the depth, not the stack.
+ */
+function walkJSON(root: unknown, skip?: unknown, skip2?: unknown): JSONFacts {
+  if (!isObject(root)) return NO_VALUE;
+  const stack: object[] = [root];
+  let keys = 0;
+  let plain = true;
+  while (stack.length > 0) {
+    const current = stack.pop()!;
+    if (Array.isArray(current)) {
+      for (let i = 0; i < current.length; i++) {
+        const item: unknown = current[i];
+        if (typeof item === 'object' && item !== null) stack.push(item);
+      }
+      continue;
+    }
+    for (const key in current) {
+      keys++;
+      const item = (current as Record<string, unknown>)[key];
+      if (key === '__proto__') plain = false;
+      if (typeof item !== 'object') continue;
+      if (item === null) plain = false;
+      else if (item !== skip && item !== skip2) stack.push(item);
+    }
+  }
+  return { keys, plain };
 }

@@ -245,7 +245,7 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
       res.once('close', release);
     }
 
-    let body: Buffer;
+    let body: ReadBody;
     try {
       body = await readBody(req, bodyLimits);
     } catch (e) {
@@ -255,7 +255,7 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
     // back then (a client that sends a body and goes must not take its bytes out of the count).
     res.off('close', release);
     reviews.add(
-      body.length,
+      body.bytes.length,
       () => {
         // Its client went while it waited: nobody reads the answer.
         if (req.socket.destroyed) return release();
@@ -283,10 +283,10 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
   }
 
   /** Answers a review; synchronously when the seed lookup is (a promise only while it waits for a live read). */
-  function answer(body: Buffer, path: string, mode: AdmissionMode, res: ServerResponse): MaybePromise<void> {
+  function answer(body: ReadBody, path: string, mode: AdmissionMode, res: ServerResponse): MaybePromise<void> {
     let review: AdmissionReview;
     try {
-      review = parseReview(body);
+      review = parseReview(body.bytes, body.keys);
     } catch (e) {
       return refuse(res, path, mode, e);
     }
@@ -359,12 +359,18 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
   };
 }
 
+/** A body as read, and its keys as the pre-scan counted them (see decode.ts). */
+interface ReadBody {
+  readonly bytes: Buffer;
+  readonly keys: number;
+}
+
 /**
  * The body, refusing bodies over the limits ({@link BodyRefusal}): a body announced larger than the size limit at
  * once, one that grows larger as soon as it does, one the pre-scan refuses when it ends (what comes after the point
  * of refusal is read, to keep the connection usable, but not kept).
  */
-function readBody(req: IncomingMessage, limits: BodyLimits): Promise<Buffer> {
+function readBody(req: IncomingMessage, limits: BodyLimits): Promise<ReadBody> {
   const reader = new ReviewBodyReader(limits, contentLength(req));
   if (reader.refusal) {
     req.resume();
@@ -385,7 +391,7 @@ function readBody(req: IncomingMessage, limits: BodyLimits): Promise<Buffer> {
     req.on('end', () =>
       finish(() => {
         try {
-          resolve(reader.body());
+          resolve({ bytes: reader.body(), keys: reader.keys });
         } catch (e) {
           reject(e);
         }

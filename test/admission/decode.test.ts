@@ -8,6 +8,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BodyRefusal, decodeReviewBody, ReviewBodyReader, type BodyLimits } from '../../src/admission/decode.js';
 import { JSONBodyScanner } from '../../src/admission/json-scan.js';
+import { firstDuplicateKey } from '../../src/apis/meta/json-duplicates.js';
+import { isPlainJSON } from '../../src/apis/meta/plain-json.js';
 import { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_JSON_DEPTH, DEFAULT_MAX_JSON_VALUES } from '../../src/admission/server.js';
 
 const LIMITS: BodyLimits = {
@@ -213,5 +215,69 @@ describe('the decode path on deep and wide JSON (fuzz)', () => {
       ),
       { numRuns: 40 },
     );
+  });
+});
+
+describe('duplicate keys by count', () => {
+  const body = (object: string, rest = '') =>
+    `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u",${rest}"object":${object}}}`;
+
+  it.each([
+    ['an object key', body('{"a":1,"a":2}'), 'request.object.a'],
+    ['a key spelt with an escape', body('{"spec":{"n\\u0061me":1,"name":2}}'), 'request.object.spec.name'],
+    ['two __proto__ keys', body('{"__proto__":{"a":1},"__proto__":{}}'), 'request.object.__proto__'],
+    ['the old object', body('{}', '"oldObject":{"m":{"x":1,"x":1}},'), 'request.oldObject.m.x'],
+    ['the review', body('{}', '"operation":"CREATE","operation":"UPDATE",'), 'request.operation'],
+  ])('refuses %s named twice, wherever the chunks break', (_, text, path) => {
+    for (let cut = 0; cut <= text.length; cut++) {
+      expect(() => decodeReviewBody(chunksOf(text, [cut]), LIMITS)).toThrow(
+        new BodyRefusal(
+          400,
+          `duplicate field "${path}": an object of the body names it twice (the API server's strict decoding ` +
+            'refuses it too)',
+          'u',
+        ),
+      );
+    }
+  });
+
+  it('finds a duplicate exactly when the text names a key twice (property)', () => {
+    const key = fc.constantFrom('a', 'b', 'n\\u0061me', 'name', '__proto__', 'x:y', 'q\\"');
+    const json = fc.letrec<{ value: string }>((tie) => ({
+      value: fc.oneof(
+        { maxDepth: 4 },
+        fc.constantFrom('1', 'null', '"s,:{"', '[]', '{}'),
+        fc.array(tie('value'), { maxLength: 3 }).map((items) => `[${items.join(',')}]`),
+        fc
+          .array(fc.tuple(key, tie('value')), { maxLength: 4 })
+          .map((members) => `{${members.map(([k, v]) => `"${k}":${v}`).join(',')}}`),
+      ),
+    })).value;
+    fc.assert(
+      fc.property(json, json, fc.array(fc.nat(), { maxLength: 3 }), (object, old, cuts) => {
+        const text = body(object, `"oldObject":${old},`);
+        const duplicate = firstDuplicateKey(text);
+        let refusal: unknown;
+        try {
+          decodeReviewBody(chunksOf(text, cuts), LIMITS);
+        } catch (e) {
+          refusal = e;
+        }
+        if (duplicate === undefined) expect(refusal).toBeUndefined();
+        else expect((refusal as BodyRefusal).message).toContain(`duplicate field "${duplicate}"`);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("marks the review's objects that hold no null-valued key and no __proto__ key", () => {
+    const decode = (text: string) => decodeReviewBody([Buffer.from(text)], LIMITS).request!;
+    const plain = decode(body('{"a":[null,{"b":1}]}', '"oldObject":{"a":{"b":null}},'));
+    // A null in an array is no null-valued key.
+    expect(isPlainJSON(plain.object)).toBe(true);
+    expect(isPlainJSON(plain.oldObject)).toBe(false);
+    expect(isPlainJSON(decode(body('{"a":{"__proto__":{}}}')).object)).toBe(false);
+    // Nulls elsewhere in the review don't matter to the object.
+    expect(isPlainJSON(decode(body('{"a":1}', '"name":null,')).object)).toBe(true);
   });
 });

@@ -7,6 +7,7 @@
  */
 import type { z } from 'zod';
 import { FieldPath, invalid, type FieldError } from '../field/index.js';
+import { isPlainJSON } from './plain-json.js';
 import { defOf, type ZodDef } from './zod-def.js';
 
 const PROTO = '__proto__';
@@ -46,7 +47,7 @@ function hasProtoKey(value: unknown): boolean {
 
 /** Field errors for every `__proto__` key of `value` that decoding with `schema` would drop. Iterative. */
 export function droppedProtoKeys(schema: z.ZodType, value: unknown): FieldError[] {
-  if (!hasProtoKey(value)) return [];
+  if (isPlainJSON(value) || !hasProtoKey(value)) return [];
   const errors: FieldError[] = [];
   const stack: [z.ZodType, unknown, FieldPath | undefined][] = [[schema, value, undefined]];
   const at = (path: FieldPath | undefined, name: string) => (path ? path.child(name) : FieldPath.root(name));
