@@ -7,7 +7,8 @@
  *
  * Options: --kubeconfig FILE (the garden's; $KUBECONFIG when omitted), --shoot-kubeconfig FILE (instead of --shoot),
  * --focus REGEX (default: the sig-network conformance tests), --skip-file FILE, --report-dir DIR (default
- * .cache/conformance/<time>), --timeout 90m.
+ * .cache/conformance/<time>), --timeout 90m, --procs N (parallel Ginkgo nodes; default 4, or
+ * GARDENER_IPV6_CONFORMANCE_PROCS; 1 runs e2e.test alone).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -127,8 +128,10 @@ export interface ConformanceOptions {
   readonly reportDir: string;
   /** Ginkgo's suite timeout, e.g. `90m`. */
   readonly timeout?: string;
-  /** The e2e.test binary. @default .cache/bin/e2e.test, built by hack/ensure-binaries.sh */
-  readonly e2eTest?: string;
+  /** e2e.test and ginkgo. @default .cache/bin's, built by hack/ensure-binaries.sh */
+  readonly binaries?: E2EBinaries;
+  /** Parallel Ginkgo nodes; 1 runs e2e.test alone. @default defaultProcs() */
+  readonly procs?: number;
   /** Where kubectl is (some tests run it). @default .cache/bin */
   readonly binDir?: string;
   /** e2e.test's output, line by line. @default process.stdout */
@@ -141,38 +144,90 @@ export interface ConformanceRun extends Summary {
   readonly seconds: number;
 }
 
-/** Builds e2e.test if missing or stale (instant when cached). */
-export function ensureE2ETest(): string {
-  const r = spawnSync('bash', [join(ROOT, 'hack', 'ensure-binaries.sh'), 'e2e.test'], {
+export interface E2EBinaries {
+  readonly e2eTest: string;
+  /** The Ginkgo CLI of the version e2e.test requires, which runs it on parallel nodes. */
+  readonly ginkgo: string;
+}
+
+/**
+ * Builds e2e.test and ginkgo if missing or stale (instant when cached; waits for a build another run started). Inside
+ * `npm test`'s IPv6-only namespace, which has no route to the Go module proxy, the build runs in the host's network
+ * namespace (hack/test-in-netns.mjs names it in GARDENER_IPV6_HOST_NETNS).
+ */
+export function ensureE2EBinaries(): E2EBinaries {
+  const script = ['bash', join(ROOT, 'hack', 'ensure-binaries.sh'), '@test'];
+  const hostNetns = process.env.GARDENER_IPV6_NETNS ? process.env.GARDENER_IPV6_HOST_NETNS : undefined;
+  const argv = hostNetns ? ['nsenter', `--net=${hostNetns}`, '--', ...script] : script;
+  const r = spawnSync(argv[0]!, argv.slice(1), {
     stdio: ['ignore', 'inherit', 'inherit'],
     env: { ...process.env, GARDENER_IPV6_QUIET_CACHED: '1' },
   });
-  if (r.status !== 0) throw new Error(`hack/ensure-binaries.sh e2e.test failed (exit ${r.status})`);
-  return join(ROOT, '.cache', 'bin', 'e2e.test');
+  if (r.status !== 0) throw new Error(`hack/ensure-binaries.sh @test failed (exit ${r.status})`);
+  const bin = join(ROOT, '.cache', 'bin');
+  return { e2eTest: join(bin, 'e2e.test'), ginkgo: join(bin, 'ginkgo') };
+}
+
+/** Parallel Ginkgo nodes (GARDENER_IPV6_CONFORMANCE_PROCS, default 4): the tests mostly wait on the cluster. */
+export function defaultProcs(env: NodeJS.ProcessEnv = process.env): number {
+  const value = env.GARDENER_IPV6_CONFORMANCE_PROCS;
+  if (value === undefined || value === '') return 4;
+  if (!/^[1-9]\d*$/.test(value)) throw new Error(`GARDENER_IPV6_CONFORMANCE_PROCS=${value}: must be a positive number`);
+  return Number(value);
+}
+
+/**
+ * The command line that runs the focused tests: e2e.test itself on one node, else the Ginkgo CLI with PROCS parallel
+ * nodes over the prebuilt e2e.test (as Kubernetes' hack/ginkgo-e2e.sh runs it); Ginkgo's own flags go to the CLI,
+ * which hands each node its share, and the suite's flags after `--`.
+ */
+export function conformanceCommand(opts: {
+  readonly binaries: E2EBinaries;
+  readonly procs: number;
+  readonly ginkgoFlags: readonly string[];
+  readonly suiteFlags: readonly string[];
+}): string[] {
+  if (opts.procs <= 1) {
+    return [opts.binaries.e2eTest, ...opts.suiteFlags, ...opts.ginkgoFlags.map((f) => f.replace(/^--/, '--ginkgo.'))];
+  }
+  return [
+    opts.binaries.ginkgo,
+    `--procs=${opts.procs}`,
+    ...opts.ginkgoFlags,
+    opts.binaries.e2eTest,
+    '--',
+    ...opts.suiteFlags,
+  ];
 }
 
 /** Runs e2e.test with the focus against the cluster of `kubeconfig` and reads its JUnit report. */
 export async function runConformance(opts: ConformanceOptions): Promise<ConformanceRun> {
   const focus = opts.focus ?? SIG_NETWORK_CONFORMANCE;
   const skips = readSkips(opts.skipFile ?? DEFAULT_SKIP_FILE);
-  const e2eTest = opts.e2eTest ?? ensureE2ETest();
+  const binaries = opts.binaries ?? ensureE2EBinaries();
   const binDir = opts.binDir ?? join(ROOT, '.cache', 'bin');
   mkdirSync(opts.reportDir, { recursive: true });
-  const args = [
-    `--kubeconfig=${opts.kubeconfig}`,
-    // No cloud: tests that need one skip themselves.
-    '--provider=skeleton',
-    `--report-dir=${opts.reportDir}`,
-    `--ginkgo.focus=${focus}`,
-    ...(skips.length > 0 ? [`--ginkgo.skip=${skips.map((s) => `(${s.test})`).join('|')}`] : []),
-    `--ginkgo.timeout=${opts.timeout ?? '90m'}`,
-    '--ginkgo.no-color',
-    '--ginkgo.succinct',
-    // The suite's own log dump on failure reads every node's logs through the API server: slow, and the JUnit
-    // report has the failure.
-    '--dump-logs-on-failure=false',
-    `--kubectl-path=${join(binDir, 'kubectl')}`,
-  ];
+  const command = conformanceCommand({
+    binaries,
+    procs: opts.procs ?? defaultProcs(),
+    ginkgoFlags: [
+      `--focus=${focus}`,
+      ...(skips.length > 0 ? [`--skip=${skips.map((s) => `(${s.test})`).join('|')}`] : []),
+      `--timeout=${opts.timeout ?? '90m'}`,
+      '--no-color',
+      '--succinct',
+    ],
+    suiteFlags: [
+      `--kubeconfig=${opts.kubeconfig}`,
+      // No cloud: tests that need one skip themselves.
+      '--provider=skeleton',
+      `--report-dir=${opts.reportDir}`,
+      // The suite's own log dump on failure reads every node's logs through the API server: slow, and the JUnit
+      // report has the failure.
+      '--dump-logs-on-failure=false',
+      `--kubectl-path=${join(binDir, 'kubectl')}`,
+    ],
+  });
   const started = Date.now();
   const logFile = createWriteStream(join(opts.reportDir, 'e2e.log'));
   const toCaller = opts.log ?? ((chunk: string) => process.stdout.write(chunk));
@@ -183,7 +238,7 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
   // The suite leaves temporary folders behind (kubectl's kuberc tests make theirs when the suite loads).
   const tmp = mkdtempSync(join(tmpdir(), 'conformance-'));
   const exitCode = await new Promise<number>((done, fail) => {
-    const child = spawn(e2eTest, args, {
+    const child = spawn(command[0]!, command.slice(1), {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, PATH: `${binDir}:${process.env.PATH ?? ''}`, KUBECONFIG: opts.kubeconfig, TMPDIR: tmp },
     });
@@ -217,6 +272,10 @@ async function main(argv: string[]): Promise<number> {
     const i = argv.indexOf(flag);
     return i >= 0 ? argv[i + 1] : argv.find((a) => a.startsWith(`${flag}=`))?.slice(flag.length + 1);
   };
+  const positive = (flag: string, v: string) => {
+    if (!/^[1-9]\d*$/.test(v)) throw new Error(`${flag} ${v}: must be a positive number`);
+    return Number(v);
+  };
   const shoot = value('--shoot');
   let kubeconfig = value('--shoot-kubeconfig');
   const reportDir = resolve(
@@ -244,6 +303,7 @@ async function main(argv: string[]): Promise<number> {
     skipFile: value('--skip-file'),
     reportDir,
     timeout: value('--timeout'),
+    procs: value('--procs') === undefined ? undefined : positive('--procs', value('--procs')!),
   });
   process.stdout.write('\n' + formatSummary(run));
   return run.failed.length > 0 || (run.exitCode !== 0 && run.passed.length === 0) ? 1 : 0;

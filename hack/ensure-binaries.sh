@@ -12,15 +12,16 @@
 #                            built from github.com/containernetworking/plugins ($CNI_PLUGINS_VERSION)
 #   coredns                  built from github.com/coredns/coredns ($COREDNS_VERSION)
 #   kubeadm                  built from k8s.io/kubernetes     ($KUBERNETES_VERSION)
-#   e2e.test                 Kubernetes' end-to-end test binary (test/e2e of the same module), for
-#                            `npm run conformance` (hack/conformance.ts)
+#   e2e.test, ginkgo         Kubernetes' end-to-end test binary (test/e2e of the same module) and the Ginkgo CLI
+#                            of the version it requires, which runs it on parallel nodes, for `npm run conformance`
+#                            (hack/conformance.ts)
 #   agnhost-rootfs           a folder: Debian bookworm (debootstrap minbase) with the tools the e2e tests exec in
 #                            agnhost's image (sh, nc, curl, dig, ip, iperf, socat), as upstream's Alpine-based one,
 #                            and the files its Dockerfile adds (porter's key pair from the Kubernetes module, ...)
 #   crictl                   built from sigs.k8s.io/cri-tools ($CRI_TOOLS_VERSION)
 #   kind                     built from sigs.k8s.io/kind      ($KIND_VERSION)
 # The control plane needs the first group (plus etcd and helm); the machines of the local provider need the
-# node group; the kind seed (hack/local/) the last three.
+# node group; the kind seed (hack/local/) kubeadm, crictl and kind; the conformance runner e2e.test and ginkgo.
 # Versions are pinned in hack/versions.env. Every binary has a stamp file recording what it was built
 # from, so a second run does not even start Go and finishes in milliseconds.
 #
@@ -30,7 +31,9 @@
 #   .cache/bin/NAME               (built here)
 # src/localenv/binaries.ts resolves binaries the same way.
 #
-# Usage: hack/ensure-binaries.sh [NAME...]   (default: all)
+# Usage: hack/ensure-binaries.sh [NAME|SET...]   (default: all; SETs: @control-plane @node @kind @test, the groups
+#        above: `npm test` builds the first three up front, and the conformance file the last when it starts)
+# Binaries of one module build in one `go build`, GARDENER_IPV6_BUILD_JOBS (default 2) modules at a time.
 # Env:   GARDENER_IPV6_FORCE_BUILD=1 rebuilds even when a stamp matches.
 #        GARDENER_IPV6_QUIET_CACHED=1 prints nothing when nothing needs building (for wrappers).
 set -euo pipefail
@@ -46,7 +49,7 @@ CONTROL_PLANE=(kube-apiserver kube-controller-manager kube-scheduler etcd kubect
 NODE=(kubelet kube-proxy pause containerd containerd-shim-runc-v2 ctr runc cni-bridge cni-host-local cni-loopback cni-portmap
   coredns agnhost agnhost-rootfs)
 KIND=(kubeadm crictl kind)
-TEST=(e2e.test)
+TEST=(e2e.test ginkgo)
 ALL=("${CONTROL_PLANE[@]}" "${NODE[@]}" "${KIND[@]}" "${TEST[@]}")
 # What upstream's agnhost image adds to Alpine (test/images/agnhost/Dockerfile), as Debian packages.
 AGNHOST_PACKAGES=bash,bind9-dnsutils,curl,netcat-openbsd,iproute2,iperf,socat,ca-certificates
@@ -67,6 +70,7 @@ recipe() {
     pause) echo "k8s.io/kubernetes@$KUBERNETES_VERSION build/pause recipe=1" ;;
     agnhost) echo "k8s.io/kubernetes@$KUBERNETES_VERSION test/images/agnhost recipe=1" ;;
     e2e.test) echo "k8s.io/kubernetes@$KUBERNETES_VERSION test/e2e recipe=1" ;;
+    ginkgo) echo "github.com/onsi/ginkgo/v2/ginkgo of k8s.io/kubernetes@$KUBERNETES_VERSION recipe=1" ;;
     agnhost-rootfs) echo "debian bookworm minbase $AGNHOST_PACKAGES k8s.io/kubernetes@$KUBERNETES_VERSION recipe=2" ;;
     etcd) echo "go.etcd.io/etcd/server/v3@$ETCD_VERSION recipe=1" ;;
     helm) echo "helm.sh/helm/v3@$HELM_VERSION recipe=1" ;;
@@ -120,21 +124,22 @@ at a folder with ready-made etcd, kube-apiserver, kubectl and helm binaries."
   log "using $GO (go$have), GOPROXY=$("$GO" env GOPROXY)"
 }
 
-# Runs `go build -v` for one binary, printing a progress line every 20s (packages compiled so far) rather
-# than thousands of package names; on failure shows the end of the log.
+# Runs one `go build -v` (or `go test -c`) of PKG... in MODDIR into OUT (a file, or a folder ending in / for several
+# packages: one package load, and each binary links while the next packages compile), printing a progress line
+# every 20s (packages compiled so far) rather than thousands of package names; on failure shows the end of the log.
 go_build() {
-  local name="$1" pkg="$2" moddir="$3" ldflags="$4"
-  local logfile="$BUILD_DIR/$name.log" tmp="$BIN_DIR/.$name.tmp.$$"
-  local start=$SECONDS rc=0
+  local label="$1" moddir="$2" ldflags="$3" out="$4"
+  shift 4
+  local logfile="$BUILD_DIR/$label.log" start=$SECONDS rc=0
   # A test binary (`go test -c`) lists no packages as it compiles them; vet is for its authors.
   local cmd=(build -v)
   [[ -z "${BUILD_TEST:-}" ]] || cmd=(test -c -vet=off)
-  log "building $name from $pkg (log: ${logfile#"$ROOT"/}) ..."
+  log "building $label from $* (log: ${logfile#"$ROOT"/}) ..."
   (
     cd "$moddir"
     # -mod=mod lets `go build` add the requirements and go.sum lines the throwaway module lacks.
     GOFLAGS="${GOFLAGS:+$GOFLAGS }-mod=mod" CGO_ENABLED="${BUILD_CGO:-0}" "$GO" "${cmd[@]}" -trimpath \
-      -tags "${BUILD_TAGS:-}" -ldflags "-s -w $ldflags" -o "$tmp" "$pkg"
+      -tags "${BUILD_TAGS:-}" -ldflags "-s -w $ldflags" -o "$out" "$@"
   ) >"$logfile" 2>&1 &
   local pid=$!
   while kill -0 "$pid" 2>/dev/null; do
@@ -143,21 +148,47 @@ go_build() {
       kill -0 "$pid" 2>/dev/null || break
     done
     if kill -0 "$pid" 2>/dev/null; then
-      log "  ... $name: $((SECONDS - start))s, $(grep -vc '^go: ' "$logfile" || true) packages compiled"
+      log "  ... $label: $((SECONDS - start))s, $(grep -vc '^go: ' "$logfile" || true) packages compiled"
     fi
   done
   wait "$pid" || rc=$?
   if [[ $rc -ne 0 ]]; then
-    rm -f "$tmp"
+    rm -rf "$out"
     tail -n 40 "$logfile" >&2
     if grep -qE 'dial tcp|no such host|connection refused|i/o timeout|410 Gone|404 Not Found|403 Forbidden' "$logfile"; then
-      die "building $name failed while downloading Go modules: check network access to $("$GO" env GOPROXY) (log: $logfile)"
+      die "building $label failed while downloading Go modules: check network access to $("$GO" env GOPROXY) (log: $logfile)"
     fi
-    die "building $name failed (exit $rc); log: $logfile"
+    die "building $label failed (exit $rc); log: $logfile"
   fi
-  mv -f "$tmp" "$BIN_DIR/$name"
+  log "built $label in $((SECONDS - start))s"
+}
+
+# Moves a built file into the cache as NAME and stamps it with its recipe.
+install_built() {
+  local name="$1" file="$2"
+  mv -f "$file" "$BIN_DIR/$name"
   recipe "$name" >"$BIN_DIR/.$name.stamp"
-  log "built $name in $((SECONDS - start))s: $(version_of "$name")"
+  log "  $name: $(version_of "$name")"
+}
+
+# go_build_group LABEL MODDIR LDFLAGS NAME=PKG...: the named binaries of one module in one `go build`.
+go_build_group() {
+  local label="$1" moddir="$2" ldflags="$3" pair
+  shift 3
+  local out="$BIN_DIR/.$label.tmp.$$" pkgs=()
+  rm -rf "$out"
+  mkdir -p "$out"
+  for pair in "$@"; do pkgs+=("${pair#*=}"); done
+  go_build "$label" "$moddir" "$ldflags" "$out/" "${pkgs[@]}"
+  for pair in "$@"; do install_built "${pair%%=*}" "$out/$(exe_name "${pair#*=}")"; done
+  rm -rf "$out"
+}
+
+# The file `go build` names a main package's binary: its path's last element, the one before a /vN major version.
+exe_name() {
+  local pkg="$1"
+  [[ "$pkg" =~ /v[0-9]+$ ]] && pkg="${pkg%/*}"
+  echo "${pkg##*/}"
 }
 
 version_of() {
@@ -246,24 +277,47 @@ kube_ldflags() {
   echo "$flags"
 }
 
-build_one() {
-  local name="$1" dir
-  find_go
-  mkdir -p "$BUILD_DIR"
-  case "$name" in
-    kube-apiserver | kube-controller-manager | kube-scheduler | kubectl | kubelet | kube-proxy | kubeadm)
-      dir="$(kubernetes_module)"
-      go_build "$name" "k8s.io/kubernetes/cmd/$name" "$dir" "$(kube_ldflags)"
+# The group a binary is built in: the binaries of one module come from one `go build`, and groups build side by side.
+group_of() {
+  case "$1" in
+    kube-apiserver | kube-controller-manager | kube-scheduler | kubectl | kubelet | kube-proxy | kubeadm | agnhost)
+      echo kubernetes
       ;;
-    agnhost)
-      # Kubernetes' e2e test server (webhooks, netexec, ...): the test image of its conformance tests.
+    e2e.test | ginkgo) echo e2e ;;
+    containerd | containerd-shim-runc-v2 | ctr) echo containerd ;;
+    cni-bridge | cni-host-local | cni-loopback | cni-portmap) echo cni-plugins ;;
+    *) echo "$1" ;;
+  esac
+}
+
+# build_group GROUP NAME...: builds the named binaries of GROUP.
+build_group() {
+  local group="$1" dir name pairs=()
+  shift
+  case "$group" in
+    kubernetes)
       dir="$(kubernetes_module)"
-      go_build agnhost k8s.io/kubernetes/test/images/agnhost "$dir" ""
+      for name in "$@"; do
+        case "$name" in
+          agnhost) pairs+=("agnhost=k8s.io/kubernetes/test/images/agnhost") ;; # Kubernetes' e2e test server
+          *) pairs+=("$name=k8s.io/kubernetes/cmd/$name") ;;
+        esac
+      done
+      go_build_group kubernetes "$dir" "$(kube_ldflags)" "${pairs[@]}"
       ;;
-    e2e.test)
-      # Kubernetes' end-to-end tests, which the conformance runner points at a shoot (hack/conformance.ts).
+    e2e)
+      # Kubernetes' end-to-end tests, which the conformance runner points at a shoot (hack/conformance.ts), and the
+      # Ginkgo CLI of the version they require, which runs them on parallel nodes.
       dir="$(kubernetes_module)"
-      BUILD_TEST=1 go_build e2e.test k8s.io/kubernetes/test/e2e "$dir" "$(kube_ldflags)"
+      for name in "$@"; do
+        case "$name" in
+          ginkgo) go_build_group ginkgo "$dir" "" ginkgo=github.com/onsi/ginkgo/v2/ginkgo ;;
+          e2e.test)
+            BUILD_TEST=1 go_build e2e.test "$dir" "$(kube_ldflags)" "$BIN_DIR/.e2e.test.tmp.$$" k8s.io/kubernetes/test/e2e
+            install_built e2e.test "$BIN_DIR/.e2e.test.tmp.$$"
+            ;;
+        esac
+      done
       ;;
     agnhost-rootfs) build_agnhost_rootfs ;;
     pause)
@@ -276,16 +330,15 @@ build_one() {
       cc -Os -Wall -Werror -static -DVERSION="$KUBERNETES_VERSION" -o "$BIN_DIR/.pause.tmp.$$" "$src" ||
         die "pause: cc failed (static linking needs libc6-dev)"
       strip "$BIN_DIR/.pause.tmp.$$" 2>/dev/null || true
-      mv -f "$BIN_DIR/.pause.tmp.$$" "$BIN_DIR/pause"
-      recipe pause >"$BIN_DIR/.pause.stamp"
-      log "built pause: $(version_of pause)"
+      install_built pause "$BIN_DIR/.pause.tmp.$$"
       ;;
-    containerd | containerd-shim-runc-v2 | ctr)
+    containerd)
       dir="$BUILD_DIR/containerd-$CONTAINERD_VERSION"
       write_module "$dir" "github.com/containerd/containerd/v2 $CONTAINERD_VERSION"
+      for name in "$@"; do pairs+=("$name=github.com/containerd/containerd/v2/cmd/$name"); done
       # no_btrfs: the btrfs snapshotter needs cgo and headers; the machines use overlayfs.
-      BUILD_TAGS="no_btrfs" go_build "$name" "github.com/containerd/containerd/v2/cmd/$name" "$dir" \
-        "-X github.com/containerd/containerd/v2/version.Version=$CONTAINERD_VERSION"
+      BUILD_TAGS="no_btrfs" go_build_group containerd "$dir" \
+        "-X github.com/containerd/containerd/v2/version.Version=$CONTAINERD_VERSION" "${pairs[@]}"
       ;;
     runc)
       # runc's nsenter is C, so cgo is required. With seccomp: containerd gives every pod sandbox the
@@ -295,46 +348,54 @@ build_one() {
       pkg-config --exists libseccomp 2>/dev/null || die "runc: libseccomp is needed; install libseccomp-dev and pkg-config"
       dir="$BUILD_DIR/runc-$RUNC_VERSION"
       write_module "$dir" "github.com/opencontainers/runc $RUNC_VERSION"
-      BUILD_CGO=1 BUILD_TAGS="seccomp" go_build runc github.com/opencontainers/runc "$dir" \
-        "-X main.version=${RUNC_VERSION#v} -extldflags -static"
+      BUILD_CGO=1 BUILD_TAGS="seccomp" go_build_group runc "$dir" \
+        "-X main.version=${RUNC_VERSION#v} -extldflags -static" runc=github.com/opencontainers/runc
       ;;
-    cni-bridge | cni-host-local | cni-loopback | cni-portmap)
-      local plugin="${name#cni-}" kind=main
-      [[ "$plugin" == host-local ]] && kind=ipam
-      [[ "$plugin" == portmap ]] && kind=meta
+    cni-plugins)
+      local plugin kind
+      for name in "$@"; do
+        plugin="${name#cni-}"
+        kind=main
+        [[ "$plugin" == host-local ]] && kind=ipam
+        [[ "$plugin" == portmap ]] && kind=meta
+        pairs+=("$name=github.com/containernetworking/plugins/plugins/$kind/$plugin")
+      done
       dir="$BUILD_DIR/cni-plugins-$CNI_PLUGINS_VERSION"
       write_module "$dir" "github.com/containernetworking/plugins $CNI_PLUGINS_VERSION"
-      go_build "$name" "github.com/containernetworking/plugins/plugins/$kind/$plugin" "$dir" \
-        "-X github.com/containernetworking/plugins/pkg/utils/buildversion.BuildVersion=$CNI_PLUGINS_VERSION"
+      go_build_group cni-plugins "$dir" \
+        "-X github.com/containernetworking/plugins/pkg/utils/buildversion.BuildVersion=$CNI_PLUGINS_VERSION" "${pairs[@]}"
       ;;
     coredns)
       dir="$BUILD_DIR/coredns-$COREDNS_VERSION"
       write_module "$dir" "github.com/coredns/coredns $COREDNS_VERSION"
-      go_build coredns github.com/coredns/coredns "$dir" ""
+      go_build_group coredns "$dir" "" coredns=github.com/coredns/coredns
       ;;
     crictl)
       dir="$BUILD_DIR/cri-tools-$CRI_TOOLS_VERSION"
       write_module "$dir" "sigs.k8s.io/cri-tools $CRI_TOOLS_VERSION"
-      go_build crictl sigs.k8s.io/cri-tools/cmd/crictl "$dir" "-X sigs.k8s.io/cri-tools/pkg/version.Version=$CRI_TOOLS_VERSION"
+      go_build_group crictl "$dir" "-X sigs.k8s.io/cri-tools/pkg/version.Version=$CRI_TOOLS_VERSION" \
+        crictl=sigs.k8s.io/cri-tools/cmd/crictl
       ;;
     kind)
       dir="$BUILD_DIR/kind-$KIND_VERSION"
       write_module "$dir" "sigs.k8s.io/kind $KIND_VERSION"
-      go_build kind sigs.k8s.io/kind "$dir" ""
+      go_build_group kind "$dir" "" kind=sigs.k8s.io/kind
       ;;
     etcd)
       # The etcd server's main package is the root of go.etcd.io/etcd/server/v3; its go.mod's replaces only
       # point at sibling folders of the same release, which the requires already pin.
       dir="$BUILD_DIR/etcd-$ETCD_VERSION"
       write_module "$dir" "go.etcd.io/etcd/server/v3 $ETCD_VERSION"
-      go_build etcd go.etcd.io/etcd/server/v3 "$dir" ""
+      go_build_group etcd "$dir" "" etcd=go.etcd.io/etcd/server/v3
       ;;
     helm)
       dir="$BUILD_DIR/helm-$HELM_VERSION"
       write_module "$dir" "helm.sh/helm/v3 $HELM_VERSION"
-      go_build helm helm.sh/helm/v3/cmd/helm "$dir" \
-        "-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
+      go_build_group helm "$dir" \
+        "-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/internal/version.gitTreeState=clean" \
+        helm=helm.sh/helm/v3/cmd/helm
       ;;
+    *) die "unknown group '$group'" ;;
   esac
 }
 
@@ -379,46 +440,132 @@ build_agnhost_rootfs() {
   log "built agnhost-rootfs in $((SECONDS - start))s: $(version_of agnhost-rootfs)"
 }
 
-main() {
-  local names=("$@") name found total_start=$SECONDS built=0
-  [[ ${#names[@]} -gt 0 ]] || names=("${ALL[@]}")
-  mkdir -p "$BIN_DIR"
+# Names of NAMES that neither the environment provides nor the cache holds fresh.
+stale_names() {
+  local name
+  for name in "$@"; do
+    prebuilt "$name" >/dev/null || is_fresh "$name" || echo "$name"
+  done
+}
 
-  # Serialise concurrent runs (CI step and a developer's `up`, two test runs) on the same cache.
-  if command -v flock >/dev/null 2>&1; then
-    exec 9>"$BIN_DIR/.lock"
-    if ! flock -n 9; then
-      log "another ensure-binaries run holds $BIN_DIR/.lock; waiting ..."
-      flock 9
+main() {
+  local names=() arg name found total_start=$SECONDS
+  for arg in "$@"; do
+    case "$arg" in
+      @control-plane) names+=("${CONTROL_PLANE[@]}") ;;
+      @node) names+=("${NODE[@]}") ;;
+      @kind) names+=("${KIND[@]}") ;;
+      @test) names+=("${TEST[@]}") ;;
+      @*) die "unknown set '$arg' (known: @control-plane @node @kind @test)" ;;
+      *) names+=("$arg") ;;
+    esac
+  done
+  [[ ${#names[@]} -gt 0 ]] || names=("${ALL[@]}")
+  for name in "${names[@]}"; do recipe "$name" >/dev/null; done
+  mkdir -p "$BIN_DIR" "$BUILD_DIR"
+
+  local to_build=()
+  mapfile -t to_build < <(stale_names "${names[@]}")
+  if [[ ${#to_build[@]} -gt 0 ]]; then
+    # Serialise concurrent builds (CI's step and a developer's `up`, two test runs) on the same cache; a run with
+    # nothing to build takes no lock, so it never waits for another run's build of binaries it doesn't need.
+    if command -v flock >/dev/null 2>&1; then
+      exec 9>"$BIN_DIR/.lock"
+      if ! flock -n 9; then
+        log "another ensure-binaries run holds $BIN_DIR/.lock; waiting ..."
+        flock 9
+      fi
+      mapfile -t to_build < <(stale_names "${names[@]}")
     fi
   fi
-
-  # Everything the builds need (Go, and for pause and runc a C compiler, libc6-dev, libseccomp), named at once
-  # before any of them starts, in seconds rather than at runc after the others' 20 minutes
-  # (hack/check-prerequisites.sh). Not run when nothing needs building.
-  local to_build=()
-  for name in "${names[@]}"; do
-    recipe "$name" >/dev/null
-    prebuilt "$name" >/dev/null || is_fresh "$name" || to_build+=("$name")
-  done
   if [[ ${#to_build[@]} -gt 0 ]]; then
+    # Everything the builds need (Go, and for pause and runc a C compiler, libc6-dev, libseccomp), named at once
+    # before any of them starts, in seconds rather than at runc after the others' 20 minutes
+    # (hack/check-prerequisites.sh).
     bash "$ROOT/hack/check-prerequisites.sh" build "${to_build[@]}" ||
       die "cannot build ${to_build[*]}: prerequisites missing (above)"
+    build_all "${to_build[@]}"
   fi
 
-  for name in "${names[@]}"; do
-    if found="$(prebuilt "$name")"; then
-      quiet || log "$name: using $found (from GARDENER_IPV6_BIN_DIR/KUBEBUILDER_ASSETS)"
-    elif is_fresh "$name"; then
-      quiet || log "$name: cached ($(cat "$BIN_DIR/.$name.stamp"))"
-    else
-      build_one "$name"
-      built=1
-    fi
-  done
-  if [[ $built -eq 1 ]] || ! quiet; then
+  if ! quiet; then
+    for name in "${names[@]}"; do
+      if found="$(prebuilt "$name")"; then
+        log "$name: using $found (from GARDENER_IPV6_BIN_DIR/KUBEBUILDER_ASSETS)"
+      elif [[ " ${to_build[*]} " != *" $name "* ]]; then
+        log "$name: cached ($(cat "$BIN_DIR/.$name.stamp"))"
+      fi
+    done
+  fi
+  if [[ ${#to_build[@]} -gt 0 ]] || ! quiet; then
     log "done in $((SECONDS - total_start))s"
   fi
+}
+
+# Builds NAMES by group, GARDENER_IPV6_BUILD_JOBS groups at a time (default 2): one group's module downloads,
+# package loading and links (one core or none) overlap another's compiles. agnhost-rootfs (downloads and disk) runs
+# beside them; e2e.test starts once the kubernetes group is done, whose packages it reuses from Go's build cache
+# rather than compiling them a second time at the same moment.
+build_all() {
+  local name group jobs="${GARDENER_IPV6_BUILD_JOBS:-2}"
+  [[ "$jobs" =~ ^[1-9][0-9]*$ ]] || die "GARDENER_IPV6_BUILD_JOBS must be a positive number, not '$jobs'"
+  find_go
+  declare -A members=()
+  local order=()
+  for name in "$@"; do
+    group="$(group_of "$name")"
+    [[ -n "${members[$group]:-}" ]] || order+=("$group")
+    members[$group]+="$name "
+  done
+  # Fetched once, before the groups that read it start side by side.
+  for group in kubernetes e2e pause agnhost-rootfs; do
+    [[ -z "${members[$group]:-}" ]] || {
+      kubernetes_module >/dev/null
+      break
+    }
+  done
+  # Longest first, so that the small groups fill the gaps beside it; e2e last, after kubernetes.
+  local queue=() g
+  for g in kubernetes helm containerd etcd coredns kind crictl runc cni-plugins pause; do
+    [[ -z "${members[$g]:-}" ]] || queue+=("$g")
+  done
+  for g in "${order[@]}"; do
+    case " ${queue[*]} e2e agnhost-rootfs " in *" $g "*) ;; *) queue+=("$g") ;; esac
+  done
+  [[ -z "${members[e2e]:-}" ]] || queue+=(e2e)
+
+  declare -A running=()
+  local failed=() pid kube_pid=""
+  start_group() {
+    local g="$1"
+    # shellcheck disable=SC2086 # members are space-separated names
+    (build_group "$g" ${members[$g]}) &
+    running[$!]="$g"
+    [[ "$g" != kubernetes ]] || kube_pid=$!
+  }
+  reap() {
+    local done_pid="" rc=0
+    wait -n -p done_pid "${!running[@]}" || rc=$?
+    [[ -n "$done_pid" ]] || return 0
+    [[ $rc -eq 0 ]] || failed+=("${running[$done_pid]}")
+    [[ "$done_pid" != "$kube_pid" ]] || kube_pid=""
+    unset "running[$done_pid]"
+  }
+  local rootfs_pid=""
+  if [[ -n "${members[agnhost-rootfs]:-}" ]]; then
+    (build_group agnhost-rootfs) &
+    rootfs_pid=$!
+  fi
+  for g in "${queue[@]}"; do
+    while [[ ${#running[@]} -ge $jobs ]] || [[ "$g" == e2e && -n "$kube_pid" ]]; do reap; done
+    if [[ "$g" == e2e && " ${failed[*]} " == *" kubernetes "* ]]; then
+      failed+=(e2e)
+      continue
+    fi
+    start_group "$g"
+  done
+  while [[ ${#running[@]} -gt 0 ]]; do reap; done
+  if [[ -n "$rootfs_pid" ]] && ! wait "$rootfs_pid"; then failed+=(agnhost-rootfs); fi
+  [[ ${#failed[@]} -eq 0 ]] || die "these builds failed: ${failed[*]} (their errors are above; logs in ${BUILD_DIR#"$ROOT"/})"
 }
 
 quiet() { [[ "${GARDENER_IPV6_QUIET_CACHED:-}" == 1 ]]; }

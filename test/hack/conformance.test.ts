@@ -7,7 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
+  conformanceCommand,
   DEFAULT_SKIP_FILE,
+  defaultProcs,
   parseJUnit,
   readSkips,
   SIG_NETWORK_CONFORMANCE,
@@ -74,5 +76,40 @@ describe('npm run conformance', () => {
 
   it('has a committed skip file that reads', () => {
     for (const skip of readSkips(DEFAULT_SKIP_FILE)) expect(skip.reason.length).toBeGreaterThan(20);
+  });
+
+  const binaries = { e2eTest: '/bin/e2e.test', ginkgo: '/bin/ginkgo' };
+  const ginkgoFlags = ['--focus=\\[sig-network\\]', '--timeout=50m', '--no-color'];
+  const suiteFlags = ['--kubeconfig=/k', '--provider=skeleton'];
+
+  it('runs e2e.test alone on one node, with the Ginkgo flags under its ginkgo. prefix', () => {
+    expect(conformanceCommand({ binaries, procs: 1, ginkgoFlags, suiteFlags })).toEqual([
+      '/bin/e2e.test',
+      '--kubeconfig=/k',
+      '--provider=skeleton',
+      '--ginkgo.focus=\\[sig-network\\]',
+      '--ginkgo.timeout=50m',
+      '--ginkgo.no-color',
+    ]);
+  });
+
+  it('runs the Ginkgo CLI over e2e.test on parallel nodes, the suite flags after --', () => {
+    expect(conformanceCommand({ binaries, procs: 4, ginkgoFlags, suiteFlags })).toEqual([
+      '/bin/ginkgo',
+      '--procs=4',
+      ...ginkgoFlags,
+      '/bin/e2e.test',
+      '--',
+      ...suiteFlags,
+    ]);
+  });
+
+  it('takes its parallel nodes from GARDENER_IPV6_CONFORMANCE_PROCS, 4 by default, refusing what is not a count', () => {
+    expect(defaultProcs({})).toBe(4);
+    expect(defaultProcs({ GARDENER_IPV6_CONFORMANCE_PROCS: '' })).toBe(4);
+    expect(defaultProcs({ GARDENER_IPV6_CONFORMANCE_PROCS: '2' })).toBe(2);
+    for (const bad of ['0', '-1', '2.5', 'many']) {
+      expect(() => defaultProcs({ GARDENER_IPV6_CONFORMANCE_PROCS: bad })).toThrow(/must be a positive number/);
+    }
   });
 });

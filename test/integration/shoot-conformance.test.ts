@@ -16,7 +16,7 @@ import { Refs } from '../../src/apis/refs.js';
 import { projectRoot } from '../../src/system/project.js';
 import type { IPFamily } from '../../src/net/cidr.js';
 import {
-  ensureE2ETest,
+  ensureE2EBinaries,
   formatSummary,
   HOST_IPS,
   runConformance,
@@ -100,8 +100,8 @@ describe
   .skipIf(unsupported !== undefined)
   .sequential(`Kubernetes conformance on an ${CASE.label} shoot (needs root)`, () => {
     beforeAll(async () => {
-      // Built before the environment starts: the first build takes minutes.
-      ensureE2ETest();
+      // Built (or waited for, when .ci/run builds them beside the other files) before the environment starts.
+      ensureE2EBinaries();
       await env.start({
         tag: 'conf',
         cluster: SEED_CLUSTER,
