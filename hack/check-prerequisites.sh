@@ -24,7 +24,8 @@
 #             (the machines' tests run as root, so the machine needs are checked as root); without docker
 #             (docker.io), debootstrap or jq it warns that the kind seed's e2e test is skipped
 #   all     every path of the README together, whoever runs it: `build` of every binary (with debootstrap for
-#             agnhost-rootfs), `up` as root with machines, `test`, and the kind seed (hack/local/up.sh): docker.io,
+#             agnhost-rootfs), `up` as root with machines, `test`, the benchmarks' h2load (nghttp2-client) and the
+#             kind seed (hack/local/up.sh): docker.io,
 #             debootstrap, jq and IPv6 forwarding (net.ipv6.conf.all.forwarding=1, named with the `sysctl -w` line
 #             that sets it; as hack/local/lib.sh, also IPv6 itself: net.ipv6.conf.all.disable_ipv6=0)
 #   --install  as root: `apt-get update`, then the one `apt-get install` line of the missing Debian packages
@@ -333,6 +334,14 @@ need_ipv6_forwarding() {
   fi
 }
 
+# The Docker engine (a machine may have the docker client alone, without an engine to start), also where PATH
+# lacks sbin (dockerd is in /usr/sbin).
+need_dockerd() {
+  command -v dockerd >/dev/null 2>&1 && return 0
+  [[ -x "$FS_ROOT/usr/sbin/dockerd" || -x "$FS_ROOT/usr/bin/dockerd" ]] && return 0
+  lack "the Docker engine, which runs the kind seed's nodes: \`dockerd\` not found (Debian package docker.io)" docker.io
+}
+
 need_root() {
   [[ $euid -eq 0 ]] || lack "root: $1"
 }
@@ -382,8 +391,9 @@ case "$purpose" in
     need debootstrap debootstrap "debootstrap, for agnhost's files and the kind seed's images (from Debian's packages)"
     need_build
     need_test
-    need docker docker.io "Docker, which runs the kind seed's nodes"
+    need_dockerd
     need jq jq "jq, which the kind seed's image build and Docker's runtime wrapper edit JSON with"
+    need h2load nghttp2-client "h2load, which \`npm run bench -- webhook\` drives the webhook with"
     need_ipv6_forwarding
     ;;
   *) usage ;;
