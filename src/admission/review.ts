@@ -88,8 +88,8 @@ export interface AdmissionContext {
    * errors. A value returned as such (a cache hit) lets the review be answered without leaving the current turn.
    */
   lookupSeed(name: string): MaybePromise<unknown>;
-  /** Told about unexpected errors, which the answer only summarizes (to log them with their stack). */
-  onInternalError?(error: unknown): void;
+  /** Told about unexpected errors, which the answer only summarizes (to log them with their stack and review uid). */
+  onInternalError?(error: unknown, uid: string): void;
   /** The extension types this installation runs; a Shoot using another is refused. Unchecked when unset. */
   readonly extensions?: RegisteredExtensionTypes;
   /** What the extensions' admission adds. None when unset. */
@@ -130,7 +130,7 @@ export function answerAdmissionReview(
   const request = review.request;
   const uid = typeof request?.uid === 'string' ? request.uid : '';
   const failed = (e: unknown): AdmissionReviewResponse => {
-    ctx.onInternalError?.(e);
+    ctx.onInternalError?.(e, uid);
     return reviewResponse({ uid, allowed: false, status: internalErrorStatus(e) });
   };
   let response: MaybePromise<AdmissionResponse>;

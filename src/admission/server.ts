@@ -24,6 +24,7 @@ import {
   ADMISSION_API_VERSION,
   ADMITTED_KINDS,
   answerAdmissionReview,
+  type AdmissionContext,
   type AdmissionMode,
   type AdmissionReview,
   type AdmissionReviewResponse,
@@ -183,7 +184,12 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
   const server = https.createServer(
     { ...(await readTLS(opts.tls)), minVersion: 'TLSv1.2', ...clientAuthentication(opts) },
     (req, res) => {
-      void serve(req, res).catch(failed(res));
+      try {
+        const served = serve(req, res);
+        if (served instanceof Promise) served.catch(failed(res));
+      } catch (e) {
+        failed(res)(e);
+      }
     },
   );
   server.requestTimeout = opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
@@ -199,8 +205,18 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
   );
   const inFlightWaitMs = opts.inFlightWaitMs ?? DEFAULT_IN_FLIGHT_WAIT_MS;
   const ready = opts.ready ?? (() => true);
+  // One context for every review.
+  const context: AdmissionContext = {
+    gates: opts.gates,
+    lookupSeed: opts.lookupSeed,
+    ...(opts.lookupCloudProfile ? { lookupCloudProfile: opts.lookupCloudProfile } : {}),
+    ...(opts.extensions ? { extensions: opts.extensions } : {}),
+    ...(opts.extensionAdmission ? { extensionAdmission: opts.extensionAdmission } : {}),
+    onInternalError: (e, uid) => logger.error({ err: e, uid }, 'admission failed'),
+  };
 
-  async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  /** Serves a request; a promise only while it waits for room in flight or the aggregated API answers. */
+  function serve(req: IncomingMessage, res: ServerResponse): MaybePromise<void> {
     // The API server appends `?timeout=10s`.
     const url = req.url ?? '/';
     const query = url.indexOf('?');
@@ -227,47 +243,65 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
     // The body's room in flight: as announced, the most a body may be when not (chunked); none for a body announced
     // over the limit (refused at once, unread).
     const announced = contentLength(req);
+    if (announced !== undefined && announced > bodyLimits.maxBytes) return receive(req, res, path, mode, announced);
     const cost = Math.min(announced ?? bodyLimits.maxBytes, bodyLimits.maxBytes);
-    let release = (): void => {};
-    if (!(announced !== undefined && announced > bodyLimits.maxBytes)) {
-      if (!inFlight.tryAcquire(cost) && !(await inFlight.acquire(cost, inFlightWaitMs))) {
-        logger.info({ path, bytes: cost, inFlightBytes: inFlight.bytes }, 'too many request bytes in flight');
-        return sendTooManyRequests(res);
-      }
-      let released = false;
-      release = () => {
-        if (released) return;
-        released = true;
-        inFlight.release(cost);
-      };
+    if (inFlight.tryAcquire(cost)) return receive(req, res, path, mode, announced, cost);
+    return inFlight.acquire(cost, inFlightWaitMs).then((acquired) => {
+      if (acquired) return receive(req, res, path, mode, announced, cost);
+      logger.info({ path, bytes: cost, inFlightBytes: inFlight.bytes }, 'too many request bytes in flight');
+      sendTooManyRequests(res);
+    });
+  }
+
+  /**
+   * Reads the body, holding `cost` bytes of room in flight (none for a body refused unread), and queues its review:
+   * in the turn its last chunk arrives, without a promise.
+   */
+  function receive(
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    mode: AdmissionMode,
+    announced: number | undefined,
+    cost?: number,
+  ): void {
+    let released = cost === undefined;
+    const release = (): void => {
+      if (released) return;
+      released = true;
+      inFlight.release(cost!);
+    };
+    if (cost !== undefined) {
       // Given back once the body is refused or answered; a client gone while it waited gets nothing.
       if (req.socket.destroyed) return release();
       res.once('close', release);
     }
-
-    let body: ReadBody;
-    try {
-      body = await readBody(req, bodyLimits);
-    } catch (e) {
-      return refuse(res, path, mode, e);
-    }
-    // Queued, the body is held until its review ran, whether or not its client is still there: the bytes are given
-    // back then (a client that sends a body and goes must not take its bytes out of the count).
-    res.off('close', release);
-    reviews.add(
-      body.bytes.length,
-      () => {
-        // Its client went while it waited: nobody reads the answer.
-        if (req.socket.destroyed) return release();
-        const answered = answer(body, path, mode, res);
-        if (answered instanceof Promise) return answered.finally(release);
-        release();
-      },
-      (e) => {
-        release();
-        failed(res)(e);
-      },
-    );
+    readBody(req, bodyLimits, announced, (error, body) => {
+      if (body === undefined) {
+        try {
+          return refuse(res, path, mode, error);
+        } catch (e) {
+          return failed(res)(e);
+        }
+      }
+      // Queued, the body is held until its review ran, whether or not its client is still there: the bytes are given
+      // back then (a client that sends a body and goes must not take its bytes out of the count).
+      res.off('close', release);
+      reviews.add(
+        body.bytes.length,
+        () => {
+          // Its client went while it waited: nobody reads the answer.
+          if (req.socket.destroyed) return release();
+          const answered = answer(body, path, mode, res);
+          if (answered instanceof Promise) return answered.finally(release);
+          release();
+        },
+        (e) => {
+          release();
+          failed(res)(e);
+        },
+      );
+    });
   }
 
   function refuse(res: ServerResponse, path: string, mode: AdmissionMode, e: unknown): void {
@@ -291,18 +325,7 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
       return refuse(res, path, mode, e);
     }
     const started = performance.now();
-    const answer = answerAdmissionReview(
-      review,
-      {
-        gates: opts.gates,
-        lookupSeed: opts.lookupSeed,
-        ...(opts.lookupCloudProfile ? { lookupCloudProfile: opts.lookupCloudProfile } : {}),
-        ...(opts.extensions ? { extensions: opts.extensions } : {}),
-        ...(opts.extensionAdmission ? { extensionAdmission: opts.extensionAdmission } : {}),
-        onInternalError: (e) => logger.error({ err: e, uid: review.request?.uid }, 'admission failed'),
-      },
-      mode,
-    );
+    const answer = answerAdmissionReview(review, context, mode);
     const send = (a: AdmissionReviewResponse) => respond(res, mode, review, a, performance.now() - started);
     if (answer instanceof Promise) return answer.then(send);
     send(answer);
@@ -368,37 +391,41 @@ interface ReadBody {
 /**
  * The body, refusing bodies over the limits ({@link BodyRefusal}): a body announced larger than the size limit at
  * once, one that grows larger as soon as it does, one the pre-scan refuses when it ends (what comes after the point
- * of refusal is read, to keep the connection usable, but not kept).
+ * of refusal is read, to keep the connection usable, but not kept). `done` gets the body, or why there is none.
  */
-function readBody(req: IncomingMessage, limits: BodyLimits): Promise<ReadBody> {
-  const reader = new ReviewBodyReader(limits, contentLength(req));
+function readBody(
+  req: IncomingMessage,
+  limits: BodyLimits,
+  announced: number | undefined,
+  done: (error: unknown, body?: ReadBody) => void,
+): void {
+  const reader = new ReviewBodyReader(limits, announced);
   if (reader.refusal) {
     req.resume();
-    return Promise.reject(reader.refusal);
+    return done(reader.refusal);
   }
-  return new Promise((resolve, reject) => {
-    let done = false;
-    const finish = (settle: () => void) => {
-      if (done) return;
-      done = true;
-      settle();
-    };
-    req.on('data', (chunk: Buffer) => {
-      if (done) return;
-      reader.push(chunk);
-      if (reader.refusal?.code === 413) finish(() => reject(reader.refusal));
-    });
-    req.on('end', () =>
-      finish(() => {
-        try {
-          resolve({ bytes: reader.body(), keys: reader.keys });
-        } catch (e) {
-          reject(e);
-        }
-      }),
-    );
-    req.on('error', (e) => finish(() => reject(e)));
+  let finished = false;
+  const finish = (error: unknown, body?: ReadBody) => {
+    if (finished) return;
+    finished = true;
+    done(error, body);
+  };
+  req.on('data', (chunk: Buffer) => {
+    if (finished) return;
+    reader.push(chunk);
+    if (reader.refusal?.code === 413) finish(reader.refusal);
   });
+  req.on('end', () => {
+    if (finished) return;
+    let body: ReadBody;
+    try {
+      body = { bytes: reader.body(), keys: reader.keys };
+    } catch (e) {
+      return finish(e);
+    }
+    finish(undefined, body);
+  });
+  req.on('error', (e) => finish(e));
 }
 
 /** The announced Content-Length, undefined when there is none (chunked) or it is no integer. */

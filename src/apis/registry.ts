@@ -188,11 +188,19 @@ export function apiVersionOf(info: Pick<KindInfo, 'group' | 'version'>): string 
   return `${info.group}/${info.version}`;
 }
 
+/** Each kind by its apiVersion, then its kind: a review looks its objects' kinds up several times. */
+const KINDS_BY_API_VERSION = new Map<string, Map<string, KindInfo<unknown>>>();
+for (const info of ALL_KINDS as readonly KindInfo<unknown>[]) {
+  const apiVersion = apiVersionOf(info);
+  const kinds = KINDS_BY_API_VERSION.get(apiVersion) ?? new Map<string, KindInfo<unknown>>();
+  kinds.set(info.kind, info);
+  KINDS_BY_API_VERSION.set(apiVersion, kinds);
+}
+
 /** The kind an object claims to be, when this project serves it. */
 export function lookupKind(object: unknown): KindInfo<unknown> | undefined {
   if (typeof object !== 'object' || object === null) return undefined;
   const { apiVersion, kind } = object as { apiVersion?: unknown; kind?: unknown };
-  return (ALL_KINDS as readonly KindInfo<unknown>[]).find(
-    (info) => apiVersionOf(info) === apiVersion && info.kind === kind,
-  );
+  if (typeof apiVersion !== 'string' || typeof kind !== 'string') return undefined;
+  return KINDS_BY_API_VERSION.get(apiVersion)?.get(kind);
 }

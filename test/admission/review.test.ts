@@ -506,7 +506,7 @@ describe('answerAdmissionReview: in one go when the seed is at hand', () => {
         allowed: false,
         status: { code: 500, reason: 'InternalError', message: expect.stringContaining(boom.message) as string },
       });
-      expect(onInternalError).toHaveBeenCalledWith(boom);
+      expect(onInternalError).toHaveBeenCalledWith(boom, 'b7a4c9e2-0000-4000-8000-000000000001');
     }
   });
 });
