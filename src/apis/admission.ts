@@ -21,7 +21,8 @@ import type { Seed } from './core/v1beta1/seed.js';
 import type { Shoot } from './core/v1beta1/shoot.js';
 import { validateShootAgainstSeed } from './core/v1beta1/validation/shoot.js';
 import { validateShootAgainstCloudProfile } from './core/v1beta1/validation/shoot-cloudprofile.js';
-import { compiledParser, UNDECIDED } from './meta/compiled-parse.js';
+import { compiledParser, sharingParser, UNDECIDED } from './meta/compiled-parse.js';
+import { isPlainJSON } from './meta/plain-json.js';
 import { withoutNulls } from './meta/nulls.js';
 import { issueFieldPath, unknownFieldErrors, valueAt } from './meta/zod-issues.js';
 import { droppedProtoKeys } from './meta/proto-keys.js';
@@ -84,8 +85,10 @@ export function identityOf(kind: KindInfo<unknown>, object: unknown): ObjectIden
  */
 export function decode<T>(kind: KindInfo<T>, object: unknown): { value?: T; errors: ErrorList } {
   const input = withoutNulls(object);
-  // The compiled parser decides the valid case; zod decodes (and reports) the rest.
-  const fast = compiledParser(kind.schema)(input);
+  // The compiled parser decides the valid case; zod decodes (and reports) the rest. The webhook's own review objects
+  // (marked plain) are decoded into a value that shares what decoding leaves as it is with them.
+  const parser = isPlainJSON(object) ? sharingParser : compiledParser;
+  const fast = parser(kind.schema)(input);
   const parsed = fast !== UNDECIDED ? { success: true as const, data: fast as T } : kind.schema.safeParse(input);
   const dropped = droppedProtoKeys(kind.schema, input);
   if (parsed.success && dropped.length === 0) return { value: parsed.data, errors: [] };

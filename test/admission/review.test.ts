@@ -11,6 +11,8 @@ import {
   type AdmissionReviewResponse,
 } from '../../src/admission/review.js';
 import { extensionAdmission } from '../../src/app/extension-admission.js';
+import { decodeReviewBody } from '../../src/admission/decode.js';
+import { isPlainJSON } from '../../src/apis/meta/plain-json.js';
 import type { FeatureGates } from '../../src/featuregate/featuregate.js';
 import { parseAllDocuments } from 'yaml';
 import type { Shoot } from '../../src/apis/core/v1beta1/shoot.js';
@@ -626,5 +628,42 @@ describe('with the CloudProfile context', () => {
     });
     const unlisted = profiledShoot((s) => (s.spec.kubernetes = { version: '1.33.0' }));
     expect((await review('validate', request(unlisted))).response.allowed).toBe(true);
+  });
+});
+
+describe('review objects decoded by the webhook (marked plain, decoded sharing their unchanged parts)', () => {
+  /** The object as the server decodes it from a body: marked, its decoded value sharing with it. */
+  const decodedByServer = (object: unknown) => {
+    const body = JSON.stringify({
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      request: request(object),
+    });
+    const { request: decoded } = decodeReviewBody([Buffer.from(body)], {
+      maxBytes: 1 << 20,
+      maxDepth: 100,
+      maxValues: 100_000,
+    });
+    expect(isPlainJSON(decoded!.object)).toBe(true);
+    return decoded!;
+  };
+
+  it.each([
+    ['an IPv4 Shoot', () => json(ipv4ShootObject())],
+    ['an IPv6 Shoot on an IPv6 seed', () => json(ipv6ShootObject({ seedName: 'seed-v6' }))],
+    ['an invalid IPv6 Shoot', () => json(ipv6ShootObject({ pods: '100.96.0.0/11' }))],
+    ['a Seed', () => json(seedObject())],
+  ])('answers %s as it answers the same object unmarked', async (_, make) => {
+    for (const mode of ['mutate', 'validate'] as const) {
+      for (const gates of [gateSets.none, gateSets.all]) {
+        const original = make();
+        const marked = decodedByServer(make());
+        const answer = await review(mode, marked, context(gates));
+        expect(answer).toEqual(await review(mode, request(make()), context(gates)));
+        // The patch still turns the object into its defaulted self, and the object is left as it was.
+        if (mode === 'mutate') expect(patched(marked.object, answer)).toEqual(patched(make(), answer));
+        expect(marked.object).toEqual(original);
+      }
+    }
   });
 });

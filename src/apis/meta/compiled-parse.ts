@@ -21,13 +21,30 @@ export const UNDECIDED: unique symbol = Symbol('undecided');
 export type CompiledParser = (input: unknown) => unknown;
 
 const compiled = new WeakMap<z.ZodType, CompiledParser>();
+const sharing = new WeakMap<z.ZodType, CompiledParser>();
 
 /** `schema` compiled (once per schema): the decoded value, or {@link UNDECIDED}. */
 export function compiledParser(schema: z.ZodType): CompiledParser {
   let parser = compiled.get(schema);
   if (!parser) {
-    parser = compile(schema);
+    parser = compile(schema, false);
     compiled.set(schema, parser);
+  }
+  return parser;
+}
+
+/**
+ * {@link compiledParser}, but an object, array or record of the input that decodes to what it is (the same values,
+ * keys already in the decoded order) is returned itself, not copied: the decoded value shares every unchanged part
+ * with the input, and the copy-on-write defaulting and the defaulting patch's walk (which skips what is identical)
+ * then touch only what changed. Only for input nothing else holds or modifies, as JSON.parse made it (the
+ * webhook's review objects): whoever modifies a decoded part modifies the input.
+ */
+export function sharingParser(schema: z.ZodType): CompiledParser {
+  let parser = sharing.get(schema);
+  if (!parser) {
+    parser = compile(schema, true);
+    sharing.set(schema, parser);
   }
   return parser;
 }
@@ -37,8 +54,14 @@ class Generator {
   readonly refs: unknown[] = [];
   private names = 0;
 
-  /** `root` is the schema this function decodes; objects below it get functions of their own. */
-  constructor(private readonly root: z.ZodType) {}
+  /**
+   * `root` is the schema this function decodes; objects below it get functions of their own. `share`: see
+   * {@link sharingParser}.
+   */
+  constructor(
+    private readonly root: z.ZodType,
+    private readonly share: boolean,
+  ) {}
 
   name(prefix: string): string {
     return `${prefix}${this.names++}`;
@@ -102,6 +125,22 @@ class Generator {
         const inner: string[] = [];
         const itemResult = this.value(def.element!, item, inner);
         const i = this.name('i');
+        if (this.share) {
+          // A copy only from the first item that decodes to something else.
+          const copy = this.name('copy');
+          out.push(
+            `if (!Array.isArray(${input})) return UNDECIDED;`,
+            `let ${copy};`,
+            `for (let ${i} = 0; ${i} < ${input}.length; ${i}++) {`,
+            `const ${item} = ${input}[${i}];`,
+            ...inner,
+            `if (${copy} !== undefined) ${copy}.push(${itemResult});`,
+            `else if (${itemResult} !== ${item}) { ${copy} = ${input}.slice(0, ${i}); ${copy}.push(${itemResult}); }`,
+            `}`,
+            `const ${result} = ${copy} === undefined ? ${input} : ${copy};`,
+          );
+          return result;
+        }
         out.push(
           `if (!Array.isArray(${input})) return UNDECIDED;`,
           `const ${result} = [];`,
@@ -120,11 +159,40 @@ class Generator {
         const item = this.name('item');
         const inner: string[] = [];
         const itemResult = this.value(def.valueType!, item, inner);
-        out.push(
-          // Plain data only: anything zod's record treats specially (other prototypes, symbol keys, `__proto__`,
-          // a `constructor` key, which its plain-object test reads) is left to zod.
+        // Plain data only: anything zod's record treats specially (other prototypes, symbol keys, `__proto__`,
+        // a `constructor` key, which its plain-object test reads) is left to zod.
+        const plainData = [
           `if (typeof ${input} !== 'object' || ${input} === null || Object.getPrototypeOf(${input}) !== Object.prototype) return UNDECIDED;`,
           `if (Object.getOwnPropertySymbols(${input}).length > 0) return UNDECIDED;`,
+        ];
+        if (this.share) {
+          // A copy only from the first value that decodes to something else (the keys before it as they are).
+          const keys = this.name('keys');
+          const j = this.name('j');
+          const m = this.name('m');
+          const copy = this.name('copy');
+          out.push(
+            ...plainData,
+            `const ${keys} = Object.keys(${input});`,
+            `let ${copy};`,
+            `for (let ${j} = 0; ${j} < ${keys}.length; ${j}++) {`,
+            `const ${key} = ${keys}[${j}];`,
+            `if (${key} === '__proto__' || ${key} === 'constructor') return UNDECIDED;`,
+            `const ${item} = ${input}[${key}];`,
+            ...inner,
+            `if (${copy} !== undefined) ${copy}[${key}] = ${itemResult};`,
+            `else if (${itemResult} !== ${item}) {`,
+            `${copy} = {};`,
+            `for (let ${m} = 0; ${m} < ${j}; ${m}++) ${copy}[${keys}[${m}]] = ${input}[${keys}[${m}]];`,
+            `${copy}[${key}] = ${itemResult};`,
+            `}`,
+            `}`,
+            `const ${result} = ${copy} === undefined ? ${input} : ${copy};`,
+          );
+          return result;
+        }
+        out.push(
+          ...plainData,
           `const ${result} = {};`,
           `for (const ${key} of Object.keys(${input})) {`,
           `if (${key} === '__proto__' || ${key} === 'constructor') return UNDECIDED;`,
@@ -139,7 +207,7 @@ class Generator {
         if (schema === this.root) return this.object(schema, def, input, out);
         // A function per object, not one inlined body: with every field of Gardener's Shoot, that body is too large
         // for V8 to optimize (6.6 µs per warm Shoot decode inlined, 1.0 µs this way).
-        const parser = this.ref(compiledParser(schema));
+        const parser = this.ref(this.share ? sharingParser(schema) : compiledParser(schema));
         out.push(`const ${result} = ${parser}(${input});`, `if (${result} === UNDECIDED) return UNDECIDED;`);
         return result;
       }
@@ -160,6 +228,7 @@ class Generator {
     if ((catchall !== 'unknown' && !strict) || def.checks?.length || keys.includes('__proto__')) {
       return this.delegate(schema, input, out);
     }
+    if (this.share) return this.sharedObject(def, keys, strict, input, out);
     const result = this.name('o');
     out.push(
       `if (typeof ${input} !== 'object' || ${input} === null || Array.isArray(${input})) return UNDECIDED;`,
@@ -208,6 +277,95 @@ class Generator {
     return result;
   }
 
+  /**
+   * {@link object} for {@link sharingParser}: the input itself when every field decodes to its own value and the
+   * input's keys are in the decoded order already (the shape's present keys in the shape's order, then the unknown
+   * ones); else a new object, as {@link object} builds it.
+   */
+  private sharedObject(def: ZodDef, keys: readonly string[], strict: boolean, input: string, out: string[]): string {
+    const same = this.name('same');
+    out.push(
+      `if (typeof ${input} !== 'object' || ${input} === null || Array.isArray(${input})) return UNDECIDED;`,
+      // zod's object is a plain one, whatever the input's prototype.
+      `let ${same} = Object.getPrototypeOf(${input}) === Object.prototype;`,
+    );
+    const fields: { key: string; has?: string; value: string }[] = [];
+    for (const key of keys) {
+      const field = def.shape![key]!;
+      const fieldDef = defOf(field);
+      const k = JSON.stringify(key);
+      const x = this.name('x');
+      const inner: string[] = [];
+      if (fieldDef.type === 'optional') {
+        const has = this.name('has');
+        const v = this.name('v');
+        const innerResult = this.value(fieldDef.innerType!, x, inner);
+        out.push(
+          `let ${has} = false;`,
+          `let ${v};`,
+          `if (${k} in ${input}) {`,
+          `${has} = true;`,
+          `const ${x} = ${input}[${k}];`,
+          `if (${x} !== undefined) {`,
+          ...inner,
+          `${v} = ${innerResult};`,
+          `if (${v} !== ${x}) ${same} = false;`,
+          `}`,
+          `}`,
+        );
+        fields.push({ key: k, has, value: v });
+      } else {
+        const innerResult = this.value(field, x, inner);
+        out.push(
+          `if (!(${k} in ${input})) return UNDECIDED;`,
+          `const ${x} = ${input}[${k}];`,
+          ...inner,
+          `if (${innerResult} !== ${x}) ${same} = false;`,
+        );
+        fields.push({ key: k, value: innerResult });
+      }
+    }
+    // Each key's place in the shape: the input's keys are in the decoded order when the shape's come first, in order.
+    const places = this.ref(new Map(keys.map((key, i) => [key, i])));
+    const key = this.name('key');
+    const at = this.name('at');
+    const last = this.name('last');
+    const unknown = this.name('unknown');
+    out.push(
+      `let ${last} = -1;`,
+      `let ${unknown} = false;`,
+      `for (const ${key} in ${input}) {`,
+      `const ${at} = ${places}.get(${key});`,
+      `if (${at} === undefined) {`,
+      strict ? `return UNDECIDED;` : `${unknown} = true;`,
+      `if (${key} === '__proto__') ${same} = false;`,
+      `} else {`,
+      `if (${unknown} || ${at} < ${last}) ${same} = false;`,
+      `${last} = ${at};`,
+      `}`,
+      `}`,
+    );
+    const result = this.name('o');
+    out.push(`let ${result} = ${input};`, `if (!${same}) {`, `${result} = {};`);
+    for (const field of fields) {
+      out.push(
+        field.has
+          ? `if (${field.has}) ${result}[${field.key}] = ${field.value};`
+          : `${result}[${field.key}] = ${field.value};`,
+      );
+    }
+    if (!strict) {
+      out.push(
+        `for (const ${key} in ${input}) {`,
+        `if (${places}.has(${key}) || ${key} === '__proto__') continue;`,
+        `${result}[${key}] = ${input}[${key}];`,
+        `}`,
+      );
+    }
+    out.push(`}`);
+    return result;
+  }
+
   /** Code that has zod decode `input` with `schema`. */
   private delegate(schema: z.ZodType, input: string, out: string[]): string {
     const parsed = this.name('parsed');
@@ -221,8 +379,8 @@ class Generator {
   }
 }
 
-function compile(schema: z.ZodType): CompiledParser {
-  const generator = new Generator(schema);
+function compile(schema: z.ZodType, share: boolean): CompiledParser {
+  const generator = new Generator(schema, share);
   const body: string[] = [];
   const result = generator.value(schema, 'input', body);
   body.push(`return ${result};`);

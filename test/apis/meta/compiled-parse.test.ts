@@ -4,7 +4,7 @@ import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { compiledParser, UNDECIDED } from '../../../src/apis/meta/compiled-parse.js';
+import { compiledParser, sharingParser, UNDECIDED } from '../../../src/apis/meta/compiled-parse.js';
 import { ALL_KINDS, DNSRecords, Networks, Seeds, Shoots, Workers, type KindInfo } from '../../../src/apis/registry.js';
 import {
   dnsRecordObject,
@@ -21,16 +21,60 @@ import {
 
 type Json = Record<string, unknown>;
 
-/** The same result as zod's: the same values, keys in the same order (JSON text), unknown fields by reference. */
-function expectSameAsZod(schema: z.ZodType, input: unknown): 'decided' | 'undecided' {
-  const fast = compiledParser(schema)(input);
+/**
+ * The same result as zod's: the same values, keys in the same order (JSON text), unknown fields by reference. With
+ * the sharing parser (`share`), also the input left as it was, and every object or array of the result the input's own
+ * at that place or not the input's at all.
+ */
+function expectSameAsZod(schema: z.ZodType, input: unknown, share = false): 'decided' | 'undecided' {
+  const before = share ? snapshot(input) : undefined;
+  const fast = (share ? sharingParser : compiledParser)(schema)(input);
   const zod = schema.safeParse(input);
+  if (share) {
+    expect(snapshot(input), 'the input was modified').toEqual(before);
+    if (fast !== UNDECIDED) expectSharedInPlace(fast, input);
+  }
   if (fast === UNDECIDED) return 'undecided';
   expect(zod.success, `zod refuses what the compiled parser decoded: ${JSON.stringify(input)}`).toBe(true);
   // Prototypes, own keys, -0 and NaN alike (not vitest's toStrictEqual, which reads a `constructor` key as the type).
   expect(isDeepStrictEqual(fast, zod.data), `${JSON.stringify(input)}`).toBe(true);
   expect(JSON.stringify(fast)).toBe(JSON.stringify(zod.data));
   return 'decided';
+}
+
+/** Every place of a value with what is there: primitives as they are, containers by kind and prototype. */
+function snapshot(value: unknown, path = '', out: [string, unknown][] = []): [string, unknown][] {
+  if (typeof value !== 'object' || value === null) {
+    out.push([path, value]);
+    return out;
+  }
+  out.push([
+    path,
+    Array.isArray(value) ? 'array' : Object.getPrototypeOf(value) === null ? 'null-prototype' : 'object',
+  ]);
+  for (const key of Object.keys(value)) snapshot((value as Json)[key], `${path}/${key}`, out);
+  return out;
+}
+
+/** Each container of `decoded` is `input`'s own at the same place, or none of `input`'s containers. */
+function expectSharedInPlace(decoded: unknown, input: unknown): void {
+  const inputs = new Set<unknown>();
+  const collect = (value: unknown) => {
+    if (typeof value !== 'object' || value === null || inputs.has(value)) return;
+    inputs.add(value);
+    for (const item of Object.values(value)) collect(item);
+  };
+  collect(input);
+  const walk = (value: unknown, original: unknown) => {
+    if (typeof value !== 'object' || value === null) return;
+    if (value === original) return;
+    expect(inputs.has(value), 'a container of the input at another place').toBe(false);
+    for (const [key, item] of Object.entries(value)) {
+      const from = typeof original === 'object' && original !== null ? (original as Json)[key] : undefined;
+      walk(item, Object.prototype.hasOwnProperty.call(original ?? {}, key) ? from : undefined);
+    }
+  };
+  walk(decoded, input);
 }
 
 const fixtures: [KindInfo<unknown>, () => unknown][] = [
@@ -127,23 +171,48 @@ describe('compiled parser', () => {
     expect(Shoots.schema.safeParse(withUnknown).success).toBe(false);
   });
 
-  it('decodes exactly what zod decodes, as zod does, and leaves the rest to zod (property)', () => {
-    const outcomes = { decided: 0, undecided: 0 };
-    fc.assert(
-      fc.property(
-        fc.nat(fixtures.length - 1),
-        fc.array(mutation, { minLength: 0, maxLength: 3 }),
-        (which, mutations) => {
-          const [kind, make] = fixtures[which]!;
-          const doc = mutate(JSON.parse(JSON.stringify(make())) as Json, mutations);
-          outcomes[expectSameAsZod(kind.schema, doc)]++;
-        },
-      ),
-      { numRuns: 2000 },
-    );
-    // Both ways were taken, many times: the property is not vacuous.
-    expect(outcomes.decided).toBeGreaterThan(200);
-    expect(outcomes.undecided).toBeGreaterThan(200);
+  it.each([false, true])(
+    'decodes exactly what zod decodes, as zod does, and leaves the rest to zod (property; sharing %s)',
+    (share) => {
+      const outcomes = { decided: 0, undecided: 0 };
+      fc.assert(
+        fc.property(
+          fc.nat(fixtures.length - 1),
+          fc.array(mutation, { minLength: 0, maxLength: 3 }),
+          (which, mutations) => {
+            const [kind, make] = fixtures[which]!;
+            const doc = mutate(JSON.parse(JSON.stringify(make())) as Json, mutations);
+            outcomes[expectSameAsZod(kind.schema, doc, share)]++;
+          },
+        ),
+        { numRuns: 2000 },
+      );
+      // Both ways were taken, many times: the property is not vacuous.
+      expect(outcomes.decided).toBeGreaterThan(200);
+      expect(outcomes.undecided).toBeGreaterThan(200);
+    },
+  );
+
+  it('shares what decodes to itself with the input, and copies only the way to what does not', () => {
+    for (const [kind, make] of fixtures) {
+      // Keys in zod's order: the whole input decodes to itself.
+      const ordered = JSON.parse(JSON.stringify(kind.schema.parse(make()))) as Json;
+      expect(sharingParser(kind.schema)(ordered)).toBe(ordered);
+    }
+    const shoot = JSON.parse(JSON.stringify(Shoots.schema.parse(ipv6ShootObject()))) as {
+      metadata: Json;
+      spec: Json & { networking: Json; provider?: Json };
+    };
+    // A key out of the shape's order: that object is new, its fields and every other object the input's own.
+    shoot.spec.networking = { ipFamilies: shoot.spec.networking.ipFamilies, ...shoot.spec.networking };
+    const decoded = sharingParser(Shoots.schema)(shoot) as typeof shoot;
+    expect(decoded).not.toBe(shoot);
+    expect(decoded.spec).not.toBe(shoot.spec);
+    expect(decoded.spec.networking).not.toBe(shoot.spec.networking);
+    expect(decoded.metadata).toBe(shoot.metadata);
+    expect(decoded.spec.provider).toBe(shoot.spec.provider);
+    expect(decoded.spec.networking.ipFamilies).toBe(shoot.spec.networking.ipFamilies);
+    expect(JSON.stringify(decoded)).toBe(JSON.stringify(Shoots.schema.parse(shoot)));
   });
 
   it('agrees with zod on the schema kinds one by one', () => {
@@ -190,6 +259,8 @@ describe('compiled parser', () => {
     for (const key of keys) {
       for (const value of values) {
         if (expectSameAsZod(schema, { req: 'r', [key]: value, other: value }) === 'decided') decided++;
+        expectSameAsZod(schema, { req: 'r', [key]: value, other: value }, true);
+        expectSameAsZod(schema, { [key]: value, req: 'r' }, true);
       }
     }
     expect(decided).toBeGreaterThan(40);
@@ -203,6 +274,13 @@ describe('compiled parser', () => {
     expect(expectSameAsZod(schema, { req: 'r', r: Object.assign(Object.create(null) as Json, { a: 'b' }) })).toBe(
       'undecided',
     );
+    for (const input of [
+      JSON.parse('{"req": "r", "__proto__": {"a": 1}}'),
+      Object.assign(Object.create(null) as Json, { req: 'r' }),
+      { req: 'r', a: ['x', 'y'], r: { a: 'b' }, nn: null, strict: { a: 'x' } },
+    ]) {
+      expect(expectSameAsZod(schema, input, true)).toBe('decided');
+    }
   });
 
   it('leaves everything to zod where code generation is disallowed', () => {
