@@ -44,11 +44,17 @@ export class BodyRefusal extends Error {
 /** Collects a body chunk by chunk, scanning each as it comes. */
 export class ReviewBodyReader {
   private readonly scanner: JSONBodyScanner;
-  /** One buffer of the announced length (no copy to join the chunks), or the chunks when none was announced. */
+  /**
+   * From a body's second chunk on, one buffer of the announced length (no copy to join the chunks); the chunks until
+   * then, and when no length was announced. A body of one chunk (a typical review) is that chunk, uncopied.
+   */
   private buffer: Buffer | undefined;
+  /** Bytes of `buffer` filled; the chunks come after them. */
+  private buffered = 0;
   private chunks: Buffer[] = [];
   private size = 0;
   private failure: BodyRefusal | undefined;
+  private readonly announced: number | undefined;
 
   constructor(
     readonly limits: BodyLimits,
@@ -58,7 +64,7 @@ export class ReviewBodyReader {
     if (announcedLength !== undefined && Number.isInteger(announcedLength) && announcedLength > limits.maxBytes) {
       this.failure = this.tooLarge();
     } else if (announcedLength !== undefined && Number.isInteger(announcedLength) && announcedLength > 0) {
-      this.buffer = Buffer.allocUnsafe(announcedLength);
+      this.announced = announcedLength;
     }
   }
 
@@ -84,8 +90,17 @@ export class ReviewBodyReader {
     if (this.failure) return;
     const verdict = this.scanner.write(chunk);
     if (!verdict.ok) return this.refuse(new BodyRefusal(400, verdict.reason, this.scanner.uid));
-    if (this.buffer && this.size <= this.buffer.length) this.buffer.set(chunk, this.size - chunk.length);
-    else this.chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length));
+    const first = this.chunks.length === 1 ? this.chunks[0]! : undefined;
+    if (!this.buffer && this.announced !== undefined && first !== undefined && first.length <= this.announced) {
+      this.buffer = Buffer.allocUnsafe(this.announced);
+      this.buffer.set(first, 0);
+      this.buffered = first.length;
+      this.chunks = [];
+    }
+    if (this.buffer && this.chunks.length === 0 && this.size <= this.buffer.length) {
+      this.buffer.set(chunk, this.buffered);
+      this.buffered += chunk.length;
+    } else this.chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length));
   }
 
   /** The body as an AdmissionReview, once it ended; throws the refusal, or why it is no review ({@link parseReview}). */
@@ -96,15 +111,16 @@ export class ReviewBodyReader {
   /** The whole body, once it ended; throws the refusal. */
   body(): Buffer {
     if (this.failure) throw this.failure;
-    if (!this.buffer) return Buffer.concat(this.chunks);
-    if (this.size === this.buffer.length) return this.buffer;
+    if (!this.buffer) return this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
+    if (this.buffered === this.buffer.length && this.chunks.length === 0) return this.buffer;
     // Fewer or more bytes than announced (Node's HTTP parser refuses those before): what came.
-    return Buffer.concat([this.buffer.subarray(0, Math.min(this.size, this.buffer.length)), ...this.chunks]);
+    return Buffer.concat([this.buffer.subarray(0, this.buffered), ...this.chunks]);
   }
 
   private refuse(refusal: BodyRefusal): void {
     this.failure = refusal;
     this.buffer = undefined;
+    this.buffered = 0;
     this.chunks = [];
   }
 

@@ -51,8 +51,11 @@ export class JSONBodyScanner {
   private readonly isObject: boolean[] = [false, false, false];
   private readonly expectKey: boolean[] = [false, false, false];
   private readonly keys: (string | undefined)[] = [undefined, undefined, undefined];
-  /** Per depth up to `maxDepth`: the keys of the object open there so far, or -1 in an array. */
-  private readonly objectKeys: Int32Array;
+  /**
+   * Per depth open so far (up to `maxDepth`): the keys of the object open there, or -1 in an array. A plain array that
+   * grows with the depth: a typed array of `maxDepth` per body cost more to make than the scan of a typical body.
+   */
+  private readonly objectKeys: number[] = [-1];
   /**
    * Whether the string being read is one the uid search needs (a key of the root or of `request`, or the value of
    * `request.uid`); its bytes are decoded from the chunk where it ends, with the pieces of earlier chunks in `pieces`.
@@ -62,10 +65,7 @@ export class JSONBodyScanner {
   private capturedBytes = 0;
   private uidValue: string | undefined;
 
-  constructor(readonly limits: JSONScanLimits) {
-    this.objectKeys = new Int32Array(limits.maxDepth + 1);
-    this.objectKeys[0] = -1;
-  }
+  constructor(readonly limits: JSONScanLimits) {}
 
   /** The keys of all objects scanned so far (every `:` outside strings: valid JSON has one per key). */
   get totalKeys(): number {
