@@ -184,16 +184,7 @@ function validateWith(
   context: ShootContext,
 ): AdmissionResponse {
   const { seed } = context;
-  const result = withStoredObject(
-    request,
-    {
-      object: request.object,
-      gates: ctx.gates,
-      ...contextInput(context),
-      ...(ctx.extensionAdmission ? { extensionAdmission: ctx.extensionAdmission } : {}),
-    },
-    admit,
-  );
+  const result = withStoredObject(request, admissionInput(request, ctx, context, true), admit);
   const errors: FieldError[] = [...result.errors, ...(seed.error ? [seed.error] : [])];
   if (kind === Shoots && ctx.extensions && result.object !== undefined) {
     errors.push(...validateShootExtensionTypes(result.object as Shoot, ctx.extensions));
@@ -235,7 +226,7 @@ function mutateRequest(request: AdmissionRequest, ctx: AdmissionContext): MaybeP
 function mutateWith(request: AdmissionRequest, ctx: AdmissionContext, context: ShootContext): AdmissionResponse {
   // Defaults only: validating is the validating webhook's job. On an update of a Shoot with a CloudProfile, the stored
   // object keeps what the new one leaves to defaulting (a worker pool's machine image); nothing else needs it decoded.
-  const input = { object: request.object, gates: ctx.gates, ...contextInput(context) };
+  const input = admissionInput(request, ctx, context, false);
   const result = context.cloudProfile ? withStoredObject(request, input, defaultObject) : defaultObject(input);
   // Malformed: nothing to default; the validating webhook tells the client what is wrong.
   if (result.object === undefined) return { uid: request.uid, allowed: true };
@@ -264,13 +255,28 @@ interface ShootContext {
   readonly cloudProfile?: { readonly name: string; readonly object: unknown };
 }
 
-function contextInput(context: ShootContext): Pick<AdmissionInput, 'seed' | 'decodedSeed' | 'cloudProfiles'> {
+/**
+ * What the pipeline gets for a review: always the same keys, in the same order, unset ones undefined (spreads of
+ * optional parts made a new hidden class per review), and the extensions' admission only for validating.
+ */
+function admissionInput(
+  request: AdmissionRequest,
+  ctx: AdmissionContext,
+  context: ShootContext,
+  validating: boolean,
+): AdmissionInput {
   const { seed, cloudProfile } = context;
   return {
-    ...(seed.seed ? { seed: seed.seed.object, decodedSeed: seed.seed.decoded } : {}),
-    ...(cloudProfile
-      ? { cloudProfiles: (name: string) => (name === cloudProfile.name ? cloudProfile.object : undefined) }
-      : {}),
+    object: request.object,
+    oldObject: undefined,
+    seed: seed.seed?.object,
+    decodedSeed: seed.seed?.decoded,
+    gates: ctx.gates,
+    extensionAdmission: validating ? ctx.extensionAdmission : undefined,
+    cloudProfiles: cloudProfile
+      ? (name: string) => (name === cloudProfile.name ? cloudProfile.object : undefined)
+      : undefined,
+    now: undefined,
   };
 }
 
