@@ -1,0 +1,113 @@
+/**
+ * The webhook's review path in process, for a CPU profile of it alone (no TLS, no HTTP): the bench webhook's Shoot
+ * review with seed context, its body fed in TLS-sized chunks to the body reader, decoded, answered by `/mutate` and
+ * `/validate` in turn and encoded, against a Seed and a CloudProfile in maps (as the synced caches hand them out) and
+ * provider-local's admission with an installation of `--shoots` stored Shoots.
+ *
+ *   node --cpu-prof --cpu-prof-dir=DIR --import tsx bench/webhook-profile.ts [--seconds 10] [--shoots 500]
+ *   npx tsx bench/cpu-profile.ts DIR
+ *
+ * Prints the reviews per second it answered and their CPU (a hot loop: relative shares, not the paced webhook's cold
+ * costs).
+ */
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { ReviewBodyReader } from '../src/admission/decode.js';
+import { DEFAULT_REGISTERED_EXTENSION_TYPES } from '../src/admission/extensions.js';
+import { answerAdmissionReview, type AdmissionContext, type AdmissionMode } from '../src/admission/review.js';
+import {
+  DEFAULT_MAX_BODY_BYTES,
+  DEFAULT_MAX_JSON_DEPTH,
+  DEFAULT_MAX_JSON_OBJECT_KEYS,
+  DEFAULT_MAX_JSON_VALUES,
+} from '../src/admission/server.js';
+import { extensionAdmission } from '../src/app/extension-admission.js';
+import { LOCAL_KUBERNETES_VERSION, localCloudProfile } from '../src/extensions/provider-local/cloudprofile.js';
+import { DEFAULT_LOCAL_ADMISSION_CONFIG } from '../src/extensions/provider-local/admission.js';
+import { parseFeatureGates } from '../src/featuregate/featuregate.js';
+import { benchSeed, benchShoot } from './objects.js';
+
+const args = process.argv.slice(2);
+const numberOf = (flag: string, fallback: number) =>
+  args.includes(flag) ? Number(args[args.indexOf(flag) + 1]) : fallback;
+const seconds = numberOf('--seconds', 10);
+const storedShootCount = numberOf('--shoots', 500);
+
+const LIMITS = {
+  maxBytes: DEFAULT_MAX_BODY_BYTES,
+  maxDepth: DEFAULT_MAX_JSON_DEPTH,
+  maxValues: DEFAULT_MAX_JSON_VALUES,
+  maxObjectKeys: DEFAULT_MAX_JSON_OBJECT_KEYS,
+};
+const CHUNK = 16 * 1024;
+
+/** The bench webhook's `valid+seed` review (bench/webhook.ts). */
+export function validSeedReview(): Buffer {
+  const shoot = benchShoot(1, 'ipv6') as { spec: Record<string, unknown> & { kubernetes: { version: string } } };
+  shoot.spec.kubernetes.version = LOCAL_KUBERNETES_VERSION;
+  shoot.spec.seedName = 'bench-seed';
+  shoot.spec.networking = { type: 'calico', ipFamilies: ['IPv6'], nodes: 'fd00:20:1::/64' };
+  return Buffer.from(
+    JSON.stringify({
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      request: {
+        uid: '6f1c0a00-0000-4000-8000-000000000001',
+        kind: { group: 'core.gardener.cloud', version: 'v1beta1', kind: 'Shoot' },
+        resource: { group: 'core.gardener.cloud', version: 'v1beta1', resource: 'shoots' },
+        name: 'shoot-1',
+        namespace: 'garden-bench',
+        operation: 'CREATE',
+        userInfo: { username: 'bench', groups: ['system:authenticated'] },
+        object: shoot,
+        dryRun: false,
+      },
+    }),
+  );
+}
+
+const seed = benchSeed(0, 'ipv6') as KubernetesObject;
+seed.metadata = { name: 'bench-seed' };
+const seeds = new Map<string, unknown>([['bench-seed', seed]]);
+const cloudProfiles = new Map<string, unknown>([['local', localCloudProfile()]]);
+const storedShoots = Array.from({ length: storedShootCount }, (_, i) => {
+  const shoot = benchShoot(i + 100, 'ipv6') as KubernetesObject;
+  shoot.metadata = { name: `stored-${i}`, namespace: 'garden-bench' };
+  return shoot;
+});
+const ctx: AdmissionContext = {
+  gates: parseFeatureGates('IPv6SingleStack=true,DualStack=true'),
+  lookupSeed: (name) => seeds.get(name),
+  lookupCloudProfile: (name) => cloudProfiles.get(name),
+  extensions: DEFAULT_REGISTERED_EXTENSION_TYPES,
+  extensionAdmission: extensionAdmission(
+    { ...DEFAULT_LOCAL_ADMISSION_CONFIG, maxMachines: 1_000_000 },
+    () => storedShoots,
+  ),
+};
+
+const body = validSeedReview();
+const chunks = Array.from({ length: Math.ceil(body.length / CHUNK) }, (_, i) =>
+  body.subarray(i * CHUNK, (i + 1) * CHUNK),
+);
+
+function oneReview(mode: AdmissionMode): string {
+  const reader = new ReviewBodyReader(LIMITS, body.length);
+  for (const chunk of chunks) reader.push(chunk);
+  const answer = answerAdmissionReview(reader.review(), ctx, mode);
+  if (answer instanceof Promise) throw new Error('a lookup was not answered from the maps');
+  if (!answer.response.allowed) throw new Error(`denied: ${JSON.stringify(answer.response.status)}`);
+  return JSON.stringify(answer);
+}
+
+const deadline = performance.now() + seconds * 1000;
+const cpu = process.cpuUsage();
+let reviews = 0;
+while (performance.now() < deadline) {
+  for (let i = 0; i < 100; i++) oneReview(reviews++ % 2 === 0 ? 'mutate' : 'validate');
+}
+const used = process.cpuUsage(cpu);
+console.log(
+  `${reviews} reviews in ${seconds} s: ${Math.round(reviews / seconds)} reviews/s, ` +
+    `${((used.user + used.system) / reviews).toFixed(1)} µs CPU per review ` +
+    `(${storedShootCount} stored Shoots, ${body.length} bytes per body)`,
+);
