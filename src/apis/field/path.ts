@@ -5,12 +5,11 @@ export class FieldPath {
   private constructor(private readonly rendered: string) {}
 
   static root(name: string, ...more: string[]): FieldPath {
-    return more.reduce((path, segment) => path.child(segment), new FieldPath(name));
+    return new FieldPath(joined(name, more));
   }
 
   child(name: string, ...more: string[]): FieldPath {
-    const next = new FieldPath(this.rendered === '' ? name : `${this.rendered}.${name}`);
-    return more.reduce((path, segment) => path.child(segment), next);
+    return new FieldPath(joined(this.rendered === '' ? name : `${this.rendered}.${name}`, more));
   }
 
   index(i: number): FieldPath {
@@ -24,4 +23,14 @@ export class FieldPath {
   toString(): string {
     return this.rendered;
   }
+}
+
+/**
+ * `rendered` with `segments` appended as children, in one string and one path object: validation makes paths for
+ * every field it checks, an intermediate path object and closure per segment showed in a review's profile.
+ */
+function joined(rendered: string, segments: readonly string[]): string {
+  let path = rendered;
+  for (const segment of segments) path = path === '' ? segment : `${path}.${segment}`;
+  return path;
 }
