@@ -19,6 +19,7 @@ import { FieldPath, invalid, invalidStatus, type FieldError, type Status } from 
 import { copyWith } from '../apis/meta/copy.js';
 import { deepEqual } from '../apis/meta/objects.js';
 import { withoutNulls } from '../apis/meta/nulls.js';
+import { isPlainJSON } from '../apis/meta/plain-json.js';
 import { CloudProfiles, DNSRecords, lookupKind, Networks, Seeds, Shoots, type KindInfo } from '../apis/registry.js';
 import { cloudProfileReference } from '../apis/core/v1beta1/helpers.js';
 import type { FeatureGates } from '../featuregate/featuregate.js';
@@ -213,8 +214,12 @@ function withStoredObject(
 }
 
 function specUnchanged(object: unknown, oldObject: unknown): boolean {
-  const spec = (o: unknown) => (typeof o === 'object' && o !== null ? (o as { spec?: unknown }).spec : undefined);
-  return oldObject !== undefined && deepEqual(withoutNulls(spec(object)), withoutNulls(spec(oldObject)));
+  // The spec of an object the webhook decoded holds no null (it is marked plain): no walk to drop them.
+  const spec = (o: unknown) => {
+    const value = typeof o === 'object' && o !== null ? (o as { spec?: unknown }).spec : undefined;
+    return isPlainJSON(o) ? value : withoutNulls(value);
+  };
+  return oldObject !== undefined && deepEqual(spec(object), spec(oldObject));
 }
 
 function mutateRequest(request: AdmissionRequest, ctx: AdmissionContext): MaybePromise<AdmissionResponse> {
