@@ -18,8 +18,10 @@ export default defineConfig({
     hookTimeout: 120_000,
     // Projects so unit tests never wait for a control plane: the integration project's global setup (etcd +
     // kube-apiserver, shared by its files) runs only when one of its files is selected. `npm test` runs all three:
-    // the unit and kind files first, two at a time, then the integration files one at a time (each starts its own
-    // seed Nodes and shoots; two at once on a 2-core machine would only slow each other beyond their deadlines).
+    // the unit and kind files first, then the integration files one at a time (each starts its own seed Nodes and
+    // shoots; two at once on a 2-core machine would only slow each other beyond their deadlines). Projects of one
+    // group share its worker count: three, so that the kind seed's e2e takes one for its whole run (mostly waiting
+    // on Docker) and the unit files two.
     sequence: { sequencer: KindFirstSequencer },
     projects: [
       {
@@ -27,7 +29,7 @@ export default defineConfig({
         test: {
           name: 'unit',
           sequence: { groupOrder: 0 },
-          maxWorkers: 2,
+          maxWorkers: 3,
           include: ['test/**/*.test.ts'],
           exclude: [...configDefaults.exclude, 'test/integration/**', 'test/kind/**'],
         },
@@ -38,7 +40,7 @@ export default defineConfig({
           // A kind cluster in Docker with the chart (test/kind): minutes, not seconds; no shared control plane.
           name: 'kind',
           sequence: { groupOrder: 0 },
-          maxWorkers: 2,
+          maxWorkers: 3,
           include: ['test/kind/**/*.test.ts'],
           testTimeout: 120_000,
         },
