@@ -135,6 +135,9 @@ describe('gardener-ipv6 up', () => {
           .split('\n')
           .filter((l) => l.includes('"level":"error"')),
       ).toEqual([]);
+      // Nor any line that reads like a failure, also when up runs inside a network namespace (as here, under
+      // `npm test`): the output of the commands it runs stays with it.
+      expect([...up.stdout().split('\n'), ...up.stderr().split('\n')].filter((l) => /error/i.test(l))).toEqual([]);
       // With machines too, nothing of up's own namespace listens on a wildcard or IPv4 address.
       expect(listenersOutside(up.child.pid!, ['::1', 'fd00:10::1', dns!.slice(1, dns!.lastIndexOf(']'))])).toEqual([]);
 

@@ -60,7 +60,7 @@ export const E2E_BUSYBOX_IMAGE = 'registry.k8s.io/e2e-test-images/busybox:1.37.0
 
 /** The applets a busybox binary has (`busybox --list`), each of which upstream's busybox image links in /bin. */
 export function busyboxApplets(busyboxBinary = DEBIAN_STATIC_BUSYBOX): string[] {
-  return execFileSync(busyboxBinary, ['--list'], { encoding: 'utf8' })
+  return execFileSync(busyboxBinary, ['--list'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
     .split('\n')
     .filter((a) => /^[a-z0-9_.[-]+$/.test(a) && a !== 'busybox');
 }

@@ -3,10 +3,8 @@
  * per family) or, in a machine pod, the VXLAN overlay (overlay.ts); the outgoing NAT of its pods; their MTU; and
  * the pod network to the other Nodes (pod-network.ts) as the node sync (node-sync.ts) finds them.
  */
-import { execFileSync } from 'node:child_process';
 import { formatIP, parseIP } from '../../../net/cidr.js';
 import { ip } from '../../../system/netns.js';
-import { which } from '../../../system/process.js';
 import type { NodeInfo } from './api-client.js';
 import { familyOf, natOutgoingRules } from './config.js';
 import { nodeIPsOf, type BridgeAttachment, type MachineContext } from './machine-options.js';
@@ -100,9 +98,9 @@ export class MachineNetwork {
   /** The node network's MTU: the overlay device's, or eth0's. */
   private nodeMTU(): number {
     if (this.overlayDevice) return this.linkMTU() - OVERLAY_OVERHEAD[this.overlayDevice.underlay];
-    const out = execFileSync(which('ip') ?? 'ip', ['-n', this.netns!, '-o', 'link', 'show', 'eth0'], {
-      encoding: 'utf8',
-    });
+    // Through ip(), which keeps the command's stderr: `ip -n` names every namespace a link's peer may be in, and
+    // prints an error line for each it can't resolve (seen when `up` runs inside a network namespace of its own).
+    const out = ip(['-n', this.netns!, '-o', 'link', 'show', 'eth0']);
     return Number(/\bmtu (\d+)/.exec(out)?.[1] ?? 1500);
   }
 

@@ -27,6 +27,7 @@ import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { formatIP, nthAddress, parseCIDR, parseIP, type IPFamily } from '../../../net/cidr.js';
+import { ip } from '../../../system/netns.js';
 import { which } from '../../../system/process.js';
 import { familyOf } from './config.js';
 import { nodePodCIDRs, type NodeInfo } from './api-client.js';
@@ -346,7 +347,7 @@ export class VXLANOverlay {
 
 /** The MTU of the device that holds `address` (a pod's eth0). */
 export function linkMTUOf(address: string): number {
-  const out = execFileSync(which('ip') ?? 'ip', ['-o', 'addr', 'show', 'to', address], { encoding: 'utf8' });
+  const out = ip(['-o', 'addr', 'show', 'to', address]);
   const device = /^\d+:\s+(\S+)/.exec(out)?.[1]?.replace(/@.*$/, '');
   if (device === undefined) throw new Error(`no device holds ${address}`);
   return Number(readFileSync(`/sys/class/net/${device}/mtu`, 'utf8').trim());
