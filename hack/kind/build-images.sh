@@ -15,8 +15,19 @@
 # versions' tags; the kind config sets them); the control plane's are the shoots' own (`gardener-ipv6 images`). Every image is keyed by what it is built from: a second run with
 # nothing changed builds nothing. Prints `NAME=IMAGE` lines for the callers (hack/local/kind-up.sh).
 #
-# Usage: hack/kind/build-images.sh          Env: GARDENER_IPV6_DEBIAN_MIRROR (default http://deb.debian.org/debian)
+# Usage: hack/kind/build-images.sh [--base-only]   Env: GARDENER_IPV6_DEBIAN_MIRROR (default http://deb.debian.org/debian)
+#   --base-only  the Debian base alone, which needs no binary: downloads and disk, so .ci/run builds it while the
+#                binaries compile
 set -euo pipefail
+BASE_ONLY=0
+case "${1:-}" in
+  --base-only) BASE_ONLY=1 ;;
+  "") ;;
+  *)
+    echo "usage: $0 [--base-only]" >&2
+    exit 2
+    ;;
+esac
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 # shellcheck source=hack/versions.env
 source "$ROOT/hack/versions.env"
@@ -40,10 +51,10 @@ for tool in docker debootstrap; do
 done
 [[ "$(id -u)" == 0 ]] || die "debootstrap needs root"
 docker info >/dev/null 2>&1 || die "no Docker engine answers: bash hack/local/docker/engine.sh"
-bash "$ROOT/hack/ensure-binaries.sh" kubeadm kubelet kubectl kube-apiserver kube-controller-manager kube-scheduler \
-  kube-proxy etcd coredns pause containerd containerd-shim-runc-v2 ctr runc crictl cni-bridge cni-host-local \
-  cni-loopback kind >&2
-[[ -d "$KIND_MODULE/images/base/files" ]] || (cd "$ROOT" && GOFLAGS=-mod=mod go mod download "sigs.k8s.io/kind@$KIND_VERSION" >/dev/null 2>&1) ||
+[[ $BASE_ONLY -eq 1 ]] || bash "$ROOT/hack/ensure-binaries.sh" kubeadm kubelet kubectl kube-apiserver \
+  kube-controller-manager kube-scheduler kube-proxy etcd coredns pause containerd containerd-shim-runc-v2 ctr runc \
+  crictl cni-bridge cni-host-local cni-loopback kind >&2
+[[ $BASE_ONLY -eq 1 || -d "$KIND_MODULE/images/base/files" ]] || (cd "$ROOT" && GOFLAGS=-mod=mod go mod download "sigs.k8s.io/kind@$KIND_VERSION" >/dev/null 2>&1) ||
   die "sigs.k8s.io/kind@$KIND_VERSION is not in the module cache and could not be downloaded"
 mkdir -p "$WORK"
 
@@ -75,6 +86,7 @@ if ! exists "$BASE"; then
   rm -rf "$rootfs"
 fi
 log "base: $BASE"
+[[ $BASE_ONLY -eq 0 ]] || exit 0
 
 # Builds IMAGE from a Dockerfile read on stdin with CONTEXT (a folder) unless it exists.
 build() {
