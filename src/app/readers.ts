@@ -3,8 +3,6 @@
  * admission webhook, the gardenlet, the scheduler). The runtime composition creates them once and passes them on.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { cacheLookup } from '../admission/cache-lookup.js';
-import type { MaybePromise } from '../admission/review.js';
 import { Refs, type ResourceRef } from '../apis/refs.js';
 import { CachedReader } from '../runtime/cached-reader.js';
 import type { Manager } from '../runtime/manager.js';
@@ -54,17 +52,4 @@ export function sharedReaders(manager: Manager): SharedReaders {
       return (shoots ??= reader(Refs.shoot));
     },
   };
-}
-
-/**
- * The webhook's lookup through `reader`, as Gardener's admission plugins read their listers: from the cache, and once
- * it has synced a name it lacks is none at once, with no API call per review (a hit in the reader's metrics: the
- * cache answered). Only before the first list does a lookup read from the API server (a miss).
- */
-export function syncedLookup<T extends KubernetesObject>(
-  reader: CachedReader<T>,
-): (name: string) => MaybePromise<T | undefined> {
-  return cacheLookup({ get: (name) => reader.cached(name), hasSynced: () => reader.hasSynced() }, (name) =>
-    reader.read(name),
-  );
 }

@@ -99,18 +99,6 @@ export class CachedReader<T extends KubernetesObject = KubernetesObject> impleme
     return read;
   }
 
-  /**
-   * The cache alone, never an API call: the object, or undefined when the cache lacks it. Counted as a hit when the
-   * cache answered, that is when it holds the object or has synced (a synced cache's word that there is none, as
-   * src/admission/cache-lookup.ts takes it); before that a lacking object is left uncounted for the live read
-   * (`read`) that answers instead.
-   */
-  cached(name: string, namespace?: string): T | undefined {
-    const cached = this.informer.get(name, namespace);
-    if (cached !== undefined || this.informer.hasSynced()) this.unreportedHits++;
-    return cached;
-  }
-
   /** Every cached object (empty until synced). */
   list(): T[] {
     return this.informer.list();
