@@ -12,7 +12,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { networkInterfaces, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parse } from 'yaml';
@@ -168,10 +168,21 @@ export function ensureE2EBinaries(): E2EBinaries {
   return { e2eTest: join(bin, 'e2e.test'), ginkgo: join(bin, 'ginkgo') };
 }
 
-/** Parallel Ginkgo nodes (GARDENER_IPV6_CONFORMANCE_PROCS, default 4): the tests mostly wait on the cluster. */
-export function defaultProcs(env: NodeJS.ProcessEnv = process.env): number {
+/** Whether this network namespace has IPv4's loopback address (an IPv6-only one, as `npm test`'s, has not). */
+export function hasIPv4Loopback(): boolean {
+  return Object.values(networkInterfaces()).some((addresses) =>
+    (addresses ?? []).some((a) => a.family === 'IPv4' && a.address === '127.0.0.1'),
+  );
+}
+
+/**
+ * Parallel Ginkgo nodes (GARDENER_IPV6_CONFORMANCE_PROCS, default 4: the tests mostly wait on the cluster). One where
+ * 127.0.0.1 does not exist: the Ginkgo CLI's server for its parallel nodes listens on 127.0.0.1 only
+ * (internal/parallel_support in Ginkgo v2), so in `npm test`'s IPv6-only namespace e2e.test runs alone.
+ */
+export function defaultProcs(env: NodeJS.ProcessEnv = process.env, ipv4Loopback = hasIPv4Loopback()): number {
   const value = env.GARDENER_IPV6_CONFORMANCE_PROCS;
-  if (value === undefined || value === '') return 4;
+  if (value === undefined || value === '') return ipv4Loopback ? 4 : 1;
   if (!/^[1-9]\d*$/.test(value)) throw new Error(`GARDENER_IPV6_CONFORMANCE_PROCS=${value}: must be a positive number`);
   return Number(value);
 }
