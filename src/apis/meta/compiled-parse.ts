@@ -20,17 +20,23 @@ export const UNDECIDED: unique symbol = Symbol('undecided');
 
 export type CompiledParser = (input: unknown) => unknown;
 
-const compiled = new WeakMap<z.ZodType, CompiledParser>();
-const sharing = new WeakMap<z.ZodType, CompiledParser>();
+/** One cache per kind of parser: copying (`false`) and sharing (`true`). */
+const parsers = { false: new WeakMap<z.ZodType, CompiledParser>(), true: new WeakMap<z.ZodType, CompiledParser>() };
+
+/** `schema` compiled once per schema and kind. */
+function cachedParser(schema: z.ZodType, share: boolean): CompiledParser {
+  const cache = parsers[`${share}`];
+  let parser = cache.get(schema);
+  if (!parser) {
+    parser = compile(schema, share);
+    cache.set(schema, parser);
+  }
+  return parser;
+}
 
 /** `schema` compiled (once per schema): the decoded value, or {@link UNDECIDED}. */
 export function compiledParser(schema: z.ZodType): CompiledParser {
-  let parser = compiled.get(schema);
-  if (!parser) {
-    parser = compile(schema, false);
-    compiled.set(schema, parser);
-  }
-  return parser;
+  return cachedParser(schema, false);
 }
 
 /**
@@ -41,12 +47,7 @@ export function compiledParser(schema: z.ZodType): CompiledParser {
  * webhook's review objects): whoever modifies a decoded part modifies the input.
  */
 export function sharingParser(schema: z.ZodType): CompiledParser {
-  let parser = sharing.get(schema);
-  if (!parser) {
-    parser = compile(schema, true);
-    sharing.set(schema, parser);
-  }
-  return parser;
+  return cachedParser(schema, true);
 }
 
 /** Source of a function body, and the values it closes over (`refs[i]`). */
