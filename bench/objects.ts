@@ -83,3 +83,22 @@ export function shootMix(count: number): Record<string, unknown>[] {
 export function seedMix(count: number): Record<string, unknown>[] {
   return Array.from({ length: count }, (_, i) => benchSeed(i, FAMILIES[i % 3]!));
 }
+
+/** The AdmissionReview the API server sends for creating `shoot` (as shoot-1 in garden-bench), as JSON. */
+export function shootCreateReview(shoot: unknown): string {
+  return JSON.stringify({
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: {
+      uid: '6f1c0a00-0000-4000-8000-000000000001',
+      kind: { group: 'core.gardener.cloud', version: 'v1beta1', kind: 'Shoot' },
+      resource: { group: 'core.gardener.cloud', version: 'v1beta1', resource: 'shoots' },
+      name: 'shoot-1',
+      namespace: 'garden-bench',
+      operation: 'CREATE',
+      userInfo: { username: 'bench', groups: ['system:authenticated'] },
+      object: shoot,
+      dryRun: false,
+    },
+  });
+}

@@ -24,7 +24,7 @@ import { extensionAdmission } from '../src/app/extension-admission.js';
 import { LOCAL_KUBERNETES_VERSION, localCloudProfile } from '../src/extensions/provider-local/cloudprofile.js';
 import { DEFAULT_LOCAL_ADMISSION_CONFIG } from '../src/extensions/provider-local/admission.js';
 import { parseFeatureGates } from '../src/featuregate/featuregate.js';
-import { benchSeed, benchShoot } from './objects.js';
+import { benchSeed, benchShoot, shootCreateReview } from './objects.js';
 
 const args = process.argv.slice(2);
 const numberOf = (flag: string, fallback: number) =>
@@ -46,23 +46,7 @@ export function validSeedReview(): Buffer {
   shoot.spec.kubernetes.version = LOCAL_KUBERNETES_VERSION;
   shoot.spec.seedName = 'bench-seed';
   shoot.spec.networking = { type: 'calico', ipFamilies: ['IPv6'], nodes: 'fd00:20:1::/64' };
-  return Buffer.from(
-    JSON.stringify({
-      apiVersion: 'admission.k8s.io/v1',
-      kind: 'AdmissionReview',
-      request: {
-        uid: '6f1c0a00-0000-4000-8000-000000000001',
-        kind: { group: 'core.gardener.cloud', version: 'v1beta1', kind: 'Shoot' },
-        resource: { group: 'core.gardener.cloud', version: 'v1beta1', resource: 'shoots' },
-        name: 'shoot-1',
-        namespace: 'garden-bench',
-        operation: 'CREATE',
-        userInfo: { username: 'bench', groups: ['system:authenticated'] },
-        object: shoot,
-        dryRun: false,
-      },
-    }),
-  );
+  return Buffer.from(shootCreateReview(shoot));
 }
 
 const seed = benchSeed(0, 'ipv6') as KubernetesObject;

@@ -26,7 +26,7 @@ import { which } from '../src/system/process.js';
 import { ResourceClient } from '../src/runtime/client.js';
 import { SERVER_NODE_FLAGS } from '../src/runtime/node-flags.js';
 import { LOCAL_KUBERNETES_VERSION, localCloudProfile } from '../src/extensions/provider-local/cloudprofile.js';
-import { benchSeed, benchShoot } from './objects.js';
+import { benchSeed, benchShoot, shootCreateReview } from './objects.js';
 
 export interface WebhookBenchOptions {
   /** Seconds per scenario and load in a round. @default 10 */
@@ -126,21 +126,7 @@ function shootReview(target: Exclude<Target, 'baseline'>): string {
   if (target === 'invalid') shoot.spec.networking.pods = '100.96.0.0/11';
   // Overlaps the seed's pod network: only the seed context finds that.
   if (target === 'invalid+seed') shoot.spec.networking.nodes = 'fd00:10:1::/64';
-  return JSON.stringify({
-    apiVersion: 'admission.k8s.io/v1',
-    kind: 'AdmissionReview',
-    request: {
-      uid: '6f1c0a00-0000-4000-8000-000000000001',
-      kind: { group: 'core.gardener.cloud', version: 'v1beta1', kind: 'Shoot' },
-      resource: { group: 'core.gardener.cloud', version: 'v1beta1', resource: 'shoots' },
-      name: 'shoot-1',
-      namespace: 'garden-bench',
-      operation: 'CREATE',
-      userInfo: { username: 'bench', groups: ['system:authenticated'] },
-      object: shoot,
-      dryRun: false,
-    },
-  });
+  return shootCreateReview(shoot);
 }
 
 function post(port: number, path: string, body: string, ca: Buffer): Promise<{ status: number; body: string }> {
