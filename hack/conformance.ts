@@ -7,15 +7,22 @@
  *
  * Options: --kubeconfig FILE (the garden's; $KUBECONFIG when omitted), --shoot-kubeconfig FILE (instead of --shoot),
  * --focus REGEX (default: the sig-network conformance tests), --skip-file FILE, --report-dir DIR (default
- * .cache/conformance/<time>), --timeout 90m, --procs N (parallel Ginkgo nodes; default 4, or
- * GARDENER_IPV6_CONFORMANCE_PROCS; 1 runs e2e.test alone).
+ * .cache/conformance/<time>), --timeout 90m (each test's), --procs N (tests at once; default 4, or
+ * GARDENER_IPV6_CONFORMANCE_PROCS).
+ *
+ * Parallel runs without Ginkgo's server: the Ginkgo CLI's parallel nodes report to a server that listens on 127.0.0.1
+ * alone (internal/parallel_support in Ginkgo v2), which `npm test`'s IPv6-only namespace and an IPv6-only host don't
+ * have. So the runner lists the focused tests itself (`e2e.test --list-tests`) and runs each in an e2e.test process of
+ * its own, PROCS at a time, tests marked `[Serial]` or `[Disruptive]` one by one after the others (as Ginkgo orders
+ * them), and merges the reports.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { networkInterfaces, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parse } from 'yaml';
+import { NETNS_ENV } from '../src/system/netns.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -126,145 +133,242 @@ export interface ConformanceOptions {
   readonly focus?: string;
   readonly skipFile?: string;
   readonly reportDir: string;
-  /** Ginkgo's suite timeout, e.g. `90m`. */
+  /** Each e2e.test process's Ginkgo timeout, e.g. `90m`. */
   readonly timeout?: string;
-  /** e2e.test and ginkgo. @default .cache/bin's, built by hack/ensure-binaries.sh */
+  /** e2e.test. @default .cache/bin's, built by hack/ensure-binaries.sh */
   readonly binaries?: E2EBinaries;
-  /** Parallel Ginkgo nodes; 1 runs e2e.test alone. @default defaultProcs() */
+  /** Tests run at once, each in an e2e.test process of its own. @default defaultProcs() */
   readonly procs?: number;
   /** Where kubectl is (some tests run it). @default .cache/bin */
   readonly binDir?: string;
-  /** e2e.test's output, line by line. @default process.stdout */
+  /** A line per finished test, and the output of each failed one. @default process.stdout */
   readonly log?: (chunk: string) => void;
 }
 
 export interface ConformanceRun extends Summary {
+  /** 0, or the first non-zero exit code of an e2e.test process. */
   readonly exitCode: number;
+  /** The merged JUnit report of every test run (each process's own is in tests/<n>/ beside it). */
   readonly junit: string;
   readonly seconds: number;
 }
 
 export interface E2EBinaries {
   readonly e2eTest: string;
-  /** The Ginkgo CLI of the version e2e.test requires, which runs it on parallel nodes. */
-  readonly ginkgo: string;
 }
 
 /**
- * Builds e2e.test and ginkgo if missing or stale (instant when cached; waits for a build another run started). Inside
- * `npm test`'s IPv6-only namespace, which has no route to the Go module proxy, the build runs in the host's network
+ * Builds e2e.test if missing or stale (instant when cached; waits for a build another run started). Inside `npm
+ * test`'s IPv6-only namespace, which has no route to the Go module proxy, the build runs in the host's network
  * namespace (hack/test-in-netns.mjs names it in GARDENER_IPV6_HOST_NETNS).
  */
 export function ensureE2EBinaries(): E2EBinaries {
   const script = ['bash', join(ROOT, 'hack', 'ensure-binaries.sh'), '@test'];
-  const hostNetns = process.env.GARDENER_IPV6_NETNS ? process.env.GARDENER_IPV6_HOST_NETNS : undefined;
+  const hostNetns = process.env[NETNS_ENV] ? process.env.GARDENER_IPV6_HOST_NETNS : undefined;
   const argv = hostNetns ? ['nsenter', `--net=${hostNetns}`, '--', ...script] : script;
   const r = spawnSync(argv[0]!, argv.slice(1), {
     stdio: ['ignore', 'inherit', 'inherit'],
     env: { ...process.env, GARDENER_IPV6_QUIET_CACHED: '1' },
   });
   if (r.status !== 0) throw new Error(`hack/ensure-binaries.sh @test failed (exit ${r.status})`);
-  const bin = join(ROOT, '.cache', 'bin');
-  return { e2eTest: join(bin, 'e2e.test'), ginkgo: join(bin, 'ginkgo') };
+  return { e2eTest: join(ROOT, '.cache', 'bin', 'e2e.test') };
 }
 
-/** Whether this network namespace has IPv4's loopback address (an IPv6-only one, as `npm test`'s, has not). */
-export function hasIPv4Loopback(): boolean {
-  return Object.values(networkInterfaces()).some((addresses) =>
-    (addresses ?? []).some((a) => a.family === 'IPv4' && a.address === '127.0.0.1'),
-  );
-}
-
-/**
- * Parallel Ginkgo nodes (GARDENER_IPV6_CONFORMANCE_PROCS, default 4: the tests mostly wait on the cluster). One where
- * 127.0.0.1 does not exist: the Ginkgo CLI's server for its parallel nodes listens on 127.0.0.1 only
- * (internal/parallel_support in Ginkgo v2), so in `npm test`'s IPv6-only namespace e2e.test runs alone.
- */
-export function defaultProcs(env: NodeJS.ProcessEnv = process.env, ipv4Loopback = hasIPv4Loopback()): number {
+/** Tests at once (GARDENER_IPV6_CONFORMANCE_PROCS, default 4: the tests mostly wait on the cluster). */
+export function defaultProcs(env: NodeJS.ProcessEnv = process.env): number {
   const value = env.GARDENER_IPV6_CONFORMANCE_PROCS;
-  if (value === undefined || value === '') return ipv4Loopback ? 4 : 1;
+  if (value === undefined || value === '') return 4;
   if (!/^[1-9]\d*$/.test(value)) throw new Error(`GARDENER_IPV6_CONFORMANCE_PROCS=${value}: must be a positive number`);
   return Number(value);
 }
 
+/** The full names of `e2e.test --list-tests` (`path:line: name` lines). */
+export function parseTestList(text: string): string[] {
+  const names: string[] = [];
+  for (const line of text.split('\n')) {
+    const m = /^\s*\S+:\d+: (.+?)\s*$/.exec(line);
+    if (m) names.push(m[1]!);
+  }
+  return names;
+}
+
+export interface Selection {
+  /** The tests to run, those Ginkgo would run on parallel nodes first, then the `[Serial]` and `[Disruptive]` ones. */
+  readonly parallel: string[];
+  readonly serial: string[];
+  /** Focused but listed in the skip file: not run. */
+  readonly listed: string[];
+}
+
+/** The focused tests of NAMES, without the listed ones, in the order they run. */
+export function selectTests(names: readonly string[], focus: string, skips: readonly SkipEntry[]): Selection {
+  const focused = new RegExp(focus);
+  const isListed = (name: string) => skips.some((s) => new RegExp(s.test).test(name));
+  const mine = [...new Set(names)].filter((n) => focused.test(n));
+  const run = mine.filter((n) => !isListed(n));
+  const serial = (n: string) => /\[(Serial|Disruptive)\]/.test(n);
+  return { parallel: run.filter((n) => !serial(n)), serial: run.filter(serial), listed: mine.filter(isListed) };
+}
+
 /**
- * The command line that runs the focused tests: e2e.test itself on one node, else the Ginkgo CLI with PROCS parallel
- * nodes over the prebuilt e2e.test (as Kubernetes' hack/ginkgo-e2e.sh runs it); Ginkgo's own flags go to the CLI,
- * which hands each node its share, and the suite's flags after `--`.
+ * A Ginkgo focus (Go's RE2 syntax) that matches exactly the test of this full name. Not anchored at `^`: the text
+ * Ginkgo matches starts with a blank before the name `--list-tests` prints.
  */
-export function conformanceCommand(opts: {
-  readonly binaries: E2EBinaries;
-  readonly procs: number;
-  readonly ginkgoFlags: readonly string[];
+export function exactFocus(name: string): string {
+  return `(^|\\s)${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`;
+}
+
+/** The command line of one test: e2e.test focused on it, with the suite's flags and the report in reportDir. */
+export function testCommand(opts: {
+  readonly e2eTest: string;
+  readonly name: string;
+  readonly timeout: string;
+  readonly reportDir: string;
   readonly suiteFlags: readonly string[];
 }): string[] {
-  if (opts.procs <= 1) {
-    return [opts.binaries.e2eTest, ...opts.suiteFlags, ...opts.ginkgoFlags.map((f) => f.replace(/^--/, '--ginkgo.'))];
-  }
   return [
-    opts.binaries.ginkgo,
-    `--procs=${opts.procs}`,
-    ...opts.ginkgoFlags,
-    opts.binaries.e2eTest,
-    '--',
+    opts.e2eTest,
     ...opts.suiteFlags,
+    `--report-dir=${opts.reportDir}`,
+    `--ginkgo.focus=${exactFocus(opts.name)}`,
+    `--ginkgo.timeout=${opts.timeout}`,
+    '--ginkgo.no-color',
+    '--ginkgo.succinct',
   ];
 }
 
-/** Runs e2e.test with the focus against the cluster of `kubeconfig` and reads its JUnit report. */
+/**
+ * The result of NAME in one process's JUnit report; a report without it, or with it skipped for being unfocused (the
+ * message Ginkgo gives every spec it did not select), is a failure: the exact focus selected nothing.
+ */
+export function resultOf(name: string, results: readonly TestResult[], exitCode: number): TestResult {
+  const r = results.find((x) => x.name === name);
+  if (!r || (r.state === 'skipped' && r.message === undefined) || (r.state === 'skipped' && r.message === 'skipped')) {
+    return {
+      name,
+      state: 'failed',
+      seconds: r?.seconds ?? 0,
+      message: `e2e.test (exit ${exitCode}) did not run this test: its focus ${exactFocus(name)} selected none`,
+    };
+  }
+  return r;
+}
+
+const escapeXml = (s: string) =>
+  s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/\n/g, '&#xA;');
+
+/** One JUnit report of RESULTS, in the shape parseJUnit reads (Ginkgo's). */
+export function junitXml(results: readonly TestResult[], seconds: number): string {
+  const count = (state: TestResult['state']) => results.filter((r) => r.state === state).length;
+  const cases = results.map((r) => {
+    const open = `    <testcase name="${escapeXml(`[It] ${r.name}`)}" classname="Kubernetes e2e suite" status="${r.state}" time="${r.seconds}">`;
+    const body =
+      r.state === 'failed'
+        ? `<failure message="${escapeXml(r.message ?? '')}" type="failed"></failure>`
+        : r.state === 'skipped'
+          ? `<skipped message="${escapeXml(r.message ?? 'skipped')}"></skipped>`
+          : '';
+    return `${open}${body}</testcase>`;
+  });
+  const totals = `tests="${results.length}" disabled="0" skipped="${count('skipped')}" errors="0" failures="${count('failed')}" time="${seconds}"`;
+  return [
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    `<testsuites ${totals}>`,
+    `  <testsuite name="Kubernetes e2e suite" package="/" ${totals}>`,
+    ...cases,
+    '  </testsuite>',
+    '</testsuites>',
+    '',
+  ].join('\n');
+}
+
+/** Runs each focused test in an e2e.test process of its own against the cluster of `kubeconfig`, PROCS at a time. */
 export async function runConformance(opts: ConformanceOptions): Promise<ConformanceRun> {
   const focus = opts.focus ?? SIG_NETWORK_CONFORMANCE;
   const skips = readSkips(opts.skipFile ?? DEFAULT_SKIP_FILE);
   const binaries = opts.binaries ?? ensureE2EBinaries();
   const binDir = opts.binDir ?? join(ROOT, '.cache', 'bin');
+  const procs = opts.procs ?? defaultProcs();
+  const timeout = opts.timeout ?? '90m';
+  // A report folder used before keeps nothing of that run's tests.
+  rmSync(join(opts.reportDir, 'tests'), { recursive: true, force: true });
   mkdirSync(opts.reportDir, { recursive: true });
-  const command = conformanceCommand({
-    binaries,
-    procs: opts.procs ?? defaultProcs(),
-    ginkgoFlags: [
-      `--focus=${focus}`,
-      ...(skips.length > 0 ? [`--skip=${skips.map((s) => `(${s.test})`).join('|')}`] : []),
-      `--timeout=${opts.timeout ?? '90m'}`,
-      '--no-color',
-      '--succinct',
-    ],
-    suiteFlags: [
-      `--kubeconfig=${opts.kubeconfig}`,
-      // No cloud: tests that need one skip themselves.
-      '--provider=skeleton',
-      `--report-dir=${opts.reportDir}`,
-      // The suite's own log dump on failure reads every node's logs through the API server: slow, and the JUnit
-      // report has the failure.
-      '--dump-logs-on-failure=false',
-      `--kubectl-path=${join(binDir, 'kubectl')}`,
-    ],
-  });
-  const started = Date.now();
-  const logFile = createWriteStream(join(opts.reportDir, 'e2e.log'));
+  const list = spawnSync(binaries.e2eTest, ['--list-tests'], { encoding: 'utf8', maxBuffer: 64 << 20 });
+  if (list.status !== 0)
+    throw new Error(`${binaries.e2eTest} --list-tests failed (exit ${list.status}): ${list.stderr}`);
+  const selection = selectTests(parseTestList(list.stdout), focus, skips);
+  const suiteFlags = [
+    `--kubeconfig=${opts.kubeconfig}`,
+    // No cloud: tests that need one skip themselves.
+    '--provider=skeleton',
+    // The suite's own log dump on failure reads every node's logs through the API server: slow, and the JUnit
+    // report has the failure.
+    '--dump-logs-on-failure=false',
+    `--kubectl-path=${join(binDir, 'kubectl')}`,
+  ];
   const toCaller = opts.log ?? ((chunk: string) => process.stdout.write(chunk));
+  const logFile = createWriteStream(join(opts.reportDir, 'e2e.log'));
   const log = (chunk: string) => {
     logFile.write(chunk);
     toCaller(chunk);
   };
+  const total = selection.parallel.length + selection.serial.length;
+  log(
+    `running ${total} tests, ${procs} at a time (${selection.serial.length} serial), ${selection.listed.length} listed skips\n`,
+  );
+  const started = Date.now();
   // The suite leaves temporary folders behind (kubectl's kuberc tests make theirs when the suite loads).
   const tmp = mkdtempSync(join(tmpdir(), 'conformance-'));
-  const exitCode = await new Promise<number>((done, fail) => {
-    const child = spawn(command[0]!, command.slice(1), {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, PATH: `${binDir}:${process.env.PATH ?? ''}`, KUBECONFIG: opts.kubeconfig, TMPDIR: tmp },
+  const results: TestResult[] = [];
+  let exitCode = 0;
+  let index = 0;
+  const runOne = async (name: string) => {
+    const reportDir = join(opts.reportDir, 'tests', String(++index).padStart(3, '0'));
+    mkdirSync(reportDir, { recursive: true });
+    const command = testCommand({ e2eTest: binaries.e2eTest, name, timeout, reportDir, suiteFlags });
+    let output = '';
+    const code = await new Promise<number>((done, fail) => {
+      const child = spawn(command[0]!, command.slice(1), {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, PATH: `${binDir}:${process.env.PATH ?? ''}`, KUBECONFIG: opts.kubeconfig, TMPDIR: tmp },
+      });
+      child.stdout.setEncoding('utf8').on('data', (c: string) => (output += c));
+      child.stderr.setEncoding('utf8').on('data', (c: string) => (output += c));
+      child.on('error', fail);
+      child.on('close', (c) => done(c ?? 1));
     });
-    child.stdout.setEncoding('utf8').on('data', log);
-    child.stderr.setEncoding('utf8').on('data', log);
-    child.on('error', fail);
-    child.on('close', (code) => done(code ?? 1));
-  }).finally(() => {
+    writeFileSync(join(reportDir, 'e2e.log'), output);
+    const junit = join(reportDir, 'junit_01.xml');
+    const result = resultOf(name, existsSync(junit) ? parseJUnit(readFileSync(junit, 'utf8')) : [], code);
+    if (code !== 0 && exitCode === 0) exitCode = code;
+    results.push(result);
+    log(`[${results.length}/${total}] ${result.state} ${Math.round(result.seconds)}s ${name}\n`);
+    if (result.state === 'failed') log(`${output}\n`);
+  };
+  const lane = async (queue: string[]) => {
+    for (let name = queue.shift(); name !== undefined; name = queue.shift()) await runOne(name);
+  };
+  try {
+    const queue = [...selection.parallel];
+    await Promise.all(Array.from({ length: Math.min(procs, queue.length) }, () => lane(queue)));
+    await lane([...selection.serial]);
+  } finally {
     rmSync(tmp, { recursive: true, force: true });
-    return new Promise((closed) => logFile.end(closed));
-  });
+    await new Promise((closed) => logFile.end(closed));
+  }
+  const seconds = Math.round((Date.now() - started) / 1000);
+  const all = [
+    ...results,
+    ...selection.listed.map((name) => ({
+      name,
+      state: 'skipped' as const,
+      seconds: 0,
+      message: 'listed in the skip file',
+    })),
+  ];
   const junit = join(opts.reportDir, 'junit_01.xml');
-  if (!existsSync(junit)) throw new Error(`e2e.test exited ${exitCode} without a JUnit report (${junit})`);
-  const summary = summarize(parseJUnit(readFileSync(junit, 'utf8')), focus, skips);
-  return { ...summary, exitCode, junit, seconds: Math.round((Date.now() - started) / 1000) };
+  writeFileSync(junit, junitXml(all, seconds));
+  return { ...summarize(all, focus, skips), exitCode, junit, seconds };
 }
 
 export function formatSummary(run: ConformanceRun): string {

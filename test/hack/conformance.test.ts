@@ -7,14 +7,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
-  conformanceCommand,
   DEFAULT_SKIP_FILE,
   defaultProcs,
-  hasIPv4Loopback,
+  exactFocus,
+  junitXml,
   parseJUnit,
+  parseTestList,
   readSkips,
+  resultOf,
+  selectTests,
   SIG_NETWORK_CONFORMANCE,
   summarize,
+  testCommand,
 } from '../../hack/conformance.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'conformance-test-'));
@@ -79,45 +83,88 @@ describe('npm run conformance', () => {
     for (const skip of readSkips(DEFAULT_SKIP_FILE)) expect(skip.reason.length).toBeGreaterThan(20);
   });
 
-  const binaries = { e2eTest: '/bin/e2e.test', ginkgo: '/bin/ginkgo' };
-  const ginkgoFlags = ['--focus=\\[sig-network\\]', '--timeout=50m', '--no-color'];
-  const suiteFlags = ['--kubeconfig=/k', '--provider=skeleton'];
+  // The shape of `e2e.test --list-tests`.
+  const LIST = [
+    '    k8s.io/kubernetes@v1.37.1/test/e2e/network/dns.go:130: [sig-network] DNS should provide /etc/hosts entries for the cluster [Conformance]',
+    '    k8s.io/kubernetes@v1.37.1/test/e2e/network/hostport.go:63: [sig-network] HostPort validates that there is no conflict between pods with same hostPort but different hostIP and protocol [LinuxOnly] [Conformance]',
+    '    k8s.io/kubernetes@v1.37.1/test/e2e/network/service.go:733: [sig-network] Services should serve a basic endpoint from pods [Conformance]',
+    '    k8s.io/kubernetes@v1.37.1/test/e2e/network/service.go:900: [sig-network] Services should serve a basic endpoint from pods [Serial] [Conformance]',
+    '    k8s.io/kubernetes@v1.37.1/test/e2e/storage/secrets.go:40: [sig-storage] Secrets should be consumable from pods in volume [NodeConformance] [Conformance]',
+    '',
+  ].join('\n');
 
-  it('runs e2e.test alone on one node, with the Ginkgo flags under its ginkgo. prefix', () => {
-    expect(conformanceCommand({ binaries, procs: 1, ginkgoFlags, suiteFlags })).toEqual([
+  it('lists the focused tests, the serial ones after the others, the listed skips apart', () => {
+    const names = parseTestList(LIST);
+    expect(names).toHaveLength(5);
+    expect(names[0]).toBe('[sig-network] DNS should provide /etc/hosts entries for the cluster [Conformance]');
+    const skips = [{ test: String.raw`\[sig-network\] HostPort`, reason: 'no portmap' }];
+    expect(selectTests(names, SIG_NETWORK_CONFORMANCE, skips)).toEqual({
+      parallel: [names[0], names[2]],
+      serial: [names[3]],
+      listed: [names[1]],
+    });
+  });
+
+  it('focuses a test by its full name alone, even where another name begins with it', () => {
+    const names = parseTestList(LIST);
+    const focus = new RegExp(exactFocus(names[2]!));
+    // Ginkgo matches against its text, which has a blank before the listed name.
+    expect(names.map((n) => focus.test(` ${n}`))).toEqual([false, false, true, false, false]);
+    expect(exactFocus('a.b (c) [d]')).toBe(String.raw`(^|\s)a\.b \(c\) \[d\]$`);
+  });
+
+  it('runs one test per e2e.test process, its report in a folder of its own', () => {
+    const name = '[sig-network] DNS should provide DNS for services [Conformance]';
+    expect(
+      testCommand({
+        e2eTest: '/bin/e2e.test',
+        name,
+        timeout: '50m',
+        reportDir: '/r/tests/001',
+        suiteFlags: ['--kubeconfig=/k'],
+      }),
+    ).toEqual([
       '/bin/e2e.test',
       '--kubeconfig=/k',
-      '--provider=skeleton',
-      '--ginkgo.focus=\\[sig-network\\]',
+      '--report-dir=/r/tests/001',
+      `--ginkgo.focus=${exactFocus(name)}`,
       '--ginkgo.timeout=50m',
       '--ginkgo.no-color',
+      '--ginkgo.succinct',
     ]);
   });
 
-  it('runs the Ginkgo CLI over e2e.test on parallel nodes, the suite flags after --', () => {
-    expect(conformanceCommand({ binaries, procs: 4, ginkgoFlags, suiteFlags })).toEqual([
-      '/bin/ginkgo',
-      '--procs=4',
-      ...ginkgoFlags,
-      '/bin/e2e.test',
-      '--',
-      ...suiteFlags,
-    ]);
+  it("takes a test's result from its process's report, and fails one its focus did not select", () => {
+    const results = parseJUnit(JUNIT);
+    const dns = '[sig-network] DNS should provide DNS for services  [Conformance]';
+    expect(resultOf(dns, results, 0)).toEqual(results[0]);
+    const affinity = results[3]!.name;
+    expect(resultOf(affinity, results, 0).state).toBe('skipped');
+    // Unfocused: Ginkgo reports it "skipped" with nothing more.
+    const secrets = results[4]!.name;
+    expect(resultOf(secrets, results, 0)).toMatchObject({
+      state: 'failed',
+      message: expect.stringContaining('selected none'),
+    });
+    expect(resultOf('[sig-network] missing', [], 2)).toMatchObject({
+      state: 'failed',
+      message: expect.stringContaining('exit 2'),
+    });
   });
 
-  it('takes its parallel nodes from GARDENER_IPV6_CONFORMANCE_PROCS, 4 by default, refusing what is not a count', () => {
-    expect(defaultProcs({}, true)).toBe(4);
-    expect(defaultProcs({ GARDENER_IPV6_CONFORMANCE_PROCS: '' }, true)).toBe(4);
-    expect(defaultProcs({ GARDENER_IPV6_CONFORMANCE_PROCS: '2' }, true)).toBe(2);
+  it('writes one JUnit report of every result that reads back the same', () => {
+    const results = parseJUnit(JUNIT);
+    const xml = junitXml(results, 120);
+    expect(parseJUnit(xml)).toEqual(results);
+    expect(xml).toContain('tests="5" disabled="0" skipped="3" errors="0" failures="1" time="120"');
+  });
+
+  it('runs 4 tests at once by default, or GARDENER_IPV6_CONFORMANCE_PROCS, refusing what is not a count', () => {
+    expect(defaultProcs({})).toBe(4);
+    expect(defaultProcs({ GARDENER_IPV6_CONFORMANCE_PROCS: '' })).toBe(4);
+    expect(defaultProcs({ GARDENER_IPV6_CONFORMANCE_PROCS: '2' })).toBe(2);
     for (const bad of ['0', '-1', '2.5', 'many']) {
-      expect(() => defaultProcs({ GARDENER_IPV6_CONFORMANCE_PROCS: bad }, true)).toThrow(/must be a positive number/);
+      expect(() => defaultProcs({ GARDENER_IPV6_CONFORMANCE_PROCS: bad })).toThrow(/must be a positive number/);
     }
-  });
-
-  it("runs e2e.test alone where 127.0.0.1 does not exist (the Ginkgo CLI's parallel server listens there only)", () => {
-    expect(defaultProcs({}, false)).toBe(1);
-    expect(defaultProcs({ GARDENER_IPV6_CONFORMANCE_PROCS: '3' }, false)).toBe(3);
-    // npm test runs in an IPv6-only namespace (hack/test-in-netns.mjs), which has no 127.0.0.1.
-    if (process.env.GARDENER_IPV6_NETNS) expect(hasIPv4Loopback()).toBe(false);
   });
 });
