@@ -12,16 +12,15 @@
 #                            built from github.com/containernetworking/plugins ($CNI_PLUGINS_VERSION)
 #   coredns                  built from github.com/coredns/coredns ($COREDNS_VERSION)
 #   kubeadm                  built from k8s.io/kubernetes     ($KUBERNETES_VERSION)
-#   e2e.test, ginkgo         Kubernetes' end-to-end test binary (test/e2e of the same module) and the Ginkgo CLI
-#                            of the version it requires, which runs it on parallel nodes, for `npm run conformance`
-#                            (hack/conformance.ts)
+#   e2e.test                 Kubernetes' end-to-end test binary (test/e2e of the same module), for `npm run
+#                            conformance` (hack/conformance.ts)
 #   agnhost-rootfs           a folder: Debian bookworm (debootstrap minbase) with the tools the e2e tests exec in
 #                            agnhost's image (sh, nc, curl, dig, ip, iperf, socat), as upstream's Alpine-based one,
 #                            and the files its Dockerfile adds (porter's key pair from the Kubernetes module, ...)
 #   crictl                   built from sigs.k8s.io/cri-tools ($CRI_TOOLS_VERSION)
 #   kind                     built from sigs.k8s.io/kind      ($KIND_VERSION)
 # The control plane needs the first group (plus etcd and helm); the machines of the local provider need the
-# node group; the kind seed (hack/local/) kubeadm, crictl and kind; the conformance runner e2e.test and ginkgo.
+# node group; the kind seed (hack/local/) kubeadm, crictl and kind; the conformance runner e2e.test.
 # Versions are pinned in hack/versions.env. Every binary has a stamp file recording what it was built
 # from, so a second run does not even start Go and finishes in milliseconds.
 #
@@ -49,7 +48,7 @@ CONTROL_PLANE=(kube-apiserver kube-controller-manager kube-scheduler etcd kubect
 NODE=(kubelet kube-proxy pause containerd containerd-shim-runc-v2 ctr runc cni-bridge cni-host-local cni-loopback cni-portmap
   coredns agnhost agnhost-rootfs)
 KIND=(kubeadm crictl kind)
-TEST=(e2e.test ginkgo)
+TEST=(e2e.test)
 ALL=("${CONTROL_PLANE[@]}" "${NODE[@]}" "${KIND[@]}" "${TEST[@]}")
 # What upstream's agnhost image adds to Alpine (test/images/agnhost/Dockerfile), as Debian packages.
 AGNHOST_PACKAGES=bash,bind9-dnsutils,curl,netcat-openbsd,iproute2,iperf,socat,ca-certificates
@@ -70,7 +69,6 @@ recipe() {
     pause) echo "k8s.io/kubernetes@$KUBERNETES_VERSION build/pause recipe=1" ;;
     agnhost) echo "k8s.io/kubernetes@$KUBERNETES_VERSION test/images/agnhost recipe=1" ;;
     e2e.test) echo "k8s.io/kubernetes@$KUBERNETES_VERSION test/e2e recipe=1" ;;
-    ginkgo) echo "github.com/onsi/ginkgo/v2/ginkgo of k8s.io/kubernetes@$KUBERNETES_VERSION recipe=1" ;;
     agnhost-rootfs) echo "debian bookworm minbase $AGNHOST_PACKAGES k8s.io/kubernetes@$KUBERNETES_VERSION recipe=2" ;;
     etcd) echo "go.etcd.io/etcd/server/v3@$ETCD_VERSION recipe=1" ;;
     helm) echo "helm.sh/helm/v3@$HELM_VERSION recipe=1" ;;
@@ -137,9 +135,10 @@ go_build() {
   log "building $label from $* (log: ${logfile#"$ROOT"/}) ..."
   (
     cd "$moddir"
-    # -mod=mod lets `go build` add the requirements and go.sum lines the throwaway module lacks.
+    # -mod=mod lets `go build` add the requirements and go.sum lines the throwaway module lacks. The linker drops
+    # debug information (-s -w), so the compiler doesn't generate it either (-dwarf=false, every package).
     GOFLAGS="${GOFLAGS:+$GOFLAGS }-mod=mod" CGO_ENABLED="${BUILD_CGO:-0}" "$GO" "${cmd[@]}" -trimpath \
-      -tags "${BUILD_TAGS:-}" -ldflags "-s -w $ldflags" -o "$out" "$@"
+      -gcflags=all=-dwarf=false -tags "${BUILD_TAGS:-}" -ldflags "-s -w $ldflags" -o "$out" "$@"
   ) >"$logfile" 2>&1 &
   local pid=$!
   while kill -0 "$pid" 2>/dev/null; do
@@ -283,7 +282,7 @@ group_of() {
     kube-apiserver | kube-controller-manager | kube-scheduler | kubectl | kubelet | kube-proxy | kubeadm | agnhost)
       echo kubernetes
       ;;
-    e2e.test | ginkgo) echo e2e ;;
+    e2e.test) echo e2e ;;
     containerd | containerd-shim-runc-v2 | ctr) echo containerd ;;
     cni-bridge | cni-host-local | cni-loopback | cni-portmap) echo cni-plugins ;;
     *) echo "$1" ;;
@@ -306,18 +305,10 @@ build_group() {
       go_build_group kubernetes "$dir" "$(kube_ldflags)" "${pairs[@]}"
       ;;
     e2e)
-      # Kubernetes' end-to-end tests, which the conformance runner points at a shoot (hack/conformance.ts), and the
-      # Ginkgo CLI of the version they require, which runs them on parallel nodes.
+      # Kubernetes' end-to-end tests, which the conformance runner points at a shoot (hack/conformance.ts).
       dir="$(kubernetes_module)"
-      for name in "$@"; do
-        case "$name" in
-          ginkgo) go_build_group ginkgo "$dir" "" ginkgo=github.com/onsi/ginkgo/v2/ginkgo ;;
-          e2e.test)
-            BUILD_TEST=1 go_build e2e.test "$dir" "$(kube_ldflags)" "$BIN_DIR/.e2e.test.tmp.$$" k8s.io/kubernetes/test/e2e
-            install_built e2e.test "$BIN_DIR/.e2e.test.tmp.$$"
-            ;;
-        esac
-      done
+      BUILD_TEST=1 go_build e2e.test "$dir" "$(kube_ldflags)" "$BIN_DIR/.e2e.test.tmp.$$" k8s.io/kubernetes/test/e2e
+      install_built e2e.test "$BIN_DIR/.e2e.test.tmp.$$"
       ;;
     agnhost-rootfs) build_agnhost_rootfs ;;
     pause)
