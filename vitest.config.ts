@@ -2,8 +2,8 @@ import { configDefaults, defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
- * The kind project's file first: it shares the first group with the unit files and takes longest (Docker images, two
- * kind clusters), mostly waiting on Docker and its clusters, while the unit files run beside it.
+ * The kind project's file first: it shares the second group with the integration files and takes longest (Docker
+ * images, two kind clusters), mostly waiting on Docker and its clusters, while the integration files run beside it.
  */
 class KindFirstSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
@@ -18,10 +18,11 @@ export default defineConfig({
     hookTimeout: 120_000,
     // Projects so unit tests never wait for a control plane: the integration project's global setup (etcd +
     // kube-apiserver, shared by its files) runs only when one of its files is selected. `npm test` runs all three:
-    // the unit and kind files first, then the integration files one at a time (each starts its own seed Nodes and
-    // shoots; two at once on a 2-core machine would only slow each other beyond their deadlines). Projects of one
-    // group share its worker count: three, so that the kind seed's e2e takes one for its whole run (mostly waiting
-    // on Docker) and the unit files two.
+    // the unit files first, then the kind seed's e2e beside the integration files. Projects of one group share its
+    // worker count: two for the second, so that the kind file (mostly waiting on Docker) takes one for its whole run
+    // while the integration files take turns on the other; they run one at a time however many workers are free
+    // (test/support/one-file-at-a-time.ts: each starts its own seed Nodes and shoots, and two at once on a 2-core
+    // machine would only slow each other beyond their deadlines).
     sequence: { sequencer: KindFirstSequencer },
     projects: [
       {
@@ -39,8 +40,8 @@ export default defineConfig({
         test: {
           // A kind cluster in Docker with the chart (test/kind): minutes, not seconds; no shared control plane.
           name: 'kind',
-          sequence: { groupOrder: 0 },
-          maxWorkers: 3,
+          sequence: { groupOrder: 1 },
+          maxWorkers: 2,
           include: ['test/kind/**/*.test.ts'],
           testTimeout: 120_000,
         },
@@ -50,9 +51,10 @@ export default defineConfig({
         test: {
           name: 'integration',
           sequence: { groupOrder: 1 },
-          maxWorkers: 1,
+          maxWorkers: 2,
           include: ['test/integration/**/*.test.ts'],
           globalSetup: ['test/support/global-setup.ts'],
+          setupFiles: ['test/support/one-file-at-a-time.ts'],
           testTimeout: 60_000,
         },
       },
