@@ -14,21 +14,29 @@ import {
   DEFAULT_LOCAL_ADMISSION_CONFIG,
   validateLocalSeed,
   validateLocalShoot,
+  type InstallationMachines,
   type LocalAdmissionConfig,
+  type StoredShoots,
 } from '../extensions/provider-local/admission.js';
 
 /**
- * The extensions' admission, provider-local's against `providerLocal` and the installation's Shoots as
- * `storedShoots` returns them at each review (the webhook's cache). Without it (the CLI) the machines of all shoots
- * together are not checked.
+ * The extensions' admission, provider-local's against `providerLocal` and the installation's Shoots: their machines
+ * as a running total (the webhook's, kept by the Shoot cache's events), or the Shoots as a function returns them at
+ * each review to be counted there. Without either (the CLI) the machines of all shoots together are not checked.
  */
 export function extensionAdmission(
   providerLocal: LocalAdmissionConfig = DEFAULT_LOCAL_ADMISSION_CONFIG,
-  storedShoots?: () => readonly KubernetesObject[],
+  storedShoots?: InstallationMachines | (() => readonly KubernetesObject[]),
 ): ExtensionAdmission {
   return (kind, object, old) => {
     if (kind === Shoots) {
-      const stored = storedShoots ? { shoots: storedShoots(), ...(old ? { old: old as Shoot } : {}) } : {};
+      const stored: StoredShoots =
+        storedShoots === undefined
+          ? {}
+          : {
+              ...(typeof storedShoots === 'function' ? { shoots: storedShoots() } : { machines: storedShoots }),
+              ...(old ? { old: old as Shoot } : {}),
+            };
       return [...validateCalicoShoot(object as Shoot), ...validateLocalShoot(object as Shoot, providerLocal, stored)];
     }
     if (kind === Seeds) return validateLocalSeed(object as Seed, providerLocal);

@@ -3,6 +3,8 @@
  * admission webhook, the gardenlet, the scheduler). The runtime composition creates them once and passes them on.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
+import { cacheLookup } from '../admission/cache-lookup.js';
+import type { MaybePromise } from '../admission/review.js';
 import { Refs, type ResourceRef } from '../apis/refs.js';
 import { CachedReader } from '../runtime/cached-reader.js';
 import type { Manager } from '../runtime/manager.js';
@@ -52,4 +54,27 @@ export function sharedReaders(manager: Manager): SharedReaders {
       return (shoots ??= reader(Refs.shoot));
     },
   };
+}
+
+/**
+ * How long the webhook waits for a Seed or CloudProfile that its synced cache lacks: the watch's delivery of one
+ * created a moment before the Shoot that names it (`up` and `kubectl apply -f` create them back to back).
+ */
+export const ARRIVAL_GRACE_MS = 2_000;
+
+/**
+ * The webhook's lookup through `reader`, as Gardener's admission plugins read their listers: from the cache, with no
+ * API call per review (a hit in the reader's metrics: the cache answered). Once it has synced, a name it lacks is
+ * waited for on the watch for up to `graceMs`, then none. Only before the first list does a lookup read from the API
+ * server (a miss).
+ */
+export function syncedLookup<T extends KubernetesObject>(
+  reader: CachedReader<T>,
+  graceMs = ARRIVAL_GRACE_MS,
+): (name: string) => MaybePromise<T | undefined> {
+  return cacheLookup(
+    { get: (name) => reader.cached(name), hasSynced: () => reader.hasSynced() },
+    (name) => reader.read(name),
+    (name) => reader.arrival(name, undefined, graceMs),
+  );
 }

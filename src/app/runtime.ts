@@ -30,9 +30,10 @@ import { ResourceClient } from '../runtime/client.js';
 import type { Logger } from '../runtime/log.js';
 import { Manager } from '../runtime/manager.js';
 import { COMPONENTS, type Component } from './components.js';
-import { sharedReaders, type SharedReaders } from './readers.js';
+import { sharedReaders, syncedLookup, type SharedReaders } from './readers.js';
 import { extensionAdmission } from './extension-admission.js';
-import type { LocalAdmissionConfig } from '../extensions/provider-local/admission.js';
+import { MachineTotal } from '../admission/machine-total.js';
+import { localMachineSlots, type LocalAdmissionConfig } from '../extensions/provider-local/admission.js';
 
 export { COMPONENTS, type Component };
 
@@ -169,6 +170,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       tls = await webhookTLS(webhookOptions);
       signal?.throwIfAborted();
       const { seeds, cloudProfiles, shoots } = readers;
+      // Follows the shared Shoot informer from its first list on (attached before the manager starts it).
+      const machines = new MachineTotal(localMachineSlots).attach(shoots.informer);
       const requestHeader = await readRequestHeaderConfig(client).catch((e: unknown) => {
         logger.warn({ err: e }, 'reading the request-header configuration failed: shoots/adminkubeconfig answers 401');
         return undefined;
@@ -183,11 +186,15 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         tls: { cert: tls.cert, key: tls.key },
         gates: options.gates,
         extensions: webhookOptions.extensions ?? DEFAULT_REGISTERED_EXTENSION_TYPES,
-        // provider-local counts the machines of the installation's shoots in the cache (unsynced: none yet).
-        extensionAdmission: extensionAdmission(webhookOptions.providerLocal, () => shoots.list()),
-        // Until the cache has synced, every lookup is a miss and reads from the API server.
-        lookupSeed: (name) => seeds.read(name),
-        lookupCloudProfile: (name) => cloudProfiles.read(name),
+        // provider-local checks against the machines of the installation's shoots in the cache (unsynced: none yet),
+        // a running total kept by the cache's events rather than a sum over every Shoot at each review.
+        extensionAdmission: extensionAdmission(webhookOptions.providerLocal, {
+          othersThan: (namespace, name) => machines.othersThan(namespace, name),
+          stored: (namespace, name) => (name === undefined ? undefined : shoots.informer.get(name, namespace)),
+        }),
+        // From the caches: once synced, a name they lack is none at once; only before that is the API server asked.
+        lookupSeed: syncedLookup(seeds),
+        lookupCloudProfile: syncedLookup(cloudProfiles),
         ready: () => seeds.hasSynced() && cloudProfiles.hasSynced() && shoots.hasSynced(),
         metrics: manager.metrics.registry,
         host: webhookOptions.host ?? '::',

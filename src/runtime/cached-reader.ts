@@ -1,7 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { ResourceClient } from './client.js';
 import type { ResourceRef } from '../apis/refs.js';
-import type { Informer } from './informer.js';
+import { objectKey, type Informer } from './informer.js';
 
 /** A live read on a cache miss must leave a caller (e.g. a webhook within the API server's 10 s) time to answer. */
 export const DEFAULT_LIVE_READ_TIMEOUT_MS = 5_000;
@@ -52,6 +52,9 @@ export class CachedReader<T extends KubernetesObject = KubernetesObject> impleme
   private unreportedHits = 0;
   private readonly countMiss?: () => void;
   private readonly inFlight = new Map<string, Promise<T | undefined>>();
+  /** Callers of `arrival` by key, answered by the informer's add events (followed from the first call on). */
+  private readonly arrivals = new Map<string, Array<(obj: T) => void>>();
+  private arrivalsFollowed = false;
 
   constructor(opts: CachedReaderOptions<T>) {
     this.informer = opts.informer;
@@ -97,6 +100,51 @@ export class CachedReader<T extends KubernetesObject = KubernetesObject> impleme
       this.inFlight.set(key, read);
     }
     return read;
+  }
+
+  /**
+   * The cache alone, never an API call: the object, or undefined when the cache lacks it. Counted as a hit when the
+   * cache answered, that is when it holds the object or has synced (a synced cache's word that there is none, as
+   * src/admission/cache-lookup.ts takes it); before that a lacking object is left uncounted for the live read
+   * (`read`) that answers instead.
+   */
+  cached(name: string, namespace?: string): T | undefined {
+    const cached = this.informer.get(name, namespace);
+    if (cached !== undefined || this.informer.hasSynced()) this.unreportedHits++;
+    return cached;
+  }
+
+  /**
+   * The object once the cache holds it, or undefined after `timeoutMs`: for an object created a moment ago that the
+   * watch has not delivered yet. Waits on the watch alone, never an API call.
+   */
+  arrival(name: string, namespace: string | undefined, timeoutMs: number): Promise<T | undefined> {
+    const cached = this.informer.get(name, namespace);
+    if (cached !== undefined) return Promise.resolve(cached);
+    if (!this.arrivalsFollowed) {
+      this.arrivalsFollowed = true;
+      this.informer.onAdd((obj) => {
+        const waiting = this.arrivals.get(objectKey(obj));
+        if (waiting === undefined) return;
+        this.arrivals.delete(objectKey(obj));
+        for (const arrived of waiting) arrived(obj);
+      });
+    }
+    const key = namespace && this.ref.namespaced ? `${namespace}/${name}` : name;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        const waiting = this.arrivals.get(key);
+        const rest = waiting?.filter((w) => w !== arrived) ?? [];
+        if (rest.length > 0) this.arrivals.set(key, rest);
+        else this.arrivals.delete(key);
+        resolve(undefined);
+      }, timeoutMs);
+      const arrived = (obj: T) => {
+        clearTimeout(timer);
+        resolve(obj);
+      };
+      this.arrivals.set(key, [...(this.arrivals.get(key) ?? []), arrived]);
+    });
   }
 
   /** Every cached object (empty until synced). */

@@ -99,6 +99,15 @@ function machineSlots(shoot: Shoot | KubernetesObject): number {
   }, 0);
 }
 
+/**
+ * What a stored Shoot counts toward the installation's machines (`--max-machines`): its machine slots when it is of
+ * type `local`, hibernated or not; 0 for other providers. What the webhook's running total (MachineTotal) counts.
+ */
+export function localMachineSlots(shoot: KubernetesObject): number {
+  const type = (shoot as { spec?: { provider?: { type?: unknown } } }).spec?.provider?.type;
+  return type === LOCAL_PROVIDER_TYPE ? machineSlots(shoot) : 0;
+}
+
 function validateNodeRangeRoom(shoot: Shoot): ErrorList {
   const value = shoot.spec.networking?.nodes;
   if (value === undefined || (shoot.spec.provider?.workers ?? []).length === 0) return [];
@@ -126,8 +135,21 @@ export interface StoredShoots {
    * where none are known (the CLI's `validate` without a cluster): the installation's total is then not checked.
    */
   readonly shoots?: readonly KubernetesObject[];
+  /**
+   * The same count kept as the Shoots change (the webhook's running total), read in constant time at each review;
+   * used instead of `shoots` when set.
+   */
+  readonly machines?: InstallationMachines;
   /** The stored version of the Shoot under review, on an update (decoded and defaulted). */
   readonly old?: Shoot;
+}
+
+/** The installation's machines as counted over its stored Shoots (src/admission/machine-total.ts keeps them). */
+export interface InstallationMachines {
+  /** The {@link localMachineSlots} of the stored Shoots other than the one of that namespace and name. */
+  othersThan(namespace: string | undefined, name: string | undefined): number;
+  /** The stored Shoot of that namespace and name, of any type (undefined when none is stored). */
+  stored(namespace: string | undefined, name: string | undefined): KubernetesObject | undefined;
 }
 
 /** provider-local's field errors of a Shoot; none for Shoots of another provider type. */
@@ -142,7 +164,11 @@ export function validateLocalShoot(shoot: Shoot, config: LocalAdmissionConfig, s
   errors.push(
     ...validateNodeRangeRoom(shoot),
     ...validateMachineCounts(shoot, config),
-    ...(stored.shoots ? validateInstallationMachines(shoot, stored.shoots, config.maxMachines, stored.old) : []),
+    ...(stored.machines
+      ? validateInstallationMachineTotal(shoot, stored.machines, config.maxMachines, stored.old)
+      : stored.shoots
+        ? validateInstallationMachines(shoot, stored.shoots, config.maxMachines, stored.old)
+        : []),
     ...validateWorkerSysctls(shoot),
   );
   return errors;
@@ -225,8 +251,32 @@ export function validateInstallationMachines(
       others += machineSlots(object);
     }
   }
+  return installationMachineErrors(shoot, others, old ?? stored, maxMachines);
+}
+
+/**
+ * {@link validateInstallationMachines} with the other shoots' machines and the stored Shoot read from `machines`
+ * (the webhook's running total) rather than counted over every stored Shoot: the same errors.
+ */
+export function validateInstallationMachineTotal(
+  shoot: Shoot,
+  machines: InstallationMachines,
+  maxMachines: number,
+  old?: Shoot,
+): ErrorList {
+  const { name, namespace } = shoot.metadata ?? {};
+  const stored = name !== undefined ? machines.stored(namespace, name) : undefined;
+  // A Shoot without a name is none of the stored ones: all of them are the others.
+  return installationMachineErrors(shoot, machines.othersThan(namespace, name), old ?? stored, maxMachines);
+}
+
+function installationMachineErrors(
+  shoot: Shoot,
+  others: number,
+  before: Shoot | KubernetesObject | undefined,
+  maxMachines: number,
+): ErrorList {
   const own = machineSlots(shoot);
-  const before = old ?? stored;
   if (before !== undefined && own <= machineSlots(before)) return [];
   const total = others + own;
   if (total <= maxMachines) return [];

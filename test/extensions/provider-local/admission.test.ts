@@ -14,8 +14,10 @@ import {
   DEFAULT_MAX_MACHINES,
   DEFAULT_MAX_MACHINES_PER_POOL,
   DEFAULT_MAX_MACHINES_PER_SHOOT,
+  localMachineSlots,
   type LocalAdmissionConfig,
 } from '../../../src/extensions/provider-local/admission.js';
+import { MachineTotal } from '../../../src/admission/machine-total.js';
 import type { FeatureGates } from '../../../src/featuregate/featuregate.js';
 import {
   gateSets,
@@ -201,7 +203,26 @@ describe('provider-local admission: machines within the installation’s limits'
   });
 });
 
-describe('provider-local admission: machines of all the installation’s shoots', () => {
+/** The installation's Shoots as the webhook gave them: a list counted at each review (before), or its running total. */
+type ShootSource = (shoots: KubernetesObject[]) => Parameters<typeof extensionAdmission>[1];
+const listed: ShootSource = (shoots) => () => shoots;
+const runningTotal: ShootSource = (shoots) => {
+  const total = new MachineTotal(localMachineSlots);
+  const byKey = new Map<string, KubernetesObject>();
+  for (const s of shoots) {
+    total.set(s);
+    byKey.set(`${s.metadata?.namespace}/${s.metadata?.name}`, s);
+  }
+  return {
+    othersThan: (namespace, name) => total.othersThan(namespace, name),
+    stored: (namespace, name) => byKey.get(`${namespace}/${name}`),
+  };
+};
+
+describe.each([
+  ['counted over the stored shoots', listed],
+  ['as a running total', runningTotal],
+])('provider-local admission: machines of all the installation’s shoots, %s', (_, source) => {
   const WORKERS = 'spec.provider.workers';
   const config = { ...DEFAULT_LOCAL_ADMISSION_CONFIG, maxMachines: 10 };
   const totalLimit = (others: number, own: number, max = 10) =>
@@ -219,7 +240,7 @@ describe('provider-local admission: machines of all the installation’s shoots'
       object,
       ...(oldObject ? { oldObject } : {}),
       gates: gateSets.ipv6,
-      extensionAdmission: extensionAdmission(config, storedShoots && (() => storedShoots)),
+      extensionAdmission: extensionAdmission(config, storedShoots && source(storedShoots)),
     }).errors.map((e) => `${e.field}: ${e.detail}`);
 
   it('defaults to 40 machines in all', () => {
@@ -286,7 +307,7 @@ describe('provider-local admission: machines of all the installation’s shoots'
       {
         gates: gateSets.ipv6,
         lookupSeed: () => undefined,
-        extensionAdmission: extensionAdmission(config, () => stored(shoot('a', 9))),
+        extensionAdmission: extensionAdmission(config, source(stored(shoot('a', 9)))),
       },
       'validate',
     );
