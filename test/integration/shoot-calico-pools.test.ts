@@ -12,6 +12,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Shoot } from '../../src/apis/core/v1beta1/shoot.js';
+import { userDataChecksum } from '../../src/apis/provider-local/v1alpha1/machine-user-data.js';
 import { OVERLAY_DEVICE } from '../../src/extensions/provider-local/machine/overlay.js';
 import { CALICO_VXLAN_DEVICES } from '../../src/extensions/provider-local/machine/pod-network.js';
 import { featureGates } from '../../src/featuregate/featuregate.js';
@@ -87,13 +88,18 @@ async function routeDevice(machine: string, ip: string): Promise<string> {
 
 /** The pools in the worker pool's user data: what the gardenlet hands the machines. */
 async function userDataPools(): Promise<string> {
+  const text = await userDataText();
+  return JSON.stringify((JSON.parse(text || '{}') as { podNetwork?: unknown }).podNetwork ?? null);
+}
+
+/** The pool's user data as the gardenlet wrote it in the seed. */
+async function userDataText(): Promise<string> {
   const secret = await client.get<KubernetesObject & { data?: Record<string, string> }>(
     Refs.secret,
     'worker-user-data-w',
     SEED_NAMESPACE,
   );
-  const text = Buffer.from(secret?.data?.userData ?? '', 'base64').toString();
-  return JSON.stringify((JSON.parse(text || '{}') as { podNetwork?: unknown }).podNetwork ?? null);
+  return Buffer.from(secret?.data?.userData ?? '', 'base64').toString();
 }
 
 /** What to say when a machine did not get somewhere: the shoot's operation, the user data, the machines' logs. */
@@ -373,8 +379,9 @@ describe.skipIf(unsupported !== undefined).sequential("calico's pool settings on
     expect((await Promise.all(machines.map(dnsRule))).every(Boolean)).toBe(true);
     expect((await dnsFlows()).some((f) => f.replyTo !== f.from)).toBe(true);
 
-    // Stated off: the DNS rule goes, and new queries leave with CoreDNS's pod address. (They are still answered
-    // here: the seed's kube-proxy masquerades what reaches its Services from outside its pod range.)
+    // Stated off: the DNS rule goes, and the next queries leave with CoreDNS's pod address, also on the sockets its
+    // forward plugin keeps open (the machines forget the flows they masqueraded). (They are still answered here: the
+    // seed's kube-proxy masquerades what reaches its Services from outside its pod range.)
     await setNetworkConfig(
       { ...networkConfig(false, false), snatToUpstreamDNS: { enabled: false } },
       '"snatToUpstreamDNS":false',
@@ -386,7 +393,7 @@ describe.skipIf(unsupported !== undefined).sequential("calico's pool settings on
         await lookup(freshName());
         return (await dnsFlows()).some((f) => f.replyTo === f.from);
       },
-      { timeoutMs: 90_000, intervalMs: 1000, message: "a query leaving with the pod's own address" },
+      { timeoutMs: 15_000, intervalMs: 1000, message: "a query leaving with the pod's own address" },
     );
 
     // On again: the rule is back, and names resolve.
@@ -412,18 +419,22 @@ describe.skipIf(unsupported !== undefined).sequential("calico's pool settings on
   }, 180_000);
 });
 
-/** Waits until both of the shoot's Nodes say they applied the pool's current user data (the node agent's report). */
+/**
+ * Waits until both of the shoot's Nodes say they applied the pool's current user data (the node agent's report): the
+ * Secret's, which the gardenlet writes before it records its checksum on the Worker.
+ */
 async function machinesApplied(): Promise<void> {
   let last = '';
   await waitFor(
     async () => {
+      const current = userDataChecksum(await userDataText());
       const { want, applied } = await appliedUserData(
         client,
         { name: NAME, namespace: SEED_NAMESPACE, pool: 'w' },
         shootKubectl,
       );
-      last = `want ${want}, Nodes ${applied.join(', ')}`;
-      return want !== undefined && applied.length === 2 && applied.every((x) => x === want);
+      last = `Secret ${current}, Worker ${want}, Nodes ${applied.join(', ')}`;
+      return want === current && applied.length === 2 && applied.every((x) => x === current);
     },
     { timeoutMs: 90_000, intervalMs: 1000, message: 'both machines to apply the user data' },
   ).catch(async (e: Error) => {

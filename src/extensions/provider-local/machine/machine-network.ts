@@ -177,6 +177,23 @@ export class MachineNetwork {
     }
   }
 
+  /**
+   * Forgets the machine's connection tracking of DNS to the upstream resolvers, so that a changed snatToUpstreamDNS
+   * holds for every query from then on: NAT is decided on a flow's first packet, and CoreDNS's forward plugin reuses
+   * its sockets, whose flows would keep the old translation for as long as queries keep them alive (kube-proxy
+   * clears UDP entries for the same reason when a Service's endpoints change). conntrack exits 1 when there were
+   * none.
+   */
+  forgetUpstreamDNSFlows(): void {
+    for (const resolver of this.opts.upstreamDNS ?? []) {
+      const family = familyOf(resolver) === 'IPv6' ? 'ipv6' : 'ipv4';
+      for (const protocol of ['udp', 'tcp']) {
+        const argv = ['conntrack', '-D', '-f', family, '-p', protocol, '--dport', '53', '-d', resolver];
+        run(this.netns !== undefined ? ['ip', 'netns', 'exec', this.netns, ...argv] : argv, true);
+      }
+    }
+  }
+
   /** Programs what changed of the pod network to the other Nodes (pod-network.ts); failures are retried next time. */
   syncPodNetwork(nodes: readonly NodeInfo[]): void {
     const desired = podNetworkPlan({

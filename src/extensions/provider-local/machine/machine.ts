@@ -255,8 +255,8 @@ export class Machine {
   }
 
   /**
-   * Puts changed pod network settings in force in place: the outgoing NAT (upstream DNS included) now, the devices
-   * and routes with the next node sync, the pods' MTU for pods created from then on.
+   * Puts changed pod network settings in force in place: the outgoing NAT (upstream DNS included, its flows tracked
+   * so far forgotten) now, the devices and routes with the next node sync, the pods' MTU for pods created from then on.
    */
   async applyPodNetwork(settings: {
     readonly pools: readonly PodNetworkPool[];
@@ -268,9 +268,11 @@ export class Machine {
     ) {
       return false;
     }
+    const dnsNATChanged = settings.snatToUpstreamDNS !== (this.opts.snatToUpstreamDNS === true);
     this.opts.pools = [...settings.pools];
     this.opts.snatToUpstreamDNS = settings.snatToUpstreamDNS;
     await this.network.programNATOutgoing();
+    if (dnsNATChanged) this.network.forgetUpstreamDNSFlows();
     return true;
   }
 
