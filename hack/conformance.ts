@@ -293,9 +293,17 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
   // A report folder used before keeps nothing of that run's tests.
   rmSync(join(opts.reportDir, 'tests'), { recursive: true, force: true });
   mkdirSync(opts.reportDir, { recursive: true });
-  const list = spawnSync(binaries.e2eTest, ['--list-tests'], { encoding: 'utf8', maxBuffer: 64 << 20 });
-  if (list.status !== 0)
+  // The suite leaves temporary folders behind whenever it loads (kubectl's kuberc tests make theirs), to list too.
+  const tmp = mkdtempSync(join(tmpdir(), 'conformance-'));
+  const list = spawnSync(binaries.e2eTest, ['--list-tests'], {
+    encoding: 'utf8',
+    maxBuffer: 64 << 20,
+    env: { ...process.env, TMPDIR: tmp },
+  });
+  if (list.status !== 0) {
+    rmSync(tmp, { recursive: true, force: true });
     throw new Error(`${binaries.e2eTest} --list-tests failed (exit ${list.status}): ${list.stderr}`);
+  }
   const selection = selectTests(parseTestList(list.stdout), focus, skips);
   const suiteFlags = [
     `--kubeconfig=${opts.kubeconfig}`,
@@ -317,8 +325,6 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
     `running ${total} tests, ${procs} at a time (${selection.serial.length} serial), ${selection.listed.length} listed skips\n`,
   );
   const started = Date.now();
-  // The suite leaves temporary folders behind (kubectl's kuberc tests make theirs when the suite loads).
-  const tmp = mkdtempSync(join(tmpdir(), 'conformance-'));
   const results: TestResult[] = [];
   let exitCode = 0;
   let index = 0;
