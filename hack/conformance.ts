@@ -114,11 +114,20 @@ export interface Summary {
   readonly skippedByTest: TestResult[];
 }
 
+/** Whether a test's full name is in the focus, and whether the skip file lists it. */
+function testMatchers(focus: string, skips: readonly SkipEntry[]) {
+  const focused = new RegExp(focus);
+  const patterns = skips.map((s) => new RegExp(s.test));
+  return {
+    focused: (name: string) => focused.test(name),
+    isListed: (name: string) => patterns.some((p) => p.test(name)),
+  };
+}
+
 /** The results of the focused tests; the others (Ginkgo reports every spec, unfocused ones skipped) are left out. */
 export function summarize(results: readonly TestResult[], focus: string, skips: readonly SkipEntry[]): Summary {
-  const focused = new RegExp(focus);
-  const isListed = (name: string) => skips.some((s) => new RegExp(s.test).test(name));
-  const mine = results.filter((r) => focused.test(r.name));
+  const { focused, isListed } = testMatchers(focus, skips);
+  const mine = results.filter((r) => focused(r.name));
   return {
     passed: mine.filter((r) => r.state === 'passed'),
     failed: mine.filter((r) => r.state === 'failed'),
@@ -202,9 +211,8 @@ export interface Selection {
 
 /** The focused tests of NAMES, without the listed ones, in the order they run. */
 export function selectTests(names: readonly string[], focus: string, skips: readonly SkipEntry[]): Selection {
-  const focused = new RegExp(focus);
-  const isListed = (name: string) => skips.some((s) => new RegExp(s.test).test(name));
-  const mine = [...new Set(names)].filter((n) => focused.test(n));
+  const { focused, isListed } = testMatchers(focus, skips);
+  const mine = [...new Set(names)].filter(focused);
   const run = mine.filter((n) => !isListed(n));
   const serial = (n: string) => /\[(Serial|Disruptive)\]/.test(n);
   return { parallel: run.filter((n) => !serial(n)), serial: run.filter(serial), listed: mine.filter(isListed) };
@@ -243,7 +251,7 @@ export function testCommand(opts: {
  */
 export function resultOf(name: string, results: readonly TestResult[], exitCode: number): TestResult {
   const r = results.find((x) => x.name === name);
-  if (!r || (r.state === 'skipped' && r.message === undefined) || (r.state === 'skipped' && r.message === 'skipped')) {
+  if (!r || (r.state === 'skipped' && (r.message ?? 'skipped') === 'skipped')) {
     return {
       name,
       state: 'failed',
