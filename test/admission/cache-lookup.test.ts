@@ -68,13 +68,7 @@ describe('cacheLookup', () => {
   it('reads from the API server only until the cache has synced', async () => {
     server.upsert(ref, seed('a'));
     // The first list fails: the informer retries after its backoff, unsynced meanwhile.
-    server.addFault({
-      method: 'GET',
-      watch: false,
-      pathPrefix: '/apis/core.gardener.cloud/v1beta1/seeds',
-      times: 1,
-      fault: { kind: 'status', code: 500 },
-    });
+    server.failNextList('/apis/core.gardener.cloud/v1beta1/seeds');
     void informer.start();
     expect(informer.hasSynced()).toBe(false);
     const early = lookup('a');

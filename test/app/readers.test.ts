@@ -81,13 +81,7 @@ describe('syncedLookup', () => {
 
   it('reads from the API server before the first list, counted as a miss', async () => {
     server.upsert(ref, profile('local'));
-    server.addFault({
-      method: 'GET',
-      watch: false,
-      pathPrefix: '/apis/core.gardener.cloud/v1beta1/cloudprofiles',
-      times: 1,
-      fault: { kind: 'status', code: 500 },
-    });
+    server.failNextList('/apis/core.gardener.cloud/v1beta1/cloudprofiles');
     void informer.start();
     expect(informer.hasSynced()).toBe(false);
     const early = lookup('local');

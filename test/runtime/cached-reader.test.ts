@@ -109,13 +109,7 @@ describe('CachedReader', () => {
   it('reads from the server until the cache has synced', async () => {
     server.upsert(cm, configMap('a'));
     // The first list fails: the informer retries after its backoff, unsynced meanwhile.
-    server.addFault({
-      method: 'GET',
-      watch: false,
-      pathPrefix: '/api/v1/configmaps',
-      times: 1,
-      fault: { kind: 'status', code: 500 },
-    });
+    server.failNextList('/api/v1/configmaps');
     void informer.start();
     expect(reader.hasSynced()).toBe(false);
     expect((await reader.get('a', 'default'))?.metadata?.name).toBe('a');

@@ -117,6 +117,14 @@ export class FakeApiServer {
     };
   }
 
+  /**
+   * The next list (a GET that is no watch) under `pathPrefix` answers 500: an informer stays unsynced until its
+   * backoff's retry lists again.
+   */
+  failNextList(pathPrefix: string): () => void {
+    return this.addFault({ method: 'GET', watch: false, pathPrefix, times: 1, fault: { kind: 'status', code: 500 } });
+  }
+
   clearFaults(): void {
     this.faults.length = 0;
   }
