@@ -4,7 +4,8 @@
 #   gardener-ipv6/debian:bookworm-KEY   Debian bookworm (debootstrap, minbase + the node tools), `docker import`ed
 #   gardener-ipv6/kind-base:KEY         kind's node base image on it: systemd, kind's own files (entrypoint, units,
 #                                       containerd config, from the sigs.k8s.io/kind module), containerd, runc,
-#                                       crictl and the CNI plugins from the pinned builds
+#                                       crictl and the CNI plugins from the pinned builds, the cgroup delegation hook
+#                                       for machine pods in user namespaces
 #   gardener-ipv6/kind-node:VERSION     the node image, assembled as `kind build node-image` does (kubeadm, kubelet,
 #                                       kubectl in /usr/bin, /kind/version, the component images imported into
 #                                       containerd) — `kind build node-image` itself always fetches from a registry
@@ -102,18 +103,36 @@ build() {
 }
 
 # --- kind's node base -----------------------------------------------------------------------------------------------
+(cd "$ROOT" && npm run --silent build >&2)
+# Machine pods run in user namespaces of their own: the nodes' containerd delegates their cgroups to them through an
+# OCI hook in its base runtime spec (`gardener-ipv6 cgroup-delegation`). kind's own base spec is containerd's default
+# with kind's product-files hook, without rlimits.
+DELEGATION="$(mktemp -d "$WORK/delegation.XXXXXX")"
+CONTEXTS+=("$DELEGATION")
+"$BIN/ctr" oci spec |
+  jq '.hooks.createContainer[.hooks.createContainer | length] |= . + {"path": "/kind/bin/mount-product-files.sh"}' |
+  jq 'del(.process.rlimits)' >"$DELEGATION/default.json"
+node "$ROOT/bin/gardener-ipv6.js" cgroup-delegation --default-spec "$DELEGATION/default.json" \
+  --hook-path /kind/bin/cgroup-delegation-hook --out "$DELEGATION"
 NODE_BASE_KEY="$(printf '%s\n' "$BASE" "$(stamp containerd)" "$(stamp runc)" "$(stamp crictl)" "$(stamp cni-bridge)" \
-  "$KIND_VERSION" "recipe=1" | key)"
+  "$KIND_VERSION" "$(cat "$DELEGATION/cgroup-delegation-hook" "$DELEGATION/base-runtime-spec.json" | key)" \
+  "recipe=3" | key)"
 NODE_BASE="gardener-ipv6/kind-base:$NODE_BASE_KEY"
 if ! exists "$NODE_BASE"; then
   new_context kind-base && mkdir -p "$ctx/bin" "$ctx/cni"
   cp -r "$KIND_MODULE/images/base/files" "$ctx/files" && chmod -R u+w "$ctx/files"
   cp "$BIN/containerd" "$BIN/containerd-shim-runc-v2" "$BIN/ctr" "$BIN/crictl" "$BIN/runc" "$ctx/bin/"
   for plugin in bridge host-local loopback; do cp "$BIN/cni-$plugin" "$ctx/cni/$plugin"; done
-  # kind's base runtime spec: containerd's default with kind's product-files hook, without rlimits.
-  "$BIN/ctr" oci spec |
-    jq '.hooks.createContainer[.hooks.createContainer | length] |= . + {"path": "/kind/bin/mount-product-files.sh"}' |
-    jq 'del(.process.rlimits)' >"$ctx/cri-base.json"
+  cp "$DELEGATION/base-runtime-spec.json" "$ctx/cri-base.json"
+  cp "$DELEGATION/cgroup-delegation-hook" "$ctx/files/kind/bin/cgroup-delegation-hook"
+  # A pod in a user namespace of its own mounts a sysfs of its own, which the kernel allows only where a read-write
+  # sysfs is fully visible; kind's entrypoint remounts the node's sysfs read-only (for systemd). A sysfs of an empty
+  # network namespace, read-write and used by nothing, is one.
+  mkdir -p "$ctx/files/etc/systemd/system/containerd.service.d"
+  cat >"$ctx/files/etc/systemd/system/containerd.service.d/10-gardener-ipv6-sysfs.conf" <<'UNIT'
+[Service]
+ExecStartPre=/bin/sh -c 'mountpoint -q /run/gardener-ipv6/sysfs || { mkdir -p /run/gardener-ipv6/sysfs && unshare --net mount -t sysfs -o nosuid,nodev,noexec sysfs /run/gardener-ipv6/sysfs; }'
+UNIT
   # The steps of kind's images/base/Dockerfile, with the classic builder (no COPY --chmod).
   build "$NODE_BASE" "$ctx" <<EOF
 FROM $BASE
@@ -148,7 +167,6 @@ log "kind base: $NODE_BASE"
 # etcd, kube-apiserver, kube-controller-manager, kube-scheduler and pause are the very images the shoots' control
 # planes run (`gardener-ipv6 images`, OCI archives under the names kubeadm uses); kube-proxy (which needs iptables
 # and nft) and CoreDNS (kubeadm's name for it) are built here on the Debian base.
-(cd "$ROOT" && npm run --silent build >&2)
 SEED_IMAGES="$(node "$ROOT/bin/gardener-ipv6.js" images)"
 # The sandbox image under kind's containerd name (tagged kubeadm's 3.10.2 in the node below); the machines carry the
 # same binary as pause:3.10.2 too, for the e2e tests.
@@ -186,7 +204,7 @@ fi
 
 # --- node image -----------------------------------------------------------------------------------------------
 NODE_KEY="$(printf '%s\n' "$NODE_BASE" "$COMPONENTS_KEY" "${KUBEADM_IMAGES[@]##*/}" "$(stamp kubelet)" "$(stamp kubeadm)" \
-  "recipe=2" | key)"
+  "recipe=3" | key)"
 NODE="gardener-ipv6/kind-node:$KUBERNETES_VERSION-$NODE_KEY"
 if ! exists "$NODE"; then
   log "assembling $NODE"

@@ -215,6 +215,8 @@ export class SeedNodes {
           upstreamDNS: [...(this.opts.upstreamDNS ?? [])],
           operatingSystemConfig: { spec: { files: [] } },
           images,
+          // Machine pods run in user namespaces of their own (worker/machine-pods.ts).
+          delegateCgroupsToUserNamespaces: true,
           ...(this.opts.log ? { log: this.opts.log } : {}),
         });
         this.machines.push(machine);

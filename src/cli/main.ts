@@ -12,6 +12,7 @@ import { addDefaultCommand } from './commands/default.js';
 import { addRenderCommand } from './commands/render.js';
 import { addUpCommand } from './commands/up.js';
 import { addImagesCommand } from './commands/images.js';
+import { addCgroupDelegationCommand } from './commands/cgroup-delegation.js';
 import { addKubeconfigCommand } from './commands/kubeconfig.js';
 import { addMachineCommand } from './commands/machine.js';
 import { addNetworkPolicyEnforcerCommand } from './commands/network-policy-enforcer.js';
@@ -61,6 +62,7 @@ export function buildProgram(io: CliIO, setExitCode: (code: number) => void): Co
   addRenderCommand(program, context);
   addUpCommand(program, context);
   addImagesCommand(program, context);
+  addCgroupDelegationCommand(program, context);
   addKubeconfigCommand(program, context);
   addMachineCommand(program, context);
   addNetworkPolicyEnforcerCommand(program, context);

@@ -1,5 +1,6 @@
 /**
- * A minimal, deterministic ustar writer: regular files, directories and symlinks, owner root, mtime 0. Enough for
+ * A minimal, deterministic ustar writer: regular files, directories and symlinks, owner root (or the entry's
+ * `owner`, as uid and gid), mtime 0. Enough for
  * OCI image layers and archives, whose digests must not change between runs (same input, same bytes).
  *
  * `tar` builds an archive in memory; `tarStream` yields the same bytes chunk by chunk and reads files when it gets to
@@ -8,9 +9,9 @@
 import { createReadStream, statSync } from 'node:fs';
 
 export type TarEntry =
-  | { type: 'file'; path: string; data: Buffer; mode?: number }
-  | { type: 'dir'; path: string; mode?: number }
-  | { type: 'symlink'; path: string; target: string };
+  | { type: 'file'; path: string; data: Buffer; mode?: number; owner?: number }
+  | { type: 'dir'; path: string; mode?: number; owner?: number }
+  | { type: 'symlink'; path: string; target: string; owner?: number };
 
 /** A regular file whose bytes come from `read()` when the archive gets to it: exactly `size` of them. */
 export interface StreamedFileEntry {
@@ -19,6 +20,7 @@ export interface StreamedFileEntry {
   size: number;
   read: () => AsyncIterable<Uint8Array>;
   mode?: number;
+  owner?: number;
 }
 
 export type TarStreamEntry = TarEntry | StreamedFileEntry;
@@ -49,8 +51,11 @@ function header(entry: TarStreamEntry, size: number): Buffer {
   const mode = entry.type === 'symlink' ? 0o777 : (entry.mode ?? (entry.type === 'dir' ? 0o755 : 0o644));
   block.write(name, 0, 100);
   block.write(octal(mode, 8), 100);
-  block.write(octal(0, 8), 108); // uid
-  block.write(octal(0, 8), 116); // gid
+  const owner = entry.owner ?? 0;
+  if (!Number.isInteger(owner) || owner < 0 || owner >= 8 ** 7)
+    throw new Error(`tar: ${entry.path}: bad owner ${owner}`);
+  block.write(octal(owner, 8), 108); // uid
+  block.write(octal(owner, 8), 116); // gid
   block.write(octal(size, 12), 124);
   block.write(octal(0, 12), 136); // mtime
   block.write('        ', 148); // checksum placeholder: spaces while summing
@@ -58,8 +63,11 @@ function header(entry: TarStreamEntry, size: number): Buffer {
   if (entry.type === 'symlink') block.write(entry.target, 157, 100);
   block.write('ustar\0', 257);
   block.write('00', 263);
-  block.write('root', 265, 32);
-  block.write('root', 297, 32);
+  // Names only for root: another owner is its number alone.
+  if (owner === 0) {
+    block.write('root', 265, 32);
+    block.write('root', 297, 32);
+  }
   block.write(prefix, 345, 155);
   let sum = 0;
   for (const byte of block) sum += byte;

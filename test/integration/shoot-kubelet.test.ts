@@ -1,16 +1,25 @@
 /**
- * The kubelet as the Shoot says, end to end: an IPv6 shoot with `spec.kubernetes.kubelet` on a seed with two Nodes
- * (the garden's API server doubling as the seed's), two machines. Every machine's kubelet runs with the Shoot's
- * settings (its `/configz` through the API server's node proxy), a container without a seccomp profile runs with
- * RuntimeDefault (and one that asks for Unconfined without), and a changed kubelet setting in the Shoot reaches
- * the running machines in place: the same Nodes and machine pods, the kubelet restarted with the new value, the
- * pods on it still the same.
+ * The kubelet as the Shoot says, and the machine as a boundary, end to end: an IPv6 shoot with
+ * `spec.kubernetes.kubelet` on a seed with two Nodes (the garden's API server doubling as the seed's), two machines.
+ * Every machine's kubelet runs with the Shoot's settings (its `/configz` through the API server's node proxy), a
+ * container without a seccomp profile runs with RuntimeDefault (and one that asks for Unconfined without), and a
+ * changed kubelet setting in the Shoot reaches the running machines in place: the same Nodes and machine pods, the
+ * kubelet restarted with the new value, the pods on it still the same.
+ *
+ * The boundary, tried as a shoot's owner would: a pod with `hostPath: /proc` and `/`, root but unprivileged, and a
+ * privileged one with the host's PID namespace (the machine's, as it turns out), change no kernel setting of the
+ * host, no file the machine or the seed executes, mount or read no disk, see no process of the host, read nothing
+ * of the environment's files, find no other machine's containerd and load no kernel module.
  */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_IMAGE } from '../../src/extensions/provider-local/machine/images.js';
 import { featureGates } from '../../src/featuregate/featuregate.js';
 import { Refs } from '../../src/apis/refs.js';
+import { ensureBinaries } from '../../src/localenv/binaries.js';
 import type { IPFamily } from '../../src/net/cidr.js';
 import type { ResourceClient } from '../../src/runtime/client.js';
 import { machinesUnsupportedReason } from '../extensions/provider-local/machine/shoot-env.js';
@@ -214,4 +223,180 @@ describe.skipIf(unsupported !== undefined).sequential("a shoot's kubelet setting
     expect(podAfter.metadata.uid).toBe(podBefore.metadata.uid);
     expect(podAfter.status.phase).toBe('Running');
   }, 180_000);
+
+  it("runs every machine, and every pod on it, as an unprivileged user of the seed's host", async () => {
+    const pods = await client.list<KubernetesObject & { spec?: { hostUsers?: boolean } }>(Refs.pod, {
+      namespace: SEED_NAMESPACE,
+      labelSelector: 'app=machine',
+    });
+    expect(pods.items).toHaveLength(2);
+    for (const pod of pods.items) expect(pod.spec?.hostUsers, pod.metadata?.name).toBe(false);
+    await startBoundaryPod();
+    for (const container of ['plain', 'privileged']) {
+      // "inside outside count": root inside is a host user other than root.
+      const [inside, outside] = (await inPod(container, 'cat /proc/self/uid_map')).trim().split(/\s+/);
+      expect(inside, container).toBe('0');
+      expect(Number(outside), container).toBeGreaterThan(0);
+    }
+  }, 120_000);
+
+  it("refuses the host's kernel settings to a pod with hostPath: /proc", async () => {
+    // Settings of the host's kernel (none of a namespace's: kernel.pid_max is the PID namespace's since Linux 6.14);
+    // modprobe and sysrq where the kernel has them.
+    const settings = ['kernel/core_pattern', 'kernel/panic', 'kernel/threads-max', 'vm/swappiness', 'kernel/modprobe']
+      .concat(['kernel/sysrq', 'fs/inotify/max_user_instances'])
+      .filter((key) => existsSync(`/proc/sys/${key}`));
+    expect(settings).toContain('kernel/core_pattern');
+    const before = settings.map(hostSetting);
+    const changed = (key: string): string =>
+      key === 'kernel/core_pattern' || key === 'kernel/modprobe'
+        ? '|/bin/true boundary-test'
+        : String(Number(hostSetting(key)) + 1);
+    const attempts = [...settings.map((key) => [key, changed(key)]), ['net/core/rmem_max', '4194304']];
+    const script = attempts
+      .map(
+        ([key, value]) =>
+          `if echo '${value}' > /hostproc/sys/${key} 2>/dev/null; then r=written; else r=refused; fi; echo "${key}=$r"`,
+      )
+      // sysrq-trigger: `h` only prints the help, should it ever get through.
+      .concat([
+        'if echo h > /hostproc/sysrq-trigger 2>/dev/null; then echo sysrq-trigger=written; else echo sysrq-trigger=refused; fi',
+      ])
+      .join('\n');
+    for (const container of ['plain', 'privileged']) {
+      const results = parseResults(await inPod(container, script));
+      expect(results, container).toEqual(
+        Object.fromEntries([...attempts.map(([key]) => [key!, 'refused']), ['sysrq-trigger', 'refused']]),
+      );
+    }
+    expect(settings.map(hostSetting)).toEqual(before);
+  }, 60_000);
+
+  it('refuses changes to any file the machine executes, and shows none of the seed', async () => {
+    const seedKubelet = (await ensureBinaries({ names: ['kubelet'] })).kubelet;
+    const script = [
+      // The machine's binaries, its agent and the host tools in its image: changed, replaced or added to.
+      'for f in $(find /host/usr /host/bin /host/sbin /host/lib -xdev -type f -perm -u+x 2>/dev/null | head -400); do',
+      // A failed redirection of `:` (a special built-in) would end the shell: printf is a regular one.
+      '  if touch -c "$f" 2>/dev/null || { printf "" >> "$f"; } 2>/dev/null; then echo "written=$f"; fi',
+      'done',
+      'for d in /host/usr/local/lib/gardener-ipv6/bin /host/usr/local/lib/gardener-ipv6/cni /host/usr/local/lib/gardener-ipv6/agent /host/usr/bin /host/bin; do',
+      '  if touch "$d/boundary-test" 2>/dev/null; then echo "created=$d"; fi',
+      'done',
+      'echo "executables=$(find /host/usr /host/bin /host/sbin /host/lib -xdev -type f -perm -u+x 2>/dev/null | wc -l)"',
+      `if [ -e '/host${seedKubelet}' ]; then echo seed-kubelet=visible; else echo seed-kubelet=absent; fi`,
+    ].join('\n');
+    const out = await inPod('plain', script);
+    expect(out).not.toMatch(/^(written|created)=/m);
+    // The search found the machine's executables: a test that looked at nothing could not fail.
+    expect(Number(parseResults(out).executables)).toBeGreaterThan(20);
+    expect(parseResults(out)['seed-kubelet']).toBe('absent');
+  }, 60_000);
+
+  it("gives a privileged pod no way to the host's disks, processes, files or kernel, nor other machines", async () => {
+    const rootDevice = rootFilesystemDevice();
+    const marker = `boundary-marker-${randomBytes(4).toString('hex')}`;
+    // `; :` keeps the shell from exec'ing sleep: the shell's command line carries the marker.
+    const hostProcess = spawn('sh', ['-c', 'sleep 600; :', marker], { stdio: 'ignore' });
+    try {
+      await waitFor(() => readFileSync(`/proc/${hostProcess.pid}/cmdline`, 'utf8').includes(marker), {
+        timeoutMs: 5_000,
+        message: 'the marked process on the host',
+      });
+      const script = [
+        `dev='${rootDevice}'`,
+        'if [ -b "$dev" ]; then echo root-device=present; else echo root-device=absent; fi',
+        'mkdir -p /mnt/boundary',
+        'if mount "$dev" /mnt/boundary 2>/dev/null; then echo mount=done; umount /mnt/boundary; else echo mount=refused; fi',
+        'if head -c 512 "$dev" >/dev/null 2>&1; then echo read=done; else echo read=refused; fi',
+        // The host's PID namespace is the machine's: its kubelet, not the host's processes.
+        `if grep -qs '[${marker[0]}]${marker.slice(1)}' /proc/[0-9]*/cmdline; then echo host-process=seen; else echo host-process=unseen; fi`,
+        'if grep -qs kubelet /proc/[0-9]*/cmdline; then echo machine-kubelet=seen; else echo machine-kubelet=unseen; fi',
+        `if cat '/host${env.cp.kubeconfigPath}' >/dev/null 2>&1; then echo garden-kubeconfig=read; else echo garden-kubeconfig=refused; fi`,
+        'echo "containerd-sockets=$(find /host -path /host/proc -prune -o -path /host/sys -prune -o -name containerd.sock -print 2>/dev/null | sort | tr "\\n" " ")"',
+        "printf 'not a module' > /tmp/boundary.ko",
+        'echo "insmod=$(insmod /tmp/boundary.ko 2>&1 | tr "\\n" " ")"',
+      ].join('\n');
+      const results = parseResults(await inPod('privileged', script));
+      expect(results).toMatchObject({
+        mount: 'refused',
+        read: 'refused',
+        'host-process': 'unseen',
+        'machine-kubelet': 'seen',
+        'garden-kubeconfig': 'refused',
+      });
+      // Its own machine's containerd only.
+      expect(results['containerd-sockets']!.trim()).toBe('/host/run/containerd/containerd.sock');
+      // Not "invalid module format": the kernel refused before it looked at the file (this kernel, without module
+      // support, refuses everyone).
+      expect(results.insmod).toMatch(
+        existsSync('/proc/modules') ? /Operation not permitted/ : /Operation not permitted|not support/,
+      );
+    } finally {
+      hostProcess.kill();
+    }
+  }, 90_000);
 });
+
+/** One pod on a machine: `plain` (root, unprivileged) and `privileged`, both with hostPath `/` and `/proc`. */
+async function startBoundaryPod(): Promise<void> {
+  const container = (name: string, privileged: boolean) => ({
+    name,
+    image: TEST_IMAGE,
+    command: ['sh', '-c', 'exec sleep 3600'],
+    securityContext: { privileged },
+    volumeMounts: [
+      { name: 'root', mountPath: '/host' },
+      { name: 'proc', mountPath: '/hostproc' },
+    ],
+  });
+  const manifest = testFile(
+    'boundary.json',
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'boundary', namespace: 'default' },
+      spec: {
+        hostPID: true,
+        terminationGracePeriodSeconds: 1,
+        containers: [container('plain', false), container('privileged', true)],
+        volumes: [
+          { name: 'root', hostPath: { path: '/' } },
+          { name: 'proc', hostPath: { path: '/proc' } },
+        ],
+      },
+    }),
+  );
+  await kubectl(['apply', '-f', manifest]);
+  await kubectl(['wait', '--for=condition=Ready', 'pod/boundary', '--timeout=60s']);
+}
+
+/** Runs a script in a container of the boundary pod; its output. */
+function inPod(container: string, script: string): Promise<string> {
+  return kubectl(['exec', 'boundary', '-c', container, '--', 'sh', '-c', script]);
+}
+
+/** `key=value` lines. */
+function parseResults(out: string): Record<string, string> {
+  return Object.fromEntries(
+    out
+      .split('\n')
+      .filter((l) => l.includes('='))
+      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+  );
+}
+
+/** A kernel setting of the host (not of a network namespace). */
+function hostSetting(key: string): string {
+  return readFileSync(`/proc/sys/${key}`, 'utf8').trim();
+}
+
+/** The block device this host's root filesystem is on. */
+function rootFilesystemDevice(): string {
+  for (const line of readFileSync('/proc/self/mountinfo', 'utf8').split('\n')) {
+    const fields = line.split(' ');
+    const sep = fields.indexOf('-');
+    if (fields[4] === '/' && sep > 0) return fields[sep + 2]!;
+  }
+  throw new Error('no root filesystem in /proc/self/mountinfo');
+}

@@ -89,4 +89,21 @@ describe('tar', () => {
     const listing = execFileSync('tar', ['-tvf', archive], { encoding: 'utf8' });
     expect(listing).toMatch(/^-rwxr-xr-x root\/root +2097155 1970-01-01 00:00 opt\/source\.bin$/m);
   });
+
+  it("gives an entry its owner's number as uid and gid, and refuses one ustar can't hold", () => {
+    const archive = join(dir, 'owned.tar');
+    writeFileSync(
+      archive,
+      tar([
+        { type: 'dir', path: 'usr', owner: 1_000_000 },
+        { type: 'file', path: 'usr/tool', data: Buffer.from('x'), mode: 0o755, owner: 1_000_000 },
+        { type: 'file', path: 'etc', data: Buffer.from('y') },
+      ]),
+    );
+    const listing = execFileSync('tar', ['--numeric-owner', '-tvf', archive], { encoding: 'utf8' });
+    expect(listing).toMatch(/^drwxr-xr-x 1000000\/1000000 .* usr\/$/m);
+    expect(listing).toMatch(/^-rwxr-xr-x 1000000\/1000000 .* usr\/tool$/m);
+    expect(listing).toMatch(/^-rw-r--r-- 0\/0 .* etc$/m);
+    expect(() => tar([{ type: 'dir', path: 'x', owner: 8 ** 7 }])).toThrow(/bad owner/);
+  });
 });

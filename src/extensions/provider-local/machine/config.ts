@@ -23,6 +23,9 @@ export const MACHINE_PATHS = {
   /** containerd's registry host configs (hosts.toml per registry, `_default` for all others). */
   registryHostsDir: '/etc/containerd/certs.d',
   defaultRegistryHosts: '/etc/containerd/certs.d/_default/hosts.toml',
+  /** containerd's base runtime spec and its cgroup delegation hook (cgroup-delegation.ts), where a machine has them. */
+  containerdBaseRuntimeSpec: '/etc/containerd/base-runtime-spec.json',
+  cgroupDelegationHook: '/etc/containerd/cgroup-delegation-hook',
   kubeletDir: '/var/lib/kubelet',
   kubeletConfig: '/etc/kubernetes/kubelet/config.yaml',
   kubeletKubeconfig: '/etc/kubernetes/kubelet/kubeconfig',
@@ -49,6 +52,10 @@ export interface ContainerdConfigOptions {
   /** runc, by absolute path (containerd's PATH need not have it). */
   runcBinary: string;
   sandboxImage?: string;
+  /** runc's base spec (MACHINE_PATHS.containerdBaseRuntimeSpec), for machines that delegate cgroups. */
+  baseRuntimeSpec?: string;
+  /** Where the CNI plugins are. @default MACHINE_PATHS.cniBinDir */
+  cniBinDir?: string;
 }
 
 /**
@@ -112,7 +119,7 @@ export function containerdConfig(opts: ContainerdConfigOptions): string {
     '  restrict_oom_score_adj = true',
     '',
     "[plugins.'io.containerd.cri.v1.runtime'.cni]",
-    `  bin_dirs = [${q(MACHINE_PATHS.cniBinDir)}]`,
+    `  bin_dirs = [${q(opts.cniBinDir ?? MACHINE_PATHS.cniBinDir)}]`,
     `  conf_dir = ${q(MACHINE_PATHS.cniConfDir)}`,
     '  max_conf_num = 1',
     '',
@@ -121,6 +128,7 @@ export function containerdConfig(opts: ContainerdConfigOptions): string {
     '',
     "[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]",
     "  runtime_type = 'io.containerd.runc.v2'",
+    ...(opts.baseRuntimeSpec !== undefined ? [`  base_runtime_spec = ${q(opts.baseRuntimeSpec)}`] : []),
     '',
     "[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]",
     `  BinaryName = ${q(opts.runcBinary)}`,

@@ -47,6 +47,8 @@ export interface ImageSpec {
   dirs?: string[];
   /** Modes of directories other than 0o755 (path → mode), such as /tmp's 0o1777. */
   dirModes?: Record<string, number>;
+  /** Entries at or below these paths (no leading slash) belong to `uid` (uid and gid) rather than root. */
+  owned?: { readonly uid: number; readonly paths: readonly string[] };
   /** The config's environment, `NAME=value`. @default [DEFAULT_IMAGE_PATH] */
   env?: string[];
   entrypoint?: string[];
@@ -104,7 +106,10 @@ export function layerEntries(spec: ImageSpec): TarStreamEntry[] {
   for (const l of [...(spec.symlinks ?? [])].sort((a, b) => a.path.localeCompare(b.path))) {
     entries.push({ type: 'symlink', path: l.path, target: l.target });
   }
-  return entries;
+  const owned = spec.owned;
+  if (owned === undefined) return entries;
+  const isOwned = (path: string) => owned.paths.some((p) => path === p || path.startsWith(`${p}/`));
+  return entries.map((e) => (isOwned(e.path) ? { ...e, owner: owned.uid } : e));
 }
 
 /** The layer's blob: the digest and size of its tar. */

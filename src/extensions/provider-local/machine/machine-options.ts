@@ -81,6 +81,17 @@ export interface MachineOptions {
   images: BuiltImage[];
   /** The host's kernel, as the kubelet checks it (kubelet-host.ts). @default this host's /proc */
   hostKernel?: HostKernel;
+  /**
+   * Give the cgroups of this machine's containers that run in user namespaces of their own (`hostUsers: false` pods)
+   * to their namespace's root (cgroup-delegation.ts): a machine that runs machine pods (a seed Node). @default false
+   */
+  delegateCgroupsToUserNamespaces?: boolean;
+  /**
+   * A read-only folder inside the machine with the CNI plugins under the names containerd looks for, the NetworkPolicy
+   * plugin among them (a machine image's, pod-image.ts): nothing in the machine can change what containerd runs for
+   * a pod's network. Without it the machine links the plugins from `binDir` into MACHINE_PATHS.cniBinDir.
+   */
+  cniBinDir?: string;
   /** Enforce the cluster's NetworkPolicies on this machine (network-policy/). @default true */
   networkPolicies?: boolean;
   log?: (line: string) => void;

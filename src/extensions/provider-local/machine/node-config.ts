@@ -3,7 +3,9 @@
  * plugins' links) and the node agent's work of applying the OperatingSystemConfig, the kubelet's configuration
  * included. What the files say is config.ts's.
  */
+import { execFile } from 'node:child_process';
 import { mkdir, readFile, rm, symlink } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { parse as parseYAML } from 'yaml';
 import type { File } from '../../../apis/extensions/v1alpha1/operatingsystemconfig.js';
@@ -30,6 +32,7 @@ import {
   type KubeletConfigOptions,
 } from './config.js';
 import { writeFileInside } from './holder.js';
+import { CGROUP_DELEGATION_HOOK, containerdBaseRuntimeSpec } from './cgroup-delegation.js';
 import { kubeletHostProblems, procHostKernel } from './kubelet-host.js';
 import { nodeIPsOf, type MachineContext } from './machine-options.js';
 
@@ -53,7 +56,25 @@ export async function writeMachineConfigs(machine: MachineContext): Promise<void
     caPEM: o.apiServer.caPEM,
     ...(o.apiServer.tlsServerName ? { tlsServerName: o.apiServer.tlsServerName } : {}),
   };
-  await write(MACHINE_PATHS.containerdConfig, containerdConfig({ runcBinary: join(o.binDir, 'runc') }));
+  const delegate = o.delegateCgroupsToUserNamespaces === true;
+  if (delegate) {
+    await write(MACHINE_PATHS.cgroupDelegationHook, CGROUP_DELEGATION_HOOK, 0o755);
+    // containerd's own default spec, which a base spec replaces.
+    const { stdout } = await promisify(execFile)(join(o.binDir, 'ctr'), ['oci', 'spec']);
+    const defaultSpec = JSON.parse(stdout) as Record<string, unknown>;
+    await write(
+      MACHINE_PATHS.containerdBaseRuntimeSpec,
+      JSON.stringify(containerdBaseRuntimeSpec(defaultSpec, MACHINE_PATHS.cgroupDelegationHook), null, 2),
+    );
+  }
+  await write(
+    MACHINE_PATHS.containerdConfig,
+    containerdConfig({
+      runcBinary: join(o.binDir, 'runc'),
+      ...(delegate ? { baseRuntimeSpec: MACHINE_PATHS.containerdBaseRuntimeSpec } : {}),
+      ...(o.cniBinDir !== undefined ? { cniBinDir: o.cniBinDir } : {}),
+    }),
+  );
   await write(MACHINE_PATHS.caFile, o.apiServer.caPEM);
   await write(MACHINE_PATHS.resolvConf, machineResolvConf(o.upstreamDNS));
   await write(MACHINE_PATHS.defaultRegistryHosts, defaultRegistryHostsToml());
@@ -86,8 +107,8 @@ export async function writeMachineConfigs(machine: MachineContext): Promise<void
     MACHINE_PATHS.kubeProxyConfig,
     kubeProxyConfig({ nodeName: o.name, clusterCIDRs: o.podCIDRs, primaryNodeIP: nodeIPsOf(o)[0]! }),
   );
-  // The CNI plugins under the names containerd looks for; the files stay in binDir.
-  for (const plugin of CNI_PLUGINS) {
+  // The CNI plugins under the names containerd looks for; the files stay in binDir. A machine image has its own.
+  for (const plugin of o.cniBinDir === undefined ? CNI_PLUGINS : []) {
     const link = join(machine.rootDir, MACHINE_PATHS.cniBinDir, plugin);
     await rm(link, { force: true });
     await symlink(join(o.binDir, `cni-${plugin}`), link);

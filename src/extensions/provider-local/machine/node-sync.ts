@@ -178,12 +178,15 @@ export class NodeSync {
     this.enforcer = enforcer;
     enforcer.deploy().catch((e: Error) => this.machine.log(`network policies: ${e.message}`));
     try {
-      await writeFileInside(
-        this.machine.rootDir,
-        join(MACHINE_PATHS.cniBinDir, NETWORK_POLICY_CNI_PLUGIN),
-        networkPolicyCNIPluginScript(process.execPath),
-        0o755,
-      );
+      // A machine image has the plugin in its read-only CNI folder.
+      if (this.opts.cniBinDir === undefined) {
+        await writeFileInside(
+          this.machine.rootDir,
+          join(MACHINE_PATHS.cniBinDir, NETWORK_POLICY_CNI_PLUGIN),
+          networkPolicyCNIPluginScript(process.execPath),
+          0o755,
+        );
+      }
       this.closeNetworkPolicyHook = await serveNetworkPolicyHook(
         join(this.machine.rootDir, NETWORK_POLICY_SOCKET),
         enforcer,

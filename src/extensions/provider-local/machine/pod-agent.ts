@@ -2,8 +2,8 @@
  * The agent of a machine pod (the machine image's `gardener-ipv6 machine`): turns the pod it runs in into a shoot
  * Node. It reads the pool's user data, builds the machine in the pod's own network namespace (containerd, kubelet
  * joining with the bootstrap token, kube-proxy, the VXLAN overlay to the other machines over the pod's address,
- * which also carries the Node's addresses from the shoot's node ranges), reports readiness through
- * a file the pod's readiness probe tests, applies changed files and kernel settings in place, and stops the
+ * which also carries the Node's addresses from the shoot's node ranges), reports readiness on an
+ * HTTP endpoint the pod's readiness probe asks, applies changed files and kernel settings in place, and stops the
  * machine when the pod is stopped. The seed's kubelet restarts it when it exits.
  *
  * A machine that can't start fails the agent, as machine-controller-manager fails a machine that does not join: a
@@ -14,7 +14,8 @@
  * the Worker controller reads it as progress.
  */
 import { existsSync, writeFileSync } from 'node:fs';
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import {
   parseMachineUserData,
@@ -26,7 +27,7 @@ import { formatIP, parseIP, type IPFamily } from '../../../net/cidr.js';
 import { machineAddresses, nodeNetwork } from '../worker/node-addresses.js';
 import { type BuiltImage } from './image-archive.js';
 import { readContentDirs } from './content-store.js';
-import { MACHINE_POD_BIN_DIR, MACHINE_POD_IMAGES_DIR } from './pod-image.js';
+import { MACHINE_POD_BIN_DIR, MACHINE_POD_CNI_DIR, MACHINE_POD_IMAGES_DIR } from './pod-image.js';
 import { Machine } from './machine.js';
 import type { MachineOptions } from './machine-options.js';
 import { resolvConfNameservers } from './config.js';
@@ -39,13 +40,20 @@ export const MACHINE_POD_PATHS = {
   stateDir: '/var/lib/gardener-ipv6-machine',
   binDir: MACHINE_POD_BIN_DIR,
   imagesDir: MACHINE_POD_IMAGES_DIR,
-  readyFile: '/tmp/gardener-ipv6-machine-ready',
+  /** An emptyDir: the image itself is read-only. */
+  tmpDir: '/tmp',
   /** The pod's own resolvers, from the seed's kubelet: the machine's upstream resolvers. */
   resolvConf: '/etc/resolv.conf',
   /** The container's `terminationMessagePath` (Kubernetes' default). */
   terminationLog: '/dev/termination-log',
 } as const;
 export type MachinePodPaths = Record<keyof typeof MACHINE_POD_PATHS, string>;
+
+/**
+ * The agent's readiness endpoint (`GET /readyz` on every address of the pod): 200 once the Node is Ready, else 503
+ * with why not. The seed's kubelet probes it over the network, so nothing on the seed runs a command in the machine.
+ */
+export const MACHINE_READINESS = { port: 10270, path: '/readyz' } as const;
 
 /** How often the user data is read again. */
 export const USER_DATA_POLL_MS = 3_000;
@@ -93,6 +101,8 @@ export interface MachinePodOptions {
   /** The index of the pool's first machine in the node ranges; the pod's ordinal is added to it. */
   readonly firstMachine: number;
   readonly paths?: Partial<MachinePodPaths>;
+  /** @default MACHINE_READINESS.port */
+  readonly readinessPort?: number;
   readonly log: (line: string) => void;
 }
 
@@ -154,6 +164,7 @@ export function machineOptions(
     name: opts.nodeName,
     stateDir: paths.stateDir,
     binDir: paths.binDir,
+    cniBinDir: MACHINE_POD_CNI_DIR,
     addresses: nodeAddresses(families, opts.nodeCIDRs, machineIndex(opts.nodeName, opts.firstMachine)),
     underlay: underlayAddress(families, opts.podIPs),
     families: [...families],
@@ -179,7 +190,6 @@ export async function runMachinePod(opts: MachinePodOptions, signal: AbortSignal
   const paths: MachinePodPaths = { ...MACHINE_POD_PATHS, ...opts.paths };
   let text = await readFile(paths.userData, 'utf8');
   const userData = parseMachineUserData(text);
-  await rm(paths.readyFile, { force: true });
   // The machine pod's resolvers (the seed's cluster DNS, which knows the environment's names) are the machine's
   // upstream, as a VM's come from its network; without a readable resolv.conf it has none.
   const upstreamDNS = resolvConfNameservers(await readFile(paths.resolvConf, 'utf8').catch(() => ''));
@@ -194,6 +204,9 @@ export async function runMachinePod(opts: MachinePodOptions, signal: AbortSignal
   let joinProblem: { text: string; at: number } | undefined;
   const done = new AbortController();
   const waiting = AbortSignal.any([signal, done.signal]);
+  const readiness = await serveReadiness(opts.readinessPort ?? MACHINE_READINESS.port, () =>
+    ready ? undefined : notReady,
+  );
   try {
     void (async () => {
       // Rounds of waiting, each one's reason logged, until the Node is Ready or the agent stops.
@@ -207,7 +220,6 @@ export async function runMachinePod(opts: MachinePodOptions, signal: AbortSignal
         }
       }
       if (!ready) return;
-      await writeFile(paths.readyFile, `${new Date().toISOString()}\n`);
       opts.log(`machine ${opts.nodeName}: Node Ready`);
     })();
     while (!signal.aborted) {
@@ -236,10 +248,30 @@ export async function runMachinePod(opts: MachinePodOptions, signal: AbortSignal
     }
   } finally {
     done.abort();
-    await rm(paths.readyFile, { force: true });
+    // Not ready from here on: the machine stops.
+    ready = false;
+    notReady = 'the machine is stopping';
     await machine.stop({ deadline: Date.now() + 20_000 });
+    await new Promise<void>((resolve) => readiness.close(() => resolve()));
     opts.log(`machine ${opts.nodeName}: stopped`);
   }
+}
+
+/**
+ * The readiness endpoint: `notReady()` says why the machine is not ready, undefined once it is. Listens on `::`,
+ * which takes IPv4 too where the pod has it.
+ */
+export async function serveReadiness(port: number, notReady: () => string | undefined): Promise<Server> {
+  const server = createServer((req, res) => {
+    const reason = req.method === 'GET' && req.url === MACHINE_READINESS.path ? notReady() : 'not found';
+    const status = reason === undefined ? 200 : req.url === MACHINE_READINESS.path ? 503 : 404;
+    res.writeHead(status, { 'content-type': 'text/plain' }).end(`${reason ?? 'ready'}\n`);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen({ host: '::', port }, () => resolve());
+  });
+  return server;
 }
 
 function describePool(p: PodNetworkPool): string {

@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { IMAGES } from '../../../imagevector/images.js';
 import { bundleAgent, AGENT_BUNDLE_FILE, type AgentBundle } from './agent-bundle.js';
 import { contentFiles, contentFolderName } from './content-store.js';
-import { CNI_PLUGINS, MACHINE_PATHS } from './config.js';
+import { CNI_PLUGINS } from './config.js';
+import { NETWORK_POLICY_CNI_PLUGIN, networkPolicyCNIPluginScript } from './network-policy/cni-hook.js';
 import { hostBinaryFiles, lddLibraries } from './host-binaries.js';
 import { buildMachineImages, controlPlaneImageSpecs, DEBIAN_STATIC_BUSYBOX } from './images.js';
 import { buildImage, type BuiltImage, type ImageFile, type ImageSpec, type ImageSymlink } from './image-archive.js';
@@ -26,6 +27,20 @@ export const MACHINE_POD_LIB_DIR = '/usr/local/lib/gardener-ipv6';
 export const MACHINE_AGENT_DIR = `${MACHINE_POD_LIB_DIR}/agent`;
 /** Where the machine pods' image has MACHINE_BINARIES. */
 export const MACHINE_POD_BIN_DIR = `${MACHINE_POD_LIB_DIR}/bin`;
+/**
+ * Where the machine pods' image has the CNI plugins under the names containerd looks for, the NetworkPolicy plugin
+ * among them: containerd's only CNI folder in a machine pod (MachineOptions.cniBinDir).
+ */
+export const MACHINE_POD_CNI_DIR = `${MACHINE_POD_LIB_DIR}/cni`;
+/**
+ * The owner (uid and gid) of the image's executables and libraries, and of their folders: an ID outside every pod's
+ * user namespace (the kubelet maps 65536 IDs from 0), so that root in the machine, or in a pod on it, has no
+ * override over them and can change none of them, even through a writable mount of the machine's `/`. The rest of
+ * the image (/etc, /var, /run, /tmp, ...) is root's: the machine's state is mounted there.
+ */
+export const MACHINE_IMAGE_FILES_OWNER = 1_000_000;
+/** The image's top folders that are not its executables' (the machine mounts its state over most of them). */
+const MACHINE_IMAGE_STATE_FOLDERS = new Set(['dev', 'etc', 'opt', 'proc', 'root', 'run', 'sys', 'tmp', 'var']);
 /** Where the machine pods' image has the content folders of the images every machine takes (buildMachineImages). */
 export const MACHINE_POD_IMAGES_DIR = `${MACHINE_POD_LIB_DIR}/images`;
 /** The machine pods' PATH: the node binaries first, then the host tools and busybox. */
@@ -140,12 +155,14 @@ export interface MachinePodImageOptions {
   machineImages?: readonly BuiltImage[];
   /** /etc/passwd and /etc/group (the kubelet reads them), as host files. */
   etc?: { readonly passwd: string; readonly group: string };
+  /** The NetworkPolicy CNI plugin (networkPolicyCNIPluginScript for the image's node), as a host file. */
+  networkPolicyPlugin?: string;
 }
 
 /**
- * The machine pods' image: node and the agent bundle (the entrypoint, `node /opt/gardener-ipv6/gardener-ipv6.mjs`;
- * the pod gives the command), MACHINE_BINARIES in /opt/bin, the CNI plugins linked into /opt/cni/bin, the host
- * tools, the host's /bin/sh and node at their host paths with every shared library they load (and the dynamic loader)
+ * The machine pods' image: node and the agent bundle (the entrypoint, `node MACHINE_AGENT_DIR/gardener-ipv6.mjs`;
+ * the pod gives the command), MACHINE_BINARIES in MACHINE_POD_BIN_DIR, the CNI plugins (and the NetworkPolicy
+ * plugin) in MACHINE_POD_CNI_DIR, the executables owned by MACHINE_IMAGE_FILES_OWNER, the host tools, the host's /bin/sh and node at their host paths with every shared library they load (and the dynamic loader)
  * at its host path, busybox's applets in /bin. Fails when a tool is missing on the host or two of them want the same path.
  */
 export function machinePodImageSpec(opts: MachinePodImageOptions): ImageSpec {
@@ -177,6 +194,9 @@ export function machinePodImageSpec(opts: MachinePodImageOptions): ImageSpec {
         (f) => ({ ...f, mode: 0o644 }),
       );
     }),
+    ...(opts.networkPolicyPlugin
+      ? [{ path: `${MACHINE_POD_CNI_DIR.slice(1)}/${NETWORK_POLICY_CNI_PLUGIN}`, source: opts.networkPolicyPlugin }]
+      : []),
     ...(opts.etc
       ? [
           { path: 'etc/passwd', source: opts.etc.passwd, mode: 0o644 },
@@ -187,7 +207,7 @@ export function machinePodImageSpec(opts: MachinePodImageOptions): ImageSpec {
   const symlinks: ImageSymlink[] = [
     ...MACHINE_BUSYBOX_APPLETS.map((applet) => ({ path: `bin/${applet}`, target: 'busybox' })),
     ...CNI_PLUGINS.map((plugin) => ({
-      path: `${MACHINE_PATHS.cniBinDir.slice(1)}/${plugin}`,
+      path: `${MACHINE_POD_CNI_DIR.slice(1)}/${plugin}`,
       target: `${MACHINE_POD_BIN_DIR}/cni-${plugin}`,
     })),
     ...host.symlinks,
@@ -197,16 +217,21 @@ export function machinePodImageSpec(opts: MachinePodImageOptions): ImageSpec {
     if (taken.has(path)) throw new Error(`image ${MACHINE_POD_IMAGE}: two files at /${path}`);
     taken.add(path);
   }
+  const executableFolders = [...taken]
+    .map((path) => path.split('/')[0]!)
+    .filter((top) => !MACHINE_IMAGE_STATE_FOLDERS.has(top));
   return {
     name: MACHINE_POD_IMAGE,
     files,
     symlinks,
+    owned: { uid: MACHINE_IMAGE_FILES_OWNER, paths: [...new Set(executableFolders)].sort() },
     dirs: [
       'dev',
       'etc/cni/net.d',
       'etc/containerd',
       'etc/kubernetes',
-      MACHINE_PATHS.cniBinDir.slice(1),
+      // The machine mounts its state over /opt, /var and /run (holder.ts): the read-only image has the folders.
+      'opt',
       'proc',
       'root',
       'run',
@@ -239,16 +264,19 @@ export async function buildMachinePodImage(binDir: string, cacheDir: string): Pr
   const etcDir = join(cacheDir, 'machine-etc');
   await mkdir(etcDir, { recursive: true });
   const etc = { passwd: join(etcDir, 'passwd'), group: join(etcDir, 'group') };
+  const networkPolicyPlugin = join(etcDir, NETWORK_POLICY_CNI_PLUGIN);
   // Write then rename, as the archives: a parallel build never reads half a file.
   for (const [file, content] of [
     [etc.passwd, MACHINE_ETC.passwd],
     [etc.group, MACHINE_ETC.group],
+    // The image's node is this one, at the same path.
+    [networkPolicyPlugin, networkPolicyCNIPluginScript(process.execPath)],
   ] as const) {
     const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
     await writeFile(tmp, content);
     await rename(tmp, file);
   }
-  return buildImage(machinePodImageSpec({ binDir, agent, machineImages, etc }), cacheDir);
+  return buildImage(machinePodImageSpec({ binDir, agent, machineImages, etc, networkPolicyPlugin }), cacheDir);
 }
 
 /** The seed's images: a machine's, the shoot control planes' and the machine pods'. */

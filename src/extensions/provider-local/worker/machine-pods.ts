@@ -1,9 +1,11 @@
 /**
  * provider-local's machines on a real seed: one StatefulSet of machine pods per worker pool, as Gardener's local
- * provider runs its machines as pods of the seed. A machine pod is privileged (it runs containerd, the kubelet and
- * kube-proxy of one shoot Node, see machine/pod-agent.ts), takes its address from the seed's pod network and its
- * node address from the shoot's node range (the pool's slice of it, by ordinal: node-addresses.ts), mounts the pool's
- * user data and keeps its node state (containerd's snapshots, the kubelet's certificate) in an emptyDir.
+ * provider runs its machines as pods of the seed. A machine pod is privileged in a user namespace of its own: it runs
+ * containerd, the kubelet and kube-proxy of one shoot Node (machine/pod-agent.ts) as root of that namespace, an
+ * unprivileged user of the seed's host, whose cgroups the seed Node delegates to it (machine/cgroup-delegation.ts).
+ * It takes its address from the seed's pod network and its node address from the shoot's node range (the pool's
+ * slice of it, by ordinal: node-addresses.ts), mounts the pool's user data, runs from a read-only image and keeps its
+ * node state (containerd's snapshots, the kubelet's certificate) in an emptyDir.
  *
  * The pod's name is the Node's: `machine-<pool>-<ordinal>`, stable, so a machine pod deleted by hand comes back as the
  * same Node; scaling down removes the highest ordinals, as a MachineDeployment would remove machines.
@@ -12,7 +14,7 @@ import type { V1NetworkPolicy, V1StatefulSet } from '@kubernetes/client-node';
 import type { Worker, WorkerPool } from '../../../apis/extensions/v1alpha1/worker.js';
 import { IMAGES } from '../../../imagevector/images.js';
 import { networkPolicyObject } from '../../../apis/core/v1beta1/network-policy.js';
-import { MACHINE_POD_PATHS } from '../machine/pod-agent.js';
+import { MACHINE_POD_PATHS, MACHINE_READINESS } from '../machine/pod-agent.js';
 
 export const WORKER_TYPE = 'local';
 /** Labels of the machine pods: every machine of a Worker, and of one pool. */
@@ -119,6 +121,8 @@ export function desiredMachineStatefulSet(values: MachinePodValues): V1StatefulS
               ],
             },
           },
+          // Root in the machine, and in every pod on it, is an unprivileged user of the seed's host.
+          hostUsers: false,
           automountServiceAccountToken: false,
           enableServiceLinks: false,
           terminationGracePeriodSeconds: MACHINE_TERMINATION_GRACE_SECONDS,
@@ -134,19 +138,23 @@ export function desiredMachineStatefulSet(values: MachinePodValues): V1StatefulS
                 { name: MACHINE_POD_ENV.nodeCIDRs, value: values.nodeCIDRs.join(',') },
                 { name: MACHINE_POD_ENV.firstMachine, value: String(values.firstMachine) },
               ],
-              // A node: its own containers, mounts, cgroups and kernel settings of its network namespace.
-              securityContext: { privileged: true },
+              // A node: its own containers, mounts, cgroups and kernel settings of its network namespace, all in
+              // the pod's user namespace (hostUsers above). Its image is read-only: what it writes is on volumes.
+              securityContext: { privileged: true, readOnlyRootFilesystem: true },
               // Why the agent stopped, in the pod's status: its own last words, else the end of its log.
               terminationMessagePath: MACHINE_POD_PATHS.terminationLog,
               terminationMessagePolicy: 'FallbackToLogsOnError',
+              // Over the network: the seed runs nothing inside a machine.
+              ports: [{ name: 'readiness', containerPort: MACHINE_READINESS.port, protocol: 'TCP' }],
               readinessProbe: {
-                exec: { command: ['cat', MACHINE_POD_PATHS.readyFile] },
+                httpGet: { path: MACHINE_READINESS.path, port: 'readiness' },
                 periodSeconds: READINESS_PERIOD_SECONDS,
               },
               resources: { requests: { cpu: '100m', memory: '300Mi' } },
               volumeMounts: [
                 { name: 'user-data', mountPath: dirOf(MACHINE_POD_PATHS.userData), readOnly: true },
                 { name: 'state', mountPath: MACHINE_POD_PATHS.stateDir },
+                { name: 'tmp', mountPath: MACHINE_POD_PATHS.tmpDir },
               ],
             },
           ],
@@ -160,6 +168,7 @@ export function desiredMachineStatefulSet(values: MachinePodValues): V1StatefulS
             },
             // containerd's overlay snapshots need a filesystem that is no overlay itself.
             { name: 'state', emptyDir: {} },
+            { name: 'tmp', emptyDir: {} },
           ],
         },
       },

@@ -42,6 +42,17 @@ describe('machine configuration', () => {
     );
     expect(defaultRegistryHostsToml()).toContain(`server = 'https://${NO_REGISTRY_HOST}'`);
     expect(MACHINE_PATHS.defaultRegistryHosts).toBe(`${MACHINE_PATHS.registryHostsDir}/_default/hosts.toml`);
+    expect(toml).not.toContain('base_runtime_spec');
+  });
+
+  it("containerd: runc's base spec in runc's one table, for machines that delegate cgroups", () => {
+    const toml = containerdConfig({ runcBinary: '/bin/dir/runc', baseRuntimeSpec: '/etc/containerd/base.json' });
+    expect(toml).toContain(
+      "[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]\n  runtime_type = 'io.containerd.runc.v2'\n" +
+        "  base_runtime_spec = '/etc/containerd/base.json'\n",
+    );
+    // A TOML table is declared once.
+    expect(toml.split("[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]\n")).toHaveLength(2);
   });
 
   it('kubelet: cgroup v1 allowed, cgroupfs in the machine cgroup namespace, cluster DNS, no IPv4 listeners', () => {

@@ -40,6 +40,8 @@ import {
   HOST_TOOLS_PATH,
   MACHINE_BUSYBOX_APPLETS,
   MACHINE_HOST_TOOLS,
+  MACHINE_IMAGE_FILES_OWNER,
+  MACHINE_POD_CNI_DIR,
   machinePodImageSpec,
 } from '../../../../src/extensions/provider-local/machine/pod-image.js';
 import { lddLibraries } from '../../../../src/extensions/provider-local/machine/host-binaries.js';
@@ -290,16 +292,35 @@ describe.runIf(hostToolsMissing.length === 0)("the machine pods' image", () => {
     expect(resolveInImage(spec, '/usr/local/lib/gardener-ipv6/agent/package.json')?.source).toBe(agent.packageJson);
   });
 
-  it('has the machine binaries in /usr/local/lib/gardener-ipv6/bin and the CNI plugins where containerd looks for them', () => {
+  it('has the machine binaries in /usr/local/lib/gardener-ipv6/bin and the CNI plugins in its own CNI folder', () => {
     for (const name of MACHINE_BINARIES) {
       expect(resolveInImage(spec, `/usr/local/lib/gardener-ipv6/bin/${name}`)?.source).toBe(join(binDir, name));
     }
     for (const plugin of CNI_PLUGINS) {
-      expect(resolveInImage(spec, `/opt/cni/bin/${plugin}`)?.source).toBe(join(binDir, `cni-${plugin}`));
+      expect(resolveInImage(spec, `${MACHINE_POD_CNI_DIR}/${plugin}`)?.source).toBe(join(binDir, `cni-${plugin}`));
     }
-    for (const d of ['etc', 'opt/cni/bin', 'run', 'tmp', 'var/lib']) {
+    for (const d of ['etc', 'opt', 'run', 'tmp', 'var/lib']) {
       expect(spec.dirs?.some((x) => x === d || x.startsWith(`${d}/`))).toBe(true);
     }
+  });
+
+  it('gives its executables and their folders to an ID no user namespace maps, the rest to root', () => {
+    const entries = layerEntries(spec);
+    const ownerOf = (path: string) => entries.find((e) => e.path === path)?.owner ?? 0;
+    expect(MACHINE_IMAGE_FILES_OWNER).toBeGreaterThanOrEqual(65_536);
+    for (const path of [
+      'usr',
+      'usr/local/lib/gardener-ipv6/bin',
+      'usr/local/lib/gardener-ipv6/bin/kubelet',
+      `${MACHINE_POD_CNI_DIR.slice(1)}/bridge`,
+      'usr/local/lib/gardener-ipv6/agent/gardener-ipv6.mjs',
+      'bin',
+      'bin/busybox',
+      process.execPath.slice(1),
+    ]) {
+      expect(ownerOf(path), path).toBe(MACHINE_IMAGE_FILES_OWNER);
+    }
+    for (const path of ['etc', 'etc/passwd', 'var/lib/kubelet', 'run', 'tmp']) expect(ownerOf(path), path).toBe(0);
   });
 
   it("has busybox's applets but the shell, which is the host's, and no applet hides a host tool", () => {

@@ -17,6 +17,7 @@ import { type BuiltImage } from '../../../../src/extensions/provider-local/machi
 import {
   HOST_TOOLS_PATH,
   MACHINE_HOST_TOOLS,
+  MACHINE_POD_CNI_DIR,
   MACHINE_POD_IMAGE,
   buildMachinePodImage,
 } from '../../../../src/extensions/provider-local/machine/pod-image.js';
@@ -184,14 +185,14 @@ describe.runIf(reason === undefined).sequential("the machine pods' image in a ma
     const run = runInImage([
       'sh',
       '-c',
-      'command -v mount umount unshare sysctl ip; mount --version; sysctl --version; setpriv --version; ls /opt/cni/bin',
+      `command -v mount umount unshare sysctl ip; mount --version; sysctl --version; setpriv --version; ls ${MACHINE_POD_CNI_DIR}`,
     ]);
     expect(run.status).toBe(0);
     expect(run.output).toContain('/usr/bin/mount\n');
     expect(run.output).toMatch(/^mount from util-linux/m);
     expect(run.output).toMatch(/^sysctl from procps-ng/m);
     expect(run.output).toMatch(/^setpriv from util-linux/m);
-    expect(run.output).toMatch(/^bridge\nhost-local\nloopback$/m);
+    expect(run.output).toMatch(/^bridge\ngardener-ipv6-network-policy\nhost-local\nloopback\nportmap$/m);
   });
 
   it("runs a machine's shell commands with busybox's applets", () => {

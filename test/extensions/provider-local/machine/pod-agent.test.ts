@@ -3,7 +3,9 @@ import {
   machineIndex,
   machineOptions,
   MACHINE_POD_PATHS,
+  MACHINE_READINESS,
   nodeAddresses,
+  serveReadiness,
   underlayAddress,
 } from '../../../../src/extensions/provider-local/machine/pod-agent.js';
 import { parseMachineUserData } from '../../../../src/apis/provider-local/v1alpha1/machine-user-data.js';
@@ -71,6 +73,25 @@ describe("a machine pod's Node addresses", () => {
       expect(options.attachment).toBeUndefined();
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("a machine pod's readiness endpoint", () => {
+  it('answers 503 with why the machine is not ready, then 200 once it is, on IPv6', async () => {
+    let reason: string | undefined = 'no Ready Node yet';
+    const server = await serveReadiness(0, () => reason);
+    try {
+      const { port } = server.address() as { port: number };
+      const url = `http://[::1]:${port}${MACHINE_READINESS.path}`;
+      const notReady = await fetch(url);
+      expect([notReady.status, (await notReady.text()).trim()]).toEqual([503, 'no Ready Node yet']);
+      reason = undefined;
+      const ready = await fetch(url);
+      expect([ready.status, (await ready.text()).trim()]).toEqual([200, 'ready']);
+      expect((await fetch(`http://[::1]:${port}/other`)).status).toBe(404);
+    } finally {
+      await new Promise((r) => server.close(r));
     }
   });
 });

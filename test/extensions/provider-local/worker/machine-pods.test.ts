@@ -9,7 +9,7 @@ import {
   namedPools,
   userDataOf,
 } from '../../../../src/extensions/provider-local/worker/machine-pods.js';
-import { MACHINE_POD_PATHS } from '../../../../src/extensions/provider-local/machine/pod-agent.js';
+import { MACHINE_POD_PATHS, MACHINE_READINESS } from '../../../../src/extensions/provider-local/machine/pod-agent.js';
 
 const worker: Worker = {
   apiVersion: 'extensions.gardener.cloud/v1alpha1',
@@ -72,17 +72,21 @@ describe("provider-local's machine pods", () => {
     expect(sts.spec?.template.metadata?.labels).toMatchObject(machinePods.podSelector.matchLabels);
   });
 
-  it('runs the machine image privileged as `machine`, with its Node name, pod IPs and node ranges', () => {
+  it('runs the machine image privileged in a user namespace, read-only, with its Node name, pod IPs and ranges', () => {
     expect(container.image).toBe(IMAGES.machine);
     expect(container.args?.[0]).toBe('machine');
-    expect(container.securityContext?.privileged).toBe(true);
+    expect(pod.hostUsers).toBe(false);
+    expect(container.securityContext).toEqual({ privileged: true, readOnlyRootFilesystem: true });
     expect(container.env?.map((e) => [e.name, e.valueFrom?.fieldRef?.fieldPath ?? e.value])).toEqual([
       ['NODE_NAME', 'metadata.name'],
       ['POD_IPS', 'status.podIPs'],
       [MACHINE_POD_ENV.nodeCIDRs, 'fd00:10:1:100::/56,10.10.0.0/16'],
       [MACHINE_POD_ENV.firstMachine, '3'],
     ]);
-    expect(container.readinessProbe?.exec?.command).toEqual(['cat', MACHINE_POD_PATHS.readyFile]);
+    // Probed over the network: the seed runs no command inside a machine.
+    expect(container.readinessProbe?.exec).toBeUndefined();
+    expect(container.readinessProbe?.httpGet).toEqual({ path: MACHINE_READINESS.path, port: 'readiness' });
+    expect(container.ports).toEqual([{ name: 'readiness', containerPort: MACHINE_READINESS.port, protocol: 'TCP' }]);
     expect(pod.automountServiceAccountToken).toBe(false);
   });
 
@@ -96,6 +100,8 @@ describe("provider-local's machine pods", () => {
     expect(`${mounts['user-data']}/userData`).toBe(MACHINE_POD_PATHS.userData);
     expect(mounts.state).toBe(MACHINE_POD_PATHS.stateDir);
     expect(pod.volumes?.find((v) => v.name === 'state')?.emptyDir).toEqual({});
+    expect(mounts.tmp).toBe(MACHINE_POD_PATHS.tmpDir);
+    expect(pod.volumes?.find((v) => v.name === 'tmp')?.emptyDir).toEqual({});
   });
 
   it('names pools without a complete user data reference, and skips unnamed ones', () => {
