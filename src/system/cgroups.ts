@@ -74,30 +74,41 @@ function relativeTo(root: string, path: string): string {
 }
 
 /**
+ * Mounts a tmpfs at /sys/fs/cgroup and each hierarchy in $@ (`memory`, `name=systemd`) below it, unless something is
+ * mounted at /sys/fs/cgroup already (by the host, or by another process that held the lock before).
+ */
+const MOUNT_CGROUP_V1 = `set -e
+mountpoint -q /sys/fs/cgroup && exit 0
+mount -t tmpfs -o mode=755 cgroup /sys/fs/cgroup
+for controllers in "$@"; do
+  case "$controllers" in
+    name=*) dir="/sys/fs/cgroup/\${controllers#name=}"; options="none,$controllers" ;;
+    *) dir="/sys/fs/cgroup/$controllers"; options="$controllers" ;;
+  esac
+  mkdir -p "$dir"
+  mount -t cgroup -o "$options" cgroup "$dir"
+done
+`;
+
+/**
  * The cgroup v1 hierarchies, mounting them under /sys/fs/cgroup first when this process belongs to v1 hierarchies
  * that are not mounted in its mount namespace: `ip netns exec` mounts a fresh sysfs over /sys, which hides the
  * host's cgroup mounts (and its mount namespace is private, so mounting them again there changes nothing outside).
  */
 export function mountedCgroupV1Hierarchies(): CgroupHierarchy[] {
   const found = cgroupV1Hierarchies();
-  if (found.length > 0) return found;
   const wanted: string[] = [];
   for (const line of readFileSync('/proc/self/cgroup', 'utf8').split('\n')) {
     const m = /^\d+:([^:]+):/.exec(line);
     if (m) wanted.push(m[1]!);
   }
-  if (wanted.length === 0) return [];
-  const mount = (args: string[]) => execFileSync('mount', args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  const mountinfo = readFileSync('/proc/self/mountinfo', 'utf8');
-  if (!mountinfo.split('\n').some((l) => l.split(' ')[4] === '/sys/fs/cgroup')) {
-    mount(['-t', 'tmpfs', '-o', 'mode=755', 'cgroup', '/sys/fs/cgroup']);
-  }
-  for (const controllers of wanted) {
-    const named = controllers.startsWith('name=');
-    const dir = join('/sys/fs/cgroup', named ? controllers.slice('name='.length) : controllers);
-    mkdirSync(dir, { recursive: true });
-    mount(['-t', 'cgroup', '-o', named ? `none,${controllers}` : controllers, 'cgroup', dir]);
-  }
+  if (found.length >= wanted.length) return found;
+  // Fewer than this process belongs to: hidden, or being mounted by another process of this mount namespace (test
+  // files side by side). One mounts at a time, under a lock on /sys/fs (which nothing mounts over); the others wait
+  // and find them all.
+  execFileSync('flock', ['/sys/fs', 'sh', '-c', MOUNT_CGROUP_V1, 'mount-cgroup-v1', ...wanted], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   return cgroupV1Hierarchies();
 }
 
