@@ -79,6 +79,12 @@ export const DEFAULT_IN_FLIGHT_WAIT_MS = 2_000;
 const RETRY_AFTER_SECONDS = 1;
 /** The API server gives up after `timeoutSeconds` (10) anyway. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+/**
+ * How long an idle connection stays open: longer than the API server keeps its idle webhook connections (Go's
+ * transport default, 90 s), so that the API server closes them, never this server. Node's default of 5 s closed
+ * connections the API server was just sending a review on: "connection reset by peer", a failed write of a Shoot.
+ */
+export const KEEP_ALIVE_TIMEOUT_MS = 120_000;
 /** How long close() lets requests in flight finish before it cuts their connections. */
 export const DEFAULT_CLOSE_GRACE_MS = 5_000;
 
@@ -194,6 +200,7 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
   );
   server.requestTimeout = opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   server.headersTimeout = Math.min(server.headersTimeout, server.requestTimeout);
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.on('tlsClientError', (e) => logger.debug({ err: e }, 'TLS handshake failed'));
 
   const metrics = opts.metrics ? new AdmissionMetrics(opts.metrics) : undefined;

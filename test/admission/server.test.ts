@@ -371,6 +371,46 @@ describe('admission webhook server lifecycle', () => {
     if (tls) await rm(tls.dir, { recursive: true, force: true });
   });
 
+  it("keeps an idle connection open past Node's default keep-alive timeout, for the API server to reuse", async () => {
+    const server = await startAdmissionServer({
+      tls: { certFile: tls.certFile, keyFile: tls.keyFile },
+      host: '::1',
+      port: 0,
+      gates: gateSets.none,
+      extensionAdmission: extensionAdmission(),
+      lookupSeed: async () => undefined,
+      logger: silentLogger(),
+    });
+    const agent = new https.Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const sockets = new Set<unknown>();
+      const review = async () => {
+        const reply = await new Promise<number>((resolve, reject) => {
+          const req = https.request(
+            { host: '::1', port: server.port, method: 'POST', path: '/validate', ca: tls.ca, agent },
+            (res) => {
+              res.resume();
+              res.on('end', () => resolve(res.statusCode ?? 0));
+            },
+          );
+          req.on('socket', (s) => sockets.add(s));
+          req.on('error', reject);
+          req.end(reviewOf(ipv6ShootObject()));
+        });
+        return reply;
+      };
+      expect(await review()).toBe(200);
+      // Idle for longer than Node's default keep-alive timeout (5 s, closed after about 6), which closed connections
+      // under the API server's feet.
+      await new Promise((r) => setTimeout(r, 7_000));
+      expect(await review()).toBe(200);
+      expect(sockets.size).toBe(1);
+    } finally {
+      agent.destroy();
+      await server.close();
+    }
+  }, 15_000);
+
   it('reads the certificate from files, rotates it, and refuses connections after close', async () => {
     const server = await startAdmissionServer({
       tls: { certFile: tls.certFile, keyFile: tls.keyFile },
