@@ -5,7 +5,7 @@
 #   gardener-ipv6/kind-base:KEY         kind's node base image on it: systemd, kind's own files (entrypoint, units,
 #                                       containerd config, from the sigs.k8s.io/kind module), containerd, runc,
 #                                       crictl and the CNI plugins from the pinned builds, the cgroup delegation hook
-#                                       for machine pods in user namespaces
+#                                       and a read-write sysfs for machine pods in user namespaces
 #   gardener-ipv6/kind-node:VERSION     the node image, assembled as `kind build node-image` does (kubeadm, kubelet,
 #                                       kubectl in /usr/bin, /kind/version, the component images imported into
 #                                       containerd) — `kind build node-image` itself always fetches from a registry

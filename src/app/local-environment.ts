@@ -264,6 +264,15 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
 }
 
 /**
+ * Pod Security for the project namespace: `up`'s garden is also its seed, so a pod a project member creates there
+ * runs on the seed's Nodes. Baseline refuses privileged pods and host namespaces, ports and paths.
+ */
+export const PROJECT_NAMESPACE_POD_SECURITY = {
+  'pod-security.kubernetes.io/enforce': 'baseline',
+  'pod-security.kubernetes.io/enforce-version': 'latest',
+} as const;
+
+/**
  * Applies the CloudProfile `local`, the example IPv6 Seed and Shoot and waits until the Shoot's last operation
  * succeeded; `signal` ends the wait (`up` stopped by a signal).
  */
@@ -279,7 +288,11 @@ export async function applyExampleShoot(
   const namespace = shoot.metadata?.namespace ?? 'garden-local';
   const apply = (ref: (typeof Refs)[keyof typeof Refs], object: KubernetesObject) =>
     client.apply(ref, object, { fieldManager: 'gardener-ipv6-up', force: true, ...(signal ? { signal } : {}) });
-  await apply(Refs.namespace, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+  await apply(Refs.namespace, {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name: namespace, labels: PROJECT_NAMESPACE_POD_SECURITY },
+  });
   await apply(Refs.cloudProfile, localCloudProfile() as KubernetesObject);
   await apply(Refs.seed, seed);
   await apply(Refs.shoot, shoot);

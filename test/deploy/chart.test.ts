@@ -628,10 +628,9 @@ describe('chart values', () => {
     expect(gardenlet.volumeMounts?.map((m) => m.name)).toEqual(['tmp']);
   });
 
-  it('scope the webhooks with selectors and failurePolicy, as the code would', () => {
+  it('scope the webhooks with selectors, as the code would', () => {
     const objects = renderChart('ipv6', {
       set: {
-        'webhook.failurePolicy': 'Ignore',
         'webhook.timeoutSeconds': '5',
         'webhook.objectSelector.matchLabels.gardener-ipv6/admission': 'enabled',
         'webhook.namespaceSelector.matchLabels.gardener-ipv6/admission': 'enabled',
@@ -642,7 +641,7 @@ describe('chart values', () => {
     const expectedConfigs = desiredWebhookConfigurations({
       caBundle: Buffer.from(secret.data['ca.crt']!, 'base64'),
       service: { name: nameOf('admission'), namespace: 'gardener-ipv6', port: 443 },
-      failurePolicy: 'Ignore',
+      failurePolicy: 'Fail',
       timeoutSeconds: 5,
       objectSelector: selector,
       namespaceSelector: selector,
@@ -722,6 +721,11 @@ describe('the values schema', () => {
       "- at '/service/ipFamilyPolicy': value must be one of 'SingleStack', 'PreferDualStack', 'RequireDualStack'",
     ],
     ['a port out of range', { 'webhook.port': '70000' }, "- at '/webhook/port': maximum: got 70,000, want 65,535"],
+    [
+      'a webhook that admits unchecked while it is down',
+      { 'webhook.failurePolicy': 'Ignore' },
+      "- at '/webhook/failurePolicy': value must be 'Fail'",
+    ],
     ['port 0', { healthPort: '0' }, "- at '/healthPort': minimum: got 0, want 1"],
     [
       'a misspelt feature gate',
@@ -835,7 +839,7 @@ describe('the values schema', () => {
     [
       'an unknown failurePolicy',
       { 'webhook.failurePolicy': 'Sometimes' },
-      "- at '/webhook/failurePolicy': value must be one of 'Fail', 'Ignore'",
+      "- at '/webhook/failurePolicy': value must be 'Fail'",
     ],
     ['an unknown value', { 'webhooks.port': '1' }, "- at '': additional properties 'webhooks' not allowed"],
   ];

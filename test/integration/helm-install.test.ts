@@ -5,7 +5,7 @@
  * chart's ServiceAccounts until an IPv6 Shoot is reconciled, published to DNS and deleted again.
  *
  * The webhook configurations would intercept the Shoots and Seeds of every other test on this server; the install
- * scopes them to a label nobody sets, with failurePolicy Ignore, and afterAll uninstalls the release.
+ * scopes them to a label nobody sets (failurePolicy is always Fail), and afterAll uninstalls the release.
  */
 import { Resolver } from 'node:dns/promises';
 import { isIPv6 } from 'node:net';
@@ -111,7 +111,6 @@ beforeAll(async () => {
       '--create-namespace',
       '--wait=false',
       ...valuesArgs('ipv6', {
-        'webhook.failurePolicy': 'Ignore',
         // This API server has no Nodes: the gardenlet reconciles objects only, with the RBAC for just that.
         controlPlaneWorkloads: 'false',
         // No admission pod runs here: an APIService nobody answers would fail discovery of core.gardener.cloud (and
@@ -234,7 +233,7 @@ describe('helm install', () => {
       expect(stored.webhooks).toHaveLength(1);
       expect(stored.webhooks[0]).toMatchObject({
         clientConfig: { service: { name: nameOf('admission'), namespace: NAMESPACE, port: 443 } },
-        failurePolicy: 'Ignore',
+        failurePolicy: 'Fail',
         objectSelector: { matchLabels: WEBHOOK_SCOPE },
         namespaceSelector: { matchLabels: WEBHOOK_SCOPE },
       });

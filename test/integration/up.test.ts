@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Resolver } from 'node:dns/promises';
-import { ApiextensionsV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { netnsExists, netnsUnsupportedReason } from '../../src/system/netns.js';
 import { alive, pidsMentioning } from '../support/processes.js';
@@ -120,6 +120,25 @@ describe('gardener-ipv6 up', () => {
       expect(up.stdout()).toMatch(
         /^ {2}pod-to-pod over IPv6: a pod on \S+ fetched http:\/\/\[fd00:10:3:[0-9a-f:]+\]:8080\/ from a pod on \S+: "pod-check-server-/m,
       );
+      // The garden is the seed: a privileged pod in the project namespace would run on a seed Node.
+      const kc = new KubeConfig();
+      kc.loadFromFile(kubeconfig);
+      const privileged = await kc
+        .makeApiClient(CoreV1Api)
+        .createNamespacedPod({
+          namespace: 'garden-local',
+          dryRun: 'All',
+          body: {
+            metadata: { name: 'privileged' },
+            spec: { containers: [{ name: 'c', image: 'x', securityContext: { privileged: true } }] },
+          },
+        })
+        .then(
+          () => 'admitted',
+          (e: { code?: number; body?: string }) =>
+            `${e.code}: ${(JSON.parse(e.body ?? '{}') as { message?: string }).message}`,
+        );
+      expect(privileged).toMatch(/^403: .*violates PodSecurity "baseline:latest": privileged/);
       const shoot = await customObject(kubeconfig, 'garden-local', 'shoots', 'local', 'core.gardener.cloud', 'v1beta1');
       expect(shoot.spec.networking.services).toBe('fd00:10:4::/112'); // from the seed's shootDefaults (mutating webhook)
       // The example's providerConfig is networking-calico's typical IPv6 one: no overlay, no typha.
