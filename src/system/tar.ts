@@ -1,7 +1,7 @@
 /**
  * A minimal, deterministic ustar writer: regular files, directories and symlinks, owner root (or the entry's
- * `owner`, as uid and gid), mtime 0. Enough for
- * OCI image layers and archives, whose digests must not change between runs (same input, same bytes).
+ * `owner`, as uid and gid), mtime 0. Enough for OCI image layers and archives, whose digests must not change between
+ * runs (same input, same bytes).
  *
  * `tar` builds an archive in memory; `tarStream` yields the same bytes chunk by chunk and reads files when it gets to
  * them, for archives of hundreds of megabytes (a machine image with node and the kubelet).

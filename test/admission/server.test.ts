@@ -9,7 +9,7 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { AdmissionReviewResponse } from '../../src/admission/review.js';
 import { Registry } from 'prom-client';
-import { startAdmissionServer, type AdmissionServer } from '../../src/admission/server.js';
+import { startAdmissionServer, type AdmissionServer, type AdmissionServerOptions } from '../../src/admission/server.js';
 import { generateCertificates } from '../../src/localenv/certs.js';
 import { newLogger, silentLogger } from '../../src/runtime/log.js';
 import { dnsRecordObject, gateSets, ipv6ShootObject } from '../fixtures/objects.js';
@@ -371,21 +371,26 @@ describe('admission webhook server lifecycle', () => {
     if (tls) await rm(tls.dir, { recursive: true, force: true });
   });
 
-  it("keeps an idle connection open past Node's default keep-alive timeout, for the API server to reuse", async () => {
-    const server = await startAdmissionServer({
-      tls: { certFile: tls.certFile, keyFile: tls.keyFile },
+  /** A server on [::1] with the certificate above, no extensions' gates and no Seeds, but for `overrides`. */
+  const startServer = (overrides: Partial<AdmissionServerOptions> = {}) =>
+    startAdmissionServer({
+      tls: { cert: tls.cert, key: tls.key },
       host: '::1',
       port: 0,
       gates: gateSets.none,
       extensionAdmission: extensionAdmission(),
       lookupSeed: async () => undefined,
       logger: silentLogger(),
+      ...overrides,
     });
+
+  it("keeps an idle connection open past Node's default keep-alive timeout, for the API server to reuse", async () => {
+    const server = await startServer();
     const agent = new https.Agent({ keepAlive: true, maxSockets: 1 });
     try {
       const sockets = new Set<unknown>();
-      const review = async () => {
-        const reply = await new Promise<number>((resolve, reject) => {
+      const review = () =>
+        new Promise<number>((resolve, reject) => {
           const req = https.request(
             { host: '::1', port: server.port, method: 'POST', path: '/validate', ca: tls.ca, agent },
             (res) => {
@@ -397,8 +402,6 @@ describe('admission webhook server lifecycle', () => {
           req.on('error', reject);
           req.end(reviewOf(ipv6ShootObject()));
         });
-        return reply;
-      };
       expect(await review()).toBe(200);
       // Idle for longer than Node's default keep-alive timeout (5 s, closed after about 6), which closed connections
       // under the API server's feet.
@@ -412,15 +415,7 @@ describe('admission webhook server lifecycle', () => {
   }, 15_000);
 
   it('reads the certificate from files, rotates it, and refuses connections after close', async () => {
-    const server = await startAdmissionServer({
-      tls: { certFile: tls.certFile, keyFile: tls.keyFile },
-      host: '::1',
-      port: 0,
-      gates: gateSets.none,
-      extensionAdmission: extensionAdmission(),
-      lookupSeed: async () => undefined,
-      logger: silentLogger(),
-    });
+    const server = await startServer({ tls: { certFile: tls.certFile, keyFile: tls.keyFile } });
     try {
       expect((await call(server, tls.ca, { method: 'GET', path: '/healthz' })).status).toBe(200);
       const next = await makeCertificates();
@@ -440,15 +435,7 @@ describe('admission webhook server lifecycle', () => {
   it('lets a request in flight finish when closing', async () => {
     let release: (seed: unknown) => void = () => {};
     const lookupSeed = vi.fn(() => new Promise<unknown>((resolve) => (release = resolve)));
-    const server = await startAdmissionServer({
-      tls: { cert: tls.cert, key: tls.key },
-      host: '::1',
-      port: 0,
-      gates: gateSets.none,
-      extensionAdmission: extensionAdmission(),
-      lookupSeed,
-      logger: silentLogger(),
-    });
+    const server = await startServer({ lookupSeed });
     const pending = call(server, tls.ca, {
       path: '/validate',
       body: reviewOf(ipv6ShootObject({ seedName: 'seed-a' })),
@@ -469,17 +456,7 @@ describe('admission webhook server lifecycle', () => {
     let release: (seed: unknown) => void = () => {};
     const gate = new Promise<unknown>((resolve) => (release = resolve));
     const lookupSeed = vi.fn(() => gate);
-    const server = await startAdmissionServer({
-      tls: { cert: tls.cert, key: tls.key },
-      host: '::1',
-      port: 0,
-      gates: gateSets.none,
-      extensionAdmission: extensionAdmission(),
-      lookupSeed,
-      logger: silentLogger(),
-      maxInFlightBodyBytes: 2 * 1024 * 1024,
-      inFlightWaitMs: 200,
-    });
+    const server = await startServer({ lookupSeed, maxInFlightBodyBytes: 2 * 1024 * 1024, inFlightWaitMs: 200 });
     const padding = 'x'.repeat(1_500_000);
     const large = (name: string) =>
       reviewOf({ ...ipv6ShootObject({ seedName: 'seed-a' }), metadata: { name, annotations: { padding } } });
@@ -553,27 +530,9 @@ describe('admission webhook server lifecycle', () => {
   });
 
   it('fails to start on a port in use', async () => {
-    const first = await startAdmissionServer({
-      tls: { cert: tls.cert, key: tls.key },
-      host: '::1',
-      port: 0,
-      gates: gateSets.none,
-      extensionAdmission: extensionAdmission(),
-      lookupSeed: async () => undefined,
-      logger: silentLogger(),
-    });
+    const first = await startServer();
     try {
-      await expect(
-        startAdmissionServer({
-          tls: { cert: tls.cert, key: tls.key },
-          host: '::1',
-          port: first.port,
-          gates: gateSets.none,
-          extensionAdmission: extensionAdmission(),
-          lookupSeed: async () => undefined,
-          logger: silentLogger(),
-        }),
-      ).rejects.toThrow(/EADDRINUSE/);
+      await expect(startServer({ port: first.port })).rejects.toThrow(/EADDRINUSE/);
     } finally {
       await first.close();
     }

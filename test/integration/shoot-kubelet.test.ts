@@ -146,29 +146,14 @@ describe.skipIf(unsupported !== undefined).sequential("a shoot's kubelet setting
 
   it('runs a container without a seccomp profile with RuntimeDefault', async () => {
     const container = (name: string, seccomp?: string) => ({
-      name,
-      image: TEST_IMAGE,
-      command: ['sh', '-c', 'exec sleep 3600'],
+      ...sleeper(name),
       ...(seccomp ? { securityContext: { seccompProfile: { type: seccomp } } } : {}),
     });
-    const manifest = testFile(
-      'seccomp.json',
-      JSON.stringify({
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: { name: 'seccomp', namespace: 'default' },
-        spec: {
-          terminationGracePeriodSeconds: 1,
-          containers: [container('default'), container('unconfined', 'Unconfined')],
-        },
-      }),
-    );
     await waitFor(() => kubectl(['get', 'serviceaccount', 'default']).then(() => true), {
       timeoutMs: 30_000,
       message: 'the default ServiceAccount',
     });
-    await kubectl(['apply', '-f', manifest]);
-    await kubectl(['wait', '--for=condition=Ready', 'pod/seccomp', '--timeout=60s']);
+    await runPod('seccomp', { containers: [container('default'), container('unconfined', 'Unconfined')] });
     const seccompOf = async (c: string) =>
       /^Seccomp:\s*(\d)$/m.exec(await kubectl(['exec', 'seccomp', '-c', c, '--', 'cat', '/proc/1/status']))?.[1];
     // 2: a filter (the runtime's default profile); 0: none, which is what Unconfined asks for.
@@ -338,37 +323,44 @@ describe.skipIf(unsupported !== undefined).sequential("a shoot's kubelet setting
   }, 90_000);
 });
 
+/** A container of the test image that sleeps. */
+function sleeper(name: string) {
+  return { name, image: TEST_IMAGE, command: ['sh', '-c', 'exec sleep 3600'] };
+}
+
+/** Creates pod `name` in the shoot's `default` namespace with `spec` and waits until it is Ready. */
+async function runPod(name: string, spec: Record<string, unknown>): Promise<void> {
+  const manifest = testFile(
+    `${name}.json`,
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace: 'default' },
+      spec: { terminationGracePeriodSeconds: 1, ...spec },
+    }),
+  );
+  await kubectl(['apply', '-f', manifest]);
+  await kubectl(['wait', '--for=condition=Ready', `pod/${name}`, '--timeout=60s']);
+}
+
 /** One pod on a machine: `plain` (root, unprivileged) and `privileged`, both with hostPath `/` and `/proc`. */
-async function startBoundaryPod(): Promise<void> {
+function startBoundaryPod(): Promise<void> {
   const container = (name: string, privileged: boolean) => ({
-    name,
-    image: TEST_IMAGE,
-    command: ['sh', '-c', 'exec sleep 3600'],
+    ...sleeper(name),
     securityContext: { privileged },
     volumeMounts: [
       { name: 'root', mountPath: '/host' },
       { name: 'proc', mountPath: '/hostproc' },
     ],
   });
-  const manifest = testFile(
-    'boundary.json',
-    JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name: 'boundary', namespace: 'default' },
-      spec: {
-        hostPID: true,
-        terminationGracePeriodSeconds: 1,
-        containers: [container('plain', false), container('privileged', true)],
-        volumes: [
-          { name: 'root', hostPath: { path: '/' } },
-          { name: 'proc', hostPath: { path: '/proc' } },
-        ],
-      },
-    }),
-  );
-  await kubectl(['apply', '-f', manifest]);
-  await kubectl(['wait', '--for=condition=Ready', 'pod/boundary', '--timeout=60s']);
+  return runPod('boundary', {
+    hostPID: true,
+    containers: [container('plain', false), container('privileged', true)],
+    volumes: [
+      { name: 'root', hostPath: { path: '/' } },
+      { name: 'proc', hostPath: { path: '/proc' } },
+    ],
+  });
 }
 
 /** Runs a script in a container of the boundary pod; its output. */

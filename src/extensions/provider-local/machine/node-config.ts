@@ -36,6 +36,8 @@ import { CGROUP_DELEGATION_HOOK, containerdBaseRuntimeSpec } from './cgroup-dele
 import { kubeletHostProblems, procHostKernel } from './kubelet-host.js';
 import { nodeIPsOf, type MachineContext } from './machine-options.js';
 
+const run = promisify(execFile);
+
 /**
  * What the machine's configuration asks and can't be had: a file or kubelet setting it can't use, a kernel parameter
  * the kernel refuses. Another try of the same configuration fails the same way.
@@ -60,7 +62,7 @@ export async function writeMachineConfigs(machine: MachineContext): Promise<void
   if (delegate) {
     await write(MACHINE_PATHS.cgroupDelegationHook, CGROUP_DELEGATION_HOOK, 0o755);
     // containerd's own default spec, which a base spec replaces.
-    const { stdout } = await promisify(execFile)(join(o.binDir, 'ctr'), ['oci', 'spec']);
+    const { stdout } = await run(join(o.binDir, 'ctr'), ['oci', 'spec']);
     const defaultSpec = JSON.parse(stdout) as Record<string, unknown>;
     await write(
       MACHINE_PATHS.containerdBaseRuntimeSpec,

@@ -263,9 +263,11 @@ export async function runMachinePod(opts: MachinePodOptions, signal: AbortSignal
  */
 export async function serveReadiness(port: number, notReady: () => string | undefined): Promise<Server> {
   const server = createServer((req, res) => {
-    const reason = req.method === 'GET' && req.url === MACHINE_READINESS.path ? notReady() : 'not found';
-    const status = reason === undefined ? 200 : req.url === MACHINE_READINESS.path ? 503 : 404;
-    res.writeHead(status, { 'content-type': 'text/plain' }).end(`${reason ?? 'ready'}\n`);
+    const answer = (status: number, text: string) =>
+      res.writeHead(status, { 'content-type': 'text/plain' }).end(`${text}\n`);
+    if (req.method !== 'GET' || req.url !== MACHINE_READINESS.path) return answer(404, 'not found');
+    const reason = notReady();
+    return reason === undefined ? answer(200, 'ready') : answer(503, reason);
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -162,8 +162,10 @@ export interface MachinePodImageOptions {
 /**
  * The machine pods' image: node and the agent bundle (the entrypoint, `node MACHINE_AGENT_DIR/gardener-ipv6.mjs`;
  * the pod gives the command), MACHINE_BINARIES in MACHINE_POD_BIN_DIR, the CNI plugins (and the NetworkPolicy
- * plugin) in MACHINE_POD_CNI_DIR, the executables owned by MACHINE_IMAGE_FILES_OWNER, the host tools, the host's /bin/sh and node at their host paths with every shared library they load (and the dynamic loader)
- * at its host path, busybox's applets in /bin. Fails when a tool is missing on the host or two of them want the same path.
+ * plugin) in MACHINE_POD_CNI_DIR, the host tools, the host's /bin/sh and node at their host paths with every shared
+ * library they load (and the dynamic loader) at its host path, busybox's applets in /bin; the executables and their
+ * folders owned by MACHINE_IMAGE_FILES_OWNER. Fails when a tool is missing on the host or two of them want the same
+ * path.
  */
 export function machinePodImageSpec(opts: MachinePodImageOptions): ImageSpec {
   const node = opts.node ?? process.execPath;
@@ -217,14 +219,14 @@ export function machinePodImageSpec(opts: MachinePodImageOptions): ImageSpec {
     if (taken.has(path)) throw new Error(`image ${MACHINE_POD_IMAGE}: two files at /${path}`);
     taken.add(path);
   }
-  const executableFolders = [...taken]
-    .map((path) => path.split('/')[0]!)
-    .filter((top) => !MACHINE_IMAGE_STATE_FOLDERS.has(top));
+  const executableFolders = new Set(
+    [...taken].map((path) => path.split('/')[0]!).filter((top) => !MACHINE_IMAGE_STATE_FOLDERS.has(top)),
+  );
   return {
     name: MACHINE_POD_IMAGE,
     files,
     symlinks,
-    owned: { uid: MACHINE_IMAGE_FILES_OWNER, paths: [...new Set(executableFolders)].sort() },
+    owned: { uid: MACHINE_IMAGE_FILES_OWNER, paths: [...executableFolders].sort() },
     dirs: [
       'dev',
       'etc/cni/net.d',
