@@ -1,7 +1,8 @@
 /**
  * `gardener-ipv6 network-policy-enforcer`: the NetworkPolicies of a cluster in force on the Node it runs on (the
- * chart's DaemonSet on a seed's Nodes, in each Node's network namespace), until SIGTERM or SIGINT; on stop its
- * nftables table goes with it. The ready file says the first ruleset is in the kernel (the pod's readiness probe).
+ * chart's DaemonSet on a seed's Nodes, in each Node's network namespace), until SIGTERM or SIGINT. Its nftables table
+ * stays after a stop, the last ruleset in force, for the next enforcer to replace (no window during a rollout);
+ * `--remove-rules` removes it. The ready file says the first ruleset is in the kernel (the pod's readiness probe).
  */
 import { rm, writeFile } from 'node:fs/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -14,12 +15,23 @@ export interface NetworkPolicyEnforcerCommandOptions {
   readonly nodeName?: string;
   readonly kubeconfig?: string;
   readonly readyFile: string;
+  readonly removeRules?: boolean;
 }
 
 export async function runNetworkPolicyEnforcerCommand(
   opts: NetworkPolicyEnforcerCommandOptions,
   io: CliIO,
 ): Promise<number> {
+  if (opts.removeRules === true) {
+    try {
+      const removed = await NetworkPolicyEnforcer.removeRules();
+      io.out(removed ? 'network policy rules removed\n' : 'no network policy rules here\n');
+      return 0;
+    } catch (e) {
+      io.err(`error: network policy rules: ${(e as Error).message}\n`);
+      return 1;
+    }
+  }
   const nodeName = opts.nodeName ?? process.env.NODE_NAME ?? '';
   if (nodeName === '') {
     io.err('error: --node-name or $NODE_NAME is required (the pod fieldRef spec.nodeName)\n');
@@ -58,6 +70,6 @@ export async function runNetworkPolicyEnforcerCommand(
   } finally {
     await rm(opts.readyFile, { force: true });
     await enforcer.destroy();
-    log(`network policies of node ${nodeName}: stopped, table removed`);
+    log(`network policies of node ${nodeName}: stopped, the last ruleset stays in force`);
   }
 }

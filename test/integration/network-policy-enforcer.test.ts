@@ -2,10 +2,11 @@
  * The machines' NetworkPolicy enforcer against a real API server: it lists and watches Pods, Namespaces and
  * NetworkPolicies and keeps its nftables table in a network namespace in step with them: a policy, a label, a pod's
  * address or a deleted policy show in the kernel's rules within a deadline; a table removed by hand comes back;
- * `destroy()` removes it. The packets those rules pass or refuse are the subject of
- * test/extensions/provider-local/machine/network-policy/rules.test.ts. `gardener-ipv6 network-policy-enforcer` (the
- * chart's DaemonSet on a seed's Nodes) does the same in the network namespace it runs in, says so in its ready file,
- * and takes its table with it on SIGTERM. Needs root, `ip` and `nft`.
+ * `destroy()` leaves the last ruleset in force and `removeRules` removes it. The packets those rules pass or refuse
+ * are the subject of test/extensions/provider-local/machine/network-policy/rules.test.ts.
+ * `gardener-ipv6 network-policy-enforcer` (the chart's DaemonSet on a seed's Nodes) does the same in the network
+ * namespace it runs in and says so in its ready file; stopped (SIGTERM) and started again, as in a rollout, its rules
+ * stay in force throughout; `--remove-rules` removes them. Needs root, `ip` and `nft`.
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -59,7 +60,7 @@ describe.skipIf(skip)('the NetworkPolicy enforcer of a machine', () => {
     spawnSync('ip', ['netns', 'del', NETNS]);
   });
 
-  it('keeps its table in step with pods, namespaces and policies, heals it and removes it', async () => {
+  it('keeps its table in step with pods, namespaces and policies, heals it and leaves it when stopped', async () => {
     const namespace = await newTestNamespace('enforcer');
     const core = kubeConfig().makeApiClient(CoreV1Api);
     const networking = kubeConfig().makeApiClient(NetworkingV1Api);
@@ -127,15 +128,19 @@ describe.skipIf(skip)('the NetworkPolicy enforcer of a machine', () => {
     expect(enforcer.status.lastError).toBeUndefined();
     expect(enforcer.status.applied).toBeGreaterThanOrEqual(4);
 
+    const last = table();
     await enforcer.destroy();
+    expect(table()).toBe(last);
+    expect(await NetworkPolicyEnforcer.removeRules(NETNS)).toBe(true);
     expect(table()).toBe('');
+    expect(await NetworkPolicyEnforcer.removeRules(NETNS)).toBe(false);
   }, 60_000);
 });
 
 // In this process's network namespace, as the DaemonSet runs in its Node's: where the API server is reached (the test
 // runner's own namespace under npm test, so the table never touches the host's).
 describe.skipIf(skip || table(null) !== '')('gardener-ipv6 network-policy-enforcer', () => {
-  it("keeps the Node's table in its network namespace, says when it is in force, and removes it on SIGTERM", async () => {
+  it("keeps the Node's table in force while it runs, across a restart, until --remove-rules", async () => {
     const namespace = await newTestNamespace('enforcer-cli');
     const core = kubeConfig().makeApiClient(CoreV1Api);
     const networking = kubeConfig().makeApiClient(NetworkingV1Api);
@@ -154,36 +159,69 @@ describe.skipIf(skip || table(null) !== '')('gardener-ipv6 network-policy-enforc
 
     const kubeconfig = tempFile('kubeconfig', kubeConfig().exportConfig());
     const ready = join(kubeconfig, '..', 'ready');
-    const args = ['--node-name', node, '--kubeconfig', kubeconfig, '--ready-file', ready];
-    const child = spawn(
-      process.execPath,
-      [join(projectRoot(), 'bin', 'gardener-ipv6.js'), 'network-policy-enforcer', ...args],
-      {
-        stdio: ['ignore', 'ignore', 'pipe'],
-      },
-    );
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const cli = (...args: string[]) => [
+      join(projectRoot(), 'bin', 'gardener-ipv6.js'),
+      'network-policy-enforcer',
+      ...args,
+    ];
+    const start = () => {
+      const child = spawn(
+        process.execPath,
+        cli('--node-name', node, '--kubeconfig', kubeconfig, '--ready-file', ready),
+        {
+          stdio: ['ignore', 'ignore', 'pipe'],
+        },
+      );
+      const output = { stderr: '' };
+      child.stderr.on('data', (d: Buffer) => (output.stderr += d.toString()));
+      const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+      const isReady = () =>
+        waitFor(() => existsSync(ready), { timeoutMs: 20_000, message: 'the ready file' }).catch((e: Error) => {
+          throw new Error(`${e.message}; stderr: ${output.stderr}`);
+        });
+      return { child, output, exited, isReady };
+    };
+    const isolated = () => table(null).includes('fd00:2::5 : jump pod-0-ingress');
+
+    const first = start();
     try {
-      await waitFor(() => existsSync(ready), { timeoutMs: 20_000, message: 'the ready file' }).catch((e: Error) => {
-        throw new Error(`${e.message}; stderr: ${stderr}`);
-      });
-      expect(table(null), stderr).toContain(`table inet ${NETWORK_POLICY_TABLE}`);
+      await first.isReady();
+      expect(table(null), first.output.stderr).toContain(`table inet ${NETWORK_POLICY_TABLE}`);
       expect(table(null)).not.toContain('fd00:2::5');
       await networking.createNamespacedNetworkPolicy({
         namespace,
         body: { metadata: { name: 'deny-ingress' }, spec: { podSelector: {}, policyTypes: ['Ingress'] } },
       });
-      await waitFor(() => table(null).includes('fd00:2::5 : jump pod-0-ingress'), {
-        message: 'the server in the ingress map',
-      });
+      await waitFor(isolated, { message: 'the server in the ingress map' });
     } finally {
-      child.kill('SIGTERM');
+      first.child.kill('SIGTERM');
     }
-    expect(await exited, stderr).toBe(0);
-    expect(table(null)).toBe('');
+    expect(await first.exited, first.output.stderr).toBe(0);
     expect(existsSync(ready)).toBe(false);
-    expect(stderr).toContain('first ruleset in force');
-  }, 60_000);
+    expect(first.output.stderr).toContain('first ruleset in force');
+    // Stopped: the server stays isolated, and while the next one starts and takes over (a rollout) it never is not.
+    expect(isolated()).toBe(true);
+    const second = start();
+    let checks = 0;
+    try {
+      while (!existsSync(ready)) {
+        expect(isolated(), `check ${checks} during the restart`).toBe(true);
+        checks++;
+        if (checks > 400) await second.isReady();
+      }
+      await second.isReady();
+      expect(isolated(), second.output.stderr).toBe(true);
+    } finally {
+      second.child.kill('SIGTERM');
+    }
+    expect(await second.exited, second.output.stderr).toBe(0);
+    expect(checks).toBeGreaterThan(0);
+    expect(isolated()).toBe(true);
+
+    const remove = () => spawnSync(process.execPath, cli('--remove-rules'), { encoding: 'utf8' });
+    const removed = remove();
+    expect([removed.status, removed.stdout]).toEqual([0, 'network policy rules removed\n']);
+    expect(table(null)).toBe('');
+    expect(remove().stdout).toBe('no network policy rules here\n');
+  }, 90_000);
 });

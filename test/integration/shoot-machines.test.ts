@@ -642,6 +642,75 @@ describe.skipIf(unsupported !== undefined).sequential('shoots with machines, end
         await kubectl(['delete', 'networkpolicy', 'early-deny']);
       }, 180_000);
 
+      it.skipIf(!c.families.includes('IPv6'))(
+        'drops link-local packets to a pod that a policy isolates, from a pod on the same machine',
+        async () => {
+          const [a] = pods as [Pod, Pod];
+          const target = {
+            apiVersion: 'v1',
+            kind: 'List',
+            items: [
+              {
+                apiVersion: 'networking.k8s.io/v1',
+                kind: 'NetworkPolicy',
+                metadata: { name: 'isolate-ll', namespace: 'default' },
+                spec: { podSelector: { matchLabels: { role: 'll' } }, policyTypes: ['Ingress'] },
+              },
+              {
+                apiVersion: 'v1',
+                kind: 'Pod',
+                metadata: { name: 'll-target', namespace: 'default', labels: { role: 'll' } },
+                spec: {
+                  nodeName: a.spec.nodeName,
+                  terminationGracePeriodSeconds: 1,
+                  containers: [
+                    {
+                      name: 'web',
+                      image: TEST_IMAGE,
+                      command: ['sh', '-c', 'hostname > /www/index.html && exec httpd -f -p 8080 -h /www'],
+                    },
+                  ],
+                },
+              },
+            ],
+          };
+          await kubectl(['apply', '-f', testFile('ll-target.json', JSON.stringify(target))]);
+          try {
+            await kubectl(['wait', '--for=condition=Ready', 'pod/ll-target', '--timeout=90s']);
+            const linkLocal = await waitFor(
+              async () => {
+                const out = await exec('ll-target', ['ip', '-6', '-o', 'addr', 'show', 'dev', 'eth0', 'scope', 'link']);
+                return out.includes('tentative') ? undefined : /inet6 (fe80::[0-9a-f:]+)\//.exec(out)?.[1];
+              },
+              { timeoutMs: 10_000, message: "ll-target's link-local address" },
+            );
+            const global = JSON.parse(
+              await kubectl(['get', 'pod', 'll-target', '-o', 'jsonpath={.status.podIPs}']),
+            ) as { ip: string }[];
+            // The policy holds on its routable addresses, and on its link-local one: connection refused or timeout.
+            for (const url of [
+              ...global.map(({ ip }) => `http://${urlHost(ip)}:8080/`),
+              `http://[${linkLocal}%eth0]:8080/`,
+            ]) {
+              await expect(fetch(a.metadata.name, url), url).rejects.toThrow(
+                /command terminated with exit code (1|143)/,
+              );
+            }
+            // Without the policy the routable addresses answer: the refusals above were the policy's.
+            await kubectl(['delete', 'networkpolicy', 'isolate-ll']);
+            for (const { ip } of global) {
+              await waitFor(
+                () => fetch(a.metadata.name, `http://${urlHost(ip)}:8080/`).then((body) => body.trim() === 'll-target'),
+                { timeoutMs: 20_000, intervalMs: 500, message: `ll-target at ${ip} without the policy` },
+              );
+            }
+          } finally {
+            await kubectl(['delete', '--ignore-not-found', '-f', testFile('ll-target.json', JSON.stringify(target))]);
+          }
+        },
+        180_000,
+      );
+
       it('calls a validating webhook served by a pod in the shoot (agnhost), through its Service', async () => {
         // A serving certificate for the Service's name, of a CA of its own (the webhook's caBundle).
         const validity = { notAfter: new Date(Date.now() + 3_600_000) };

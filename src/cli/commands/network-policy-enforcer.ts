@@ -13,7 +13,8 @@ export function addNetworkPolicyEnforcerCommand(program: Command, { io, setExitC
       'written once the first ruleset is in force',
       '/tmp/gardener-ipv6-network-policies-ready',
     )
-    .action(async (opts: { nodeName?: string; kubeconfig?: string; readyFile: string }) => {
+    .option('--remove-rules', "remove the enforcer's table from this network namespace and exit (an uninstall)")
+    .action(async (opts: { nodeName?: string; kubeconfig?: string; readyFile: string; removeRules?: boolean }) => {
       const { runNetworkPolicyEnforcerCommand } = await import('../network-policy-enforcer.js');
       setExitCode(await runNetworkPolicyEnforcerCommand(opts, io));
     });

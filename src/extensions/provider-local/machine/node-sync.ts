@@ -8,7 +8,7 @@ import { readFile, readlink } from 'node:fs/promises';
 import { dirname, isAbsolute, join } from 'node:path';
 import { NODE_APPLIED_USER_DATA_ANNOTATION } from '../../../apis/provider-local/v1alpha1/machine-user-data.js';
 import { requestJSON, type ClientCredentials, type NodeInfo } from './api-client.js';
-import { MACHINE_PATHS, cniConfig } from './config.js';
+import { CNI_BRIDGE, MACHINE_PATHS, cniConfig } from './config.js';
 import { writeFileInside } from './holder.js';
 import type { MachineNetwork } from './machine-network.js';
 import type { MachineContext } from './machine-options.js';
@@ -173,6 +173,7 @@ export class NodeSync {
       apiServer: this.opts.apiServer,
       credentials,
       ...(this.machine.netns !== undefined ? { netns: this.machine.netns } : {}),
+      podBridge: CNI_BRIDGE,
       log: (line) => this.machine.log(line),
     });
     this.enforcer = enforcer;

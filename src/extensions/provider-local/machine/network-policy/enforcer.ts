@@ -8,6 +8,10 @@
  * shoot to the ClusterRole `gardener-ipv6:network-policy-enforcer` (gardenlet's machine-bootstrap component). On a
  * seed Node of a cluster (kind) it runs as the chart's DaemonSet (`gardener-ipv6 network-policy-enforcer`, in the
  * Node's network namespace) with its ServiceAccount.
+ *
+ * The table outlives the enforcer: a stop leaves the last ruleset in force, and the next enforcer replaces it in one
+ * transaction once its informers have listed, so neither a crash nor a restart or rollout opens a window in which
+ * isolated pods are reachable. `removeRules` takes the table away, for an uninstall.
  */
 import { Writable } from 'node:stream';
 import { KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
@@ -42,6 +46,8 @@ export type EnforcerOptions = EnforcerAccess & {
   nodeName: string;
   /** The machine's named network namespace; the caller's when unset. */
   netns?: string;
+  /** The bridge of the Node's pods (rules.ts: their link-local packets to the Node are dropped there). */
+  podBridge?: string;
   log: (line: string) => void;
   /** @default 50 */
   debounceMs?: number;
@@ -177,7 +183,7 @@ export class NetworkPolicyEnforcer {
     this.schedule(0);
   }
 
-  /** Stops the informers and removes the table. */
+  /** Stops the informers; the table stays, with the last ruleset in force (fail-closed across restarts). */
   async destroy(): Promise<void> {
     this.stopped = true;
     for (const w of this.waiters.splice(0)) w.reject(new Error('the enforcer is stopping'));
@@ -187,8 +193,17 @@ export class NetworkPolicyEnforcer {
     await this.running?.catch(() => {});
     await Promise.all([this.pods.stopped(), this.namespaces.stopped(), this.policies.stopped()]);
     this.client.close();
-    await runNft(`delete table inet ${NETWORK_POLICY_TABLE}\n`, ['-f', '-'], this.opts.netns).catch(() => {});
     this.written = undefined;
+  }
+
+  /** Removes the table from the network namespace, if there is one: every pod's traffic passes again. */
+  static async removeRules(netns?: string): Promise<boolean> {
+    const present = await runNft('', ['list', 'table', 'inet', NETWORK_POLICY_TABLE], netns).then(
+      () => true,
+      () => false,
+    );
+    if (present) await runNft(`delete table inet ${NETWORK_POLICY_TABLE}\n`, ['-f', '-'], netns);
+    return present;
   }
 
   /** The script for what the informers hold now. */
@@ -204,6 +219,7 @@ export class NetworkPolicyEnforcer {
       policies: this.policies.list(),
       announced: this.announced,
       nodePodCIDRs: this.nodePodCIDRs,
+      ...(this.opts.podBridge !== undefined ? { podBridge: this.opts.podBridge } : {}),
     };
   }
 

@@ -14,6 +14,11 @@
  * its pods (the kubelet's probes) is not filtered, as Kubernetes requires. A pod no policy selects for a direction
  * is not in that direction's map: all of its traffic passes.
  *
+ * Link-local and multicast traffic never passes between pods, whatever the policies say: the maps know pods by
+ * their routable addresses, and a pod chooses its own link-local address. Forwarded packets from or to `fe80::/10`,
+ * to `ff00::/8`, and IPv4's `169.254.0.0/16`, multicast and broadcast are dropped (neighbour discovery excepted), as
+ * on calico, where each pod is alone on its link; so are such packets from the pods' bridge to the machine itself.
+ *
  * Fail-closed, given the Node's pod ranges: traffic from or to an address of those ranges that no known pod of this
  * Node holds (nor the Node itself, on the bridge and tunnels: the first address of each range) is dropped. A new
  * pod's addresses are known before its containers start: the CNI hook (cni-hook.ts) announces them from the sandbox's
@@ -101,6 +106,8 @@ export interface RulesInput {
   announced?: ReadonlyMap<string, readonly string[]>;
   /** The Node's pod ranges: traffic of their addresses that no known pod holds is dropped (fail-closed). */
   nodePodCIDRs?: readonly string[];
+  /** The bridge of the Node's pods: their link-local and multicast packets to the Node are dropped there. */
+  podBridge?: string;
 }
 
 /** The pods with the announced addresses of this Node's pods whose status has none yet. */
@@ -377,7 +384,7 @@ export function renderNetworkPolicyRules(input: RulesInput): string {
       });
     }
   });
-  return tableScript(chains, failClosed(input.nodePodCIDRs ?? [], local));
+  return tableScript(chains, failClosed(input.nodePodCIDRs ?? [], local), input.podBridge);
 }
 
 /** What fail-closed needs: the Node's pod ranges, and the addresses in them that may send and receive. */
@@ -407,7 +414,15 @@ const policyKey = (p: NetworkPolicyInfo) => `${p.metadata.namespace ?? ''}/${p.m
 const ND_TYPES =
   'icmpv6 type { nd-router-solicit, nd-router-advert, nd-neighbor-solicit, nd-neighbor-advert, nd-redirect } accept';
 
-function tableScript(chains: PodChain[], closed: FailClosed): string {
+/** Addresses of one link: link-local, multicast and broadcast, which never pass between pods. */
+const LINK_SCOPE = [
+  'ip6 saddr fe80::/10 drop',
+  'ip6 daddr { fe80::/10, ff00::/8 } drop',
+  'ip saddr 169.254.0.0/16 drop',
+  'ip daddr { 169.254.0.0/16, 224.0.0.0/4, 255.255.255.255 } drop',
+];
+
+function tableScript(chains: PodChain[], closed: FailClosed, podBridge: string | undefined): string {
   const map = (direction: Direction, family: IPFamily) => {
     const type = family === 'IPv6' ? 'ipv6_addr' : 'ipv4_addr';
     const elements = chains
@@ -429,13 +444,14 @@ function tableScript(chains: PodChain[], closed: FailClosed): string {
       '  }',
     ];
   };
-  const base = (name: string, hook: string, priority: string, direction: Direction) => {
+  const base = (name: string, hook: string, priority: string, direction: Direction, linkScope: string[] = []) => {
     const field = direction === 'ingress' ? 'daddr' : 'saddr';
     return [
       `  chain ${name} {`,
       `    type filter hook ${hook} priority ${priority}; policy accept;`,
-      '    ct state established,related accept',
       `    ${ND_TYPES}`,
+      ...linkScope.map((line) => `    ${line}`),
+      '    ct state established,related accept',
       ...closed.cidrs.map(({ family, cidr }) => {
         const ip = family === 'IPv6' ? 'ip6' : 'ip';
         return `    ${ip} ${field} ${cidr} ${ip} ${field} != @known-pods-${family === 'IPv6' ? 'v6' : 'v4'} drop`;
@@ -464,8 +480,15 @@ function tableScript(chains: PodChain[], closed: FailClosed): string {
     ...map('egress', 'IPv6'),
     ...map('egress', 'IPv4'),
     ...podChains,
-    ...base('egress', 'forward', 'filter - 10', 'egress'),
-    ...base('egress-to-node', 'input', 'filter - 10', 'egress'),
+    // Every forwarded packet passes the egress chain first: its link-scope drops hold for both directions.
+    ...base('egress', 'forward', 'filter - 10', 'egress', LINK_SCOPE),
+    ...base(
+      'egress-to-node',
+      'input',
+      'filter - 10',
+      'egress',
+      podBridge === undefined ? [] : LINK_SCOPE.map((line) => `iifname ${JSON.stringify(podBridge)} ${line}`),
+    ),
     ...base('ingress', 'forward', 'filter - 5', 'ingress'),
     '}',
     '',

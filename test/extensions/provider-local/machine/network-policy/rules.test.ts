@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cacheBinDir } from '../../../../../src/localenv/binaries.js';
 import { which } from '../../../../../src/system/process.js';
+import { DEBIAN_STATIC_BUSYBOX } from '../../../../../src/extensions/provider-local/machine/images.js';
 import { runNft } from '../../../../../src/extensions/provider-local/machine/nft.js';
 import {
   NETWORK_POLICY_TABLE,
@@ -25,6 +26,8 @@ import { waitFor } from '../../../../support/wait.js';
 const AGNHOST = join(cacheBinDir(), 'agnhost');
 const skip =
   process.getuid?.() !== 0 || which('nft') === undefined || which('ip') === undefined || !existsSync(AGNHOST);
+// The echo requests to all nodes of a link come from busybox's ping (the test image's, hack/ensure-binaries.sh).
+const noPing = !existsSync(DEBIAN_STATIC_BUSYBOX);
 
 const ID = `gv6np${process.pid % 100_000}`;
 const NODE = `${ID}-node`;
@@ -74,9 +77,43 @@ const podObjects: PodInfo[] = PODS.map((p) => ({
   status: { phase: 'Running', podIPs: [{ ip: v6(p.bridge, p.host) }, { ip: v4(p.bridge, p.host) }] },
 }));
 
+/** The machine's server, on its own port: what pods reach of the machine itself. */
+const MACHINE_HTTP = 8090;
+
 async function enforce(policies: NetworkPolicyInfo[]): Promise<void> {
-  const script = renderNetworkPolicyRules({ nodeName: 'n1', pods: podObjects, namespaces: NAMESPACES, policies });
+  const script = renderNetworkPolicyRules({
+    nodeName: 'n1',
+    pods: podObjects,
+    namespaces: NAMESPACES,
+    policies,
+    podBridge: 'br1',
+  });
   await runNft(script, ['-f', '-'], NODE);
+}
+
+/** The link-local address of a network namespace's device, once duplicate address detection has passed. */
+function linkLocal(ns: string, device: string): string | undefined {
+  const out = execFileSync('ip', ['-n', ns, '-6', '-o', 'addr', 'show', 'dev', device, 'scope', 'link'], {
+    encoding: 'utf8',
+  });
+  if (out.includes('tentative')) return undefined;
+  return /inet6 (fe80::[0-9a-f:]+)\//.exec(out)?.[1];
+}
+
+/** Whether a TCP connection from `ns` to `[address%device]:port` is answered. */
+function connectsTo(ns: string, address: string, device: string, port: number): boolean {
+  const target = `[${address}%${device}]:${port}`;
+  const result = spawnSync('ip', ['netns', 'exec', ns, AGNHOST, 'connect', target, '--timeout=2s'], {
+    encoding: 'utf8',
+  });
+  return result.status === 0;
+}
+
+/** The link-local addresses answering an echo request to all nodes of `ns`'s eth0 link. */
+function allNodesAnswers(ns: string): string[] {
+  const ping = [DEBIAN_STATIC_BUSYBOX, 'ping', '-6', '-c', '3', '-w', '3', '-I', 'eth0', 'ff02::1'];
+  const result = spawnSync('ip', ['netns', 'exec', ns, ...ping], { encoding: 'utf8' });
+  return [...new Set([...result.stdout.matchAll(/from (fe80::[0-9a-f:]+[0-9a-f]):/g)].map((m) => m[1]!))].sort();
 }
 
 /** Whether `from` (a pod, or the machine itself) connects to `to`'s server: TCP by default, or UDP. */
@@ -126,6 +163,11 @@ describe.skipIf(skip)('network policy rules with real packets', () => {
       );
       servers.push(server);
     }
+    servers.push(
+      spawn('ip', ['netns', 'exec', NODE, AGNHOST, 'netexec', `--http-port=${MACHINE_HTTP}`, '--udp-port=0'], {
+        stdio: 'ignore',
+      }),
+    );
     for (const p of PODS) {
       await waitFor(() => connects('IPv6', 'machine', p.name) && connects('IPv4', 'machine', p.name), {
         timeoutMs: 20_000,
@@ -292,6 +334,45 @@ describe.skipIf(skip)('network policy rules with real packets', () => {
       ok('c', 'a');
     });
   });
+
+  it.skipIf(noPing)(
+    'passes no link-local or multicast packet between pods, nor from them to the machine, but neighbour discovery',
+    async () => {
+      const addresses = await waitFor(
+        () => {
+          const found = { a: linkLocal(netnsOf('a'), 'eth0'), b: linkLocal(netnsOf('b'), 'eth0') };
+          const machine = linkLocal(NODE, 'br1');
+          return found.a && found.b && machine ? { ...found, machine } : undefined;
+        },
+        { timeoutMs: 10_000, message: 'link-local addresses past duplicate address detection' },
+      );
+      const [a, b, machine] = [addresses.a!, netnsOf('b'), addresses.machine];
+      // Without the table, the link carries all of it: what follows is the rules' doing.
+      await runNft(
+        `table inet ${NETWORK_POLICY_TABLE}\ndelete table inet ${NETWORK_POLICY_TABLE}\n`,
+        ['-f', '-'],
+        NODE,
+      );
+      expect(connectsTo(b, a, 'eth0', HTTP), 'b -> a link-local, no rules').toBe(true);
+      expect(connectsTo(b, machine, 'eth0', MACHINE_HTTP), 'b -> machine link-local, no rules').toBe(true);
+      expect(allNodesAnswers(b)).toEqual(expect.arrayContaining([a, machine]));
+
+      for (const policies of [[], [{ metadata: { name: 'deny', namespace: 'default' }, spec: { podSelector: {} } }]]) {
+        await enforce(policies);
+        const what = `${policies.length} policies`;
+        expect(connectsTo(b, a, 'eth0', HTTP), `b -> a link-local, ${what}`).toBe(false);
+        expect(connectsTo(b, machine, 'eth0', MACHINE_HTTP), `b -> machine link-local, ${what}`).toBe(false);
+        const answers = allNodesAnswers(b);
+        expect(answers, what).not.toContain(a);
+        expect(answers, what).not.toContain(machine);
+        // Neighbour discovery still resolves the pods' addresses, by link-local sources and multicast solicitations.
+        ip('-n', b, 'neigh', 'flush', 'all');
+        ip('-n', NODE, 'neigh', 'flush', 'all');
+        expect(connects('IPv6', 'b', 'c'), `b -> c, ${what}`).toBe(true);
+        expect(connects('IPv6', 'machine', 'b'), `machine -> b, ${what}`).toBe(true);
+      }
+    },
+  );
 });
 
 describe('renderNetworkPolicyRules', () => {
