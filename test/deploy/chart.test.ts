@@ -30,6 +30,7 @@ import {
   type ChartComponent,
   type PolicyRule,
 } from './expected-rbac.js';
+import { ETCD_HOST_DIR } from '../../src/gardenlet/shoot/components/controlplane/names.js';
 import { API_SERVICE_NAME, desiredAPIService } from '../../src/admission/apiservice.js';
 import {
   CHART_DIR,
@@ -398,7 +399,7 @@ describe.each(Object.keys(PRESETS) as Preset[])('helm template with the %s value
     expect(ofKind(objects, 'Role')).toHaveLength(CONTROLLERS.length);
   });
 
-  it("narrows the gardenlet's namespace and Service status writes to its own with an admission policy", () => {
+  it("narrows the gardenlet's and the network extension's writes to their own with an admission policy", () => {
     const policy = named<{
       spec: {
         matchConditions: { expression: string }[];
@@ -407,14 +408,21 @@ describe.each(Object.keys(PRESETS) as Preset[])('helm template with the %s value
       };
     }>(objects, 'ValidatingAdmissionPolicy', nameOf('gardenlet'));
     expect(policy.spec.failurePolicy).toBe('Fail');
+    const account = (component: string) => `'system:serviceaccount:${NAMESPACE}:${nameOf(component)}'`;
     expect(policy.spec.matchConditions[0]!.expression).toBe(
-      `request.userInfo.username == 'system:serviceaccount:${NAMESPACE}:${nameOf('gardenlet')}'`,
+      `request.userInfo.username in [${account('gardenlet')}, ${account('network')}]`,
     );
     expect(policy.spec.validations.map((v) => v.message)).toEqual([
       'the gardenlet writes only the namespace garden and seed namespaces (shoot--<project>--<shoot>)',
       'the gardenlet deletes only its seed namespaces (label gardener.cloud/role=shoot)',
       'the gardenlet writes the status of Services in seed namespaces (shoot--<project>--<shoot>) only',
+      "the gardenlet writes objects only in seed namespaces (shoot--<project>--<shoot>), NetworkPolicies in garden too and a shoot's <shoot>.ca-cluster ConfigMap in its project namespace",
+      "the gardenlet's pods share no namespace with the host (hostNetwork, hostPID, hostIPC)",
+      "the gardenlet's pods are privileged or add capabilities only in a user namespace of their own (hostUsers: false)",
+      `the gardenlet's pods mount no host folder but etcd's data below ${ETCD_HOST_DIR}`,
     ]);
+    // The folder the policy allows is the one the etcd StatefulSets mount.
+    expect(policy.spec.validations.at(-1)!.expression).toContain(`v.hostPath.path.startsWith("${ETCD_HOST_DIR}/")`);
     const binding = named<{ spec: { policyName: string; validationActions: string[] } }>(
       objects,
       'ValidatingAdmissionPolicyBinding',

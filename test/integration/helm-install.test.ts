@@ -41,6 +41,7 @@ import {
   type ChartComponent,
 } from '../deploy/expected-rbac.js';
 import { seedIPv6Networks } from '../fixtures/objects.js';
+import { ETCD_HOST_DIR } from '../../src/gardenlet/shoot/components/controlplane/names.js';
 import { kubeConfig, uniqueSuffix } from '../support/kube.js';
 import { waitFor } from '../support/wait.js';
 
@@ -53,6 +54,13 @@ const SERVICE_RANGE = 'fd00:10:2::';
 
 const nameOf = (component: string) => `${RELEASE}-${component}`;
 const admin = new ResourceClient(kubeConfig());
+const SERVICE_ACCOUNT: ResourceRef = {
+  group: '',
+  version: 'v1',
+  plural: 'serviceaccounts',
+  kind: 'ServiceAccount',
+  namespaced: true,
+};
 
 /** Where each kind the chart renders lives in the API. */
 const REFS: Record<string, ResourceRef> = {
@@ -504,6 +512,112 @@ describe('the controllers with the chart’s ServiceAccounts', () => {
       );
     expect(status).toContain('the gardenlet writes the status of Services in seed namespaces');
     gardenlet.close();
+  });
+
+  it("keep the gardenlet's Secrets and pods to seed namespaces and to what its workloads need of the host", async () => {
+    const gardenlet = new ResourceClient(await serviceAccountKubeConfig('gardenlet'));
+    const seedNamespace = `shoot--vap${SUFFIX}--w`;
+    await admin.create(Refs.namespace, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: seedNamespace } });
+    // No controller manager here makes the default ServiceAccount that pods need.
+    await admin.create(SERVICE_ACCOUNT, {
+      apiVersion: 'v1',
+      kind: 'ServiceAccount',
+      metadata: { name: 'default', namespace: seedNamespace },
+    });
+    // What RBAC grants the gardenlet where shoots run as workloads (controlPlaneWorkloads, off in this install): the
+    // writes below pass RBAC, and the policy decides.
+    const grant = `${nameOf('gardenlet')}-vap-test`;
+    await admin.create(rbac('clusterroles', 'ClusterRole', false), {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: { name: grant },
+      rules: [
+        { apiGroups: [''], resources: ['secrets', 'pods'], verbs: ['create'] },
+        { apiGroups: ['apps'], resources: ['statefulsets'], verbs: ['create'] },
+      ],
+    } as KubernetesObject);
+    await admin.create(rbac('clusterrolebindings', 'ClusterRoleBinding', false), {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: grant },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: grant },
+      subjects: [{ kind: 'ServiceAccount', name: nameOf('gardenlet'), namespace: NAMESPACE }],
+    } as KubernetesObject);
+    /** The policy's refusal of a dry-run create by the gardenlet, or 'admitted'. */
+    const verdict = (ref: ResourceRef, object: Record<string, unknown>) =>
+      gardenlet.create(ref, object as KubernetesObject, { dryRun: true }).then(
+        () => 'admitted',
+        (e: unknown) =>
+          asApiError(e)?.code === 403 ? (e as Error).message : `${asApiError(e)?.code}: ${(e as Error).message}`,
+      );
+    const secret = (namespace: string) => ({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'stolen', namespace },
+      stringData: { k: 'v' },
+    });
+    const podSpec = (extra: Record<string, unknown> = {}, securityContext?: Record<string, unknown>) => ({
+      automountServiceAccountToken: false,
+      containers: [{ name: 'c', image: 'example.invalid/c', ...(securityContext ? { securityContext } : {}) }],
+      ...extra,
+    });
+    const pod = (spec: Record<string, unknown>) => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'p', namespace: seedNamespace },
+      spec,
+    });
+    const statefulSet = (spec: Record<string, unknown>) => ({
+      apiVersion: 'apps/v1',
+      kind: 'StatefulSet',
+      metadata: { name: 's', namespace: seedNamespace },
+      spec: {
+        selector: { matchLabels: { app: 's' } },
+        serviceName: 's',
+        template: { metadata: { labels: { app: 's' } }, spec },
+      },
+    });
+    try {
+      // The policy allows only the seed namespace.
+      const outside = await waitFor(
+        () => verdict(Refs.secret, secret(NAMESPACE)).then((v) => (v === 'admitted' ? undefined : v)),
+        { timeoutMs: 30_000, message: 'the policy to refuse a Secret outside the seed namespaces' },
+      );
+      expect(outside).toContain('the gardenlet writes objects only in seed namespaces');
+      expect(await verdict(Refs.secret, secret('kube-system'))).toContain('only in seed namespaces');
+      expect(await verdict(Refs.secret, secret(seedNamespace))).toBe('admitted');
+
+      const privileged = { privileged: true };
+      expect(await verdict(Refs.pod, pod(podSpec({}, privileged)))).toContain(
+        'privileged or add capabilities only in a user namespace of their own',
+      );
+      expect(await verdict(Refs.pod, pod(podSpec({}, { capabilities: { add: ['SYS_ADMIN'] } })))).toContain(
+        'only in a user namespace of their own',
+      );
+      expect(await verdict(Refs.statefulSet, statefulSet(podSpec({}, privileged)))).toContain(
+        'only in a user namespace of their own',
+      );
+      // provider-local's machine pods: privileged in a user namespace of their own.
+      expect(await verdict(Refs.statefulSet, statefulSet(podSpec({ hostUsers: false }, privileged)))).toBe('admitted');
+
+      for (const shared of [{ hostNetwork: true }, { hostPID: true }, { hostIPC: true }]) {
+        expect(await verdict(Refs.statefulSet, statefulSet(podSpec(shared))), JSON.stringify(shared)).toContain(
+          'share no namespace with the host',
+        );
+      }
+      const hostPath = (path: string) => podSpec({ volumes: [{ name: 'h', hostPath: { path } }] });
+      for (const path of ['/', '/var/lib/gardener-ipv6', `${ETCD_HOST_DIR}-other`]) {
+        expect(await verdict(Refs.pod, pod(hostPath(path))), path).toContain('mount no host folder but etcd');
+      }
+      // etcd's data folder of a seed namespace, as the etcd StatefulSet and the data cleanup pods mount it.
+      expect(await verdict(Refs.pod, pod(hostPath(`${ETCD_HOST_DIR}/${seedNamespace}`)))).toBe('admitted');
+      expect(await verdict(Refs.statefulSet, statefulSet(hostPath(ETCD_HOST_DIR)))).toBe('admitted');
+    } finally {
+      gardenlet.close();
+      await admin.delete(Refs.namespace, seedNamespace);
+      await admin.delete(rbac('clusterrolebindings', 'ClusterRoleBinding', false), grant);
+      await admin.delete(rbac('clusterroles', 'ClusterRole', false), grant);
+    }
   });
 
   it('reconcile an IPv6 shoot end to end, publish its AAAA record, and delete it again', async () => {
