@@ -6,7 +6,9 @@
  * run: an API server with etcd, kube-controller-manager and kube-scheduler as processes and two machines joined to
  * it with certificates (no API object, controller, webhook, pod or image pull), then the same Ready poll and the
  * same pod check. Then the shoot is hibernated (until `status.hibernated`, every pod of it gone) and woken up (until
- * both Nodes are Ready again), against the fresh create's time to both Nodes Ready.
+ * both Nodes are Ready again), against the fresh create's time to both Nodes Ready. And what containment costs: the
+ * same shoot again with its machine pods in the host's user namespace (`hostUsers` unset, as before machines were
+ * contained), create → first pod-to-pod answer and RSS, against the contained run.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import type { KubernetesObject } from '@kubernetes/client-node';
@@ -49,6 +51,8 @@ export interface MachinesBenchResult {
     wakeSeconds: number;
   };
   readonly direct: { readySeconds: number; podSeconds: number; rssMiB: number };
+  /** The gardenlet run with machine pods in the host's user namespace. */
+  readonly uncontained: { readySeconds: number; podSeconds: number; rssMiB: number };
 }
 
 export async function runMachinesBench(): Promise<MachinesBenchResult> {
@@ -58,7 +62,8 @@ export async function runMachinesBench(): Promise<MachinesBenchResult> {
   // Directly first: the gardenlet run's seed is then not running meanwhile.
   const direct = await runDirect(machines);
   const gardenlet = await runGardenlet(seedMachines);
-  return { gardenlet, direct };
+  const uncontained = await runGardenlet(seedMachines, { userNamespaces: false });
+  return { gardenlet, direct, uncontained };
 }
 
 /** A cluster of the given networks: its API server and control plane as processes, `count` machines joined to it. */
@@ -118,6 +123,7 @@ async function runDirect(
 
 async function runGardenlet(
   machines: Awaited<ReturnType<typeof machinesOptions>>,
+  opts: { userNamespaces?: boolean } = {},
 ): Promise<MachinesBenchResult['gardenlet']> {
   const { cp, nodes, client, stop } = await startCluster(SEED, 'mbs', machines);
   const services = await startLocalServices(
@@ -129,6 +135,7 @@ async function runGardenlet(
       loadBalancerNetworks: LB_NETWORKS,
       tag: 'mb',
       careSyncPeriodMs: 2_000,
+      ...(opts.userNamespaces === false ? { machineUserNamespaces: false } : {}),
     },
   ).catch(async (e: unknown) => {
     await stop();
@@ -177,6 +184,9 @@ async function runGardenlet(
       const podSeconds = (Date.now() - started) / 1000;
       const pods = (await client.list(Refs.pod, { namespace })).items.map((p) => p.metadata?.uid ?? '');
       const rss = rssMiB(podProcessIDs(pods));
+      if (opts.userNamespaces === false) {
+        return { readySeconds, podSeconds, rssMiB: rss, hibernateSeconds: Number.NaN, wakeSeconds: Number.NaN };
+      }
       const hibernateSeconds = await hibernation(client, namespace, true, async () => {
         const left = (await client.list(Refs.pod, { namespace })).items;
         return left.length === 0;

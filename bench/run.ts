@@ -123,6 +123,12 @@ if (!only || only === 'machines') {
       `${f(r.gardenlet.wakeSeconds)}s; baseline the fresh create's Nodes Ready ${f(r.gardenlet.readySeconds)}s; ` +
       `ratio ${(r.gardenlet.wakeSeconds / r.gardenlet.readySeconds).toFixed(2)}x`,
   );
+  console.log(
+    `containment: machine pods in user namespaces of their own ${f(r.gardenlet.podSeconds)}s to the pod-to-pod answer, ` +
+      `${Math.round(r.gardenlet.rssMiB)} MiB; in the host's user namespace (baseline) ${f(r.uncontained.podSeconds)}s, ` +
+      `${Math.round(r.uncontained.rssMiB)} MiB; ratios ${(r.gardenlet.podSeconds / r.uncontained.podSeconds).toFixed(2)}x time, ` +
+      `${(r.gardenlet.rssMiB / r.uncontained.rssMiB).toFixed(2)}x RSS`,
+  );
 }
 
 if (!only || only === 'webhook') {

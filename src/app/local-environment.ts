@@ -68,6 +68,8 @@ export interface LocalServicesOptions {
   readonly careSyncPeriodMs?: number;
   /** How long stopping the webhook and the controllers may take. @default DEFAULT_SHUTDOWN_TIMEOUT_MS */
   readonly shutdownTimeoutMs?: number;
+  /** Machine pods in user namespaces of their own (the bench turns it off for comparison). @default true */
+  readonly machineUserNamespaces?: boolean;
 }
 
 /**
@@ -129,7 +131,16 @@ export async function startLocalServices(
         ...(workloads ? { controlPlaneWorkloads: true } : {}),
         ...(opts.careSyncPeriodMs !== undefined ? { careSyncPeriodMs: opts.careSyncPeriodMs } : {}),
       },
-      ...(loadBalancerRoutes && pool ? { providerLocal: { pool, loadBalancerRoutes, machinePods: true } } : {}),
+      ...(loadBalancerRoutes && pool
+        ? {
+            providerLocal: {
+              pool,
+              loadBalancerRoutes,
+              machinePods: true,
+              ...(opts.machineUserNamespaces === false ? { machineUserNamespaces: false } : {}),
+            },
+          }
+        : {}),
       ...(opts.shutdownTimeoutMs !== undefined ? { shutdownTimeoutMs: opts.shutdownTimeoutMs } : {}),
     });
   let runtime: Runtime;

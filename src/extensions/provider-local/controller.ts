@@ -28,6 +28,8 @@ export interface ProviderLocalOptions {
    * `machineControllerManager.machineDrainTimeout` says. @default DEFAULT_DRAIN_TIMEOUT_MS (10 minutes)
    */
   readonly drainTimeoutMs?: number;
+  /** Machine pods in user namespaces of their own (worker/machine-pods.ts). @default true */
+  readonly machineUserNamespaces?: boolean;
 }
 
 export function addProviderLocalControllers(manager: Manager, options: ProviderLocalOptions): void {
@@ -53,6 +55,7 @@ export function addProviderLocalControllers(manager: Manager, options: ProviderL
     addWorkerController(manager, {
       ...workers,
       ...(options.drainTimeoutMs !== undefined ? { drainTimeoutMs: options.drainTimeoutMs } : {}),
+      ...(options.machineUserNamespaces === false ? { machineUserNamespaces: false } : {}),
     });
   }
 }

@@ -20,6 +20,8 @@ export interface WorkerControllerOptions {
   readonly image?: string;
   /** How long a machine that goes is drained at most, unless its pool says. @default DEFAULT_DRAIN_TIMEOUT_MS */
   readonly drainTimeoutMs?: number;
+  /** Machine pods in user namespaces of their own (machine-pods.ts). @default true */
+  readonly machineUserNamespaces?: boolean;
 }
 
 export function addWorkerController(manager: Manager, options: WorkerControllerOptions = {}): Controller {
@@ -50,6 +52,7 @@ export function addWorkerController(manager: Manager, options: WorkerControllerO
         clock,
         ...(options.image ? { image: options.image } : {}),
         ...(options.drainTimeoutMs !== undefined ? { drainTimeoutMs: options.drainTimeoutMs } : {}),
+        ...(options.machineUserNamespaces === false ? { machineUserNamespaces: false } : {}),
         statefulSet: (name, namespace) => statefulSets.get(name, namespace) as V1StatefulSet | undefined,
       }),
       ...(options.workers ? { workers: options.workers } : {}),

@@ -90,6 +90,11 @@ export interface MachinePodValues {
   readonly firstMachine: number;
   /** How many machines run now: the pool's minimum, or fewer while they start a few at a time. */
   readonly replicas?: number;
+  /**
+   * Each machine in a user namespace of its own (`hostUsers: false`). Off only for a seed whose Nodes can't run such
+   * pods (docs/security.md), and to measure what containment costs (`npm run bench -- machines`). @default true
+   */
+  readonly userNamespace?: boolean;
 }
 
 /** The StatefulSet of a pool's machine pods. */
@@ -122,7 +127,7 @@ export function desiredMachineStatefulSet(values: MachinePodValues): V1StatefulS
             },
           },
           // Root in the machine, and in every pod on it, is an unprivileged user of the seed's host.
-          hostUsers: false,
+          ...(values.userNamespace === false ? {} : { hostUsers: false }),
           automountServiceAccountToken: false,
           enableServiceLinks: false,
           terminationGracePeriodSeconds: MACHINE_TERMINATION_GRACE_SECONDS,

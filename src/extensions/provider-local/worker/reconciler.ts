@@ -111,6 +111,8 @@ export interface WorkerReconcilerOptions {
    * says. @default DEFAULT_DRAIN_TIMEOUT_MS
    */
   readonly drainTimeoutMs?: number;
+  /** Machine pods in user namespaces of their own (machine-pods.ts). @default true */
+  readonly machineUserNamespaces?: boolean;
   /**
    * The recent end of a machine pod's log (where its agent says why its kubelet has not joined); undefined when it
    * can't be read. @default the seed's `pods/<name>/log` of the last JOIN_PROBLEM_REPEAT_MS and a half
@@ -253,6 +255,7 @@ export class WorkerReconciler implements Reconciler {
           firstMachine: offsets.get(pool.name) ?? 0,
           replicas,
           ...(this.opts.image ? { image: this.opts.image } : {}),
+          ...(this.opts.machineUserNamespaces === false ? { userNamespace: false } : {}),
         });
         await this.client.apply(Refs.statefulSet, statefulSet as KubernetesObject, opts);
       }

@@ -27,13 +27,14 @@ const worker: Worker = {
 
 describe("provider-local's machine pods", () => {
   const pool = namedPools(worker)[0]!;
-  const sts = desiredMachineStatefulSet({
+  const values = {
     namespace: 'shoot--local--local',
     pool,
     userData: { name: 'worker-user-data-a', key: 'userData' },
     nodeCIDRs: ['fd00:10:1:100::/56', '10.10.0.0/16'],
     firstMachine: 3,
-  });
+  };
+  const sts = desiredMachineStatefulSet(values);
   const pod = sts.spec!.template.spec!;
   const container = pod.containers[0]!;
 
@@ -88,6 +89,12 @@ describe("provider-local's machine pods", () => {
     expect(container.readinessProbe?.httpGet).toEqual({ path: MACHINE_READINESS.path, port: 'readiness' });
     expect(container.ports).toEqual([{ name: 'readiness', containerPort: MACHINE_READINESS.port, protocol: 'TCP' }]);
     expect(pod.automountServiceAccountToken).toBe(false);
+  });
+
+  it("runs the machine in the host's user namespace only when told (a seed without user namespaces, the bench)", () => {
+    const uncontained = desiredMachineStatefulSet({ ...values, userNamespace: false }).spec!.template.spec!;
+    expect(uncontained.hostUsers).toBeUndefined();
+    expect(desiredMachineStatefulSet({ ...values, userNamespace: true }).spec!.template.spec!.hostUsers).toBe(false);
   });
 
   it("mounts the pool's user data where the agent reads it and keeps the node state in an emptyDir", () => {
