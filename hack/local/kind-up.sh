@@ -48,6 +48,11 @@ kubeadmConfigPatches:
         imageTag: "$etcd_tag"
     dns:
       imageTag: "$coredns_tag"
+  - |
+    kind: KubeletConfiguration
+    # A machine pod with all its shoot runs: no machine takes more than an eighth of a small host's 32768 PIDs
+    # (SEED_POD_PIDS_LIMIT in src/apis/provider-local/v1alpha1/kubelet.ts).
+    podPidsLimit: 4096
 EOF
     if [[ "$(stat -fc %T /sys/fs/cgroup 2>/dev/null)" != cgroup2fs ]]; then
       log "this host mounts cgroup v1: the kubelets get failCgroupV1: false"

@@ -30,6 +30,7 @@ import { describeNode, nodeReady, type NodeInfo } from '../extensions/provider-l
 import { Machine } from '../extensions/provider-local/machine/machine.js';
 import { describePodCheck, podToPodCheck } from '../extensions/provider-local/worker/pod-check.js';
 import { Refs } from '../apis/refs.js';
+import { KUBELET_CONFIG_FILE_PATH, SEED_POD_PIDS_LIMIT } from '../apis/provider-local/v1alpha1/kubelet.js';
 import { cleanupOrphanedMachines } from '../extensions/provider-local/machine/janitor.js';
 import type { BuiltImage } from '../extensions/provider-local/machine/image-archive.js';
 import { removeOrphans } from '../system/network.js';
@@ -213,7 +214,7 @@ export class SeedNodes {
           podCIDRs: [...pods],
           serviceCIDRs: [...services],
           upstreamDNS: [...(this.opts.upstreamDNS ?? [])],
-          operatingSystemConfig: { spec: { files: [] } },
+          operatingSystemConfig: { spec: { files: [seedKubeletConfigFile()] } },
           images,
           // Machine pods run in user namespaces of their own (worker/machine-pods.ts).
           delegateCgroupsToUserNamespaces: true,
@@ -309,4 +310,14 @@ export async function seedSummary(
     ),
   );
   return lines;
+}
+
+/** The seed Nodes' kubelet settings beside the machines' defaults, as a worker's OperatingSystemConfig carries them. */
+export function seedKubeletConfigFile(): { path: string; content: { inline: { encoding: string; data: string } } } {
+  const config = {
+    apiVersion: 'kubelet.config.k8s.io/v1beta1',
+    kind: 'KubeletConfiguration',
+    podPidsLimit: SEED_POD_PIDS_LIMIT,
+  };
+  return { path: KUBELET_CONFIG_FILE_PATH, content: { inline: { encoding: '', data: JSON.stringify(config) } } };
 }

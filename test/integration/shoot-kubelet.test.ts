@@ -13,10 +13,12 @@
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_IMAGE } from '../../src/extensions/provider-local/machine/images.js';
+import { MACHINE_POD_PIDS_LIMIT, SEED_POD_PIDS_LIMIT } from '../../src/apis/provider-local/v1alpha1/kubelet.js';
 import { featureGates } from '../../src/featuregate/featuregate.js';
 import { Refs } from '../../src/apis/refs.js';
 import { ensureBinaries } from '../../src/localenv/binaries.js';
@@ -135,6 +137,7 @@ describe.skipIf(unsupported !== undefined).sequential("a shoot's kubelet setting
         protectKernelDefaults: true,
         // Unset in the Shoot: the machines' defaults.
         maxPods: 110,
+        podPidsLimit: MACHINE_POD_PIDS_LIMIT,
         evictionHard: { 'memory.available': '50Mi', 'nodefs.available': '1%', 'imagefs.available': '1%' },
         // The machine's own.
         cgroupRoot: '/',
@@ -321,6 +324,30 @@ describe.skipIf(unsupported !== undefined).sequential("a shoot's kubelet setting
       hostProcess.kill();
     }
   }, 90_000);
+
+  it("ends a pod's fork bomb at its own PID limit, the machine's at the seed's, and both keep going", async () => {
+    // Background sleepers until fork fails: the count of those started ends up in /tmp/forked (`read`, a built-in,
+    // needs no fork to tell it). More than the pod's limit, fewer than the machine's.
+    const attempts = MACHINE_POD_PIDS_LIMIT + 1000;
+    const bomb = [
+      `( n=0; while [ $n -lt ${attempts} ]; do sleep 20 & n=$((n+1)); echo $n > /tmp/forked; done ) 2>/dev/null`,
+      'read n < /tmp/forked; echo "forked=$n"',
+    ].join('\n');
+    await runPod('forker', { containers: [sleeper('forker')] });
+    const node = (await kubectl(['get', 'pod', 'forker', '-o', 'jsonpath={.spec.nodeName}'])).trim();
+    const forked = Number(parseResults(await kubectl(['exec', 'forker', '--', 'sh', '-c', bomb])).forked);
+    expect(forked).toBeGreaterThan(MACHINE_POD_PIDS_LIMIT / 2);
+    expect(forked).toBeLessThan(MACHINE_POD_PIDS_LIMIT);
+    // Its machine starts another pod meanwhile: its kubelet and containerd still fork.
+    await runPod('after-fork', { nodeName: node, containers: [sleeper('after')] });
+    await kubectl(['delete', 'pod', 'forker', 'after-fork', '--wait=false']);
+
+    // The machine pods, with all their shoot runs, have the seed's limit in their cgroups.
+    for (const machine of await machinePods()) {
+      const limits = podCgroupFiles(machine.uid, 'pids.max').map((f) => readFileSync(f, 'utf8').trim());
+      expect(limits, machine.name).toEqual([String(SEED_POD_PIDS_LIMIT)]);
+    }
+  }, 120_000);
 });
 
 /** A container of the test image that sleeps. */
@@ -381,6 +408,21 @@ function parseResults(out: string): Record<string, string> {
 /** A kernel setting of the host (not of a network namespace). */
 function hostSetting(key: string): string {
   return readFileSync(`/proc/sys/${key}`, 'utf8').trim();
+}
+
+/** The file `name` of the pod's cgroup in the host's pids hierarchy (the kubelets' `pod<uid>` folders). */
+function podCgroupFiles(uid: string, name: string): string[] {
+  const found: string[] = [];
+  const walk = (dir: string, depth: number) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      if (!entry.isDirectory()) continue;
+      const path = join(dir, entry.name);
+      if (entry.name === `pod${uid}`) found.push(join(path, name));
+      else if (depth < 10) walk(path, depth + 1);
+    }
+  };
+  walk('/sys/fs/cgroup/pids', 0);
+  return found;
 }
 
 /** The block device this host's root filesystem is on. */

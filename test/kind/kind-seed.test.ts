@@ -22,6 +22,7 @@ import { projectRoot } from '../../src/system/project.js';
 import { which } from '../../src/system/process.js';
 import { containsCIDR, mustParseCIDR } from '../../src/net/cidr.js';
 import { IMAGES } from '../../src/imagevector/images.js';
+import { SEED_POD_PIDS_LIMIT } from '../../src/apis/provider-local/v1alpha1/kubelet.js';
 import { TO_KUBE_APISERVER_LABEL } from '../../src/gardenlet/shoot/components/controlplane/names.js';
 import { tcpConnectScript } from '../support/seed-pod.js';
 import { waitFor } from '../support/wait.js';
@@ -152,6 +153,11 @@ describe.skipIf(reason !== undefined)('a kind IPv6 seed with the chart', () => {
     const internal = nodes[0]!.status!.addresses!.filter((a) => a.type === 'InternalIP').map((a) => a.address);
     expect(internal).toHaveLength(1);
     expect(containsCIDR(mustParseCIDR('fd00:10::/64'), mustParseCIDR(`${internal[0]}/128`))).toBe(true);
+    // Every pod, a machine pod with its whole shoot included, has the seed's share of the host's PIDs.
+    const configz = JSON.parse(
+      kubectl('--kubeconfig', kubeconfig, 'get', '--raw', `/api/v1/nodes/${nodes[0]!.metadata.name}/proxy/configz`),
+    ) as { kubeletconfig: { podPidsLimit?: number } };
+    expect(configz.kubeletconfig.podPidsLimit).toBe(SEED_POD_PIDS_LIMIT);
   });
 
   it("runs the chart's pods", () => {

@@ -9,12 +9,27 @@
 export const KUBELET_CONFIG_FILE_PATH = '/var/lib/kubelet/config/kubelet';
 
 /**
- * What the machines run with where the Shoot says nothing. They share one host's memory and disk: eviction
+ * The most processes and threads of one pod where the Shoot says nothing (`podPidsLimit`): the machines share one
+ * host's PIDs (`kernel.pid_max` is 32768 on a small host), so a fork bomb in a pod ends at its own limit, and its
+ * machine's kubelet and containerd can still start threads.
+ */
+export const MACHINE_POD_PIDS_LIMIT = 2048;
+
+/**
+ * The most processes and threads of one pod on a seed Node (its kubelet's `podPidsLimit`, in `up` and the kind seeds
+ * of hack/local/kind-up.sh): a machine pod with everything it runs for its shoot, so that no machine takes more than an
+ * eighth of a small host's 32768 PIDs.
+ */
+export const SEED_POD_PIDS_LIMIT = 4096;
+
+/**
+ * What the machines run with where the Shoot says nothing. They share one host's memory, disk and PIDs: eviction
  * thresholds and image garbage collection of a real node would evict or collect on any busy host, and their images
  * are imported, never pulled, so there is nothing to garbage collect by age.
  */
 export const MACHINE_KUBELET_DEFAULTS = {
   maxPods: 110,
+  podPidsLimit: MACHINE_POD_PIDS_LIMIT,
   evictionHard: { 'memory.available': '50Mi', 'nodefs.available': '1%', 'imagefs.available': '1%' },
   imageGCHighThresholdPercent: 100,
   imageGCLowThresholdPercent: 99,
