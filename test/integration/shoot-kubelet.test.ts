@@ -9,7 +9,9 @@
  * The boundary, tried as a shoot's owner would: a pod with `hostPath: /proc` and `/`, root but unprivileged, and a
  * privileged one with the host's PID namespace (the machine's, as it turns out), change no kernel setting of the
  * host, no file the machine or the seed executes, mount or read no disk, see no process of the host, read nothing
- * of the environment's files, find no other machine's containerd and load no kernel module.
+ * of the environment's files, find no other machine's containerd and load no kernel module. A privileged pod that
+ * takes another pod's address, or root in a machine's network that takes kube-apiserver's, sends nothing as it (counted
+ * where it would arrive); a pod's fork bomb ends at the pod's PID limit, and machine pods have the seed's.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -325,6 +327,93 @@ describe.skipIf(unsupported !== undefined).sequential("a shoot's kubelet setting
     }
   }, 90_000);
 
+  it("holds a privileged pod to its own addresses and MAC on its machine's bridge: it sends as no other pod", async () => {
+    await runPod('spoof-victim', { nodeName: 'machine-w-0', containers: [sleeper('victim')] });
+    await runPod('spoofer', {
+      nodeName: 'machine-w-0',
+      containers: [{ ...sleeper('spoofer'), securityContext: { privileged: true } }],
+    });
+    await runPod('spoof-target', { nodeName: 'machine-w-1', containers: [sleeper('target')] });
+    const podIP = async (name: string) =>
+      (await kubectl(['get', 'pod', name, '-o', 'jsonpath={.status.podIP}'])).trim();
+    const [victim, spoofer, target] = [
+      await podIP('spoof-victim'),
+      await podIP('spoofer'),
+      await podIP('spoof-target'),
+    ];
+    // Echo requests to the target counted where they arrive: on the target's machine, before anything else.
+    const counted = await arrivalCounter('machine-w-1', 'forward', target, [victim, spoofer]);
+    const ping = (from: string) => `ping -c 3 -w 4 -I ${from} ${target} >/dev/null 2>&1; echo done`;
+    try {
+      // Its own echo requests arrive: the path is there.
+      await kubectl(['exec', 'spoofer', '--', 'sh', '-c', ping(spoofer)]);
+      expect(await counted(spoofer)).toBeGreaterThan(0);
+      // With the victim's address on its own interface, as the victim: none arrives.
+      await holdAddress('spoofer', victim);
+      await kubectl(['exec', 'spoofer', '--', 'sh', '-c', ping(victim)]);
+      expect(await counted(victim)).toBe(0);
+      // With another MAC address: not even its own.
+      const before = await counted(spoofer);
+      await kubectl([
+        'exec',
+        'spoofer',
+        '--',
+        'sh',
+        '-c',
+        `ip link set eth0 address 02:00:00:0b:0b:0b && ${ping(spoofer)}`,
+      ]);
+      expect(await counted(spoofer)).toBe(before);
+      // The victim itself is not hindered.
+      await kubectl(['exec', 'spoof-victim', '--', 'sh', '-c', ping(victim)]);
+      expect(await counted(victim)).toBeGreaterThan(0);
+    } finally {
+      await counted.remove();
+      await kubectl(['delete', 'pod', 'spoof-victim', 'spoofer', 'spoof-target', '--wait=false']);
+    }
+  }, 120_000);
+
+  it("holds a machine to its own addresses on the seed's bridge: root in its network sends as no other", async () => {
+    const seedPods = async (selector: string) =>
+      (
+        await client.list<KubernetesObject & { status?: { podIP?: string } }>(Refs.pod, {
+          namespace: SEED_NAMESPACE,
+          labelSelector: selector,
+        })
+      ).items;
+    const machines = Object.fromEntries(
+      (await seedPods('app=machine')).map((p) => [p.metadata?.name, p.status?.podIP]),
+    );
+    const apiServer = (await seedPods('role=apiserver'))[0]?.status?.podIP;
+    const [own, target] = [machines['machine-w-0']!, machines['machine-w-1']!];
+    expect(apiServer).toBeDefined();
+    // Echo requests to the other machine counted where they arrive: the other machine itself.
+    const counted = await arrivalCounter('machine-w-1', 'input', target, [own, apiServer!]);
+    // Root in machine w-0's network namespace, as a privileged hostNetwork shoot pod is: from the seed's side, so
+    // that the machine's own connections (which an address of kube-apiserver on its eth0 breaks) don't matter.
+    const ping = (from: string) => `busybox ping -c 3 -w 4 -I ${from} ${target} >/dev/null 2>&1; echo done`;
+    try {
+      await inMachine('machine-w-0', ping(own));
+      expect(await counted(own)).toBeGreaterThan(0);
+      // As the shoot's kube-apiserver, towards the other machine's kubelet: none arrives.
+      await inMachine(
+        'machine-w-0',
+        [
+          `dad=$(cat ${ACCEPT_DAD})`,
+          `echo 0 > ${ACCEPT_DAD}`,
+          `ip addr add ${apiServer}/128 dev eth0`,
+          `ip -6 addr show dev eth0 | grep -q '${apiServer}/128'`,
+          ping(apiServer!),
+          `ip addr del ${apiServer}/128 dev eth0`,
+          `echo $dad > ${ACCEPT_DAD}`,
+        ].join(' && '),
+      );
+      expect(await counted(apiServer!)).toBe(0);
+    } finally {
+      await inMachine('machine-w-0', `ip addr del ${apiServer}/128 dev eth0`).catch(() => '');
+      await counted.remove();
+    }
+  }, 120_000);
+
   it("ends a pod's fork bomb at its own PID limit, the machine's at the seed's, and both keep going", async () => {
     // Background sleepers until fork fails: the count of those started ends up in /tmp/forked (`read`, a built-in,
     // needs no fork to tell it). More than the pod's limit, fewer than the machine's.
@@ -349,6 +438,58 @@ describe.skipIf(unsupported !== undefined).sequential("a shoot's kubelet setting
     }
   }, 120_000);
 });
+
+const ACCEPT_DAD = '/proc/sys/net/ipv6/conf/eth0/accept_dad';
+
+/**
+ * Puts another's address on a privileged pod's eth0, usable at once: without duplicate address detection, which the
+ * other's answer would fail (busybox's `ip` has no `nodad`).
+ */
+async function holdAddress(pod: string, address: string): Promise<void> {
+  await kubectl(['exec', pod, '--', 'sh', '-c', `echo 0 > ${ACCEPT_DAD} && ip addr add ${address}/128 dev eth0`]);
+  expect(await kubectl(['exec', pod, '--', 'ip', '-6', 'addr', 'show', 'dev', 'eth0'])).toContain(`${address}/128`);
+}
+
+/** Runs a script in a machine pod's container (the machine's namespaces) from the seed's side. */
+function inMachine(machinePod: string, script: string): Promise<string> {
+  return run(
+    env.kubectlBin,
+    ['--kubeconfig', env.cp.kubeconfigPath, 'exec', '-n', SEED_NAMESPACE, machinePod, '--', 'sh', '-c', script],
+    40_000,
+  ).then((r) => {
+    if (r.code !== 0) throw new Error(`${machinePod}: ${script}: ${r.stderr.trim()}`);
+    return r.stdout;
+  });
+}
+
+/**
+ * A counter of ICMPv6 echo requests to `target` per source, in the network namespace of a machine pod (`hook` forward:
+ * to its shoot pods; input: to the machine itself), ahead of every other rule there.
+ */
+async function arrivalCounter(machinePod: string, hook: 'forward' | 'input', target: string, sources: string[]) {
+  await inMachine(
+    machinePod,
+    [
+      'nft add table inet spoof-probe',
+      `nft add chain inet spoof-probe arrivals '{ type filter hook ${hook} priority -300; policy accept; }'`,
+      ...sources.map(
+        (source) =>
+          `nft add rule inet spoof-probe arrivals ip6 saddr ${source} ip6 daddr ${target} icmpv6 type echo-request counter`,
+      ),
+    ].join(' && '),
+  );
+  const counted = async (source: string) => {
+    const out = await inMachine(machinePod, 'nft list chain inet spoof-probe arrivals');
+    return Number(new RegExp(`ip6 saddr ${source} .*counter packets (\\d+)`).exec(out)?.[1] ?? NaN);
+  };
+  return Object.assign(counted, {
+    remove: () =>
+      inMachine(machinePod, 'nft delete table inet spoof-probe').then(
+        () => {},
+        () => {},
+      ),
+  });
+}
 
 /** A container of the test image that sleeps. */
 function sleeper(name: string) {

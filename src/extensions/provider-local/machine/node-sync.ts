@@ -174,6 +174,8 @@ export class NodeSync {
       credentials,
       ...(this.machine.netns !== undefined ? { netns: this.machine.netns } : {}),
       podBridge: CNI_BRIDGE,
+      // The CNI hook tells each pod's port on the bridge: held to the pod's addresses from its first frame.
+      antiSpoofing: true,
       log: (line) => this.machine.log(line),
     });
     this.enforcer = enforcer;

@@ -1,6 +1,8 @@
 /**
  * The CNI hook of the NetworkPolicy enforcer: a chained CNI plugin after the bridge plugin that tells the machine's
- * enforcer a new pod's addresses and returns only once a ruleset with them is in force. With the enforcer's
+ * enforcer a new pod's addresses and its port on the bridge (the host end of its veth and its MAC, from the bridge
+ * plugin's result), and returns only once the port holds the pod to its addresses (anti-spoofing.ts) and a ruleset
+ * with them is in force. With the enforcer's
  * fail-closed rules (rules.ts), a pod's first packets are subject to its policies, as with calico, whose CNI plugin
  * creates the pod's endpoint before the containers start; without the hook they would pass until the kubelet posts
  * the pod's addresses and the enforcer sees them.
@@ -13,6 +15,7 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { invalidPodPort } from './anti-spoofing.js';
 
 /** The plugin's `type` in the CNI configuration and its file name in the CNI bin dir. */
 export const NETWORK_POLICY_CNI_PLUGIN = 'gardener-ipv6-network-policy';
@@ -67,6 +70,11 @@ process.stdin.on('end', () => {
   const result = conf.prevResult || { cniVersion: version };
   if (!namespace || !name) return command === 'ADD' ? out(result) : undefined;
   const ips = ((result && result.ips) || []).map((ip) => String(ip.address).split('/')[0]);
+  // The bridge plugin's interfaces: the bridge, the host end of the pod's veth, the pod's end (in its sandbox).
+  const interfaces = (result && result.interfaces) || [];
+  const own = interfaces.find((i) => i && i.sandbox);
+  const host = interfaces.find((i, index) => index > 0 && i && !i.sandbox);
+  const port = own && host ? { hostInterface: String(host.name), mac: String(own.mac) } : undefined;
   const timeoutMs = (Number(conf.timeoutSeconds) || ${NETWORK_POLICY_HOOK_TIMEOUT_SECONDS}) * 1000;
   const socket = net.connect(conf.socket || '${NETWORK_POLICY_SOCKET}');
   let answer = '';
@@ -74,7 +82,7 @@ process.stdin.on('end', () => {
     socket.destroy();
     if (command === 'ADD') fail(version, 'the NetworkPolicy rules of ' + namespace + '/' + name + ' were not in force after ' + timeoutMs / 1000 + 's');
   }, timeoutMs);
-  socket.on('connect', () => socket.end(JSON.stringify({ command, namespace, name, ips }) + '\\n'));
+  socket.on('connect', () => socket.end(JSON.stringify({ command, namespace, name, ips, port }) + '\\n'));
   socket.on('data', (chunk) => (answer += chunk));
   socket.on('error', (e) => {
     clearTimeout(timer);
@@ -98,8 +106,14 @@ process.stdin.on('end', () => {
 
 /** What the hook asks of the enforcer. */
 export interface AnnouncementTarget {
-  announce(namespace: string, name: string, ips: readonly string[]): Promise<void>;
-  forget(namespace: string, name: string): void;
+  announce(namespace: string, name: string, ips: readonly string[], port?: PodPortOfHook): Promise<void>;
+  forget(namespace: string, name: string, port?: PodPortOfHook): void;
+}
+
+/** The pod's port on the bridge, as the bridge plugin's result says. */
+export interface PodPortOfHook {
+  hostInterface: string;
+  mac: string;
 }
 
 interface HookRequest {
@@ -107,6 +121,7 @@ interface HookRequest {
   namespace: string;
   name: string;
   ips: string[];
+  port?: PodPortOfHook;
 }
 
 /** A request, or why it isn't one. */
@@ -124,7 +139,11 @@ export function parseHookRequest(text: string): HookRequest | { error: string } 
     return { error: 'namespace and name are required' };
   const ips = r.ips ?? [];
   if (!Array.isArray(ips) || ips.some((ip) => typeof ip !== 'string')) return { error: 'ips must be strings' };
-  return { command: r.command, namespace: r.namespace, name: r.name, ips };
+  if (r.port === undefined) return { command: r.command, namespace: r.namespace, name: r.name, ips };
+  const invalid = r.port === null || typeof r.port !== 'object' ? 'port must be an object' : invalidPodPort(r.port);
+  if (invalid !== undefined) return { error: invalid };
+  const port = { hostInterface: r.port.hostInterface, mac: r.port.mac.toLowerCase() };
+  return { command: r.command, namespace: r.namespace, name: r.name, ips, port };
 }
 
 /**
@@ -159,11 +178,11 @@ export async function serveNetworkPolicyHook(
         return;
       }
       if (request.command === 'DEL') {
-        target.forget(request.namespace, request.name);
+        target.forget(request.namespace, request.name, request.port);
         socket.end(JSON.stringify({ ok: true }));
         return;
       }
-      target.announce(request.namespace, request.name, request.ips).then(
+      target.announce(request.namespace, request.name, request.ips, request.port).then(
         () => socket.end(JSON.stringify({ ok: true })),
         (e: Error) => {
           log(`network policies: CNI hook for ${request.namespace}/${request.name}: ${e.message}`);

@@ -19,7 +19,12 @@ import { ResourceClient } from '../../../../runtime/client.js';
 import { Refs, type ResourceRef } from '../../../../apis/refs.js';
 import { Informer } from '../../../../runtime/informer.js';
 import { newLogger } from '../../../../runtime/log.js';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { runNft } from '../nft.js';
+import { which } from '../../../../system/process.js';
+import { AntiSpoofing } from './anti-spoofing.js';
+import type { PodPortOfHook } from './cni-hook.js';
 import type { APIServerAccess, ClientCredentials } from '../api-client.js';
 import {
   NETWORK_POLICY_TABLE,
@@ -48,6 +53,11 @@ export type EnforcerOptions = EnforcerAccess & {
   netns?: string;
   /** The bridge of the Node's pods (rules.ts: their link-local packets to the Node are dropped there). */
   podBridge?: string;
+  /**
+   * Hold each announced pod's port on the bridge to its addresses (anti-spoofing.ts): for a Node whose CNI hook
+   * tells the ports.
+   */
+  antiSpoofing?: boolean;
   log: (line: string) => void;
   /** @default 50 */
   debounceMs?: number;
@@ -103,6 +113,9 @@ export class NetworkPolicyEnforcer {
   /** Announcements waiting for a ruleset with their pod in force. */
   private waiters: { key: string; ips: readonly string[]; resolve: () => void; reject: (e: Error) => void }[] = [];
   private readonly applied: Promise<void>;
+  private readonly antiSpoofing: AntiSpoofing | undefined;
+  /** The host end of each announced pod's veth, by `namespace/name`: what a DEL without its port removes. */
+  private readonly ports = new Map<string, string>();
   readonly status: EnforcerStatus = { applied: 0, lastAppliedAt: undefined, lastError: undefined };
 
   constructor(private readonly opts: EnforcerOptions) {
@@ -133,6 +146,7 @@ export class NetworkPolicyEnforcer {
     this.namespaces = informer(Refs.namespace);
     this.policies = informer(NETWORK_POLICY);
     this.applied = new Promise((resolve) => (this.firstApplied = resolve));
+    this.antiSpoofing = opts.antiSpoofing === true ? new AntiSpoofing(opts.netns) : undefined;
   }
 
   /** Starts the informers; the first ruleset is written once all three have listed. */
@@ -162,18 +176,32 @@ export class NetworkPolicyEnforcer {
    * The CNI hook's announcement of a new pod's addresses: resolves once a ruleset treating the pod with them is in
    * the kernel (the pod known to the informer, its policies applied), so its containers start with them in force.
    */
-  announce(namespace: string, name: string, ips: readonly string[]): Promise<void> {
+  async announce(namespace: string, name: string, ips: readonly string[], port?: PodPortOfHook): Promise<void> {
     const key = `${namespace}/${name}`;
+    if (this.stopped) throw new Error('the enforcer is stopping');
+    if (this.antiSpoofing !== undefined && port !== undefined) {
+      const previous = this.ports.get(key);
+      if (previous !== undefined && previous !== port.hostInterface) await this.antiSpoofing.remove(previous);
+      await this.antiSpoofing.add({ ...port, ips });
+      this.ports.set(key, port.hostInterface);
+    }
     this.announced.set(key, ips);
-    if (this.stopped) return Promise.reject(new Error('the enforcer is stopping'));
     const done = new Promise<void>((resolve, reject) => this.waiters.push({ key, ips, resolve, reject }));
     this.schedule(0);
     return done;
   }
 
-  /** The CNI hook's word that a pod's sandbox is gone: its announced addresses no longer count. */
-  forget(namespace: string, name: string): void {
-    if (this.announced.delete(`${namespace}/${name}`)) this.schedule(0);
+  /** The CNI hook's word that a pod's sandbox is gone: its announced addresses no longer count, nor its port. */
+  forget(namespace: string, name: string, port?: PodPortOfHook): void {
+    const key = `${namespace}/${name}`;
+    const hostInterface = port?.hostInterface ?? this.ports.get(key);
+    this.ports.delete(key);
+    if (this.antiSpoofing !== undefined && hostInterface !== undefined) {
+      this.antiSpoofing
+        .remove(hostInterface)
+        .catch((e: Error) => this.opts.log(`network policies: port ${hostInterface}: ${e.message}`));
+    }
+    if (this.announced.delete(key)) this.schedule(0);
   }
 
   /** The Node's pod ranges: from now on, traffic of their addresses that no known pod holds is dropped. */
@@ -291,8 +319,21 @@ export class NetworkPolicyEnforcer {
     }
   }
 
+  /** Removes the anti-spoofing ports whose veth is gone: sandboxes removed while no enforcer listened. */
+  private async collectPorts(): Promise<void> {
+    if (this.antiSpoofing === undefined) return;
+    try {
+      const existing = await interfacesIn(this.opts.netns);
+      const gone = await this.antiSpoofing.collect((name) => existing.has(name));
+      if (gone.length > 0) this.opts.log(`network policies: ports of removed pods: ${gone.join(', ')}`);
+    } catch (e) {
+      this.opts.log(`network policies: ports: ${(e as Error).message}`);
+    }
+  }
+
   /** Writes the table again when it is gone or differs from what was written (someone flushed it). */
   private async verify(): Promise<void> {
+    await this.collectPorts();
     if (this.written === undefined || this.running !== undefined) return;
     const present = await runNft('', ['list', 'table', 'inet', NETWORK_POLICY_TABLE], this.opts.netns).then(
       () => true,
@@ -304,6 +345,15 @@ export class NetworkPolicyEnforcer {
       this.schedule(0);
     }
   }
+}
+
+const run = promisify(execFile);
+
+/** The interfaces of a network namespace (the caller's when unset). */
+async function interfacesIn(netns: string | undefined): Promise<Set<string>> {
+  const ip = which('ip') ?? 'ip';
+  const { stdout } = await run(ip, [...(netns !== undefined ? ['-n', netns] : []), '-j', 'link', 'show']);
+  return new Set((JSON.parse(stdout) as { ifname: string }[]).map((l) => l.ifname));
 }
 
 /** The message of a pino JSON line, with its error's. */

@@ -14,12 +14,17 @@ import {
   type AnnouncementTarget,
 } from '../../../../../src/extensions/provider-local/machine/network-policy/cni-hook.js';
 
+/** The bridge plugin's result: the bridge, the host end of the pod's veth, the pod's end in its sandbox. */
 const PREV_RESULT = {
   cniVersion: '1.0.0',
-  interfaces: [{ name: 'eth0', sandbox: '/var/run/netns/x' }],
+  interfaces: [
+    { name: 'cni0', mac: '2a:00:00:00:00:01' },
+    { name: 'veth1a2b3c4d', mac: '2a:00:00:00:00:02' },
+    { name: 'eth0', mac: '2A:00:00:00:00:03', sandbox: '/var/run/netns/x' },
+  ],
   ips: [
-    { address: 'fd00:10:3:1::5/64', gateway: 'fd00:10:3:1::1', interface: 0 },
-    { address: '10.3.1.5/24', gateway: '10.3.1.1', interface: 0 },
+    { address: 'fd00:10:3:1::5/64', gateway: 'fd00:10:3:1::1', interface: 2 },
+    { address: '10.3.1.5/24', gateway: '10.3.1.1', interface: 2 },
   ],
 };
 
@@ -59,11 +64,11 @@ function recordingTarget() {
   let release: () => void = () => {};
   const inForce = new Promise<void>((resolve) => (release = resolve));
   const target: AnnouncementTarget = {
-    announce: async (namespace, name, ips) => {
-      calls.push(`ADD ${namespace}/${name} ${ips.join(',')}`);
+    announce: async (namespace, name, ips, port) => {
+      calls.push(`ADD ${namespace}/${name} ${ips.join(',')} ${port?.hostInterface} ${port?.mac}`);
       await inForce;
     },
-    forget: (namespace, name) => void calls.push(`DEL ${namespace}/${name}`),
+    forget: (namespace, name, port) => void calls.push(`DEL ${namespace}/${name} ${port?.hostInterface}`),
   };
   return { target, calls, release };
 }
@@ -75,15 +80,21 @@ describe('the NetworkPolicy CNI hook', () => {
     try {
       let done = false;
       const add = runPlugin('ADD', { prevResult: PREV_RESULT }).then((r) => ((done = true), r));
-      await expect.poll(() => calls, { timeout: 10_000 }).toEqual(['ADD default/web fd00:10:3:1::5,10.3.1.5']);
+      // The addresses and the pod's port: the host end of its veth, the MAC of its own end.
+      await expect
+        .poll(() => calls, { timeout: 10_000 })
+        .toEqual(['ADD default/web fd00:10:3:1::5,10.3.1.5 veth1a2b3c4d 2a:00:00:00:00:03']);
       expect(done).toBe(false);
       release();
       const result = await add;
       expect(result.code).toBe(0);
       expect(JSON.parse(result.stdout)).toEqual(PREV_RESULT);
-      const del = await runPlugin('DEL', {});
+      const del = await runPlugin('DEL', { prevResult: PREV_RESULT });
       expect(del.code).toBe(0);
-      expect(calls).toContain('DEL default/web');
+      expect(calls).toContain('DEL default/web veth1a2b3c4d');
+      // A DEL without the cached result: the enforcer knows the port by the pod.
+      await runPlugin('DEL', {});
+      expect(calls).toContain('DEL default/web undefined');
     } finally {
       await close();
     }
@@ -134,6 +145,26 @@ describe('the NetworkPolicy CNI hook', () => {
       namespace: 'a',
       name: 'b',
       ips: [],
+    });
+    const withPort = (port: unknown) =>
+      parseHookRequest(JSON.stringify({ command: 'ADD', namespace: 'a', name: 'b', port }));
+    expect(withPort({ hostInterface: 'veth1', mac: '0A:00:00:00:00:01' })).toEqual({
+      command: 'ADD',
+      namespace: 'a',
+      name: 'b',
+      ips: [],
+      port: { hostInterface: 'veth1', mac: '0a:00:00:00:00:01' },
+    });
+    // Names end up in nft scripts: only what an interface name and a MAC address can be.
+    expect(withPort('veth1')).toEqual({ error: 'port must be an object' });
+    expect(withPort({ hostInterface: 'veth1" drop;', mac: '0a:00:00:00:00:01' })).toEqual({
+      error: 'port.hostInterface must be an interface name',
+    });
+    expect(withPort({ hostInterface: 'a-very-long-interface', mac: '0a:00:00:00:00:01' })).toEqual({
+      error: 'port.hostInterface must be an interface name',
+    });
+    expect(withPort({ hostInterface: 'veth1', mac: '0a:00:00:00:00' })).toEqual({
+      error: 'port.mac must be a MAC address (six hexadecimal pairs)',
     });
   });
 });

@@ -14,6 +14,7 @@ import { cacheBinDir } from '../../../../../src/localenv/binaries.js';
 import { which } from '../../../../../src/system/process.js';
 import { DEBIAN_STATIC_BUSYBOX } from '../../../../../src/extensions/provider-local/machine/images.js';
 import { runNft } from '../../../../../src/extensions/provider-local/machine/nft.js';
+import { AntiSpoofing } from '../../../../../src/extensions/provider-local/machine/network-policy/anti-spoofing.js';
 import {
   NETWORK_POLICY_TABLE,
   renderNetworkPolicyRules,
@@ -332,6 +333,61 @@ describe.skipIf(skip)('network policy rules with real packets', () => {
       ok('r1', 'c');
       await enforce([]);
       ok('c', 'a');
+    });
+
+    it("holds a pod's port to its own addresses and MAC: no answering for another pod, nor sending as it", async () => {
+      await enforce([]);
+      const spoofing = new AntiSpoofing(NODE);
+      const [b, r1] = [netnsOf('b'), netnsOf('r1')];
+      const stolen = address(family, 'c');
+      const macOf = (ns: string) =>
+        (
+          JSON.parse(execFileSync('ip', ['-n', ns, '-j', 'link', 'show', 'eth0'], { encoding: 'utf8' })) as {
+            address: string;
+          }[]
+        )[0]!.address;
+      const bMAC = macOf(b);
+      const forgetNeighbours = () => {
+        for (const ns of [NODE, b, r1]) ip('-n', ns, 'neigh', 'flush', 'all');
+      };
+      // c is away (its veth off the bridge) and b holds its address: b answers neighbour discovery (ARP) for it, and replies as it.
+      const stolenPrefix = `${stolen}/${family === 'IPv6' ? 128 : 32}`;
+      const steal = (how: 'add' | 'del') =>
+        ip('-n', b, 'addr', how, stolenPrefix, 'dev', 'eth0', ...(how === 'add' && family === 'IPv6' ? ['nodad'] : []));
+      ip('-n', NODE, 'link', 'set', 'vc', 'nomaster');
+      steal('add');
+      let stealing = true;
+      try {
+        forgetNeighbours();
+        expect(connects(family, 'r1', 'c'), "r1 -> c's address, answered by b, port free").toBe(true);
+
+        await spoofing.add({ hostInterface: 'vb', mac: bMAC, ips: [address('IPv6', 'b'), address('IPv4', 'b')] });
+        forgetNeighbours();
+        expect(connects(family, 'r1', 'c'), "r1 -> c's address, b's answers for it dropped").toBe(false);
+        // The machine already sends c's traffic to b: b's replies with c's source are dropped.
+        ip('-n', NODE, 'neigh', 'replace', stolen, 'lladdr', bMAC, 'dev', 'br1', 'nud', 'permanent');
+        expect(connects(family, 'r1', 'c'), "r1 -> c's address at b's MAC").toBe(false);
+        ip('-n', NODE, 'neigh', 'del', stolen, 'dev', 'br1');
+        steal('del');
+        stealing = false;
+        // b's own traffic passes, with neighbour discovery.
+        forgetNeighbours();
+        ok('b', 'r1');
+        ok('r1', 'b');
+        // With another MAC address nothing of b passes.
+        ip('-n', b, 'link', 'set', 'eth0', 'address', '02:00:00:00:0b:0b');
+        forgetNeighbours();
+        refused('b', 'r1');
+      } finally {
+        ip('-n', b, 'link', 'set', 'eth0', 'address', bMAC);
+        if (stealing) steal('del');
+        ip('-n', NODE, 'link', 'set', 'vc', 'master', 'br1');
+        await spoofing.remove('vb');
+      }
+      // The port's rules gone, the table stays (its dispatch with no ports).
+      expect(await spoofing.collect(() => false)).toEqual([]);
+      forgetNeighbours();
+      await waitFor(() => connects(family, 'b', 'c'), { timeoutMs: 10_000, message: 'c back' });
     });
   });
 
