@@ -418,7 +418,7 @@ describe.each(Object.keys(PRESETS) as Preset[])('helm template with the %s value
       'the gardenlet writes the status of Services in seed namespaces (shoot--<project>--<shoot>) only',
       "the gardenlet writes objects only in seed namespaces (shoot--<project>--<shoot>), NetworkPolicies in garden too and a shoot's <shoot>.ca-cluster ConfigMap in its project namespace",
       "the gardenlet's pods share no namespace with the host (hostNetwork, hostPID, hostIPC)",
-      "the gardenlet's pods are privileged or add capabilities only in a user namespace of their own (hostUsers: false)",
+      "the gardenlet's pods are privileged or add capabilities but NET_ADMIN only in a user namespace of their own (hostUsers: false)",
       `the gardenlet's pods mount no host folder but etcd's data below ${ETCD_HOST_DIR}`,
     ]);
     // The folder the policy allows is the one the etcd StatefulSets mount.

@@ -589,11 +589,13 @@ describe('the controllers with the chart’s ServiceAccounts', () => {
 
       const privileged = { privileged: true };
       expect(await verdict(Refs.pod, pod(podSpec({}, privileged)))).toContain(
-        'privileged or add capabilities only in a user namespace of their own',
+        'privileged or add capabilities but NET_ADMIN only in a user namespace of their own',
       );
       expect(await verdict(Refs.pod, pod(podSpec({}, { capabilities: { add: ['SYS_ADMIN'] } })))).toContain(
         'only in a user namespace of their own',
       );
+      // NET_ADMIN acts on the pod's own network namespace (kube-apiserver's vpn-seed sidecar has it).
+      expect(await verdict(Refs.pod, pod(podSpec({}, { capabilities: { add: ['NET_ADMIN'] } })))).toBe('admitted');
       expect(await verdict(Refs.statefulSet, statefulSet(podSpec({}, privileged)))).toContain(
         'only in a user namespace of their own',
       );
