@@ -15,6 +15,7 @@ import type { Worker, WorkerPool } from '../../../apis/extensions/v1alpha1/worke
 import { IMAGES } from '../../../imagevector/images.js';
 import { networkPolicyObject } from '../../../apis/core/v1beta1/network-policy.js';
 import { MACHINE_POD_PATHS, MACHINE_READINESS } from '../machine/pod-agent.js';
+import { ALLOWED_SOURCE_PREFIXES_ANNOTATION } from '../machine/network-policy/anti-spoofing.js';
 
 export const WORKER_TYPE = 'local';
 /** Labels of the machine pods: every machine of a Worker, and of one pool. */
@@ -95,6 +96,11 @@ export interface MachinePodValues {
    * pods (docs/security.md), and to measure what containment costs (`npm run bench -- machines`). @default true
    */
   readonly userNamespace?: boolean;
+  /**
+   * The shoot's pod ranges: its pods' traffic leaves the machine with their addresses where the pool has no outgoing
+   * NAT, so the seed Node lets the machine pod send from them (ALLOWED_SOURCE_PREFIXES_ANNOTATION, anti-spoofing.ts).
+   */
+  readonly podCIDRs?: readonly string[];
 }
 
 /** The StatefulSet of a pool's machine pods. */
@@ -113,7 +119,12 @@ export function desiredMachineStatefulSet(values: MachinePodValues): V1StatefulS
       podManagementPolicy: 'Parallel',
       selector: { matchLabels: selector },
       template: {
-        metadata: { labels: { ...selector, ...MACHINE_NETWORK_LABELS } },
+        metadata: {
+          labels: { ...selector, ...MACHINE_NETWORK_LABELS },
+          ...(values.podCIDRs !== undefined && values.podCIDRs.length > 0
+            ? { annotations: { [ALLOWED_SOURCE_PREFIXES_ANNOTATION]: JSON.stringify(values.podCIDRs) } }
+            : {}),
+        },
         spec: {
           // Machines of a pool spread over the seed's Nodes where they can.
           affinity: {

@@ -26,6 +26,9 @@
  */
 import type { KubernetesObject, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import { clusterHibernationEnabled, clusterShoot, type Cluster } from '../../../apis/extensions/v1alpha1/cluster.js';
+import { shootNetworkingStatus } from '../../../apis/core/v1beta1/networks.js';
+import type { Seed } from '../../../apis/core/v1beta1/seed.js';
+import type { Shoot } from '../../../apis/core/v1beta1/shoot.js';
 import type { Worker } from '../../../apis/extensions/v1alpha1/worker.js';
 import {
   MACHINE_POD_USER_DATA_ANNOTATION,
@@ -191,6 +194,7 @@ export class WorkerReconciler implements Reconciler {
     const wanted = (pool: { minimum?: number }) => (hibernated ? 0 : Math.max(0, pool.minimum ?? 0));
     const families = (shoot.spec?.networking?.ipFamilies ?? ['IPv4']).filter(isIPFamily);
     const nodeCIDRs = nodeCIDRsOf(families, shoot.spec?.networking?.nodes);
+    const podCIDRs = shootPodCIDRs(cluster!);
     let offsets: Map<string, number>;
     try {
       offsets = poolMachineOffsets(pools, nodeNetwork(families, nodeCIDRs), families);
@@ -256,6 +260,7 @@ export class WorkerReconciler implements Reconciler {
           replicas,
           ...(this.opts.image ? { image: this.opts.image } : {}),
           ...(this.opts.machineUserNamespaces === false ? { userNamespace: false } : {}),
+          podCIDRs,
         });
         await this.client.apply(Refs.statefulSet, statefulSet as KubernetesObject, opts);
       }
@@ -556,5 +561,17 @@ export class WorkerReconciler implements Reconciler {
       if (outcome.state !== 'Error') throw e;
       ctx.logger.warn({ err: e }, 'cannot write the error to the Worker status');
     }
+  }
+}
+
+/** The shoot's pod ranges of every family, as the Cluster's shoot and seed give them; none when they can't tell. */
+function shootPodCIDRs(cluster: Cluster): string[] {
+  const shoot = clusterShoot(cluster) as Shoot | undefined;
+  const seed = cluster.spec.seed as Seed | undefined;
+  if (shoot?.spec === undefined || seed?.spec === undefined) return [];
+  try {
+    return shootNetworkingStatus(shoot, seed).pods ?? [];
+  } catch {
+    return [];
   }
 }

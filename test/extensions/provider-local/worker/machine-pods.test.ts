@@ -97,6 +97,14 @@ describe("provider-local's machine pods", () => {
     expect(desiredMachineStatefulSet({ ...values, userNamespace: true }).spec!.template.spec!.hostUsers).toBe(false);
   });
 
+  it("lets the machine send from its shoot's pod ranges, as calico's annotation says (pools without outgoing NAT)", () => {
+    expect(sts.spec?.template.metadata?.annotations).toBeUndefined();
+    const withPods = desiredMachineStatefulSet({ ...values, podCIDRs: ['fd00:10:3::/56', '10.3.0.0/16'] });
+    expect(withPods.spec?.template.metadata?.annotations).toEqual({
+      'cni.projectcalico.org/allowedSourcePrefixes': '["fd00:10:3::/56","10.3.0.0/16"]',
+    });
+  });
+
   it("mounts the pool's user data where the agent reads it and keeps the node state in an emptyDir", () => {
     const userData = pod.volumes?.find((v) => v.name === 'user-data');
     expect(userData?.secret).toEqual({

@@ -12,7 +12,7 @@
  * removed when its sandbox goes; the table outlives the enforcer like the policies' table. The bridge plugin's own
  * `macspoofchk` checks the MAC address only, hence this.
  */
-import { formatIP, parseIP, type IP } from '../../../../net/cidr.js';
+import { formatCIDR, formatIP, parseCIDR, parseIP, type IP } from '../../../../net/cidr.js';
 import { runNft } from '../nft.js';
 
 /** The table the enforcer keeps in each machine's network namespace. */
@@ -23,6 +23,32 @@ export interface PodPort {
   readonly hostInterface: string;
   readonly mac: string;
   readonly ips: readonly string[];
+  /** Further sources the pod may send from (its ALLOWED_SOURCE_PREFIXES_ANNOTATION). */
+  readonly allowedSourcePrefixes?: readonly string[];
+}
+
+/**
+ * calico's pod annotation for sources a workload may send from besides its own addresses: a JSON list of CIDRs. A
+ * machine pod carries its shoot's pod ranges there, which its pods' traffic leaves with when the shoot's pool has
+ * no outgoing NAT.
+ */
+export const ALLOWED_SOURCE_PREFIXES_ANNOTATION = 'cni.projectcalico.org/allowedSourcePrefixes';
+
+/** The CIDRs of a pod's ALLOWED_SOURCE_PREFIXES_ANNOTATION, canonical; none when it has none or a bad one. */
+export function allowedSourcePrefixes(annotations: Readonly<Record<string, string>> | undefined): string[] {
+  const text = annotations?.[ALLOWED_SOURCE_PREFIXES_ANNOTATION];
+  if (text === undefined) return [];
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return [];
+  }
+  if (!Array.isArray(value)) return [];
+  return value.flatMap((v) => {
+    const cidr = parseCIDR(v);
+    return cidr === undefined ? [] : [formatCIDR(cidr)];
+  });
 }
 
 const INTERFACE_NAME = /^[A-Za-z0-9_.-]{1,15}$/;
@@ -61,6 +87,8 @@ export function antiSpoofingPortScript(port: PodPort): string {
   const ips = port.ips.map(parseIP).filter((ip): ip is IP => ip !== undefined);
   const v4 = ips.filter((ip) => ip.family === 'IPv4');
   const v6 = ips.filter((ip) => ip.family === 'IPv6');
+  const extra = (port.allowedSourcePrefixes ?? []).map((c) => parseCIDR(c)).filter((c) => c !== undefined);
+  const extraOf = (family: 'IPv4' | 'IPv6') => extra.filter((c) => c.family === family).map(formatCIDR);
   const set = (items: string[]) => (items.length === 1 ? items[0]! : `{ ${items.join(', ')} }`);
   const rules = [
     `ether saddr != ${mac} drop`,
@@ -68,13 +96,13 @@ export function antiSpoofingPortScript(port: PodPort): string {
       ? [
           `arp saddr ether != ${mac} drop`,
           `arp saddr ip != ${set(v4.map(formatIP))} drop`,
-          `ip saddr != ${set(v4.map(formatIP))} drop`,
+          `ip saddr != ${set([...v4.map(formatIP), ...extraOf('IPv4')])} drop`,
         ]
       : ['ether type { arp, ip } drop']),
     ...(v6.length > 0
       ? [
           // `::` while duplicate address detection runs; link-local for neighbour discovery.
-          `ip6 saddr != ${set(['::', 'fe80::/10', ...v6.map(formatIP)])} drop`,
+          `ip6 saddr != ${set(['::', 'fe80::/10', ...v6.map(formatIP), ...extraOf('IPv6')])} drop`,
           // The target of a neighbour advertisement (bytes 8-23 of the ICMPv6 message): its own, or link-local.
           `icmpv6 type nd-neighbor-advert @th,64,128 != ${set(v6.map(hex128))} @th,64,16 != 0xfe80 drop`,
           'icmpv6 type { nd-router-advert, nd-redirect } drop',

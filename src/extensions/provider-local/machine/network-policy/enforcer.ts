@@ -23,7 +23,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { runNft } from '../nft.js';
 import { which } from '../../../../system/process.js';
-import { AntiSpoofing } from './anti-spoofing.js';
+import { AntiSpoofing, allowedSourcePrefixes, type PodPort } from './anti-spoofing.js';
 import type { PodPortOfHook } from './cni-hook.js';
 import type { APIServerAccess, ClientCredentials } from '../api-client.js';
 import {
@@ -114,8 +114,8 @@ export class NetworkPolicyEnforcer {
   private waiters: { key: string; ips: readonly string[]; resolve: () => void; reject: (e: Error) => void }[] = [];
   private readonly applied: Promise<void>;
   private readonly antiSpoofing: AntiSpoofing | undefined;
-  /** The host end of each announced pod's veth, by `namespace/name`: what a DEL without its port removes. */
-  private readonly ports = new Map<string, string>();
+  /** Each announced pod's port, by `namespace/name`: what a DEL without its port removes, what a sync updates. */
+  private readonly ports = new Map<string, PodPort>();
   readonly status: EnforcerStatus = { applied: 0, lastAppliedAt: undefined, lastError: undefined };
 
   constructor(private readonly opts: EnforcerOptions) {
@@ -181,9 +181,12 @@ export class NetworkPolicyEnforcer {
     if (this.stopped) throw new Error('the enforcer is stopping');
     if (this.antiSpoofing !== undefined && port !== undefined) {
       const previous = this.ports.get(key);
-      if (previous !== undefined && previous !== port.hostInterface) await this.antiSpoofing.remove(previous);
-      await this.antiSpoofing.add({ ...port, ips });
-      this.ports.set(key, port.hostInterface);
+      if (previous !== undefined && previous.hostInterface !== port.hostInterface) {
+        await this.antiSpoofing.remove(previous.hostInterface);
+      }
+      const held = { ...port, ips, allowedSourcePrefixes: this.allowedSourcePrefixesOf(namespace, name) };
+      await this.antiSpoofing.add(held);
+      this.ports.set(key, held);
     }
     this.announced.set(key, ips);
     const done = new Promise<void>((resolve, reject) => this.waiters.push({ key, ips, resolve, reject }));
@@ -194,7 +197,7 @@ export class NetworkPolicyEnforcer {
   /** The CNI hook's word that a pod's sandbox is gone: its announced addresses no longer count, nor its port. */
   forget(namespace: string, name: string, port?: PodPortOfHook): void {
     const key = `${namespace}/${name}`;
-    const hostInterface = port?.hostInterface ?? this.ports.get(key);
+    const hostInterface = port?.hostInterface ?? this.ports.get(key)?.hostInterface;
     this.ports.delete(key);
     if (this.antiSpoofing !== undefined && hostInterface !== undefined) {
       this.antiSpoofing
@@ -287,6 +290,7 @@ export class NetworkPolicyEnforcer {
   }
 
   private async sync(): Promise<void> {
+    await this.updatePorts();
     const pods = this.pods.list();
     const script = renderNetworkPolicyRules(this.input(pods));
     if (script === this.written) {
@@ -316,6 +320,28 @@ export class NetworkPolicyEnforcer {
         },
         Math.min(30_000, 250 * 2 ** Math.min(this.failures, 7)),
       );
+    }
+  }
+
+  /** The further sources a pod may send from, as its annotation in the cache says. */
+  private allowedSourcePrefixesOf(namespace: string, name: string): string[] {
+    return allowedSourcePrefixes(this.pods.get(name, namespace)?.metadata?.annotations);
+  }
+
+  /** Writes again the ports whose pod's allowed sources changed (or reached the cache after the announcement). */
+  private async updatePorts(): Promise<void> {
+    if (this.antiSpoofing === undefined) return;
+    for (const [key, port] of this.ports) {
+      const [namespace, name] = [key.slice(0, key.indexOf('/')), key.slice(key.indexOf('/') + 1)];
+      const wanted = this.allowedSourcePrefixesOf(namespace, name);
+      if (wanted.join(',') === (port.allowedSourcePrefixes ?? []).join(',')) continue;
+      const held = { ...port, allowedSourcePrefixes: wanted };
+      try {
+        await this.antiSpoofing.add(held);
+        this.ports.set(key, held);
+      } catch (e) {
+        this.opts.log(`network policies: port ${port.hostInterface}: ${(e as Error).message}`);
+      }
     }
   }
 
