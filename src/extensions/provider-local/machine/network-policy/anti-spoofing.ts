@@ -18,10 +18,14 @@ import { runNft } from '../nft.js';
 /** The table the enforcer keeps in each machine's network namespace. */
 export const ANTI_SPOOFING_TABLE = 'gardener-ipv6-anti-spoofing';
 
-/** A pod's port on the bridge: the host end of its veth, its MAC address and its addresses. */
-export interface PodPort {
+/** A pod's port on the bridge, as the bridge plugin's result says: the host end of its veth, the pod's MAC address. */
+export interface BridgePort {
   readonly hostInterface: string;
   readonly mac: string;
+}
+
+/** A pod's port with the addresses it holds the pod to. */
+export interface PodPort extends BridgePort {
   readonly ips: readonly string[];
   /** Further sources the pod may send from (its ALLOWED_SOURCE_PREFIXES_ANNOTATION). */
   readonly allowedSourcePrefixes?: readonly string[];
@@ -163,14 +167,17 @@ export class AntiSpoofing {
 
   /** Removes a port's rules; nothing when it has none. */
   async remove(hostInterface: string): Promise<void> {
-    if (!(await portsIn(this.netns)).includes(hostInterface)) return;
-    await runNft(antiSpoofingRemoveScript(hostInterface), ['-f', '-'], this.netns);
+    if ((await portsIn(this.netns)).includes(hostInterface)) await this.delete(hostInterface);
   }
 
   /** Removes the ports whose interface is gone (their sandbox went while nobody listened). */
   async collect(existing: (hostInterface: string) => boolean): Promise<string[]> {
     const gone = (await portsIn(this.netns)).filter((name) => !existing(name));
-    for (const name of gone) await this.remove(name);
+    for (const name of gone) await this.delete(name);
     return gone;
+  }
+
+  private async delete(hostInterface: string): Promise<void> {
+    await runNft(antiSpoofingRemoveScript(hostInterface), ['-f', '-'], this.netns);
   }
 }

@@ -15,7 +15,7 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { invalidPodPort } from './anti-spoofing.js';
+import { invalidPodPort, type BridgePort } from './anti-spoofing.js';
 
 /** The plugin's `type` in the CNI configuration and its file name in the CNI bin dir. */
 export const NETWORK_POLICY_CNI_PLUGIN = 'gardener-ipv6-network-policy';
@@ -106,14 +106,8 @@ process.stdin.on('end', () => {
 
 /** What the hook asks of the enforcer. */
 export interface AnnouncementTarget {
-  announce(namespace: string, name: string, ips: readonly string[], port?: PodPortOfHook): Promise<void>;
-  forget(namespace: string, name: string, port?: PodPortOfHook): void;
-}
-
-/** The pod's port on the bridge, as the bridge plugin's result says. */
-export interface PodPortOfHook {
-  hostInterface: string;
-  mac: string;
+  announce(namespace: string, name: string, ips: readonly string[], port?: BridgePort): Promise<void>;
+  forget(namespace: string, name: string, port?: BridgePort): void;
 }
 
 interface HookRequest {
@@ -121,7 +115,7 @@ interface HookRequest {
   namespace: string;
   name: string;
   ips: string[];
-  port?: PodPortOfHook;
+  port?: BridgePort;
 }
 
 /** A request, or why it isn't one. */

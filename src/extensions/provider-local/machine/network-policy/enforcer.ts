@@ -19,12 +19,9 @@ import { ResourceClient } from '../../../../runtime/client.js';
 import { Refs, type ResourceRef } from '../../../../apis/refs.js';
 import { Informer } from '../../../../runtime/informer.js';
 import { newLogger } from '../../../../runtime/log.js';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { runNft } from '../nft.js';
-import { which } from '../../../../system/process.js';
-import { AntiSpoofing, allowedSourcePrefixes, type PodPort } from './anti-spoofing.js';
-import type { PodPortOfHook } from './cni-hook.js';
+import { ip } from '../../../../system/netns.js';
+import { AntiSpoofing, allowedSourcePrefixes, type BridgePort, type PodPort } from './anti-spoofing.js';
 import type { APIServerAccess, ClientCredentials } from '../api-client.js';
 import {
   NETWORK_POLICY_TABLE,
@@ -176,7 +173,7 @@ export class NetworkPolicyEnforcer {
    * The CNI hook's announcement of a new pod's addresses: resolves once a ruleset treating the pod with them is in
    * the kernel (the pod known to the informer, its policies applied), so its containers start with them in force.
    */
-  async announce(namespace: string, name: string, ips: readonly string[], port?: PodPortOfHook): Promise<void> {
+  async announce(namespace: string, name: string, ips: readonly string[], port?: BridgePort): Promise<void> {
     const key = `${namespace}/${name}`;
     if (this.stopped) throw new Error('the enforcer is stopping');
     if (this.antiSpoofing !== undefined && port !== undefined) {
@@ -195,7 +192,7 @@ export class NetworkPolicyEnforcer {
   }
 
   /** The CNI hook's word that a pod's sandbox is gone: its announced addresses no longer count, nor its port. */
-  forget(namespace: string, name: string, port?: PodPortOfHook): void {
+  forget(namespace: string, name: string, port?: BridgePort): void {
     const key = `${namespace}/${name}`;
     const hostInterface = port?.hostInterface ?? this.ports.get(key)?.hostInterface;
     this.ports.delete(key);
@@ -229,10 +226,7 @@ export class NetworkPolicyEnforcer {
 
   /** Removes the table from the network namespace, if there is one: every pod's traffic passes again. */
   static async removeRules(netns?: string): Promise<boolean> {
-    const present = await runNft('', ['list', 'table', 'inet', NETWORK_POLICY_TABLE], netns).then(
-      () => true,
-      () => false,
-    );
+    const present = await tablePresent(netns);
     if (present) await runNft(`delete table inet ${NETWORK_POLICY_TABLE}\n`, ['-f', '-'], netns);
     return present;
   }
@@ -349,7 +343,7 @@ export class NetworkPolicyEnforcer {
   private async collectPorts(): Promise<void> {
     if (this.antiSpoofing === undefined) return;
     try {
-      const existing = await interfacesIn(this.opts.netns);
+      const existing = interfacesIn(this.opts.netns);
       const gone = await this.antiSpoofing.collect((name) => existing.has(name));
       if (gone.length > 0) this.opts.log(`network policies: ports of removed pods: ${gone.join(', ')}`);
     } catch (e) {
@@ -361,11 +355,7 @@ export class NetworkPolicyEnforcer {
   private async verify(): Promise<void> {
     await this.collectPorts();
     if (this.written === undefined || this.running !== undefined) return;
-    const present = await runNft('', ['list', 'table', 'inet', NETWORK_POLICY_TABLE], this.opts.netns).then(
-      () => true,
-      () => false,
-    );
-    if (!present) {
+    if (!(await tablePresent(this.opts.netns))) {
       this.opts.log(`network policies: table ${NETWORK_POLICY_TABLE} is gone; writing it again`);
       this.written = undefined;
       this.schedule(0);
@@ -373,13 +363,18 @@ export class NetworkPolicyEnforcer {
   }
 }
 
-const run = promisify(execFile);
+/** Whether the enforcer's table is in the network namespace (the caller's when unset). */
+function tablePresent(netns: string | undefined): Promise<boolean> {
+  return runNft('', ['list', 'table', 'inet', NETWORK_POLICY_TABLE], netns).then(
+    () => true,
+    () => false,
+  );
+}
 
 /** The interfaces of a network namespace (the caller's when unset). */
-async function interfacesIn(netns: string | undefined): Promise<Set<string>> {
-  const ip = which('ip') ?? 'ip';
-  const { stdout } = await run(ip, [...(netns !== undefined ? ['-n', netns] : []), '-j', 'link', 'show']);
-  return new Set((JSON.parse(stdout) as { ifname: string }[]).map((l) => l.ifname));
+function interfacesIn(netns: string | undefined): Set<string> {
+  const out = ip([...(netns !== undefined ? ['-n', netns] : []), '-j', 'link', 'show']);
+  return new Set((JSON.parse(out) as { ifname: string }[]).map((l) => l.ifname));
 }
 
 /** The message of a pino JSON line, with its error's. */
