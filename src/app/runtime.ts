@@ -232,7 +232,11 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     // process then holds neither the gardenlet's nor the extensions' modules (a smaller heap to mark, less to start).
     if (components.has('gardenlet')) {
       const { addGardenletControllers } = await import('../gardenlet/gardenlet.js');
-      addGardenletControllers(manager, { ...options.gardenlet, seeds: readers.seeds });
+      addGardenletControllers(manager, {
+        ...options.gardenlet,
+        seeds: readers.seeds,
+        cloudProfiles: readers.cloudProfiles,
+      });
       const { addProviderLocalControllers } = await import('../extensions/provider-local/controller.js');
       addProviderLocalControllers(manager, {
         ...options.providerLocal,

@@ -45,6 +45,8 @@ export interface GardenletOptions {
    * the scheduler read too. @default a reader of its own on the manager's Seed informer
    */
   readonly seeds?: CachedReader<KubernetesObject>;
+  /** CloudProfiles as the process shares them. @default a reader of its own on the manager's CloudProfile informer */
+  readonly cloudProfiles?: CachedReader<KubernetesObject>;
 }
 
 /**
@@ -84,11 +86,15 @@ export function addGardenletControllers(manager: Manager, options: GardenletOpti
   const seedReader =
     options.seeds ?? new CachedReader({ informer: manager.informer(Refs.seed), client, ref: Refs.seed });
   const seeds = seedReader.informer;
+  const cloudProfileReader =
+    options.cloudProfiles ??
+    new CachedReader({ informer: manager.informer(Refs.cloudProfile), client, ref: Refs.cloudProfile });
   // Reads of watched objects come from the informer caches, as in controller-runtime: the server only sees writes
   // (and, for a seed, a GET when it is not cached yet).
   const reader: ShootReader = {
     shoot: async (name, namespace) => shoots.get(name, namespace),
     seed: (name) => seedReader.get(name),
+    cloudProfile: (name) => cloudProfileReader.get(name),
     service: async (name, namespace) => services.get(name, namespace) as V1Service | undefined,
   };
   const ownedToShoot = shootRequestsForSeedObject;

@@ -92,6 +92,8 @@ export const EXPECTED_CLUSTER_GRANTS: Record<ChartComponent, string[]> = {
     // Seeds: informer; the finalizer `gardener` by merge patch, held while shoots reference the seed.
     ...allow(Refs.seed, ['get', 'list', 'watch', 'patch']),
     ...allow(Refs.seed, ['patch'], { sub: 'status' }),
+    // CloudProfiles: informer; the shoot's Cluster carries its own.
+    ...allow(Refs.cloudProfile, ['get', 'list', 'watch']),
     // SeedNamespace: its owner (get), create, apply, delete, waitGone (get).
     ...allow(Refs.namespace, ['get', 'create', 'patch', 'delete']),
     // Service informer (shoot and provider-local controllers), get of any LoadBalancer Service, its status.

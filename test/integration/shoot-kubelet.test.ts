@@ -11,24 +11,30 @@
  * host, no file the machine or the seed executes, mount or read no disk, see no process of the host, read nothing
  * of the environment's files, find no other machine's containerd and load no kernel module. A privileged pod that
  * takes another pod's address, or root in a machine's network that takes kube-apiserver's, sends nothing as it (counted
- * where it would arrive); a pod's fork bomb ends at the pod's PID limit, and machine pods have the seed's.
+ * where it would arrive); a pod's fork bomb ends at the pod's PID limit, and machine pods have the seed's. A second
+ * shoot on the same seed: root in the first shoot's machine gets no answer from its kube-apiserver, etcd and kubelet,
+ * nor from the seed's API server, all of which answer their own clients; machines have their machine type's CPU and
+ * memory as cgroup limits, and one of a type the seed cannot fit stays Pending with the reason on its Worker.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesObject, V1PodCondition as Condition } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_IMAGE } from '../../src/extensions/provider-local/machine/images.js';
 import { MACHINE_POD_PIDS_LIMIT, SEED_POD_PIDS_LIMIT } from '../../src/apis/provider-local/v1alpha1/kubelet.js';
 import { featureGates } from '../../src/featuregate/featuregate.js';
+import { API_SERVER_PORT, ETCD_PORT } from '../../src/gardenlet/shoot/components/controlplane/args.js';
+import { TO_ETCD_LABEL, TO_KUBE_APISERVER_LABEL } from '../../src/gardenlet/shoot/components/controlplane/names.js';
 import { Refs } from '../../src/apis/refs.js';
 import { ensureBinaries } from '../../src/localenv/binaries.js';
 import type { IPFamily } from '../../src/net/cidr.js';
 import type { ResourceClient } from '../../src/runtime/client.js';
 import { machinesUnsupportedReason } from '../extensions/provider-local/machine/shoot-env.js';
-import { seedIPv6Networks } from '../fixtures/objects.js';
+import { localCloudProfile } from '../../src/extensions/provider-local/cloudprofile.js';
 import { SeedEnvironment } from '../support/seed-environment.js';
+import { seedPodScript, tcpConnectScript } from '../support/seed-pod.js';
 import { run, testFile } from '../support/shoot.js';
 import { waitFor } from '../support/wait.js';
 
@@ -38,6 +44,12 @@ const PROJECT = 'kubelet';
 const NAMESPACE = `garden-${PROJECT}`;
 const SHOOT = 'k6';
 const SEED_NAMESPACE = `shoot--${PROJECT}--${SHOOT}`;
+/** A second shoot of the same seed, whose control plane and machine the first shoot's machines must not reach. */
+const OTHER_SHOOT = 'k6b';
+const OTHER_SEED_NAMESPACE = `shoot--${PROJECT}--${OTHER_SHOOT}`;
+const KUBELET_PORT = 10250;
+/** A machine type no seed of this test can fit, even with the default overcommit (64 CPUs reserve 6.4). */
+const HUGE_MACHINE_TYPE = { name: 'local-huge', cpu: '64', gpu: '0', memory: '512Gi' };
 const LB_NETWORKS = { IPv6: 'fd00:ff:e5::/64', IPv4: '172.31.251.0/24' };
 const SEED_CLUSTER = {
   families: ['IPv6'] as IPFamily[],
@@ -98,7 +110,16 @@ describe.skipIf(unsupported !== undefined).sequential("a shoot's kubelet setting
       loadBalancerNetworks: LB_NETWORKS,
       careSyncPeriodMs: 2_000,
       namespace: NAMESPACE,
-      seeds: { ipv6: seedIPv6Networks },
+      // The Seed says what its Nodes have: its namespaces' policies keep machines from the seed's own networks.
+      seeds: {
+        ipv6: {
+          ipFamilies: SEED_CLUSTER.families,
+          nodes: SEED_CLUSTER.nodes[0],
+          pods: SEED_CLUSTER.pods[0],
+          services: SEED_CLUSTER.services[0],
+          shootDefaults: { pods: 'fd00:1f:3::/56', services: 'fd00:1f:4::/112' },
+        },
+      },
     });
     client = env.client;
   }, 180_000);
@@ -433,9 +454,140 @@ describe.skipIf(unsupported !== undefined).sequential("a shoot's kubelet setting
 
     // The machine pods, with all their shoot runs, have the seed's limit in their cgroups.
     for (const machine of await machinePods()) {
-      const limits = podCgroupFiles(machine.uid, 'pids.max').map((f) => readFileSync(f, 'utf8').trim());
+      const limits = podCgroupFiles('pids', machine.uid, 'pids.max').map((f) => readFileSync(f, 'utf8').trim());
       expect(limits, machine.name).toEqual([String(SEED_POD_PIDS_LIMIT)]);
     }
+  }, 120_000);
+
+  it("gives a machine no answer from another shoot's API server, etcd and kubelet, nor from the seed's API server", async () => {
+    await client.apply(
+      Refs.cloudProfile,
+      {
+        ...localCloudProfile(),
+        spec: {
+          ...localCloudProfile().spec,
+          machineTypes: [...localCloudProfile().spec.machineTypes!, HUGE_MACHINE_TYPE],
+        },
+      } as KubernetesObject,
+      { fieldManager: 'gardener-ipv6-test', force: true },
+    );
+    const started = Date.now();
+    await client.create(Refs.shoot, {
+      apiVersion: 'core.gardener.cloud/v1beta1',
+      kind: 'Shoot',
+      metadata: { name: OTHER_SHOOT, namespace: NAMESPACE },
+      spec: {
+        seedName: 'ipv6',
+        cloudProfile: { name: 'local' },
+        region: 'local',
+        provider: {
+          type: 'local',
+          workers: [
+            { name: 'w', machine: { type: 'local' }, minimum: 1, maximum: 1 },
+            // More than the seed has, even overcommitted: its machine stays Pending (the next test).
+            { name: 'huge', machine: { type: HUGE_MACHINE_TYPE.name }, minimum: 1, maximum: 1 },
+          ],
+        },
+        networking: { type: 'calico', ipFamilies: ['IPv6'], nodes: 'fd00:10:2:100::/64' },
+      },
+    } as KubernetesObject);
+    // Its control plane and its machine running (what answers), not a finished shoot.
+    const ready = async (namespace: string, selector: string) => {
+      const pods = await client.list<KubernetesObject & { status?: { podIP?: string; conditions?: Condition[] } }>(
+        Refs.pod,
+        { namespace, labelSelector: selector },
+      );
+      const pod = pods.items.find((p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
+      return pod?.status?.podIP;
+    };
+    const other = await waitFor(
+      async () => {
+        const [apiServer, etcd, machine] = [
+          await ready(OTHER_SEED_NAMESPACE, 'role=apiserver'),
+          await ready(OTHER_SEED_NAMESPACE, 'app=etcd-statefulset'),
+          await ready(OTHER_SEED_NAMESPACE, 'app=machine,worker.gardener.cloud/pool=w'),
+        ];
+        return apiServer && etcd && machine ? { apiServer, etcd, machine } : undefined;
+      },
+      { timeoutMs: 240_000, intervalMs: 1_000, message: `the control plane and machine of shoot ${OTHER_SHOOT}` },
+    );
+    process.stderr.write(`[e2e kubelet] second shoot's control plane and machine after ${Date.now() - started} ms\n`);
+    const ownAPIServer = (await ready(SEED_NAMESPACE, 'role=apiserver'))!;
+    const seedAPIServer = new URL(env.cp.server);
+    const targets = {
+      apiServer: `${other.apiServer} ${API_SERVER_PORT}`,
+      etcd: `${other.etcd} ${ETCD_PORT}`,
+      kubelet: `${other.machine} ${KUBELET_PORT}`,
+      seed: `${seedAPIServer.hostname.replace(/^\[|\]$/g, '')} ${seedAPIServer.port}`,
+    };
+    const kubectlOf = { bin: env.kubectlBin, kubeconfig: env.cp.kubeconfigPath };
+    // What answers, and to whom: the other shoot's own clients, as its policies allow them.
+    expect(
+      await seedPodScript(client, kubectlOf, {
+        namespace: OTHER_SEED_NAMESPACE,
+        name: 'isolation-own-clients',
+        labels: { [TO_KUBE_APISERVER_LABEL]: 'allowed', [TO_ETCD_LABEL]: 'allowed' },
+        script: tcpConnectScript([targets.apiServer, targets.etcd], 'connected'),
+      }),
+    ).toBe(`${targets.apiServer} connected\n${targets.etcd} connected\n`);
+    expect(
+      await nodeInMachine(OTHER_SEED_NAMESPACE, 'machine-w-0', tcpConnectScript([targets.kubelet], 'connected')),
+    ).toBe(`${targets.kubelet} connected\n`);
+    // The seed's API server, from a pod of the seed that no policy holds.
+    expect(
+      await seedPodScript(client, kubectlOf, {
+        namespace: 'garden',
+        name: 'isolation-seed-client',
+        script: tcpConnectScript([targets.seed], 'connected'),
+      }),
+    ).toBe(`${targets.seed} connected\n`);
+
+    // Root in this shoot's machine (a privileged hostNetwork pod is): its own API server answers, nothing else.
+    const inOwnMachine = (script: string) => nodeInMachine(SEED_NAMESPACE, 'machine-w-1', script);
+    expect(await inOwnMachine(tcpConnectScript([`${ownAPIServer} ${API_SERVER_PORT}`], 'connected'))).toBe(
+      `${ownAPIServer} ${API_SERVER_PORT} connected\n`,
+    );
+    const refused = (await inOwnMachine(tcpConnectScript(Object.values(targets), 'refused', 5_000)))
+      .trim()
+      .split('\n')
+      .sort();
+    expect(refused).toHaveLength(4);
+    for (const line of refused) expect(line).toMatch(/ refused /);
+  }, 360_000);
+
+  it("sizes each machine by its machine type, and keeps one the seed can't fit Pending, saying why", async () => {
+    // The `local` type's 1 CPU and 8Gi, in force on the machine pods' cgroups on the host.
+    for (const machine of await machinePods()) {
+      const [memory] = podCgroupFiles('memory', machine.uid, 'memory.limit_in_bytes');
+      const [quota] = podCgroupFiles('cpu', machine.uid, 'cpu.cfs_quota_us');
+      const [period] = podCgroupFiles('cpu', machine.uid, 'cpu.cfs_period_us');
+      expect(Number(readFileSync(memory!, 'utf8')), machine.name).toBe(8 * 2 ** 30);
+      expect(Number(readFileSync(quota!, 'utf8')) / Number(readFileSync(period!, 'utf8')), machine.name).toBe(1);
+    }
+    // The other shoot's huge machine: Pending, and its Worker (so its Shoot) says why.
+    const description = await waitFor(
+      async () => {
+        const worker = await client.get<KubernetesObject & { status?: { lastOperation?: { description?: string } } }>(
+          Refs.worker,
+          OTHER_SHOOT,
+          OTHER_SEED_NAMESPACE,
+        );
+        const text = worker?.status?.lastOperation?.description ?? '';
+        return text.includes('machine machine-huge-0:') ? text : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 1_000, message: 'the Worker to name the machine the seed cannot fit' },
+    );
+    process.stderr.write(`[e2e kubelet] ${description}\n`);
+    expect(description).toMatch(/machine machine-huge-0: the seed can't schedule its pod: .*Insufficient cpu/);
+    const pending = await client.get<KubernetesObject & { status?: { phase?: string } }>(
+      Refs.pod,
+      'machine-huge-0',
+      OTHER_SEED_NAMESPACE,
+    );
+    expect(pending?.status?.phase).toBe('Pending');
+    // The seed goes on: this shoot still starts pods.
+    await runPod('after-huge', { containers: [sleeper('after')] });
+    await kubectl(['delete', 'pod', 'after-huge', '--wait=false']);
   }, 120_000);
 });
 
@@ -460,6 +612,17 @@ function inMachine(machinePod: string, script: string): Promise<string> {
     if (r.code !== 0) throw new Error(`${machinePod}: ${script}: ${r.stderr.trim()}`);
     return r.stdout;
   });
+}
+
+/** Runs a node script in a machine pod's container (the machine's namespaces, the image's node); its output. */
+async function nodeInMachine(namespace: string, machinePod: string, script: string): Promise<string> {
+  const r = await run(
+    env.kubectlBin,
+    ['--kubeconfig', env.cp.kubeconfigPath, 'exec', '-n', namespace, machinePod, '--', process.execPath, '-e', script],
+    40_000,
+  );
+  if (r.code !== 0) throw new Error(`${namespace}/${machinePod}: ${r.stderr.trim()}`);
+  return r.stdout;
 }
 
 /**
@@ -551,8 +714,8 @@ function hostSetting(key: string): string {
   return readFileSync(`/proc/sys/${key}`, 'utf8').trim();
 }
 
-/** The file `name` of the pod's cgroup in the host's pids hierarchy (the kubelets' `pod<uid>` folders). */
-function podCgroupFiles(uid: string, name: string): string[] {
+/** The file `name` of the pod's cgroup in one of the host's hierarchies (the kubelets' `pod<uid>` folders). */
+function podCgroupFiles(hierarchy: string, uid: string, name: string): string[] {
   const found: string[] = [];
   const walk = (dir: string, depth: number) => {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
@@ -562,7 +725,7 @@ function podCgroupFiles(uid: string, name: string): string[] {
       else if (depth < 10) walk(path, depth + 1);
     }
   };
-  walk('/sys/fs/cgroup/pids', 0);
+  walk(join('/sys/fs/cgroup', hierarchy), 0);
   return found;
 }
 

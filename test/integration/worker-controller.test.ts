@@ -14,6 +14,7 @@ import {
 } from '../../src/extensions/provider-local/worker/reconciler.js';
 import { Refs } from '../../src/apis/refs.js';
 import { IMAGES } from '../../src/imagevector/images.js';
+import { localCloudProfile } from '../../src/extensions/provider-local/cloudprofile.js';
 import { MACHINES_STARTING_AT_ONCE } from '../../src/extensions/provider-local/worker/machine-pods.js';
 import {
   MACHINE_POD_USER_DATA_ANNOTATION,
@@ -50,14 +51,14 @@ const pool = (name: string, minimum: number, key = 'userData') => ({
   userDataSecretRef: { name: `worker-user-data-${name}`, key },
 });
 
-/** The namespace's Cluster, as the gardenlet writes it: the shoot with its node range. */
+/** The namespace's Cluster, as the gardenlet writes it: the shoot with its node range, its CloudProfile. */
 async function createCluster(namespace: string, networking: Record<string, unknown>): Promise<void> {
   await client.create(Refs.cluster, {
     apiVersion: 'extensions.gardener.cloud/v1alpha1',
     kind: 'Cluster',
     metadata: { name: namespace },
     spec: {
-      cloudProfile: {},
+      cloudProfile: localCloudProfile(),
       seed: {},
       shoot: {
         apiVersion: 'core.gardener.cloud/v1beta1',
@@ -173,6 +174,11 @@ describe("provider-local's Worker controller", () => {
     ]);
     const container = sets[0]!.spec!.template.spec!.containers[0]!;
     expect(container.image).toBe(IMAGES.machine);
+    // Sized by the CloudProfile's `local` machine type (1 CPU, 8Gi): its limits, overcommitted requests.
+    expect(container.resources).toEqual({
+      requests: { cpu: '100m', memory: '1Gi' },
+      limits: { cpu: '1', memory: '8Gi' },
+    });
     expect(sets[0]!.spec!.template.spec!.volumes!.find((v) => v.name === 'user-data')?.secret?.secretName).toBe(
       'worker-user-data-a',
     );
@@ -491,6 +497,39 @@ describe("provider-local's Worker controller", () => {
         "pool b: spec.pools[1].kubeletConfig.protectKernelDefaults: true, but the host's kernel has kernel.panic = 0 " +
         "(needs 10): the kubelet would refuse to start, and a machine can't set host-wide kernel parameters (set " +
         'them on the host, or leave protectKernelDefaults false)',
+      codes: ['ERR_CONFIGURATION_PROBLEM'],
+    });
+    expect(await machineSets(namespace)).toEqual([]);
+  });
+
+  it("refuses a pool whose machine type the shoot's CloudProfile lacks or gives no size", async () => {
+    const namespace = await newTestNamespace('worker');
+    await createCluster(namespace, { nodes: 'fd00:10:1:100::/56', ipFamilies: ['IPv6'] });
+    await client.mergePatch(Refs.cluster, namespace, undefined, {
+      spec: {
+        cloudProfile: {
+          spec: {
+            machineTypes: [
+              { name: 'local', cpu: '1', memory: '8Gi' },
+              { name: 'tiny', cpu: '0', memory: '1Gi' },
+            ],
+          },
+        },
+      },
+    });
+    await client.create(
+      Refs.worker,
+      worker(namespace, [
+        pool('a', 1),
+        { ...pool('b', 1), machineType: 'large' },
+        { ...pool('c', 1), machineType: 'tiny' },
+      ]),
+    );
+    const error = await reconciler.reconcile({ namespace, name: 'local' }, ctx()).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TerminalError);
+    expect((await get(namespace))?.status?.lastError).toMatchObject({
+      description:
+        "pool b: machine type large is not in the shoot's CloudProfile local; pool c: machine type tiny has no CPU (cpu: 0)",
       codes: ['ERR_CONFIGURATION_PROBLEM'],
     });
     expect(await machineSets(namespace)).toEqual([]);

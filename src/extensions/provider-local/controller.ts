@@ -12,6 +12,7 @@ import type { LoadBalancerRoutes } from './loadbalancer/routes.js';
 import { isShootLoadBalancer, ServiceLoadBalancerReconciler } from './loadbalancer/service-controller.js';
 import type { AddressPool } from './loadbalancer/pool.js';
 import { addWorkerController } from './worker/controller.js';
+import type { MachineOvercommit } from './worker/machine-resources.js';
 
 export interface ProviderLocalOptions {
   readonly workers?: number;
@@ -30,6 +31,8 @@ export interface ProviderLocalOptions {
   readonly drainTimeoutMs?: number;
   /** Machine pods in user namespaces of their own (worker/machine-pods.ts). @default true */
   readonly machineUserNamespaces?: boolean;
+  /** What the seed reserves for a machine (worker/machine-resources.ts). @default DEFAULT_MACHINE_OVERCOMMIT */
+  readonly machineOvercommit?: MachineOvercommit;
 }
 
 export function addProviderLocalControllers(manager: Manager, options: ProviderLocalOptions): void {
@@ -56,6 +59,7 @@ export function addProviderLocalControllers(manager: Manager, options: ProviderL
       ...workers,
       ...(options.drainTimeoutMs !== undefined ? { drainTimeoutMs: options.drainTimeoutMs } : {}),
       ...(options.machineUserNamespaces === false ? { machineUserNamespaces: false } : {}),
+      ...(options.machineOvercommit ? { machineOvercommit: options.machineOvercommit } : {}),
     });
   }
 }

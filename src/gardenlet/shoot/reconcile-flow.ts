@@ -35,6 +35,8 @@ export interface ReconcileFlowValues {
   readonly clock: Clock;
   readonly shoot: Shoot;
   readonly seed: Seed;
+  /** The shoot's CloudProfile as read, for its Cluster; undefined when there is none of its name. */
+  readonly cloudProfile: unknown;
   readonly dns: DNSProviderConfig;
   /** The Service of the shoot's API server, from the cache. */
   readonly service: (name: string, namespace: string) => Promise<V1Service | undefined>;
@@ -65,7 +67,7 @@ export function reconcileFlow(v: ReconcileFlowValues): ReconcileFlow {
     name: 'deploying the seed namespace',
     run: async (x) => {
       await new SeedNamespace(client, shoot).deploy(x);
-      await new ShootCluster(client, shoot, seed).deploy(x);
+      await new ShootCluster(client, shoot, seed, v.cloudProfile).deploy(x);
     },
   });
   const apiServerService = flow.task({

@@ -56,6 +56,8 @@ const RUN_NOW_OPERATIONS: readonly string[] = ['reconcile', 'retry'];
 export interface ShootReader {
   shoot(name: string, namespace: string | undefined): Promise<unknown>;
   seed(name: string): Promise<unknown>;
+  /** The CloudProfile, which the shoot's Cluster carries for the extensions (its machine types, for provider-local). */
+  cloudProfile(name: string): Promise<unknown>;
   service(name: string, namespace: string): Promise<V1Service | undefined>;
 }
 
@@ -64,6 +66,7 @@ export function serverReader(client: ResourceClient): ShootReader {
   return {
     shoot: (name, namespace) => client.get(Refs.shoot, name, namespace),
     seed: (name) => client.get(Refs.seed, name),
+    cloudProfile: (name) => client.get(Refs.cloudProfile, name),
     service: (name, namespace) => client.get<V1Service>(Refs.service, name, namespace),
   };
 }
@@ -159,8 +162,9 @@ export class ShootReconciler implements Reconciler {
     let reason: string;
     if (runNow) reason = `operation annotation ${operation}`;
     else if (!last) reason = 'not reconciled by this gardenlet yet';
-    else if (last.inputs !== (await this.inputsOf(shoot, seed))) reason = 'generation, seed or load balancer changed';
-    else {
+    else if (last.inputs !== (await this.inputsOf(shoot, seed))) {
+      reason = 'generation, seed, cloud profile or load balancer changed';
+    } else {
       const due = last.at + this.syncPeriodMs - this.clock.now();
       if (due > 0) {
         ctx.logger.debug({ nextSyncInMs: due }, 'shoot is up to date');
@@ -194,17 +198,25 @@ export class ShootReconciler implements Reconciler {
 
   /**
    * What a reconcile of the shoot depends on besides its dependents' state: the shoot's uid and generation, the
-   * seed's generation and the API server's load balancer addresses (the DNS records and the control plane's
-   * certificates follow them).
+   * seed's and the CloudProfile's generations (the Cluster carries both) and the API server's load balancer addresses
+   * (the DNS records and the control plane's certificates follow them).
    */
   private async inputsOf(shoot: Shoot, seed: { metadata?: { generation?: number } }): Promise<string> {
     const service = await this.reader.service(API_SERVER_SERVICE_NAME, seedNamespaceName(shoot));
+    const cloudProfile = (await this.cloudProfileOf(shoot)) as { metadata?: { generation?: number } } | undefined;
     return JSON.stringify([
       shoot.metadata.uid,
       shoot.metadata.generation,
       seed.metadata?.generation,
+      cloudProfile?.metadata?.generation ?? null,
       service?.status?.loadBalancer?.ingress ?? null,
     ]);
+  }
+
+  /** The shoot's CloudProfile, or undefined when there is none of its name. */
+  private async cloudProfileOf(shoot: Shoot): Promise<unknown> {
+    const name = shoot.spec.cloudProfile?.name ?? shoot.spec.cloudProfileName;
+    return name ? this.reader.cloudProfile(name) : undefined;
   }
 
   /** Where the shoots' control planes run; the seed's families matter to workloads only (not to destroy them). */
@@ -225,6 +237,7 @@ export class ShootReconciler implements Reconciler {
       clock: this.clock,
       shoot,
       seed,
+      cloudProfile: await this.cloudProfileOf(shoot),
       dns: this.options.dns,
       service: (name, namespace) => this.reader.service(name, namespace),
       waitForExtensions: this.options.waitForExtensions ?? true,

@@ -4,7 +4,10 @@
  */
 import type { KubernetesObject, V1Service } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { CloudProfile } from '../../../src/apis/core/v1beta1/cloudprofile.js';
 import type { Shoot } from '../../../src/apis/core/v1beta1/shoot.js';
+import type { Cluster } from '../../../src/apis/extensions/v1alpha1/cluster.js';
+import { localCloudProfile } from '../../../src/extensions/provider-local/cloudprofile.js';
 import { SHOOT_FINALIZER } from '../../../src/apis/core/v1beta1/names.js';
 import { Refs } from '../../../src/apis/refs.js';
 import { localDNSProvider } from '../../../src/gardenlet/dns-provider.js';
@@ -33,6 +36,7 @@ function storeReader(): ShootReader {
   return {
     shoot: async (name, namespace) => find(fake.objects(Refs.shoot), name, namespace),
     seed: async (name) => find(fake.objects(Refs.seed), name),
+    cloudProfile: async (name) => find(fake.objects(Refs.cloudProfile), name),
     service: async (name, namespace) => find(fake.objects<V1Service & KubernetesObject>(Refs.service), name, namespace),
   };
 }
@@ -118,6 +122,32 @@ describe('the shoot reconcile flow', () => {
     const requests = fake.requests.length;
     expect(await reconciler.reconcile(req, ctx())).toEqual({ requeueAfter: 60 * 60_000 });
     expect(fake.requests.length).toBe(requests);
+  });
+
+  it("hands the shoot's CloudProfile to its Cluster, and runs again when the CloudProfile changes", async () => {
+    const profile = (generation: number, cpu: string) =>
+      ({
+        ...localCloudProfile(),
+        metadata: { name: 'local', generation },
+        spec: { ...localCloudProfile().spec, machineTypes: [{ name: 'local', cpu, memory: '8Gi' }] },
+      }) as KubernetesObject;
+    fake.upsert(Refs.cloudProfile, profile(1, '1'));
+    const first = reconciler.reconcile(req, ctx());
+    await waitFor(() => clock.pendingTimers() > 0, { timeoutMs: 10_000, intervalMs: 5, message: 'the wait' });
+    setLoadBalancerAddress();
+    await clock.advance(LOAD_BALANCER_WAIT_MS);
+    expect(await first).toEqual({ requeueAfter: 60 * 60_000 });
+    const machineTypes = () =>
+      (fake.objects<Cluster & KubernetesObject>(Refs.cluster)[0]?.spec.cloudProfile as CloudProfile).spec.machineTypes;
+    expect(machineTypes()).toEqual([{ name: 'local', cpu: '1', memory: '8Gi' }]);
+    // Up to date: nothing runs.
+    const requests = fake.requests.length;
+    expect(await reconciler.reconcile(req, ctx())).toEqual({ requeueAfter: 60 * 60_000 });
+    expect(fake.requests.length).toBe(requests);
+    // A machine type resized: the flow runs, and the Cluster says so (provider-local resizes the machines).
+    fake.upsert(Refs.cloudProfile, profile(2, '2'));
+    expect(await reconciler.reconcile(req, ctx())).toEqual({ requeueAfter: 60 * 60_000 });
+    expect(machineTypes()).toEqual([{ name: 'local', cpu: '2', memory: '8Gi' }]);
   });
 
   it('names the task that failed in lastOperation and lastErrors, and the independent tasks still ran', async () => {

@@ -1,7 +1,7 @@
 /**
  * Wiring of provider-local's Worker controller: Workers of type `local`, their machine StatefulSets (a machine
  * that becomes ready or goes away is news for its Worker's status at once), and the Clusters (a shoot hibernated or
- * woken up changes its machines, not its Worker).
+ * woken up, or a machine type resized in its CloudProfile, changes its machines, not its Worker).
  */
 import type { KubernetesObject, V1StatefulSet } from '@kubernetes/client-node';
 import { Refs } from '../../../apis/refs.js';
@@ -10,6 +10,7 @@ import type { Manager } from '../../../runtime/manager.js';
 import { specOrMetadataChanged } from '../../../runtime/predicates.js';
 import { MACHINE_LABELS } from './machine-pods.js';
 import { isLocalWorker, WorkerReconciler } from './reconciler.js';
+import type { MachineOvercommit } from './machine-resources.js';
 import { clusterHibernationEnabled, type Cluster } from '../../../apis/extensions/v1alpha1/cluster.js';
 
 export const WORKER_CONTROLLER_NAME = 'provider-local-worker';
@@ -22,6 +23,8 @@ export interface WorkerControllerOptions {
   readonly drainTimeoutMs?: number;
   /** Machine pods in user namespaces of their own (machine-pods.ts). @default true */
   readonly machineUserNamespaces?: boolean;
+  /** What the seed reserves for a machine (machine-resources.ts). @default DEFAULT_MACHINE_OVERCOMMIT */
+  readonly machineOvercommit?: MachineOvercommit;
 }
 
 export function addWorkerController(manager: Manager, options: WorkerControllerOptions = {}): Controller {
@@ -42,8 +45,15 @@ export function addWorkerController(manager: Manager, options: WorkerControllerO
       .list()
       .filter((w) => w.metadata?.namespace === c.metadata?.name && isLocalWorker(w))
       .map(requestFor);
-  const hibernationChanged = (c: KubernetesObject, old: KubernetesObject) =>
-    clusterHibernationEnabled(c as unknown as Cluster) !== clusterHibernationEnabled(old as unknown as Cluster);
+  // What of a Cluster changes machines: the shoot's hibernation, and the CloudProfile's machine types (their sizes).
+  const machineTypes = (c: KubernetesObject) =>
+    JSON.stringify(
+      (c as unknown as { spec?: { cloudProfile?: { spec?: { machineTypes?: unknown } } } }).spec?.cloudProfile?.spec
+        ?.machineTypes,
+    );
+  const machinesChanged = (c: KubernetesObject, old: KubernetesObject) =>
+    clusterHibernationEnabled(c as unknown as Cluster) !== clusterHibernationEnabled(old as unknown as Cluster) ||
+    machineTypes(c) !== machineTypes(old);
   return manager
     .controller({
       name: WORKER_CONTROLLER_NAME,
@@ -53,11 +63,12 @@ export function addWorkerController(manager: Manager, options: WorkerControllerO
         ...(options.image ? { image: options.image } : {}),
         ...(options.drainTimeoutMs !== undefined ? { drainTimeoutMs: options.drainTimeoutMs } : {}),
         ...(options.machineUserNamespaces === false ? { machineUserNamespaces: false } : {}),
+        ...(options.machineOvercommit ? { machineOvercommit: options.machineOvercommit } : {}),
         statefulSet: (name, namespace) => statefulSets.get(name, namespace) as V1StatefulSet | undefined,
       }),
       ...(options.workers ? { workers: options.workers } : {}),
     })
     .watch(workers, (w) => (isLocalWorker(w) ? [requestFor(w)] : []), specOrMetadataChanged)
     .watch(statefulSets, workersOfNamespace)
-    .watch(clusters, workersOfCluster, hibernationChanged);
+    .watch(clusters, workersOfCluster, machinesChanged);
 }

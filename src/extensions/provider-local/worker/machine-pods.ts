@@ -10,7 +10,7 @@
  * The pod's name is the Node's: `machine-<pool>-<ordinal>`, stable, so a machine pod deleted by hand comes back as the
  * same Node; scaling down removes the highest ordinals, as a MachineDeployment would remove machines.
  */
-import type { V1NetworkPolicy, V1StatefulSet } from '@kubernetes/client-node';
+import type { V1NetworkPolicy, V1ResourceRequirements, V1StatefulSet } from '@kubernetes/client-node';
 import type { Worker, WorkerPool } from '../../../apis/extensions/v1alpha1/worker.js';
 import { IMAGES } from '../../../imagevector/images.js';
 import { networkPolicyObject } from '../../../apis/core/v1beta1/network-policy.js';
@@ -101,6 +101,8 @@ export interface MachinePodValues {
    * NAT, so the seed Node lets the machine pod send from them (ALLOWED_SOURCE_PREFIXES_ANNOTATION, anti-spoofing.ts).
    */
   readonly podCIDRs?: readonly string[];
+  /** The machine's CPU and memory, from its machine type (machine-resources.ts). */
+  readonly resources: V1ResourceRequirements;
 }
 
 /** The StatefulSet of a pool's machine pods. */
@@ -166,7 +168,7 @@ export function desiredMachineStatefulSet(values: MachinePodValues): V1StatefulS
                 httpGet: { path: MACHINE_READINESS.path, port: 'readiness' },
                 periodSeconds: READINESS_PERIOD_SECONDS,
               },
-              resources: { requests: { cpu: '100m', memory: '300Mi' } },
+              resources: values.resources,
               volumeMounts: [
                 { name: 'user-data', mountPath: dirOf(MACHINE_POD_PATHS.userData), readOnly: true },
                 { name: 'state', mountPath: MACHINE_POD_PATHS.stateDir },

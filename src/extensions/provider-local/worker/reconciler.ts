@@ -24,7 +24,7 @@
  * Kept as one file (over 400 lines): the one reconciler of the Worker, whose steps (pools, drain, status) share a
  * reconcile's state; what they use stands alone in the files named above.
  */
-import type { KubernetesObject, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
+import type { KubernetesObject, V1Pod, V1ResourceRequirements, V1StatefulSet } from '@kubernetes/client-node';
 import { clusterHibernationEnabled, clusterShoot, type Cluster } from '../../../apis/extensions/v1alpha1/cluster.js';
 import { shootNetworkingStatus } from '../../../apis/core/v1beta1/networks.js';
 import type { Seed } from '../../../apis/core/v1beta1/seed.js';
@@ -82,6 +82,7 @@ import {
   type MachineProblem,
 } from './machine-problems.js';
 import { JOIN_PROBLEM_REPEAT_MS } from '../machine/join-problem.js';
+import { clusterMachineType, machineResources, type MachineOvercommit } from './machine-resources.js';
 
 export const WORKER_FINALIZER = 'extensions.gardener.cloud/provider-local';
 export const WORKER_FIELD_MANAGER = 'provider-local-worker';
@@ -116,6 +117,8 @@ export interface WorkerReconcilerOptions {
   readonly drainTimeoutMs?: number;
   /** Machine pods in user namespaces of their own (machine-pods.ts). @default true */
   readonly machineUserNamespaces?: boolean;
+  /** What the seed reserves for a machine: its type's figures divided by these. @default DEFAULT_MACHINE_OVERCOMMIT */
+  readonly machineOvercommit?: MachineOvercommit;
   /**
    * The recent end of a machine pod's log (where its agent says why its kubelet has not joined); undefined when it
    * can't be read. @default the seed's `pods/<name>/log` of the last JOIN_PROBLEM_REPEAT_MS and a half
@@ -195,6 +198,22 @@ export class WorkerReconciler implements Reconciler {
     const families = (shoot.spec?.networking?.ipFamilies ?? ['IPv4']).filter(isIPFamily);
     const nodeCIDRs = nodeCIDRsOf(families, shoot.spec?.networking?.nodes);
     const podCIDRs = shootPodCIDRs(cluster!);
+    // Each pool's machines sized by its machine type in the shoot's CloudProfile, as a VM is (machine-resources.ts).
+    const resources = new Map<string, V1ResourceRequirements>();
+    const typeProblems: string[] = [];
+    pools.forEach((pool) => {
+      const type = clusterMachineType(cluster!.spec.cloudProfile, pool.machineType);
+      const sized = type
+        ? machineResources(type, this.opts.machineOvercommit)
+        : `machine type ${pool.machineType ?? '?'} is not in the shoot's CloudProfile ${cloudProfileName(cluster!)}`;
+      if (typeof sized === 'string') typeProblems.push(`pool ${pool.name}: ${sized}`);
+      else resources.set(pool.name, sized);
+    });
+    if (typeProblems.length > 0) {
+      const description = typeProblems.join('; ');
+      await this.writeStatus(worker, { state: 'Error', description, codes: [ERR_CONFIGURATION_PROBLEM] }, ctx);
+      throw new TerminalError(description);
+    }
     let offsets: Map<string, number>;
     try {
       offsets = poolMachineOffsets(pools, nodeNetwork(families, nodeCIDRs), families);
@@ -261,6 +280,7 @@ export class WorkerReconciler implements Reconciler {
           ...(this.opts.image ? { image: this.opts.image } : {}),
           ...(this.opts.machineUserNamespaces === false ? { userNamespace: false } : {}),
           podCIDRs,
+          resources: resources.get(pool.name)!,
         });
         await this.client.apply(Refs.statefulSet, statefulSet as KubernetesObject, opts);
       }
@@ -562,6 +582,12 @@ export class WorkerReconciler implements Reconciler {
       ctx.logger.warn({ err: e }, 'cannot write the error to the Worker status');
     }
   }
+}
+
+/** The name of the CloudProfile a Cluster carries, for messages. */
+function cloudProfileName(cluster: Cluster): string {
+  const name = (cluster.spec.cloudProfile as { metadata?: { name?: unknown } } | undefined)?.metadata?.name;
+  return typeof name === 'string' && name !== '' ? name : '(none in the Cluster)';
 }
 
 /** The shoot's pod ranges of every family, as the Cluster's shoot and seed give them; none when they can't tell. */

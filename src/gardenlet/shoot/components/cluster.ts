@@ -1,7 +1,7 @@
 /**
  * The shoot's `Cluster` (extensions.gardener.cloud/v1alpha1), as Gardener's gardenlet writes it: named after the seed
- * namespace, holding the Shoot and its Seed for the extensions of that namespace to read (provider-local takes the
- * machines' node ranges from it). Written once the namespace is the shoot's own, deleted with it.
+ * namespace, holding the Shoot, its Seed and its CloudProfile for the extensions of that namespace to read
+ * (provider-local takes the machines' node ranges and machine types from it). Written once the namespace is the shoot's own, deleted with it.
  */
 import type { Seed } from '../../../apis/core/v1beta1/seed.js';
 import type { Shoot } from '../../../apis/core/v1beta1/shoot.js';
@@ -19,18 +19,22 @@ function embedded<T extends { metadata?: object }>(object: T): T {
   return { ...object, metadata };
 }
 
-export function desiredCluster(shoot: Shoot, seed: Seed | undefined): Cluster {
+export function desiredCluster(shoot: Shoot, seed: Seed | undefined, cloudProfile?: unknown): Cluster {
+  const isObject = typeof cloudProfile === 'object' && cloudProfile !== null;
   return {
     apiVersion: API_VERSION,
     kind: 'Cluster',
     metadata: { name: seedNamespaceName(shoot), labels: shootLabels(shoot) },
     spec: {
-      // No CloudProfile kind is served here: the shoot's reference stands for it.
-      cloudProfile: {
-        apiVersion: 'core.gardener.cloud/v1beta1',
-        kind: 'CloudProfile',
-        metadata: { name: shoot.spec.cloudProfile?.name ?? shoot.spec.cloudProfileName ?? '' },
-      },
+      // The CloudProfile as the garden has it (provider-local sizes machines by its machine types); its reference
+      // alone when the garden has none of that name.
+      cloudProfile: isObject
+        ? { apiVersion: 'core.gardener.cloud/v1beta1', kind: 'CloudProfile', ...embedded(cloudProfile) }
+        : {
+            apiVersion: 'core.gardener.cloud/v1beta1',
+            kind: 'CloudProfile',
+            metadata: { name: shoot.spec.cloudProfile?.name ?? shoot.spec.cloudProfileName ?? '' },
+          },
       seed: seed ? embedded(seed) : {},
       shoot: embedded(shoot),
     },
@@ -42,10 +46,11 @@ export class ShootCluster implements DeployWaiter {
     private readonly client: ResourceClient,
     private readonly shoot: Shoot,
     private readonly seed: Seed | undefined,
+    private readonly cloudProfile?: unknown,
   ) {}
 
   async deploy(ctx: ComponentContext): Promise<void> {
-    await applyAll(this.client, Refs.cluster, [desiredCluster(this.shoot, this.seed)], ctx);
+    await applyAll(this.client, Refs.cluster, [desiredCluster(this.shoot, this.seed, this.cloudProfile)], ctx);
   }
 
   async destroy(ctx: ComponentContext): Promise<void> {

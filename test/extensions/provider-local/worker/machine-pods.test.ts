@@ -33,6 +33,7 @@ describe("provider-local's machine pods", () => {
     userData: { name: 'worker-user-data-a', key: 'userData' },
     nodeCIDRs: ['fd00:10:1:100::/56', '10.10.0.0/16'],
     firstMachine: 3,
+    resources: { requests: { cpu: '100m', memory: '1Gi' }, limits: { cpu: '1', memory: '8Gi' } },
   };
   const sts = desiredMachineStatefulSet(values);
   const pod = sts.spec!.template.spec!;
@@ -89,6 +90,8 @@ describe("provider-local's machine pods", () => {
     expect(container.readinessProbe?.httpGet).toEqual({ path: MACHINE_READINESS.path, port: 'readiness' });
     expect(container.ports).toEqual([{ name: 'readiness', containerPort: MACHINE_READINESS.port, protocol: 'TCP' }]);
     expect(pod.automountServiceAccountToken).toBe(false);
+    // Sized by its machine type.
+    expect(container.resources).toEqual(values.resources);
   });
 
   it("runs the machine in the host's user namespace only when told (a seed without user namespaces, the bench)", () => {

@@ -3,6 +3,7 @@ import type { Seed } from '../../../../src/apis/core/v1beta1/seed.js';
 import type { Shoot } from '../../../../src/apis/core/v1beta1/shoot.js';
 import { clusterShoot, ClusterSchema } from '../../../../src/apis/extensions/v1alpha1/cluster.js';
 import { desiredCluster } from '../../../../src/gardenlet/shoot/components/cluster.js';
+import { localCloudProfile } from '../../../../src/extensions/provider-local/cloudprofile.js';
 
 const shoot = {
   apiVersion: 'core.gardener.cloud/v1beta1',
@@ -32,6 +33,19 @@ describe("the shoot's Cluster", () => {
     expect(cluster.spec.cloudProfile).toMatchObject({ kind: 'CloudProfile', metadata: { name: 'local' } });
     // The shoot given is left as it was.
     expect(shoot.metadata.managedFields).toHaveLength(1);
+  });
+
+  it("carries the shoot's CloudProfile as the garden has it, its machine types included", () => {
+    const profile = { ...localCloudProfile(), metadata: { name: 'local', generation: 3, managedFields: [{}] } };
+    const cluster = desiredCluster(shoot, seed, profile);
+    expect(ClusterSchema.safeParse(cluster).success).toBe(true);
+    expect(cluster.spec.cloudProfile).toMatchObject({
+      apiVersion: 'core.gardener.cloud/v1beta1',
+      kind: 'CloudProfile',
+      metadata: { name: 'local', generation: 3 },
+      spec: { machineTypes: [{ name: 'local', cpu: '1', memory: '8Gi' }] },
+    });
+    expect(JSON.stringify(cluster)).not.toContain('managedFields');
   });
 
   it('holds no shoot when its spec has none', () => {
