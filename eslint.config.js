@@ -33,6 +33,8 @@ export default tseslint.config(
             ['runtime'],
             // the host toolkit: processes, network namespaces, cgroups, exit cleanup, ports
             ['system'],
+            // what every extension controller shares: the status it reports (Gardener's extensions library)
+            ['extensions/common'],
             // the components, each on its own: they meet only through the objects they read and write
             [
               'extensions/dns',

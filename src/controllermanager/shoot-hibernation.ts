@@ -22,6 +22,7 @@ import {
 } from '../runtime/controller.js';
 import type { Manager } from '../runtime/manager.js';
 import { specOrMetadataChanged } from '../runtime/predicates.js';
+import { metav1Time } from '../apis/meta/time.js';
 
 export const HIBERNATION_CONTROLLER_NAME = 'shoot-hibernation';
 /** Gardener's default `triggerDeadlineDuration`: a schedule time missed by longer is not acted on. */
@@ -98,7 +99,7 @@ export interface ShootHibernationOptions {
 }
 
 /** RFC 3339 with seconds, as metav1.Time. */
-const timestamp = (ms: number) => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
+const timestamp = metav1Time;
 
 export class ShootHibernationReconciler implements Reconciler {
   private readonly clock: Clock;

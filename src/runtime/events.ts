@@ -8,6 +8,7 @@ import type { ResourceClient } from './client.js';
 import type { ResourceRef } from '../apis/refs.js';
 import { realClock, type Clock } from './clock.js';
 import type { Logger } from './log.js';
+import { metav1Time } from '../apis/meta/time.js';
 
 export const EventRef: ResourceRef = { group: '', version: 'v1', plural: 'events', kind: 'Event', namespaced: true };
 
@@ -27,7 +28,7 @@ export function eventFor(
   now: Date,
 ): KubernetesObject & Record<string, unknown> {
   const meta = object.metadata ?? {};
-  const time = now.toISOString().replace(/\.\d+Z$/, 'Z');
+  const time = metav1Time(now.getTime());
   return {
     apiVersion: 'v1',
     kind: 'Event',

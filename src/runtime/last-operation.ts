@@ -3,6 +3,7 @@
  */
 import type { Condition, LastOperation } from '../apis/meta/schemas.js';
 import type { Clock } from './clock.js';
+import { metav1Time } from '../apis/meta/time.js';
 
 export function lastOperation(
   clock: Clock,
@@ -16,7 +17,7 @@ export function lastOperation(
     state,
     progress,
     description,
-    lastUpdateTime: new Date(clock.now()).toISOString().replace(/\.\d+Z$/, 'Z'),
+    lastUpdateTime: metav1Time(clock.now()),
   };
 }
 
@@ -29,7 +30,7 @@ export function condition(
   previous?: Condition,
 ): Condition {
   const status = ok ? 'True' : 'False';
-  const now = new Date(clock.now()).toISOString().replace(/\.\d+Z$/, 'Z');
+  const now = metav1Time(clock.now());
   return {
     type,
     status,

@@ -5,6 +5,7 @@ import { Refs } from '../apis/refs.js';
 import { realClock, type Clock } from './clock.js';
 import type { Logger } from './log.js';
 import type { Metrics } from './metrics.js';
+import { metav1MicroTime } from '../apis/meta/time.js';
 
 export interface LeaseSpec {
   holderIdentity?: string | null;
@@ -29,9 +30,7 @@ export const DEFAULT_RETRY_PERIOD_MS = 2_000;
 const ACQUIRE_JITTER = 1.2;
 
 /** A Kubernetes MicroTime (`2026-11-21T20:00:00.123000Z`) for a time in milliseconds. */
-export function formatMicroTime(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
-}
+export const formatMicroTime = metav1MicroTime;
 
 export interface LeaderElectorOptions {
   readonly client: ResourceClient;

@@ -4,9 +4,7 @@
  */
 import { decode } from '../../apis/admission.js';
 import type { DNSRecord } from '../../apis/extensions/v1alpha1/dnsrecord.js';
-import type { LastOperation } from '../../apis/meta/schemas.js';
 import { DNSRecords } from '../../apis/registry.js';
-import { lastOperation } from '../../runtime/last-operation.js';
 import { patchStatusIfChanged } from '../../runtime/status.js';
 import type { ResourceClient } from '../../runtime/client.js';
 import { realClock, type Clock } from '../../runtime/clock.js';
@@ -14,6 +12,7 @@ import type { ReconcileContext, Reconciler, Request, Result } from '../../runtim
 import { addFinalizer, hasFinalizer, removeFinalizer } from '../../runtime/finalizers.js';
 import { dnsRecordRef, EXTENSION_TYPE, type DNSRecordActuator, type Published } from './actuator.js';
 import { ConfigurationError } from './errors.js';
+import { extensionStatusPatch, operationType, type ExtensionOutcome, type OperationType } from '../common/status.js';
 import { DNSUpdateError } from './rfc2136.js';
 
 export const FINALIZER = 'extensions.gardener.cloud/dnsrecord-local';
@@ -66,8 +65,6 @@ export interface DNSRecordReconcilerOptions {
   readonly resyncIntervalMs?: number;
 }
 
-type OperationType = 'Create' | 'Reconcile' | 'Delete';
-
 export class DNSRecordReconciler implements Reconciler {
   private readonly client: ResourceClient;
   private readonly actuator: DNSRecordActuator;
@@ -107,9 +104,7 @@ export class DNSRecordReconciler implements Reconciler {
     await this.patchStatus(
       record,
       {
-        lastOperation: this.op(type, 'Succeeded', 100, description),
-        lastError: null,
-        observedGeneration: record.metadata.generation,
+        ...this.statusOf(record, { state: 'Succeeded', description }, type),
         zone: published.zone,
         providerStatus: published.providerStatus,
       },
@@ -134,16 +129,10 @@ export class DNSRecordReconciler implements Reconciler {
 
   private async writeError(record: DNSRecord, type: OperationType, e: unknown, ctx: ReconcileContext): Promise<void> {
     const description = e instanceof Error ? e.message : String(e);
-    const codes = errorCodes(e);
-    const operation = this.op(type, 'Error', 50, description);
     try {
       await this.patchStatus(
         record,
-        {
-          lastOperation: operation,
-          lastError: { description, ...(codes.length > 0 ? { codes } : {}), lastUpdateTime: operation.lastUpdateTime },
-          observedGeneration: record.metadata.generation,
-        },
+        this.statusOf(record, { state: 'Error', description, codes: errorCodes(e) }, type),
         ctx,
       );
     } catch (statusError) {
@@ -157,13 +146,7 @@ export class DNSRecordReconciler implements Reconciler {
     await patchStatusIfChanged(this.client, dnsRecordRef, record, status, { signal: ctx.signal });
   }
 
-  private op(type: OperationType, state: string, progress: number, description: string): LastOperation {
-    return lastOperation(this.clock, type, state, progress, description);
+  private statusOf(record: DNSRecord, outcome: ExtensionOutcome, type: OperationType): Record<string, unknown> {
+    return extensionStatusPatch(record, outcome, this.clock.now(), type);
   }
-}
-
-/** Create until the first success, Reconcile after (Gardener's rule). */
-function operationType(record: DNSRecord): OperationType {
-  const last = record.status?.lastOperation;
-  return !last || (last.type === 'Create' && last.state !== 'Succeeded') ? 'Create' : 'Reconcile';
 }

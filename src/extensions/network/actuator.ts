@@ -5,8 +5,9 @@
 import { managedResourceObjects, type ManifestSecret } from '../../apis/resources/v1alpha1/manifests.js';
 import type { Network } from '../../apis/extensions/v1alpha1/network.js';
 import { errorString, type ErrorList } from '../../apis/field/index.js';
-import type { LastOperation } from '../../apis/meta/schemas.js';
 import { IP_FAMILIES, type IPFamily } from '../../net/cidr.js';
+import { extensionStatusPatch } from '../common/status.js';
+import { metav1Time } from '../../apis/meta/time.js';
 import { CALICO_TYPE } from '../../apis/calico/v1alpha1/config.js';
 import { API_VERSION as CALICO_API_VERSION, decodeNetworkConfig } from '../../apis/calico/v1alpha1/config.js';
 import { renderCalicoManifests, type CalicoChart, type ChartDefaults, type Manifest } from './manifests.js';
@@ -128,15 +129,6 @@ export {
   manifestSecretKey as secretDataKey,
 } from '../../apis/resources/v1alpha1/manifests.js';
 
-export type OperationType = 'Create' | 'Reconcile' | 'Delete';
-
-/** Delete while deleting; Create until the first success; Reconcile after (Gardener's rule). */
-export function operationType(network: Network): OperationType {
-  if (network.metadata.deletionTimestamp) return 'Delete';
-  const last = network.status?.lastOperation;
-  return !last || (last.type === 'Create' && last.state !== 'Succeeded') ? 'Create' : 'Reconcile';
-}
-
 /** What a reconcile of a Network ended with. */
 export type NetworkOutcome =
   | {
@@ -194,43 +186,26 @@ export const NETWORK_STATUS = { apiVersion: CALICO_API_VERSION, kind: 'NetworkSt
  * success.
  */
 export function networkStatusPatch(network: Network, outcome: NetworkOutcome, now: number): Record<string, unknown> {
-  const lastUpdateTime = new Date(now).toISOString().replace(/\.\d+Z$/, 'Z');
-  const type = operationType(network);
-  const progress = outcome.state === 'Succeeded' ? 100 : outcome.state === 'Processing' ? outcome.progress : 50;
-  const lastOperation: LastOperation = {
-    type,
-    state: outcome.state,
-    progress,
-    description: outcome.description,
-    lastUpdateTime,
-  };
-  const status: Record<string, unknown> = { lastOperation, observedGeneration: network.metadata.generation };
-  if (outcome.state === 'Succeeded') {
-    status.ipFamilies = IP_FAMILIES.filter((family) => outcome.ipFamilies.includes(family));
-    status.providerStatus = NETWORK_STATUS;
-    status.lastError = null;
-    if (outcome.health !== undefined) {
-      const previous = network.status?.conditions?.find((c) => c.type === CONDITION_SYSTEM_COMPONENTS_HEALTHY);
-      const others = (network.status?.conditions ?? []).filter((c) => c.type !== CONDITION_SYSTEM_COMPONENTS_HEALTHY);
-      status.conditions = [
-        ...others,
-        {
-          type: CONDITION_SYSTEM_COMPONENTS_HEALTHY,
-          ...outcome.health,
-          lastTransitionTime:
-            previous?.status === outcome.health.status && previous.lastTransitionTime
-              ? previous.lastTransitionTime
-              : lastUpdateTime,
-          lastUpdateTime,
-        },
-      ];
-    }
-  } else if (outcome.state === 'Error') {
-    status.lastError = {
-      description: outcome.description,
-      ...(outcome.codes && outcome.codes.length > 0 ? { codes: [...outcome.codes] } : {}),
-      lastUpdateTime,
-    };
+  const status: Record<string, unknown> = extensionStatusPatch(network, outcome, now);
+  if (outcome.state !== 'Succeeded') return status;
+  status.ipFamilies = IP_FAMILIES.filter((family) => outcome.ipFamilies.includes(family));
+  status.providerStatus = NETWORK_STATUS;
+  if (outcome.health !== undefined) {
+    const lastUpdateTime = metav1Time(now);
+    const previous = network.status?.conditions?.find((c) => c.type === CONDITION_SYSTEM_COMPONENTS_HEALTHY);
+    const others = (network.status?.conditions ?? []).filter((c) => c.type !== CONDITION_SYSTEM_COMPONENTS_HEALTHY);
+    status.conditions = [
+      ...others,
+      {
+        type: CONDITION_SYSTEM_COMPONENTS_HEALTHY,
+        ...outcome.health,
+        lastTransitionTime:
+          previous?.status === outcome.health.status && previous.lastTransitionTime
+            ? previous.lastTransitionTime
+            : lastUpdateTime,
+        lastUpdateTime,
+      },
+    ];
   }
   return status;
 }

@@ -6,7 +6,6 @@ import {
   InvalidProviderConfigError,
   MANAGED_RESOURCE_NAME,
   networkStatusPatch,
-  operationType,
   SECRET_NAME,
   secretDataKey,
 } from '../../../src/extensions/network/actuator.js';
@@ -142,17 +141,6 @@ describe('networkStatusPatch', () => {
         lastUpdateTime: '2026-11-21T20:00:00Z',
       },
     });
-  });
-
-  it('operation type: Create until the first success, then Reconcile; Delete while deleting', () => {
-    const op = (state: string, type = 'Create') => ({ type, state, progress: 0, description: '', lastUpdateTime: '' });
-    expect(operationType(network)).toBe('Create');
-    expect(operationType({ ...network, status: { lastOperation: op('Error') } })).toBe('Create');
-    expect(operationType({ ...network, status: { lastOperation: op('Succeeded') } })).toBe('Reconcile');
-    expect(operationType({ ...network, status: { lastOperation: op('Error', 'Reconcile') } })).toBe('Reconcile');
-    expect(
-      operationType({ ...network, metadata: { ...network.metadata, deletionTimestamp: '2026-11-21T20:00:00Z' } }),
-    ).toBe('Delete');
   });
 });
 

@@ -13,6 +13,7 @@ import { Refs } from '../../../apis/refs.js';
 import { desiredLoadBalancerIngress, type HostIPs } from './ingress.js';
 import type { AddressPool } from './pool.js';
 import { NoRouteYetError, type LoadBalancerRoutes } from './routes.js';
+import { metav1Time } from '../../../apis/meta/time.js';
 
 export const SHOOT_NAMESPACE_PREFIX = 'shoot--';
 
@@ -76,7 +77,7 @@ export class ServiceLoadBalancerReconciler implements Reconciler {
           status: 'False',
           reason: 'AddressPoolExhausted',
           message,
-          lastTransitionTime: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+          lastTransitionTime: metav1Time(Date.now()),
           observedGeneration: service.metadata?.generation ?? 0,
         };
         await this.options.client.mergePatch(

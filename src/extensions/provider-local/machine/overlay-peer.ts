@@ -21,6 +21,7 @@ import {
   serviceRouteCommands,
   VXLANOverlay,
 } from './overlay.js';
+import { metav1MicroTime } from '../../../apis/meta/time.js';
 
 export const OVERLAY_PEER_SYNC_MS = 2_000;
 /** How often the peer's Lease is renewed, and how long it counts without a renewal. */
@@ -49,8 +50,7 @@ export function peerLease(pod: string, underlayIP: string, podIPs: readonly stri
     spec: {
       holderIdentity: pod,
       leaseDurationSeconds: PEER_LEASE_DURATION_SECONDS,
-      // A MicroTime: six fractional digits.
-      renewTime: now.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z'),
+      renewTime: metav1MicroTime(now.getTime()),
     },
   } as KubernetesObject;
 }

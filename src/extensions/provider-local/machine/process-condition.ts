@@ -14,6 +14,7 @@
 import type { SupervisedState } from '../../../system/supervisor.js';
 import type { APIServerAccess, ClientCredentials, NodeInfo } from './api-client.js';
 import { requestJSON } from './api-client.js';
+import { metav1Time } from '../../../apis/meta/time.js';
 
 export const PROCESS_CRASH_LOOP_CONDITION = 'MachineProcessCrashLooping';
 /** This many exits in a row, each after a run shorter than STABLE_RUN_MS, make a process crash-looping. */
@@ -87,7 +88,7 @@ export function conditionPatch(node: NodeInfo, want: NodeCondition, now: number)
   if (current?.status === want.status && current.reason === want.reason && current.message === want.message) {
     return undefined;
   }
-  const time = new Date(now).toISOString().replace(/\.\d+Z$/, 'Z');
+  const time = metav1Time(now);
   const transition = current?.status === want.status ? {} : { lastTransitionTime: time };
   // A strategic merge patch: conditions merge by type, the kubelet's stay as they are.
   return { status: { conditions: [{ ...want, lastHeartbeatTime: time, ...transition }] } };

@@ -20,6 +20,7 @@ import { parseGoDuration } from '../../../apis/core/v1beta1/validation/kubelet.j
 import type { ResourceClient } from '../../../runtime/client.js';
 import { isNotFound, isTooManyRequests } from '../../../runtime/errors.js';
 import type { Logger } from '../../../runtime/log.js';
+import { metav1Time } from '../../../apis/meta/time.js';
 
 /** On a Node being drained: when its drain began (RFC 3339), for the drain timeout. */
 export const DRAIN_STARTED_ANNOTATION = 'local.provider.extensions.gardener.cloud/drain-started';
@@ -111,7 +112,7 @@ export function nodesOfGoneMachines(
   return nodes.filter((n) => /^machine-/.test(n) && !wanted.has(n) && !machinePods.has(n));
 }
 
-const rfc3339 = (ms: number) => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
+const rfc3339 = metav1Time;
 
 /** Drains, releases and removes a shoot's machine Nodes through its API server. */
 export class MachineDrainer {

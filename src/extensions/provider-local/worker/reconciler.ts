@@ -83,6 +83,7 @@ import {
 } from './machine-problems.js';
 import { JOIN_PROBLEM_REPEAT_MS } from '../machine/join-problem.js';
 import { clusterMachineType, machineResources, type MachineOvercommit } from './machine-resources.js';
+import { extensionStatusPatch, type ExtensionOutcome } from '../../common/status.js';
 
 export const WORKER_FINALIZER = 'extensions.gardener.cloud/provider-local';
 export const WORKER_FIELD_MANAGER = 'provider-local-worker';
@@ -93,11 +94,6 @@ const ERR_CONFIGURATION_PROBLEM = 'ERR_CONFIGURATION_PROBLEM';
 export function isLocalWorker(worker: object): boolean {
   return (worker as { spec?: { type?: unknown } }).spec?.type === WORKER_TYPE;
 }
-
-type Outcome =
-  | { state: 'Succeeded'; description: string }
-  | { state: 'Processing'; description: string; progress: number }
-  | { state: 'Error'; description: string; codes?: string[] };
 
 export interface WorkerReconcilerOptions {
   readonly client: ResourceClient;
@@ -549,31 +545,14 @@ export class WorkerReconciler implements Reconciler {
     await removeFinalizer(this.client, Refs.worker, worker, WORKER_FINALIZER, { signal: ctx.signal });
   }
 
-  private async writeStatus(worker: Worker, outcome: Outcome, ctx: ReconcileContext): Promise<void> {
-    const now = new Date(this.clock.now()).toISOString().replace(/\.\d+Z$/, 'Z');
-    const last = worker.status?.lastOperation;
-    const type = worker.metadata.deletionTimestamp
-      ? 'Delete'
-      : !last || (last.type === 'Create' && last.state !== 'Succeeded')
-        ? 'Create'
-        : 'Reconcile';
-    const progress = outcome.state === 'Succeeded' ? 100 : outcome.state === 'Processing' ? outcome.progress : 50;
-    const status: Record<string, unknown> = {
-      lastOperation: { type, state: outcome.state, progress, description: outcome.description, lastUpdateTime: now },
-      observedGeneration: worker.metadata.generation,
+  private async writeStatus(worker: Worker, outcome: ExtensionOutcome, ctx: ReconcileContext): Promise<void> {
+    const status = {
+      ...extensionStatusPatch(worker, outcome, this.clock.now()),
       machineDeployments: namedPools(worker).map((p) => ({
         name: machineStatefulSetName(p.name),
         minimum: p.minimum ?? 0,
         maximum: p.maximum ?? p.minimum ?? 0,
       })),
-      lastError:
-        outcome.state === 'Error'
-          ? {
-              description: outcome.description,
-              ...(outcome.codes ? { codes: outcome.codes } : {}),
-              lastUpdateTime: now,
-            }
-          : null,
     };
     try {
       await patchStatusIfChanged(this.client, Refs.worker, worker, status, { signal: ctx.signal });
