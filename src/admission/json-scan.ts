@@ -93,24 +93,14 @@ export class JSONBodyScanner {
     let stringStart = 0;
     for (let i = 0; i < length; i++) {
       if (inString) {
-        // To the closing quote natively: strings are most of a body's bytes.
         if (escaped) {
           escaped = false;
           continue;
         }
-        let end = chunk.indexOf(QUOTE, i);
-        let backslashes = 0;
-        while (end >= 0) {
-          backslashes = 0;
-          while (end - backslashes - 1 >= i && chunk[end - backslashes - 1] === BACKSLASH) backslashes++;
-          if (backslashes % 2 === 0) break;
-          end = chunk.indexOf(QUOTE, end + 1);
-        }
+        const end = closingQuote(chunk, i, length);
         if (end < 0) {
-          // The string goes on in the next chunk; a trailing odd run of backslashes escapes its first byte.
-          let trailing = 0;
-          while (length - trailing - 1 >= i && chunk[length - trailing - 1] === BACKSLASH) trailing++;
-          escaped = trailing % 2 === 1;
+          // The string goes on in the next chunk, its first byte escaped when this one ends on a backslash.
+          escaped = end === ESCAPE_PENDING;
           if (this.capturing) this.keepPiece(chunk, stringStart, length);
           break;
         }
@@ -235,6 +225,41 @@ export class JSONBodyScanner {
       this.uidValue = text;
     }
   }
+}
+
+/** {@link closingQuote}: the string goes on in the next chunk, whose first byte a trailing backslash escapes. */
+const ESCAPE_PENDING = -2;
+/** Bytes of a string read one by one in JavaScript before the rest is searched natively. */
+const SHORT_STRING_BYTES = 64;
+
+/**
+ * The index of the quote that closes the string going on at `from` (not an escaped byte), or -1 when the chunk ends
+ * first ({@link ESCAPE_PENDING} when it ends on an escaping backslash). Keys and most values are short: those are read
+ * byte by byte here, where a call into C++ (`indexOf`) per string cost more than the string; the rest of a long one
+ * is searched natively.
+ */
+function closingQuote(chunk: Uint8Array, from: number, length: number): number {
+  let i = from;
+  const shortEnd = Math.min(length, from + SHORT_STRING_BYTES);
+  while (i < shortEnd) {
+    const byte = chunk[i]!;
+    if (byte === QUOTE) return i;
+    if (byte === BACKSLASH) {
+      if (i + 1 >= length) return ESCAPE_PENDING;
+      i += 2;
+    } else i++;
+  }
+  if (i >= length) return -1;
+  let end = chunk.indexOf(QUOTE, i);
+  while (end >= 0) {
+    let backslashes = 0;
+    while (end - backslashes - 1 >= i && chunk[end - backslashes - 1] === BACKSLASH) backslashes++;
+    if (backslashes % 2 === 0) return end;
+    end = chunk.indexOf(QUOTE, end + 1);
+  }
+  let trailing = 0;
+  while (length - trailing - 1 >= i && chunk[length - trailing - 1] === BACKSLASH) trailing++;
+  return trailing % 2 === 1 ? ESCAPE_PENDING : -1;
 }
 
 /**
