@@ -119,9 +119,25 @@ export function contains(cidr: CIDR, ip: IP): boolean {
   return cidr.family === ip.family && maskValue(ip, cidr.prefix) === cidr.network.value;
 }
 
+/**
+ * Whether CIDRs overlap, by pair: admission compares the same few CIDRs (the shoot's, its seed's, the VPN and
+ * load-balancer ranges) at every review, and each comparison allocates BigInts. Keyed by the CIDR objects, which
+ * {@link parseCIDR} hands out once per text (frozen); bounded per CIDR (cleared when full).
+ */
+const overlapsByPair = new WeakMap<CIDR, Map<CIDR, boolean>>();
+const OVERLAPS_PER_CIDR_MAX = 256;
+
 /** Two CIDRs overlap when either contains the other's network address; different families never overlap. */
 export function overlaps(a: CIDR, b: CIDR): boolean {
-  return contains(a, b.network) || contains(b, a.network);
+  if (a.family !== b.family) return false;
+  let known = overlapsByPair.get(a);
+  const cached = known?.get(b);
+  if (cached !== undefined) return cached;
+  const result = contains(a, b.network) || contains(b, a.network);
+  if (known === undefined) overlapsByPair.set(a, (known = new Map()));
+  else if (known.size >= OVERLAPS_PER_CIDR_MAX) known.clear();
+  known.set(b, result);
+  return result;
 }
 
 /** True when `inner` lies entirely inside `outer`. */
@@ -164,8 +180,11 @@ function withEmbeddedIPv4AsHex(text: string): string | undefined {
   return `${text.slice(0, colon + 1)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
 }
 
+/** `BigInt(n)` for every count of host bits, made once. */
+const HOST_BITS: readonly bigint[] = Array.from({ length: 129 }, (_, n) => BigInt(n));
+
 function maskValue(ip: IP, prefix: number): bigint {
-  const hostBits = BigInt(BITS[ip.family] - prefix);
+  const hostBits = HOST_BITS[BITS[ip.family] - prefix] ?? BigInt(BITS[ip.family] - prefix);
   return (ip.value >> hostBits) << hostBits;
 }
 

@@ -67,8 +67,15 @@ export const DEFAULT_LOCAL_ADMISSION_CONFIG: LocalAdmissionConfig = {
 const NETWORKING = FieldPath.root('spec', 'networking');
 const NETWORKS = FieldPath.root('spec', 'networks');
 
-function loadBalancerCIDRs(config: LocalAdmissionConfig): CIDR[] {
-  return Object.values(parseLoadBalancerNetworks(config.loadBalancerNetworks)).filter((c) => c !== undefined);
+/** The load-balancer networks by configuration: parsed once, not at every review. */
+const loadBalancerCIDRsByConfig = new WeakMap<LoadBalancerNetworks, readonly CIDR[]>();
+
+function loadBalancerCIDRs(config: LocalAdmissionConfig): readonly CIDR[] {
+  const known = loadBalancerCIDRsByConfig.get(config.loadBalancerNetworks);
+  if (known) return known;
+  const cidrs = Object.values(parseLoadBalancerNetworks(config.loadBalancerNetworks)).filter((c) => c !== undefined);
+  loadBalancerCIDRsByConfig.set(config.loadBalancerNetworks, cidrs);
+  return cidrs;
 }
 
 /** The error when `field` overlaps a load-balancer network, naming it. */

@@ -14,8 +14,26 @@ export interface SemVer {
 
 const SEMVER = /^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?$/;
 
+/**
+ * Parsed versions by their text: admission parses the same CloudProfile versions (and the shoot's) at every review.
+ * Bounded (cleared when full); the versions are frozen, so sharing them is safe.
+ */
+const parsedVersions = new Map<string, SemVer | null>();
+const PARSED_VERSIONS_MAX = 4096;
+const VERSION_TEXT_MAX = 128;
+
 /** A version as Masterminds' `semver.NewVersion` reads it (`v` prefix and missing minor or patch allowed). */
 export function parseSemVer(text: string): SemVer | undefined {
+  if (text.length > VERSION_TEXT_MAX) return parseSemVerText(text);
+  const known = parsedVersions.get(text);
+  if (known !== undefined) return known ?? undefined;
+  const parsed = parseSemVerText(text);
+  if (parsedVersions.size >= PARSED_VERSIONS_MAX) parsedVersions.clear();
+  parsedVersions.set(text, parsed === undefined ? null : Object.freeze(parsed));
+  return parsed;
+}
+
+function parseSemVerText(text: string): SemVer | undefined {
   const m = SEMVER.exec(text);
   if (!m) return undefined;
   const [major, minor, patch] = [m[1], m[2], m[3]].map((part) => Number(part ?? 0)) as [number, number, number];
