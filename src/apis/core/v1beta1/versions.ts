@@ -12,6 +12,8 @@ export interface SemVer {
   readonly prerelease?: string;
 }
 
+/** Three parts with two dots and no more: what {@link partialVersion} leaves alone. */
+const FULL_VERSION = /^[^.]*\.[^.]*\.[^.]*$/;
 const SEMVER = /^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?$/;
 
 /**
@@ -95,6 +97,8 @@ export function latestDefaultableVersion<T extends ExpirableVersion>(
  * `major.minor.patch` version asks for nothing to be defaulted (undefined); `invalid` is the part that is no number.
  */
 export function partialVersion(version: string): { major?: number; minor?: number } | { invalid: string } | undefined {
+  // The usual case, a full version, without splitting it.
+  if (FULL_VERSION.test(version)) return undefined;
   const parts = version.split('.');
   if (parts.length === 3) return undefined;
   const numbers: number[] = [];

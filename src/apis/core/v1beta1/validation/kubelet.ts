@@ -99,7 +99,9 @@ function atLeast(version: string | undefined, minor: number): boolean {
 export function validateKubeletConfig(config: KubeletConfig | undefined, path: FieldPath, version?: string): ErrorList {
   if (config === undefined) return [];
   const errors: ErrorList = [];
-  errors.push(...validateNonNegative(path.child('maxPods'), config.maxPods));
+  // Paths are made only for the fields that are set: most are not, and a kubelet configuration is checked for the
+  // shoot and every pool at each review.
+  if (config.maxPods !== undefined) errors.push(...validateNonNegative(path.child('maxPods'), config.maxPods));
   if (config.podPidsLimit !== undefined && config.podPidsLimit < MIN_POD_PIDS_LIMIT) {
     errors.push(
       invalid(
@@ -150,7 +152,7 @@ export function validateKubeletConfig(config: KubeletConfig | undefined, path: F
     errors.push(invalid(path.child('containerLogMaxFiles'), config.containerLogMaxFiles, 'value must be >= 2.'));
   }
   for (const name of ['registryPullQPS', 'registryBurst', 'evictionMaxPodGracePeriod'] as const) {
-    errors.push(...validateNonNegative(path.child(name), config[name]));
+    if (config[name] !== undefined) errors.push(...validateNonNegative(path.child(name), config[name]));
   }
   if (config.maxParallelImagePulls !== undefined) {
     if (config.maxParallelImagePulls < 1) {
@@ -165,7 +167,8 @@ export function validateKubeletConfig(config: KubeletConfig | undefined, path: F
     }
   }
   const timeout = config.streamingConnectionIdleTimeout;
-  const timeoutErrors = validateDuration(path.child('streamingConnectionIdleTimeout'), timeout);
+  const timeoutErrors =
+    timeout === undefined ? [] : validateDuration(path.child('streamingConnectionIdleTimeout'), timeout);
   errors.push(...timeoutErrors);
   if (timeout !== undefined && timeoutErrors.length === 0) {
     const seconds = parseGoDuration(timeout)!;
@@ -174,28 +177,32 @@ export function validateKubeletConfig(config: KubeletConfig | undefined, path: F
     }
   }
   for (const name of ['evictionPressureTransitionPeriod', 'imageMinimumGCAge', 'imageMaximumGCAge'] as const) {
-    errors.push(...validateDuration(path.child(name), config[name]));
+    if (config[name] !== undefined) errors.push(...validateDuration(path.child(name), config[name]));
   }
   for (const name of ['evictionHard', 'evictionSoft'] as const) {
     for (const signal of EVICTION_SIGNALS) {
       const value = (config[name] as Record<string, string | undefined> | undefined)?.[signal];
-      errors.push(...validateQuantityOrPercent(path.child(name, signal), value));
+      if (value !== undefined) errors.push(...validateQuantityOrPercent(path.child(name, signal), value));
     }
   }
   for (const signal of EVICTION_SIGNALS) {
     const grace = (config.evictionSoftGracePeriod as Record<string, string | undefined> | undefined)?.[signal];
-    errors.push(...validateDuration(path.child('evictionSoftGracePeriod', signal), grace));
+    if (grace !== undefined) errors.push(...validateDuration(path.child('evictionSoftGracePeriod', signal), grace));
     const reclaim = (config.evictionMinimumReclaim as Record<string, string | number | undefined> | undefined)?.[
       signal
     ];
-    errors.push(...validateNonNegativeQuantity(path.child('evictionMinimumReclaim', signal), reclaim));
+    if (reclaim !== undefined) {
+      errors.push(...validateNonNegativeQuantity(path.child('evictionMinimumReclaim', signal), reclaim));
+    }
   }
   for (const name of ['kubeReserved', 'systemReserved'] as const) {
     for (const [resource, value] of Object.entries(config[name] ?? {})) {
       errors.push(...validateNonNegativeQuantity(path.child(name, resource), value));
     }
   }
-  errors.push(...validateNonNegativeQuantity(path.child('containerLogMaxSize'), config.containerLogMaxSize));
+  if (config.containerLogMaxSize !== undefined) {
+    errors.push(...validateNonNegativeQuantity(path.child('containerLogMaxSize'), config.containerLogMaxSize));
+  }
   // Gardener reserves for the system through kubeReserved only.
   if (config.systemReserved !== undefined && atLeast(version, 31)) {
     errors.push(
