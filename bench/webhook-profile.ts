@@ -2,7 +2,8 @@
  * The webhook's review path in process, for a CPU profile of it alone (no TLS, no HTTP): the bench webhook's Shoot
  * review with seed context, its body fed in TLS-sized chunks to the body reader, decoded, answered by `/mutate` and
  * `/validate` in turn and encoded, against a Seed and a CloudProfile in maps (as the synced caches hand them out) and
- * provider-local's admission with an installation of `--shoots` stored Shoots.
+ * provider-local's admission with an installation of `--shoots` stored Shoots, counted as the runtime counts them
+ * (MachineTotal).
  *
  *   node --cpu-prof --cpu-prof-dir=DIR --import tsx bench/webhook-profile.ts [--seconds 10] [--shoots 500]
  *   npx tsx bench/cpu-profile.ts DIR
@@ -13,6 +14,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { ReviewBodyReader } from '../src/admission/decode.js';
 import { DEFAULT_REGISTERED_EXTENSION_TYPES } from '../src/admission/extensions.js';
+import { MachineTotal } from '../src/admission/machine-total.js';
 import { answerAdmissionReview, type AdmissionContext, type AdmissionMode } from '../src/admission/review.js';
 import {
   DEFAULT_MAX_BODY_BYTES,
@@ -22,7 +24,7 @@ import {
 } from '../src/admission/server.js';
 import { extensionAdmission } from '../src/app/extension-admission.js';
 import { LOCAL_KUBERNETES_VERSION, localCloudProfile } from '../src/extensions/provider-local/cloudprofile.js';
-import { DEFAULT_LOCAL_ADMISSION_CONFIG } from '../src/extensions/provider-local/admission.js';
+import { DEFAULT_LOCAL_ADMISSION_CONFIG, localMachineSlots } from '../src/extensions/provider-local/admission.js';
 import { parseFeatureGates } from '../src/featuregate/featuregate.js';
 import { benchSeed, benchShoot, shootCreateReview } from './objects.js';
 
@@ -58,14 +60,21 @@ const storedShoots = Array.from({ length: storedShootCount }, (_, i) => {
   shoot.metadata = { name: `stored-${i}`, namespace: 'garden-bench' };
   return shoot;
 });
+const machines = new MachineTotal(localMachineSlots);
+for (const shoot of storedShoots) machines.set(shoot);
+const storedByKey = new Map(storedShoots.map((s) => [`${s.metadata?.namespace ?? ''}/${s.metadata?.name ?? ''}`, s]));
 const ctx: AdmissionContext = {
   gates: parseFeatureGates('IPv6SingleStack=true,DualStack=true'),
   lookupSeed: (name) => seeds.get(name),
   lookupCloudProfile: (name) => cloudProfiles.get(name),
   extensions: DEFAULT_REGISTERED_EXTENSION_TYPES,
+  // As the runtime counts them: a running total kept by the Shoot informer's events, read in constant time.
   extensionAdmission: extensionAdmission(
     { ...DEFAULT_LOCAL_ADMISSION_CONFIG, maxMachines: 1_000_000 },
-    () => storedShoots,
+    {
+      othersThan: (namespace, name) => machines.othersThan(namespace, name),
+      stored: (namespace, name) => storedByKey.get(`${namespace ?? ''}/${name ?? ''}`),
+    },
   ),
 };
 
