@@ -98,9 +98,6 @@ export interface ShootHibernationOptions {
   readonly triggerDeadlineMs?: number;
 }
 
-/** RFC 3339 with seconds, as metav1.Time. */
-const timestamp = metav1Time;
-
 export class ShootHibernationReconciler implements Reconciler {
   private readonly clock: Clock;
 
@@ -120,7 +117,7 @@ export class ShootHibernationReconciler implements Reconciler {
         : undefined;
     if (decision.missed) {
       ctx.logger.info(
-        { scheduled: timestamp(decision.scheduled!) },
+        { scheduled: metav1Time(decision.scheduled!) },
         'hibernation schedule time missed by more than the trigger deadline, skipped',
       );
     }
@@ -144,11 +141,11 @@ export class ShootHibernationReconciler implements Reconciler {
       Refs.shoot,
       name,
       shoot.metadata.namespace,
-      { status: { lastHibernationTriggerTime: timestamp(now) } },
+      { status: { lastHibernationTriggerTime: metav1Time(now) } },
       { subresource: 'status', signal: ctx.signal },
     );
     ctx.logger.info(
-      { enabled: decision.enabled, scheduled: timestamp(decision.scheduled!) },
+      { enabled: decision.enabled, scheduled: metav1Time(decision.scheduled!) },
       decision.enabled ? 'hibernating shoot by schedule' : 'waking up shoot by schedule',
     );
     return requeue;

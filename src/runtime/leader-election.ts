@@ -29,9 +29,6 @@ export const DEFAULT_RETRY_PERIOD_MS = 2_000;
 /** Tries to acquire are spread over [retryPeriod, retryPeriod · (1 + 1.2)], as client-go does. */
 const ACQUIRE_JITTER = 1.2;
 
-/** A Kubernetes MicroTime (`2026-11-21T20:00:00.123000Z`) for a time in milliseconds. */
-export const formatMicroTime = metav1MicroTime;
-
 export interface LeaderElectorOptions {
   readonly client: ResourceClient;
   readonly name: string;
@@ -189,7 +186,7 @@ export class LeaderElector {
   private async tryAcquireOrRenew(signal: AbortSignal): Promise<boolean> {
     const { name, namespace, identity } = this.opts;
     const now = this.clock.now();
-    const nowTime = formatMicroTime(now);
+    const nowTime = metav1MicroTime(now);
     const durationSeconds = Math.ceil(this.leaseDurationMs / 1000);
     try {
       const lease = await this.client.get<Lease>(Refs.lease, name, namespace, { signal });
@@ -251,7 +248,7 @@ export class LeaderElector {
     try {
       const lease = await this.client.get<Lease>(Refs.lease, name, namespace);
       if (!lease || lease.spec?.holderIdentity !== identity) return;
-      const nowTime = formatMicroTime(this.clock.now());
+      const nowTime = metav1MicroTime(this.clock.now());
       await this.client.update<Lease>(Refs.lease, {
         ...lease,
         spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, acquireTime: nowTime, renewTime: nowTime },

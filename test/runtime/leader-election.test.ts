@@ -2,7 +2,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ResourceClient } from '../../src/runtime/client.js';
 import { Refs } from '../../src/apis/refs.js';
 import { FakeClock, settle } from '../../src/runtime/clock.js';
-import { LeaderElector, formatMicroTime, type Lease } from '../../src/runtime/leader-election.js';
+import { metav1MicroTime } from '../../src/apis/meta/time.js';
+import { LeaderElector, type Lease } from '../../src/runtime/leader-election.js';
 import { silentLogger } from '../../src/runtime/log.js';
 import { Metrics } from '../../src/runtime/metrics.js';
 import { waitFor } from '../support/wait.js';
@@ -107,8 +108,8 @@ const lease = (): Lease | undefined => server.objects<Lease>(Refs.lease)[0];
 
 describe('LeaderElector', () => {
   it('formats MicroTime with exactly six fractional digits', () => {
-    expect(formatMicroTime(Date.UTC(2026, 10, 21, 20, 0, 0, 123))).toBe('2026-11-21T20:00:00.123000Z');
-    expect(formatMicroTime(Date.UTC(2026, 10, 21, 20, 0, 0, 0))).toBe('2026-11-21T20:00:00.000000Z');
+    expect(metav1MicroTime(Date.UTC(2026, 10, 21, 20, 0, 0, 123))).toBe('2026-11-21T20:00:00.123000Z');
+    expect(metav1MicroTime(Date.UTC(2026, 10, 21, 20, 0, 0, 0))).toBe('2026-11-21T20:00:00.000000Z');
   });
 
   it('rejects timings where the leader could outlive its lease', () => {
@@ -149,7 +150,7 @@ describe('LeaderElector', () => {
   });
 
   it('takes over a lease whose holder stopped renewing only after the lease duration', async () => {
-    const stale = formatMicroTime(clock.now() - 3_600_000);
+    const stale = metav1MicroTime(clock.now() - 3_600_000);
     server.upsert(Refs.lease, {
       metadata: { name: 'controller-lock', namespace: 'garden' },
       spec: { holderIdentity: 'crashed', leaseDurationSeconds: 15, renewTime: stale, acquireTime: stale },
@@ -181,7 +182,7 @@ describe('LeaderElector', () => {
   it('stop before acquiring ends run without callbacks', async () => {
     server.upsert(Refs.lease, {
       metadata: { name: 'controller-lock', namespace: 'garden' },
-      spec: { holderIdentity: 'other', leaseDurationSeconds: 15, renewTime: formatMicroTime(clock.now()) },
+      spec: { holderIdentity: 'other', leaseDurationSeconds: 15, renewTime: metav1MicroTime(clock.now()) },
     } as Lease);
     const a = elector('a');
     await runUntil(() => clock.pendingTimers() > 0, 1000);

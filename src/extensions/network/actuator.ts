@@ -7,7 +7,6 @@ import type { Network } from '../../apis/extensions/v1alpha1/network.js';
 import { errorString, type ErrorList } from '../../apis/field/index.js';
 import { IP_FAMILIES, type IPFamily } from '../../net/cidr.js';
 import { extensionStatusPatch } from '../common/status.js';
-import { metav1Time } from '../../apis/meta/time.js';
 import { CALICO_TYPE } from '../../apis/calico/v1alpha1/config.js';
 import { API_VERSION as CALICO_API_VERSION, decodeNetworkConfig } from '../../apis/calico/v1alpha1/config.js';
 import { renderCalicoManifests, type CalicoChart, type ChartDefaults, type Manifest } from './manifests.js';
@@ -186,12 +185,13 @@ export const NETWORK_STATUS = { apiVersion: CALICO_API_VERSION, kind: 'NetworkSt
  * success.
  */
 export function networkStatusPatch(network: Network, outcome: NetworkOutcome, now: number): Record<string, unknown> {
-  const status: Record<string, unknown> = extensionStatusPatch(network, outcome, now);
+  const common = extensionStatusPatch(network, outcome, now);
+  const status: Record<string, unknown> = common;
   if (outcome.state !== 'Succeeded') return status;
   status.ipFamilies = IP_FAMILIES.filter((family) => outcome.ipFamilies.includes(family));
   status.providerStatus = NETWORK_STATUS;
   if (outcome.health !== undefined) {
-    const lastUpdateTime = metav1Time(now);
+    const { lastUpdateTime } = common.lastOperation;
     const previous = network.status?.conditions?.find((c) => c.type === CONDITION_SYSTEM_COMPONENTS_HEALTHY);
     const others = (network.status?.conditions ?? []).filter((c) => c.type !== CONDITION_SYSTEM_COMPONENTS_HEALTHY);
     status.conditions = [

@@ -100,7 +100,6 @@ export function partialVersion(version: string): { major?: number; minor?: numbe
   // The usual case, a full version, without splitting it.
   if (FULL_VERSION.test(version)) return undefined;
   const parts = version.split('.');
-  if (parts.length === 3) return undefined;
   const numbers: number[] = [];
   for (const part of parts.slice(0, 2)) {
     if (part === '') break;

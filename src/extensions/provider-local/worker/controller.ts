@@ -10,7 +10,7 @@ import type { Manager } from '../../../runtime/manager.js';
 import { specOrMetadataChanged } from '../../../runtime/predicates.js';
 import { MACHINE_LABELS } from './machine-pods.js';
 import { isLocalWorker, WorkerReconciler } from './reconciler.js';
-import type { MachineOvercommit } from './machine-resources.js';
+import { clusterMachineTypes, type MachineOvercommit } from './machine-resources.js';
 import { clusterHibernationEnabled, type Cluster } from '../../../apis/extensions/v1alpha1/cluster.js';
 
 export const WORKER_CONTROLLER_NAME = 'provider-local-worker';
@@ -47,10 +47,7 @@ export function addWorkerController(manager: Manager, options: WorkerControllerO
       .map(requestFor);
   // What of a Cluster changes machines: the shoot's hibernation, and the CloudProfile's machine types (their sizes).
   const machineTypes = (c: KubernetesObject) =>
-    JSON.stringify(
-      (c as unknown as { spec?: { cloudProfile?: { spec?: { machineTypes?: unknown } } } }).spec?.cloudProfile?.spec
-        ?.machineTypes,
-    );
+    JSON.stringify(clusterMachineTypes((c as unknown as Cluster).spec?.cloudProfile));
   const machinesChanged = (c: KubernetesObject, old: KubernetesObject) =>
     clusterHibernationEnabled(c as unknown as Cluster) !== clusterHibernationEnabled(old as unknown as Cluster) ||
     machineTypes(c) !== machineTypes(old);

@@ -112,8 +112,6 @@ export function nodesOfGoneMachines(
   return nodes.filter((n) => /^machine-/.test(n) && !wanted.has(n) && !machinePods.has(n));
 }
 
-const rfc3339 = metav1Time;
-
 /** Drains, releases and removes a shoot's machine Nodes through its API server. */
 export class MachineDrainer {
   constructor(
@@ -151,7 +149,7 @@ export class MachineDrainer {
       machine,
       undefined,
       {
-        metadata: { annotations: { [DRAIN_STARTED_ANNOTATION]: started ?? rfc3339(this.now()) } },
+        metadata: { annotations: { [DRAIN_STARTED_ANNOTATION]: started ?? metav1Time(this.now()) } },
         spec: { unschedulable: true },
       },
       { signal },

@@ -23,9 +23,14 @@ export const DEFAULT_MACHINE_OVERCOMMIT: MachineOvercommit = { cpu: 10, memory: 
 
 const MEBIBYTE = 2 ** 20;
 
+/** The machine types of the CloudProfile that a Cluster carries (`spec.cloudProfile`), as it holds them. */
+export function clusterMachineTypes(cloudProfile: unknown): unknown {
+  return (cloudProfile as { spec?: { machineTypes?: unknown } } | undefined)?.spec?.machineTypes;
+}
+
 /** The machine type named `name` in the CloudProfile that a Cluster carries (`spec.cloudProfile`), if any. */
 export function clusterMachineType(cloudProfile: unknown, name: string | undefined): MachineType | undefined {
-  const types = (cloudProfile as { spec?: { machineTypes?: unknown } } | undefined)?.spec?.machineTypes;
+  const types = clusterMachineTypes(cloudProfile);
   if (!Array.isArray(types)) return undefined;
   return (types as MachineType[]).find((t) => typeof t === 'object' && t !== null && t.name === name);
 }

@@ -82,7 +82,12 @@ import {
   type MachineProblem,
 } from './machine-problems.js';
 import { JOIN_PROBLEM_REPEAT_MS } from '../machine/join-problem.js';
-import { clusterMachineType, machineResources, type MachineOvercommit } from './machine-resources.js';
+import {
+  clusterMachineType,
+  invalidOvercommit,
+  machineResources,
+  type MachineOvercommit,
+} from './machine-resources.js';
 import { extensionStatusPatch, type ExtensionOutcome } from '../../common/status.js';
 
 export const WORKER_FINALIZER = 'extensions.gardener.cloud/provider-local';
@@ -143,6 +148,8 @@ export class WorkerReconciler implements Reconciler {
   private readonly joinProblems = new Map<string, { at: number; problem: MachineProblem | undefined }>();
 
   constructor(private readonly opts: WorkerReconcilerOptions) {
+    const invalid = opts.machineOvercommit && invalidOvercommit(opts.machineOvercommit);
+    if (invalid) throw new Error(`machineOvercommit: ${invalid}`);
     this.client = opts.client;
     this.clock = opts.clock ?? realClock;
   }

@@ -6,6 +6,8 @@ import {
   machineResources,
 } from '../../../../src/extensions/provider-local/worker/machine-resources.js';
 import { localCloudProfile } from '../../../../src/extensions/provider-local/cloudprofile.js';
+import { WorkerReconciler } from '../../../../src/extensions/provider-local/worker/reconciler.js';
+import type { ResourceClient } from '../../../../src/runtime/client.js';
 
 describe("a machine's resources from its machine type", () => {
   it('limits the machine to its type and reserves a tenth of its CPU and an eighth of its memory', () => {
@@ -42,6 +44,12 @@ describe("a machine's resources from its machine type", () => {
     expect(invalidOvercommit({ cpu: 1, memory: 20 })).toBeUndefined();
     expect(invalidOvercommit({ cpu: 0.5, memory: 2 })).toBe('the cpu overcommit must be a number ≥ 1, not 0.5');
     expect(invalidOvercommit({ cpu: 2, memory: Number.NaN })).toMatch(/memory overcommit/);
+    // The Worker controller refuses to start with them.
+    const client = {} as ResourceClient;
+    expect(() => new WorkerReconciler({ client, machineOvercommit: { cpu: 0.5, memory: 2 } })).toThrow(
+      'machineOvercommit: the cpu overcommit must be a number ≥ 1, not 0.5',
+    );
+    expect(() => new WorkerReconciler({ client, machineOvercommit: { cpu: 1, memory: 1 } })).not.toThrow();
   });
 
   it("finds the pool's type in the CloudProfile a Cluster carries", () => {
