@@ -62,9 +62,10 @@ const env = new SeedEnvironment();
 let client: ResourceClient;
 let kubeconfig: string;
 
-async function kubectl(args: string[]): Promise<string> {
-  const r = await run(env.kubectlBin, ['--kubeconfig', kubeconfig, '--request-timeout=20s', ...args], 40_000);
-  if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr.trim()}`);
+async function kubectl(args: string[], timeoutMs = 40_000): Promise<string> {
+  const r = await run(env.kubectlBin, ['--kubeconfig', kubeconfig, '--request-timeout=20s', ...args], timeoutMs);
+  if (r.code === null) throw new Error(`kubectl ${args.join(' ')}: killed after ${timeoutMs} ms`);
+  if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')}: exit code ${r.code}: ${r.stderr.trim()}`);
   return r.stdout;
 }
 
@@ -437,15 +438,17 @@ describe.skipIf(unsupported !== undefined).sequential("a shoot's kubelet setting
 
   it("ends a pod's fork bomb at its own PID limit, the machine's at the seed's, and both keep going", async () => {
     // Background sleepers until fork fails: the count of those started ends up in /tmp/forked (`read`, a built-in,
-    // needs no fork to tell it). More than the pod's limit, fewer than the machine's.
+    // needs no fork to tell it). More than the pod's limit, fewer than the machine's. The sleepers outlive the
+    // forking (a machine has one CPU, so it may take a while) and don't hold the exec's output open; deleting the
+    // pod ends them.
     const attempts = MACHINE_POD_PIDS_LIMIT + 1000;
     const bomb = [
-      `( n=0; while [ $n -lt ${attempts} ]; do sleep 20 & n=$((n+1)); echo $n > /tmp/forked; done ) 2>/dev/null`,
+      `( n=0; while [ $n -lt ${attempts} ]; do sleep 600 & n=$((n+1)); echo $n > /tmp/forked; done ) >/dev/null 2>&1`,
       'read n < /tmp/forked; echo "forked=$n"',
     ].join('\n');
     await runPod('forker', { containers: [sleeper('forker')] });
     const node = (await kubectl(['get', 'pod', 'forker', '-o', 'jsonpath={.spec.nodeName}'])).trim();
-    const forked = Number(parseResults(await kubectl(['exec', 'forker', '--', 'sh', '-c', bomb])).forked);
+    const forked = Number(parseResults(await kubectl(['exec', 'forker', '--', 'sh', '-c', bomb], 90_000)).forked);
     expect(forked).toBeGreaterThan(MACHINE_POD_PIDS_LIMIT / 2);
     expect(forked).toBeLessThan(MACHINE_POD_PIDS_LIMIT);
     // Its machine starts another pod meanwhile: its kubelet and containerd still fork.
@@ -457,7 +460,7 @@ describe.skipIf(unsupported !== undefined).sequential("a shoot's kubelet setting
       const limits = podCgroupFiles('pids', machine.uid, 'pids.max').map((f) => readFileSync(f, 'utf8').trim());
       expect(limits, machine.name).toEqual([String(SEED_POD_PIDS_LIMIT)]);
     }
-  }, 120_000);
+  }, 180_000);
 
   it("gives a machine no answer from another shoot's API server, etcd and kubelet, nor from the seed's API server", async () => {
     await client.apply(
