@@ -5,7 +5,7 @@
 import { request } from 'node:https';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { authenticationConfig } from '../gardenlet/shoot/components/controlplane/args.js';
+import { authenticationConfig, WATCH_TERMINATION_GRACE_ARG } from '../gardenlet/shoot/components/controlplane/args.js';
 import { FRONT_PROXY_CLIENT_NAME, type Certificates } from './certs.js';
 import { urlHost } from '../system/net.js';
 import { describeExit, startProcess, type ManagedProcess } from '../system/process.js';
@@ -109,6 +109,7 @@ export function startKubeAPIServer(opts: KubeAPIServerOptions): KubeAPIServer {
             '--endpoint-reconciler-type=none',
           ]),
       '--profiling=false',
+      WATCH_TERMINATION_GRACE_ARG,
       ...(opts.extraArgs ?? []),
     ],
     logFile: join(opts.dir, 'kube-apiserver.log'),

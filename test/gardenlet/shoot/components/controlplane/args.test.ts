@@ -71,6 +71,10 @@ describe('kube-apiserver of a shoot', () => {
     });
   });
 
+  it('closes its watches within 2 s when it stops, rather than waiting for their request timeout', () => {
+    expect(flag(kubeAPIServerArgs(ipv6, files, net), 'shutdown-watch-termination-grace-period')).toBe('2s');
+  });
+
   it('brackets IPv6 addresses in its URL', () => {
     expect(apiServerURL(ipv6)).toBe('https://[fd00:ff::2]:443');
     expect(apiServerURL(dual)).toBe('https://172.18.255.2:443');
