@@ -6,7 +6,12 @@
  * failure other than {@link NotReadyError} wins and is thrown as a {@link StepError} naming its task; otherwise the
  * first NotReadyError is thrown with the task's name in front (the reconcile comes back later). Either way the
  * error carries the flow's progress: the share of tasks that had completed.
+ *
+ * With {@link FlowRunOptions.retryNotReady}, a task that is not ready yet runs again in place, as Gardener's flow
+ * tasks wait for what they deployed, while the tasks beside it go on: the flow doesn't start over (and write every
+ * object again) for each look at one object.
  */
+import type { Clock } from '../runtime/clock.js';
 import { NotReadyError, StepError, type ComponentContext } from './component.js';
 
 /** A task's place in the graph, and what its dependents read from it. */
@@ -38,6 +43,16 @@ export interface FlowFailure {
 export type FlowOutcome =
   { readonly failure: FlowFailure } | { readonly failure?: undefined; readonly output: Outputs };
 
+/** How a run treats a task that is not ready yet. */
+export interface FlowRunOptions {
+  /**
+   * A task that throws NotReadyError runs again every `intervalMs` while no other task failed, until it is ready
+   * or `forMs` have passed since it first ran; then its NotReadyError ends the run. Without it, the first
+   * NotReadyError does.
+   */
+  readonly retryNotReady?: { readonly forMs: number; readonly intervalMs: number; readonly clock: Clock };
+}
+
 interface Task {
   readonly id: string;
   readonly name: string;
@@ -67,7 +82,7 @@ export class Flow {
   }
 
   /** Runs the graph; resolves when every task did, or returns the failure (see the file's comment). */
-  async run(ctx: ComponentContext): Promise<FlowOutcome> {
+  async run(ctx: ComponentContext, opts: FlowRunOptions = {}): Promise<FlowOutcome> {
     const outputs = new Map<string, unknown>();
     const read: Outputs = <T>(task: TaskHandle<T>): T => {
       if (!outputs.has(task.id)) throw new Error(`flow ${this.name}: output of ${task.id} read before it completed`);
@@ -76,11 +91,29 @@ export class Flow {
     const pending = new Set(this.tasks);
     const running = new Map<Task, Promise<void>>();
     const failures: { task: Task; error: unknown }[] = [];
+    const retry = opts.retryNotReady;
+    const attempt = async (task: Task): Promise<unknown> => {
+      const began = retry?.clock.now() ?? 0;
+      for (;;) {
+        try {
+          return await task.run(ctx, read);
+        } catch (error) {
+          const again =
+            retry !== undefined &&
+            error instanceof NotReadyError &&
+            failures.length === 0 &&
+            !ctx.signal.aborted &&
+            retry.clock.now() + retry.intervalMs - began <= retry.forMs;
+          if (!again) throw error;
+          await retry.clock.sleep(retry.intervalMs, ctx.signal);
+        }
+      }
+    };
     const start = (task: Task) => {
       pending.delete(task);
       running.set(
         task,
-        task.run(ctx, read).then(
+        attempt(task).then(
           (value) => {
             outputs.set(task.id, value);
           },

@@ -1,6 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { Flow } from '../../src/gardenlet/flow.js';
 import { NotReadyError, StepError } from '../../src/gardenlet/component.js';
+import { FakeClock } from '../../src/runtime/clock.js';
 
 const ctx = { signal: new AbortController().signal };
 
@@ -115,6 +116,79 @@ describe('a task graph', () => {
     expect(notReady?.error).toBeInstanceOf(NotReadyError);
     expect(notReady?.error.message).toBe('waiting for the Worker: 1 of 2');
     expect(notReady?.progress).toBe(50);
+  });
+
+  it('retries a task not ready yet in place while the others go on, until it is ready or its time is up', async () => {
+    const clock = new FakeClock();
+    const retryNotReady = { forMs: 3_000, intervalMs: 1_000, clock };
+    const runs = { deploy: 0, wait: 0, after: 0 };
+    let readyAfter = 3;
+    const flow = new Flow('test');
+    const deploy = flow.task({ id: 'deploy', name: 'deploying', run: async () => void runs.deploy++ });
+    const wait = flow.task({
+      id: 'wait',
+      name: 'waiting for the Worker',
+      dependencies: [deploy],
+      run: async () => {
+        runs.wait++;
+        if (runs.wait < readyAfter) throw new NotReadyError(`look ${runs.wait}`);
+      },
+    });
+    const beside = gate();
+    flow.task({ id: 'beside', name: 'beside', dependencies: [deploy], run: () => beside.promise });
+    flow.task({ id: 'after', name: 'after', dependencies: [wait], run: async () => void runs.after++ });
+
+    const ready = flow.run(ctx, { retryNotReady });
+    await vi.waitFor(() => expect(clock.pendingTimers()).toBe(1));
+    beside.open(); // finishes while the wait is retried: the flow goes on
+    await clock.advance(1_000);
+    await clock.advance(1_000);
+    expect((await ready).failure).toBeUndefined();
+    // Ready at its third look; what it depends on ran once, what depends on it once it was ready.
+    expect(runs).toEqual({ deploy: 1, wait: 3, after: 1 });
+
+    readyAfter = Infinity;
+    runs.wait = 0;
+    const late = flow.run(ctx, { retryNotReady });
+    for (let i = 0; i < 3; i++) {
+      await vi.waitFor(() => expect(clock.pendingTimers()).toBe(1));
+      await clock.advance(1_000);
+    }
+    const failure = (await late).failure;
+    expect(failure?.error).toBeInstanceOf(NotReadyError);
+    // Looks at 0, 1, 2 and 3 s; a fifth would be past the 3 s.
+    expect(failure?.error.message).toBe('waiting for the Worker: look 4');
+    expect(runs.wait).toBe(4);
+  });
+
+  it('stops retrying a task not ready yet once another task failed', async () => {
+    const clock = new FakeClock();
+    let looks = 0;
+    const failNow = gate();
+    const flow = new Flow('test');
+    flow.task({
+      id: 'wait',
+      name: 'waiting',
+      run: async () => {
+        looks++;
+        throw new NotReadyError('not yet');
+      },
+    });
+    flow.task({
+      id: 'fail',
+      name: 'failing',
+      run: async () => {
+        await failNow.promise;
+        throw new Error('broken');
+      },
+    });
+    const outcome = flow.run(ctx, { retryNotReady: { forMs: 60_000, intervalMs: 1_000, clock } });
+    await vi.waitFor(() => expect(clock.pendingTimers()).toBe(1));
+    failNow.open();
+    await clock.advance(1_000);
+    const failure = (await outcome).failure;
+    expect(failure?.error.message).toBe('failing: broken');
+    expect(looks).toBe(2);
   });
 
   it("keeps a nested StepError's own task name", async () => {

@@ -46,6 +46,12 @@ import { deleteFlow } from './delete-flow.js';
 export const CONDITION_TYPE = 'NetworkingReady';
 /** How soon to look again while something is on its way (a load balancer address, an extension). */
 export const NOT_READY_REQUEUE_MS = 1_000;
+/**
+ * How long a flow task that is not ready yet looks again in place (every NOT_READY_REQUEUE_MS) before the reconcile
+ * reports the wait and requeues: the other tasks don't run again meanwhile, and the shoot's status says where it
+ * stands at least this often.
+ */
+export const NOT_READY_RETRY_MS = 10_000;
 /** Gardener's shoot sync period (gardenlet's default): an up-to-date shoot is reconciled again after this long. */
 export const DEFAULT_SYNC_PERIOD_MS = 60 * 60_000;
 /** Gardener's operation annotation: `reconcile` (or `retry`) runs the flow now; the gardenlet removes it. */
@@ -89,6 +95,8 @@ export interface ShootReconcilerOptions {
   readonly clock?: Clock;
   /** An up-to-date shoot is reconciled again after this long. @default DEFAULT_SYNC_PERIOD_MS */
   readonly syncPeriodMs?: number;
+  /** How long a task that is not ready yet is retried in place; 0: the reconcile requeues at once. @default NOT_READY_RETRY_MS */
+  readonly notReadyRetryMs?: number;
 }
 
 /**
@@ -110,6 +118,7 @@ export class ShootReconciler implements Reconciler {
   private readonly reader: ShootReader;
   private readonly clock: Clock;
   private readonly syncPeriodMs: number;
+  private readonly notReadyRetryMs: number;
   /**
    * Per shoot (request key), the inputs of its last successful reconcile in this process. As Gardener's shoot
    * controller, a request for a shoot whose inputs are unchanged runs nothing until the sync period is over: events
@@ -124,6 +133,7 @@ export class ShootReconciler implements Reconciler {
     this.reader = options.reader ?? serverReader(options.client);
     this.clock = options.clock ?? realClock;
     this.syncPeriodMs = options.syncPeriodMs ?? DEFAULT_SYNC_PERIOD_MS;
+    this.notReadyRetryMs = options.notReadyRetryMs ?? NOT_READY_RETRY_MS;
   }
 
   async reconcile(req: Request, ctx: ReconcileContext): Promise<Result | void> {
@@ -226,6 +236,7 @@ export class ShootReconciler implements Reconciler {
   }
 
   private async runFlow(shoot: Shoot, seed: Seed, type: string, ctx: ReconcileContext): Promise<Result | undefined> {
+    shoot = await this.begin(shoot, type, ctx);
     const runtime = this.controlPlaneRuntime(seed);
     const plan = hibernationPlan(shoot, runtime !== undefined);
     const advertisedAddresses = (['external', 'internal'] as const).map((name) => ({
@@ -311,9 +322,22 @@ export class ShootReconciler implements Reconciler {
       return;
     }
     const flow = deleteFlow({ client, shoot, dns: this.options.dns, runtime: this.controlPlaneRuntime(undefined) });
-    const outcome = await this.runAndReport(shoot, 'Delete', flow, ctx);
+    const outcome = await this.runAndReport(await this.begin(shoot, 'Delete', ctx), 'Delete', flow, ctx);
     if (outcome.pending) return outcome.pending;
     await removeFinalizer(client, Refs.shoot, shoot, SHOOT_FINALIZER, { signal: ctx.signal });
+  }
+
+  /**
+   * As Gardener's: an operation says it began (Processing, 0 %) before its flow runs, whose tasks may wait in place
+   * a while; the shoot as it is now written, for the patches that follow.
+   */
+  private async begin(shoot: Shoot, type: string, ctx: ReconcileContext): Promise<Shoot> {
+    const last = shoot.status?.lastOperation;
+    if (last?.type === type && last.state === 'Processing') return shoot;
+    const what = type === 'Delete' ? 'Deletion' : 'Reconciliation';
+    const lastOperation = this.op(type, 'Processing', 0, `${what} of Shoot cluster initialized.`);
+    await this.patchStatus(shoot, { lastOperation }, ctx);
+    return { ...shoot, status: { ...shoot.status, lastOperation } };
   }
 
   /**
@@ -327,7 +351,12 @@ export class ShootReconciler implements Reconciler {
     ctx: ReconcileContext,
     failureStatus: (notReady: boolean, description: string) => Record<string, unknown> = () => ({}),
   ): Promise<{ pending: Result; output?: undefined } | { pending?: undefined; output: Outputs }> {
-    const outcome = await flow.run({ signal: ctx.signal });
+    const outcome = await flow.run(
+      { signal: ctx.signal },
+      this.notReadyRetryMs > 0
+        ? { retryNotReady: { forMs: this.notReadyRetryMs, intervalMs: NOT_READY_REQUEUE_MS, clock: this.clock } }
+        : {},
+    );
     if (!outcome.failure) return { output: outcome.output };
     const { error, progress } = outcome.failure;
     const notReady = error instanceof NotReadyError;

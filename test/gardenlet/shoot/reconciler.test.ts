@@ -70,6 +70,8 @@ beforeEach(async () => {
     dns: localDNSProvider(),
     waitForExtensions: false,
     clock,
+    // Each wait reported at once: these tests follow the reconcile one requeue at a time.
+    notReadyRetryMs: 0,
   });
 });
 
