@@ -139,6 +139,9 @@ interface WorkerStatus {
   lastOperation?: { state?: string; description?: string };
 }
 
+/** Each shoot's deletion, requested by its last test and waited for by the file's last. */
+const deletions: { label: string; outcome: Promise<Error | undefined> }[] = [];
+
 describe.skipIf(unsupported !== undefined).sequential('shoots with machines, end to end (needs root)', () => {
   beforeAll(async () => {
     await env.start({
@@ -1093,24 +1096,42 @@ describe.skipIf(unsupported !== undefined).sequential('shoots with machines, end
           expect(last?.lastErrors).toBeUndefined();
         }, 420_000);
 
-      it('leaves nothing of it on the seed or the host when the shoot is deleted', async () => {
+      it('is deleted (what it leaves is checked at the end, while the next shoot starts)', async () => {
         const addresses = await loadBalancerAddresses(seedNamespace);
         expect(addresses.length).toBeGreaterThan(0);
         await client.delete(Refs.shoot, name, NAMESPACE);
-        await waitFor(async () => !(await client.get(Refs.shoot, name, NAMESPACE)), {
-          timeoutMs: 180_000,
-          message: `shoot ${name} deleted`,
-        });
-        expect(await client.get(Refs.namespace, seedNamespace)).toBeUndefined();
-        expect(await client.get(Refs.cluster, seedNamespace)).toBeUndefined();
-        for (const address of addresses) {
-          const family = address.includes(':') ? '-6' : '-4';
-          await waitFor(() => ip([family, 'route', 'show', hostRoute(address)]).trim() === '', {
-            timeoutMs: 30_000,
-            message: `the route of ${address} to go`,
+        const gone = async () => {
+          await waitFor(async () => !(await client.get(Refs.shoot, name, NAMESPACE)), {
+            timeoutMs: 180_000,
+            message: `shoot ${name} deleted`,
           });
-        }
-      }, 240_000);
+          expect(await client.get(Refs.namespace, seedNamespace)).toBeUndefined();
+          expect(await client.get(Refs.cluster, seedNamespace)).toBeUndefined();
+          for (const address of addresses) {
+            const family = address.includes(':') ? '-6' : '-4';
+            await waitFor(() => ip([family, 'route', 'show', hostRoute(address)]).trim() === '', {
+              timeoutMs: 30_000,
+              message: `the route of ${address} to go`,
+            });
+          }
+        };
+        // Settled into a value, so that a failure waits for the last test rather than escaping unhandled.
+        deletions.push({
+          label: c.label,
+          outcome: gone().then(
+            () => undefined,
+            (e: unknown) => e as Error,
+          ),
+        });
+      });
     });
   }
+
+  it('leaves nothing of any deleted shoot on the seed or the host: namespace, Cluster, load-balancer routes', async () => {
+    expect(deletions.map((d) => d.label)).toEqual(CASES.map((c) => c.label));
+    for (const { label, outcome } of deletions) {
+      const error = await outcome;
+      if (error) throw new Error(`the ${label} shoot: ${error.message}`);
+    }
+  }, 240_000);
 });
