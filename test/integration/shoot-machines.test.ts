@@ -1043,8 +1043,10 @@ describe.skipIf(unsupported !== undefined).sequential('shoots with machines, end
           );
           const failed = await waitFor(
             async () => {
+              // Between two attempts: each retry begins as Processing, the last attempt's errors kept until then.
               const s = await shootStatus();
-              return s?.lastErrors?.some((e) => e.description.includes('machine machine-bad-0:')) ? s : undefined;
+              const named = s?.lastErrors?.some((e) => e.description.includes('machine machine-bad-0:'));
+              return named && s?.lastOperation?.state === 'Error' ? s : undefined;
             },
             { timeoutMs: 180_000, intervalMs: 1_000, message: 'the shoot to name the machine that cannot start' },
           ).catch((e: Error) => {
