@@ -321,8 +321,9 @@ export class ShootReconciler implements Reconciler {
       await removeFinalizer(client, Refs.shoot, shoot, SHOOT_FINALIZER, { signal: ctx.signal });
       return;
     }
+    shoot = await this.begin(shoot, 'Delete', ctx);
     const flow = deleteFlow({ client, shoot, dns: this.options.dns, runtime: this.controlPlaneRuntime(undefined) });
-    const outcome = await this.runAndReport(await this.begin(shoot, 'Delete', ctx), 'Delete', flow, ctx);
+    const outcome = await this.runAndReport(shoot, 'Delete', flow, ctx);
     if (outcome.pending) return outcome.pending;
     await removeFinalizer(client, Refs.shoot, shoot, SHOOT_FINALIZER, { signal: ctx.signal });
   }
