@@ -5,7 +5,8 @@
 #   gardener-ipv6/kind-base:KEY         kind's node base image on it: systemd, kind's own files (entrypoint, units,
 #                                       containerd config, from the sigs.k8s.io/kind module), containerd, runc,
 #                                       crictl and the CNI plugins from the pinned builds, the cgroup delegation hook
-#                                       and a read-write sysfs for machine pods in user namespaces
+#                                       and a read-write sysfs for machine pods in user namespaces, the host's node
+#                                       and the NetworkPolicy enforcer's CNI plugin
 #   gardener-ipv6/kind-node:VERSION     the node image, assembled as `kind build node-image` does (kubeadm, kubelet,
 #                                       kubectl in /usr/bin, /kind/version, the component images imported into
 #                                       containerd) — `kind build node-image` itself always fetches from a registry
@@ -114,15 +115,22 @@ CONTEXTS+=("$DELEGATION")
   jq 'del(.process.rlimits)' >"$DELEGATION/default.json"
 node "$ROOT/bin/gardener-ipv6.js" cgroup-delegation --default-spec "$DELEGATION/default.json" \
   --hook-path /kind/bin/cgroup-delegation-hook --out "$DELEGATION"
+# The CNI plugin hack/local/cni.sh chains after the bridge: it asks the chart's NetworkPolicy enforcer for each new
+# pod. A node script, for this host's node (the project's image carries the same binary).
+NODE_BINARY="$(command -v node)"
+node "$ROOT/bin/gardener-ipv6.js" network-policy-enforcer --print-cni-plugin /usr/local/bin/node \
+  >"$DELEGATION/gardener-ipv6-network-policy"
 NODE_BASE_KEY="$(printf '%s\n' "$BASE" "$(stamp containerd)" "$(stamp runc)" "$(stamp crictl)" "$(stamp cni-bridge)" \
   "$KIND_VERSION" "$(cat "$DELEGATION/cgroup-delegation-hook" "$DELEGATION/base-runtime-spec.json" | key)" \
-  "recipe=3" | key)"
+  "$("$NODE_BINARY" --version)" "$(key <"$DELEGATION/gardener-ipv6-network-policy")" "recipe=4" | key)"
 NODE_BASE="gardener-ipv6/kind-base:$NODE_BASE_KEY"
 if ! exists "$NODE_BASE"; then
   new_context kind-base && mkdir -p "$ctx/bin" "$ctx/cni"
   cp -r "$KIND_MODULE/images/base/files" "$ctx/files" && chmod -R u+w "$ctx/files"
   cp "$BIN/containerd" "$BIN/containerd-shim-runc-v2" "$BIN/ctr" "$BIN/crictl" "$BIN/runc" "$ctx/bin/"
   for plugin in bridge host-local loopback; do cp "$BIN/cni-$plugin" "$ctx/cni/$plugin"; done
+  cp "$DELEGATION/gardener-ipv6-network-policy" "$ctx/cni/"
+  cp "$NODE_BINARY" "$ctx/bin/node"
   cp "$DELEGATION/base-runtime-spec.json" "$ctx/cri-base.json"
   cp "$DELEGATION/cgroup-delegation-hook" "$ctx/files/kind/bin/cgroup-delegation-hook"
   # A pod in a user namespace of its own mounts a sysfs of its own, which the kernel allows only where a read-write
@@ -139,7 +147,7 @@ FROM $BASE
 COPY files/usr/local/bin/ /usr/local/bin/
 COPY files/kind/ /kind/
 COPY files/etc/ /etc/
-COPY bin/containerd bin/containerd-shim-runc-v2 bin/ctr bin/crictl /usr/local/bin/
+COPY bin/containerd bin/containerd-shim-runc-v2 bin/ctr bin/crictl bin/node /usr/local/bin/
 COPY bin/runc /usr/local/sbin/runc
 COPY cni/ /opt/cni/bin/
 COPY cri-base.json /etc/containerd/cri-base.json
@@ -154,7 +162,7 @@ RUN chmod 0755 /usr/local/bin/* /kind /kind/bin /kind/bin/* /opt/cni/bin/* \\
     && systemctl enable kubelet.service containerd.service undo-mount-hacks.service \\
     && systemctl mask systemd-binfmt.service \\
     && mkdir -p /etc/kubernetes/manifests \\
-    && containerd --version && runc --version && crictl --version
+    && containerd --version && runc --version && crictl --version && node --version
 ENV container=docker
 STOPSIGNAL SIGRTMIN+3
 ENTRYPOINT ["/usr/local/bin/entrypoint", "/sbin/init"]
@@ -235,7 +243,6 @@ log "node image: $NODE"
 # What the Dockerfile builds where a registry is reachable, on the Debian base with this host's node: bin/, dist/,
 # the production dependencies, the calico chart the network extension renders. Tagged by content, so a changed
 # build rolls the chart's pods.
-NODE_BINARY="$(command -v node)"
 APP_KEY="$( (
   cd "$ROOT" && tar -c --sort=name --mtime=@0 --owner=0 --group=0 bin dist charts/internal package.json package-lock.json
   "$NODE_BINARY" --version

@@ -2,7 +2,10 @@
 # The pod network of the kind cluster of an IP family, built from the CNI plugins in its node image: on every node a
 # bridge with the node's pod ranges (spec.podCIDRs, host-local addresses, masquerade to the outside), and routes to
 # the other nodes' pod ranges via their addresses on kind's Docker network — what kindnet does, with the plugins the
-# shoots' machines use. Idempotent; waits until every node is Ready.
+# shoots' machines use. After the bridge, the chain asks the chart's NetworkPolicy enforcer (its cniHook, on in
+# charts/gardener-ipv6/ci/*-values.yaml) for each pod: its policies in force and its port on the bridge held to its
+# addresses before its containers start. The node image carries that plugin (hack/kind/build-images.sh); until the
+# chart runs the enforcer, new pods wait. Idempotent; waits until every node is Ready.
 # shellcheck source=hack/local/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 help_requested "$@" && usage "Gives every node of gardener-local-FAMILY a bridge pod network and routes to the others' pod ranges."
@@ -49,6 +52,11 @@ while read -r node cidrs; do
       "ipMasq": true,
       "hairpinMode": true,
       "ipam": { "type": "host-local", "ranges": [$ranges], "routes": [$routes] }
+    },
+    {
+      "type": "gardener-ipv6-network-policy",
+      "socket": "/run/gardener-ipv6/network-policy/hook.sock",
+      "timeoutSeconds": 20
     },
     { "type": "loopback" }
   ]

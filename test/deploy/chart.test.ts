@@ -18,6 +18,7 @@ import { parseServer } from '../../src/extensions/dns/transport.js';
 import { Feature, parseFeatureGates } from '../../src/featuregate/featuregate.js';
 import { parseHostIPs } from '../../src/extensions/provider-local/loadbalancer/ingress.js';
 import { IMAGES } from '../../src/imagevector/images.js';
+import { projectRoot } from '../../src/system/project.js';
 import { NETWORK_POLICY, POD } from '../../src/extensions/provider-local/machine/network-policy/enforcer.js';
 import { generateCertificates } from '../../src/localenv/certs.js';
 import {
@@ -80,7 +81,12 @@ interface PodSpec {
   securityContext?: Record<string, unknown>;
   containers: Container[];
   initContainers?: Container[];
-  volumes?: { name: string; secret?: { secretName: string }; configMap?: { name: string } }[];
+  volumes?: {
+    name: string;
+    secret?: { secretName: string };
+    configMap?: { name: string };
+    hostPath?: { path: string; type?: string };
+  }[];
 }
 interface Deployment {
   spec: {
@@ -224,17 +230,40 @@ describe.each(Object.keys(PRESETS) as Preset[])('helm template with the %s value
     const [container] = pod.containers;
     // The machine image carries nft; its tag is the one `gardener-ipv6 images` builds.
     expect(container!.image).toBe(IMAGES.machine);
-    expect(container!.args).toEqual(['network-policy-enforcer', '--ready-file=/tmp/ready']);
+    // The kind seeds' CNI chain (hack/local/cni.sh) asks it for each pod through a socket on the Node, which is what
+    // the plugin there connects to; it holds each pod's port on the chain's bridge.
+    const cniChain = readFileSync(join(projectRoot(), 'hack', 'local', 'cni.sh'), 'utf8');
+    const socket = /"socket": "([^"]+)"/.exec(cniChain)?.[1];
+    expect(socket).toBe('/run/gardener-ipv6/network-policy/hook.sock');
+    expect(cniChain).toContain('"bridge": "cni0"');
+    expect(container!.args).toEqual([
+      'network-policy-enforcer',
+      '--ready-file=/tmp/ready',
+      `--cni-hook-socket=${socket}`,
+      '--anti-spoofing',
+      '--pod-bridge=cni0',
+    ]);
+    expect(pod.volumes).toContainEqual({
+      name: 'cni-hook',
+      hostPath: { path: '/run/gardener-ipv6/network-policy', type: 'DirectoryOrCreate' },
+    });
+    expect(container!.volumeMounts).toContainEqual({
+      name: 'cni-hook',
+      mountPath: '/run/gardener-ipv6/network-policy',
+    });
     expect(container!.securityContext).toMatchObject({
       allowPrivilegeEscalation: false,
       readOnlyRootFilesystem: true,
       capabilities: { drop: ['ALL'], add: ['NET_ADMIN'] },
     });
     expect(container!.readinessProbe?.exec?.command).toEqual(['cat', '/tmp/ready']);
-    // What the enforcer's informers list and watch, nothing else.
+    // What the enforcer's informers list and watch, and its Node's pod ranges: nothing else.
     const role = named<Role>(objects, 'ClusterRole', name);
     expect(role.rules.flatMap(grants).sort()).toEqual(
-      [POD, Refs.namespace, NETWORK_POLICY].flatMap((ref) => allow(ref, ['list', 'watch'])).sort(),
+      [
+        ...[POD, Refs.namespace, NETWORK_POLICY].flatMap((ref) => allow(ref, ['list', 'watch'])),
+        ...allow(Refs.node, ['get']),
+      ].sort(),
     );
     expect(named<Binding>(objects, 'ClusterRoleBinding', name).subjects).toEqual([
       { kind: 'ServiceAccount', name, namespace: NAMESPACE },

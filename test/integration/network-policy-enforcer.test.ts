@@ -9,12 +9,13 @@
  * stay in force throughout; `--remove-rules` removes them. Needs root, `ip` and `nft`.
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CoreV1Api, NetworkingV1Api, type V1NetworkPolicy } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { NetworkPolicyEnforcer } from '../../src/extensions/provider-local/machine/network-policy/enforcer.js';
 import { NETWORK_POLICY_TABLE } from '../../src/extensions/provider-local/machine/network-policy/rules.js';
+import { ANTI_SPOOFING_TABLE } from '../../src/extensions/provider-local/machine/network-policy/anti-spoofing.js';
 import { projectRoot } from '../../src/system/project.js';
 import { which } from '../../src/system/process.js';
 import { tempFile } from '../support/cli.js';
@@ -224,4 +225,147 @@ describe.skipIf(skip || table(null) !== '')('gardener-ipv6 network-policy-enforc
     expect(table(null)).toBe('');
     expect(remove().stdout).toBe('no network policy rules here\n');
   }, 90_000);
+
+  it("answers the Node's CNI plugin only with the pod's rules in force and its port held, until --remove-rules", async () => {
+    const namespace = await newTestNamespace('enforcer-hook');
+    const core = kubeConfig().makeApiClient(CoreV1Api);
+    const node = `${NODE}-hook`;
+    await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: 'default' } } });
+    // Its status has no address yet, as when the CNI plugin runs: the plugin's announcement is what counts.
+    await core.createNamespacedPod({
+      namespace,
+      body: {
+        metadata: { name: 'hooked' },
+        spec: { nodeName: node, containers: [{ name: 'c', image: 'example.invalid/test' }] },
+      },
+    });
+    await core.createNode({ body: { metadata: { name: node }, spec: { podCIDRs: ['fd00:3::/64'] } } });
+    onTestFinished(() => core.deleteNode({ name: node }).then(() => undefined));
+
+    const kubeconfig = tempFile('kubeconfig', kubeConfig().exportConfig());
+    const dir = join(kubeconfig, '..');
+    const socket = join(dir, 'hook', 'hook.sock');
+    const cli = join(projectRoot(), 'bin', 'gardener-ipv6.js');
+    const plugin = join(dir, 'gardener-ipv6-network-policy');
+    const printed = spawnSync(
+      process.execPath,
+      [cli, 'network-policy-enforcer', '--print-cni-plugin', process.execPath],
+      {
+        encoding: 'utf8',
+      },
+    );
+    expect(printed.status, printed.stderr).toBe(0);
+    writeFileSync(plugin, printed.stdout, { mode: 0o755 });
+    const prevResult = {
+      cniVersion: '1.0.0',
+      interfaces: [
+        { name: 'br-hook', mac: '02:00:00:00:0a:01' },
+        { name: 'vethhook0', mac: '02:00:00:00:0a:02' },
+        { name: 'eth0', mac: '02:00:00:00:0a:03', sandbox: '/var/run/netns/hooked' },
+      ],
+      ips: [{ address: 'fd00:3::7/64', interface: 2 }],
+    };
+    // What the container runtime hands the chained plugin after the bridge plugin.
+    const callPlugin = (command: 'ADD' | 'DEL') =>
+      new Promise<{ code: number | null; stdout: string }>((resolve) => {
+        const child = spawn(plugin, [], {
+          env: {
+            CNI_COMMAND: command,
+            CNI_ARGS: `IgnoreUnknown=1;K8S_POD_NAMESPACE=${namespace};K8S_POD_NAME=hooked`,
+            CNI_CONTAINERID: 'hooked',
+            CNI_IFNAME: 'eth0',
+          },
+          stdio: ['pipe', 'pipe', 'inherit'],
+        });
+        let stdout = '';
+        child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+        child.on('exit', (code) => resolve({ code, stdout }));
+        child.stdin.end(
+          JSON.stringify({
+            cniVersion: '1.0.0',
+            name: 'test',
+            type: 'gardener-ipv6-network-policy',
+            socket,
+            timeoutSeconds: 20,
+            prevResult,
+          }),
+        );
+      });
+    const ports = () => {
+      const r = spawnSync(which('nft') ?? 'nft', ['list', 'table', 'bridge', ANTI_SPOOFING_TABLE], {
+        encoding: 'utf8',
+      });
+      return r.status === 0 ? r.stdout : '';
+    };
+
+    // Not running: the plugin fails the pod's sandbox (fail-closed).
+    const refused = await callPlugin('ADD');
+    expect(refused.code).toBe(1);
+    expect(JSON.parse(refused.stdout).msg).toContain('the NetworkPolicy enforcer is not reachable');
+
+    const ready = join(dir, 'ready');
+    const child = spawn(
+      process.execPath,
+      [cli, 'network-policy-enforcer', '--node-name', node, '--kubeconfig', kubeconfig, '--ready-file', ready].concat([
+        '--cni-hook-socket',
+        socket,
+        '--anti-spoofing',
+        '--pod-bridge',
+        'br-hook',
+      ]),
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      await waitFor(() => existsSync(socket), { timeoutMs: 20_000, message: 'the hook socket' });
+      const added = await callPlugin('ADD');
+      expect([added.code, JSON.parse(added.stdout)], stderr).toEqual([0, prevResult]);
+      // Answered only once both are in force: the pod's address among the known, its port held to it.
+      expect(table(null)).toMatch(/set known-pods-v6 \{[^}]*elements = \{[^}]*fd00:3::7/);
+      expect(ports()).toContain('"vethhook0" : jump port-vethhook0');
+      expect(ports()).toContain('ether saddr != 02:00:00:00:0a:03 drop');
+      expect(ports()).toMatch(/ip6 saddr != \{[^}]*fd00:3::7/);
+      // The Node's pod range fails closed; the pods' link-local packets to the Node stop at their bridge.
+      await waitFor(() => table(null).includes('ip6 saddr fd00:3::/64 ip6 saddr != @known-pods-v6 drop'), {
+        message: "the Node's pod range in the rules",
+      });
+      expect(table(null)).toContain('iifname "br-hook" ip6 saddr fe80::/10 drop');
+
+      const deleted = await callPlugin('DEL');
+      expect(deleted.code).toBe(0);
+      await waitFor(() => !ports().includes('vethhook0'), { message: 'the port released after DEL' });
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited, stderr).toBe(0);
+    expect(existsSync(socket)).toBe(false);
+    const removed = spawnSync(process.execPath, [cli, 'network-policy-enforcer', '--remove-rules'], {
+      encoding: 'utf8',
+    });
+    expect([removed.status, removed.stdout]).toEqual([0, 'network policy rules removed\n']);
+    expect([table(null), ports()]).toEqual(['', '']);
+  }, 90_000);
+
+  it('refuses --anti-spoofing without the hook, and a relative node path for the plugin', () => {
+    const run = (...args: string[]) =>
+      spawnSync(
+        process.execPath,
+        [join(projectRoot(), 'bin', 'gardener-ipv6.js'), 'network-policy-enforcer', ...args],
+        {
+          encoding: 'utf8',
+        },
+      );
+    const spoofing = run('--node-name', 'n', '--anti-spoofing');
+    expect([spoofing.status, spoofing.stderr]).toEqual([
+      2,
+      "error: --anti-spoofing needs --cni-hook-socket (the hook tells each pod's port on the bridge)\n",
+    ]);
+    const relative = run('--print-cni-plugin', 'node');
+    expect([relative.status, relative.stderr]).toEqual([
+      2,
+      'error: --print-cni-plugin needs the absolute path of node on the Nodes\n',
+    ]);
+  });
 });

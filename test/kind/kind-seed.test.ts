@@ -3,7 +3,9 @@
  * (hack/kind/build-images.sh), creates a kind cluster of its own name, installs the chart and creates the example
  * Seed and IPv6 Shoot; the shoot's control plane and machines then run as pods of the kind cluster, its API server
  * answers at its AAAA address from this host, its Nodes are Ready with addresses of its nodes range and its pods talk
- * over IPv6; deleting it leaves nothing of it on the seed. `hack/local/down.sh` leaves no cluster, route or Docker
+ * over IPv6; the seed's NetworkPolicies are in force on its Node, and root in a machine sends as no other pod of the
+ * seed there (the Node's CNI chain asks the chart's enforcer for each pod's port on the bridge); deleting it leaves
+ * nothing of it on the seed. `hack/local/down.sh` leaves no cluster, route or Docker
  * network behind. A dual-stack seed (`up.sh dual`) runs the dual-stack example shoot, reached at both addresses.
  *
  * Docker's networks and the cluster's API server live in the host's network namespace: when `npm test` runs vitest
@@ -383,6 +385,87 @@ describe.skipIf(reason !== undefined)('a kind IPv6 seed with the chart', () => {
       `${target} connected`,
     );
   }, 180_000);
+
+  it("holds each machine to its own addresses on the seed's bridge: root in one sends as no other pod", async () => {
+    const seed = (...args: string[]) => kubectl('--kubeconfig', kubeconfig, '-n', SHOOT_NAMESPACE, ...args);
+    const podIP = (selector: string) =>
+      json<{ items: Item[] }>('--kubeconfig', kubeconfig, '-n', SHOOT_NAMESPACE, 'get', 'pods', '-l', selector)
+        .items[0]!.status!.podIP!;
+    const own = seed('get', 'pod', 'machine-local-0', '-o', 'jsonpath={.status.podIP}');
+    const target = seed('get', 'pod', 'machine-local-1', '-o', 'jsonpath={.status.podIP}');
+    const apiServer = podIP('role=apiserver');
+    // Root in the machine's container: the machine's network namespace, as a privileged hostNetwork shoot pod has it.
+    const inMachine = (machine: string, script: string) => seed('exec', machine, '--', 'sh', '-c', script);
+    // Echo requests to the other machine counted where they arrive, ahead of every other rule there.
+    inMachine(
+      'machine-local-1',
+      [
+        'nft add table inet spoof-probe',
+        "nft add chain inet spoof-probe arrivals '{ type filter hook input priority -300; policy accept; }'",
+        ...[own, apiServer].map(
+          (source) =>
+            `nft add rule inet spoof-probe arrivals ip6 saddr ${source} ip6 daddr ${target} icmpv6 type echo-request counter`,
+        ),
+      ].join(' && '),
+    );
+    const counted = (source: string) =>
+      Number(
+        new RegExp(`ip6 saddr ${source} .*counter packets (\\d+)`).exec(
+          inMachine('machine-local-1', 'nft list chain inet spoof-probe arrivals'),
+        )?.[1] ?? NaN,
+      );
+    const ping = (from: string) => `busybox ping -c 3 -w 4 -I ${from} ${target} >/dev/null 2>&1; echo done`;
+    const acceptDAD = '/proc/sys/net/ipv6/conf/eth0/accept_dad';
+    try {
+      inMachine('machine-local-0', ping(own));
+      expect(counted(own)).toBeGreaterThan(0);
+      // As the shoot's kube-apiserver: none arrives (the kind Node's bridge holds the machine's port to its address).
+      inMachine(
+        'machine-local-0',
+        [
+          `dad=$(cat ${acceptDAD})`,
+          `echo 0 > ${acceptDAD}`,
+          `ip addr add ${apiServer}/128 dev eth0`,
+          `ip -6 addr show dev eth0 | grep -q '${apiServer}/128'`,
+          ping(apiServer),
+          `ip addr del ${apiServer}/128 dev eth0`,
+          `echo $dad > ${acceptDAD}`,
+        ].join(' && '),
+      );
+      expect(counted(apiServer)).toBe(0);
+      // Its own still do.
+      const before = counted(own);
+      inMachine('machine-local-0', ping(own));
+      expect(counted(own)).toBeGreaterThan(before);
+    } finally {
+      onHost(join(ROOT, '.cache', 'bin', 'kubectl'), [
+        '--kubeconfig',
+        kubeconfig,
+        '-n',
+        SHOOT_NAMESPACE,
+        'exec',
+        'machine-local-0',
+        '--',
+        'sh',
+        '-c',
+        `ip addr del ${apiServer}/128 dev eth0`,
+      ]);
+      onHost(join(ROOT, '.cache', 'bin', 'kubectl'), [
+        '--kubeconfig',
+        kubeconfig,
+        '-n',
+        SHOOT_NAMESPACE,
+        'exec',
+        'machine-local-1',
+        '--',
+        'nft',
+        'delete',
+        'table',
+        'inet',
+        'spoof-probe',
+      ]);
+    }
+  }, 120_000);
 
   it('deletes the shoot: its seed namespace goes, with the machines and the control plane', async () => {
     const k = (...args: string[]) => kubectl('--kubeconfig', kubeconfig, ...args);

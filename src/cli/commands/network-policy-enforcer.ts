@@ -13,9 +13,28 @@ export function addNetworkPolicyEnforcerCommand(program: Command, { io, setExitC
       'written once the first ruleset is in force',
       '/tmp/gardener-ipv6-network-policies-ready',
     )
-    .option('--remove-rules', "remove the enforcer's table from this network namespace and exit (an uninstall)")
-    .action(async (opts: { nodeName?: string; kubeconfig?: string; readyFile: string; removeRules?: boolean }) => {
-      const { runNetworkPolicyEnforcerCommand } = await import('../network-policy-enforcer.js');
-      setExitCode(await runNetworkPolicyEnforcerCommand(opts, io));
-    });
+    .option(
+      '--cni-hook-socket <path>',
+      "serve the CNI hook of the Node's chain here: a new pod's policies in force before its containers start, " +
+        "and addresses of the Node's pod ranges that no pod holds dropped",
+    )
+    .option('--anti-spoofing', 'hold each pod the hook announces to its own addresses and MAC on the bridge')
+    .option('--pod-bridge <name>', "the bridge of the Node's pods: their link-local packets to the Node are dropped")
+    .option('--print-cni-plugin <node-path>', 'print the CNI plugin that calls the hook, for node at this path; exit')
+    .option('--remove-rules', "remove the enforcer's tables from this network namespace and exit (an uninstall)")
+    .action(
+      async (opts: {
+        nodeName?: string;
+        kubeconfig?: string;
+        readyFile: string;
+        removeRules?: boolean;
+        cniHookSocket?: string;
+        antiSpoofing?: boolean;
+        podBridge?: string;
+        printCniPlugin?: string;
+      }) => {
+        const { runNetworkPolicyEnforcerCommand } = await import('../network-policy-enforcer.js');
+        setExitCode(await runNetworkPolicyEnforcerCommand(opts, io));
+      },
+    );
 }

@@ -177,6 +177,16 @@ export class AntiSpoofing {
     return gone;
   }
 
+  /** Removes the whole table, if there is one (an uninstall); whether there was. */
+  static async removeTable(netns?: string): Promise<boolean> {
+    const present = await runNft('', ['list', 'table', 'bridge', ANTI_SPOOFING_TABLE], netns).then(
+      () => true,
+      () => false,
+    );
+    if (present) await runNft(`delete table bridge ${ANTI_SPOOFING_TABLE}\n`, ['-f', '-'], netns);
+    return present;
+  }
+
   private async delete(hostInterface: string): Promise<void> {
     await runNft(antiSpoofingRemoveScript(hostInterface), ['-f', '-'], this.netns);
   }

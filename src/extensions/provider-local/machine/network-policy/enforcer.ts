@@ -224,11 +224,14 @@ export class NetworkPolicyEnforcer {
     this.written = undefined;
   }
 
-  /** Removes the table from the network namespace, if there is one: every pod's traffic passes again. */
+  /**
+   * Removes the policies' table and the ports' (anti-spoofing.ts) from the network namespace, those there are: every
+   * pod's traffic passes again. Whether there was any.
+   */
   static async removeRules(netns?: string): Promise<boolean> {
     const present = await tablePresent(netns);
     if (present) await runNft(`delete table inet ${NETWORK_POLICY_TABLE}\n`, ['-f', '-'], netns);
-    return present;
+    return (await AntiSpoofing.removeTable(netns)) || present;
   }
 
   /** The script for what the informers hold now. */
