@@ -259,6 +259,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       // gardener-controller-manager's shoot hibernation controller: the garden's other controller of Shoots.
       const { addShootHibernationController } = await import('../controllermanager/shoot-hibernation.js');
       addShootHibernationController(manager);
+      // And its seed lifecycle controller: a Seed whose gardenlet stopped renewing its Lease turns Unknown.
+      const { addSeedLifecycleController } = await import('../controllermanager/seed-lifecycle.js');
+      addSeedLifecycleController(manager);
     }
     signal?.throwIfAborted();
     await manager.start();

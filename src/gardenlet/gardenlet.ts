@@ -12,6 +12,7 @@ import { conditionsOrSpecChanged } from './shoot/care/reconciler.js';
 import { Refs } from '../apis/refs.js';
 import { ShootCareReconciler } from './shoot/care/reconciler.js';
 import { SeedReconciler, seedsOfShoot } from './seed/reconciler.js';
+import { SeedLeaseReconciler } from './seed/lease.js';
 import type { DNSProviderConfig } from './shoot/components/dns-records.js';
 import { ShootReconciler, type ShootReader } from './shoot/reconciler.js';
 import { controlPlaneWorkloadsHealth } from './shoot/components/control-plane-workloads.js';
@@ -40,6 +41,8 @@ export interface GardenletOptions {
   readonly careSyncPeriodMs?: number;
   /** An up-to-date shoot is reconciled again after this long, as Gardener's sync period. @default 1 h */
   readonly shootSyncPeriodMs?: number;
+  /** How often the gardenlet renews its seeds' Leases (seed/lease.ts). @default 10 s */
+  readonly seedLeaseResyncMs?: number;
   /**
    * Seeds as the process shares them (src/app/readers.ts): the cache and its reader that the admission webhook and
    * the scheduler read too. @default a reader of its own on the manager's Seed informer
@@ -157,6 +160,20 @@ export function addGardenletControllers(manager: Manager, options: GardenletOpti
       })
       .watch(shoots, undefined, conditionsOrSpecChanged);
   }
+
+  // The heartbeat: each served Seed's Lease and its GardenletReady condition, renewed on a timer.
+  manager
+    .controller({
+      name: 'seed-lease',
+      reconciler: new SeedLeaseReconciler({
+        client,
+        clock,
+        seed: (name) => seeds.get(name),
+        ...seedName,
+        ...(options.seedLeaseResyncMs !== undefined ? { resyncMs: options.seedLeaseResyncMs } : {}),
+      }),
+    })
+    .watch(seeds, undefined, () => false);
 
   manager
     .controller({ name: 'seed', reconciler: new SeedReconciler({ client, clock, ...seedName }), ...workers })

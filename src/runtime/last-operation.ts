@@ -24,12 +24,12 @@ export function lastOperation(
 export function condition(
   clock: Clock,
   type: string,
-  ok: boolean,
+  ok: boolean | 'Unknown',
   reason: string,
   message: string,
   previous?: Condition,
 ): Condition {
-  const status = ok ? 'True' : 'False';
+  const status = ok === 'Unknown' ? 'Unknown' : ok ? 'True' : 'False';
   const now = metav1Time(clock.now());
   return {
     type,

@@ -19,6 +19,7 @@ import { Feature, parseFeatureGates } from '../../src/featuregate/featuregate.js
 import { parseHostIPs } from '../../src/extensions/provider-local/loadbalancer/ingress.js';
 import { IMAGES } from '../../src/imagevector/images.js';
 import { projectRoot } from '../../src/system/project.js';
+import { SEED_LEASE_NAMESPACE } from '../../src/apis/core/v1beta1/seed-lease.js';
 import { NETWORK_POLICY, POD } from '../../src/extensions/provider-local/machine/network-policy/enforcer.js';
 import { generateCertificates } from '../../src/localenv/certs.js';
 import {
@@ -193,6 +194,7 @@ describe.each(Object.keys(PRESETS) as Preset[])('helm template with the %s value
       ...(preset === 'default' ? [] : ['DaemonSet']),
       'Deployment',
       'MutatingWebhookConfiguration',
+      'Namespace',
       'NetworkPolicy',
       'PodDisruptionBudget',
       'Role',
@@ -210,8 +212,16 @@ describe.each(Object.keys(PRESETS) as Preset[])('helm template with the %s value
       // The admission server reads the aggregator's configuration in kube-system, as every aggregated API server.
       const inKubeSystem =
         o.kind === 'RoleBinding' && o.metadata.name === `${nameOf('admission')}-authentication-reader`;
+      // The gardenlets' heartbeats, in Gardener's namespace for them.
+      const inSeedLeases = /^Role(Binding)?$/.test(o.kind) && o.metadata.name.endsWith('-seed-lease');
       expect(o.metadata.namespace, `${o.kind}/${o.metadata.name}`).toBe(
-        clusterScoped ? undefined : inKubeSystem ? 'kube-system' : NAMESPACE,
+        clusterScoped || o.kind === 'Namespace'
+          ? undefined
+          : inKubeSystem
+            ? 'kube-system'
+            : inSeedLeases
+              ? SEED_LEASE_NAMESPACE
+              : NAMESPACE,
       );
       expect(o.metadata.labels?.['app.kubernetes.io/instance'], `${o.kind}/${o.metadata.name}`).toBe(RELEASE);
     }
@@ -425,7 +435,42 @@ describe.each(Object.keys(PRESETS) as Preset[])('helm template with the %s value
       });
       expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: nameOf(component), namespace: NAMESPACE }]);
     }
-    expect(ofKind(objects, 'Role')).toHaveLength(CONTROLLERS.length);
+    expect(ofKind(objects, 'Role').filter((r) => r.metadata.name.endsWith('-leader-election'))).toHaveLength(
+      CONTROLLERS.length,
+    );
+  });
+
+  it("lets the gardenlet renew its Seed's Lease and the scheduler read it, in gardener-system-seed-lease only", () => {
+    const namespace = named<K8sObject>(objects, 'Namespace', SEED_LEASE_NAMESPACE);
+    // Other gardenlets of the garden renew theirs there: an uninstall keeps it.
+    expect(namespace.metadata.annotations?.['helm.sh/resource-policy']).toBe('keep');
+    const roleOf = (component: ChartComponent) => {
+      const role = named<Role>(objects, 'Role', `${nameOf(component)}-seed-lease`);
+      expect(role.metadata.namespace).toBe(SEED_LEASE_NAMESPACE);
+      const binding = named<Binding>(objects, 'RoleBinding', `${nameOf(component)}-seed-lease`);
+      expect([binding.metadata.namespace, binding.roleRef.name, binding.subjects]).toEqual([
+        SEED_LEASE_NAMESPACE,
+        role.metadata.name,
+        [{ kind: 'ServiceAccount', name: nameOf(component), namespace: NAMESPACE }],
+      ]);
+      return role.rules.flatMap(grants).sort();
+    };
+    // src/gardenlet/seed/lease.ts: get, then update or create; every Seed's without a seedName.
+    expect(roleOf('gardenlet')).toEqual(
+      [...allow(Refs.lease, ['create']), ...allow(Refs.lease, ['get', 'update'])].sort(),
+    );
+    // src/controllermanager/seed-lifecycle.ts: a get per Seed and sync period.
+    expect(roleOf('scheduler')).toEqual(allow(Refs.lease, ['get']).sort());
+    expect(ofKind(objects, 'Role').filter((r) => r.metadata.namespace === SEED_LEASE_NAMESPACE)).toHaveLength(2);
+    // With a seedName, only that Seed's Lease.
+    const one = renderChart(preset, { release: RELEASE, namespace: NAMESPACE, set: { seedName: 'local-ipv6' } });
+    expect(
+      named<Role>(one, 'Role', `${nameOf('gardenlet')}-seed-lease`)
+        .rules.flatMap(grants)
+        .sort(),
+    ).toEqual(
+      [...allow(Refs.lease, ['create']), ...allow(Refs.lease, ['get', 'update'], { names: ['local-ipv6'] })].sort(),
+    );
   });
 
   it("narrows the gardenlet's and the network extension's writes to their own with an admission policy", () => {
@@ -733,7 +778,17 @@ describe('chart values', () => {
         .sort(),
     ).toEqual(['dns-local', 'dns-server', 'gardenlet', 'scheduler'].map(nameOf));
     expect(objects.filter((o) => /admission|network-calico/.test(o.metadata.name))).toEqual([]);
-    expect(objects.filter((o) => /WebhookConfiguration|^Role/.test(o.kind))).toEqual([]);
+    // The gardenlet's and the scheduler's heartbeat Roles stay: leader election is not what they are for.
+    expect(
+      objects
+        .filter((o) => /WebhookConfiguration|^Role/.test(o.kind))
+        .map((o) => `${o.kind}/${o.metadata.name}`)
+        .sort(),
+    ).toEqual(
+      ['gardenlet', 'scheduler']
+        .flatMap((c) => [`Role/${nameOf(c)}-seed-lease`, `RoleBinding/${nameOf(c)}-seed-lease`])
+        .sort(),
+    );
     expect(flag(containerOf(objects, 'gardenlet'), 'leader-elect')).toBeUndefined();
   });
 });

@@ -116,11 +116,13 @@ export const EXPECTED_CLUSTER_GRANTS: Record<ChartComponent, string[]> = {
     // The shoot's Cluster (src/gardenlet/shoot/components/cluster.ts): applied, deleted, waited for (get).
     ...allow(Refs.cluster, ['get', 'create', 'patch', 'delete']),
   ],
-  // src/scheduler: informers of Shoots and Seeds, the binding and the failure status by merge patch, events.
+  // src/scheduler: informers of Shoots and Seeds, the binding and the failure status by merge patch, events;
+  // src/controllermanager/seed-lifecycle.ts: GardenletReady Unknown (seeds/status), its shoots' conditions.
   scheduler: [
     ...allow(Refs.shoot, ['get', 'list', 'watch', 'patch']),
     ...allow(Refs.shoot, ['patch'], { sub: 'status' }),
     ...allow(Refs.seed, ['get', 'list', 'watch']),
+    ...allow(Refs.seed, ['patch'], { sub: 'status' }),
     ...allow(EventRef, ['create']),
   ],
   'network-calico': [
