@@ -12,9 +12,13 @@ import { errorString } from '../apis/field/index.js';
 import { formatLabelSelector, labelSelectorMatches } from '../apis/meta/label-selector.js';
 import { featureGates } from '../featuregate/featuregate.js';
 import { shootNetworkingStatus, ShootNetworksError } from '../apis/core/v1beta1/networks.js';
+import { CONDITION_GARDENLET_READY } from '../apis/core/v1beta1/seed-lease.js';
 
-/** A seed's condition the gardenlet keeps True while it runs the seed (Gardener's `GardenletReady`). */
-export const SEED_GARDENLET_READY = 'GardenletReady';
+/**
+ * A seed's condition the gardenlet keeps True while it runs the seed (Gardener's `GardenletReady`, seed/lease.ts);
+ * the seed lifecycle controller turns it Unknown when the gardenlet stops.
+ */
+export const SEED_GARDENLET_READY = CONDITION_GARDENLET_READY;
 
 /** Gates don't decide scheduling: the shoot's families were admitted already. */
 const ALL_GATES = featureGates({ IPv6SingleStack: true, DualStack: true });
