@@ -64,6 +64,7 @@ const SERVICE_ACCOUNT: ResourceRef = {
 
 /** Where each kind the chart renders lives in the API. */
 const REFS: Record<string, ResourceRef> = {
+  Namespace: Refs.namespace,
   ServiceAccount: { group: '', version: 'v1', plural: 'serviceaccounts', kind: 'ServiceAccount', namespaced: true },
   Secret: Refs.secret,
   ConfigMap: Refs.configMap,
