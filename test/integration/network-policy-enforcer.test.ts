@@ -19,6 +19,7 @@ import { ANTI_SPOOFING_TABLE } from '../../src/extensions/provider-local/machine
 import { projectRoot } from '../../src/system/project.js';
 import { which } from '../../src/system/process.js';
 import { tempFile } from '../support/cli.js';
+import { runCNIPlugin } from '../support/cni-plugin.js';
 import { kubeConfig, newTestNamespace } from '../support/kube.js';
 import { waitFor } from '../support/wait.js';
 
@@ -267,30 +268,19 @@ describe.skipIf(skip || table(null) !== '')('gardener-ipv6 network-policy-enforc
     };
     // What the container runtime hands the chained plugin after the bridge plugin.
     const callPlugin = (command: 'ADD' | 'DEL') =>
-      new Promise<{ code: number | null; stdout: string }>((resolve) => {
-        const child = spawn(plugin, [], {
-          env: {
-            CNI_COMMAND: command,
-            CNI_ARGS: `IgnoreUnknown=1;K8S_POD_NAMESPACE=${namespace};K8S_POD_NAME=hooked`,
-            CNI_CONTAINERID: 'hooked',
-            CNI_IFNAME: 'eth0',
-          },
-          stdio: ['pipe', 'pipe', 'inherit'],
-        });
-        let stdout = '';
-        child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-        child.on('exit', (code) => resolve({ code, stdout }));
-        child.stdin.end(
-          JSON.stringify({
-            cniVersion: '1.0.0',
-            name: 'test',
-            type: 'gardener-ipv6-network-policy',
-            socket,
-            timeoutSeconds: 20,
-            prevResult,
-          }),
-        );
-      });
+      runCNIPlugin(
+        plugin,
+        command,
+        {
+          cniVersion: '1.0.0',
+          name: 'test',
+          type: 'gardener-ipv6-network-policy',
+          socket,
+          timeoutSeconds: 20,
+          prevResult,
+        },
+        { args: `K8S_POD_NAMESPACE=${namespace};K8S_POD_NAME=hooked`, containerID: 'hooked' },
+      );
     const ports = () => {
       const r = spawnSync(which('nft') ?? 'nft', ['list', 'table', 'bridge', ANTI_SPOOFING_TABLE], {
         encoding: 'utf8',

@@ -80,22 +80,11 @@ describe('the seed lease and the seed lifecycle', () => {
 
     const clock = new FakeClock(Date.now());
     const ctx = { signal: AbortSignal.timeout(30_000), logger: silentLogger() };
-    const lease = new SeedLeaseReconciler({
-      client,
-      clock,
-      seed: () => undefined,
-      seedName,
-    });
     // The gardenlet reads its Seed from its cache: here from the server.
-    const heartbeat = async () =>
-      new SeedLeaseReconciler({
-        client,
-        clock,
-        seed: () => cached,
-        seedName,
-      }).reconcile({ name: seedName }, ctx);
     let cached = await seed();
-    // Another seed's request is not this gardenlet's, nor is a Seed it doesn't see.
+    const lease = new SeedLeaseReconciler({ client, clock, seed: () => cached, seedName });
+    const heartbeat = () => lease.reconcile({ name: seedName }, ctx);
+    // Another seed's request is not this gardenlet's.
     expect(await lease.reconcile({ name: otherSeed }, ctx)).toBeUndefined();
     expect(await heartbeat()).toEqual({ requeueAfter: 10_000 });
     const renewed = await client.get<Lease>(Refs.lease, seedName, SEED_LEASE_NAMESPACE);

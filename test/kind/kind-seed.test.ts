@@ -395,7 +395,19 @@ describe.skipIf(reason !== undefined)('a kind IPv6 seed with the chart', () => {
     const target = seed('get', 'pod', 'machine-local-1', '-o', 'jsonpath={.status.podIP}');
     const apiServer = podIP('role=apiserver');
     // Root in the machine's container: the machine's network namespace, as a privileged hostNetwork shoot pod has it.
-    const inMachine = (machine: string, script: string) => seed('exec', machine, '--', 'sh', '-c', script);
+    const execInMachine = (machine: string, ...argv: string[]) =>
+      onHost(join(ROOT, '.cache', 'bin', 'kubectl'), [
+        '--kubeconfig',
+        kubeconfig,
+        '-n',
+        SHOOT_NAMESPACE,
+        'exec',
+        machine,
+        '--',
+        ...argv,
+      ]);
+    const inMachine = (machine: string, script: string) =>
+      ok(execInMachine(machine, 'sh', '-c', script), `${machine}: ${script}`);
     // Echo requests to the other machine counted where they arrive, ahead of every other rule there.
     inMachine(
       'machine-local-1',
@@ -438,32 +450,9 @@ describe.skipIf(reason !== undefined)('a kind IPv6 seed with the chart', () => {
       inMachine('machine-local-0', ping(own));
       expect(counted(own)).toBeGreaterThan(before);
     } finally {
-      onHost(join(ROOT, '.cache', 'bin', 'kubectl'), [
-        '--kubeconfig',
-        kubeconfig,
-        '-n',
-        SHOOT_NAMESPACE,
-        'exec',
-        'machine-local-0',
-        '--',
-        'sh',
-        '-c',
-        `ip addr del ${apiServer}/128 dev eth0`,
-      ]);
-      onHost(join(ROOT, '.cache', 'bin', 'kubectl'), [
-        '--kubeconfig',
-        kubeconfig,
-        '-n',
-        SHOOT_NAMESPACE,
-        'exec',
-        'machine-local-1',
-        '--',
-        'nft',
-        'delete',
-        'table',
-        'inet',
-        'spoof-probe',
-      ]);
+      // Whatever failed: neither the borrowed address nor the counter stays.
+      execInMachine('machine-local-0', 'sh', '-c', `ip addr del ${apiServer}/128 dev eth0`);
+      execInMachine('machine-local-1', 'nft', 'delete', 'table', 'inet', 'spoof-probe');
     }
   }, 120_000);
 

@@ -54,16 +54,14 @@ export class SeedLeaseReconciler implements Reconciler {
       'Gardenlet is posting ready status.',
       previous,
     );
-    // Written when it changes, not at every renewal: the Lease is the heartbeat.
-    if (previous?.status !== 'True' || previous.reason !== ready.reason) {
-      await patchStatusIfChanged(
-        client,
-        Refs.seed,
-        seed,
-        { conditions: mergeConditions(seed.status?.conditions, [ready]) },
-        { signal: ctx.signal },
-      );
-    }
+    // Written when it changes (timestamps aside), not at every renewal: the Lease is the heartbeat.
+    await patchStatusIfChanged(
+      client,
+      Refs.seed,
+      seed,
+      { conditions: mergeConditions(seed.status?.conditions, [ready]) },
+      { signal: ctx.signal },
+    );
     return { requeueAfter: this.options.resyncMs ?? SEED_LEASE_RESYNC_MS };
   }
 

@@ -2,7 +2,6 @@
  * The CNI hook as containerd runs it: the plugin script executed by node with CNI's environment and stdin, talking
  * over a real Unix socket to the hook's server, whose target stands in for the enforcer.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +12,7 @@ import {
   serveNetworkPolicyHook,
   type AnnouncementTarget,
 } from '../../../../../src/extensions/provider-local/machine/network-policy/cni-hook.js';
+import { runCNIPlugin } from '../../../../support/cni-plugin.js';
 
 /** The bridge plugin's result: the bridge, the host end of the pod's veth, the pod's end in its sandbox. */
 const PREV_RESULT = {
@@ -46,16 +46,15 @@ function runPlugin(
   conf: Record<string, unknown>,
   args = 'K8S_POD_NAMESPACE=default;K8S_POD_NAME=web',
 ) {
-  return new Promise<{ code: number | null; stdout: string; ms: number }>((resolve) => {
-    const started = Date.now();
-    const child = spawn(plugin, [], {
-      env: { CNI_COMMAND: command, CNI_ARGS: `IgnoreUnknown=1;${args}`, CNI_CONTAINERID: 'c1', CNI_IFNAME: 'eth0' },
-    });
-    let stdout = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.on('close', (code) => resolve({ code, stdout, ms: Date.now() - started }));
-    child.stdin.end(JSON.stringify({ cniVersion: '1.0.0', name: 'gardener-ipv6', socket, ...conf }));
-  });
+  return runCNIPlugin(
+    plugin,
+    command,
+    { cniVersion: '1.0.0', name: 'gardener-ipv6', socket, ...conf },
+    {
+      args,
+      containerID: 'c1',
+    },
+  );
 }
 
 /** A stand-in enforcer: records what it is told and puts the rules in force when the test says so. */
