@@ -7,7 +7,7 @@ import { cacheLookup } from '../admission/cache-lookup.js';
 import type { MaybePromise } from '../admission/review.js';
 import { Refs, type ResourceRef } from '../apis/refs.js';
 import { CachedReader } from '../runtime/cached-reader.js';
-import type { Manager } from '../runtime/manager.js';
+import type { ClusterAccess, Manager } from '../runtime/manager.js';
 
 /** Seeds from the shared cache, read from the API server only on a miss. */
 export type SeedReader = CachedReader<KubernetesObject>;
@@ -28,15 +28,16 @@ export interface SharedReaders {
 }
 
 /**
- * Readers on the manager's informers: they start, sync (before the manager reports ready) and stop with the
- * manager, and their hits and misses count in its metrics. Each is created on first use, before `manager.start()`:
- * a process whose components don't read a kind neither watches it nor needs the permission to.
+ * Readers on the manager's informers of the garden (the manager's own cluster unless given): they start, sync
+ * (before the manager reports ready) and stop with the manager, and their hits and misses count in its metrics. Each
+ * is created on first use, before `manager.start()`: a process whose components don't read a kind neither watches it
+ * nor needs the permission to.
  */
-export function sharedReaders(manager: Manager): SharedReaders {
+export function sharedReaders(manager: Manager, garden: ClusterAccess = manager): SharedReaders {
   const reader = (ref: ResourceRef) =>
     new CachedReader({
-      informer: manager.informer(ref),
-      client: manager.client,
+      informer: garden.informer(ref),
+      client: garden.client,
       ref,
       reads: manager.metrics.cachedReads,
     });

@@ -60,7 +60,14 @@ export interface WebhookOptions {
 }
 
 export interface RuntimeOptions {
+  /** The cluster the process runs against: the garden, or the seed when `garden` is given. */
   readonly kubeConfig: KubeConfig;
+  /**
+   * The garden, when it is another cluster than `kubeConfig`'s: the gardenlet and the extensions then run in their
+   * seed (leader election there too) and reach the garden with this kubeconfig, as Gardener's gardenlet does. The
+   * webhook and the scheduler belong to the garden and can't run so.
+   */
+  readonly garden?: KubeConfig;
   readonly gates: FeatureGates;
   readonly logger: Logger;
   /** @default every component */
@@ -138,6 +145,12 @@ function isLoopback(host: string): boolean {
 
 export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const components = new Set(options.components ?? COMPONENTS);
+  if (options.garden !== undefined) {
+    const gardenOnly = ['admission', 'scheduler'].filter((c) => components.has(c as Component));
+    if (gardenOnly.length > 0) {
+      throw new Error(`${gardenOnly.join(' and ')} run in the garden: not with a separate garden kubeconfig`);
+    }
+  }
   const { logger } = options;
   const client = new ResourceClient(options.kubeConfig);
   let webhook: AdmissionServer | undefined;
@@ -155,8 +168,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     ...(options.health ? { health: options.health } : {}),
     ...(options.leaderElection ? { leaderElection: options.leaderElection } : {}),
   });
+  const garden = options.garden !== undefined ? manager.cluster(options.garden, { name: 'garden' }) : undefined;
   // One cache per kind for the components of the process that read it; the informers start with the manager.
-  const readers = sharedReaders(manager);
+  const readers = sharedReaders(manager, garden);
 
   const { signal } = options;
   // A stop during start: the manager's start (informers syncing) returns, the other steps are checked after.
@@ -234,6 +248,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       const { addGardenletControllers } = await import('../gardenlet/gardenlet.js');
       addGardenletControllers(manager, {
         ...options.gardenlet,
+        ...(garden !== undefined ? { garden } : {}),
         seeds: readers.seeds,
         cloudProfiles: readers.cloudProfiles,
       });

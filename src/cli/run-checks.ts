@@ -20,6 +20,8 @@ import { InputError } from './io.js';
 
 export interface RunOptions {
   readonly kubeconfig?: string;
+  /** The garden's, when it is another cluster than `kubeconfig`'s (which is then the seed). */
+  readonly gardenKubeconfig?: string;
   readonly components: readonly Component[];
   readonly gates: FeatureGates;
   readonly webhookHost: string;
@@ -70,6 +72,8 @@ export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', '
 /** What the checks read, so that the run does not read it again. */
 export interface CheckedRunInputs {
   readonly kubeConfig: KubeConfig;
+  /** --garden-kubeconfig's, loaded. */
+  readonly gardenKubeConfig?: KubeConfig;
   /** The TSIG secret from --dns-tsig-secret-file, trimmed. */
   readonly tsigSecret?: string;
 }
@@ -208,6 +212,23 @@ export async function checkRunOptions(
   }
   await listenErrors(listeners, errors);
 
+  let gardenKubeConfig: KubeConfig | undefined;
+  if (options.gardenKubeconfig !== undefined) {
+    const gardenOnly = options.components.filter((c) => c === 'admission' || c === 'scheduler');
+    if (gardenOnly.length > 0) {
+      errors.push(
+        `--garden-kubeconfig: ${gardenOnly.join(' and ')} run in the garden (leave them out of --components)`,
+      );
+    }
+    // A gardenlet in its own seed serves that seed only, as Gardener's: it knows which Seed it is.
+    if (options.seedName === undefined) errors.push('--garden-kubeconfig needs --seed-name');
+    try {
+      gardenKubeConfig = loadKubeConfig(options.gardenKubeconfig);
+    } catch (e) {
+      if (!(e instanceof InputError)) throw e;
+      errors.push(`--garden-kubeconfig: ${e.message}`);
+    }
+  }
   let kubeConfig: KubeConfig | undefined;
   try {
     kubeConfig = loadKubeConfig(options.kubeconfig);
@@ -216,5 +237,9 @@ export async function checkRunOptions(
     errors.push(e.message);
   }
   if (errors.length > 0 || kubeConfig === undefined) throw new InputError(errors.join('; '));
-  return { kubeConfig, ...(tsigSecret !== undefined ? { tsigSecret } : {}) };
+  return {
+    kubeConfig,
+    ...(gardenKubeConfig !== undefined ? { gardenKubeConfig } : {}),
+    ...(tsigSecret !== undefined ? { tsigSecret } : {}),
+  };
 }

@@ -74,7 +74,7 @@ export function loadKubeConfig(path: string | undefined): KubeConfig {
  */
 export async function runRun(options: RunOptions, io: CliIO): Promise<number> {
   // Every flag first (exit 2 naming the bad ones): nothing listens or connects before they are all fine.
-  const { kubeConfig, tsigSecret } = await checkRunOptions(options, loadKubeConfig);
+  const { kubeConfig, gardenKubeConfig, tsigSecret } = await checkRunOptions(options, loadKubeConfig);
   const logger = newLogger({ level: options.logLevel, name: 'gardener-ipv6' });
   // From here on a signal stops the run, also before its caches synced.
   const stop = new AbortController();
@@ -93,7 +93,13 @@ export async function runRun(options: RunOptions, io: CliIO): Promise<number> {
   process.on('SIGTERM', onSignal);
   const runFolder = makeRunFolder(options, io);
   try {
-    return await runUntilStopped(options, io, { kubeConfig, tsigSecret, logger, stop: stop.signal });
+    return await runUntilStopped(options, io, {
+      kubeConfig,
+      gardenKubeConfig,
+      tsigSecret,
+      logger,
+      stop: stop.signal,
+    });
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
@@ -129,12 +135,13 @@ async function runUntilStopped(
   io: CliIO,
   context: {
     kubeConfig: KubeConfig;
+    gardenKubeConfig: KubeConfig | undefined;
     tsigSecret: string | undefined;
     logger: Logger;
     stop: AbortSignal;
   },
 ): Promise<number> {
-  const { kubeConfig, tsigSecret, logger, stop } = context;
+  const { kubeConfig, gardenKubeConfig, tsigSecret, logger, stop } = context;
   let runtime: Runtime;
   try {
     const workloads =
@@ -150,6 +157,7 @@ async function runUntilStopped(
     }
     runtime = await startRuntime({
       kubeConfig,
+      ...(gardenKubeConfig !== undefined ? { garden: gardenKubeConfig } : {}),
       gates: options.gates,
       logger,
       components: options.components,
@@ -196,7 +204,11 @@ async function runUntilStopped(
     io.err(`error: starting ${options.components.join(', ')} failed: ${(e as Error).message}\n`);
     return 1;
   }
-  io.err(`running ${options.components.join(', ')} against ${kubeConfig.getCurrentCluster()?.server ?? '?'}\n`);
+  const gardenServer = gardenKubeConfig?.getCurrentCluster()?.server;
+  io.err(
+    `running ${options.components.join(', ')} against ${kubeConfig.getCurrentCluster()?.server ?? '?'}` +
+      `${gardenServer !== undefined ? ` (the seed; the garden: ${gardenServer})` : ''}\n`,
+  );
   const outcome = await new Promise<number>((resolve) => {
     if (stop.aborted) return resolve(0);
     stop.addEventListener('abort', () => resolve(0), { once: true });

@@ -5,7 +5,7 @@
 import type { KubernetesObject, V1Service } from '@kubernetes/client-node';
 import { CachedReader } from '../runtime/cached-reader.js';
 import type { Request } from '../runtime/controller.js';
-import type { Manager } from '../runtime/manager.js';
+import type { ClusterAccess, Manager } from '../runtime/manager.js';
 import { Labels, projectNamespace } from '../apis/core/v1beta1/names.js';
 import { extensionOutcomeChanged, loadBalancerChanged, specOrMetadataChanged } from '../runtime/predicates.js';
 import { conditionsOrSpecChanged } from './shoot/care/reconciler.js';
@@ -27,6 +27,12 @@ import { hibernationPossible, type WebhookConfiguration } from './shoot/care/con
 
 export interface GardenletOptions {
   readonly dns: DNSProviderConfig;
+  /**
+   * The garden (Shoots, Seeds, CloudProfiles, the seed's Lease) when it is another cluster than the manager's, which
+   * is then the seed: Gardener's gardenlet in its seed cluster, reaching the garden with a kubeconfig of its own.
+   * @default the manager's cluster, garden and seed at once
+   */
+  readonly garden?: ClusterAccess;
   /** Reconcile only this seed and the shoots on it; all when unset. */
   readonly seedName?: string;
   /** Let the shoot succeed only after the Network and DNSRecord extensions did. @default true */
@@ -81,17 +87,20 @@ export function shootRequestsForSeedObject(object: KubernetesObject): Request[] 
 
 /** Adds the shoot, shoot care and seed controllers to the manager (provider-local's are its own: controller.ts). */
 export function addGardenletControllers(manager: Manager, options: GardenletOptions): void {
+  // The manager's cluster is the seed; Shoots, Seeds and CloudProfiles are the garden's.
   const { client, clock } = manager;
+  const garden = options.garden ?? manager;
+  const gardenClient = garden.client;
   const workers = options.workers !== undefined ? { workers: options.workers } : {};
   const seedName = options.seedName !== undefined ? { seedName: options.seedName } : {};
   const services = manager.informer<KubernetesObject>(Refs.service);
-  const shoots = manager.informer<KubernetesObject>(Refs.shoot);
+  const shoots = garden.informer<KubernetesObject>(Refs.shoot);
   const seedReader =
-    options.seeds ?? new CachedReader({ informer: manager.informer(Refs.seed), client, ref: Refs.seed });
+    options.seeds ?? new CachedReader({ informer: garden.informer(Refs.seed), client: gardenClient, ref: Refs.seed });
   const seeds = seedReader.informer;
   const cloudProfileReader =
     options.cloudProfiles ??
-    new CachedReader({ informer: manager.informer(Refs.cloudProfile), client, ref: Refs.cloudProfile });
+    new CachedReader({ informer: garden.informer(Refs.cloudProfile), client: gardenClient, ref: Refs.cloudProfile });
   // Reads of watched objects come from the informer caches, as in controller-runtime: the server only sees writes
   // (and, for a seed, a GET when it is not cached yet).
   const reader: ShootReader = {
@@ -107,6 +116,7 @@ export function addGardenletControllers(manager: Manager, options: GardenletOpti
       name: 'shoot',
       reconciler: new ShootReconciler({
         client,
+        garden: gardenClient,
         reader,
         clock,
         dns: options.dns,
@@ -141,6 +151,7 @@ export function addGardenletControllers(manager: Manager, options: GardenletOpti
         name: 'shoot-care',
         reconciler: new ShootCareReconciler({
           client,
+          garden: gardenClient,
           clock,
           controlPlaneHealth: (namespace: string) => controlPlaneWorkloadsHealth(client, namespace),
           // The ManagedResources from the resource manager's informer cache, not a list per care tick.
@@ -166,7 +177,7 @@ export function addGardenletControllers(manager: Manager, options: GardenletOpti
     .controller({
       name: 'seed-lease',
       reconciler: new SeedLeaseReconciler({
-        client,
+        client: gardenClient,
         clock,
         seed: (name) => seeds.get(name),
         ...seedName,
@@ -176,7 +187,11 @@ export function addGardenletControllers(manager: Manager, options: GardenletOpti
     .watch(seeds, undefined, () => false);
 
   manager
-    .controller({ name: 'seed', reconciler: new SeedReconciler({ client, clock, ...seedName }), ...workers })
+    .controller({
+      name: 'seed',
+      reconciler: new SeedReconciler({ client, garden: gardenClient, clock, ...seedName }),
+      ...workers,
+    })
     .watch(seeds, undefined, specOrMetadataChanged)
     // A seed being deleted waits for its shoots: each change of one of them (its deletion above all) looks again.
     .watch(shoots, (shoot) =>

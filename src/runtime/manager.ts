@@ -40,6 +40,19 @@ export interface ManagerOptions {
   readonly gracefulShutdownMs?: number;
 }
 
+/**
+ * What a controller needs of a cluster: its client and shared informers. The manager is one (the cluster it runs
+ * against); {@link Manager.cluster} adds another, as controller-runtime's `cluster.Cluster` (the gardenlet's garden
+ * when it runs in its seed).
+ */
+export interface ClusterAccess {
+  readonly client: ResourceClient;
+  informer<T extends KubernetesObject>(
+    ref: ResourceRef,
+    opts?: { namespace?: string; labelSelector?: string; fieldSelector?: string },
+  ): Informer<T>;
+}
+
 /** Rejects {@link Manager.done} when the lease was lost: the process should exit and restart. */
 export class LeadershipLostError extends Error {
   override readonly name = 'LeadershipLostError';
@@ -52,7 +65,7 @@ export class LeadershipLostError extends Error {
  * releasing the lease. `done` settles when the manager stopped, rejecting with LeadershipLostError when the lease
  * was lost (then everything has already been stopped).
  */
-export class Manager {
+export class Manager implements ClusterAccess {
   readonly kubeConfig: KubeConfig;
   readonly client: ResourceClient;
   readonly logger: Logger;
@@ -60,6 +73,8 @@ export class Manager {
   readonly clock: Clock;
   readonly done: Promise<void>;
   private readonly informers = new Map<string, Informer<KubernetesObject>>();
+  /** The clients of the clusters added with cluster(), closed when the manager stops. */
+  private readonly clusterClients: ResourceClient[] = [];
   private readonly controllers: Controller[] = [];
   private elector?: LeaderElector;
   private health?: HealthServer;
@@ -86,7 +101,35 @@ export class Manager {
     ref: ResourceRef,
     opts: { namespace?: string; labelSelector?: string; fieldSelector?: string } = {},
   ): Informer<T> {
+    return this.sharedInformer<T>('', this.client, ref, opts);
+  }
+
+  /**
+   * Another cluster, reached with `kubeConfig`: its informers start, sync (before controllers start and /readyz
+   * reports ready) and stop with the manager's own; its client closes when the manager stops. Leader election and
+   * the controllers stay the manager's.
+   */
+  cluster(kubeConfig: KubeConfig, opts: { name?: string; client?: ResourceClient } = {}): ClusterAccess {
+    const client = opts.client ?? new ResourceClient(kubeConfig);
+    this.clusterClients.push(client);
+    const id = `${opts.name ?? 'cluster'}#${this.clusterClients.length}`;
+    return {
+      client,
+      informer: <T extends KubernetesObject>(
+        ref: ResourceRef,
+        informerOpts: { namespace?: string; labelSelector?: string; fieldSelector?: string } = {},
+      ) => this.sharedInformer<T>(id, client, ref, informerOpts),
+    };
+  }
+
+  private sharedInformer<T extends KubernetesObject>(
+    cluster: string,
+    client: ResourceClient,
+    ref: ResourceRef,
+    opts: { namespace?: string; labelSelector?: string; fieldSelector?: string },
+  ): Informer<T> {
     const key = JSON.stringify([
+      cluster,
       ref.group,
       ref.version,
       ref.plural,
@@ -99,7 +142,7 @@ export class Manager {
       informer = new Informer<KubernetesObject>({
         ...this.opts.informerDefaults,
         ...opts,
-        client: this.client,
+        client,
         ref,
         logger: this.logger,
         clock: this.clock,
@@ -190,6 +233,7 @@ export class Manager {
       await Promise.all([...this.informers.values()].map((i) => i.stopped()));
       await this.health?.close();
       this.client.close();
+      for (const client of this.clusterClients) client.close();
     } finally {
       this.state = 'stopped';
       this.logger.info('stopped');

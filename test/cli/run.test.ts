@@ -109,6 +109,21 @@ describe('gardener-ipv6 run: usage errors', () => {
       /^error: --dns-tsig-key-name and --dns-tsig-secret-file go together/,
     ],
     [
+      'a garden kubeconfig with the garden components',
+      () => ['--garden-kubeconfig', kubeconfig, '--seed-name', 'dual'],
+      /^error: --garden-kubeconfig: admission and scheduler run in the garden \(leave them out of --components\)$/,
+    ],
+    [
+      'a garden kubeconfig without the seed it serves',
+      () => ['--garden-kubeconfig', kubeconfig, '--components', 'gardenlet,network,dns'],
+      /^error: --garden-kubeconfig needs --seed-name$/,
+    ],
+    [
+      'a garden kubeconfig that is missing',
+      () => ['--garden-kubeconfig', '/nonexistent/garden', '--components', 'gardenlet', '--seed-name', 'dual'],
+      /^error: --garden-kubeconfig: cannot load the kubeconfig \/nonexistent\/garden: /,
+    ],
+    [
       'an unknown log level',
       () => ['--log-level', 'verbose'],
       /^error: --log-level "verbose": want one of trace, debug, info, warn, error, fatal, silent$/,

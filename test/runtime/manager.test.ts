@@ -104,6 +104,42 @@ describe('Manager', () => {
     expect(manager.informer(cm, { namespace: 'other' })).not.toBe(manager.informer(cm, { namespace: 'default' }));
   });
 
+  it("watches a second cluster's objects with its own client, synced before controllers run", async () => {
+    const other = await FakeApiServer.start();
+    try {
+      server.upsert(cm, { metadata: { name: 'here', namespace: 'default' } } as KubernetesObject);
+      other.upsert(cm, { metadata: { name: 'there', namespace: 'default' } } as KubernetesObject);
+      const { manager, reconciled } = newManager('m');
+      const cluster = manager.cluster(other.kubeConfig());
+      const remote = cluster.informer(cm, { namespace: 'default' });
+      expect(remote).toBe(cluster.informer(cm, { namespace: 'default' }));
+      expect(remote).not.toBe(manager.informer(cm, { namespace: 'default' }));
+      const seenRemotely: string[] = [];
+      manager
+        .controller({
+          name: 'remote',
+          reconciler: {
+            reconcile: async (req) => {
+              // Synced before any controller ran: the cache holds the other cluster's object already.
+              if (remote.get(req.name, req.namespace)) seenRemotely.push(req.name);
+            },
+          },
+        })
+        .watch(remote);
+      await manager.start();
+      expect(manager.isReady()).toBe(true);
+      await waitFor(() => reconciled.length === 1 && seenRemotely.length === 1, wait);
+      expect(reconciled.map((r) => r.name)).toEqual(['here']);
+      expect(seenRemotely).toEqual(['there']);
+      await cluster.client.create(cm, { metadata: { name: 'written', namespace: 'default' } } as KubernetesObject);
+      expect(other.objects(cm).map((o) => o.metadata?.name)).toContain('written');
+      expect(server.objects(cm).map((o) => o.metadata?.name)).not.toContain('written');
+    } finally {
+      await Promise.all(managers.map((m) => m.stop()));
+      await other.close();
+    }
+  });
+
   it('runs controllers only on the leader; a standby with warm caches takes over on release', async () => {
     server.upsert(cm, { metadata: { name: 'a', namespace: 'default' } } as KubernetesObject);
     const one = newManager('one', { leaderElection: leaderElection('one') });

@@ -21,6 +21,11 @@ export function addRunCommand(program: Command, { io, setExitCode }: CommandCont
       'run the admission webhook and the controllers (gardenlet, network and DNS extensions) against a cluster',
     )
     .option('--kubeconfig <file>', 'kubeconfig of the cluster (in-cluster config or $KUBECONFIG when omitted)')
+    .option(
+      '--garden-kubeconfig <file>',
+      "the garden's kubeconfig when it is another cluster: the gardenlet then runs in its seed (--kubeconfig's), " +
+        'needs --seed-name, and admission and scheduler are not run',
+    )
     .option('--components <list>', `comma list of ${COMPONENTS.join(', ')}`, COMPONENTS.join(','))
     .option('--feature-gates <list>', FEATURE_GATES_HELP)
     .option('--webhook-host <ip>', 'address the webhook listens on', '::')
@@ -84,6 +89,7 @@ free, names, files): a bad one exits with 2 and one line naming it. Exit codes: 
         await runRun(
           {
             ...optional('kubeconfig'),
+            ...optional('gardenKubeconfig'),
             components: parseComponents(opts.components as string),
             gates: parseFeatureGates(opts.featureGates as string | undefined),
             webhookHost: opts.webhookHost as string,

@@ -1,12 +1,10 @@
 /**
  * Wiring of the calico Network extension: the Network informer feeding one controller, for Networks with
- * `spec.type: calico` only; and the Shoot informer, so that a dual-stack Network is reconciled again as soon as its
- * Shoot's `status.networking.pods` gets the second family's range.
+ * `spec.type: calico` only; and the Cluster informer (the seed's copy of each Shoot), so that a dual-stack Network is
+ * reconciled again as soon as its Shoot's `status.networking.pods` gets the second family's range.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { Refs } from '../../apis/refs.js';
-import { seedNamespaceName } from '../../apis/core/v1beta1/names.js';
-import type { Shoot } from '../../apis/core/v1beta1/shoot.js';
 import { requestFor, type Controller } from '../../runtime/controller.js';
 import type { Manager } from '../../runtime/manager.js';
 import type { ChartDefaults } from './manifests.js';
@@ -25,7 +23,7 @@ export interface NetworkExtensionOptions {
   readonly chartValues?: Partial<ChartDefaults>;
   /** The images the shoots' machines have (others' workloads are withheld and reported). @default all */
   readonly availableImages?: readonly string[];
-  /** Replaces reading the Network's Shoot (tests). */
+  /** Replaces reading the Network's Shoot from its Cluster (tests). */
   readonly shoots?: ShootNetworkingSource;
   /** Per-key error backoff. @default the controller's (100 ms doubling to 60 s) */
   readonly backoff?: { baseDelayMs?: number; maxDelayMs?: number };
@@ -38,11 +36,12 @@ export function addNetworkExtension(manager: Manager, options: NetworkExtensionO
     networkRef,
     options.namespace ? { namespace: options.namespace } : {},
   );
-  // The gardenlet names a shoot's Network after the shoot, in the shoot's seed namespace.
-  const networkOfShoot = (shoot: KubernetesObject) => {
-    const namespace = seedNamespaceName(shoot as unknown as Shoot);
+  // The gardenlet names a shoot's Cluster after its seed namespace, and its Network after the shoot, in that namespace.
+  const networkOfCluster = (cluster: KubernetesObject) => {
+    const namespace = cluster.metadata?.name;
+    const name = shootInCluster(cluster)?.metadata?.name;
     const matches = !options.namespace || options.namespace === namespace;
-    return matches && shoot.metadata?.name ? [{ namespace, name: shoot.metadata.name }] : [];
+    return matches && namespace && name ? [{ namespace, name }] : [];
   };
   return (
     manager
@@ -60,7 +59,7 @@ export function addNetworkExtension(manager: Manager, options: NetworkExtensionO
       })
       .watch(networks, (n) => (isCalicoNetwork(n) ? [requestFor(n)] : []), specOrMetadataChanged)
       // The Network's values read the Shoot's networks (node ranges, a dual-stack Network's second pod range, kube-proxy).
-      .watch(manager.informer<KubernetesObject>(Refs.shoot), networkOfShoot, shootNetworksChanged)
+      .watch(manager.informer<KubernetesObject>(Refs.cluster), networkOfCluster, shootNetworksChanged)
       // The health of what the ManagedResource handed to the shoot goes into the Network's status.
       .watch(
         manager.informer<KubernetesObject>(
@@ -84,7 +83,15 @@ function statusChanged(obj: KubernetesObject, old: KubernetesObject): boolean {
   return !deepEqual(status(obj), status(old));
 }
 
+function shootInCluster(cluster: KubernetesObject): KubernetesObject | undefined {
+  return (cluster as { spec?: { shoot?: KubernetesObject } }).spec?.shoot;
+}
+
+/** The embedded Shoot's spec, metadata or networks changed. */
 function shootNetworksChanged(obj: KubernetesObject, old: KubernetesObject): boolean {
+  const shoot = shootInCluster(obj);
+  const oldShoot = shootInCluster(old);
+  if (shoot === undefined || oldShoot === undefined) return shoot !== oldShoot;
   const networks = (o: KubernetesObject) => (o as { status?: { networking?: unknown } }).status?.networking;
-  return specOrMetadataChanged(obj, old) || !deepEqual(networks(obj), networks(old));
+  return specOrMetadataChanged(shoot, oldShoot) || !deepEqual(networks(shoot), networks(oldShoot));
 }

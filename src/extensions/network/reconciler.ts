@@ -57,7 +57,8 @@ function asObject(object: object): KubernetesObject {
 
 /**
  * Where the extension gets the networking of a Network's Shoot (node ranges, the pod ranges of a dual-stack Network,
- * kube-proxy). Gardener hands it over in the Cluster resource; here it is read from the Shoot itself.
+ * kube-proxy): as Gardener hands it over, in the shoot's Cluster resource of the seed (the garden may be another
+ * cluster, which extensions never reach).
  */
 export interface ShootNetworkingSource {
   shootNetworking(network: Network, signal: AbortSignal): Promise<ShootNetworking | undefined>;
@@ -76,14 +77,28 @@ export function shootOf(network: Network): { namespace: string; name: string } |
   return { namespace: project === GARDEN_NAMESPACE ? GARDEN_NAMESPACE : `garden-${project}`, name };
 }
 
-/** Reads the Shoot of the Network with the client. */
-export class ShootReader implements ShootNetworkingSource {
+/**
+ * The Shoot a Cluster embeds (the gardenlet names the Cluster after the seed namespace), when it is the Network's:
+ * in the Network's namespace and of the Network's shoot.
+ */
+export function shootOfCluster(network: Network, cluster: KubernetesObject | undefined): Shoot | undefined {
+  const id = shootOf(network);
+  const shoot = (cluster as { spec?: { shoot?: Shoot } } | undefined)?.spec?.shoot;
+  if (!id || !shoot?.metadata || shoot.metadata.name !== id.name || shoot.metadata.namespace !== id.namespace) {
+    return undefined;
+  }
+  return shoot;
+}
+
+/** Reads the Network's Shoot from the seed namespace's Cluster with the client. */
+export class ClusterShootReader implements ShootNetworkingSource {
   constructor(private readonly client: ResourceClient) {}
 
   async shootNetworking(network: Network, signal: AbortSignal): Promise<ShootNetworking | undefined> {
-    const id = shootOf(network);
-    if (!id) return undefined;
-    const shoot = (await this.client.get(Refs.shoot, id.name, id.namespace, { signal })) as Shoot | undefined;
+    const namespace = network.metadata.namespace;
+    if (!namespace) return undefined;
+    const cluster = await this.client.get(Refs.cluster, namespace, undefined, { signal });
+    const shoot = shootOfCluster(network, cluster);
     // A Network of another shoot of the same name (a former one, or one whose seed namespace collides) is not this.
     const uid = network.metadata.labels?.[Labels.shootUID];
     if (uid !== undefined && shoot?.metadata.uid !== undefined && shoot.metadata.uid !== uid) return undefined;
@@ -94,7 +109,7 @@ export class ShootReader implements ShootNetworkingSource {
 export interface NetworkReconcilerOptions {
   readonly client: ResourceClient;
   readonly clock?: Clock;
-  /** @default ShootReader with `client` */
+  /** @default ClusterShootReader with `client` */
   readonly shoots?: ShootNetworkingSource;
   /** Overrides of the chart defaults (images). */
   readonly chartValues?: Partial<ChartDefaults>;
@@ -115,7 +130,7 @@ export class NetworkReconciler implements Reconciler {
   constructor(opts: NetworkReconcilerOptions) {
     this.client = opts.client;
     this.clock = opts.clock ?? realClock;
-    this.shoots = opts.shoots ?? new ShootReader(opts.client);
+    this.shoots = opts.shoots ?? new ClusterShootReader(opts.client);
     this.chartValues = opts.chartValues ?? {};
     this.deletePollMs = opts.deletePollMs ?? DEFAULT_DELETE_POLL_MS;
     this.availableImages = opts.availableImages;

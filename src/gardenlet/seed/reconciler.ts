@@ -21,7 +21,10 @@ import { Refs } from '../../apis/refs.js';
 import { EgressNetworkPolicies } from '../shoot/components/deployers.js';
 
 export interface SeedReconcilerOptions {
+  /** The seed's client: its `garden` namespace and the egress NetworkPolicies there. */
   readonly client: ResourceClient;
+  /** The garden's client: the Seed and the Shoots that reference it. @default `client` */
+  readonly garden?: ResourceClient;
   /** Only this seed; every seed when unset. */
   readonly seedName?: string;
   readonly clock?: Clock;
@@ -53,8 +56,9 @@ export class SeedReconciler implements Reconciler {
 
   async reconcile(req: Request, ctx: ReconcileContext): Promise<void> {
     const { client } = this.options;
+    const garden = this.options.garden ?? client;
     if (this.options.seedName !== undefined && req.name !== this.options.seedName) return;
-    const raw = await client.get(Refs.seed, req.name, undefined, { signal: ctx.signal });
+    const raw = await garden.get(Refs.seed, req.name, undefined, { signal: ctx.signal });
     if (!raw) return;
     const clock = this.options.clock ?? realClock;
     const c = { signal: ctx.signal };
@@ -62,7 +66,7 @@ export class SeedReconciler implements Reconciler {
     const decoded = decode(Seeds, raw).value;
     if (!decoded) return;
     const seed: Seed = Seeds.default(decoded);
-    if (!hasFinalizer(raw, SEED_FINALIZER)) await addFinalizer(client, Refs.seed, raw, SEED_FINALIZER, c);
+    if (!hasFinalizer(raw, SEED_FINALIZER)) await addFinalizer(garden, Refs.seed, raw, SEED_FINALIZER, c);
     let op;
     try {
       await applyAll(client, Refs.namespace, [gardenNamespace()], c);
@@ -84,10 +88,10 @@ export class SeedReconciler implements Reconciler {
 
   /** Removes the finalizer once no Shoot references the seed (read from the server: a cache may lag behind). */
   private async delete(seed: KubernetesObject, clock: Clock, ctx: ReconcileContext): Promise<void> {
-    const { client } = this.options;
+    const garden = this.options.garden ?? this.options.client;
     if (!hasFinalizer(seed, SEED_FINALIZER)) return;
     const name = seed.metadata?.name ?? '';
-    const shoots = await client.list<ShootReference>(Refs.shoot, { signal: ctx.signal });
+    const shoots = await garden.list<ShootReference>(Refs.shoot, { signal: ctx.signal });
     const referencing = shoots.items
       .filter((s) => seedsOfShoot(s).includes(name))
       .map((s) => `${s.metadata?.namespace ?? ''}/${s.metadata?.name ?? ''}`)
@@ -102,11 +106,13 @@ export class SeedReconciler implements Reconciler {
       await this.patchStatus(seed as Seed, lastOperation(clock, 'Delete', 'Error', 0, description), ctx);
       return;
     }
-    await removeFinalizer(client, Refs.seed, seed, SEED_FINALIZER, { signal: ctx.signal });
+    await removeFinalizer(garden, Refs.seed, seed, SEED_FINALIZER, { signal: ctx.signal });
   }
 
   private async patchStatus(seed: Seed, op: ReturnType<typeof lastOperation>, ctx: ReconcileContext): Promise<void> {
     const status = { lastOperation: op, observedGeneration: seed.metadata.generation };
-    await patchStatusIfChanged(this.options.client, Refs.seed, seed, status, { signal: ctx.signal });
+    await patchStatusIfChanged(this.options.garden ?? this.options.client, Refs.seed, seed, status, {
+      signal: ctx.signal,
+    });
   }
 }

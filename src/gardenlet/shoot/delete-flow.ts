@@ -21,7 +21,10 @@ import {
 } from './components/deployers.js';
 
 export interface DeleteFlowValues {
+  /** The seed's client. */
   readonly client: ResourceClient;
+  /** The garden's client. */
+  readonly garden: ResourceClient;
   readonly shoot: Shoot;
   readonly dns: DNSProviderConfig;
   /** Where the control plane ran; undefined: objects only (no control plane, no Worker). */
@@ -29,7 +32,7 @@ export interface DeleteFlowValues {
 }
 
 export function deleteFlow(v: DeleteFlowValues): Flow {
-  const { client, shoot } = v;
+  const { client, garden, shoot } = v;
   const namespace = seedNamespaceName(shoot);
   const flow = new Flow('shoot delete');
   const worker = v.runtime
@@ -54,7 +57,7 @@ export function deleteFlow(v: DeleteFlowValues): Flow {
       { deploy: async () => {}, destroy: (x) => destroyNetworkPolicies(client, namespace, x) },
     ],
     ...(v.runtime
-      ? [['control-plane', 'the control plane', new ShootControlPlane(client, shoot, v.runtime)] as const]
+      ? [['control-plane', 'the control plane', new ShootControlPlane(client, garden, shoot, v.runtime)] as const]
       : []),
   ];
   const gone: TaskHandle<unknown>[] = components.map(([id, name, component]) => {
@@ -76,7 +79,7 @@ export function deleteFlow(v: DeleteFlowValues): Flow {
     name: 'deleting the seed namespace',
     dependencies: gone,
     run: async (x) => {
-      const seedNamespace = new SeedNamespace(client, shoot);
+      const seedNamespace = new SeedNamespace(client, garden, shoot);
       await seedNamespace.destroy(x);
       await seedNamespace.waitCleanup(x);
       const cluster = new ShootCluster(client, shoot, undefined);

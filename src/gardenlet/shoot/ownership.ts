@@ -102,18 +102,19 @@ export class SeedNamespaceOwnedError extends Error {
  * `orphaned` only when that shoot is gone for sure: read from the server, not a cache that may lag behind.
  */
 export async function seedNamespaceOwnership(
-  client: ResourceClient,
+  seed: ResourceClient,
+  garden: ResourceClient,
   shoot: Shoot,
   ctx: ComponentContext,
 ): Promise<SeedNamespaceOwnership> {
-  const namespace = await client.get<V1Namespace>(Refs.namespace, seedNamespaceName(shoot), undefined, {
+  const namespace = await seed.get<V1Namespace>(Refs.namespace, seedNamespaceName(shoot), undefined, {
     signal: ctx.signal,
   });
   const ownership = classifySeedNamespace(namespace, shoot);
   if (ownership.kind !== 'foreign') return ownership;
   const { owner, terminating } = ownership;
   if (owner.project === undefined || owner.name === undefined) return ownership;
-  const other = await client.get(Refs.shoot, owner.name, projectNamespace(owner.project), { signal: ctx.signal });
+  const other = await garden.get(Refs.shoot, owner.name, projectNamespace(owner.project), { signal: ctx.signal });
   const alive = other !== undefined && (owner.uid === undefined || other.metadata?.uid === owner.uid);
   return alive ? ownership : { kind: 'orphaned', owner, uid: namespace?.metadata?.uid, terminating };
 }

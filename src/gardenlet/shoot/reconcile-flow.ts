@@ -31,7 +31,10 @@ import {
 import type { HibernationPlan } from './hibernation.js';
 
 export interface ReconcileFlowValues {
+  /** The seed's client. */
   readonly client: ResourceClient;
+  /** The garden's client (the same cluster as the seed's when the gardenlet runs in the garden). */
+  readonly garden: ResourceClient;
   readonly clock: Clock;
   readonly shoot: Shoot;
   readonly seed: Seed;
@@ -56,7 +59,7 @@ export interface ReconcileFlow {
 }
 
 export function reconcileFlow(v: ReconcileFlowValues): ReconcileFlow {
-  const { client, shoot, seed } = v;
+  const { client, garden, shoot, seed } = v;
   const flow = new Flow('shoot reconcile');
   const controlPlaneUp = v.runtime !== undefined && v.plan.controlPlane === 'deploy';
   const service = new APIServerService(client, shoot, v.service);
@@ -66,7 +69,7 @@ export function reconcileFlow(v: ReconcileFlowValues): ReconcileFlow {
     id: 'deploy-namespace',
     name: 'deploying the seed namespace',
     run: async (x) => {
-      await new SeedNamespace(client, shoot).deploy(x);
+      await new SeedNamespace(client, garden, shoot).deploy(x);
       await new ShootCluster(client, shoot, seed, v.cloudProfile).deploy(x);
     },
   });
@@ -83,6 +86,9 @@ export function reconcileFlow(v: ReconcileFlowValues): ReconcileFlow {
     run: async (x) => {
       const networking = shootNetworkingStatus(shoot, seed);
       await v.publishNetworks(networking, x);
+      // The extensions read the shoot from its Cluster (the garden may be another cluster): with its networks now.
+      const published = { ...shoot, status: { ...shoot.status, networking } };
+      await new ShootCluster(client, published, seed, v.cloudProfile).deploy(x);
       return networking;
     },
   });
@@ -127,7 +133,7 @@ export function reconcileFlow(v: ReconcileFlowValues): ReconcileFlow {
       name: 'deploying the control plane',
       dependencies: [loadBalancer, networks],
       run: async (x, out) => {
-        const cp = new ShootControlPlane(client, shoot, v.runtime!, {
+        const cp = new ShootControlPlane(client, garden, shoot, v.runtime!, {
           networking: out(networks),
           service: out(loadBalancer),
           domain: v.dns.domain,
@@ -177,7 +183,7 @@ export function reconcileFlow(v: ReconcileFlowValues): ReconcileFlow {
       id: 'hibernate-control-plane',
       name: 'hibernating the control plane',
       dependencies: stopped ? [stopped] : ready,
-      run: (x) => new ShootControlPlane(client, shoot, v.runtime!).hibernate(x),
+      run: (x) => new ShootControlPlane(client, garden, shoot, v.runtime!).hibernate(x),
     });
   }
   if (v.plan.machines === 'deploy') {

@@ -68,17 +68,23 @@ export interface ShootReader {
 }
 
 /** Reads from the API server (no cache). */
-export function serverReader(client: ResourceClient): ShootReader {
+export function serverReader(seed: ResourceClient, garden: ResourceClient = seed): ShootReader {
   return {
-    shoot: (name, namespace) => client.get(Refs.shoot, name, namespace),
-    seed: (name) => client.get(Refs.seed, name),
-    cloudProfile: (name) => client.get(Refs.cloudProfile, name),
-    service: (name, namespace) => client.get<V1Service>(Refs.service, name, namespace),
+    shoot: (name, namespace) => garden.get(Refs.shoot, name, namespace),
+    seed: (name) => garden.get(Refs.seed, name),
+    cloudProfile: (name) => garden.get(Refs.cloudProfile, name),
+    service: (name, namespace) => seed.get<V1Service>(Refs.service, name, namespace),
   };
 }
 
 export interface ShootReconcilerOptions {
+  /** The seed's client: the shoot's seed namespace and everything in it. */
   readonly client: ResourceClient;
+  /**
+   * The garden's client: the Shoot (finalizer, operation annotation, status) and its `<shoot>.ca-cluster` ConfigMap.
+   * @default `client` (the gardenlet runs in the garden, which is its seed)
+   */
+  readonly garden?: ResourceClient;
   /** Where watched objects are read from. @default the API server */
   readonly reader?: ShootReader;
   readonly dns: DNSProviderConfig;
@@ -115,6 +121,7 @@ interface Reconciled {
 
 export class ShootReconciler implements Reconciler {
   private readonly client: ResourceClient;
+  private readonly garden: ResourceClient;
   private readonly reader: ShootReader;
   private readonly clock: Clock;
   private readonly syncPeriodMs: number;
@@ -130,7 +137,8 @@ export class ShootReconciler implements Reconciler {
 
   constructor(private readonly options: ShootReconcilerOptions) {
     this.client = options.client;
-    this.reader = options.reader ?? serverReader(options.client);
+    this.garden = options.garden ?? options.client;
+    this.reader = options.reader ?? serverReader(options.client, this.garden);
     this.clock = options.clock ?? realClock;
     this.syncPeriodMs = options.syncPeriodMs ?? DEFAULT_SYNC_PERIOD_MS;
     this.notReadyRetryMs = options.notReadyRetryMs ?? NOT_READY_RETRY_MS;
@@ -186,11 +194,11 @@ export class ShootReconciler implements Reconciler {
     ctx.logger.debug({ operation: type, reason }, 'reconciling shoot');
     this.reconciled.delete(key);
     if (!hasFinalizer(shoot, SHOOT_FINALIZER)) {
-      await addFinalizer(this.client, Refs.shoot, shoot, SHOOT_FINALIZER, { signal: ctx.signal });
+      await addFinalizer(this.garden, Refs.shoot, shoot, SHOOT_FINALIZER, { signal: ctx.signal });
     }
     if (runNow) {
       // As Gardener: the annotation is taken away when the operation starts, so that setting it again asks again.
-      await this.client.mergePatch(
+      await this.garden.mergePatch(
         Refs.shoot,
         req.name,
         req.namespace,
@@ -245,6 +253,7 @@ export class ShootReconciler implements Reconciler {
     }));
     const { flow, networks } = reconcileFlow({
       client: this.client,
+      garden: this.garden,
       clock: this.clock,
       shoot,
       seed,
@@ -297,6 +306,8 @@ export class ShootReconciler implements Reconciler {
         advertisedAddresses,
         // Set when the operation succeeded, as Gardener's: a shoot waking up is hibernated until it is awake.
         hibernated: plan.hibernated,
+        // As Gardener's gardenlet: the seed the shoot now runs on (its authorizer and a migration go by it).
+        seedName: seed.metadata.name,
         observedGeneration: shoot.metadata.generation,
       },
       ctx,
@@ -305,11 +316,11 @@ export class ShootReconciler implements Reconciler {
 
   private async delete(shoot: Shoot, ctx: ReconcileContext): Promise<Result | void> {
     if (!hasFinalizer(shoot, SHOOT_FINALIZER)) return;
-    const { client } = this;
+    const { client, garden } = this;
     const namespace = seedNamespaceName(shoot);
     // A shoot outside a project namespace was never deployed: its names are those of a project's shoot.
     const ownership = inProjectNamespace(shoot)
-      ? await seedNamespaceOwnership(client, shoot, { signal: ctx.signal })
+      ? await seedNamespaceOwnership(client, garden, shoot, { signal: ctx.signal })
       : undefined;
     if (ownership === undefined || ownership.kind === 'foreign') {
       // The namespace, what is in it and what is keyed by its name (provider-local's control plane, machines and
@@ -317,15 +328,21 @@ export class ShootReconciler implements Reconciler {
       if (ownership) {
         ctx.logger.info({ namespace, owner: ownership.owner }, 'seed namespace belongs to another shoot, left alone');
       }
-      await deleteAll(client, Refs.configMap, [caClusterName(shoot)], shoot.metadata.namespace, { signal: ctx.signal });
-      await removeFinalizer(client, Refs.shoot, shoot, SHOOT_FINALIZER, { signal: ctx.signal });
+      await deleteAll(garden, Refs.configMap, [caClusterName(shoot)], shoot.metadata.namespace, { signal: ctx.signal });
+      await removeFinalizer(garden, Refs.shoot, shoot, SHOOT_FINALIZER, { signal: ctx.signal });
       return;
     }
     shoot = await this.begin(shoot, 'Delete', ctx);
-    const flow = deleteFlow({ client, shoot, dns: this.options.dns, runtime: this.controlPlaneRuntime(undefined) });
+    const flow = deleteFlow({
+      client,
+      garden,
+      shoot,
+      dns: this.options.dns,
+      runtime: this.controlPlaneRuntime(undefined),
+    });
     const outcome = await this.runAndReport(shoot, 'Delete', flow, ctx);
     if (outcome.pending) return outcome.pending;
-    await removeFinalizer(client, Refs.shoot, shoot, SHOOT_FINALIZER, { signal: ctx.signal });
+    await removeFinalizer(garden, Refs.shoot, shoot, SHOOT_FINALIZER, { signal: ctx.signal });
   }
 
   /**
@@ -393,7 +410,7 @@ export class ShootReconciler implements Reconciler {
 
   /** Merge-patches the status subresource, unless nothing but timestamps would change. */
   private async patchStatus(shoot: Shoot, status: Record<string, unknown>, ctx: ReconcileContext): Promise<void> {
-    await patchStatusIfChanged(this.client, Refs.shoot, shoot, status, { signal: ctx.signal });
+    await patchStatusIfChanged(this.garden, Refs.shoot, shoot, status, { signal: ctx.signal });
   }
 }
 

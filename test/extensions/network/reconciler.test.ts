@@ -43,6 +43,14 @@ const shoot = (pods?: string[]) => ({
   ...(pods ? { status: { networking: { pods } } } : {}),
 });
 
+/** The shoot's Cluster in the seed, as the gardenlet writes it: named after the seed namespace. */
+const cluster = (embedded: object) => ({
+  apiVersion: 'extensions.gardener.cloud/v1alpha1',
+  kind: 'Cluster',
+  metadata: { name: NS },
+  spec: { shoot: embedded, seed: {}, cloudProfile: {} },
+});
+
 describe('NetworkReconciler', () => {
   it('does nothing for a missing Network or one of another type', async () => {
     const missing = setup();
@@ -124,7 +132,7 @@ describe('NetworkReconciler', () => {
   it('takes the second pod range of a dual-stack Network from the Shoot status', async () => {
     const network = dualStackNetwork({ providerConfig: { overlay: { enabled: true } } });
     const { client, reconcile, current, secretObjects } = setup(network);
-    client.seed(Refs.shoot, shoot([IPV4_PODS, 'fd00:10:3::/56', 'fd00:99::/56']));
+    client.seed(Refs.cluster, cluster(shoot([IPV4_PODS, 'fd00:10:3::/56', 'fd00:99::/56'])));
     await reconcile();
     expect(current()!.status).toMatchObject({ ipFamilies: ['IPv4', 'IPv6'], lastOperation: { state: 'Succeeded' } });
     const pools = secretObjects().filter((o) => o.kind === 'IPPool');
@@ -136,7 +144,7 @@ describe('NetworkReconciler', () => {
 
   it('reports a missing second pod range as an error and retries until the Shoot has it', async () => {
     const { client, reconcile, current } = setup(dualStackNetwork());
-    client.seed(Refs.shoot, shoot([IPV4_PODS]));
+    client.seed(Refs.cluster, cluster(shoot([IPV4_PODS])));
     const error = await reconcile().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(MissingPodCIDRError);
     expect(error).not.toBeInstanceOf(TerminalError);
@@ -147,13 +155,24 @@ describe('NetworkReconciler', () => {
     expect(current()!.status!.lastError!.codes).toBeUndefined();
     expect(client.peek(Refs.secret, SECRET_NAME, NS)).toBeUndefined();
 
-    client.seed(Refs.shoot, shoot([IPV4_PODS, IPV6_PODS]));
+    client.seed(Refs.cluster, cluster(shoot([IPV4_PODS, IPV6_PODS])));
     await reconcile();
     expect(current()!.status).toMatchObject({
       ipFamilies: ['IPv4', 'IPv6'],
       lastOperation: { type: 'Create', state: 'Succeeded' },
     });
     expect(current()!.status).not.toHaveProperty('lastError');
+  });
+
+  it("reads no shoot from a Cluster that embeds another shoot than the Network's", async () => {
+    const { client, reconcile } = setup(dualStackNetwork());
+    client.seed(
+      Refs.cluster,
+      cluster({ ...shoot([IPV4_PODS, IPV6_PODS]), metadata: { name: 'b', namespace: 'garden-dev' } }),
+    );
+    await expect(reconcile()).rejects.toBeInstanceOf(MissingPodCIDRError);
+    client.seed(Refs.cluster, cluster(shoot([IPV4_PODS, IPV6_PODS])));
+    await expect(reconcile()).resolves.toBeUndefined();
   });
 
   it('uses an injected source of the shoot networking', async () => {
@@ -174,10 +193,10 @@ describe('NetworkReconciler', () => {
   it("renders with the shoot's node ranges and reports kube-proxy off without ebpf as a configuration problem", async () => {
     const network = ipv4Network({ providerConfig: { overlay: { enabled: false } } });
     const { client, reconcile, secretObjects } = setup(network);
-    client.seed(Refs.shoot, {
-      ...shoot([IPV4_PODS]),
-      spec: { networking: { type: 'calico', nodes: '10.250.0.0/16' } },
-    });
+    client.seed(
+      Refs.cluster,
+      cluster({ ...shoot([IPV4_PODS]), spec: { networking: { type: 'calico', nodes: '10.250.0.0/16' } } }),
+    );
     await reconcile();
     const pools = secretObjects().filter((o) => o.kind === 'IPPool');
     expect(pools.map((p) => [p.metadata.name, p.spec.cidr])).toEqual([
@@ -186,10 +205,13 @@ describe('NetworkReconciler', () => {
     ]);
 
     const other = setup(ipv6Network());
-    other.client.seed(Refs.shoot, {
-      ...shoot([IPV6_PODS]),
-      spec: { networking: { type: 'calico' }, kubernetes: { kubeProxy: { enabled: false } } },
-    });
+    other.client.seed(
+      Refs.cluster,
+      cluster({
+        ...shoot([IPV6_PODS]),
+        spec: { networking: { type: 'calico' }, kubernetes: { kubeProxy: { enabled: false } } },
+      }),
+    );
     const error = await other.reconcile().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TerminalError);
     expect(other.current()!.status!.lastError).toMatchObject({

@@ -43,7 +43,10 @@ export const DEFAULT_CARE_SYNC_PERIOD_MS = 10_000;
 const UNHEALTHY_SYNC_PERIOD_MS = 1_000;
 
 export interface ShootCareOptions {
+  /** The seed's client: the shoot's seed namespace. */
   readonly client: ResourceClient;
+  /** The garden's client, where the Shoot's status goes. @default `client` */
+  readonly garden?: ResourceClient;
   /** The control plane's health: its workloads' in the seed. */
   readonly controlPlaneHealth: (namespace: string) => Promise<ControlPlaneHealth | undefined>;
   /**
@@ -199,7 +202,7 @@ export class ShootCareReconciler implements Reconciler {
       return;
     }
     try {
-      await this.options.client.mergePatch(
+      await (this.options.garden ?? this.options.client).mergePatch(
         Refs.shoot,
         shoot.metadata.name ?? '',
         shoot.metadata.namespace,

@@ -184,6 +184,8 @@ export interface ControlPlaneRuntime {
 export class ShootControlPlane implements DeployWaiter {
   constructor(
     private readonly client: ResourceClient,
+    /** The garden, where the `<shoot>.ca-cluster` ConfigMap goes. */
+    private readonly garden: ResourceClient,
     private readonly shoot: Shoot,
     private readonly runtime: ControlPlaneRuntime,
     /** The networks and load-balancer service, known once the flow got that far (not needed to destroy). */
@@ -205,7 +207,7 @@ export class ShootControlPlane implements DeployWaiter {
       ensureControlPlaneSecrets(this.client, this.shoot, ctx),
       ensureEtcdCA(this.client, this.shoot, ctx),
     ]);
-    await applyAll(this.client, Refs.configMap, [desiredCAClusterConfigMap(this.shoot, secrets.ca.certPEM)], ctx);
+    await applyAll(this.garden, Refs.configMap, [desiredCAClusterConfigMap(this.shoot, secrets.ca.certPEM)], ctx);
     await this.workloads().deploy(spec, { ...secrets, etcdCA }, ctx);
   }
 
@@ -228,6 +230,6 @@ export class ShootControlPlane implements DeployWaiter {
   async destroy(ctx: ComponentContext): Promise<void> {
     const namespace = seedNamespaceName(this.shoot);
     await this.workloads().destroy(namespace, ctx);
-    await deleteAll(this.client, Refs.configMap, [caClusterName(this.shoot)], this.shoot.metadata.namespace, ctx);
+    await deleteAll(this.garden, Refs.configMap, [caClusterName(this.shoot)], this.shoot.metadata.namespace, ctx);
   }
 }

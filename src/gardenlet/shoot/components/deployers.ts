@@ -48,12 +48,14 @@ import type { IPFamily } from '../../../net/cidr.js';
 export class SeedNamespace implements DeployWaiter {
   constructor(
     private readonly client: ResourceClient,
+    /** Where the shoot that owns a namespace is looked up. */
+    private readonly garden: ResourceClient,
     private readonly shoot: Shoot,
   ) {}
   async deploy(ctx: ComponentContext) {
     const name = seedNamespaceName(this.shoot);
     if (!inProjectNamespace(this.shoot)) throw new Error(notInProjectNamespaceMessage(this.shoot));
-    const ownership = await seedNamespaceOwnership(this.client, this.shoot, ctx);
+    const ownership = await seedNamespaceOwnership(this.client, this.garden, this.shoot, ctx);
     switch (ownership.kind) {
       case 'absent':
         try {
@@ -80,7 +82,7 @@ export class SeedNamespace implements DeployWaiter {
   }
   /** Deletes the namespace when it is the shoot's (exactly the one checked: a UID precondition). */
   async destroy(ctx: ComponentContext) {
-    const ownership = await seedNamespaceOwnership(this.client, this.shoot, ctx);
+    const ownership = await seedNamespaceOwnership(this.client, this.garden, this.shoot, ctx);
     if (ownership.kind !== 'own' && ownership.kind !== 'orphaned') return;
     if (ownership.terminating) return;
     await this.client.delete(Refs.namespace, seedNamespaceName(this.shoot), undefined, {

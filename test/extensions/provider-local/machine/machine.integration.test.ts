@@ -323,8 +323,12 @@ function variant(families: IPFamily[]) {
           { timeoutMs: 60_000, message: 'the machine replaced with a new holder' },
         );
         await a.wait(90_000);
-        // Processes enter the new namespaces: a kubelet killed now is started again.
-        const kubelet = a.status().processes.find((p) => p.name === 'kubelet')!;
+        // Processes enter the new namespaces: a kubelet killed now is started again. (The Node may still be Ready from
+        // before the replacement: the kubelet is waited for itself.)
+        const kubelet = await waitFor(
+          () => a.status().processes.find((p) => p.name === 'kubelet' && p.running && p.pid !== undefined),
+          { timeoutMs: 60_000, message: 'the kubelet running in the new namespaces' },
+        );
         process.kill(kubelet.pid!, 'SIGKILL');
         await waitFor(
           () => {

@@ -1,0 +1,196 @@
+/**
+ * One garden and a second seed cluster, each a real API server of its own: the garden runs the webhook, the
+ * scheduler and the gardenlet of seed `ipv6` (garden and seed at once, as `up`), the second cluster runs the
+ * gardenlet of seed `dual` with the network and DNS extensions, reaching the garden with a kubeconfig of its own
+ * (`run --garden-kubeconfig`). Shoots created without a seed land by their IP families; each one's seed objects
+ * are written to its own seed's cluster only, its status to the garden, and its DNS names reach the one BIND9.
+ */
+import { Resolver } from 'node:dns/promises';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRuntime, type Runtime } from '../../src/app/runtime.js';
+import type { Shoot } from '../../src/apis/core/v1beta1/shoot.js';
+import { CONDITION_GARDENLET_READY, SEED_LEASE_NAMESPACE } from '../../src/apis/core/v1beta1/seed-lease.js';
+import type { Condition } from '../../src/apis/meta/schemas.js';
+import { Refs } from '../../src/apis/refs.js';
+import { featureGates } from '../../src/featuregate/featuregate.js';
+import { localDNSProvider } from '../../src/gardenlet/dns-provider.js';
+import { startBind9, type Bind9 } from '../../src/localenv/bind9.js';
+import { startControlPlane, type ControlPlane } from '../../src/localenv/control-plane.js';
+import { ResourceClient } from '../../src/runtime/client.js';
+import { silentLogger } from '../../src/runtime/log.js';
+import { seedDualStackMigrationNetworks, seedIPv6Networks } from '../fixtures/objects.js';
+import { applyLocalCloudProfile } from '../support/shoot.js';
+import { waitFor } from '../support/wait.js';
+
+const NAMESPACE = 'garden-dev';
+const SEEDS = { ipv6: seedIPv6Networks, dual: seedDualStackMigrationNetworks };
+const gates = featureGates({ IPv6SingleStack: true, DualStack: true });
+const extensions = {
+  dns: { resyncIntervalMs: 1_000, dnsTimeoutMs: 500, backoff: { baseDelayMs: 100, maxDelayMs: 1_000 } },
+};
+
+let garden: ControlPlane;
+let seedCluster: ControlPlane;
+let bind: Bind9;
+let gardenRuntime: Runtime;
+let seedRuntime: Runtime;
+let gardenClient: ResourceClient;
+let seedClient: ResourceClient;
+
+beforeAll(async () => {
+  [garden, seedCluster, bind] = await Promise.all([startControlPlane(), startControlPlane(), startBind9()]);
+  const dns = localDNSProvider({ server: bind.server, tsigKeyName: bind.tsigKeyName, tsigSecret: bind.tsigSecret });
+  gardenRuntime = await startRuntime({
+    kubeConfig: garden.kubeConfig(),
+    gates,
+    logger: silentLogger(),
+    webhook: { host: '::1', port: 0, advertiseHost: '::1' },
+    gardenlet: { dns, seedName: 'ipv6' },
+    extensions,
+  });
+  seedRuntime = await startRuntime({
+    kubeConfig: seedCluster.kubeConfig(),
+    garden: garden.kubeConfig(),
+    components: ['gardenlet', 'network', 'dns'],
+    gates,
+    logger: silentLogger(),
+    gardenlet: { dns, seedName: 'dual' },
+    extensions,
+  });
+  gardenClient = new ResourceClient(garden.kubeConfig());
+  seedClient = new ResourceClient(seedCluster.kubeConfig());
+  await gardenClient.create(Refs.namespace, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
+  await applyLocalCloudProfile(gardenClient);
+  for (const [name, networks] of Object.entries(SEEDS)) {
+    await gardenClient.create(Refs.seed, {
+      apiVersion: 'core.gardener.cloud/v1beta1',
+      kind: 'Seed',
+      metadata: { name },
+      spec: { provider: { type: 'local', region: 'local' }, networks },
+    } as KubernetesObject);
+  }
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all([seedRuntime?.stop(), gardenRuntime?.stop()]);
+  gardenClient?.close();
+  seedClient?.close();
+  await Promise.all([bind?.stop(), seedCluster?.stop(), garden?.stop()]);
+});
+
+function shootObject(name: string, networking: Record<string, unknown>): KubernetesObject {
+  return {
+    apiVersion: 'core.gardener.cloud/v1beta1',
+    kind: 'Shoot',
+    metadata: { name, namespace: NAMESPACE },
+    spec: {
+      cloudProfile: { name: 'local' },
+      region: 'local',
+      provider: { type: 'local', workers: [{ name: 'w', machine: { type: 'local' }, minimum: 1, maximum: 1 }] },
+      networking: { type: 'calico', ...networking },
+    },
+  } as KubernetesObject;
+}
+
+async function succeeded(name: string): Promise<Shoot> {
+  let last = 'no status';
+  try {
+    return await waitFor(
+      async () => {
+        const s = await gardenClient.get<Shoot & KubernetesObject>(Refs.shoot, name, NAMESPACE);
+        const op = s?.status?.lastOperation;
+        if (op) last = `${op.state} ${op.progress}%: ${op.description}`;
+        return op?.state === 'Succeeded' ? s : undefined;
+      },
+      { timeoutMs: 60_000, message: `shoot ${name} to succeed` },
+    );
+  } catch (e) {
+    throw new Error(`${(e as Error).message}; last operation: ${last}`);
+  }
+}
+
+async function query(type: 'A' | 'AAAA', name: string): Promise<string[] | string> {
+  const resolver = new Resolver({ timeout: 1000, tries: 1 });
+  resolver.setServers([bind.server]);
+  try {
+    return (type === 'AAAA' ? await resolver.resolve6(name) : await resolver.resolve4(name)).sort();
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code ?? String(e);
+  }
+}
+
+type WithStatus = KubernetesObject & { status?: { conditions?: Condition[]; ipFamilies?: string[] } };
+
+describe('a garden with a second seed cluster', () => {
+  it("registers the second seed's gardenlet: its Lease in the garden and GardenletReady", async () => {
+    await waitFor(
+      async () =>
+        (await gardenClient.get<WithStatus>(Refs.seed, 'dual'))?.status?.conditions?.find(
+          (c) => c.type === CONDITION_GARDENLET_READY,
+        )?.status === 'True',
+      { timeoutMs: 30_000, message: 'seed dual to be GardenletReady' },
+    );
+    expect(await gardenClient.get(Refs.lease, 'dual', SEED_LEASE_NAMESPACE)).toBeDefined();
+    // The seed's own namespace garden, with its egress policies, is written to the seed's cluster.
+    expect(await seedClient.get(Refs.namespace, 'garden')).toBeDefined();
+  });
+
+  it("places shoots by IP family and writes each shoot's seed objects to its seed's cluster only", async () => {
+    const shoots = {
+      six: { ipFamilies: ['IPv6'], nodes: 'fd00:10:1:100::/56' },
+      four: { ipFamilies: ['IPv4'], nodes: '10.10.0.0/16', pods: '10.3.0.0/16', services: '10.4.0.0/16' },
+      both: { ipFamilies: ['IPv4', 'IPv6'], nodes: '10.11.0.0/16', pods: '10.5.0.0/16', services: '10.6.0.0/16' },
+    };
+    for (const [name, networking] of Object.entries(shoots)) {
+      await gardenClient.create(Refs.shoot, shootObject(name, networking));
+    }
+    for (const name of Object.keys(shoots)) {
+      const shoot = await succeeded(name);
+      const seedName = shoot.spec.seedName!;
+      const families = (SEEDS[seedName as keyof typeof SEEDS].ipFamilies ?? []) as string[];
+      expect(families).toEqual(expect.arrayContaining(shoot.spec.networking!.ipFamilies!));
+      expect(shoot.status?.seedName).toBe(seedName);
+
+      const namespace = `shoot--dev--${name}`;
+      const [own, other] = seedName === 'dual' ? [seedClient, gardenClient] : [gardenClient, seedClient];
+      expect(await own.get(Refs.namespace, namespace), `${namespace} in seed ${seedName}'s cluster`).toBeDefined();
+      expect(await other.get(Refs.namespace, namespace), `${namespace} in the other cluster`).toBeUndefined();
+      // The network extension of the shoot's seed read the shoot from its Cluster and reports its families.
+      const network = await own.get<WithStatus>(Refs.network, name, namespace);
+      expect(network?.status?.ipFamilies?.slice().sort()).toEqual(shoot.spec.networking!.ipFamilies!.slice().sort());
+      const cluster = await own.get<KubernetesObject & { spec?: { shoot?: Shoot } }>(Refs.cluster, namespace);
+      expect(cluster?.spec?.shoot?.status?.networking).toEqual(shoot.status?.networking);
+
+      const apiName = `api.${name}.dev.external.local.gardener.cloud`;
+      const wantA = shoot.spec.networking!.ipFamilies!.includes('IPv4') ? ['127.0.0.1'] : 'ENODATA';
+      const wantAAAA = shoot.spec.networking!.ipFamilies!.includes('IPv6') ? ['::1'] : 'ENODATA';
+      expect(await query('A', apiName)).toEqual(wantA);
+      expect(await query('AAAA', apiName)).toEqual(wantAAAA);
+    }
+    expect((await gardenClient.get<Shoot & KubernetesObject>(Refs.shoot, 'four', NAMESPACE))?.spec.seedName).toBe(
+      'dual',
+    );
+    expect((await gardenClient.get<Shoot & KubernetesObject>(Refs.shoot, 'both', NAMESPACE))?.spec.seedName).toBe(
+      'dual',
+    );
+    // The garden holds no seed namespace of a shoot on the second seed, the second seed no Shoot.
+    expect((await seedClient.list(Refs.shoot)).items).toEqual([]);
+  });
+
+  it('deletes a shoot of the second seed there and lets the garden forget it', async () => {
+    await gardenClient.delete(Refs.shoot, 'four', NAMESPACE);
+    await waitFor(async () => (await gardenClient.get(Refs.shoot, 'four', NAMESPACE)) === undefined, {
+      timeoutMs: 60_000,
+      message: 'the shoot to be gone from the garden',
+    });
+    await waitFor(
+      async () => {
+        const ns = await seedClient.get(Refs.namespace, 'shoot--dev--four');
+        return ns === undefined || ns.metadata?.deletionTimestamp !== undefined;
+      },
+      { timeoutMs: 30_000, message: "the shoot's seed namespace to go from the second seed" },
+    );
+    expect(await query('A', 'api.four.dev.external.local.gardener.cloud')).toBe('ENOTFOUND');
+  });
+});
