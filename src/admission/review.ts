@@ -24,10 +24,12 @@ import { CloudProfiles, DNSRecords, lookupKind, Networks, Seeds, Shoots, type Ki
 import { cloudProfileReference } from '../apis/core/v1beta1/helpers.js';
 import type { FeatureGates } from '../featuregate/featuregate.js';
 import { defaultingPatch } from './defaulting-patch.js';
+import { seedRestriction } from './seed-restriction.js';
 
 export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
 
-export type AdmissionMode = 'validate' | 'mutate';
+/** `seed-restriction`: what a gardenlet's garden credentials may write (seed-restriction.ts). */
+export type AdmissionMode = 'validate' | 'mutate' | 'seed-restriction';
 
 export interface GroupVersionKind {
   group: string;
@@ -102,6 +104,11 @@ export interface AdmissionContext {
    * Unset: CloudProfiles are not looked at.
    */
   lookupCloudProfile?(name: string): MaybePromise<unknown>;
+  /**
+   * The Shoot of that namespace and name (the cache), for the seed restriction's Secrets and ConfigMaps. Unset: a
+   * gardenlet's writes of those are refused.
+   */
+  lookupShoot?(namespace: string, name: string): MaybePromise<unknown>;
 }
 
 /** The kinds this webhook admits; anything else is not ours and is allowed as is. */
@@ -137,7 +144,12 @@ export function answerAdmissionReview(
   let response: MaybePromise<AdmissionResponse>;
   try {
     if (!request || uid === '') throw new Error('the AdmissionReview has no request with a uid');
-    response = mode === 'validate' ? validateRequest(request, ctx) : mutateRequest(request, ctx);
+    response =
+      mode === 'validate'
+        ? validateRequest(request, ctx)
+        : mode === 'mutate'
+          ? mutateRequest(request, ctx)
+          : seedRestriction(request, { shoot: (namespace, name) => ctx.lookupShoot?.(namespace, name) });
   } catch (e) {
     return failed(e);
   }

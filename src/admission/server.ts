@@ -105,6 +105,8 @@ export interface AdmissionServerOptions {
    * Shoots are defaulted from and checked against their CloudProfile; unchecked when unset.
    */
   readonly lookupCloudProfile?: (name: string) => MaybePromise<unknown>;
+  /** A Shoot from the shared cache, for the seed restriction (seed-restriction.ts). */
+  readonly lookupShoot?: (namespace: string, name: string) => MaybePromise<unknown>;
   /** `/readyz` answers 200 while true (the caches `lookupSeed` reads are synced), 503 otherwise. @default always */
   readonly ready?: () => boolean;
   /** Where to register the review metrics (see {@link AdmissionMetrics}). @default not collected */
@@ -180,6 +182,7 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
   const modes: Record<string, AdmissionMode> = {
     [WEBHOOK_PATHS.validate]: 'validate',
     [WEBHOOK_PATHS.mutate]: 'mutate',
+    [WEBHOOK_PATHS.seedRestriction]: 'seed-restriction',
   };
 
   const failed = (res: ServerResponse) => (e: unknown) => {
@@ -217,6 +220,7 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
     gates: opts.gates,
     lookupSeed: opts.lookupSeed,
     ...(opts.lookupCloudProfile ? { lookupCloudProfile: opts.lookupCloudProfile } : {}),
+    ...(opts.lookupShoot ? { lookupShoot: opts.lookupShoot } : {}),
     ...(opts.extensions ? { extensions: opts.extensions } : {}),
     ...(opts.extensionAdmission ? { extensionAdmission: opts.extensionAdmission } : {}),
     onInternalError: (e, uid) => logger.error({ err: e, uid }, 'admission failed'),

@@ -18,7 +18,12 @@ export const WEBHOOK_CONFIGURATION_NAME = 'gardener-ipv6';
 export const VALIDATING_WEBHOOK_NAME = 'validate.gardener-ipv6.gardener.cloud';
 export const MUTATING_WEBHOOK_NAME = 'default.gardener-ipv6.gardener.cloud';
 /** Paths the webhook server serves. */
-export const WEBHOOK_PATHS = { validate: '/validate', mutate: '/mutate' } as const;
+export const WEBHOOK_PATHS = {
+  validate: '/validate',
+  mutate: '/mutate',
+  seedRestriction: '/seed-restriction',
+} as const;
+export const SEED_RESTRICTION_WEBHOOK_NAME = 'seed-restriction.gardener-ipv6.gardener.cloud';
 /** The API server waits this long for an answer (its maximum is 30). */
 export const DEFAULT_TIMEOUT_SECONDS = 10;
 /** Field manager of server-side apply. */
@@ -90,6 +95,28 @@ function rules(): V1RuleWithOperations[] {
   ];
 }
 
+/** What a gardenlet writes in the garden: the seed restriction judges these for gardenlets' credentials. */
+function seedRestrictionRules(): V1RuleWithOperations[] {
+  const operations = ['CREATE', 'UPDATE', 'DELETE'];
+  return [
+    {
+      apiGroups: [Shoots.group],
+      apiVersions: [Shoots.version],
+      resources: [Shoots.plural, `${Shoots.plural}/*`, Seeds.plural, `${Seeds.plural}/*`],
+      operations,
+      scope: '*',
+    },
+    { apiGroups: ['coordination.k8s.io'], apiVersions: ['v1'], resources: ['leases'], operations, scope: 'Namespaced' },
+    { apiGroups: [''], apiVersions: ['v1'], resources: ['secrets', 'configmaps'], operations, scope: 'Namespaced' },
+  ];
+}
+
+/** The API server calls the seed restriction for gardenlets' garden credentials only. */
+export const SEED_RESTRICTION_MATCH_CONDITION = {
+  name: 'gardenlets-only',
+  expression: "request.userInfo.groups.exists(g, g == 'gardener.cloud:system:seeds')",
+} as const;
+
 function clientConfig(opts: WebhookConfigurationOptions, path: string) {
   const caBundle = Buffer.from(opts.caBundle).toString('base64');
   if (opts.service) {
@@ -148,6 +175,18 @@ export function desiredWebhookConfigurations(opts: WebhookConfigurationOptions):
       metadata,
       webhooks: [
         { name: VALIDATING_WEBHOOK_NAME, clientConfig: clientConfig(opts, WEBHOOK_PATHS.validate), ...common },
+        {
+          name: SEED_RESTRICTION_WEBHOOK_NAME,
+          clientConfig: clientConfig(opts, WEBHOOK_PATHS.seedRestriction),
+          admissionReviewVersions: ['v1'],
+          // Whatever the other webhooks' policy: a gardenlet's write the check can't judge is refused.
+          failurePolicy: 'Fail',
+          matchPolicy: 'Equivalent',
+          matchConditions: [{ ...SEED_RESTRICTION_MATCH_CONDITION }],
+          rules: seedRestrictionRules(),
+          sideEffects: 'None',
+          timeoutSeconds: opts.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS,
+        },
       ],
     },
     mutating: {

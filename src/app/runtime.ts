@@ -209,6 +209,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         // From the caches: once synced, a name they lack is none at once; only before that is the API server asked.
         lookupSeed: syncedLookup(seeds),
         lookupCloudProfile: syncedLookup(cloudProfiles),
+        // The seed restriction's Shoots: the cache as it is (a gardenlet's write of a Shoot it just saw is judged).
+        lookupShoot: (namespace, name) => shoots.informer.get(name, namespace),
         ready: () => seeds.hasSynced() && cloudProfiles.hasSynced() && shoots.hasSynced(),
         metrics: manager.metrics.registry,
         host: webhookOptions.host ?? '::',

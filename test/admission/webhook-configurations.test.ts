@@ -53,6 +53,44 @@ describe('desiredWebhookConfigurations', () => {
             clientConfig: { caBundle: CA_BASE64, url: 'https://[::1]:9443/validate' },
             ...common,
           },
+          {
+            name: 'seed-restriction.gardener-ipv6.gardener.cloud',
+            clientConfig: { caBundle: CA_BASE64, url: 'https://[::1]:9443/seed-restriction' },
+            admissionReviewVersions: ['v1'],
+            failurePolicy: 'Fail',
+            matchPolicy: 'Equivalent',
+            matchConditions: [
+              {
+                name: 'gardenlets-only',
+                expression: "request.userInfo.groups.exists(g, g == 'gardener.cloud:system:seeds')",
+              },
+            ],
+            rules: [
+              {
+                apiGroups: ['core.gardener.cloud'],
+                apiVersions: ['v1beta1'],
+                resources: ['shoots', 'shoots/*', 'seeds', 'seeds/*'],
+                operations: ['CREATE', 'UPDATE', 'DELETE'],
+                scope: '*',
+              },
+              {
+                apiGroups: ['coordination.k8s.io'],
+                apiVersions: ['v1'],
+                resources: ['leases'],
+                operations: ['CREATE', 'UPDATE', 'DELETE'],
+                scope: 'Namespaced',
+              },
+              {
+                apiGroups: [''],
+                apiVersions: ['v1'],
+                resources: ['secrets', 'configmaps'],
+                operations: ['CREATE', 'UPDATE', 'DELETE'],
+                scope: 'Namespaced',
+              },
+            ],
+            sideEffects: 'None',
+            timeoutSeconds: 10,
+          },
         ],
       },
       mutating: {
@@ -94,6 +132,13 @@ describe('desiredWebhookConfigurations', () => {
       timeoutSeconds: 5,
     });
     expect(configs.mutating.webhooks?.[0]?.clientConfig.service?.path).toBe('/mutate');
+    // The seed restriction is judged for gardenlets everywhere, and refused when it can't be.
+    expect(configs.validating.webhooks?.[1]).toMatchObject({
+      clientConfig: { service: { path: '/seed-restriction' } },
+      failurePolicy: 'Fail',
+      timeoutSeconds: 5,
+    });
+    expect(configs.validating.webhooks?.[1]).not.toHaveProperty('objectSelector');
     expect(configs.mutating.webhooks?.[0]?.clientConfig.url).toBeUndefined();
   });
 

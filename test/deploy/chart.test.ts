@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { desiredWebhookConfigurations } from '../../src/admission/webhook-configurations.js';
+import { SEEDS_CLUSTER_ROLE, seedAccessObjects, seedsClusterRole } from '../../src/app/seed-access.js';
 import { COMPONENTS, type Component } from '../../src/app/runtime.js';
 import { buildProgram } from '../../src/cli/main.js';
 import { Refs } from '../../src/apis/refs.js';
@@ -522,7 +523,8 @@ describe.each(Object.keys(PRESETS) as Preset[])('helm template with the %s value
       expect(binding.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name });
       expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name, namespace: NAMESPACE }]);
     }
-    const components = Object.keys(CHART_COMPONENTS).length + (preset === 'default' ? 0 : 1);
+    // Beside the components' own: gardenlets' garden credentials (with the webhook), and the kind values' one more.
+    const components = Object.keys(CHART_COMPONENTS).length + 1 + (preset === 'default' ? 0 : 1);
     expect(ofKind(objects, 'ClusterRole')).toHaveLength(components);
     expect(ofKind(objects, 'ClusterRoleBinding')).toHaveLength(components);
     for (const role of [...ofKind<Role>(objects, 'ClusterRole'), ...ofKind<Role>(objects, 'Role')]) {
@@ -536,7 +538,8 @@ describe.each(Object.keys(PRESETS) as Preset[])('helm template with the %s value
           // Secrets are read by name only: no component may read any secret of any namespace. The gardenlet with
           // shoots as workloads writes per-pool secrets without a fixed name (and reads none of them).
           if ((rule.resourceNames ?? []).length === 0) {
-            expect(role.metadata.name, 'secrets by name').toBe(nameOf('gardenlet'));
+            // Gardenlets' garden credentials: the seed restriction narrows them to their own shoots' `<shoot>.*`.
+            expect([nameOf('gardenlet'), SEEDS_CLUSTER_ROLE], 'secrets by name').toContain(role.metadata.name);
             expect(rule.verbs.sort(), 'secrets written, not read').toEqual(['create', 'delete', 'patch']);
           }
         }
@@ -546,6 +549,18 @@ describe.each(Object.keys(PRESETS) as Preset[])('helm template with the %s value
     expect(named<Deployment>(objects, 'Deployment', nameOf('dns-server')).spec.template.spec).toMatchObject({
       automountServiceAccountToken: false,
     });
+  });
+
+  it("grants gardenlets' garden credentials the ClusterRole the code declares, bound to their group", () => {
+    const role = named<{ rules: unknown[] }>(objects, 'ClusterRole', SEEDS_CLUSTER_ROLE);
+    expect(role.rules).toEqual((seedsClusterRole() as unknown as { rules: unknown[] }).rules);
+    const binding = named<{ subjects: unknown[]; roleRef: unknown }>(objects, 'ClusterRoleBinding', SEEDS_CLUSTER_ROLE);
+    const expected = seedAccessObjects().find((o) => o.object.kind === 'ClusterRoleBinding')!.object as unknown as {
+      subjects: unknown[];
+      roleRef: unknown;
+    };
+    expect(binding.subjects).toEqual(expected.subjects);
+    expect(binding.roleRef).toEqual(expected.roleRef);
   });
 
   it('registers the webhooks the code would, through the Service, with a certificate for its names', () => {

@@ -128,8 +128,8 @@ export const EXPECTED_CLUSTER_GRANTS: Record<ChartComponent, string[]> = {
   'network-calico': [
     ...allow(Refs.network, ['get', 'list', 'watch', 'patch']),
     ...allow(Refs.network, ['patch'], { sub: 'status' }),
-    // Shoot informer (second family's pod range) and get.
-    ...allow(Refs.shoot, ['get', 'list', 'watch']),
+    // Cluster informer (the Shoot: node ranges, the second family's pod range) and get.
+    ...allow(Refs.cluster, ['get', 'list', 'watch']),
     ...allow(Refs.secret, ['create', 'patch', 'delete'], { names: [CALICO_SECRET_NAME] }),
     ...allow(Refs.managedResource, ['get', 'create', 'patch', 'delete'], { names: [MANAGED_RESOURCE_NAME] }),
     // The ManagedResource informer: its health goes into the Network's status.

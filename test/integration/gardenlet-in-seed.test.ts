@@ -2,13 +2,20 @@
  * One garden and a second seed cluster, each a real API server of its own: the garden runs the webhook, the
  * scheduler and the gardenlet of seed `ipv6` (garden and seed at once, as `up`), the second cluster runs the
  * gardenlet of seed `dual` with the network and DNS extensions, reaching the garden with a kubeconfig of its own
- * (`run --garden-kubeconfig`). Shoots created without a seed land by their IP families; each one's seed objects
- * are written to its own seed's cluster only, its status to the garden, and its DNS names reach the one BIND9.
+ * (`run --garden-kubeconfig`) whose credentials are a gardenlet's own (`gardener.cloud:system:seed:dual`). Shoots
+ * created without a seed land by their IP families; each one's seed objects are written to its own seed's cluster
+ * only, its status to the garden, and its DNS names reach the one BIND9. Those credentials are refused (403) what
+ * belongs to the other seed.
  */
 import { Resolver } from 'node:dns/promises';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
 import { startRuntime, type Runtime } from '../../src/app/runtime.js';
+import { deploySeedAccess, seedSubject, writeSeedKubeconfig } from '../../src/app/seed-access.js';
+import { issueClientCertificate } from '../../src/localenv/certs.js';
+import { ApiError } from '../../src/runtime/errors.js';
+import { readFileSync } from 'node:fs';
 import type { Shoot } from '../../src/apis/core/v1beta1/shoot.js';
 import { CONDITION_GARDENLET_READY, SEED_LEASE_NAMESPACE } from '../../src/apis/core/v1beta1/seed-lease.js';
 import type { Condition } from '../../src/apis/meta/schemas.js';
@@ -37,10 +44,23 @@ let gardenRuntime: Runtime;
 let seedRuntime: Runtime;
 let gardenClient: ResourceClient;
 let seedClient: ResourceClient;
+/** The garden as the second seed's gardenlet reaches it. */
+let asSeedDual: ResourceClient;
 
 beforeAll(async () => {
   [garden, seedCluster, bind] = await Promise.all([startControlPlane(), startControlPlane(), startBind9()]);
   const dns = localDNSProvider({ server: bind.server, tsigKeyName: bind.tsigKeyName, tsigSecret: bind.tsigSecret });
+  gardenClient = new ResourceClient(garden.kubeConfig());
+  seedClient = new ResourceClient(seedCluster.kubeConfig());
+  await deploySeedAccess(gardenClient);
+  const dualCredentials = await issueClientCertificate(garden.certs, { file: 'seed-dual', ...seedSubject('dual') });
+  const dualGardenKubeConfig = await writeSeedKubeconfig(join(garden.dir, 'seed-dual.kubeconfig'), {
+    server: garden.server,
+    caPEM: readFileSync(garden.certs.caCert, 'utf8'),
+    seedName: 'dual',
+    ...dualCredentials,
+  });
+  asSeedDual = new ResourceClient(dualGardenKubeConfig);
   gardenRuntime = await startRuntime({
     kubeConfig: garden.kubeConfig(),
     gates,
@@ -51,15 +71,13 @@ beforeAll(async () => {
   });
   seedRuntime = await startRuntime({
     kubeConfig: seedCluster.kubeConfig(),
-    garden: garden.kubeConfig(),
+    garden: dualGardenKubeConfig,
     components: ['gardenlet', 'network', 'dns'],
     gates,
     logger: silentLogger(),
     gardenlet: { dns, seedName: 'dual' },
     extensions,
   });
-  gardenClient = new ResourceClient(garden.kubeConfig());
-  seedClient = new ResourceClient(seedCluster.kubeConfig());
   await gardenClient.create(Refs.namespace, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
   await applyLocalCloudProfile(gardenClient);
   for (const [name, networks] of Object.entries(SEEDS)) {
@@ -76,6 +94,7 @@ afterAll(async () => {
   await Promise.all([seedRuntime?.stop(), gardenRuntime?.stop()]);
   gardenClient?.close();
   seedClient?.close();
+  asSeedDual?.close();
   await Promise.all([bind?.stop(), seedCluster?.stop(), garden?.stop()]);
 });
 
@@ -133,17 +152,24 @@ describe('a garden with a second seed cluster', () => {
     );
     expect(await gardenClient.get(Refs.lease, 'dual', SEED_LEASE_NAMESPACE)).toBeDefined();
     // The seed's own namespace garden, with its egress policies, is written to the seed's cluster.
-    expect(await seedClient.get(Refs.namespace, 'garden')).toBeDefined();
+    await waitFor(async () => (await seedClient.get(Refs.namespace, 'garden')) !== undefined, {
+      message: "the namespace garden in the second seed's cluster",
+    });
   });
 
   it("places shoots by IP family and writes each shoot's seed objects to its seed's cluster only", async () => {
+    // The IPv6 shoot last: both seeds fit it, and the scheduler takes the one with fewer shoots.
     const shoots = {
-      six: { ipFamilies: ['IPv6'], nodes: 'fd00:10:1:100::/56' },
       four: { ipFamilies: ['IPv4'], nodes: '10.10.0.0/16', pods: '10.3.0.0/16', services: '10.4.0.0/16' },
       both: { ipFamilies: ['IPv4', 'IPv6'], nodes: '10.11.0.0/16', pods: '10.5.0.0/16', services: '10.6.0.0/16' },
+      six: { ipFamilies: ['IPv6'], nodes: 'fd00:10:1:100::/56' },
     };
     for (const [name, networking] of Object.entries(shoots)) {
       await gardenClient.create(Refs.shoot, shootObject(name, networking));
+      await waitFor(
+        async () => (await gardenClient.get<Shoot & KubernetesObject>(Refs.shoot, name, NAMESPACE))?.spec.seedName,
+        { message: `shoot ${name} to be scheduled` },
+      );
     }
     for (const name of Object.keys(shoots)) {
       const shoot = await succeeded(name);
@@ -174,8 +200,61 @@ describe('a garden with a second seed cluster', () => {
     expect((await gardenClient.get<Shoot & KubernetesObject>(Refs.shoot, 'both', NAMESPACE))?.spec.seedName).toBe(
       'dual',
     );
+    expect((await gardenClient.get<Shoot & KubernetesObject>(Refs.shoot, 'six', NAMESPACE))?.spec.seedName).toBe(
+      'ipv6',
+    );
     // The garden holds no seed namespace of a shoot on the second seed, the second seed no Shoot.
     expect((await seedClient.list(Refs.shoot)).items).toEqual([]);
+  });
+
+  it("refuses (403) the second seed's credentials what belongs to the other seed", async () => {
+    const refusal = async (write: Promise<unknown>) => {
+      const e = await write.then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      return e instanceof ApiError ? { code: e.code, message: e.message } : e;
+    };
+    const forbidden = { code: 403, message: expect.stringContaining('seed "dual"') };
+    const six = await gardenClient.get<Shoot & KubernetesObject>(Refs.shoot, 'six', NAMESPACE);
+    expect(six?.spec.seedName).toBe('ipv6');
+    const annotate = (name: string) =>
+      asSeedDual.mergePatch(Refs.shoot, name, NAMESPACE, { metadata: { annotations: { probe: 'x' } } });
+    expect(await refusal(annotate('six'))).toEqual(forbidden);
+    expect(
+      await refusal(
+        asSeedDual.mergePatch(
+          Refs.shoot,
+          'six',
+          NAMESPACE,
+          { status: { seedName: 'dual' } },
+          { subresource: 'status' },
+        ),
+      ),
+    ).toEqual(forbidden);
+    const secret = (name: string) => ({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name, namespace: NAMESPACE },
+      stringData: { key: 'value' },
+    });
+    expect(await refusal(asSeedDual.create(Refs.secret, secret('six.ssh-keypair') as KubernetesObject))).toEqual(
+      forbidden,
+    );
+    expect(await refusal(asSeedDual.create(Refs.secret, secret('no-shoot') as KubernetesObject))).toEqual(forbidden);
+    expect(
+      await refusal(asSeedDual.mergePatch(Refs.seed, 'ipv6', undefined, { metadata: { labels: { probe: 'x' } } })),
+    ).toEqual(forbidden);
+    const lease = (await gardenClient.get(Refs.lease, 'ipv6', SEED_LEASE_NAMESPACE))!;
+    expect(await refusal(asSeedDual.update(Refs.lease, { ...lease, metadata: { ...lease.metadata } }))).toEqual(
+      forbidden,
+    );
+    expect(await gardenClient.get(Refs.secret, 'six.ssh-keypair', NAMESPACE)).toBeUndefined();
+
+    // Its own shoot's objects are its to write.
+    await annotate('both');
+    await asSeedDual.create(Refs.secret, secret('both.ssh-keypair') as KubernetesObject);
+    await asSeedDual.delete(Refs.secret, 'both.ssh-keypair', NAMESPACE);
   });
 
   it('deletes a shoot of the second seed there and lets the garden forget it', async () => {

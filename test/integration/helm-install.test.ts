@@ -239,7 +239,15 @@ describe('helm install', () => {
         REFS[kind]!,
         RELEASE,
       ))!;
-      expect(stored.webhooks).toHaveLength(1);
+      // The validating configuration's second webhook is the seed restriction, for gardenlets' credentials only.
+      expect(stored.webhooks).toHaveLength(kind === 'ValidatingWebhookConfiguration' ? 2 : 1);
+      if (kind === 'ValidatingWebhookConfiguration') {
+        expect(stored.webhooks[1]).toMatchObject({
+          name: 'seed-restriction.gardener-ipv6.gardener.cloud',
+          clientConfig: { service: { name: nameOf('admission'), path: '/seed-restriction' } },
+          matchConditions: [{ name: 'gardenlets-only' }],
+        });
+      }
       expect(stored.webhooks[0]).toMatchObject({
         clientConfig: { service: { name: nameOf('admission'), namespace: NAMESPACE, port: 443 } },
         failurePolicy: 'Fail',
