@@ -1,13 +1,15 @@
 /**
  * The issuer behind Gardener's `shoots/adminkubeconfig` subresource (served by the admission server's aggregated
  * API, src/admission/admin-kubeconfig-api.ts): a kubeconfig for a shoot with a short-lived client certificate of the
- * requesting user in `system:masters`, signed by the shoot's CA from its seed namespace. The CA's key stays where it
+ * requesting user in `system:masters`, signed by the shoot's client CA, which the gardenlet keeps in the InternalSecret
+ * `<shoot>.ca-client` of the shoot's project namespace (whichever cluster its seed is). The CA's key stays where it
  * is: only the kubeconfig leaves. Its current context's server is the external API DNS name (resolved through the
  * environment's DNS server); a second context (`<namespace>--<name>-address`) has the load-balancer address, with the
  * certificate still checked against the DNS name (`tls-server-name`), for shells whose resolver does not know the
- * local zone.
+ * local zone: when the garden holds the shoot's seed namespace (its seed is the garden's own cluster).
  */
-import type { KubernetesObject, V1Secret, V1Service } from '@kubernetes/client-node';
+import type { KubernetesObject, V1Service } from '@kubernetes/client-node';
+import { caClientName, type InternalSecret } from '../apis/core/v1beta1/internalsecret.js';
 import { decode } from '../apis/admission.js';
 import { shootIPFamilies } from '../apis/core/v1beta1/helpers.js';
 import { Shoots } from '../apis/registry.js';
@@ -15,7 +17,7 @@ import { urlHost } from '../system/net.js';
 import { issueCertificate } from '../pki/certificates.js';
 import { renderMultiClusterKubeconfig, type KubeconfigCluster } from '../pki/kubeconfig.js';
 import type { ResourceClient } from '../runtime/client.js';
-import { API_SERVER_SERVICE_NAME, CA_SECRET_NAME, Labels, seedNamespaceName } from '../apis/core/v1beta1/names.js';
+import { API_SERVER_SERVICE_NAME, Labels, seedNamespaceName } from '../apis/core/v1beta1/names.js';
 import { Refs } from '../apis/refs.js';
 import { ingressIPsByFamily } from '../net/load-balancer.js';
 import { isIPFamily } from '../apis/validation/ip-families.js';
@@ -64,12 +66,13 @@ export async function issueShootAdminKubeconfig(
     );
   }
   const seedNamespace = seedNamespaceName(shoot);
-  const secret = await client.get<V1Secret>(Refs.secret, CA_SECRET_NAME, seedNamespace);
+  const secretName = caClientName(name);
+  const secret = await client.get<InternalSecret & KubernetesObject>(Refs.internalSecret, secretName, namespace);
   const owner = secret?.metadata?.labels?.[Labels.shootUID];
   if (owner !== undefined && shoot.metadata.uid !== undefined && owner !== shoot.metadata.uid) {
     throw new AdminKubeconfigError(
       'Conflict',
-      `shoot ${namespace}/${name}: the CA in ${seedNamespace} belongs to another shoot (uid ${owner}), not to this one`,
+      `shoot ${namespace}/${name}: the CA in ${namespace}/${secretName} belongs to another shoot (uid ${owner}), not to this one`,
     );
   }
   const caPEM = Buffer.from(secret?.data?.['ca.crt'] ?? '', 'base64').toString('utf8');

@@ -1,14 +1,15 @@
 /**
  * Gardener's SeedRestriction, for the garden: a gardenlet's credentials (user `gardener.cloud:system:seed:<name>`,
  * group `gardener.cloud:system:seeds`) write only what belongs to its own seed. RBAC (the ClusterRole of
- * seed-rbac.ts) grants every gardenlet the same verbs on Shoots, Seeds, Leases, Secrets and ConfigMaps; this check,
- * called by the API server for those users only (the webhook's matchConditions), narrows them to:
+ * src/app/seed-access.ts) grants every gardenlet the same verbs on Shoots, Seeds, Leases, Secrets, ConfigMaps and
+ * InternalSecrets; this check, called by the API server for those users only (the webhook's matchConditions),
+ * narrows them to:
  * - Shoots (and their subresources): updated or deleted only while the stored Shoot's `spec.seedName` or
  *   `status.seedName` names the seed, and never moved to another seed; never created;
  * - Seeds: its own;
  * - Leases: its own in `gardener-system-seed-lease`;
- * - Secrets and ConfigMaps: `<shoot>.<purpose>` in a namespace whose Shoot `<shoot>` is on the seed (the
- *   `<shoot>.ca-cluster` ConfigMap, as Gardener's gardenlet writes such objects for users).
+ * - Secrets, ConfigMaps and InternalSecrets: `<shoot>.<purpose>` in a namespace whose Shoot `<shoot>` is on the
+ *   seed (the `<shoot>.ca-cluster` ConfigMap and `<shoot>.ca-client` InternalSecret, as Gardener's gardenlet writes).
  * A denial answers 403 Forbidden, as Gardener's SeedAuthorizer would.
  */
 import type { Status } from '../apis/field/index.js';
@@ -117,8 +118,11 @@ export function seedRestriction(
       ? allowed
       : forbidden(uid, `${who} may write its own Lease ${SEED_LEASE_NAMESPACE}/${seed} only, not ${namespace}/${name}`);
   }
-  if (group === '' && (resource === 'secrets' || resource === 'configmaps')) {
-    const kind = resource === 'secrets' ? 'Secret' : 'ConfigMap';
+  const ownShootObject =
+    (group === '' && (resource === 'secrets' || resource === 'configmaps')) ||
+    (group === 'core.gardener.cloud' && resource === 'internalsecrets');
+  if (ownShootObject) {
+    const kind = resource === 'secrets' ? 'Secret' : resource === 'configmaps' ? 'ConfigMap' : 'InternalSecret';
     const dot = name.indexOf('.');
     const shootName = dot > 0 ? name.slice(0, dot) : '';
     if (shootName === '' || namespace === '') {

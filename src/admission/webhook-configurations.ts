@@ -102,7 +102,7 @@ function seedRestrictionRules(): V1RuleWithOperations[] {
     {
       apiGroups: [Shoots.group],
       apiVersions: [Shoots.version],
-      resources: [Shoots.plural, `${Shoots.plural}/*`, Seeds.plural, `${Seeds.plural}/*`],
+      resources: [Shoots.plural, `${Shoots.plural}/*`, Seeds.plural, `${Seeds.plural}/*`, 'internalsecrets'],
       operations,
       scope: '*',
     },

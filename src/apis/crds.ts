@@ -59,7 +59,9 @@ export function openAPIV3Schema(kind: KindInfo<unknown>): JSONSchemaProps {
   properties.apiVersion = { type: 'string', description: 'APIVersion defines the versioned schema of this object.' };
   properties.kind = { type: 'string', description: 'Kind is a string value representing the REST resource.' };
   properties.metadata = { type: 'object' };
-  root.required = ['spec'];
+  // Objects with a spec need one (a Secret-like kind has none).
+  if (properties.spec !== undefined) root.required = ['spec'];
+  else delete root.required;
   return root;
 }
 

@@ -22,6 +22,13 @@ export const Refs = {
   shoot: { group: CORE, version: 'v1beta1', plural: 'shoots', kind: 'Shoot', namespaced: true },
   seed: { group: CORE, version: 'v1beta1', plural: 'seeds', kind: 'Seed', namespaced: false },
   cloudProfile: { group: CORE, version: 'v1beta1', plural: 'cloudprofiles', kind: 'CloudProfile', namespaced: false },
+  internalSecret: {
+    group: CORE,
+    version: 'v1beta1',
+    plural: 'internalsecrets',
+    kind: 'InternalSecret',
+    namespaced: true,
+  },
   network: { group: EXTENSIONS, version: 'v1alpha1', plural: 'networks', kind: 'Network', namespaced: true },
   dnsRecord: { group: EXTENSIONS, version: 'v1alpha1', plural: 'dnsrecords', kind: 'DNSRecord', namespaced: true },
   operatingSystemConfig: {

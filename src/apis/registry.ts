@@ -23,6 +23,7 @@ import { validateNetwork, validateNetworkUpdate } from './extensions/v1alpha1/va
 import { validateWorker, validateWorkerUpdate } from './extensions/v1alpha1/validation/worker.js';
 import { WorkerSchema, type Worker } from './extensions/v1alpha1/worker.js';
 import { ClusterSchema, type Cluster } from './extensions/v1alpha1/cluster.js';
+import { InternalSecretSchema, type InternalSecret } from './core/v1beta1/internalsecret.js';
 
 export interface KindInfo<T = unknown> {
   readonly group: string;
@@ -173,6 +174,17 @@ export const Clusters: KindInfo<Cluster> = {
   validateUpdate: () => [],
 };
 
+export const InternalSecrets: KindInfo<InternalSecret> = {
+  ...servedAs(Refs.internalSecret),
+  singular: 'internalsecret',
+  shortNames: [],
+  schema: InternalSecretSchema,
+  columns: [{ name: 'Type', jsonPath: '.type', type: 'string', description: 'type of the secret' }, AGE],
+  default: identity,
+  validate: () => [],
+  validateUpdate: () => [],
+};
+
 export const ALL_KINDS: readonly KindInfo<never>[] = [
   Shoots,
   Seeds,
@@ -182,6 +194,7 @@ export const ALL_KINDS: readonly KindInfo<never>[] = [
   OperatingSystemConfigs,
   Workers,
   Clusters,
+  InternalSecrets,
 ] as unknown as readonly KindInfo<never>[];
 
 export function apiVersionOf(info: Pick<KindInfo, 'group' | 'version'>): string {

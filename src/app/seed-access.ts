@@ -37,7 +37,8 @@ const CLUSTER_ROLE_BINDING: ResourceRef = {
 /**
  * What the gardenlet's code does in the garden (src/gardenlet with a separate garden): watch Shoots, Seeds and
  * CloudProfiles; write Shoots' finalizers, annotations and status, its Seed and its status, its Lease, and the
- * `<shoot>.ca-cluster` ConfigMaps (Secrets of that form too, as Gardener's gardenlet writes). No Secret is read.
+ * `<shoot>.ca-cluster` ConfigMaps and `<shoot>.ca-client` InternalSecrets (Secrets of that form too, as Gardener's
+ * gardenlet writes). No Secret is read.
  */
 export function seedsClusterRole(): KubernetesObject {
   return {
@@ -59,6 +60,7 @@ export function seedsClusterRole(): KubernetesObject {
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
       { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'create', 'update', 'patch', 'delete'] },
       { apiGroups: [''], resources: ['secrets'], verbs: ['create', 'delete', 'patch'] },
+      { apiGroups: ['core.gardener.cloud'], resources: ['internalsecrets'], verbs: ['create', 'delete', 'patch'] },
       { apiGroups: [''], resources: ['namespaces'], verbs: ['get'] },
       { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
     ],

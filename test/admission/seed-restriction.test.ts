@@ -95,6 +95,12 @@ describe('seedRestriction', () => {
       status: { message: expect.stringContaining('Shoot six is not on this seed') },
     });
     expect(create(secrets, 'unknown.ca-cluster').allowed).toBe(false);
+    const internalSecrets = { group: 'core.gardener.cloud', version: 'v1beta1', resource: 'internalsecrets' };
+    expect(create(internalSecrets, 'both.ca-client').allowed).toBe(true);
+    expect(create(internalSecrets, 'six.ca-client')).toMatchObject({
+      allowed: false,
+      status: { message: expect.stringContaining('InternalSecret garden-dev/six.ca-client') },
+    });
     expect(create(secrets, 'plain')).toMatchObject({
       allowed: false,
       status: { message: expect.stringContaining('only as <shoot>.<purpose>') },

@@ -69,7 +69,7 @@ describe('desiredWebhookConfigurations', () => {
               {
                 apiGroups: ['core.gardener.cloud'],
                 apiVersions: ['v1beta1'],
-                resources: ['shoots', 'shoots/*', 'seeds', 'seeds/*'],
+                resources: ['shoots', 'shoots/*', 'seeds', 'seeds/*', 'internalsecrets'],
                 operations: ['CREATE', 'UPDATE', 'DELETE'],
                 scope: '*',
               },

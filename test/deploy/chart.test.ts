@@ -650,6 +650,8 @@ describe('helm template --include-crds', () => {
       Refs.worker,
       Refs.cluster,
       Refs.managedResource,
+      // The shoots' client CAs, for shoots/adminkubeconfig.
+      Refs.internalSecret,
     ];
     expect(served).toEqual(used.map((r) => `${r.plural}.${r.group}`).sort());
   });

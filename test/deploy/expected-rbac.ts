@@ -78,10 +78,10 @@ export const EXPECTED_CLUSTER_GRANTS: Record<ChartComponent, string[]> = {
     ...allow(Refs.cloudProfile, ['get', 'list', 'watch']),
     // Shoots: the informer whose cache provider-local's admission counts the installation's machines over (list,
     // watch; src/app/readers.ts); shoots/adminkubeconfig (src/admission/admin-kubeconfig-api.ts,
-    // src/admission/admin-kubeconfig-issuer.ts): the Shoot (get), its seed namespace's CA and API server Service, and
-    // the requesting user's SubjectAccessReview.
+    // src/admission/admin-kubeconfig-issuer.ts): the Shoot (get), its client CA (the <shoot>.ca-client InternalSecret),
+    // its seed namespace's API server Service, and the requesting user's SubjectAccessReview.
     ...allow(Refs.shoot, ['get', 'list', 'watch']),
-    ...allow(Refs.secret, ['get'], { names: [CA_SECRET_NAME] }),
+    ...allow(Refs.internalSecret, ['get']),
     ...allow(Refs.service, ['get'], { names: [API_SERVER_SERVICE_NAME] }),
     ...allow({ group: 'authorization.k8s.io', plural: 'subjectaccessreviews' }, ['create']),
   ],
@@ -165,8 +165,9 @@ export const EXPECTED_WORKLOAD_GRANTS: string[] = [
   }),
   // The per-pool user data (worker-user-data-<pool>) has no fixed name: written, never read.
   ...allow(Refs.secret, ['create', 'patch', 'delete']),
-  // <shoot>.ca-cluster in the project namespace.
+  // <shoot>.ca-cluster in the project namespace, and the <shoot>.ca-client InternalSecret beside it.
   ...allow(Refs.configMap, ['create', 'patch', 'delete']),
+  ...allow(Refs.internalSecret, ['create', 'patch', 'delete']),
   ...allow(Refs.service, ['create', 'patch', 'delete'], { names: [ETCD_CLIENT_SERVICE] }),
   // Health (list), the etcd data cleanup pods (apply).
   ...allow(Refs.pod, ['list', 'create', 'patch']),

@@ -1,11 +1,11 @@
 /**
  * Gardener's `shoots/adminkubeconfig` against a real kube-apiserver with its aggregation layer: the admission server
  * serves it as an aggregated API. A user with only `create` on `shoots/adminkubeconfig` in the shoot's project
- * namespace (and no access to the seed namespace's CA) gets a working kubeconfig for their own user in
- * `system:masters`, valid exactly as long as asked; a user without it gets 403; the issuer refuses lifetimes out of
+ * namespace (and no access to the shoot's CA, the InternalSecret `<shoot>.ca-client`) gets a working kubeconfig for
+ * their own user in `system:masters`, valid exactly as long as asked; a user without it gets 403; the issuer refuses lifetimes out of
  * its bounds with field errors; only the aggregator's front proxy is trusted for the user in the headers.
  *
- * The "shoot API server" here is the garden's own (the shoot's CA Secret holds the garden's CA), so the kubeconfig is
+ * The "shoot API server" here is the garden's own (the shoot's InternalSecret holds the garden's CA), so the kubeconfig is
  * checked for real without running a shoot control plane.
  */
 import { execFileSync } from 'node:child_process';
@@ -132,8 +132,8 @@ describe.sequential('shoots/adminkubeconfig (aggregated API of the admission ser
     cp = await startControlPlane();
     admin = new ResourceClient(cp.kubeConfig());
     kubectl = (await ensureBinaries({ names: ['kubectl'] })).kubectl;
-    // The shoot and its seed namespace's CA as the gardenlet leaves them, written before the webhook runs (it would
-    // want a Seed and a CloudProfile for the Shoot).
+    // The shoot and its client CA as the gardenlet leaves them (the <shoot>.ca-client InternalSecret of the project
+    // namespace), written before the webhook runs (it would want a Seed and a CloudProfile for the Shoot).
     await admin.create(Refs.namespace, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
     const shoot = await admin.create(Refs.shoot, ipv6ShootObject({ name: SHOOT }) as unknown as KubernetesObject);
     await admin.mergePatch(
@@ -144,12 +144,12 @@ describe.sequential('shoots/adminkubeconfig (aggregated API of the admission ser
       { subresource: 'status' },
     );
     await admin.create(Refs.namespace, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: SEED_NAMESPACE } });
-    await admin.create(Refs.secret, {
-      apiVersion: 'v1',
-      kind: 'Secret',
+    await admin.create(Refs.internalSecret, {
+      apiVersion: 'core.gardener.cloud/v1beta1',
+      kind: 'InternalSecret',
       metadata: {
-        name: 'ca',
-        namespace: SEED_NAMESPACE,
+        name: `${SHOOT}.ca-client`,
+        namespace: NAMESPACE,
         labels: { 'shoot.gardener.cloud/uid': shoot.metadata!.uid! },
       },
       data: {
@@ -228,7 +228,9 @@ describe.sequential('shoots/adminkubeconfig (aggregated API of the admission ser
     const alice = clientOf(kubeconfigs.alice);
     try {
       // Alice can't read the CA herself.
-      await expect(alice.get(Refs.secret, 'ca', SEED_NAMESPACE)).rejects.toMatchObject({ code: 403 });
+      await expect(alice.get(Refs.internalSecret, `${SHOOT}.ca-client`, NAMESPACE)).rejects.toMatchObject({
+        code: 403,
+      });
     } finally {
       alice.close();
     }

@@ -22,7 +22,6 @@ import {
   type Result,
 } from '../../runtime/controller.js';
 import { addFinalizer, hasFinalizer, removeFinalizer } from '../../runtime/finalizers.js';
-import { deleteAll } from '../apply.js';
 import { errorCodesOf, NotReadyError, StepError } from '../component.js';
 import type { Flow, Outputs } from '../flow.js';
 import { patchStatusIfChanged } from '../../runtime/status.js';
@@ -35,7 +34,7 @@ import {
 } from '../../apis/core/v1beta1/names.js';
 import { Refs } from '../../apis/refs.js';
 import type { DNSProviderConfig } from './components/dns-records.js';
-import { caClusterName, type ControlPlaneRuntime } from './components/control-plane.js';
+import { deleteGardenCAObjects, type ControlPlaneRuntime } from './components/control-plane.js';
 import { isIPFamily } from '../../apis/validation/ip-families.js';
 import { API_SERVER_SERVICE_NAME } from './components/apiserver-service.js';
 import { hibernationPlan } from './hibernation.js';
@@ -328,7 +327,7 @@ export class ShootReconciler implements Reconciler {
       if (ownership) {
         ctx.logger.info({ namespace, owner: ownership.owner }, 'seed namespace belongs to another shoot, left alone');
       }
-      await deleteAll(garden, Refs.configMap, [caClusterName(shoot)], shoot.metadata.namespace, { signal: ctx.signal });
+      await deleteGardenCAObjects(garden, shoot, { signal: ctx.signal });
       await removeFinalizer(garden, Refs.shoot, shoot, SHOOT_FINALIZER, { signal: ctx.signal });
       return;
     }

@@ -1,7 +1,8 @@
 /**
  * The shoot's control plane: its CA and service-account key in Secrets of the seed namespace (created once, kept
  * for the shoot's life, as Gardener's secrets manager does), the `<shoot>.ca-cluster` ConfigMap in the project
- * namespace for users, and the control plane itself at the load-balancer addresses: workloads in the seed
+ * namespace for users, the `<shoot>.ca-client` InternalSecret there for the garden's `shoots/adminkubeconfig` (the
+ * seed may be another cluster), and the control plane itself at the load-balancer addresses: workloads in the seed
  * (control-plane-workloads.ts).
  */
 import type { V1ConfigMap, V1Secret, V1Service } from '@kubernetes/client-node';
@@ -26,10 +27,27 @@ import {
   shootLabels,
 } from '../../../apis/core/v1beta1/names.js';
 import { Refs } from '../../../apis/refs.js';
+import { caClientName, type InternalSecret } from '../../../apis/core/v1beta1/internalsecret.js';
 import { ingressIPsByFamily } from './apiserver-service.js';
 import { ShootControlPlaneWorkloads } from './control-plane-workloads.js';
 
 export { CA_SECRET_NAME, SERVICE_ACCOUNT_KEY_SECRET_NAME };
+
+/** Removes what the shoot's control plane put into its project namespace: `<shoot>.ca-cluster` and `<shoot>.ca-client`. */
+export async function deleteGardenCAObjects(
+  garden: ResourceClient,
+  shoot: Shoot,
+  ctx: ComponentContext,
+): Promise<void> {
+  await deleteAll(garden, Refs.configMap, [caClusterName(shoot)], shoot.metadata.namespace, ctx);
+  await deleteAll(
+    garden,
+    Refs.internalSecret,
+    [caClientName(shoot.metadata.name ?? '')],
+    shoot.metadata.namespace,
+    ctx,
+  );
+}
 /** How long a shoot's CA lives (Gardener's: ten years). */
 const CA_VALIDITY_MS = 10 * 365 * 24 * 3600_000;
 
@@ -48,6 +66,21 @@ export function desiredCAClusterConfigMap(shoot: Shoot, caPEM: string): V1Config
       labels: { ...shootLabels(shoot), 'gardener.cloud/purpose': 'ca-cluster' },
     },
     data: { 'ca.crt': caPEM },
+  };
+}
+
+/** The `<shoot>.ca-client` InternalSecret in the project namespace: the client CA the garden signs admin kubeconfigs with. */
+export function desiredCAClientInternalSecret(shoot: Shoot, ca: CertificatePair): InternalSecret {
+  return {
+    apiVersion: 'core.gardener.cloud/v1beta1',
+    kind: 'InternalSecret',
+    metadata: {
+      name: caClientName(shoot.metadata.name ?? ''),
+      namespace: shoot.metadata.namespace ?? 'default',
+      labels: { ...shootLabels(shoot), 'gardener.cloud/purpose': 'ca-client' },
+    },
+    type: 'Opaque',
+    data: { 'ca.crt': b64(ca.certPEM), 'ca.key': b64(ca.keyPEM) },
   };
 }
 
@@ -208,6 +241,7 @@ export class ShootControlPlane implements DeployWaiter {
       ensureEtcdCA(this.client, this.shoot, ctx),
     ]);
     await applyAll(this.garden, Refs.configMap, [desiredCAClusterConfigMap(this.shoot, secrets.ca.certPEM)], ctx);
+    await applyAll(this.garden, Refs.internalSecret, [desiredCAClientInternalSecret(this.shoot, secrets.ca)], ctx);
     await this.workloads().deploy(spec, { ...secrets, etcdCA }, ctx);
   }
 
@@ -230,6 +264,6 @@ export class ShootControlPlane implements DeployWaiter {
   async destroy(ctx: ComponentContext): Promise<void> {
     const namespace = seedNamespaceName(this.shoot);
     await this.workloads().destroy(namespace, ctx);
-    await deleteAll(this.garden, Refs.configMap, [caClusterName(this.shoot)], this.shoot.metadata.namespace, ctx);
+    await deleteGardenCAObjects(this.garden, this.shoot, ctx);
   }
 }
