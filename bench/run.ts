@@ -1,12 +1,13 @@
 /**
  * `npm run bench`: every benchmark of the project, each reported with its baseline measured in the same run.
- * `npm run bench -- api`, `-- cli`, `-- reconcile [--sizes 200,1000]`, `-- machines` (a shoot on a seed with Nodes),
+ * `npm run bench -- api`, `-- cli`, `-- reconcile [--sizes 200,1000]`, `-- garden [--shoots 2,10]`, `-- machines` (a shoot on a seed with Nodes),
  * `-- network-policies`, `-- webhook-decode`, `-- webhook-attack` or `-- webhook [--rounds 2] [--duration 10] [--slice 2] [--rss-seconds 60] [--rss-warmup-seconds 90]
  * [--cpu-prof DIR]` runs one of them (the webhook benchmark needs h2load: Debian's `nghttp2-client`).
  */
 import { runApiBench } from './api.js';
 import { CLI_TARGET_MS, runCliBench } from './cli.js';
 import { runReconcileBench } from './reconcile.js';
+import { formatGardenBench, runGardenBench } from './garden.js';
 import { runMachinesBench } from './machines.js';
 import { runNetworkPolicyBench } from './network-policies.js';
 import { runNetworkPolicyFootprintBench } from './network-policy-footprint.js';
@@ -18,7 +19,16 @@ const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const args = process.argv.slice(2);
 const valueOf = (flag: string): string | undefined => (args.includes(flag) ? args[args.indexOf(flag) + 1] : undefined);
 const flagValues = new Set(
-  ['--sizes', '--rounds', '--duration', '--slice', '--rss-seconds', '--rss-warmup-seconds', '--cpu-prof'].map(valueOf),
+  [
+    '--sizes',
+    '--shoots',
+    '--rounds',
+    '--duration',
+    '--slice',
+    '--rss-seconds',
+    '--rss-warmup-seconds',
+    '--cpu-prof',
+  ].map(valueOf),
 );
 const only = args.find((a) => !a.startsWith('--') && !flagValues.has(a));
 const sizes = valueOf('--sizes')?.split(',').map(Number) ?? [200, 1000];
@@ -75,6 +85,14 @@ if (!only || only === 'reconcile') {
         `${r.configMapSeconds.toFixed(1)}s (ratio ${(r.reconcileSeconds / r.configMapSeconds).toFixed(2)}x)`,
     );
   }
+}
+
+if (!only || only === 'garden') {
+  console.log(
+    "\n# the garden's cost with 1 and 2 seeds (each a cluster with its gardenlet), shoots objects only; baseline: 1 seed, fewest shoots",
+  );
+  const shootCounts = valueOf('--shoots')?.split(',').map(Number) ?? [2, 10];
+  console.log(formatGardenBench(await runGardenBench(shootCounts)));
 }
 
 if (!only || only === 'network-policies') {

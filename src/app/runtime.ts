@@ -90,6 +90,11 @@ export interface RuntimeOptions {
    * configurations it registered included, and makes it reject with the signal's reason.
    */
   readonly signal?: AbortSignal;
+  /**
+   * The garden's seed lifecycle (gardener-controller-manager's `seedMonitorPeriod`, `shootMonitorPeriod`), run with the
+   * scheduler. @default 40 s, 200 s, checked every 10 s
+   */
+  readonly seedLifecycle?: { monitorPeriodMs?: number; shootMonitorPeriodMs?: number; syncPeriodMs?: number };
   /** Options of the extensions' controllers (tests shorten the DNS resync). */
   readonly extensions?: { readonly network?: NetworkExtensionOptions; readonly dns?: DNSExtensionOptions };
 }
@@ -278,7 +283,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       addShootHibernationController(manager);
       // And its seed lifecycle controller: a Seed whose gardenlet stopped renewing its Lease turns Unknown.
       const { addSeedLifecycleController } = await import('../controllermanager/seed-lifecycle.js');
-      addSeedLifecycleController(manager);
+      addSeedLifecycleController(manager, options.seedLifecycle);
     }
     signal?.throwIfAborted();
     await manager.start();

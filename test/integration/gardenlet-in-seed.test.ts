@@ -5,7 +5,8 @@
  * (`run --garden-kubeconfig`) whose credentials are a gardenlet's own (`gardener.cloud:system:seed:dual`). Shoots
  * created without a seed land by their IP families; each one's seed objects are written to its own seed's cluster
  * only, its status to the garden, and its DNS names reach the one BIND9. Those credentials are refused (403) what
- * belongs to the other seed.
+ * belongs to the other seed. Stopping the second gardenlet turns its Seed and its shoots' conditions `Unknown` (the
+ * garden's seed lifecycle, its periods shortened), nothing of the other seed; a new gardenlet heals the Seed.
  */
 import { Resolver } from 'node:dns/promises';
 import type { KubernetesObject } from '@kubernetes/client-node';
@@ -41,7 +42,12 @@ let garden: ControlPlane;
 let seedCluster: ControlPlane;
 let bind: Bind9;
 let gardenRuntime: Runtime;
-let seedRuntime: Runtime;
+let seedRuntime: Runtime | undefined;
+/** The second seed's gardenlet (with the network and DNS extensions), as `run --garden-kubeconfig` starts it. */
+let startSeedGardenlet: () => Promise<Runtime>;
+/** Gardener's periods, shortened: a Lease is stale after 3 s, its seed's shoots Unknown 3 s later. */
+const LEASE_RESYNC_MS = 500;
+const LIFECYCLE = { monitorPeriodMs: 3_000, shootMonitorPeriodMs: 3_000, syncPeriodMs: 250 };
 let gardenClient: ResourceClient;
 let seedClient: ResourceClient;
 /** The garden as the second seed's gardenlet reaches it. */
@@ -66,18 +72,21 @@ beforeAll(async () => {
     gates,
     logger: silentLogger(),
     webhook: { host: '::1', port: 0, advertiseHost: '::1' },
-    gardenlet: { dns, seedName: 'ipv6' },
+    gardenlet: { dns, seedName: 'ipv6', seedLeaseResyncMs: LEASE_RESYNC_MS },
+    seedLifecycle: LIFECYCLE,
     extensions,
   });
-  seedRuntime = await startRuntime({
-    kubeConfig: seedCluster.kubeConfig(),
-    garden: dualGardenKubeConfig,
-    components: ['gardenlet', 'network', 'dns'],
-    gates,
-    logger: silentLogger(),
-    gardenlet: { dns, seedName: 'dual' },
-    extensions,
-  });
+  startSeedGardenlet = () =>
+    startRuntime({
+      kubeConfig: seedCluster.kubeConfig(),
+      garden: dualGardenKubeConfig,
+      components: ['gardenlet', 'network', 'dns'],
+      gates,
+      logger: silentLogger(),
+      gardenlet: { dns, seedName: 'dual', seedLeaseResyncMs: LEASE_RESYNC_MS },
+      extensions,
+    });
+  seedRuntime = await startSeedGardenlet();
   await gardenClient.create(Refs.namespace, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
   await applyLocalCloudProfile(gardenClient);
   for (const [name, networks] of Object.entries(SEEDS)) {
@@ -255,6 +264,55 @@ describe('a garden with a second seed cluster', () => {
     await annotate('both');
     await asSeedDual.create(Refs.secret, secret('both.ssh-keypair') as KubernetesObject);
     await asSeedDual.delete(Refs.secret, 'both.ssh-keypair', NAMESPACE);
+  });
+
+  it('a stopped gardenlet turns its own Seed and shoots Unknown, nothing of the other seed; a new one heals the Seed', async () => {
+    const conditionOf = async (ref: typeof Refs.seed | typeof Refs.shoot, name: string, type: string) =>
+      (
+        await gardenClient.get<WithStatus>(ref, name, ref === Refs.shoot ? NAMESPACE : undefined)
+      )?.status?.conditions?.find((c) => c.type === type)?.status;
+    // The shoots' health as a care controller would have written it (objects-only shoots have no care controller).
+    for (const name of ['both', 'six']) {
+      const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+      await gardenClient.mergePatch(
+        Refs.shoot,
+        name,
+        NAMESPACE,
+        {
+          status: {
+            conditions: [
+              {
+                type: 'APIServerAvailable',
+                status: 'True',
+                reason: 'HealthzRequestSucceeded',
+                message: 'API server /healthz endpoint responded with success status code.',
+                lastTransitionTime: now,
+                lastUpdateTime: now,
+              },
+            ],
+          },
+        },
+        { subresource: 'status' },
+      );
+    }
+    await seedRuntime!.stop();
+    seedRuntime = undefined;
+    await waitFor(async () => (await conditionOf(Refs.seed, 'dual', CONDITION_GARDENLET_READY)) === 'Unknown', {
+      timeoutMs: 20_000,
+      message: "seed dual's GardenletReady to turn Unknown",
+    });
+    await waitFor(async () => (await conditionOf(Refs.shoot, 'both', 'APIServerAvailable')) === 'Unknown', {
+      timeoutMs: 20_000,
+      message: "the condition of seed dual's shoot to turn Unknown",
+    });
+    expect(await conditionOf(Refs.seed, 'ipv6', CONDITION_GARDENLET_READY)).toBe('True');
+    expect(await conditionOf(Refs.shoot, 'six', 'APIServerAvailable')).toBe('True');
+
+    seedRuntime = await startSeedGardenlet();
+    await waitFor(async () => (await conditionOf(Refs.seed, 'dual', CONDITION_GARDENLET_READY)) === 'True', {
+      timeoutMs: 20_000,
+      message: "seed dual's GardenletReady to be True again",
+    });
   });
 
   it('deletes a shoot of the second seed there and lets the garden forget it', async () => {
