@@ -178,7 +178,7 @@ describe('the network extension on a manager', () => {
     });
   }
 
-  it('reconciles a dual-stack Network once its Shoot reports the IPv6 pod range, and deletes it', async () => {
+  it('reconciles a dual-stack Network once its Cluster carries the IPv6 pod range, and deletes it', async () => {
     const project = `c${uniqueSuffix()}`;
     const seedNamespace = `shoot--${project}--a`;
     await namespace(`garden-${project}`);
@@ -187,7 +187,8 @@ describe('the network extension on a manager', () => {
     const running = await startManager(kubeConfig(), (manager) => addNetworkExtension(manager));
     onTestFinished(() => running.stop());
 
-    await client.create(Refs.shoot, {
+    // The Shoot as the gardenlet hands it to the extensions: in the seed namespace's Cluster.
+    const shoot = {
       apiVersion: 'core.gardener.cloud/v1beta1',
       kind: 'Shoot',
       metadata: { name: 'a', namespace: `garden-${project}` },
@@ -197,7 +198,18 @@ describe('the network extension on a manager', () => {
         provider: { type: 'local' },
         networking: { type: 'calico' },
       },
-    } as KubernetesObject);
+    };
+    const cluster = (embedded: object) =>
+      ({
+        apiVersion: 'extensions.gardener.cloud/v1alpha1',
+        kind: 'Cluster',
+        metadata: { name: seedNamespace },
+        spec: { cloudProfile: {}, seed: {}, shoot: embedded },
+      }) as KubernetesObject;
+    await client.create(Refs.cluster, cluster(shoot));
+    onTestFinished(async () => {
+      await client.delete(Refs.cluster, seedNamespace);
+    });
     const network = networkOf('dual');
     network.metadata = {
       name: 'a',
@@ -215,12 +227,10 @@ describe('the network extension on a manager', () => {
     );
     expect(failed?.lastOperation?.description).toContain('IPv6 pod range');
 
-    await client.mergePatch(
-      Refs.shoot,
-      'a',
-      `garden-${project}`,
-      { status: { networking: { pods: ['100.96.0.0/11', IPV6_PODS] } } },
-      { subresource: 'status' },
+    await client.apply(
+      Refs.cluster,
+      cluster({ ...shoot, status: { networking: { pods: ['100.96.0.0/11', IPV6_PODS] } } }),
+      { fieldManager: 'gardenlet', force: true },
     );
     const succeeded = await waitFor(
       async () => ((await status())?.lastOperation?.state === 'Succeeded' ? status() : undefined),
