@@ -17,21 +17,14 @@ import { Refs } from '../../src/apis/refs.js';
 import { startManager, type RunningControllers } from '../support/gardenlet.js';
 import { kubeConfig, newTestNamespace } from '../support/kube.js';
 import { waitFor } from '../support/wait.js';
+import { queryDNS } from '../support/dns.js';
 
 const client = new ResourceClient(kubeConfig());
 const API_NAME = 'api.alpha.dev.external.local.gardener.cloud';
 let bind: Bind9;
 
-/** A fresh resolver per query (c-ares caches per channel): the sorted AAAA values, or the error code. */
-async function resolve(type: 'AAAA' | 'A', name = API_NAME): Promise<string[] | string> {
-  const resolver = new Resolver({ timeout: 1000, tries: 1 });
-  resolver.setServers([bind.server]);
-  try {
-    return (type === 'AAAA' ? await resolver.resolve6(name) : await resolver.resolve4(name)).sort();
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code ?? String(e);
-  }
-}
+/** The sorted values of BIND9 for the name, or the error code. */
+const resolve = (type: 'AAAA' | 'A', name = API_NAME) => queryDNS(bind.server, type, name);
 
 /** The owner record of API_NAME's `type` RRset, or the error code. */
 async function ownerTXT(type: 'AAAA' | 'A', name = API_NAME): Promise<string[] | string> {

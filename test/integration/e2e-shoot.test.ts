@@ -3,7 +3,6 @@
  * admission webhook, gardenlet, calico and DNS extensions and a real BIND9. Checks what a user checks: the API
  * server's answers, and the shoot's API server names queried with a real resolver.
  */
-import { Resolver } from 'node:dns/promises';
 import {
   KubernetesObjectApi,
   PatchStrategy,
@@ -31,6 +30,7 @@ import { silentLogger } from '../../src/runtime/log.js';
 import { seedDualStackMigrationNetworks, seedIPv6Networks } from '../fixtures/objects.js';
 import { waitFor } from '../support/wait.js';
 import { applyLocalCloudProfile } from '../support/shoot.js';
+import { queryDNS } from '../support/dns.js';
 
 let cp: ControlPlane;
 let bind: Bind9;
@@ -132,15 +132,7 @@ async function succeeded(name: string, generation?: number, timeoutMs = 30_000):
 }
 
 /** Sorted answers of BIND9 for the name, or the resolver's error code (ENOTFOUND, ENODATA). */
-async function query(type: 'A' | 'AAAA', name: string): Promise<string[] | string> {
-  const resolver = new Resolver({ timeout: 1000, tries: 1 });
-  resolver.setServers([bind.server]);
-  try {
-    return (type === 'AAAA' ? await resolver.resolve6(name) : await resolver.resolve4(name)).sort();
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code ?? String(e);
-  }
-}
+const query = (type: 'A' | 'AAAA', name: string) => queryDNS(bind.server, type, name);
 
 const external = (shoot: string) => `api.${shoot}.dev.external.local.gardener.cloud`;
 

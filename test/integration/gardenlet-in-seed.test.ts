@@ -8,7 +8,6 @@
  * belongs to the other seed. Stopping the second gardenlet turns its Seed and its shoots' conditions `Unknown` (the
  * garden's seed lifecycle, its periods shortened), nothing of the other seed; a new gardenlet heals the Seed.
  */
-import { Resolver } from 'node:dns/promises';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
@@ -28,7 +27,8 @@ import { startControlPlane, type ControlPlane } from '../../src/localenv/control
 import { ResourceClient } from '../../src/runtime/client.js';
 import { silentLogger } from '../../src/runtime/log.js';
 import { seedDualStackMigrationNetworks, seedIPv6Networks } from '../fixtures/objects.js';
-import { applyLocalCloudProfile } from '../support/shoot.js';
+import { createProjectAndSeeds } from '../support/shoot.js';
+import { queryDNS } from '../support/dns.js';
 import { waitFor } from '../support/wait.js';
 
 const NAMESPACE = 'garden-dev';
@@ -87,16 +87,7 @@ beforeAll(async () => {
       extensions,
     });
   seedRuntime = await startSeedGardenlet();
-  await gardenClient.create(Refs.namespace, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
-  await applyLocalCloudProfile(gardenClient);
-  for (const [name, networks] of Object.entries(SEEDS)) {
-    await gardenClient.create(Refs.seed, {
-      apiVersion: 'core.gardener.cloud/v1beta1',
-      kind: 'Seed',
-      metadata: { name },
-      spec: { provider: { type: 'local', region: 'local' }, networks },
-    } as KubernetesObject);
-  }
+  await createProjectAndSeeds(gardenClient, NAMESPACE, SEEDS);
 }, 120_000);
 
 afterAll(async () => {
@@ -138,15 +129,7 @@ async function succeeded(name: string): Promise<Shoot> {
   }
 }
 
-async function query(type: 'A' | 'AAAA', name: string): Promise<string[] | string> {
-  const resolver = new Resolver({ timeout: 1000, tries: 1 });
-  resolver.setServers([bind.server]);
-  try {
-    return (type === 'AAAA' ? await resolver.resolve6(name) : await resolver.resolve4(name)).sort();
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code ?? String(e);
-  }
-}
+const query = (type: 'A' | 'AAAA', name: string) => queryDNS(bind.server, type, name);
 
 type WithStatus = KubernetesObject & { status?: { conditions?: Condition[]; ipFamilies?: string[] } };
 
