@@ -18,7 +18,6 @@ import { startRuntime, type Runtime } from '../src/app/runtime.js';
 import { deploySeedAccess, seedSubject, writeSeedKubeconfig } from '../src/app/seed-access.js';
 import { CONDITION_GARDENLET_READY } from '../src/apis/core/v1beta1/seed-lease.js';
 import { Refs } from '../src/apis/refs.js';
-import { localCloudProfile } from '../src/extensions/provider-local/cloudprofile.js';
 import { featureGates } from '../src/featuregate/featuregate.js';
 import { localDNSProvider } from '../src/gardenlet/dns-provider.js';
 import { issueClientCertificate } from '../src/localenv/certs.js';
@@ -27,9 +26,8 @@ import { startBind9, type Bind9 } from '../src/localenv/bind9.js';
 import { ApiError } from '../src/runtime/errors.js';
 import { ResourceClient } from '../src/runtime/client.js';
 import { silentLogger } from '../src/runtime/log.js';
-import { until } from './support.js';
+import { BENCH_NAMESPACE as NAMESPACE, BENCH_SEED, createBenchSeed, createLocalSeed, until } from './support.js';
 
-const NAMESPACE = 'garden-bench';
 /** Dry-run creates per point, one at a time (the p99 of 200 is the second slowest). */
 const WEBHOOK_SAMPLES = 200;
 const WEBHOOK_WARMUP = 100;
@@ -47,21 +45,12 @@ export interface GardenCostPoint {
   readonly perSeed: Record<string, number>;
 }
 
-const SEED_NETWORKS = {
-  ipv6: {
-    ipFamilies: ['IPv6'],
-    nodes: 'fd00:10::/64',
-    pods: 'fd00:10:1::/56',
-    services: 'fd00:10:2::/112',
-    shootDefaults: { pods: 'fd00:10:3::/56', services: 'fd00:10:4::/112' },
-  },
-  dual: {
-    ipFamilies: ['IPv4', 'IPv6'],
-    nodes: '172.18.0.0/16',
-    pods: '10.1.0.0/16',
-    services: '10.2.0.0/16',
-    shootDefaults: { pods: 'fd00:10:3::/56', services: 'fd00:10:4::/112' },
-  },
+const DUAL_SEED_NETWORKS = {
+  ipFamilies: ['IPv4', 'IPv6'],
+  nodes: '172.18.0.0/16',
+  pods: '10.1.0.0/16',
+  services: '10.2.0.0/16',
+  shootDefaults: { pods: 'fd00:10:3::/56', services: 'fd00:10:4::/112' },
 };
 
 function shoot(name: string, index: number, dryRun = false): KubernetesObject {
@@ -71,7 +60,7 @@ function shoot(name: string, index: number, dryRun = false): KubernetesObject {
     metadata: { name, namespace: NAMESPACE },
     spec: {
       // A dry run names its seed: it measures the webhook, not the scheduler.
-      ...(dryRun ? { seedName: 'ipv6' } : {}),
+      ...(dryRun ? { seedName: BENCH_SEED } : {}),
       cloudProfile: { name: 'local' },
       region: 'local',
       provider: { type: 'local', workers: [{ name: 'w', machine: { type: 'local' }, minimum: 1, maximum: 1 }] },
@@ -110,7 +99,7 @@ async function measure(seeds: 1 | 2, shoots: number): Promise<GardenCostPoint> {
         gates,
         logger: silentLogger(),
         webhook: { host: '::1', port: 0, advertiseHost: '::1' },
-        gardenlet: { dns, seedName: 'ipv6' },
+        gardenlet: { dns, seedName: BENCH_SEED },
       }),
     );
     if (seedCluster) {
@@ -158,27 +147,10 @@ async function measure(seeds: 1 | 2, shoots: number): Promise<GardenCostPoint> {
         { stdio: ['ignore', 'ignore', 'inherit'] },
       );
     }
-    await client.create(Refs.namespace, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
-    await client.apply(Refs.cloudProfile, localCloudProfile() as KubernetesObject, {
-      fieldManager: 'gardener-ipv6-bench',
-      force: true,
-    });
-    const seedNames = seeds === 2 ? (['ipv6', 'dual'] as const) : (['ipv6'] as const);
-    for (const name of seedNames) {
-      await until(
-        () =>
-          client
-            .create(Refs.seed, {
-              apiVersion: 'core.gardener.cloud/v1beta1',
-              kind: 'Seed',
-              metadata: { name },
-              spec: { provider: { type: 'local', region: 'local' }, networks: SEED_NETWORKS[name] },
-            } as KubernetesObject)
-            .then(() => true),
-        30_000,
-        `seed ${name} to be admitted`,
-      );
-    }
+    // The project namespace, the CloudProfile and the IPv6 seed `ipv6` of the other benchmarks; `dual` beside it.
+    await createBenchSeed(client);
+    if (seeds === 2) await createLocalSeed(client, 'dual', DUAL_SEED_NETWORKS);
+    const seedNames = seeds === 2 ? [BENCH_SEED, 'dual'] : [BENCH_SEED];
     // The scheduler takes seeds whose gardenlet is ready only.
     for (const name of seedNames) {
       await until(

@@ -55,27 +55,29 @@ export async function createBenchSeed(client: ResourceClient): Promise<void> {
     fieldManager: 'gardener-ipv6-bench',
     force: true,
   });
+  await createLocalSeed(client, BENCH_SEED, {
+    ipFamilies: ['IPv6'],
+    nodes: 'fd00:10::/64',
+    pods: 'fd00:10:1::/56',
+    services: 'fd00:10:2::/112',
+    shootDefaults: { pods: 'fd00:10:3::/56', services: 'fd00:10:4::/112' },
+  });
+}
+
+/** A Seed of provider `local` with these networks, created once the webhook admits it. */
+export async function createLocalSeed(client: ResourceClient, name: string, networks: object): Promise<void> {
   await until(
     () =>
       client
         .create(Refs.seed, {
           apiVersion: 'core.gardener.cloud/v1beta1',
           kind: 'Seed',
-          metadata: { name: BENCH_SEED },
-          spec: {
-            provider: { type: 'local', region: 'local' },
-            networks: {
-              ipFamilies: ['IPv6'],
-              nodes: 'fd00:10::/64',
-              pods: 'fd00:10:1::/56',
-              services: 'fd00:10:2::/112',
-              shootDefaults: { pods: 'fd00:10:3::/56', services: 'fd00:10:4::/112' },
-            },
-          },
+          metadata: { name },
+          spec: { provider: { type: 'local', region: 'local' }, networks },
         } as KubernetesObject)
         .then(() => true),
     30_000,
-    'the seed to be admitted',
+    `seed ${name} to be admitted`,
   );
 }
 
