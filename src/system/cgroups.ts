@@ -170,7 +170,7 @@ export class CgroupSubtree {
       if (Date.now() > deadline) throw new Error(`cgroup ${this.name}: processes ${pids.join(', ')} did not go away`);
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
     }
-    for (const dir of this.dirs) removeTree(dir);
+    for (const dir of this.dirs) removeTree(dir, deadline);
   }
 
   exists(): boolean {
@@ -193,20 +193,32 @@ function subtreePids(dir: string): number[] {
   return pids;
 }
 
-function removeTree(dir: string): void {
+/**
+ * Removes a cgroup and its children, deepest first. A process that has begun to exit is no longer listed in
+ * `cgroup.procs` but keeps its cgroup busy until the kernel has torn it down (its memory, its files), so `EBUSY`
+ * is retried until the deadline.
+ */
+function removeTree(dir: string, deadline: number): void {
   if (!existsSync(dir)) return;
   for (const entry of readdirSync(dir)) {
     const sub = join(dir, entry);
     try {
-      if (statSync(sub).isDirectory()) removeTree(sub);
-    } catch {
+      if (statSync(sub).isDirectory()) removeTree(sub, deadline);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EBUSY') throw e;
       // Removed meanwhile.
     }
   }
-  try {
-    rmdirSync(dir);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+  for (;;) {
+    try {
+      rmdirSync(dir);
+      return;
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') return;
+      if (code !== 'EBUSY' || Date.now() > deadline) throw e;
+    }
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
   }
 }
 
