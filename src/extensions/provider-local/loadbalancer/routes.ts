@@ -60,12 +60,14 @@ export class HostRoutesToNodes implements LoadBalancerRoutes {
   }
 
   private del(mine: Map<string, string>, address: string): void {
+    mine.delete(address);
+    // A Service that held the address a moment before another took it over leaves the other's route alone.
+    if ([...this.routes.values()].some((other) => other.has(address))) return;
     const family = parseIP(address)?.family;
     try {
       ip([family === 'IPv6' ? '-6' : '-4', 'route', 'del', `${address}/${family === 'IPv6' ? 128 : 32}`]);
     } catch {
       // Gone already.
     }
-    mine.delete(address);
   }
 }

@@ -90,6 +90,8 @@ export class ServiceLoadBalancerReconciler implements Reconciler {
       }
       throw e;
     }
+    // Reserved before anything is awaited: a Service reconciled meanwhile (another worker) must not take it too.
+    this.reserved.set(key(service), ingress);
     // The address is the Service's either way; its route follows once a seed Node is Ready (at start, a few seconds).
     let routed = true;
     try {
@@ -104,7 +106,6 @@ export class ServiceLoadBalancerReconciler implements Reconciler {
       this.reserved.delete(key(service));
       return again;
     }
-    this.reserved.set(key(service), ingress);
     await this.options.client.mergePatch(
       Refs.service,
       req.name,

@@ -155,6 +155,40 @@ describe('ServiceLoadBalancerReconciler with pools', () => {
 });
 
 describe('ServiceLoadBalancerReconciler with routes to the seed', () => {
+  it('never gives two Services reconciled at once the same address (their routes awaited meanwhile)', async () => {
+    const services = [lbService('a', ['IPv4']), lbService('b', ['IPv4'])];
+    const routed = new Map<string, string[]>();
+    const client = {
+      mergePatch: async (_r: unknown, name: string, namespace: string, body: { status: V1Service['status'] }) => {
+        const s = services.find((x) => x.metadata?.name === name && x.metadata?.namespace === namespace)!;
+        s.status = body.status;
+        return s;
+      },
+    } as unknown as ResourceClient;
+    const reconciler = new ServiceLoadBalancerReconciler({
+      client,
+      addresses: { pool: new AddressPool({ IPv4: '10.19.0.0/24' }) },
+      get: (name, namespace) => services.find((s) => s.metadata?.name === name && s.metadata?.namespace === namespace),
+      list: () => services,
+      routes: {
+        // As `ip route` through a child process: the other reconcile runs while this one waits.
+        ensure: async (key, addresses) => {
+          await new Promise((r) => setTimeout(r, 10));
+          routed.set(key, [...addresses]);
+        },
+        remove: () => {},
+        removeAll: () => {},
+      },
+    });
+    const ctx = { signal: new AbortController().signal, logger: silentLogger() };
+    await Promise.all(
+      ['a', 'b'].map((shoot) => reconciler.reconcile({ namespace: `shoot--p--${shoot}`, name: 'kube-apiserver' }, ctx)),
+    );
+    const ips = services.map((s) => s.status?.loadBalancer?.ingress?.[0]?.ip);
+    expect(new Set(ips).size).toBe(2);
+    expect([...routed.values()].flat().sort()).toEqual([...ips].sort());
+  });
+
   it('hands out the address while no seed Node is Ready, then routes it once one is, without an error', async () => {
     const services = [lbService('a', ['IPv6'])];
     const seed: { node?: string } = {};
