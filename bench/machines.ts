@@ -76,7 +76,7 @@ async function startCluster(
   network.deploy();
   const cp = await startControlPlane({ ...network.controlPlaneOptions(), startTimeoutMs: 120_000 });
   const client = new ResourceClient(cp.kubeConfig());
-  const nodes = SeedNodes.forGarden(cp, { count: 2, network, machines, client });
+  const nodes = SeedNodes.forCluster(cp, { count: 2, network, machines, client });
   const stop = async () => {
     await nodes.destroy();
     client.close();

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { KubernetesObject } from '@kubernetes/client-node';
+import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import type { Shoot } from '../apis/core/v1beta1/shoot.js';
 import type { FeatureGates } from '../featuregate/featuregate.js';
@@ -47,6 +47,9 @@ export interface LocalServices {
   readonly controlPlaneWorkloads: boolean;
   /** Stops the webhook and the controllers, and starts them again on the same state. */
   restartGardenlet(): Promise<void>;
+  /** Stops the webhook and the controllers (a gardenlet that went away); startGardenlet() brings them back. */
+  stopGardenlet(): Promise<void>;
+  startGardenlet(): Promise<void>;
   /** Stops everything; with a `deadline` (ms since epoch), the processes still running then are killed. */
   stop(opts?: { deadline?: number }): Promise<void>;
 }
@@ -60,6 +63,8 @@ export interface LocalServicesOptions {
   readonly controlPlaneWorkloads?: boolean;
   /** Load-balancer networks per family. @default fd00:ff::/64 and 172.18.255.0/24 */
   readonly loadBalancerNetworks?: LoadBalancerNetworks;
+  /** The other seeds' load-balancer networks, which the webhook keeps the shoots' and seeds' ranges out of too. */
+  readonly otherLoadBalancerNetworks?: readonly LoadBalancerNetworks[];
   /** The webhook's machine limits. @default DEFAULT_MAX_MACHINES_PER_POOL, DEFAULT_MAX_MACHINES_PER_SHOOT */
   readonly machineLimits?: MachineLimits;
   /** Tells two environments of one process apart (the bridge's name). */
@@ -70,6 +75,18 @@ export interface LocalServicesOptions {
   readonly shutdownTimeoutMs?: number;
   /** Machine pods in user namespaces of their own (the bench turns it off for comparison). @default true */
   readonly machineUserNamespaces?: boolean;
+  /** The gardenlet serves this seed only (with several seeds); every seed when unset. */
+  readonly seedName?: string;
+  /** How often the gardenlet renews its seeds' Leases; its own default when unset. */
+  readonly seedLeaseResyncMs?: number;
+  /** The garden's seed lifecycle periods (tests shorten them); the runtime's defaults when unset. */
+  readonly seedLifecycle?: { monitorPeriodMs?: number; shootMonitorPeriodMs?: number; syncPeriodMs?: number };
+  /**
+   * The services of a seed cluster of its own (`cp` is that cluster's): its gardenlet with the network and DNS
+   * extensions reaches the garden with `kubeConfig` (a gardenlet's credentials) and writes DNS records to the
+   * garden's BIND9; no webhook (the garden's admits), no BIND9 of its own. `seedName` is required then.
+   */
+  readonly garden?: { readonly kubeConfig: KubeConfig; readonly bind: Bind9 };
 }
 
 /**
@@ -84,6 +101,9 @@ export async function startLocalServices(
   opts: LocalServicesOptions = {},
 ): Promise<LocalServices> {
   const workloads = opts.controlPlaneWorkloads === true;
+  if (opts.garden !== undefined && opts.seedName === undefined) {
+    throw new Error("a seed cluster's services need the name of their seed");
+  }
   if (workloads) {
     const reason = netnsUnsupportedReason();
     if (reason !== undefined) throw new Error(`shoot control planes as workloads need root: ${reason}`);
@@ -99,11 +119,14 @@ export async function startLocalServices(
   const tmp = process.env.GARDENER_IPV6_TMPDIR ? { parentDir: process.env.GARDENER_IPV6_TMPDIR } : {};
   let bind: Bind9;
   try {
-    bind = await startBind9({ ...tmp, ...(dnsAddress !== undefined ? { address: dnsAddress, port: 53 } : {}) });
+    bind =
+      opts.garden?.bind ??
+      (await startBind9({ ...tmp, ...(dnsAddress !== undefined ? { address: dnsAddress, port: 53 } : {}) }));
   } catch (e) {
     lbNetwork?.destroy();
     throw e;
   }
+  const ownBind = opts.garden === undefined;
   // With --ipv6-only the API server reaches us over the veth pair; with seed Nodes on the node network's gateway, where
   // it listens (an aggregated API, shoots/adminkubeconfig, can't be at a loopback address: see apiservice.ts); else
   // on our own [::1].
@@ -116,18 +139,28 @@ export async function startLocalServices(
       kubeConfig: cp.kubeConfig(),
       gates,
       logger,
-      // The webhook listens there only (on `::` it would answer on every address of the host, IPv4 ones included).
-      webhook: {
-        host: webhookAddress,
-        port: 0,
-        advertiseHost: webhookAddress,
-        providerLocal: {
-          loadBalancerNetworks: lbNetwork?.networks ?? opts.loadBalancerNetworks ?? DEFAULT_LOAD_BALANCER_NETWORKS,
-          ...machineLimitsOrDefaults(opts.machineLimits),
-        },
-      },
+      ...(opts.garden !== undefined
+        ? { garden: opts.garden.kubeConfig, components: ['gardenlet', 'network', 'dns'] as const }
+        : {
+            // The webhook listens there only (on `::` it would answer on every address of the host, IPv4 ones
+            // included).
+            webhook: {
+              host: webhookAddress,
+              port: 0,
+              advertiseHost: webhookAddress,
+              providerLocal: {
+                loadBalancerNetworks: [
+                  lbNetwork?.networks ?? opts.loadBalancerNetworks ?? DEFAULT_LOAD_BALANCER_NETWORKS,
+                  ...(opts.otherLoadBalancerNetworks ?? []),
+                ],
+                ...machineLimitsOrDefaults(opts.machineLimits),
+              },
+            },
+          }),
       gardenlet: {
         dns: localDNSProvider({ server: bind.server, tsigKeyName: bind.tsigKeyName, tsigSecret: bind.tsigSecret }),
+        ...(opts.seedName !== undefined ? { seedName: opts.seedName } : {}),
+        ...(opts.seedLeaseResyncMs !== undefined ? { seedLeaseResyncMs: opts.seedLeaseResyncMs } : {}),
         ...(workloads ? { controlPlaneWorkloads: true } : {}),
         ...(opts.careSyncPeriodMs !== undefined ? { careSyncPeriodMs: opts.careSyncPeriodMs } : {}),
       },
@@ -142,16 +175,18 @@ export async function startLocalServices(
           }
         : {}),
       ...(opts.shutdownTimeoutMs !== undefined ? { shutdownTimeoutMs: opts.shutdownTimeoutMs } : {}),
+      ...(opts.seedLifecycle !== undefined && opts.garden === undefined ? { seedLifecycle: opts.seedLifecycle } : {}),
     });
   let runtime: Runtime;
+  let running = true;
   try {
     runtime = await startGardenlet();
   } catch (e) {
-    await bind.stop();
+    if (ownBind) await bind.stop();
     lbNetwork?.destroy();
     throw e;
   }
-  return {
+  const services: LocalServices = {
     bind,
     get runtime() {
       return runtime;
@@ -159,16 +194,28 @@ export async function startLocalServices(
     loadBalancerNetwork: lbNetwork,
     controlPlaneWorkloads: workloads,
     async restartGardenlet() {
+      await services.stopGardenlet();
+      await services.startGardenlet();
+    },
+    async stopGardenlet() {
+      if (!running) return;
+      running = false;
       await runtime.stop();
+    },
+    async startGardenlet() {
+      if (running) return;
       runtime = await startGardenlet();
+      running = true;
     },
     async stop(stopOpts = {}) {
-      await runtime.stop(stopOpts);
-      await bind.stop(stopOpts);
+      if (running) await runtime.stop(stopOpts);
+      running = false;
+      if (ownBind) await bind.stop(stopOpts);
       loadBalancerRoutes?.removeAll();
       lbNetwork?.destroy();
     },
   };
+  return services;
 }
 
 /**
@@ -284,17 +331,17 @@ export const PROJECT_NAMESPACE_POD_SECURITY = {
 } as const;
 
 /**
- * Applies the CloudProfile `local`, the example IPv6 Seed and Shoot and waits until the Shoot's last operation
- * succeeded; `signal` ends the wait (`up` stopped by a signal).
+ * Applies the CloudProfile `local`, the Seeds (the example IPv6 Seed unless given) and the example IPv6 Shoot and
+ * waits until the Shoot's last operation succeeded; `signal` ends the wait (`up` stopped by a signal).
  */
 export async function applyExampleShoot(
   client: ResourceClient,
-  opts: { timeoutMs?: number; signal?: AbortSignal } = {},
+  opts: { timeoutMs?: number; signal?: AbortSignal; seeds?: readonly KubernetesObject[] } = {},
 ): Promise<Shoot> {
   const deadline = Date.now() + (opts.timeoutMs ?? 300_000);
   const { signal } = opts;
   await waitForAdmission(client, deadline, signal);
-  const seed = example(EXAMPLE_SEED);
+  const seeds = opts.seeds ?? [example(EXAMPLE_SEED)];
   const shoot = example(EXAMPLE_SHOOT);
   const namespace = shoot.metadata?.namespace ?? 'garden-local';
   const apply = (ref: (typeof Refs)[keyof typeof Refs], object: KubernetesObject) =>
@@ -305,7 +352,7 @@ export async function applyExampleShoot(
     metadata: { name: namespace, labels: PROJECT_NAMESPACE_POD_SECURITY },
   });
   await apply(Refs.cloudProfile, localCloudProfile() as KubernetesObject);
-  await apply(Refs.seed, seed);
+  for (const seed of seeds) await apply(Refs.seed, seed);
   await apply(Refs.shoot, shoot);
   for (;;) {
     const current = await client.get<Shoot & KubernetesObject>(Refs.shoot, shoot.metadata?.name ?? '', namespace, {

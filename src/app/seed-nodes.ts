@@ -60,13 +60,20 @@ export interface SeedNetworks {
   readonly services: readonly string[];
 }
 
-/** A Seed's `spec.networks` as the seed's Nodes use it; dual-stack ranges are comma-separated, as in Gardener. */
-export function seedNetworks(seed: Pick<Seed, 'spec'>): SeedNetworks {
+/**
+ * A Seed's `spec.networks` as the seed's Nodes use it: one range per family, primary first. Dual-stack ranges may be
+ * comma-separated; a Seed with one range per field takes its other family's from `secondary` (the environment's, as
+ * a dual-stack kind cluster's configuration holds them).
+ */
+export function seedNetworks(
+  seed: Pick<Seed, 'spec'>,
+  secondary?: { readonly nodes: string; readonly pods: string; readonly services: string },
+): SeedNetworks {
   const networks = seed.spec.networks;
   const families = (networks?.ipFamilies ?? ['IPv4']) as IPFamily[];
   const byFamily = (field: 'nodes' | 'pods' | 'services'): string[] => {
-    const cidrs = (networks?.[field] ?? '')
-      .split(',')
+    const cidrs = [networks?.[field] ?? '', secondary?.[field] ?? '']
+      .flatMap((list) => list.split(','))
       .map((c) => c.trim())
       .filter(Boolean);
     return families.map((family) => {
@@ -127,6 +134,8 @@ export class SeedNodeNetwork {
 
 export interface SeedNodesOptions {
   readonly count: number;
+  /** The Nodes are `<namePrefix>-0`, `<namePrefix>-1`, ...: unique on the host (machine ids derive from them). @default seed */
+  readonly namePrefix?: string;
   readonly network: SeedNodeNetwork;
   /** The garden API server (the seed's): its URL and CA. */
   readonly apiServer: { readonly url: string; readonly caPEM: string };
@@ -154,8 +163,8 @@ export interface SeedNodeSummary {
 }
 
 /** `seed-0`, `seed-1`, ...: the seed's Node names. */
-export function seedNodeNames(count: number): string[] {
-  return Array.from({ length: count }, (_, i) => `seed-${i}`);
+export function seedNodeNames(count: number, prefix = 'seed'): string[] {
+  return Array.from({ length: count }, (_, i) => `${prefix}-${i}`);
 }
 
 export class SeedNodes {
@@ -163,16 +172,19 @@ export class SeedNodes {
 
   constructor(private readonly opts: SeedNodesOptions) {}
 
-  /** The Nodes of a garden control plane started with `network.controlPlaneOptions()`; state below its folder. */
-  static forGarden(
-    garden: Pick<ControlPlane, 'server' | 'certs' | 'dir'>,
-    opts: Pick<SeedNodesOptions, 'count' | 'network' | 'machines' | 'client' | 'upstreamDNS' | 'log'>,
+  /**
+   * The Nodes of a seed cluster's control plane (the garden's, when it doubles as the seed) started with
+   * `network.controlPlaneOptions()`; state below its folder.
+   */
+  static forCluster(
+    cluster: Pick<ControlPlane, 'server' | 'certs' | 'dir'>,
+    opts: Pick<SeedNodesOptions, 'count' | 'namePrefix' | 'network' | 'machines' | 'client' | 'upstreamDNS' | 'log'>,
   ): SeedNodes {
     return new SeedNodes({
       ...opts,
-      apiServer: { url: garden.server, caPEM: readFileSync(garden.certs.caCert, 'utf8') },
-      certs: garden.certs,
-      stateDir: join(garden.dir, 'seed-nodes'),
+      apiServer: { url: cluster.server, caPEM: readFileSync(cluster.certs.caCert, 'utf8') },
+      certs: cluster.certs,
+      stateDir: join(cluster.dir, 'seed-nodes'),
     });
   }
 
@@ -195,7 +207,7 @@ export class SeedNodes {
     const images = await this.opts.machines.images();
     const clusterDNS = services.map((c) => formatIP(clusterDNSAddress(parseCIDR(c)!)));
     await Promise.all(
-      seedNodeNames(count).map(async (name, index) => {
+      seedNodeNames(count, this.opts.namePrefix).map(async (name, index) => {
         const credentials = await issueClientCertificate(this.opts.certs, {
           file: `seed-node-${name}`,
           commonName: `system:node:${name}`,
@@ -290,8 +302,9 @@ export async function seedSummary(
   nodes: SeedNodes,
   client: ResourceClient,
   garden: { server: string; certs: Certificates },
+  title = `seed cluster (the garden's API server ${garden.server}):`,
 ): Promise<string[]> {
-  const lines = [`seed cluster (the garden's API server ${garden.server}):`];
+  const lines = [title];
   const nodeList = (await client.list<NodeInfo & KubernetesObject>(Refs.node, {})).items;
   lines.push(...nodeList.map(describeNode));
   const family = nodes.families[0]!;

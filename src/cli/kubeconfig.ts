@@ -49,7 +49,11 @@ function pinned(kubeconfig: string, shoot: string): string {
   const config = parse(kubeconfig) as { contexts?: { name?: string }[]; 'current-context'?: string };
   const name = `${config['current-context'] ?? ''}${ADDRESS_CONTEXT_SUFFIX}`;
   if (!config.contexts?.some((c) => c.name === name)) {
-    throw new Error(`shoot ${shoot} has no load-balancer address yet`);
+    // The garden knows the address of shoots whose seed namespace it holds (the garden's own seed) only.
+    throw new Error(
+      `shoot ${shoot} has no load-balancer address in its kubeconfig: it has none yet, or it runs on a seed cluster ` +
+        "other than the garden's (resolve its API server's name through the environment's DNS server instead)",
+    );
   }
   return stringify({ ...config, 'current-context': name });
 }

@@ -16,15 +16,14 @@ import { enterRunFolder } from '../system/run-folder.js';
 import { onParentExit } from './parent-exit.js';
 import {
   applyExampleShoot,
-  EXAMPLE_SEED,
-  example,
   machinesOptions,
   startLocalServices,
   type LocalServices,
 } from '../app/local-environment.js';
 import { shootSummary } from '../app/shoot-summary.js';
-import { DEFAULT_SEED_NODES, seedNetworks, SeedNodeNetwork, SeedNodes, seedSummary } from '../app/seed-nodes.js';
-import type { Seed } from '../apis/core/v1beta1/seed.js';
+import { DEFAULT_SEED_NODES, SeedNodeNetwork, SeedNodes, seedSummary } from '../app/seed-nodes.js';
+import { localSeed, parseSeedsOption, type LocalSeed, type LocalSeedKind } from '../app/local-seeds.js';
+import { SeedCluster } from '../app/seed-cluster.js';
 import { featureGates, type FeatureGates } from '../featuregate/featuregate.js';
 import { ResourceClient } from '../runtime/client.js';
 import { newLogger } from '../runtime/log.js';
@@ -48,6 +47,11 @@ export interface UpOptions {
   seedNodes?: number;
   /** The webhook's machine limits. @default those of provider-local/admission.ts */
   machineLimits?: MachineLimits;
+  /**
+   * One seed cluster per entry, the garden's own first (`ipv6`); each further one with its own API server, Nodes and
+   * gardenlet. @default ['ipv6']
+   */
+  seeds?: readonly LocalSeedKind[];
 }
 
 export interface UpIO {
@@ -90,6 +94,14 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
       return 1;
     }
   }
+  let seeds: LocalSeed[];
+  try {
+    seeds = parseSeedsOption((opts.seeds ?? ['ipv6']).join(',')).map(localSeed);
+  } catch (e) {
+    io.err(`error: ${(e as Error).message}\n`);
+    return 1;
+  }
+  const gardenSeed = seeds[0]!;
   const seedNodeCount = opts.seedNodes ?? defaultSeedNodes(opts);
   // Workloads need Nodes to run on: without seed Nodes the shoots are objects only.
   const workloads = seedNodeCount > 0;
@@ -155,11 +167,14 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
   let services: LocalServices | undefined;
   let seedNetwork: SeedNodeNetwork | undefined;
   let seedNodes: SeedNodes | undefined;
+  const seedClusters: SeedCluster[] = [];
+  // What ended a seed cluster's control plane, when one died.
+  let seedCrash: string | undefined;
   try {
     try {
       if (seedNodeCount > 0) {
         // The garden's API server is the seed's: it listens on the seed's node network, made first.
-        seedNetwork = new SeedNodeNetwork(seedNetworks(example(EXAMPLE_SEED) as Seed));
+        seedNetwork = new SeedNodeNetwork(gardenSeed.networks, gardenSeed.tag);
         seedNetwork.deploy();
       }
       cp = await startControlPlane({
@@ -199,6 +214,14 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
     try {
       services = await startLocalServices(cp, gates, logger, {
         ...(workloads ? { controlPlaneWorkloads: true } : {}),
+        loadBalancerNetworks: gardenSeed.loadBalancerNetworks,
+        // With several seeds, each gardenlet serves its own.
+        ...(seeds.length > 1
+          ? {
+              seedName: gardenSeed.seed.metadata!.name!,
+              otherLoadBalancerNetworks: seeds.slice(1).map((s) => s.loadBalancerNetworks),
+            }
+          : {}),
         ...(opts.machineLimits ? { machineLimits: opts.machineLimits } : {}),
         shutdownTimeoutMs: UP_RUNTIME_SHUTDOWN_MS,
       });
@@ -215,7 +238,7 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
       const bind = services.bind;
       const seedReady = async (): Promise<string[]> => {
         if (seedNetwork === undefined) return [];
-        seedNodes = SeedNodes.forGarden(garden, {
+        seedNodes = SeedNodes.forCluster(garden, {
           count: seedNodeCount,
           network: seedNetwork,
           machines: await machinesOptions({ seed: workloads }),
@@ -228,15 +251,47 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
         await Promise.race([seedNodes.wait(), stopped]);
         return Promise.race([seedSummary(seedNodes, client, garden), stopped]);
       };
-      // The seed's Nodes come up while the example shoot reconciles: nothing of the shoot runs on them yet.
+      // The other seeds' clusters: API server, gardenlet, Nodes.
+      const seedClusterReady = async (cluster: SeedCluster): Promise<string[]> => {
+        seedClusters.push(cluster);
+        await Promise.race([cluster.deploy(), stopped]);
+        void cluster.controlPlane.crashed.then((crash) => {
+          seedCrash = `seed cluster ${cluster.name}: ${crash}`;
+          stopRequested.abort(new Error(seedCrash));
+          wake?.();
+        });
+        await Promise.race([cluster.wait(), stopped]);
+        return Promise.race([cluster.summary(), stopped]);
+      };
+      const machines = workloads ? () => machinesOptions({ seed: true }) : undefined;
+      // The seeds' Nodes come up while the example shoot reconciles: nothing of the shoot runs on them yet.
       const failed = (what: string) => (e: unknown) => {
         throw new Error(`${what}: ${(e as Error).message}`);
       };
-      const [seedLines, shoot] = await Promise.all([
+      const [seedLines, shoot, ...otherSeedLines] = await Promise.all([
         seedReady().catch(failed("the seed's Nodes")),
-        applyExampleShoot(client, { signal: stopRequested.signal }).catch(failed('the example shoot')),
+        applyExampleShoot(client, {
+          signal: stopRequested.signal,
+          seeds: seeds.map((s) => s.seed),
+        }).catch(failed('the example shoot')),
+        ...seeds.slice(1).map((seed) =>
+          seedClusterReady(
+            new SeedCluster({
+              seed,
+              garden,
+              bind,
+              gates,
+              logger,
+              nodeCount: workloads ? seedNodeCount : 0,
+              ...(machines ? { machines } : {}),
+              shutdownTimeoutMs: UP_RUNTIME_SHUTDOWN_MS,
+              log: (line) => io.err(`${line}\n`),
+            }),
+          ).catch(failed(`seed cluster ${seed.seed.metadata?.name}`)),
+        ),
       ]);
       for (const line of seedLines) io.out(`${line}\n`);
+      for (const line of otherSeedLines.flat()) io.out(`${line}\n`);
       const summary = await Promise.race([
         shootSummary(client, shoot, services.bind, {
           controlPlaneWorkloads: services.controlPlaneWorkloads,
@@ -251,8 +306,9 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
       io.err(`error: ${(e as Error).message}\n`);
       return 1;
     }
+    const seedNames = seeds.length > 1 ? ` on seeds ${seeds.map((s) => s.seed.metadata?.name).join(', ')}` : '';
     io.out(
-      `ready: API server ${cp.server} with ${cp.crds.length} CRDs and an IPv6 shoot` +
+      `ready: API server ${cp.server} with ${cp.crds.length} CRDs${seedNames} and an IPv6 shoot` +
         `${services.controlPlaneWorkloads ? ' with its own control plane on the seed' : ' (objects only: shoot control planes need seed Nodes, which need root)'}; Ctrl-C to stop\n`,
     );
 
@@ -263,8 +319,8 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
         if (signalled !== undefined) done(undefined);
       }),
     ]);
-    if (crash !== undefined) {
-      io.err(`error: ${crash}\n`);
+    if (crash !== undefined || seedCrash !== undefined) {
+      io.err(`error: ${crash ?? seedCrash}\n`);
       return 1;
     }
     return 0;
@@ -290,6 +346,16 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
         seedNodes
           ?.destroy({ deadline })
           .catch((e: unknown) => io.err(`error while stopping the seed's Nodes: ${(e as Error).message}\n`)),
+      ),
+      ...seedClusters.map((cluster) =>
+        timed(
+          `seed cluster ${cluster.name}`,
+          cluster
+            .destroy({ deadline })
+            .catch((e: unknown) =>
+              io.err(`error while stopping seed cluster ${cluster.name}: ${(e as Error).message}\n`),
+            ),
+        ),
       ),
     ]);
     if (cp !== undefined) {

@@ -115,7 +115,7 @@ describe.runIf(unsupported === undefined).sequential('a seed with two Nodes (roo
     network.deploy();
     cp = await startControlPlane({ crds: false, ...network.controlPlaneOptions() });
     client = new ResourceClient(cp.kubeConfig());
-    nodes = SeedNodes.forGarden(cp, { count: 2, network, machines: await machinesOptions(), client });
+    nodes = SeedNodes.forCluster(cp, { count: 2, network, machines: await machinesOptions(), client });
   }, 180_000);
 
   afterAll(async () => {

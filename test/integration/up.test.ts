@@ -6,7 +6,10 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { networkInterfaces, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { parse } from 'yaml';
+import { projectRoot } from '../../src/system/project.js';
+import { waitFor } from '../support/wait.js';
 import { Resolver } from 'node:dns/promises';
 import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
@@ -174,6 +177,75 @@ describe('gardener-ipv6 up', () => {
       expect(execFileSync('ip', ['-o', 'link', 'show', 'type', 'bridge'], { encoding: 'utf8' })).not.toContain(
         `gv6b${up.child.pid}`,
       );
+    } finally {
+      await stopUp(up);
+      await rm(tmp, { recursive: true, force: true });
+    }
+  }, 400_000);
+
+  it('--seeds ipv6,dual-stack --no-machines: a second seed cluster with its own gardenlet, gone on SIGTERM', async () => {
+    const tmp = await mkdtemp(join(tmpdir(), 'gardener-ipv6-up-test-'));
+    const kubeconfig = join(tmp, 'admin.kubeconfig');
+    const up = startUp(['--seeds', 'ipv6,dual-stack', '--no-machines', '--kubeconfig-out', kubeconfig]);
+    try {
+      await waitForReady(up);
+      expect(up.stdout()).toMatch(/^ready: .* on seeds local-ipv6, local-dual and an IPv6 shoot/m);
+      const seed = /^seed cluster local-dual \(its API server (https:\/\/\S+), kubeconfig (\S+)\):$/m.exec(up.stdout());
+      expect(seed, up.stdout()).not.toBeNull();
+      expect(up.stdout()).toContain('  no Nodes: its shoots are objects only');
+      const seedKubeconfig = seed![2]!;
+      const garden = new KubeConfig();
+      garden.loadFromFile(kubeconfig);
+      const gardenObjects = garden.makeApiClient(CustomObjectsApi);
+      const seedStatus = async (name: string) =>
+        (
+          (await gardenObjects.getClusterCustomObject({
+            group: 'core.gardener.cloud',
+            version: 'v1beta1',
+            plural: 'seeds',
+            name,
+          })) as { status?: { conditions?: { type: string; status: string }[] } }
+        ).status?.conditions?.find((c) => c.type === 'GardenletReady')?.status;
+      for (const name of ['local-ipv6', 'local-dual']) {
+        await waitFor(async () => (await seedStatus(name)) === 'True', {
+          timeoutMs: 30_000,
+          message: `seed ${name}'s GardenletReady`,
+        });
+      }
+      // A dual-stack shoot without a seed lands on the dual-stack seed, whose own cluster gets its seed namespace.
+      const shoot = parse(readFileSync(join(projectRoot(), 'examples', 'shoot-dual-stack.yaml'), 'utf8')) as {
+        metadata: { name: string };
+        spec: { seedName?: string };
+      };
+      delete shoot.spec.seedName;
+      shoot.metadata.name = 'two';
+      await gardenObjects.createNamespacedCustomObject({
+        group: 'core.gardener.cloud',
+        version: 'v1beta1',
+        namespace: 'garden-local',
+        plural: 'shoots',
+        body: shoot,
+      });
+      const seedCluster = new KubeConfig();
+      seedCluster.loadFromFile(seedKubeconfig);
+      const seedCore = seedCluster.makeApiClient(CoreV1Api);
+      await waitFor(
+        () =>
+          seedCore.readNamespace({ name: 'shoot--local--two' }).then(
+            () => true,
+            () => false,
+          ),
+        { timeoutMs: 60_000, message: "the shoot's seed namespace in the second seed cluster" },
+      );
+      const gardenCore = garden.makeApiClient(CoreV1Api);
+      await expect(gardenCore.readNamespace({ name: 'shoot--local--two' })).rejects.toThrow();
+
+      up.child.kill('SIGTERM');
+      expect(await up.exit).toBe(0);
+      expect(up.stderr()).toMatch(/stopped; .*seed cluster local-dual \d+ ms/);
+      expect(existsSync(seedKubeconfig)).toBe(false);
+      expect(existsSync(kubeconfig)).toBe(false);
+      expect(pidsMentioning(dirname(seedKubeconfig)).filter(alive)).toEqual([]);
     } finally {
       await stopUp(up);
       await rm(tmp, { recursive: true, force: true });

@@ -66,7 +66,7 @@ export class SeedEnvironment {
       tag: opts.tag,
       ...(opts.careSyncPeriodMs !== undefined ? { careSyncPeriodMs: opts.careSyncPeriodMs } : {}),
     });
-    this.nodes = SeedNodes.forGarden(this.cp, {
+    this.nodes = SeedNodes.forCluster(this.cp, {
       count: 2,
       network: this.network,
       machines: await machinesOptions({ seed: true }),

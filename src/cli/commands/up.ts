@@ -1,6 +1,7 @@
 /** `gardener-ipv6 up`: its flags, its help and what runs it. */
 import type { Command } from 'commander';
 import { parseFeatureGates } from '../../featuregate/featuregate.js';
+import type { LocalSeedKind } from '../../app/local-seeds.js';
 import {
   FEATURE_GATES_HELP,
   machineLimitsOption,
@@ -18,6 +19,11 @@ export function addUpCommand(program: Command, { io, setExitCode }: CommandConte
     .option('--ipv6-only', 'run the control plane in an IPv6-only network namespace, as the tests do (root)', false)
     .option('--no-machines', 'give the seed no Nodes: the shoots are objects only (as --seed-nodes 0)')
     .option('--seed-nodes <n>', 'how many Nodes the seed cluster gets (root; 0: shoots are objects only; default 2)')
+    .option(
+      '--seeds <list>',
+      "seed clusters, the garden's own first: ipv6 alone, or ipv6,dual-stack (a second cluster with its own gardenlet)",
+      'ipv6',
+    )
     .option('--feature-gates <list>', FEATURE_GATES_HELP, 'IPv6SingleStack=true,DualStack=true')
     .option('--max-machines-per-pool <n>', `${MACHINES_PER_POOL_HELP} (default 10)`)
     .option('--max-machines-per-shoot <n>', `${MACHINES_PER_SHOOT_HELP} (default 20)`)
@@ -29,6 +35,7 @@ export function addUpCommand(program: Command, { io, setExitCode }: CommandConte
         featureGates: string;
         machines: boolean;
         seedNodes?: string;
+        seeds: string;
         maxMachinesPerPool?: string;
         maxMachinesPerShoot?: string;
         maxMachines?: string;
@@ -44,6 +51,16 @@ export function addUpCommand(program: Command, { io, setExitCode }: CommandConte
           }
           seedNodes = Number(opts.seedNodes);
         }
+        let seeds: LocalSeedKind[];
+        try {
+          // Loaded here: the seeds' module reads the examples, which no other command needs.
+          const { parseSeedsOption } = await import('../../app/local-seeds.js');
+          seeds = parseSeedsOption(opts.seeds);
+        } catch (e) {
+          io.err(`error: ${(e as Error).message}\n`);
+          setExitCode(2);
+          return;
+        }
         const { up } = await import('../up.js');
         setExitCode(
           await up(
@@ -54,6 +71,7 @@ export function addUpCommand(program: Command, { io, setExitCode }: CommandConte
               machines: opts.machines,
               ...(seedNodes !== undefined ? { seedNodes } : {}),
               machineLimits,
+              seeds,
             },
             io,
           ),

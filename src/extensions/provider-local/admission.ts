@@ -23,8 +23,11 @@ export const LOCAL_PROVIDER_TYPE = 'local';
 
 /** What provider-local's admission needs to know of the installation. */
 export interface LocalAdmissionConfig {
-  /** The networks provider-local takes load-balancer addresses from (`--load-balancer-networks`). */
-  readonly loadBalancerNetworks: LoadBalancerNetworks;
+  /**
+   * The networks provider-local takes load-balancer addresses from (`--load-balancer-networks`); with several seeds
+   * of their own pools, each seed's.
+   */
+  readonly loadBalancerNetworks: LoadBalancerNetworks | readonly LoadBalancerNetworks[];
   /** Most machines of one pool (its `minimum` and `maximum`). */
   readonly maxMachinesPerPool: number;
   /** Most machines of one shoot: the sum over its pools of the larger of `minimum` and `maximum`. */
@@ -68,12 +71,20 @@ const NETWORKING = FieldPath.root('spec', 'networking');
 const NETWORKS = FieldPath.root('spec', 'networks');
 
 /** The load-balancer networks by configuration: parsed once, not at every review. */
-const loadBalancerCIDRsByConfig = new WeakMap<LoadBalancerNetworks, readonly CIDR[]>();
+const loadBalancerCIDRsByConfig = new WeakMap<
+  LoadBalancerNetworks | readonly LoadBalancerNetworks[],
+  readonly CIDR[]
+>();
 
 function loadBalancerCIDRs(config: LocalAdmissionConfig): readonly CIDR[] {
   const known = loadBalancerCIDRsByConfig.get(config.loadBalancerNetworks);
   if (known) return known;
-  const cidrs = Object.values(parseLoadBalancerNetworks(config.loadBalancerNetworks)).filter((c) => c !== undefined);
+  const all: readonly LoadBalancerNetworks[] = Array.isArray(config.loadBalancerNetworks)
+    ? config.loadBalancerNetworks
+    : [config.loadBalancerNetworks as LoadBalancerNetworks];
+  const cidrs = all.flatMap((networks) =>
+    Object.values(parseLoadBalancerNetworks(networks)).filter((c) => c !== undefined),
+  );
   loadBalancerCIDRsByConfig.set(config.loadBalancerNetworks, cidrs);
   return cidrs;
 }

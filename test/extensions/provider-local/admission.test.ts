@@ -68,6 +68,23 @@ describe('provider-local admission: the load-balancer networks', () => {
     ]);
   });
 
+  it("checks every seed's networks when seeds have pools of their own", () => {
+    const providerLocal = {
+      ...DEFAULT_LOCAL_ADMISSION_CONFIG,
+      loadBalancerNetworks: [{ IPv6: 'fd00:30::/64' }, { IPv6: 'fd00:31::/64', IPv4: '10.19.0.0/24' }],
+    };
+    expect(messages(ipv6ShootObject({ nodes: 'fd00:32::/64' }), gateSets.ipv6, providerLocal)).toEqual([]);
+    expect(messages(ipv6ShootObject({ nodes: 'fd00:30::/64' }), gateSets.ipv6, providerLocal)).toEqual([
+      `${NET}.nodes: must not overlap with the load-balancer network fd00:30::/64, ${LB_DETAIL}`,
+    ]);
+    expect(messages(ipv6ShootObject({ nodes: 'fd00:31::/64' }), gateSets.ipv6, providerLocal)).toEqual([
+      `${NET}.nodes: must not overlap with the load-balancer network fd00:31::/64, ${LB_DETAIL}`,
+    ]);
+    expect(messages(ipv4ShootObject({ pods: '10.19.0.0/16' }), gateSets.none, providerLocal)).toEqual([
+      `${NET}.pods: must not overlap with the load-balancer network 10.19.0.0/24, ${LB_DETAIL}`,
+    ]);
+  });
+
   it('leaves shoots of another provider type to their provider', () => {
     const shoot = ipv6ShootObject({ nodes: 'fd00:ff::/64' });
     shoot.spec.provider!.type = 'other';
