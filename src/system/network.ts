@@ -5,6 +5,7 @@
  *
  * Synchronous like netns.ts: each call takes milliseconds and must also work from exit handlers.
  */
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { deleteNetns, ip } from './netns.js';
 import { pidAlive } from './process.js';
@@ -53,6 +54,75 @@ export function deleteLink(name: string): void {
   } catch {
     // Gone already.
   }
+  if (name.startsWith(OWNED_PREFIXES.bridge) && ownedBridges().length === 0) removeForwardingPastDocker();
+}
+
+/** Names of the bridges of this namespace made here (by any run). */
+function ownedBridges(): string[] {
+  try {
+    return ip(['-o', 'link', 'show', 'type', 'bridge'])
+      .split('\n')
+      .map((line) => /^\d+:\s+([^:@\s]+)/.exec(line)?.[1] ?? '')
+      .filter((name) => name.startsWith(OWNED_PREFIXES.bridge));
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Docker sets the FORWARD policy of a host's IPv4 firewall to DROP, and its br_netfilter passes bridged IPv4 through
+ * it too: on a host that runs Docker, IPv4 between a seed's Nodes, and from them to the load balancers, would be
+ * dropped. Docker takes exceptions in its DOCKER-USER chain: one rule per direction, for every bridge of ours
+ * (`gv6b+`), inserted while any of them exists. Without that chain (no Docker, or no iptables) there is nothing to do.
+ */
+const DOCKER_USER_CHAIN = 'DOCKER-USER';
+const DOCKER_EXCEPTION_COMMENT = 'gardener-ipv6 bridges';
+
+function dockerExceptionRule(direction: '-i' | '-o'): string[] {
+  return [
+    DOCKER_USER_CHAIN,
+    direction,
+    `${OWNED_PREFIXES.bridge}+`,
+    '-m',
+    'comment',
+    '--comment',
+    DOCKER_EXCEPTION_COMMENT,
+    '-j',
+    'ACCEPT',
+  ];
+}
+
+/** `iptables`/`ip6tables` in this namespace or, for tests, in `netns`; true when it exited 0. */
+function iptables(tool: 'iptables' | 'ip6tables', args: string[], netns?: string): boolean {
+  const [command, argv] = netns ? ['ip', ['netns', 'exec', netns, tool, ...args]] : [tool, args];
+  try {
+    execFileSync(command as string, argv as string[], { stdio: 'ignore', timeout: 10_000 });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Inserts the DOCKER-USER exception for our bridges where Docker's chain exists (idempotent). */
+export function allowForwardingPastDocker(netns?: string): void {
+  for (const tool of ['iptables', 'ip6tables'] as const) {
+    if (!iptables(tool, ['-w', '-n', '-L', DOCKER_USER_CHAIN], netns)) continue;
+    for (const direction of ['-i', '-o'] as const) {
+      const rule = dockerExceptionRule(direction);
+      if (!iptables(tool, ['-w', '-C', ...rule], netns)) iptables(tool, ['-w', '-I', ...rule], netns);
+    }
+  }
+}
+
+/** Removes that exception (every copy of it). */
+export function removeForwardingPastDocker(netns?: string): void {
+  for (const tool of ['iptables', 'ip6tables'] as const) {
+    for (const direction of ['-i', '-o'] as const) {
+      while (iptables(tool, ['-w', '-D', ...dockerExceptionRule(direction)], netns)) {
+        // Once per copy.
+      }
+    }
+  }
 }
 
 /** `fd00:ff::1/64` → `{ address: 'fd00:ff::1', prefix: 64, family: 'IPv6' }`. */
@@ -74,6 +144,7 @@ export function ensureBridge(name: string, addresses: readonly string[]): void {
     ip(['addr', 'replace', cidr, 'dev', name, ...(family === 'IPv6' ? ['nodad'] : [])]);
   }
   ip(['link', 'set', 'dev', name, 'up']);
+  allowForwardingPastDocker();
 }
 
 export interface NamespaceOptions {

@@ -1,7 +1,9 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { netnsExists, netnsUnsupportedReason } from '../../src/system/netns.js';
+import { which } from '../../src/system/process.js';
 import {
+  allowForwardingPastDocker,
   bridgeName,
   createNamespace,
   ensureBridge,
@@ -9,6 +11,7 @@ import {
   linkExists,
   netnsName,
   ownerPid,
+  removeForwardingPastDocker,
   removeOrphans,
 } from '../../src/system/network.js';
 
@@ -54,3 +57,37 @@ describe.skipIf(netnsUnsupportedReason() !== undefined)('namespaces and bridges 
     }
   });
 });
+
+describe.skipIf(netnsUnsupportedReason() !== undefined || which('iptables') === undefined)(
+  "the exception in Docker's DOCKER-USER chain (root, iptables)",
+  () => {
+    it('is inserted once per direction where the chain exists, and removed entirely', () => {
+      const ns = netnsName('fw', 'docker');
+      createNamespace(ns, { ipv4Loopback: true });
+      const rules = () =>
+        execFileSync('ip', ['netns', 'exec', ns, 'iptables', '-w', '-S', 'DOCKER-USER'], { encoding: 'utf8' })
+          .split('\n')
+          .filter((l) => l.includes('gv6b+'));
+      try {
+        // Without Docker's chain: nothing to do, nothing created.
+        allowForwardingPastDocker(ns);
+        expect(() => rules()).toThrow();
+        // As Docker leaves a host: FORWARD dropping, DOCKER-USER jumped to first.
+        const iptables = (...args: string[]) => execFileSync('ip', ['netns', 'exec', ns, 'iptables', '-w', ...args]);
+        iptables('-P', 'FORWARD', 'DROP');
+        iptables('-N', 'DOCKER-USER');
+        iptables('-I', 'FORWARD', '-j', 'DOCKER-USER');
+        allowForwardingPastDocker(ns);
+        allowForwardingPastDocker(ns);
+        expect(rules()).toEqual([
+          '-A DOCKER-USER -o gv6b+ -m comment --comment "gardener-ipv6 bridges" -j ACCEPT',
+          '-A DOCKER-USER -i gv6b+ -m comment --comment "gardener-ipv6 bridges" -j ACCEPT',
+        ]);
+        removeForwardingPastDocker(ns);
+        expect(rules()).toEqual([]);
+      } finally {
+        execFileSync('ip', ['netns', 'del', ns]);
+      }
+    });
+  },
+);
