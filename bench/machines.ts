@@ -67,7 +67,7 @@ export async function runMachinesBench(): Promise<MachinesBenchResult> {
 }
 
 /** A cluster of the given networks: its API server and control plane as processes, `count` machines joined to it. */
-async function startCluster(
+export async function startCluster(
   networks: SeedNetworks,
   tag: string,
   machines: Awaited<ReturnType<typeof machinesOptions>>,

@@ -1,6 +1,7 @@
 /**
  * `npm run bench`: every benchmark of the project, each reported with its baseline measured in the same run.
  * `npm run bench -- api`, `-- cli`, `-- reconcile [--sizes 200,1000]`, `-- garden [--shoots 2,10]`, `-- machines` (a shoot on a seed with Nodes),
+ * `-- density [--max-shoots N]` (shoots with a machine each on one seed until it is full; only when named),
  * `-- network-policies`, `-- webhook-decode`, `-- webhook-attack` or `-- webhook [--rounds 2] [--duration 10] [--slice 2] [--rss-seconds 60] [--rss-warmup-seconds 90]
  * [--cpu-prof DIR]` runs one of them (the webhook benchmark needs h2load: Debian's `nghttp2-client`).
  */
@@ -9,6 +10,7 @@ import { CLI_TARGET_MS, runCliBench } from './cli.js';
 import { runReconcileBench } from './reconcile.js';
 import { formatGardenBench, runGardenBench } from './garden.js';
 import { runMachinesBench } from './machines.js';
+import { runDensityBench } from './density.js';
 import { runNetworkPolicyBench } from './network-policies.js';
 import { runNetworkPolicyFootprintBench } from './network-policy-footprint.js';
 import { formatWebhookBench, runWebhookBench } from './webhook.js';
@@ -28,6 +30,7 @@ const flagValues = new Set(
     '--rss-seconds',
     '--rss-warmup-seconds',
     '--cpu-prof',
+    '--max-shoots',
   ].map(valueOf),
 );
 const only = args.find((a) => !a.startsWith('--') && !flagValues.has(a));
@@ -146,6 +149,25 @@ if (!only || only === 'machines') {
       `${Math.round(r.gardenlet.rssMiB)} MiB; in the host's user namespace (baseline) ${f(r.uncontained.podSeconds)}s, ` +
       `${Math.round(r.uncontained.rssMiB)} MiB; ratios ${(r.gardenlet.podSeconds / r.uncontained.podSeconds).toFixed(2)}x time, ` +
       `${(r.gardenlet.rssMiB / r.uncontained.rssMiB).toFixed(2)}x RSS`,
+  );
+}
+
+if (only === 'density') {
+  // Not part of the full run: it fills the host for up to an hour.
+  console.log(
+    '\n# IPv6 shoots with one machine each on one seed with two Nodes, created one at a time until one has no Ready ' +
+      "Node within 5 minutes or the host's memory is 90 % used",
+  );
+  const r = await runDensityBench({
+    ...(numberOf('--max-shoots') !== undefined ? { maxShoots: numberOf('--max-shoots')! } : {}),
+    log: (line) => console.log(`  ${line}`),
+  });
+  const first = r.readySeconds[0] ?? Number.NaN;
+  const last = r.readySeconds.at(-1) ?? Number.NaN;
+  console.log(
+    `${r.fit} shoots fit on this ${(r.memTotalMiB / 1024).toFixed(0)} GiB host (stopped: ${r.stoppedBecause}); ` +
+      `${Math.round(r.memoryPerShootMiB)} MiB of host memory per shoot; create -> Node Ready of the last shoot ` +
+      `${last.toFixed(1)} s, baseline the first's ${first.toFixed(1)} s; ratio ${(last / first).toFixed(2)}x (goal: at least 15 shoots)`,
   );
 }
 
