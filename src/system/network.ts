@@ -59,12 +59,18 @@ export function deleteLink(name: string): void {
 
 /** Names of the bridges of this namespace made here (by any run). */
 function ownedBridges(): string[] {
+  return bridges().filter((name) => name.startsWith(OWNED_PREFIXES.bridge));
+}
+
+/** Names of the bridges of this namespace. */
+function bridges(): string[] {
   try {
     return ip(['-o', 'link', 'show', 'type', 'bridge'])
       .split('\n')
       .map((line) => /^\d+:\s+([^:@\s]+)/.exec(line)?.[1] ?? '')
-      .filter((name) => name.startsWith(OWNED_PREFIXES.bridge));
+      .filter(Boolean);
   } catch {
+    // No bridges.
     return [];
   }
 }
@@ -198,16 +204,7 @@ export function removeOrphans(): string[] {
     deleteNetns(name);
     removed.push(name);
   }
-  let links: string[] = [];
-  try {
-    links = ip(['-o', 'link', 'show', 'type', 'bridge'])
-      .split('\n')
-      .map((line) => /^\d+:\s+([^:@\s]+)/.exec(line)?.[1] ?? '')
-      .filter(Boolean);
-  } catch {
-    // No bridges.
-  }
-  for (const name of links.filter(orphan)) {
+  for (const name of bridges().filter(orphan)) {
     deleteLink(name);
     removed.push(name);
   }
