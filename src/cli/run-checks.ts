@@ -17,6 +17,10 @@ import type { HostIPs } from '../extensions/provider-local/loadbalancer/ingress.
 import type { LoadBalancerNetworks } from '../extensions/provider-local/loadbalancer/pool.js';
 import type { MachineLimits } from '../extensions/provider-local/admission.js';
 import { InputError } from './io.js';
+import { parse as parseYAML } from 'yaml';
+import { admit, UnknownKindError } from '../apis/admission.js';
+import type { Seed } from '../apis/core/v1beta1/seed.js';
+import { errorString } from '../apis/field/errors.js';
 
 export interface RunOptions {
   readonly kubeconfig?: string;
@@ -35,6 +39,8 @@ export interface RunOptions {
   readonly leaderElectionNamespace: string;
   readonly leaderElectionID: string;
   readonly seedName?: string;
+  /** A file with the Seed the gardenlet registers in the garden when it starts (Gardener's `seedConfig`). */
+  readonly seedConfig?: string;
   readonly dnsServer: string;
   readonly dnsTSIGKeyName?: string;
   readonly dnsTSIGSecretFile?: string;
@@ -76,6 +82,10 @@ export interface CheckedRunInputs {
   readonly gardenKubeConfig?: KubeConfig;
   /** The TSIG secret from --dns-tsig-secret-file, trimmed. */
   readonly tsigSecret?: string;
+  /** --seed-config's Seed, decoded, defaulted and valid. */
+  readonly seedConfig?: Seed;
+  /** --seed-name, or the name of --seed-config's Seed. */
+  readonly seedName?: string;
 }
 
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
@@ -212,6 +222,9 @@ export async function checkRunOptions(
   }
   await listenErrors(listeners, errors);
 
+  const seedConfig = options.seedConfig !== undefined ? seedConfigOf(options, errors) : undefined;
+  const seedName = options.seedName ?? seedConfig?.metadata.name;
+
   let gardenKubeConfig: KubeConfig | undefined;
   if (options.gardenKubeconfig !== undefined) {
     const gardenOnly = options.components.filter((c) => c === 'admission' || c === 'scheduler');
@@ -221,7 +234,9 @@ export async function checkRunOptions(
       );
     }
     // A gardenlet in its own seed serves that seed only, as Gardener's: it knows which Seed it is.
-    if (options.seedName === undefined) errors.push('--garden-kubeconfig needs --seed-name');
+    if (seedName === undefined && options.seedConfig === undefined) {
+      errors.push('--garden-kubeconfig needs --seed-name (or --seed-config)');
+    }
     try {
       gardenKubeConfig = loadKubeConfig(options.gardenKubeconfig);
     } catch (e) {
@@ -241,5 +256,51 @@ export async function checkRunOptions(
     kubeConfig,
     ...(gardenKubeConfig !== undefined ? { gardenKubeConfig } : {}),
     ...(tsigSecret !== undefined ? { tsigSecret } : {}),
+    ...(seedConfig !== undefined ? { seedConfig } : {}),
+    ...(seedName !== undefined ? { seedName } : {}),
   };
+}
+
+/**
+ * --seed-config's Seed, decoded, defaulted and checked as the webhook would (the same field errors); undefined with
+ * the reasons in `errors` when it can't be used. Its name must be --seed-name's when both are given.
+ */
+function seedConfigOf(options: RunOptions, errors: string[]): Seed | undefined {
+  const file = options.seedConfig!;
+  const flag = `--seed-config ${file}`;
+  if (!options.components.includes('gardenlet')) {
+    errors.push('--seed-config: the gardenlet registers the Seed (add gardenlet to --components)');
+    return undefined;
+  }
+  const text = readable('--seed-config', file, errors);
+  if (text === undefined) return undefined;
+  let object: unknown;
+  try {
+    object = parseYAML(text, { uniqueKeys: true });
+  } catch (e) {
+    errors.push(`${flag}: not YAML (${(e as Error).message.split('\n')[0]})`);
+    return undefined;
+  }
+  let result;
+  try {
+    result = admit({ object, gates: options.gates });
+  } catch (e) {
+    if (!(e instanceof UnknownKindError)) throw e;
+    errors.push(`${flag}: ${e.message}`);
+    return undefined;
+  }
+  if ((result.kind.kind as string) !== 'Seed') {
+    errors.push(`${flag}: a ${result.kind.kind}, not a Seed of core.gardener.cloud/v1beta1`);
+    return undefined;
+  }
+  if (result.errors.length > 0 || result.object === undefined) {
+    errors.push(`${flag}: the Seed is invalid: ${result.errors.map(errorString).join('; ')}`);
+    return undefined;
+  }
+  const seed = result.object as Seed;
+  if (options.seedName !== undefined && seed.metadata.name !== options.seedName) {
+    errors.push(`${flag}: the Seed is named ${JSON.stringify(seed.metadata.name)}, --seed-name ${options.seedName}`);
+    return undefined;
+  }
+  return seed;
 }

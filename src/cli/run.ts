@@ -5,6 +5,7 @@ import { rmSync } from 'node:fs';
 import { KubeConfig } from '@kubernetes/client-node';
 import { COMPONENTS, startRuntime, type Component, type Runtime } from '../app/runtime.js';
 import { localDNSProvider } from '../gardenlet/dns-provider.js';
+import type { Seed } from '../apis/core/v1beta1/seed.js';
 import { AddressPool, DEFAULT_LOAD_BALANCER_NETWORKS } from '../extensions/provider-local/loadbalancer/pool.js';
 import { machineLimitsOrDefaults } from '../extensions/provider-local/admission.js';
 import { Refs } from '../apis/refs.js';
@@ -74,7 +75,10 @@ export function loadKubeConfig(path: string | undefined): KubeConfig {
  */
 export async function runRun(options: RunOptions, io: CliIO): Promise<number> {
   // Every flag first (exit 2 naming the bad ones): nothing listens or connects before they are all fine.
-  const { kubeConfig, gardenKubeConfig, tsigSecret } = await checkRunOptions(options, loadKubeConfig);
+  const { kubeConfig, gardenKubeConfig, tsigSecret, seedConfig, seedName } = await checkRunOptions(
+    options,
+    loadKubeConfig,
+  );
   const logger = newLogger({ level: options.logLevel, name: 'gardener-ipv6' });
   // From here on a signal stops the run, also before its caches synced.
   const stop = new AbortController();
@@ -97,6 +101,8 @@ export async function runRun(options: RunOptions, io: CliIO): Promise<number> {
       kubeConfig,
       gardenKubeConfig,
       tsigSecret,
+      seedConfig,
+      seedName,
       logger,
       stop: stop.signal,
     });
@@ -137,11 +143,13 @@ async function runUntilStopped(
     kubeConfig: KubeConfig;
     gardenKubeConfig: KubeConfig | undefined;
     tsigSecret: string | undefined;
+    seedConfig: Seed | undefined;
+    seedName: string | undefined;
     logger: Logger;
     stop: AbortSignal;
   },
 ): Promise<number> {
-  const { kubeConfig, gardenKubeConfig, tsigSecret, logger, stop } = context;
+  const { kubeConfig, gardenKubeConfig, tsigSecret, seedConfig, seedName, logger, stop } = context;
   let runtime: Runtime;
   try {
     const workloads =
@@ -179,7 +187,8 @@ async function runUntilStopped(
           domain: options.domain,
           ...(options.dnsTSIGKeyName && tsigSecret ? { tsigKeyName: options.dnsTSIGKeyName, tsigSecret } : {}),
         }),
-        ...(options.seedName ? { seedName: options.seedName } : {}),
+        ...(seedName ? { seedName } : {}),
+        ...(seedConfig ? { seedConfig } : {}),
         ...(workloads ? { controlPlaneWorkloads: true } : {}),
       },
       // With workloads, every shoot's API server gets its own addresses (the environment routes the networks to the

@@ -13,6 +13,8 @@ import { Refs } from '../apis/refs.js';
 import { ShootCareReconciler } from './shoot/care/reconciler.js';
 import { SeedReconciler, seedsOfShoot } from './seed/reconciler.js';
 import { SeedLeaseReconciler } from './seed/lease.js';
+import { SeedRegistrationReconciler } from './seed/registration.js';
+import type { Seed } from '../apis/core/v1beta1/seed.js';
 import type { DNSProviderConfig } from './shoot/components/dns-records.js';
 import { ShootReconciler, type ShootReader } from './shoot/reconciler.js';
 import { controlPlaneWorkloadsHealth } from './shoot/components/control-plane-workloads.js';
@@ -35,6 +37,11 @@ export interface GardenletOptions {
   readonly garden?: ClusterAccess;
   /** Reconcile only this seed and the shoots on it; all when unset. */
   readonly seedName?: string;
+  /**
+   * The Seed to register in the garden when the gardenlet starts (seed/registration.ts), named `seedName`: Gardener's
+   * `seedConfig`. Unset: the Seed is the garden's to create.
+   */
+  readonly seedConfig?: Seed;
   /** Let the shoot succeed only after the Network and DNSRecord extensions did. @default true */
   readonly waitForExtensions?: boolean;
   readonly workers?: number;
@@ -170,6 +177,16 @@ export function addGardenletControllers(manager: Manager, options: GardenletOpti
         ...workers,
       })
       .watch(shoots, undefined, conditionsOrSpecChanged);
+  }
+
+  if (options.seedConfig !== undefined) {
+    // Once per start, retried with backoff: no watch, an operator's later edit stands until the next start.
+    manager
+      .controller({
+        name: 'seed-registration',
+        reconciler: new SeedRegistrationReconciler({ client: gardenClient, config: options.seedConfig }),
+      })
+      .enqueue({ name: options.seedConfig.metadata.name ?? '' });
   }
 
   // The heartbeat: each served Seed's Lease and its GardenletReady condition, renewed on a timer.

@@ -91,6 +91,10 @@ function spawnCli(
   });
 }
 
+/** A Seed whose services range is of the wrong family (the webhook refuses it). */
+const SEED_YAML =
+  'apiVersion: core.gardener.cloud/v1beta1\nkind: Seed\nmetadata:\n  name: dual\nspec:\n  provider:\n    type: local\n    region: local\n  networks:\n    nodes: fd00:10::/64\n    pods: fd00:10:1::/56\n    services: 10.2.0.0/16\n    ipFamilies: [IPv6]\n';
+
 describe('gardener-ipv6 run: usage errors', () => {
   it.each([
     [
@@ -116,7 +120,7 @@ describe('gardener-ipv6 run: usage errors', () => {
     [
       'a garden kubeconfig without the seed it serves',
       () => ['--garden-kubeconfig', kubeconfig, '--components', 'gardenlet,network,dns'],
-      /^error: --garden-kubeconfig needs --seed-name$/,
+      /^error: --garden-kubeconfig needs --seed-name \(or --seed-config\)$/,
     ],
     [
       'a garden kubeconfig that is missing',
@@ -168,6 +172,52 @@ describe('gardener-ipv6 run: usage errors', () => {
       'a seed name that is no DNS name',
       () => ['--seed-name', 'Seed_1'],
       /^error: --seed-name "Seed_1": a lowercase RFC 1123 subdomain/,
+    ],
+    [
+      'a seed configuration without the gardenlet',
+      () => ['--components', 'network', '--seed-config', tempFile('seed.yaml', SEED_YAML)],
+      /^error: --seed-config: the gardenlet registers the Seed \(add gardenlet to --components\)$/,
+    ],
+    [
+      'a seed configuration that is not YAML',
+      () => ['--components', 'gardenlet', '--seed-config', tempFile('seed.yaml', 'kind: [Seed\n')],
+      /^error: --seed-config \S+: not YAML/,
+    ],
+    [
+      'a seed configuration that is no Seed',
+      () => [
+        '--components',
+        'gardenlet',
+        '--seed-config',
+        tempFile('seed.yaml', SEED_YAML.replace('kind: Seed', 'kind: CloudProfile')),
+      ],
+      /^error: --seed-config \S+: a CloudProfile, not a Seed of core\.gardener\.cloud\/v1beta1$/,
+    ],
+    [
+      'a seed configuration that the webhook would refuse, with its fields',
+      () => [
+        '--components',
+        'gardenlet',
+        '--feature-gates',
+        'IPv6SingleStack=true',
+        '--seed-config',
+        tempFile('seed.yaml', SEED_YAML),
+      ],
+      /^error: --seed-config \S+: the Seed is invalid: spec\.networks\.services: .*IPv6/,
+    ],
+    [
+      'a seed configuration of another seed than --seed-name',
+      () => [
+        '--components',
+        'gardenlet',
+        '--feature-gates',
+        'IPv6SingleStack=true',
+        '--seed-name',
+        'other',
+        '--seed-config',
+        tempFile('seed.yaml', SEED_YAML.replace('10.2.0.0/16', 'fd00:10:2::/112')),
+      ],
+      /^error: --seed-config \S+: the Seed is named "dual", --seed-name other$/,
     ],
     [
       'a lease namespace that is no DNS label',

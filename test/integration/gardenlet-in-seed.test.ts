@@ -2,11 +2,13 @@
  * One garden and a second seed cluster, each a real API server of its own: the garden runs the webhook, the
  * scheduler and the gardenlet of seed `ipv6` (garden and seed at once, as `up`), the second cluster runs the
  * gardenlet of seed `dual` with the network and DNS extensions, reaching the garden with a kubeconfig of its own
- * (`run --garden-kubeconfig`) whose credentials are a gardenlet's own (`gardener.cloud:system:seed:dual`). Shoots
+ * (`run --garden-kubeconfig`) whose credentials are a gardenlet's own (`gardener.cloud:system:seed:dual`), and
+ * registering its Seed from its configuration (`run --seed-config`), as Gardener's gardenlet does. Shoots
  * created without a seed land by their IP families; each one's seed objects are written to its own seed's cluster
  * only, its status to the garden, and its DNS names reach the one BIND9. Those credentials are refused (403) what
  * belongs to the other seed. Stopping the second gardenlet turns its Seed and its shoots' conditions `Unknown` (the
- * garden's seed lifecycle, its periods shortened), nothing of the other seed; a new gardenlet heals the Seed.
+ * garden's seed lifecycle, its periods shortened), nothing of the other seed; a new gardenlet heals the Seed and
+ * brings it to its changed configuration.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,6 +16,9 @@ import { join } from 'node:path';
 import { startRuntime, type Runtime } from '../../src/app/runtime.js';
 import { deploySeedAccess, seedSubject, writeSeedKubeconfig } from '../../src/app/seed-access.js';
 import { issueClientCertificate } from '../../src/localenv/certs.js';
+import { decodeSeed } from '../../src/apis/admission.js';
+import type { Seed } from '../../src/apis/core/v1beta1/seed.js';
+import { registeredSeed, SEED_REGISTRATION_FIELD_MANAGER } from '../../src/gardenlet/seed/registration.js';
 import { ApiError } from '../../src/runtime/errors.js';
 import { readFileSync } from 'node:fs';
 import type { Shoot } from '../../src/apis/core/v1beta1/shoot.js';
@@ -32,7 +37,14 @@ import { queryDNS } from '../support/dns.js';
 import { waitFor } from '../support/wait.js';
 
 const NAMESPACE = 'garden-dev';
-const SEEDS = { ipv6: seedIPv6Networks, dual: seedDualStackMigrationNetworks };
+/** The garden's Seeds: `dual` is its gardenlet's to register (`dualSeedConfig`). */
+const SEEDS = { ipv6: seedIPv6Networks };
+let dualSeedConfig: Seed = decodeSeed({
+  apiVersion: 'core.gardener.cloud/v1beta1',
+  kind: 'Seed',
+  metadata: { name: 'dual', labels: { 'seed.gardener.cloud/purpose': 'e2e' } },
+  spec: { provider: { type: 'local', region: 'local' }, networks: seedDualStackMigrationNetworks },
+});
 const gates = featureGates({ IPv6SingleStack: true, DualStack: true });
 const extensions = {
   dns: { resyncIntervalMs: 1_000, dnsTimeoutMs: 500, backoff: { baseDelayMs: 100, maxDelayMs: 1_000 } },
@@ -83,11 +95,11 @@ beforeAll(async () => {
       components: ['gardenlet', 'network', 'dns'],
       gates,
       logger: silentLogger(),
-      gardenlet: { dns, seedName: 'dual', seedLeaseResyncMs: LEASE_RESYNC_MS },
+      gardenlet: { dns, seedName: 'dual', seedConfig: dualSeedConfig, seedLeaseResyncMs: LEASE_RESYNC_MS },
       extensions,
     });
-  seedRuntime = await startSeedGardenlet();
   await createProjectAndSeeds(gardenClient, NAMESPACE, SEEDS);
+  seedRuntime = await startSeedGardenlet();
 }, 120_000);
 
 afterAll(async () => {
@@ -134,7 +146,16 @@ const query = (type: 'A' | 'AAAA', name: string) => queryDNS(bind.server, type, 
 type WithStatus = KubernetesObject & { status?: { conditions?: Condition[]; ipFamilies?: string[] } };
 
 describe('a garden with a second seed cluster', () => {
-  it("registers the second seed's gardenlet: its Lease in the garden and GardenletReady", async () => {
+  it("registers the second seed's gardenlet: its Seed from its configuration, its Lease and GardenletReady", async () => {
+    const registered = await waitFor(() => gardenClient.get<KubernetesObject & { spec?: unknown }>(Refs.seed, 'dual'), {
+      timeoutMs: 30_000,
+      message: 'seed dual registered by its gardenlet',
+    });
+    expect(registered.metadata?.labels?.['seed.gardener.cloud/purpose']).toBe('e2e');
+    expect(registered.spec).toEqual(
+      expect.objectContaining({ networks: expect.objectContaining(seedDualStackMigrationNetworks) }),
+    );
+    expect(registered.metadata?.managedFields?.map((f) => f.manager)).toContain(SEED_REGISTRATION_FIELD_MANAGER);
     await waitFor(
       async () =>
         (await gardenClient.get<WithStatus>(Refs.seed, 'dual'))?.status?.conditions?.find(
@@ -166,7 +187,8 @@ describe('a garden with a second seed cluster', () => {
     for (const name of Object.keys(shoots)) {
       const shoot = await succeeded(name);
       const seedName = shoot.spec.seedName!;
-      const families = (SEEDS[seedName as keyof typeof SEEDS].ipFamilies ?? []) as string[];
+      const networks = seedName === 'dual' ? seedDualStackMigrationNetworks : SEEDS[seedName as keyof typeof SEEDS];
+      const families = (networks.ipFamilies ?? []) as string[];
       expect(families).toEqual(expect.arrayContaining(shoot.spec.networking!.ipFamilies!));
       expect(shoot.status?.seedName).toBe(seedName);
 
@@ -291,10 +313,19 @@ describe('a garden with a second seed cluster', () => {
     expect(await conditionOf(Refs.seed, 'ipv6', CONDITION_GARDENLET_READY)).toBe('True');
     expect(await conditionOf(Refs.shoot, 'six', 'APIServerAvailable')).toBe('True');
 
+    // Started again with a changed configuration: the Seed follows it, its status stays the garden's.
+    dualSeedConfig = decodeSeed({
+      ...registeredSeed(dualSeedConfig),
+      metadata: { name: 'dual', labels: { 'seed.gardener.cloud/purpose': 'e2e', tier: 'second' } },
+    });
     seedRuntime = await startSeedGardenlet();
     await waitFor(async () => (await conditionOf(Refs.seed, 'dual', CONDITION_GARDENLET_READY)) === 'True', {
       timeoutMs: 20_000,
       message: "seed dual's GardenletReady to be True again",
+    });
+    await waitFor(async () => (await gardenClient.get(Refs.seed, 'dual'))?.metadata?.labels?.tier === 'second', {
+      timeoutMs: 20_000,
+      message: "seed dual's label from its changed configuration",
     });
   });
 

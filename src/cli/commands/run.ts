@@ -39,6 +39,10 @@ export function addRunCommand(program: Command, { io, setExitCode }: CommandCont
     .option('--leader-election-namespace <ns>', 'namespace of the lease', 'garden')
     .option('--leader-election-id <name>', 'name of the lease', 'gardener-ipv6')
     .option('--seed-name <name>', 'reconcile only this seed and its shoots')
+    .option(
+      '--seed-config <file>',
+      "a Seed manifest the gardenlet registers in the garden when it starts (its name is the gardenlet's seed)",
+    )
     .option('--dns-server <host:port>', 'DNS server the DNS records are published to', '[::1]:53')
     .option('--dns-tsig-key-name <name>', 'TSIG key name for DNS updates')
     .option('--dns-tsig-secret-file <file>', 'file with the base64 hmac-sha256 TSIG secret')
@@ -103,6 +107,7 @@ free, names, files): a bad one exits with 2 and one line naming it. Exit codes: 
             leaderElectionNamespace: opts.leaderElectionNamespace as string,
             leaderElectionID: opts.leaderElectionId as string,
             ...optional('seedName'),
+            ...optional('seedConfig'),
             dnsServer: opts.dnsServer as string,
             ...(typeof opts.dnsTsigKeyName === 'string' ? { dnsTSIGKeyName: opts.dnsTsigKeyName } : {}),
             ...(typeof opts.dnsTsigSecretFile === 'string' ? { dnsTSIGSecretFile: opts.dnsTsigSecretFile } : {}),
