@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds the images (hack/kind/build-images.sh: no registry), loads them into the kind cluster of an IP family,
 # installs charts/gardener-ipv6 with the family's values (charts/gardener-ipv6/ci/FAMILY-values.yaml) and routes the
-# load-balancer networks of the shoots' API servers (the chart's defaults, fd00:ff::/64 and 172.18.255.0/24) from
-# this host to the first node, where kube-proxy serves them. Extra arguments go to `helm upgrade --install`, e.g.
-# --set logLevel=debug.
+# load-balancer networks of the shoots' API servers (the gardenlet's --load-balancer-networks, or the chart's
+# defaults fd00:ff::/64 and 172.18.255.0/24) from this host to the first node, where kube-proxy serves them. Extra
+# arguments go to `helm upgrade --install`, e.g. --set logLevel=debug.
 # shellcheck source=hack/local/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 help_requested "$@" && usage "Builds the images and installs the chart into gardener-local-FAMILY (namespace gardener-ipv6)."
@@ -35,7 +35,10 @@ done
 
 # The shoots' API servers answer at their load-balancer addresses: route those networks to the first node.
 node="$(kind get nodes --name "$CLUSTER_NAME" | head -n1)"
-for network in fd00:ff::/64 172.18.255.0/24; do
+networks="$(kubectl -n "$RELEASE_NAMESPACE" get deployment gardener-ipv6-gardenlet --ignore-not-found \
+  -o jsonpath='{.spec.template.spec.containers[0].args}' | sed -n 's/.*"--load-balancer-networks=\([^"]*\)".*/\1/p')"
+[[ -n "$networks" ]] || networks="fd00:ff::/64,172.18.255.0/24"
+for network in ${networks//,/ }; do
   if [[ "$network" == *:* ]]; then
     [[ "$FAMILY" == ipv4 ]] && continue
     via="$(docker inspect "$node" --format '{{(index .NetworkSettings.Networks "kind").GlobalIPv6Address}}')"

@@ -8,16 +8,14 @@ help_requested "$@" && usage "Deletes the kind cluster gardener-local-FAMILY, it
 parse_family "${1:-}"
 require docker kind
 
-# The routes hack/local/deploy.sh added point at the cluster's first node: only those are removed.
+# The routes hack/local/deploy.sh added point at the cluster's first node: those (and only those) are removed.
 node="$(kind get nodes --name "$CLUSTER_NAME" 2>/dev/null | head -n1)"
 if [[ -n "$node" && "$(id -u)" == 0 ]]; then
   for address in $(docker inspect "$node" --format '{{range .NetworkSettings.Networks}}{{.GlobalIPv6Address}} {{.IPAddress}}{{end}}' 2>/dev/null); do
-    for network in fd00:ff::/64 172.18.255.0/24; do
-      if ip route show "$network" 2>/dev/null | grep -q "via $address " ||
-        ip -6 route show "$network" 2>/dev/null | grep -q "via $address "; then
-        ip route del "$network" via "$address" 2>/dev/null || true
-        log "removed the route $network via $address"
-      fi
+    [[ -n "$address" ]] || continue
+    for network in $({ ip route show; ip -6 route show; } 2>/dev/null | awk -v via="$address" '$2 == "via" && $3 == via { print $1 }'); do
+      ip route del "$network" via "$address" 2>/dev/null || true
+      log "removed the route $network via $address"
     done
   done
 fi

@@ -74,6 +74,7 @@ check_kind() { check_tool kind "run \`bash hack/ensure-binaries.sh kind\` (kind 
 check_debootstrap() { check_tool debootstrap "apt-get install debootstrap (the kind images are built from Debian's packages, hack/kind/build-images.sh)."; }
 check_root() { [[ "$(id -u)" == 0 ]] || missing "root is needed to build the kind images (debootstrap) and to route the shoots' load-balancer addresses: run as root."; }
 check_kubectl() { check_tool kubectl "install kubectl (https://kubernetes.io/docs/tasks/tools/) or run \`bash hack/ensure-binaries.sh kubectl\`."; }
+check_openssl() { check_tool openssl "apt-get install openssl (the key and certificate request of a seed's garden credentials)."; }
 check_helm() { check_tool helm "install helm 3 (https://helm.sh/docs/intro/install/) or run \`bash hack/ensure-binaries.sh helm\`."; }
 
 # A sysctl of the host; empty when the file does not exist.

@@ -5,7 +5,8 @@
  * configurations equal to the ones the code builds, and the values schema's messages.
  */
 import { createHash, createPrivateKey, createPublicKey, X509Certificate } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { parse as parseYAML } from 'yaml';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
@@ -807,6 +808,85 @@ describe('chart values', () => {
         .sort(),
     );
     expect(flag(containerOf(objects, 'gardenlet'), 'leader-elect')).toBeUndefined();
+  });
+
+  it("install a seed of another cluster's garden: its gardenlet with the garden's kubeconfig, nothing of the garden", () => {
+    const objects = renderChart('dual', {
+      set: { 'garden.kubeconfigSecret': 'garden-kubeconfig', seedName: 'local-dual' },
+    });
+    expect(
+      deployments(objects)
+        .map((d) => d.metadata.name)
+        .sort(),
+    ).toEqual(['dns-local', 'dns-server', 'gardenlet', 'network-calico'].map(nameOf));
+    // The webhooks, the APIService, the seed-access RBAC and the seed Leases' namespace are the garden's.
+    expect(
+      objects
+        .filter(
+          (o) =>
+            /WebhookConfiguration|APIService/.test(o.kind) || /admission|scheduler|system:seeds/.test(o.metadata.name),
+        )
+        .map((o) => `${o.kind}/${o.metadata.name}`),
+    ).toEqual([]);
+    expect(
+      objects.filter((o) => o.metadata.namespace === SEED_LEASE_NAMESPACE || o.metadata.name === SEED_LEASE_NAMESPACE),
+    ).toEqual([]);
+    const gardenlet = named<Deployment>(objects, 'Deployment', nameOf('gardenlet')).spec.template.spec;
+    const container = gardenlet.containers[0]!;
+    expect(flag(container, 'seed-name')).toBe('local-dual');
+    expect(flag(container, 'garden-kubeconfig')).toBe('/etc/gardener-ipv6/garden/kubeconfig');
+    expect(runCommand().options.find((o) => o.long === '--garden-kubeconfig')?.required).toBe(true);
+    expect(container.volumeMounts).toContainEqual(
+      expect.objectContaining({ name: 'garden-kubeconfig', mountPath: '/etc/gardener-ipv6/garden' }),
+    );
+    expect(gardenlet.volumes?.find((v) => v.name === 'garden-kubeconfig')?.secret?.secretName).toBe(
+      'garden-kubeconfig',
+    );
+    const failed = tryRenderChart('dual', { set: { 'garden.kubeconfigSecret': 'garden-kubeconfig' } });
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toContain('garden.kubeconfigSecret is set and seedName is empty');
+  });
+
+  it('register the Seed of seedConfig: mounted for the gardenlet, restarted when it changes', () => {
+    const seedYAML = readFileSync(join(projectRoot(), 'examples', 'seed-dual-stack.yaml'), 'utf8');
+    const dir = mkdtempSync(join(tmpdir(), 'gardener-ipv6-chart-'));
+    try {
+      const values = join(dir, 'seed.yaml');
+      writeFileSync(values, `seedConfig:\n${seedYAML.replace(/^/gm, '  ')}`);
+      const render = (extra: Record<string, string> = {}) =>
+        renderChart('dual', {
+          valuesFiles: [values],
+          set: { 'garden.kubeconfigSecret': 'garden-kubeconfig', ...extra },
+        });
+      const objects = render();
+      const config = named<{ data: Record<string, string> }>(
+        objects,
+        'ConfigMap',
+        `${nameOf('gardenlet')}-seed-config`,
+      );
+      const seed = parseYAML(config.data['seed.yaml']!) as { metadata: { name: string }; spec: unknown };
+      expect(seed.metadata.name).toBe('local-dual');
+      expect(seed).toEqual(parseYAML(seedYAML));
+      const gardenlet = named<Deployment>(objects, 'Deployment', nameOf('gardenlet')).spec.template;
+      expect(flag(gardenlet.spec.containers[0]!, 'seed-config')).toBe('/etc/gardener-ipv6/seed/seed.yaml');
+      // The seed's name comes from the configuration (run derives it), and a changed one restarts the gardenlet.
+      expect(flag(gardenlet.spec.containers[0]!, 'seed-name')).toBeUndefined();
+      const checksum = gardenlet.metadata.annotations?.['checksum/seed-config'];
+      expect(checksum).toMatch(/^[0-9a-f]{64}$/);
+      const relabelled = named<Deployment>(
+        render({ 'seedConfig.metadata.labels.tier': 'second' }),
+        'Deployment',
+        nameOf('gardenlet'),
+      );
+      expect(relabelled.spec.template.metadata.annotations?.['checksum/seed-config']).not.toBe(checksum);
+      const mismatch = tryRenderChart('dual', { valuesFiles: [values], set: { seedName: 'other' } });
+      expect(mismatch.code).toBe(1);
+      expect(mismatch.stderr).toContain(
+        'seedConfig names the Seed "local-dual" and seedName is "other": give one name',
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -64,6 +64,8 @@ export interface RenderOptions {
   readonly namespace?: string;
   /** `--set` pairs. */
   readonly set?: Readonly<Record<string, string>>;
+  /** Values files after the preset's. */
+  readonly valuesFiles?: readonly string[];
   readonly includeCRDs?: boolean;
 }
 
@@ -91,6 +93,7 @@ export function tryRenderChart(preset: Preset, opts: RenderOptions = {}): HelmRe
     opts.namespace ?? 'gardener-ipv6',
     ...(opts.includeCRDs ? ['--include-crds'] : []),
     ...valuesArgs(preset, opts.set),
+    ...(opts.valuesFiles ?? []).flatMap((f) => ['-f', f]),
   ]);
 }
 

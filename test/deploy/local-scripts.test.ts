@@ -170,8 +170,8 @@ describe('the scripts', () => {
     expect(result.status).toBe(0);
   });
 
-  it('are the six steps the getting-started page walks through', () => {
-    expect(SCRIPTS).toEqual(['cni.sh', 'deploy.sh', 'down.sh', 'examples.sh', 'kind-up.sh', 'up.sh']);
+  it('are the seven steps the getting-started page walks through', () => {
+    expect(SCRIPTS).toEqual(['cni.sh', 'deploy.sh', 'down.sh', 'examples.sh', 'kind-up.sh', 'seed-up.sh', 'up.sh']);
     const page = readFileSync(join(ROOT, 'docs', 'getting-started-ipv6.md'), 'utf8');
     for (const script of SCRIPTS) expect(page, script).toContain(`hack/local/${script}`);
   });
@@ -179,7 +179,8 @@ describe('the scripts', () => {
 
 describe('without Docker', () => {
   it.each(SCRIPTS)('%s stops at once with "Docker is not available" and points at `gardener-ipv6 up`', (script) => {
-    const run = runScript(script, ['ipv6'], { fakes: ['kind', 'kubectl', 'helm'] });
+    const args = script === 'seed-up.sh' ? ['dual', '--garden', 'ipv6'] : ['ipv6'];
+    const run = runScript(script, args, { fakes: ['kind', 'kubectl', 'helm'] });
     expect(run.code).toBe(1);
     expect(run.stderr).toContain(
       'Docker is not available: the docker command is not on PATH. Install Docker Engine (Linux) or Docker Desktop (macOS) and start it.',
@@ -264,6 +265,27 @@ describe('prerequisites', () => {
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('usage: hack/local/up.sh [ipv6|ipv4|dual]');
     expect(help.calls).toEqual([]);
+  });
+
+  it('adds a seed only to a garden that runs, of another family, and says how', () => {
+    const fakes = ['docker', 'kind', 'kubectl', 'helm'] as const;
+    const noGarden = runScript('seed-up.sh', ['dual'], { fakes: [...fakes] });
+    expect(noGarden.code).toBe(2);
+    expect(noGarden.stderr).toContain('--garden FAMILY is missing');
+    const badGarden = runScript('seed-up.sh', ['dual', '--garden', 'ipv5'], { fakes: [...fakes] });
+    expect(badGarden.code).toBe(2);
+    expect(badGarden.stderr).toContain('unknown IP family "ipv5"');
+    const same = runScript('seed-up.sh', ['ipv6', '--garden', 'ipv6'], { fakes: [...fakes] });
+    expect(same.code).toBe(1);
+    expect(same.stderr).toContain('the seed and the garden would be one cluster (gardener-local-ipv6)');
+    const help = runScript('seed-up.sh', ['--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('usage: hack/local/seed-up.sh [ipv6|ipv4|dual] --garden [ipv6|ipv4|dual]');
+    // Every prerequisite is checked before anything is created: no garden, nothing called but the checks.
+    const missing = runScript('seed-up.sh', ['dual', '--garden', 'ipv6'], { fakes: [...fakes] });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/no kubeconfig of the garden's kind cluster|prerequisite/);
+    expect(missing.calls.filter((c) => /^kind (create|get)|^kubectl|^helm/.test(c))).toEqual([]);
   });
 });
 

@@ -5,8 +5,11 @@
  * answers at its AAAA address from this host, its Nodes are Ready with addresses of its nodes range and its pods talk
  * over IPv6; the seed's NetworkPolicies are in force on its Node, and root in a machine sends as no other pod of the
  * seed there (the Node's CNI chain asks the chart's enforcer for each pod's port on the bridge); deleting it leaves
- * nothing of it on the seed. `hack/local/down.sh` leaves no cluster, route or Docker
- * network behind. A dual-stack seed (`up.sh dual`) runs the dual-stack example shoot, reached at both addresses.
+ * nothing of it on the seed. A dual-stack kind cluster then joins that garden as a second seed
+ * (`hack/local/seed-up.sh dual --garden ipv6`): its gardenlet reaches the garden with credentials of its own, which
+ * the garden refuses for another seed's objects; a dual-stack shoot created in the garden without a seed lands on it
+ * and answers at both addresses; a stopped gardenlet turns its Seed `GardenletReady` Unknown and a started one heals
+ * it. `hack/local/down.sh` leaves no cluster, route or Docker network behind.
  *
  * Docker's networks and the cluster's API server live in the host's network namespace: when `npm test` runs vitest
  * in an IPv6-only namespace of its own, every command here runs in the host's through nsenter (hack/test-in-netns.mjs
@@ -15,10 +18,11 @@
  * Docker (an engine, or Debian's docker.io to start one) and debootstrap; skipped without them, saying why.
  */
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse as parseYAML, stringify as stringifyYAML } from 'yaml';
 import { NETNS_ENV } from '../../src/system/netns.js';
 import { projectRoot } from '../../src/system/project.js';
 import { which } from '../../src/system/process.js';
@@ -145,8 +149,6 @@ describe.skipIf(reason !== undefined)('a kind IPv6 seed with the chart', () => {
     upSeed('ipv6');
     shootKubeconfig = join(work, 'shoot.kubeconfig');
   }, 30 * 60_000);
-
-  afterAll(() => downSeed('ipv6'), 5 * 60_000);
 
   it('has a Ready kind node with an IPv6 InternalIP of the Docker network kind', () => {
     const nodes = json<{ items: Item[] }>('--kubeconfig', kubeconfig, 'get', 'nodes').items;
@@ -469,60 +471,242 @@ describe.skipIf(reason !== undefined)('a kind IPv6 seed with the chart', () => {
       { timeoutMs: 150_000, intervalMs: 2_000, message: `the shoot and ${SHOOT_NAMESPACE} gone` },
     );
   }, 180_000);
-
-  it('leaves no cluster, route or Docker network after down.sh', () => {
-    ok(onHost('bash', [join(ROOT, 'hack', 'local', 'down.sh'), 'ipv6']), 'hack/local/down.sh ipv6');
-    expect(ok(onHost(join(ROOT, '.cache', 'bin', 'kind'), ['get', 'clusters']), 'kind get clusters')).not.toContain(
-      CLUSTER,
-    );
-    expect(ok(onHost('ip', ['-6', 'route', 'show', 'fd00:ff::/64']), 'ip route')).toBe('');
-    const networks = ok(onHost('docker', ['network', 'ls', '--format', '{{.Name}}']), 'docker network ls');
-    const others = ok(onHost(join(ROOT, '.cache', 'bin', 'kind'), ['get', 'clusters']), 'kind get clusters').trim();
-    if (others === '' || others === 'No kind clusters found.') expect(networks.split('\n')).not.toContain('kind');
-  });
 });
 
-describe.skipIf(reason !== undefined)('a kind dual-stack seed with the chart', () => {
-  type Record = { spec: { name: string; recordType: string; values: string[] } };
+/** The second seed's kind cluster (`hack/local/seed-up.sh dual --garden ipv6`), in the garden's folder. */
+const SEED_CLUSTER = clusterName('dual');
+const seedEnv = (): NodeJS.ProcessEnv => ({
+  ...env,
+  GARDENER_IPV6_KIND_CLUSTER: SEED_CLUSTER,
+  GARDENER_IPV6_GARDEN_KIND_CLUSTER: CLUSTER,
+  KUBECONFIG: join(work, `${SEED_CLUSTER}.kubeconfig`),
+});
+afterAll(() => {
+  if (work !== undefined) {
+    const saved = env;
+    env = seedEnv();
+    onHost('bash', [join(ROOT, 'hack', 'local', 'down.sh'), 'dual']);
+    env = saved;
+  }
+  downSeed('ipv6');
+}, 10 * 60_000);
 
-  beforeAll(() => upSeed('dual'), 30 * 60_000);
-  afterAll(() => downSeed('dual'), 5 * 60_000);
+describe.skipIf(reason !== undefined)('a kind dual-stack cluster as a second seed of that garden', () => {
+  type DNSRecordItem = { spec: { name: string; recordType: string; values: string[] } };
+  type Conditioned = Item & { spec?: { seedName?: string } };
+  const SEED = 'local-dual';
+  const SHOOT = 'local-dual';
+  const namespace = `shoot--local--${SHOOT}`;
+  let seedKubeconfig: string;
+  const seed = (...args: string[]) => kubectl('--kubeconfig', seedKubeconfig, ...args);
+  const garden = (...args: string[]) => kubectl('--kubeconfig', kubeconfig, ...args);
+  const gardenletReady = () =>
+    json<Conditioned>('--kubeconfig', kubeconfig, 'get', 'seed', SEED).status?.conditions?.find(
+      (c) => c.type === 'GardenletReady',
+    )?.status;
 
-  it('has a Ready kind node with an InternalIP of each family', () => {
-    const node = json<{ items: Item[] }>('--kubeconfig', kubeconfig, 'get', 'nodes').items[0]!;
-    expect(ready(node)).toBe(true);
-    const internal = node.status!.addresses!.filter((a) => a.type === 'InternalIP').map((a) => a.address);
-    expect(internal.map((a) => mustParseCIDR(`${a}/${a.includes(':') ? 128 : 32}`).family).sort()).toEqual([
-      'IPv4',
-      'IPv6',
-    ]);
+  beforeAll(() => {
+    const saved = env;
+    env = seedEnv();
+    try {
+      ok(onHost('bash', [join(ROOT, 'hack', 'local', 'seed-up.sh'), 'dual', '--garden', 'ipv6']), 'seed-up.sh');
+    } finally {
+      env = saved;
+    }
+    seedKubeconfig = join(work, `${SEED_CLUSTER}.kubeconfig`);
+  }, 30 * 60_000);
+
+  it("runs the seed's components only, its gardenlet GardenletReady in the garden", () => {
+    const pods = json<{ items: Item[] }>('--kubeconfig', seedKubeconfig, '-n', 'gardener-ipv6', 'get', 'pods').items;
+    const names = pods.map((p) => p.metadata.name.replace(/-[a-z0-9]+-[a-z0-9]+$/, ''));
+    for (const component of ['gardenlet', 'network-calico', 'dns-local', 'dns-server']) {
+      expect(names).toContain(`gardener-ipv6-${component}`);
+    }
+    expect(names.filter((n) => /admission|scheduler/.test(n))).toEqual([]);
+    expect(pods.filter((p) => !ready(p)).map((p) => p.metadata.name)).toEqual([]);
+    expect(gardenletReady()).toBe('True');
+    // The garden's own gardenlet now keeps to its own Seed.
+    expect(garden('-n', 'gardener-ipv6', 'get', 'deployment', 'gardener-ipv6-gardenlet', '-o', 'json')).toContain(
+      '--seed-name=local-ipv6',
+    );
   });
 
-  it('runs the dual-stack shoot, whose API server answers at its A and its AAAA address from this host', async () => {
-    const namespace = 'shoot--local--local-dual';
-    const records = json<{ items: Record[] }>('--kubeconfig', kubeconfig, '-n', namespace, 'get', 'dnsrecords').items;
-    const external = records.filter((r) => r.spec.name === 'api.local-dual.local.external.local.gardener.cloud');
-    const byType = Object.fromEntries(external.map((r) => [r.spec.recordType, r.spec.values[0]!]));
-    expect(containsCIDR(mustParseCIDR('172.18.255.0/24'), mustParseCIDR(`${byType.A}/32`))).toBe(true);
-    expect(containsCIDR(mustParseCIDR('fd00:ff::/64'), mustParseCIDR(`${byType.AAAA}/128`))).toBe(true);
-    const shootKubeconfig = join(work, 'shoot.kubeconfig');
-    const config = shootKubeconfigOf('local-dual', shootKubeconfig);
-    // The kubeconfig pins the primary family's (IPv4) address; the other one answers as well.
-    expect(config).toContain(`server: https://${byType.A}`);
-    expect(kubectl('--kubeconfig', shootKubeconfig, 'get', '--raw', '/readyz')).toBe('ok');
-    const v6 = shootKubeconfig.replace(/\.kubeconfig$/, '-v6.kubeconfig');
-    writeFileSync(v6, config.replace(`server: https://${byType.A}`, `server: https://[${byType.AAAA}]`));
-    expect(kubectl('--kubeconfig', v6, 'get', '--raw', '/readyz')).toBe('ok');
-    const node = await waitFor(
-      () => {
-        const items = json<{ items: Item[] }>('--kubeconfig', shootKubeconfig, 'get', 'nodes').items;
-        return items.length > 0 && items.every(ready) && items[0];
-      },
-      { timeoutMs: 120_000, intervalMs: 2_000, message: 'a Ready Node' },
+  it("refuses the gardenlet's garden credentials for another seed's objects (403)", () => {
+    const credentials = join(work, 'seed-garden.kubeconfig');
+    writeFileSync(
+      credentials,
+      Buffer.from(
+        seed(
+          '-n',
+          'gardener-ipv6',
+          'get',
+          'secret',
+          'gardener-ipv6-garden-kubeconfig',
+          '-o',
+          'jsonpath={.data.kubeconfig}',
+        ),
+        'base64',
+      ),
     );
-    const families = node
-      .status!.addresses!.filter((a) => a.type === 'InternalIP')
-      .map((a) => (a.address.includes(':') ? 'IPv6' : 'IPv4'));
-    expect(families).toEqual(['IPv4', 'IPv6']);
-  }, 180_000);
+    const asSeed = (...args: string[]) =>
+      onHost(join(ROOT, '.cache', 'bin', 'kubectl'), ['--kubeconfig', credentials, ...args]);
+    expect(ok(asSeed('auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username}'), 'whoami')).toBe(
+      `gardener.cloud:system:seed:${SEED}`,
+    );
+    // -v=6 logs each response's HTTP status: the API server answers 403 for what the webhook denies.
+    const other = asSeed('-v=6', 'annotate', 'seed', 'local-ipv6', 'e2e.gardener-ipv6/touched=true');
+    expect(other.status).not.toBe(0);
+    expect(other.stderr).toMatch(/403 Forbidden/);
+    expect(other.stderr).toContain('may write its own Seed only, not "local-ipv6"');
+    const secret = asSeed(
+      '-v=6',
+      '-n',
+      'garden-local',
+      'create',
+      'secret',
+      'generic',
+      'not-mine',
+      '--from-literal=a=b',
+    );
+    expect(secret.status).not.toBe(0);
+    expect(secret.stderr).toMatch(/403 Forbidden/);
+    expect(secret.stderr).toContain('may write a Secret only as <shoot>.<purpose> of one of its Shoots');
+  });
+
+  it(
+    'runs a dual-stack shoot created without a seed, which answers at its A and its AAAA address',
+    async () => {
+      const manifest = readFileSync(join(ROOT, 'examples', 'shoot-dual-stack.yaml'), 'utf8');
+      expect(manifest).toContain(`  seedName: ${SEED}\n`);
+      ok(
+        onHost(
+          join(ROOT, '.cache', 'bin', 'kubectl'),
+          ['--kubeconfig', kubeconfig, 'apply', '-f', '-'],
+          manifest.replace(`  seedName: ${SEED}\n`, ''),
+        ),
+        'kubectl apply shoot',
+      );
+      const shoot = await waitFor(
+        () => {
+          const s = json<Conditioned & { status?: { lastOperation?: { state?: string } } }>(
+            '--kubeconfig',
+            kubeconfig,
+            '-n',
+            'garden-local',
+            'get',
+            'shoot',
+            SHOOT,
+          );
+          return s.status?.lastOperation?.state === 'Succeeded' && s;
+        },
+        { timeoutMs: 10 * 60_000, intervalMs: 5_000, message: `shoot ${SHOOT} Succeeded` },
+      );
+      expect(shoot.spec?.seedName).toBe(SEED);
+      // Its control plane and machine run in the seed cluster, not in the garden's.
+      expect(seed('get', 'namespace', namespace, '-o', 'name')).toBe(`namespace/${namespace}\n`);
+      expect(garden('get', 'namespaces', '-o', 'name')).not.toContain(namespace);
+      const records = json<{ items: DNSRecordItem[] }>(
+        '--kubeconfig',
+        seedKubeconfig,
+        '-n',
+        namespace,
+        'get',
+        'dnsrecords',
+      ).items;
+      const external = records.filter((r) => r.spec.name === `api.${SHOOT}.local.external.local.gardener.cloud`);
+      const byType = Object.fromEntries(external.map((r) => [r.spec.recordType, r.spec.values[0]!]));
+      // The seed's own load-balancer networks (hack/local/seed-up.sh), apart from the garden's.
+      expect(containsCIDR(mustParseCIDR('172.18.254.0/24'), mustParseCIDR(`${byType.A}/32`))).toBe(true);
+      expect(containsCIDR(mustParseCIDR('fd00:ff:1::/64'), mustParseCIDR(`${byType.AAAA}/128`))).toBe(true);
+      // The garden issues the admin kubeconfig for a shoot of any seed; its API server name resolves through the
+      // seed's DNS server, so each address is pinned here with the name as the TLS server name.
+      const config = ok(
+        onHost(process.execPath, [
+          join(ROOT, 'bin', 'gardener-ipv6.js'),
+          'kubeconfig',
+          '--kubeconfig',
+          kubeconfig,
+          '--shoot',
+          `garden-local/${SHOOT}`,
+        ]),
+        'gardener-ipv6 kubeconfig',
+      );
+      const name = `api.${SHOOT}.local.external.local.gardener.cloud`;
+      expect(config).toContain(`server: https://${name}`);
+      const files = [byType.A!, `[${byType.AAAA!}]`].map((host, i) => {
+        const file = join(work, `shoot-dual-${i}.kubeconfig`);
+        const pinned = parseYAML(config) as { clusters: { cluster: Record<string, string> }[] };
+        for (const c of pinned.clusters) {
+          if (c.cluster.server !== `https://${name}`) continue;
+          c.cluster.server = `https://${host}`;
+          c.cluster['tls-server-name'] = name;
+        }
+        writeFileSync(file, stringifyYAML(pinned));
+        return file;
+      });
+      for (const file of files) {
+        await waitFor(
+          () => {
+            const r = onHost(join(ROOT, '.cache', 'bin', 'kubectl'), ['--kubeconfig', file, 'get', '--raw', '/readyz']);
+            return r.status === 0 && r.stdout === 'ok';
+          },
+          { timeoutMs: 60_000, intervalMs: 1_000, message: `/readyz through ${file}` },
+        );
+      }
+      const node = await waitFor(
+        () => {
+          const items = json<{ items: Item[] }>('--kubeconfig', files[0]!, 'get', 'nodes').items;
+          return items.length > 0 && items.every(ready) && items[0];
+        },
+        { timeoutMs: 120_000, intervalMs: 2_000, message: 'a Ready Node' },
+      );
+      const families = node
+        .status!.addresses!.filter((a) => a.type === 'InternalIP')
+        .map((a) => (a.address.includes(':') ? 'IPv6' : 'IPv4'));
+      expect(families).toEqual(['IPv4', 'IPv6']);
+    },
+    15 * 60_000,
+  );
+
+  it('turns its Seed GardenletReady Unknown when its gardenlet stops, and True again when it starts', async () => {
+    seed('-n', 'gardener-ipv6', 'scale', 'deployment', 'gardener-ipv6-gardenlet', '--replicas=0');
+    await waitFor(() => gardenletReady() === 'Unknown', {
+      timeoutMs: 120_000,
+      intervalMs: 2_000,
+      message: `Seed ${SEED} GardenletReady Unknown`,
+    });
+    // The garden's own seed is left alone.
+    expect(
+      json<Conditioned>('--kubeconfig', kubeconfig, 'get', 'seed', 'local-ipv6').status?.conditions?.find(
+        (c) => c.type === 'GardenletReady',
+      )?.status,
+    ).toBe('True');
+    seed('-n', 'gardener-ipv6', 'scale', 'deployment', 'gardener-ipv6-gardenlet', '--replicas=1');
+    await waitFor(() => gardenletReady() === 'True', {
+      timeoutMs: 180_000,
+      intervalMs: 2_000,
+      message: `Seed ${SEED} GardenletReady True again`,
+    });
+  }, 360_000);
+
+  it('leaves no cluster, route or Docker network after down.sh', () => {
+    const saved = env;
+    env = seedEnv();
+    try {
+      ok(onHost('bash', [join(ROOT, 'hack', 'local', 'down.sh'), 'dual']), 'hack/local/down.sh dual');
+    } finally {
+      env = saved;
+    }
+    ok(onHost('bash', [join(ROOT, 'hack', 'local', 'down.sh'), 'ipv6']), 'hack/local/down.sh ipv6');
+    const clusters = ok(onHost(join(ROOT, '.cache', 'bin', 'kind'), ['get', 'clusters']), 'kind get clusters');
+    expect(clusters).not.toContain(CLUSTER);
+    expect(clusters).not.toContain(SEED_CLUSTER);
+    for (const network of ['fd00:ff::/64', 'fd00:ff:1::/64']) {
+      expect(ok(onHost('ip', ['-6', 'route', 'show', network]), 'ip route')).toBe('');
+    }
+    expect(ok(onHost('ip', ['route', 'show', '172.18.254.0/24']), 'ip route')).toBe('');
+    const networks = ok(onHost('docker', ['network', 'ls', '--format', '{{.Name}}']), 'docker network ls');
+    const others = clusters.trim();
+    if (others === '' || others === 'No kind clusters found.') expect(networks.split('\n')).not.toContain('kind');
+  });
 });

@@ -410,3 +410,30 @@ spec:
         - name: tmp
           emptyDir: {}
 {{- end }}
+
+{{/*
+Whether a component of the garden itself (admission, scheduler) is installed: enabled, and the garden is this cluster
+(garden.kubeconfigSecret empty). Call with (list $ "admission"); empty when not.
+*/}}
+{{- define "gardener-ipv6.gardenComponent" -}}
+{{- $ := index . 0 }}
+{{- if and (index $.Values (index . 1)).enabled (not $.Values.garden.kubeconfigSecret) }}true{{ end }}
+{{- end }}
+
+{{/*
+Fails unless the values of a seed's install (garden.kubeconfigSecret) name the seed, and unless seedConfig names the
+Seed seedName names.
+*/}}
+{{- define "gardener-ipv6.checkSeedValues" -}}
+{{- $configured := "" }}
+{{- with .Values.seedConfig }}{{- with .metadata }}{{- $configured = .name | default "" }}{{- end }}{{- end }}
+{{- if and .Values.seedConfig (not $configured) }}
+{{- fail "seedConfig has no metadata.name: give the Seed its name" }}
+{{- end }}
+{{- if and .Values.seedName $configured (ne .Values.seedName $configured) }}
+{{- fail (printf "seedConfig names the Seed %q and seedName is %q: give one name" $configured .Values.seedName) }}
+{{- end }}
+{{- if and .Values.garden.kubeconfigSecret (not .Values.seedName) (not $configured) }}
+{{- fail "garden.kubeconfigSecret is set and seedName is empty: a gardenlet in a seed cluster serves one Seed, set seedName (or seedConfig) to its name" }}
+{{- end }}
+{{- end }}
