@@ -19,6 +19,7 @@ import { shootAdminClient } from '../src/gardenlet/shoot/shoot-client.js';
 import { silentLogger } from '../src/runtime/log.js';
 import { startCluster } from './machines.js';
 import { BENCH_NAMESPACE, benchShoot, createBenchSeed, until } from './support.js';
+import { cpuByProcess, type ProcessCPU } from './cpu-by-process.js';
 
 const LB_NETWORKS = { IPv6: 'fd00:ff:bd::/64', IPv4: '172.31.248.0/24' };
 const SEED: SeedNetworks = {
@@ -29,6 +30,10 @@ const SEED: SeedNetworks = {
 };
 /** How long a shoot may take to a Ready Node before the seed counts as full. */
 export const DENSITY_READY_TIMEOUT_MS = 300_000;
+/** Seconds of the CPU breakdown taken with the shoots that fit running, after they settled. */
+const STEADY_CPU_SECONDS = 60;
+/** How long the shoots are left to settle before it (their last machine's start-up done). */
+const SETTLE_MS = 60_000;
 /** The share of the host's memory in use at which no further shoot is created. */
 export const DENSITY_MEMORY_LIMIT = 0.9;
 
@@ -41,6 +46,8 @@ export interface DensityBenchResult {
   /** MemAvailable's drop over the run, per shoot that fit. */
   readonly memoryPerShootMiB: number;
   readonly memTotalMiB: number;
+  /** With the shoots that fit running and settled: the host's CPU by command name, and in all, in cores. */
+  readonly steadyCPU: { readonly total: number; readonly byComm: readonly ProcessCPU[] };
 }
 
 /** MemTotal and MemAvailable of the host, MiB. */
@@ -95,7 +102,11 @@ export async function runDensityBench(
     }
     const after = meminfo();
     const fit = readySeconds.length;
+    // What the shoots cost at rest: after the last one's start-up has settled.
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+    const steadyCPU = await cpuByProcess(STEADY_CPU_SECONDS);
     return {
+      steadyCPU,
       fit,
       stoppedBecause,
       readySeconds,

@@ -169,6 +169,13 @@ if (only === 'density') {
       `${Math.round(r.memoryPerShootMiB)} MiB of host memory per shoot; create -> Node Ready of the last shoot ` +
       `${last.toFixed(1)} s, baseline the first's ${first.toFixed(1)} s; ratio ${(last / first).toFixed(2)}x (goal: at least 15 shoots)`,
   );
+  console.log(
+    `at rest with ${r.fit} shoots (${r.steadyCPU.total.toFixed(2)} cores in all, ` +
+      `${(r.steadyCPU.total / Math.max(1, r.fit)).toFixed(3)} per shoot), by command:`,
+  );
+  for (const p of r.steadyCPU.byComm.slice(0, 15)) {
+    console.log(`  ${p.comm}: ${p.cores.toFixed(3)} cores (${p.processes} processes)`);
+  }
 }
 
 if (!only || only === 'webhook') {
