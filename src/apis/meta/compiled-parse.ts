@@ -11,6 +11,9 @@
  * It knows the kinds the APIs use (loose and strict objects, strings, numbers with integer and range checks, booleans,
  * literals, arrays, string-keyed records, optional, nullable, unknown); any other schema, or check, is decoded by
  * zod itself at that place (`safeParse` of the subtree).
+ *
+ * Kept as one file (over 400 lines): one compiler, its schema kinds side by side, each emitting the code the others
+ * call.
  */
 import type { z } from 'zod';
 import { defOf, type ZodDef } from './zod-def.js';

@@ -5,6 +5,9 @@
  * NetworkPolicies, control plane and Worker, per its IP families; hibernation included) or, behind the `gardener`
  * finalizer, the delete flow (delete-flow.ts), and reports the outcome in the Shoot's status as Gardener does: the
  * task not ready yet or failed, and the flow's progress, in `lastOperation`, a failure in `lastErrors` too.
+ *
+ * Kept as one file (over 400 lines): the decision whether to run, the flow and the status it reports share the
+ * reconcile's state (the operation's type, its progress, the last errors) and read best together.
  */
 import type { V1Service } from '@kubernetes/client-node';
 import { decode } from '../../apis/admission.js';

@@ -45,6 +45,9 @@
  *   janitor.ts          the machine's host resources by name, their removal, the orphans' janitor
  *
  * Needs root, `nft` and `sysctl`, and a cgroup v1 host (see cgroups.ts).
+ *
+ * Kept as one file (over 400 lines): the machine's parts are made in one order and undone in the reverse one, which
+ * reads as one sequence.
  */
 import { readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
