@@ -82,3 +82,31 @@ describe('getting-started-ipv6.md', () => {
     expect(anchors(join(ROOT, 'docs', 'getting-started-ipv6.md'))).toContain('without-docker');
   });
 });
+
+describe('shoot-control-planes.md', () => {
+  it("names in its health table exactly the condition reasons the gardenlet's code writes", () => {
+    const page = readFileSync(join(ROOT, 'docs', 'shoot-control-planes.md'), 'utf8');
+    const table = /### Health\n\n([\s\S]*?)\n\n/.exec(page)![1]!;
+    const rows = table.split('\n').slice(2);
+    expect(rows.map((r) => /^\| `(\w+)`/.exec(r)?.[1])).toEqual([
+      'APIServerAvailable',
+      'ControlPlaneHealthy',
+      'EveryNodeReady',
+      'SystemComponentsHealthy',
+    ]);
+    // The gardenlet's conditions; a Node condition the machines report (provider-local) is named as an example.
+    const sources = ['src/gardenlet', 'src/extensions/provider-local']
+      .flatMap((dir) =>
+        readdirSync(join(ROOT, dir), { recursive: true, encoding: 'utf8' }).map((f) => join(ROOT, dir, f)),
+      )
+      .filter((f) => f.endsWith('.ts'))
+      .map((f) => readFileSync(f, 'utf8'))
+      .join('\n');
+    for (const row of rows) {
+      const [, , trueWhen, falseWhen] = row.split(' | ');
+      // Every reason the row names (backticked CamelCase words of its last two columns) is a literal in the code.
+      const reasons = [...`${trueWhen} ${falseWhen}`.matchAll(/`([A-Z][A-Za-z]+)`/g)].map((m) => m[1]!);
+      for (const reason of reasons) expect(sources, `${reason} in the code`).toContain(`'${reason}'`);
+    }
+  });
+});

@@ -6,7 +6,8 @@
  *   ControlPlaneHealthy  etcd, kube-apiserver, kube-controller-manager, kube-scheduler running, and the two
  *                        controllers renewing their leader Leases
  *   EveryNodeReady       (with machines) every machine has a Node, and every Node is Ready
- *   SystemComponentsHealthy  (with machines) CoreDNS available; containerd, kubelet, kube-proxy run everywhere
+ *   SystemComponentsHealthy  (with machines) CoreDNS available, the seed namespace's ManagedResources applied and
+ *                        healthy
  * and, while the shoot's API server answers, the constraint HibernationPossible (constraints.ts).
  * A shoot that is (or is being) hibernated or waking up is not checked: every condition is True with reason
  * `ConditionNotChecked`, as Gardener reports it. Only this controller writes these conditions; the shoot reconciler
