@@ -123,8 +123,11 @@ function downSeed(family: string): void {
   rmSync(work, { recursive: true, force: true });
 }
 
-/** `gardener-ipv6 kubeconfig --pin-address` for a shoot of garden-local, written to `file`. */
-function shootKubeconfigOf(shoot: string, file: string): string {
+/**
+ * `gardener-ipv6 kubeconfig` for a shoot of garden-local from the garden, with `--pin-address` unless `pin` is false,
+ * written to `file` when given.
+ */
+function shootKubeconfigOf(shoot: string, file?: string, pin = true): string {
   const config = ok(
     onHost(process.execPath, [
       join(ROOT, 'bin', 'gardener-ipv6.js'),
@@ -133,11 +136,11 @@ function shootKubeconfigOf(shoot: string, file: string): string {
       kubeconfig,
       '--shoot',
       `garden-local/${shoot}`,
-      '--pin-address',
+      ...(pin ? ['--pin-address'] : []),
     ]),
     'gardener-ipv6 kubeconfig',
   );
-  writeFileSync(file, config);
+  if (file !== undefined) writeFileSync(file, config);
   return config;
 }
 
@@ -620,17 +623,7 @@ describe.skipIf(reason !== undefined)('a kind dual-stack cluster as a second see
       expect(containsCIDR(mustParseCIDR('fd00:ff:1::/64'), mustParseCIDR(`${byType.AAAA}/128`))).toBe(true);
       // The garden issues the admin kubeconfig for a shoot of any seed; its API server name resolves through the
       // seed's DNS server, so each address is pinned here with the name as the TLS server name.
-      const config = ok(
-        onHost(process.execPath, [
-          join(ROOT, 'bin', 'gardener-ipv6.js'),
-          'kubeconfig',
-          '--kubeconfig',
-          kubeconfig,
-          '--shoot',
-          `garden-local/${SHOOT}`,
-        ]),
-        'gardener-ipv6 kubeconfig',
-      );
+      const config = shootKubeconfigOf(SHOOT, undefined, false);
       const name = `api.${SHOOT}.local.external.local.gardener.cloud`;
       expect(config).toContain(`server: https://${name}`);
       const files = [byType.A!, `[${byType.AAAA!}]`].map((host, i) => {
