@@ -4,9 +4,9 @@
  * gardenlet's node process), in cores. The density benchmark takes it with its shoots running and idle, to say what
  * each shoot costs at rest and which component to make cheaper.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { allProcStats, CLOCK_TICKS } from '../src/system/proc-stat.js';
 
-const TICKS_PER_SECOND = 100;
 
 /**
  * The command name, and for node processes what they run: `node machine` and `node overlay-peer` (provider-local's
@@ -29,23 +29,7 @@ function nameOf(pid: string, comm: string): string {
 
 /** user+system ticks of every process now, by pid, with its command name. */
 function sample(): Map<number, { comm: string; ticks: number }> {
-  const processes = new Map<number, { comm: string; ticks: number }>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-    } catch {
-      continue; // gone meanwhile
-    }
-    // comm is in parentheses and may hold spaces; the fields after it are space-separated.
-    const close = stat.lastIndexOf(')');
-    const comm = nameOf(entry, stat.slice(stat.indexOf('(') + 1, close));
-    const fields = stat.slice(close + 2).split(' ');
-    // utime and stime are fields 14 and 15 of stat, 12 and 13 after the state field here.
-    processes.set(Number(entry), { comm, ticks: Number(fields[11]) + Number(fields[12]) });
-  }
-  return processes;
+  return new Map(allProcStats().map((p) => [p.pid, { comm: nameOf(String(p.pid), p.comm), ticks: p.cpuTicks }]));
 }
 
 export interface ProcessCPU {
@@ -72,7 +56,7 @@ export async function cpuByProcess(seconds: number): Promise<{ total: number; by
     byComm.set(now.comm, group);
   }
   const list = [...byComm]
-    .map(([comm, g]) => ({ comm, processes: g.processes, cores: g.ticks / TICKS_PER_SECOND / elapsed }))
+    .map(([comm, g]) => ({ comm, processes: g.processes, cores: g.ticks / CLOCK_TICKS / elapsed }))
     .filter((p) => p.cores > 0)
     .sort((a, b) => b.cores - a.cores);
   return { total: list.reduce((sum, p) => sum + p.cores, 0), byComm: list };

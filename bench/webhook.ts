@@ -23,6 +23,7 @@ import { generateCertificates } from '../src/localenv/certs.js';
 import { startControlPlane } from '../src/localenv/control-plane.js';
 import { freePorts } from '../src/system/net.js';
 import { which } from '../src/system/process.js';
+import { CLOCK_TICKS, readProcStat } from '../src/system/proc-stat.js';
 import { ResourceClient } from '../src/runtime/client.js';
 import { SERVER_NODE_FLAGS } from '../src/runtime/node-flags.js';
 import { LOCAL_KUBERNETES_VERSION, localCloudProfile } from '../src/extensions/provider-local/cloudprofile.js';
@@ -177,12 +178,10 @@ async function preflight(port: number, bodies: Record<Target, string>, ca: Buffe
 
 /** utime + stime of a process, in microseconds. */
 function cpuMicros(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // Fields 14 and 15 of proc(5), counted from the state (field 3).
-  return ((Number(fields[11]) + Number(fields[12])) * 1_000_000) / clockTicks;
+  const stat = readProcStat(pid);
+  if (stat === undefined) throw new Error(`process ${pid} is gone`);
+  return (stat.cpuTicks * 1_000_000) / CLOCK_TICKS;
 }
-const clockTicks = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
 
 function rssMiB(pid: number): number {
   const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));

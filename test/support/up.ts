@@ -3,9 +3,10 @@
  * process tree and the sockets that tree listens on.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { projectRoot } from '../../src/system/project.js';
+import { allProcStats, readProcStat } from '../../src/system/proc-stat.js';
 import { which } from '../../src/system/process.js';
 import { waitFor } from './wait.js';
 
@@ -58,18 +59,7 @@ export async function waitForReady(up: UpProcess): Promise<void> {
 /** `pid` and every process below it (children of children, ...), from /proc. */
 export function processTree(pid: number): number[] {
   const children = new Map<number, number[]>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-    } catch {
-      continue; // exited meanwhile
-    }
-    // The command name (2nd field) is in parentheses and may hold spaces: the ppid is the 2nd field after ')'.
-    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-    children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
-  }
+  for (const stat of allProcStats()) children.set(stat.ppid, [...(children.get(stat.ppid) ?? []), stat.pid]);
   const tree: number[] = [];
   const visit = (p: number) => {
     tree.push(p);
@@ -121,12 +111,8 @@ export function listeners(): Listener[] {
 
 /** Whether the process still runs (a zombie, dead and waiting for its parent to reap it, does not). */
 export function running(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
+  const stat = readProcStat(pid);
+  return stat !== undefined && stat.state !== 'Z';
 }
 
 /** The sockets of `pid`'s process tree in this network namespace that are bound to an address not in `allowed`. */
