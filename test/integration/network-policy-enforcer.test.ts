@@ -312,15 +312,16 @@ describe.skipIf(skip || table(null) !== '')('gardener-ipv6 network-policy-enforc
       await waitFor(() => existsSync(socket), { timeoutMs: 20_000, message: 'the hook socket' });
       const added = await callPlugin('ADD');
       expect([added.code, JSON.parse(added.stdout)], stderr).toEqual([0, prevResult]);
-      // Answered only once both are in force: the pod's address among the known, its port held to it.
-      expect(table(null)).toMatch(/set known-pods-v6 \{[^}]*elements = \{[^}]*fd00:3::7/);
+      // Answered only once its port is held to its address (and the ruleset with its address written).
       expect(ports()).toContain('"vethhook0" : jump port-vethhook0');
       expect(ports()).toContain('ether saddr != 02:00:00:00:0a:03 drop');
       expect(ports()).toMatch(/ip6 saddr != \{[^}]*fd00:3::7/);
-      // The Node's pod range fails closed; the pods' link-local packets to the Node stop at their bridge.
+      // The Node's pod range fails closed once the enforcer has read it from the Node (until then nothing of it
+      // does), with the pod's address among the known; the pods' link-local packets to the Node stop at their bridge.
       await waitFor(() => table(null).includes('ip6 saddr fd00:3::/64 ip6 saddr != @known-pods-v6 drop'), {
         message: "the Node's pod range in the rules",
       });
+      expect(table(null)).toMatch(/set known-pods-v6 \{[^}]*elements = \{[^}]*fd00:3::7/);
       expect(table(null)).toContain('iifname "br-hook" ip6 saddr fe80::/10 drop');
 
       const deleted = await callPlugin('DEL');
