@@ -239,23 +239,27 @@ export class NetworkPolicyEnforcer {
     return renderNetworkPolicyRules(this.input(this.pods.list()));
   }
 
-  private input(pods: readonly PodInfo[]) {
+  private input(pods: readonly PodInfo[], announced: ReadonlyMap<string, readonly string[]> = this.announced) {
     return {
       nodeName: this.opts.nodeName,
       pods,
       namespaces: this.namespaces.list(),
       policies: this.policies.list(),
-      announced: this.announced,
+      announced,
       nodePodCIDRs: this.nodePodCIDRs,
       ...(this.opts.podBridge !== undefined ? { podBridge: this.opts.podBridge } : {}),
     };
   }
 
-  /** Resolves the announcements whose pod the applied ruleset held with the announced addresses. */
-  private settle(pods: readonly PodInfo[]): void {
+  /**
+   * Resolves the announcements whose pod the applied ruleset held with the announced addresses: `pods` and `announced`
+   * are what the ruleset was rendered from. An announcement that came while it was written waits for the next one.
+   */
+  private settle(pods: readonly PodInfo[], announced: ReadonlyMap<string, readonly string[]>): void {
     if (this.waiters.length === 0) return;
     const present = new Set(pods.map((p) => `${p.metadata.namespace ?? ''}/${p.metadata.name ?? ''}`));
-    const current = (key: string, ips: readonly string[]) => this.announced.get(key) === ips;
+    const current = (key: string, ips: readonly string[]) =>
+      announced.get(key) === ips && this.announced.get(key) === ips;
     this.waiters = this.waiters.filter((w) => {
       if (!present.has(w.key) || !current(w.key, w.ips)) return true;
       w.resolve();
@@ -289,15 +293,17 @@ export class NetworkPolicyEnforcer {
   private async sync(): Promise<void> {
     await this.updatePorts();
     const pods = this.pods.list();
-    const script = renderNetworkPolicyRules(this.input(pods));
+    // What this ruleset is rendered from: announcements that come while it is written wait for the next one.
+    const announced = new Map(this.announced);
+    const script = renderNetworkPolicyRules(this.input(pods, announced));
     if (script === this.written) {
-      this.settle(pods);
+      this.settle(pods, announced);
       return;
     }
     try {
       await runNft(script, ['-f', '-'], this.opts.netns);
       this.written = script;
-      this.settle(pods);
+      this.settle(pods, announced);
       this.failures = 0;
       this.status.applied++;
       this.status.lastAppliedAt = Date.now();
