@@ -3,8 +3,7 @@
  * conditions, periodically and whenever a control plane process starts or exits (workloads of the seed: their
  * readiness and the API server's /readyz).
  *   APIServerAvailable   /readyz of the shoot's kube-apiserver at its load-balancer address
- *   ControlPlaneHealthy  etcd, kube-apiserver, kube-controller-manager, kube-scheduler running, and the two
- *                        controllers renewing their leader Leases
+ *   ControlPlaneHealthy  etcd, kube-apiserver, kube-controller-manager, kube-scheduler with their replicas ready
  *   EveryNodeReady       (with machines) every machine has a Node, and every Node is Ready
  *   SystemComponentsHealthy  (with machines) CoreDNS available, the seed namespace's ManagedResources applied and
  *                        healthy
