@@ -7,7 +7,6 @@
 import { readFileSync } from 'node:fs';
 import { allProcStats, CLOCK_TICKS } from '../src/system/proc-stat.js';
 
-
 /**
  * The command name, and for node processes what they run: `node machine` and `node overlay-peer` (provider-local's
  * agents in the machines, by their `gardener-ipv6` subcommand) apart from the bench's own process.
