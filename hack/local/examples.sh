@@ -8,10 +8,11 @@ parse_family "${1:-}"
 require docker kubectl
 require_cluster
 
+seed="$(seed_example "$FAMILY")"
 case "$FAMILY" in
-  ipv6) seed=seed-ipv6.yaml shoot=shoot-ipv6.yaml name=local record=AAAA ;;
-  ipv4) seed=seed-ipv4.yaml shoot=shoot-ipv4.yaml name=local-v4 record=A ;;
-  dual) seed=seed-dual-stack.yaml shoot=shoot-dual-stack.yaml name=local-dual record=AAAA ;;
+  ipv6) shoot=shoot-ipv6.yaml name=local record=AAAA ;;
+  ipv4) shoot=shoot-ipv4.yaml name=local-v4 record=A ;;
+  dual) shoot=shoot-dual-stack.yaml name=local-dual record=AAAA ;;
 esac
 
 # The webhook must answer before Seeds and Shoots can be written (failurePolicy Fail). A rolled-out Deployment is not

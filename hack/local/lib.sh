@@ -45,6 +45,15 @@ parse_family() {
   RELEASE_NAMESPACE="gardener-ipv6"
 }
 
+# The example Seed of an IP family: its file in examples/.
+seed_example() {
+  case "$1" in
+    ipv6) echo seed-ipv6.yaml ;;
+    ipv4) echo seed-ipv4.yaml ;;
+    dual) echo seed-dual-stack.yaml ;;
+  esac
+}
+
 MISSING=()
 missing() { MISSING+=("$*"); }
 

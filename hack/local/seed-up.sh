@@ -51,16 +51,7 @@ require docker kind kubectl helm host_ipv6 root debootstrap openssl
 [[ -f "$GARDEN_KUBECONFIG" ]] ||
   die "no kubeconfig of the garden's kind cluster at ${GARDEN_KUBECONFIG#"$ROOT"/}: create it first with hack/local/up.sh $GARDEN_FAMILY"
 
-case "$FAMILY" in
-  ipv6) seed_file=seed-ipv6.yaml ;;
-  ipv4) seed_file=seed-ipv4.yaml ;;
-  dual) seed_file=seed-dual-stack.yaml ;;
-esac
-case "$GARDEN_FAMILY" in
-  ipv6) garden_seed_file=seed-ipv6.yaml ;;
-  ipv4) garden_seed_file=seed-ipv4.yaml ;;
-  dual) garden_seed_file=seed-dual-stack.yaml ;;
-esac
+seed_file="$(seed_example "$FAMILY")" garden_seed_file="$(seed_example "$GARDEN_FAMILY")"
 seed_name() { sed -n 's/^  name: //p' "$ROOT/examples/$1" | head -n1; }
 SEED="$(seed_name "$seed_file")" GARDEN_SEED="$(seed_name "$garden_seed_file")"
 # Apart from the garden's (the chart's defaults, fd00:ff::/64 and 172.18.255.0/24): each cluster's shoots answer at
