@@ -3,14 +3,13 @@
  * header says why it is one concept; the project's own src/ keeps to it.
  */
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { ESLint, type Linter } from 'eslint';
+import { ESLint } from 'eslint';
 import tseslint from 'typescript-eslint';
 import { describe, expect, it } from 'vitest';
+import { projectPlugin, projectSourceProblems } from '../support/lint.js';
 
 const ROOT = join(import.meta.dirname, '../..');
-const fileSize = (await import(pathToFileURL(join(ROOT, 'hack/eslint/file-size.js')).href)).default as ESLint.Plugin;
-const projectConfig = (await import(pathToFileURL(join(ROOT, 'eslint.config.js')).href)).default as Linter.Config[];
+const fileSize = await projectPlugin('file-size.js');
 
 async function lint(text: string, max = 5): Promise<string[]> {
   const eslint = new ESLint({
@@ -56,16 +55,6 @@ describe('file-size/max-lines', () => {
 
 describe("the project's own source tree", () => {
   it('has no file over 400 lines that does not say why', async () => {
-    const config = projectConfig.find((c) => c.plugins?.['file-size']);
-    const eslint = new ESLint({
-      cwd: ROOT,
-      overrideConfigFile: true,
-      overrideConfig: [{ ...config, languageOptions: { parser: tseslint.parser } }],
-    });
-    const results = await eslint.lintFiles(['src']);
-    const problems = results.flatMap((r) =>
-      r.messages.filter((m) => m.ruleId === 'file-size/max-lines').map((m) => `${r.filePath}: ${m.message}`),
-    );
-    expect(problems).toEqual([]);
+    expect(await projectSourceProblems('file-size')).toEqual([]);
   }, 180_000);
 });

@@ -4,16 +4,13 @@
  * layers allow passes. The last test lints the project's own src/ with its own configuration.
  */
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { ESLint, type Linter } from 'eslint';
+import { ESLint } from 'eslint';
 import tseslint from 'typescript-eslint';
 import { describe, expect, it } from 'vitest';
+import { projectPlugin, projectSourceProblems } from '../support/lint.js';
 
-const ROOT = join(import.meta.dirname, '../..');
 const FIXTURES = join(import.meta.dirname, 'fixtures');
-// JavaScript, as ESLint loads them: imported by URL, typed here.
-const layers = (await import(pathToFileURL(join(ROOT, 'hack/eslint/layers.js')).href)).default as ESLint.Plugin;
-const projectConfig = (await import(pathToFileURL(join(ROOT, 'eslint.config.js')).href)).default as Linter.Config[];
+const layers = await projectPlugin('layers.js');
 
 async function lintFixtures(): Promise<Record<string, string[]>> {
   const eslint = new ESLint({
@@ -98,17 +95,6 @@ describe('the import layers', async () => {
 
 describe("the project's own source tree", () => {
   it('keeps its layers and has no import cycle', async () => {
-    // Only the project's layer rules, as eslint.config.js sets them: the other rules are lint's business.
-    const config = projectConfig.find((c) => c.plugins?.layers);
-    const eslint = new ESLint({
-      cwd: ROOT,
-      overrideConfigFile: true,
-      overrideConfig: [{ ...config, languageOptions: { parser: tseslint.parser } }],
-    });
-    const results = await eslint.lintFiles(['src']);
-    const problems = results.flatMap((r) =>
-      r.messages.filter((m) => m.ruleId?.startsWith('layers/')).map((m) => `${r.filePath}:${m.line}: ${m.message}`),
-    );
-    expect(problems).toEqual([]);
+    expect(await projectSourceProblems('layers')).toEqual([]);
   }, 180_000);
 });
