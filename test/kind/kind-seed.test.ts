@@ -123,6 +123,21 @@ function downSeed(family: string): void {
   rmSync(work, { recursive: true, force: true });
 }
 
+/** The state of the last operation of a shoot of garden-local in the garden. */
+function shootState(shoot: string): string {
+  return kubectl(
+    '--kubeconfig',
+    kubeconfig,
+    '-n',
+    'garden-local',
+    'get',
+    'shoot',
+    shoot,
+    '-o',
+    'jsonpath={.status.lastOperation.state}',
+  );
+}
+
 /**
  * `gardener-ipv6 kubeconfig` for a shoot of garden-local from the garden, with `--pin-address` unless `pin` is false,
  * written to `file` when given.
@@ -177,18 +192,7 @@ describe.skipIf(reason !== undefined)('a kind IPv6 seed with the chart', () => {
   });
 
   it("runs the shoot's control plane and its two machines as pods of the seed namespace", () => {
-    const state = kubectl(
-      '--kubeconfig',
-      kubeconfig,
-      '-n',
-      'garden-local',
-      'get',
-      'shoot',
-      'local',
-      '-o',
-      'jsonpath={.status.lastOperation.state}',
-    );
-    expect(state).toBe('Succeeded');
+    expect(shootState('local')).toBe('Succeeded');
     const pods = json<{ items: Item[] }>('--kubeconfig', kubeconfig, '-n', SHOOT_NAMESPACE, 'get', 'pods').items;
     const running = pods.filter((p) => p.status?.phase === 'Running').map((p) => p.metadata.name);
     for (const name of [/^etcd-main-0$/, /^kube-apiserver-/, /^kube-controller-manager-/, /^kube-scheduler-/]) {
@@ -589,21 +593,12 @@ describe.skipIf(reason !== undefined)('a kind dual-stack cluster as a second see
         ),
         'kubectl apply shoot',
       );
-      const shoot = await waitFor(
-        () => {
-          const s = json<Conditioned & { status?: { lastOperation?: { state?: string } } }>(
-            '--kubeconfig',
-            kubeconfig,
-            '-n',
-            'garden-local',
-            'get',
-            'shoot',
-            SHOOT,
-          );
-          return s.status?.lastOperation?.state === 'Succeeded' && s;
-        },
-        { timeoutMs: 10 * 60_000, intervalMs: 5_000, message: `shoot ${SHOOT} Succeeded` },
-      );
+      await waitFor(() => shootState(SHOOT) === 'Succeeded', {
+        timeoutMs: 10 * 60_000,
+        intervalMs: 5_000,
+        message: `shoot ${SHOOT} Succeeded`,
+      });
+      const shoot = json<Conditioned>('--kubeconfig', kubeconfig, '-n', 'garden-local', 'get', 'shoot', SHOOT);
       expect(shoot.spec?.seedName).toBe(SEED);
       // Its control plane and machine run in the seed cluster, not in the garden's.
       expect(seed('get', 'namespace', namespace, '-o', 'name')).toBe(`namespace/${namespace}\n`);
