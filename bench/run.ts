@@ -3,7 +3,8 @@
  * `npm run bench -- api`, `-- cli`, `-- reconcile [--sizes 200,1000]`, `-- garden [--shoots 2,10]`, `-- machines` (a shoot on a seed with Nodes),
  * `-- density [--max-shoots N]` (shoots with a machine each on one seed until it is full; only when named),
  * `-- network-policies`, `-- webhook-decode`, `-- webhook-attack` or `-- webhook [--rounds 2] [--duration 10] [--slice 2] [--rss-seconds 60] [--rss-warmup-seconds 90]
- * [--cpu-prof DIR]` runs one of them (the webhook benchmark needs h2load: Debian's `nghttp2-client`).
+ * [--cpu-prof DIR] [--loads 200,1000,max] [--targets valid,valid+seed,invalid,invalid+seed]` runs one of them (the
+ * webhook benchmark needs h2load: Debian's `nghttp2-client`; `--rss-seconds 0` leaves out its RSS phase).
  */
 import { runApiBench } from './api.js';
 import { CLI_TARGET_MS, runCliBench } from './cli.js';
@@ -13,7 +14,7 @@ import { runMachinesBench } from './machines.js';
 import { runDensityBench } from './density.js';
 import { runNetworkPolicyBench } from './network-policies.js';
 import { runNetworkPolicyFootprintBench } from './network-policy-footprint.js';
-import { formatWebhookBench, runWebhookBench } from './webhook.js';
+import { formatWebhookBench, runWebhookBench, type Target } from './webhook.js';
 import { runWebhookAttackBench } from './webhook-attack.js';
 import { runWebhookDecodeBench } from './webhook-decode.js';
 
@@ -181,6 +182,8 @@ if (only === 'density') {
 if (!only || only === 'webhook') {
   console.log('\n# admission webhook under load (h2load over HTTPS on [::1]; baseline: bare Node HTTPS server)');
   const cpuProfileDir = valueOf('--cpu-prof');
+  const loads = valueOf('--loads');
+  const targets = valueOf('--targets');
   const result = await runWebhookBench({
     durationSeconds: numberOf('--duration'),
     sliceSeconds: numberOf('--slice'),
@@ -188,6 +191,8 @@ if (!only || only === 'webhook') {
     rssSeconds: numberOf('--rss-seconds'),
     rssWarmupSeconds: numberOf('--rss-warmup-seconds'),
     ...(cpuProfileDir ? { cpuProfileDir } : {}),
+    ...(loads ? { loads: loads.split(',').map((l) => (l === 'max' ? undefined : Number(l))) } : {}),
+    ...(targets ? { targets: targets.split(',') as Exclude<Target, 'baseline'>[] } : {}),
   });
   console.log(formatWebhookBench(result));
 }

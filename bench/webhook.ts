@@ -47,20 +47,27 @@ export interface WebhookBenchOptions {
    * rises for a minute or two at this load until the first full collection, then stays flat. @default 90
    */
   readonly rssWarmupSeconds?: number;
-  /** Write a V8 CPU profile of the webhook process into this folder (`node --cpu-prof`). */
+  /**
+   * Write V8 CPU profiles (`node --cpu-prof`) into this folder: the webhook's in `webhook/`, the baseline's in
+   * `baseline/`, so that each step's share can be set against the bare server's in the same run.
+   */
   readonly cpuProfileDir?: string;
+  /** The loads measured (reviews/s; `undefined` is full speed). @default 200, 1000 and full speed */
+  readonly loads?: readonly Load[];
+  /** The scenarios measured besides the baseline, which always runs. @default all */
+  readonly targets?: readonly Exclude<Target, 'baseline'>[];
 }
 
 const CONNECTIONS = 10;
 /** Not measured at the start of each h2load run (connecting, TLS handshakes). */
 const WARM_UP_MS = 300;
 /** Reviews per second of the paced loads; `undefined` is full speed. */
-const LOADS = [200, 1000, undefined] as const;
-type Load = (typeof LOADS)[number];
+export const LOADS = [200, 1000, undefined] as const;
+export type Load = number | undefined;
 const SEED_NAME = 'bench-seed';
 
 export type Target = 'baseline' | 'valid' | 'valid+seed' | 'invalid' | 'invalid+seed';
-const TARGETS: readonly Target[] = ['baseline', 'valid', 'valid+seed', 'invalid', 'invalid+seed'];
+export const TARGETS: readonly Target[] = ['baseline', 'valid', 'valid+seed', 'invalid', 'invalid+seed'];
 
 export interface LoadResult {
   readonly target: Target;
@@ -104,7 +111,8 @@ export interface RSSResult {
 
 export interface WebhookBenchResult {
   readonly results: readonly LoadResult[];
-  readonly rss: RSSResult;
+  /** Undefined when `rssSeconds` was 0. */
+  readonly rss: RSSResult | undefined;
   readonly rounds: number;
   readonly durationSeconds: number;
   readonly sliceSeconds: number;
@@ -364,11 +372,16 @@ async function startWebhook(
 }
 
 /** The bare HTTPS baseline (bench/baseline-server.mjs), plain node with the webhook's flags. */
-async function startBaseline(certDir: string, dir: string): Promise<ServerProcess> {
+async function startBaseline(certDir: string, dir: string, cpuProfileDir?: string): Promise<ServerProcess> {
   const logFile = join(dir, 'baseline.log');
   const child = spawn(
     process.execPath,
-    [...SERVER_NODE_FLAGS, join(import.meta.dirname, 'baseline-server.mjs'), certDir],
+    [
+      ...SERVER_NODE_FLAGS,
+      ...(cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfileDir}`] : []),
+      join(import.meta.dirname, 'baseline-server.mjs'),
+      certDir,
+    ],
     {
       cwd: ROOT,
       stdio: ['ignore', openSync(logFile, 'w'), 'inherit', 'ipc'],
@@ -428,6 +441,8 @@ export async function runWebhookBench(opts: WebhookBenchOptions = {}): Promise<W
   const rounds = opts.rounds ?? 2;
   const rssSeconds = opts.rssSeconds ?? 60;
   const rssWarmupSeconds = opts.rssWarmupSeconds ?? 90;
+  const loads = opts.loads ?? LOADS;
+  const targets: readonly Target[] = ['baseline', ...(opts.targets ?? TARGETS.filter((t) => t !== 'baseline'))];
   const dir = mkdtempSync(join(tmpdir(), 'gardener-ipv6-bench-webhook-'));
   const cp = await startControlPlane({ log: () => {} });
   const servers: ServerProcess[] = [];
@@ -456,9 +471,10 @@ export async function runWebhookBench(opts: WebhookBenchOptions = {}): Promise<W
       writeFileSync(bodyFiles[target], bodies[target]);
     }
 
-    const baseline = await startBaseline(certDir, dir);
+    const profileDir = (server: string) => (opts.cpuProfileDir ? join(opts.cpuProfileDir, server) : undefined);
+    const baseline = await startBaseline(certDir, dir, profileDir('baseline'));
     servers.push(baseline);
-    const webhook = await startWebhook(cp.kubeconfigPath, certDir, dir, opts.cpuProfileDir);
+    const webhook = await startWebhook(cp.kubeconfigPath, certDir, dir, profileDir('webhook'));
     servers.push(webhook);
     await preflight(webhook.port, bodies, ca);
 
@@ -467,7 +483,7 @@ export async function runWebhookBench(opts: WebhookBenchOptions = {}): Promise<W
     const serverOf = (target: Target) => (target === 'baseline' ? baseline : webhook);
 
     // Warm-up (JIT, connections): a few seconds of each scenario at full speed, not measured.
-    for (const target of TARGETS) {
+    for (const target of targets) {
       await h2load(serverOf(target).port, bodyFiles[target], 2, undefined, join(dir, 'warmup.log'));
     }
 
@@ -476,12 +492,12 @@ export async function runWebhookBench(opts: WebhookBenchOptions = {}): Promise<W
       { run: H2LoadRun; p99Ms: number; cpu: number; apiCpu: number; seeds: number; all: number; logBytes: number }[]
     >();
     for (let round = 0; round < rounds; round++) {
-      for (const load of LOADS) {
+      for (const load of loads) {
         for (let slice = 0; slice < slices; slice++) {
           // Rotate the order from slice to slice and reverse it every other round, so no target always runs first or
           // right after another.
           const turn = round * slices + slice;
-          const order = TARGETS.map((_, i) => TARGETS[(i + turn) % TARGETS.length]!);
+          const order = targets.map((_, i) => targets[(i + turn) % targets.length]!);
           for (const target of round % 2 === 0 ? order : [...order].reverse()) {
             const server = serverOf(target);
             const before = {
@@ -516,8 +532,8 @@ export async function runWebhookBench(opts: WebhookBenchOptions = {}): Promise<W
     }
 
     const results: LoadResult[] = [];
-    for (const load of LOADS) {
-      for (const target of TARGETS) {
+    for (const load of loads) {
+      for (const target of targets) {
         const list = runs.get(JSON.stringify([target, load ?? null])) ?? [];
         const latencies = list.flatMap((r) => r.run.latencies).sort((a, b) => a - b);
         const reviews = list.reduce((s, r) => s + r.run.reviews, 0);
@@ -545,33 +561,30 @@ export async function runWebhookBench(opts: WebhookBenchOptions = {}): Promise<W
       }
     }
 
-    // RSS over time at a steady 1000 reviews/s with seed context, after a warm-up at that load.
-    const warmupSamples: number[] = [];
-    let sampler = setInterval(() => warmupSamples.push(rssMiB(webhook.child.pid!)), 1000);
-    if (rssWarmupSeconds > 0) {
-      await h2load(webhook.port, bodyFiles['valid+seed'], rssWarmupSeconds, 1000, join(dir, 'rss.log'));
-    }
-    clearInterval(sampler);
-    const samples: number[] = [];
-    sampler = setInterval(() => samples.push(rssMiB(webhook.child.pid!)), 1000);
-    const rssRun = await h2load(webhook.port, bodyFiles['valid+seed'], rssSeconds, 1000, join(dir, 'rss.log'));
-    clearInterval(sampler);
-    const heap = await heapMiB(webhook.healthPort!);
-    return {
-      results,
-      rss: {
+    return { results, rss: rssSeconds > 0 ? await measureRSS() : undefined, rounds, durationSeconds, sliceSeconds };
+
+    /** RSS over time at a steady 1000 reviews/s with seed context, after a warm-up at that load. */
+    async function measureRSS(): Promise<RSSResult> {
+      const warmupSamples: number[] = [];
+      let sampler = setInterval(() => warmupSamples.push(rssMiB(webhook.child.pid!)), 1000);
+      if (rssWarmupSeconds > 0) {
+        await h2load(webhook.port, bodyFiles['valid+seed'], rssWarmupSeconds, 1000, join(dir, 'rss.log'));
+      }
+      clearInterval(sampler);
+      const samples: number[] = [];
+      sampler = setInterval(() => samples.push(rssMiB(webhook.child.pid!)), 1000);
+      const rssRun = await h2load(webhook.port, bodyFiles['valid+seed'], rssSeconds, 1000, join(dir, 'rss.log'));
+      clearInterval(sampler);
+      return {
         seconds: rssSeconds,
         warmupSeconds: rssWarmupSeconds,
         warmupSamples,
         reviews: rssRun.reviews,
         errors: rssRun.errors,
         samples,
-        heap,
-      },
-      rounds,
-      durationSeconds,
-      sliceSeconds,
-    };
+        heap: await heapMiB(webhook.healthPort!),
+      };
+    }
   } finally {
     for (const server of servers) await stopServer(server).catch(() => {});
     await cp.stop();
@@ -591,7 +604,8 @@ export function formatWebhookBench(r: WebhookBenchResult): string {
     `${r.rounds} rounds of ${r.durationSeconds} s per scenario and load, in slices of ${r.sliceSeconds} s that take ` +
       `turns across the scenarios; ${CONNECTIONS} connections, /mutate and /validate alternating; latencies pooled`,
   );
-  for (const load of LOADS) {
+  const loads = LOADS.filter((load) => r.results.some((x) => x.load === load));
+  for (const load of loads) {
     lines.push('', `## ${load === undefined ? 'full speed' : `${load} reviews/s`}`, '');
     lines.push(
       '| target | reviews/s | p50 ms | p90 ms | p99 ms | median slice p99 ms | max ms | errors | CPU µs/review | apiserver+etcd CPU µs/review | seed requests/review | API requests/review | log bytes/review |',
@@ -606,13 +620,16 @@ export function formatWebhookBench(r: WebhookBenchResult): string {
       );
     }
   }
-  const at = (target: Target, load: Load) => r.results.find((x) => x.target === target && x.load === load)!;
+  const at = (target: Target, load: Load) => r.results.find((x) => x.target === target && x.load === load);
+  const ratio = (a: number | undefined, b: number | undefined) =>
+    a === undefined || b === undefined ? '-' : `${fmt(a / b, 2)}x`;
   lines.push('', '## ratios', '');
   for (const load of [200, 1000] as const) {
     for (const target of ['valid+seed', 'invalid+seed', 'valid', 'invalid'] as const) {
+      if (!at(target, load)) continue;
       lines.push(
-        `p99 at ${load}/s, ${target} / baseline: ${fmt(at(target, load).p99Ms / at('baseline', load).p99Ms, 2)}x ` +
-          `(median slice p99: ${fmt(at(target, load).sliceP99MedianMs / at('baseline', load).sliceP99MedianMs, 2)}x)`,
+        `p99 at ${load}/s, ${target} / baseline: ${ratio(at(target, load)?.p99Ms, at('baseline', load)?.p99Ms)} ` +
+          `(median slice p99: ${ratio(at(target, load)?.sliceP99MedianMs, at('baseline', load)?.sliceP99MedianMs)})`,
       );
     }
   }
@@ -620,16 +637,23 @@ export function formatWebhookBench(r: WebhookBenchResult): string {
     ['valid+seed', 'valid'],
     ['invalid+seed', 'invalid'],
   ] as const) {
+    const full = (target: Target) => at(target, undefined)?.reviewsPerSecond;
+    if (full(withSeed) === undefined) continue;
     lines.push(
-      `max throughput ${withSeed} / ${without}: ${fmt((100 * at(withSeed, undefined).reviewsPerSecond) / at(without, undefined).reviewsPerSecond)} %; ` +
-        `${withSeed} / baseline: ${fmt(at(withSeed, undefined).reviewsPerSecond / at('baseline', undefined).reviewsPerSecond, 2)}x`,
+      `max throughput ${withSeed} / ${without}: ${ratio(full(withSeed), full(without))}; ` +
+        `${withSeed} / baseline: ${ratio(full(withSeed), full('baseline'))}`,
     );
   }
   const cpu = (target: Target) => {
     const list = r.results.filter((x) => x.target === target);
     return list.reduce((s, x) => s + x.cpuMicrosPerReview * x.reviews, 0) / list.reduce((s, x) => s + x.reviews, 0);
   };
-  for (const target of TARGETS) lines.push(`CPU per review over all loads, ${target}: ${fmt(cpu(target))} µs`);
+  for (const target of TARGETS) {
+    if (r.results.some((x) => x.target === target)) {
+      lines.push(`CPU per review over all loads, ${target}: ${fmt(cpu(target))} µs`);
+    }
+  }
+  if (r.rss === undefined) return lines.join('\n');
   const s = r.rss.samples;
   // The second 10 s: the heap refills for a few seconds after a full collection that may just have happened.
   const head = s.slice(10, 20);
