@@ -81,6 +81,11 @@ export class Flow {
     return this.tasks.map((t) => `${t.id}${t.dependencies.length ? ` <- ${t.dependencies.join(', ')}` : ''}`);
   }
 
+  /** The tasks as data (id, name, the ids they depend on), in the order they were added: what the docs' tables show. */
+  graph(): { readonly id: string; readonly name: string; readonly dependencies: readonly string[] }[] {
+    return this.tasks.map(({ id, name, dependencies }) => ({ id, name, dependencies }));
+  }
+
   /** Runs the graph; resolves when every task did, or returns the failure (see the file's comment). */
   async run(ctx: ComponentContext, opts: FlowRunOptions = {}): Promise<FlowOutcome> {
     const outputs = new Map<string, unknown>();
