@@ -8,7 +8,7 @@
 import type { Network } from '../../apis/extensions/v1alpha1/network.js';
 import { isIPFamily } from '../../apis/validation/ip-families.js';
 import {
-  applyOverlay,
+  poolDecisions,
   calicoSNATToUpstreamDNS,
   poolSettings,
   type CalicoPoolSettings,
@@ -205,23 +205,11 @@ function decide(network: Network, cfg: NetworkConfig, options: CalicoValuesOptio
   if (kubeProxyNeedsEBPF(cfg, shoot))
     throw new CalicoValuesError(`spec.kubernetes.kubeProxy.enabled: ${KUBE_PROXY_WITHOUT_EBPF}`);
 
-  const overlay = applyOverlay(cfg, hasIPv6);
-  const overlayStated = cfg.overlay !== undefined;
-  const overlayOff = overlayStated && cfg.overlay?.enabled !== true;
-
-  const backend = overlay.backend ?? Backend.Bird;
-  let ipamType: string = cfg.ipam?.type ? cfg.ipam.type : IPAMType.HostLocal;
-  let ipv4Pool: string = PoolType.IPIP;
-  let ipv4Mode: string = PoolMode.Always;
-  if (backend === Backend.None || overlayOff) ipv4Mode = PoolMode.Never;
-  if (hasIPv4 && cfg.vxlan?.enabled === true) {
-    ipv4Pool = PoolType.VXLAN;
-    ipv4Mode = PoolMode.Always;
-    // calico-ipam is for IPv4 single-stack only (the validation refuses it with IPv6).
-    if (!hasIPv6) ipamType = IPAMType.Calico;
-  }
-  if (cfg.ipv4?.pool !== undefined) ipv4Pool = cfg.ipv4.pool;
-  if (overlay.ipv4Mode !== undefined) ipv4Mode = overlay.ipv4Mode;
+  const pools = poolDecisions(cfg, families);
+  // VXLAN on IPv4 single-stack takes calico-ipam, whatever the config says (networking-calico's order); calico-ipam
+  // is for IPv4 single-stack only (the validation refuses it with IPv6).
+  const calicoIPAM = hasIPv4 && !hasIPv6 && cfg.vxlan?.enabled === true;
+  const ipamType: string = calicoIPAM ? IPAMType.Calico : cfg.ipam?.type ? cfg.ipam.type : IPAMType.HostLocal;
   return {
     cfg,
     shoot,
@@ -230,16 +218,9 @@ function decide(network: Network, cfg: NetworkConfig, options: CalicoValuesOptio
     hasIPv4,
     hasIPv6,
     primary: families[0]!,
-    backend,
-    bird: backend === Backend.Bird,
+    ...pools,
+    bird: pools.backend === Backend.Bird,
     ipamType,
-    ipv4Pool,
-    ipv4Mode,
-    ipv6Mode: overlay.ipv6Mode ?? PoolMode.Never,
-    ipv6NATOutgoing: cfg.ipv6?.sourceNATEnabled ?? cfg.wireguardEncryption === true,
-    overlayStated,
-    overlayOff,
-    vxlanOverlay: cfg.overlay?.enabled === true && cfg.vxlan?.enabled === true,
     snatToUpstreamDNS: calicoSNATToUpstreamDNS(cfg),
     typhaEnabled: cfg.typha ? cfg.typha.enabled === true : true,
   };

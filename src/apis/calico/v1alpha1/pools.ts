@@ -31,11 +31,34 @@ export function calicoPoolSettings(
   return poolSettings(config ?? {}, families);
 }
 
-export function poolSettings(cfg: NetworkConfig, families: readonly IPFamily[]): CalicoPoolSettings[] {
+/**
+ * The one decision of the backend and of each family's pool from the NetworkConfig, in networking-calico's order:
+ * what calico-node's environment says (`ipv4Pool`, `ipv4Mode`, `ipv6Mode`, `ipv6NATOutgoing`), and whether the IPv4
+ * IPPool is rendered as an object (an overlay statement), which then beats the environment. The chart's values
+ * (extensions/network/values.ts) and the pool settings the machines follow ({@link poolSettings}) both read it.
+ */
+export interface PoolDecisions {
+  readonly backend: string;
+  /** The IPv4 pool's encapsulation in calico-node's environment. */
+  readonly ipv4Pool: string;
+  /** The IPv4 pool's mode in calico-node's environment. */
+  readonly ipv4Mode: string;
+  readonly ipv6Mode: string;
+  readonly ipv6NATOutgoing: boolean;
+  /** An overlay statement: the IPv4 IPPool is rendered as an object. */
+  readonly overlayStated: boolean;
+  /** The overlay stated off. */
+  readonly overlayOff: boolean;
+  /** The overlay stated on with VXLAN: the IPv4 IPPool encapsulates in VXLAN. */
+  readonly vxlanOverlay: boolean;
+}
+
+export function poolDecisions(cfg: NetworkConfig, families: readonly IPFamily[]): PoolDecisions {
   const hasIPv4 = families.includes('IPv4');
   const hasIPv6 = families.includes('IPv6');
   const overlay = applyOverlay(cfg, hasIPv6);
-  const overlayOff = cfg.overlay !== undefined && cfg.overlay.enabled !== true;
+  const overlayStated = cfg.overlay !== undefined;
+  const overlayOff = overlayStated && cfg.overlay?.enabled !== true;
   const backend = overlay.backend ?? Backend.Bird;
   let ipv4Pool: string = PoolType.IPIP;
   let ipv4Mode: string = PoolMode.Always;
@@ -46,12 +69,27 @@ export function poolSettings(cfg: NetworkConfig, families: readonly IPFamily[]):
   }
   if (cfg.ipv4?.pool !== undefined) ipv4Pool = cfg.ipv4.pool;
   if (overlay.ipv4Mode !== undefined) ipv4Mode = overlay.ipv4Mode;
-  // With an overlay statement the IPv4 IPPool is rendered, and it beats the env.
-  if (cfg.overlay !== undefined) {
-    ipv4Mode = overlayOff ? PoolMode.Never : PoolMode.Always;
-    ipv4Pool = !overlayOff && cfg.vxlan?.enabled === true ? PoolType.VXLAN : PoolType.IPIP;
+  return {
+    backend,
+    ipv4Pool,
+    ipv4Mode,
+    ipv6Mode: overlay.ipv6Mode ?? PoolMode.Never,
+    ipv6NATOutgoing: cfg.ipv6?.sourceNATEnabled ?? cfg.wireguardEncryption === true,
+    overlayStated,
+    overlayOff,
+    vxlanOverlay: cfg.overlay?.enabled === true && cfg.vxlan?.enabled === true,
+  };
+}
+
+/** Each family's pool as it is in force: the IPv4 IPPool's when it is rendered (it beats the env), else the env's. */
+export function poolSettings(cfg: NetworkConfig, families: readonly IPFamily[]): CalicoPoolSettings[] {
+  const d = poolDecisions(cfg, families);
+  let ipv4Pool = d.ipv4Pool;
+  let ipv4Mode = d.ipv4Mode;
+  if (d.overlayStated) {
+    ipv4Mode = d.overlayOff ? PoolMode.Never : PoolMode.Always;
+    ipv4Pool = d.vxlanOverlay ? PoolType.VXLAN : PoolType.IPIP;
   }
-  const ipv6Mode = overlay.ipv6Mode ?? PoolMode.Never;
   const mode = (m: string): CalicoPoolSettings['mode'] =>
     m === PoolMode.Always || m === PoolMode.CrossSubnet ? m : PoolMode.Never;
   return families.map((family) =>
@@ -62,12 +100,7 @@ export function poolSettings(cfg: NetworkConfig, families: readonly IPFamily[]):
           mode: mode(ipv4Mode),
           natOutgoing: true,
         }
-      : {
-          family,
-          encapsulation: 'VXLAN',
-          mode: mode(ipv6Mode),
-          natOutgoing: cfg.ipv6?.sourceNATEnabled ?? cfg.wireguardEncryption === true,
-        },
+      : { family, encapsulation: 'VXLAN', mode: mode(d.ipv6Mode), natOutgoing: d.ipv6NATOutgoing },
   );
 }
 
