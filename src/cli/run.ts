@@ -15,6 +15,7 @@ import { ResourceClient } from '../runtime/client.js';
 import { newLogger, type Logger } from '../runtime/log.js';
 import { InputError, type CliIO } from './io.js';
 import { checkRunOptions, type ControlPlaneWorkloadsMode, type RunOptions } from './run-checks.js';
+import { untilSignalled } from './signals.js';
 
 export { parseControlPlaneWorkloadsMode } from './run-checks.js';
 
@@ -81,36 +82,25 @@ export async function runRun(options: RunOptions, io: CliIO): Promise<number> {
   );
   const logger = newLogger({ level: options.logLevel, name: 'gardener-ipv6' });
   // From here on a signal stops the run, also before its caches synced.
-  const stop = new AbortController();
-  let signalled: NodeJS.Signals | undefined;
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (signalled !== undefined) {
-      // A second signal: now (the run folder still goes, in the exit handler).
-      io.err(`${signal} again: exiting now\n`);
-      process.exit(1);
-    }
-    signalled = signal;
-    logger.info({ signal }, 'stopping');
-    stop.abort(new Error(signal));
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  const runFolder = makeRunFolder(options, io);
-  try {
-    return await runUntilStopped(options, io, {
-      kubeConfig,
-      gardenKubeConfig,
-      tsigSecret,
-      seedConfig,
-      seedName,
-      logger,
-      stop: stop.signal,
-    });
-  } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-    runFolder?.remove();
-  }
+  return untilSignalled(
+    async (stop) => {
+      const runFolder = makeRunFolder(options, io);
+      try {
+        return await runUntilStopped(options, io, {
+          kubeConfig,
+          gardenKubeConfig,
+          tsigSecret,
+          seedConfig,
+          seedName,
+          logger,
+          stop,
+        });
+      } finally {
+        runFolder?.remove();
+      }
+    },
+    { onSignal: (signal) => logger.info({ signal }, 'stopping'), err: io.err },
+  );
 }
 
 /**

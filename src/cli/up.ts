@@ -14,6 +14,7 @@ import { netnsUnsupportedReason } from '../system/netns.js';
 import { missingUpPrerequisites } from '../localenv/prerequisites.js';
 import { enterRunFolder } from '../system/run-folder.js';
 import { onParentExit } from './parent-exit.js';
+import { StopSignals } from './signals.js';
 import {
   applyExampleShoot,
   machinesOptions,
@@ -58,8 +59,6 @@ export interface UpIO {
   out: (s: string) => void;
   err: (s: string) => void;
 }
-
-const STOP_SIGNALS = ['SIGINT', 'SIGTERM'] as const;
 
 /**
  * How long `up` stops gracefully, after a signal or when a part of it died: then whatever still runs is killed.
@@ -118,46 +117,33 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
   // Listen for signals from the start: a Ctrl-C while starting stops as soon as the step running finished (the wait
   // for the example shoot is cut short), a second one exits at once (the exit handler then kills the children and
   // removes their files).
-  let signalled: NodeJS.Signals | undefined;
   let wake: (() => void) | undefined;
-  // Ends the wait for the example shoot (up to minutes) when a stop is asked for or the control plane crashed.
-  const stopRequested = new AbortController();
+  const stops = new StopSignals({
+    onSignal: (signal) => io.err(`${signal}: stopping ...\n`),
+    err: io.err,
+    repeatWindowMs: REPEATED_SIGNAL_WINDOW_MS,
+    exitCode: 130,
+  });
   // The stop bound counts from when the stop was asked for, not from when the step running then let go.
   let stopAskedAt: number | undefined;
+  // Ends the wait for the example shoot (up to minutes) when a stop is asked for or the control plane crashed.
   const stopped = new Promise<never>((_, reject) =>
-    stopRequested.signal.addEventListener(
+    stops.signal.addEventListener(
       'abort',
       () => {
         stopAskedAt = Date.now();
-        reject(stopRequested.signal.reason);
+        reject(stops.signal.reason);
+        wake?.();
       },
       { once: true },
     ),
   );
   stopped.catch(() => {});
-  let signalledAt = 0;
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (signalled !== undefined) {
-      // One Ctrl-C under npx arrives twice: the terminal signals the whole process group and npm passes its own
-      // on. Within the window that is the same keypress; after it, a second Ctrl-C forces the exit.
-      if (Date.now() - signalledAt < REPEATED_SIGNAL_WINDOW_MS) return;
-      io.err(`${signal} again: exiting without a graceful stop\n`);
-      process.exit(130);
-    }
-    signalled = signal;
-    signalledAt = Date.now();
-    io.err(`${signal}: stopping ...\n`);
-    stopRequested.abort(new Error(`${signal}`));
-    wake?.();
-  };
-  for (const s of STOP_SIGNALS) process.on(s, onSignal);
   // Started through npx, a signal may end npm and its shell but never reach us: their going is our stop signal.
   const stopWatchingParent = onParentExit(() => {
-    if (signalled !== undefined) return;
-    signalled = 'SIGHUP';
+    if (stops.received !== undefined) return;
     io.err('the parent process exited: stopping ...\n');
-    stopRequested.abort(new Error('SIGHUP'));
-    wake?.();
+    stops.stop('SIGHUP');
   });
 
   // Everything this run writes goes below one folder named with its pid; a run that was killed left its folder
@@ -188,8 +174,8 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
       io.err(`error: the control plane did not start: ${(e as Error).message}\n`);
       return 1;
     }
-    if (signalled !== undefined) return 0;
-    void cp.crashed.then((crash) => stopRequested.abort(new Error(crash)));
+    if (stops.received !== undefined) return 0;
+    void cp.crashed.then((crash) => stops.abort(new Error(crash)));
 
     const kubectl = `kubectl --kubeconfig ${cp.kubeconfigPath}`;
     io.out(`kubeconfig: ${cp.kubeconfigPath}\n`);
@@ -231,7 +217,7 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
     }
     io.out(`DNS server: BIND9 at ${services.bind.server} (zone ${services.bind.zone})\n`);
     io.out(`webhook: ${services.runtime.webhook?.url ?? '-'}; controllers: gardenlet, network (calico), dns (local)\n`);
-    if (signalled !== undefined) return 0;
+    if (stops.received !== undefined) return 0;
     const client = new ResourceClient(cp.kubeConfig());
     try {
       const garden = cp;
@@ -257,7 +243,7 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
         await Promise.race([cluster.deploy(), stopped]);
         void cluster.controlPlane.crashed.then((crash) => {
           seedCrash = `seed cluster ${cluster.name}: ${crash}`;
-          stopRequested.abort(new Error(seedCrash));
+          stops.abort(new Error(seedCrash));
           wake?.();
         });
         await Promise.race([cluster.wait(), stopped]);
@@ -271,7 +257,7 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
       const [seedLines, shoot, ...otherSeedLines] = await Promise.all([
         seedReady().catch(failed("the seed's Nodes")),
         applyExampleShoot(client, {
-          signal: stopRequested.signal,
+          signal: stops.signal,
           seeds: seeds.map((s) => s.seed),
         }).catch(failed('the example shoot')),
         ...seeds.slice(1).map((seed) =>
@@ -302,7 +288,7 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
       ]);
       for (const line of summary) io.out(`${line}\n`);
     } catch (e) {
-      if (signalled !== undefined) return 0;
+      if (stops.received !== undefined) return 0;
       io.err(`error: ${(e as Error).message}\n`);
       return 1;
     }
@@ -316,7 +302,7 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
       cp.crashed,
       new Promise<undefined>((done) => {
         wake = () => done(undefined);
-        if (signalled !== undefined) done(undefined);
+        if (stops.received !== undefined) done(undefined);
       }),
     ]);
     if (crash !== undefined || seedCrash !== undefined) {
@@ -364,7 +350,7 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
     }
     seedNetwork?.destroy();
     runFolder.leave();
-    for (const s of STOP_SIGNALS) process.removeListener(s, onSignal);
+    stops.dispose();
     stopWatchingParent();
   }
 }
