@@ -1,3 +1,5 @@
+import type { Clock } from '../runtime/clock.js';
+
 /**
  * A component has one job ("the DNS records of a shoot") and Gardener's tiny interface: deploy what it manages,
  * destroy it, and wait until the world matches.
@@ -17,6 +19,27 @@ export interface DeployWaiter {
 
 /** Something is still on its way: not a failure, the reconcile comes back later. */
 export class NotReadyError extends Error {}
+
+/**
+ * `check` again every `intervalMs` while it throws {@link NotReadyError}, for up to `forMs`: what a component waits for
+ * in place (a load balancer's address, a replica ready). Its last NotReadyError when the time is up; any other error,
+ * or the signal's abort, at once.
+ */
+export async function retryWhileNotReady<T>(
+  check: () => Promise<T>,
+  opts: { readonly clock: Clock; readonly forMs: number; readonly intervalMs: number; readonly signal: AbortSignal },
+): Promise<T> {
+  const deadline = opts.clock.now() + opts.forMs;
+  for (;;) {
+    try {
+      return await check();
+    } catch (e) {
+      if (!(e instanceof NotReadyError) || opts.clock.now() >= deadline) throw e;
+    }
+    await opts.clock.sleep(opts.intervalMs, opts.signal);
+    opts.signal.throwIfAborted();
+  }
+}
 
 /** A failure with Gardener's error codes (`gardencorev1beta1.ErrorCode`), for the Shoot's `lastErrors`. */
 export class ErrorWithCodes extends Error {

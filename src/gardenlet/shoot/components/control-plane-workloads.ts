@@ -24,7 +24,8 @@ import type { IPFamily } from '../../../net/cidr.js';
 import { type CertificatePair } from '../../../pki/certificates.js';
 import type { ResourceClient } from '../../../runtime/client.js';
 import { type ResourceRef, Refs } from '../../../apis/refs.js';
-import { NotReadyError, type ComponentContext } from '../../component.js';
+import { NotReadyError, retryWhileNotReady, type ComponentContext } from '../../component.js';
+import { realClock } from '../../../runtime/clock.js';
 import { CA_SECRET_NAME, FIELD_MANAGER, shootLabels } from '../../../apis/core/v1beta1/names.js';
 
 /** How long a deploy waits for kube-apiserver before the controllers; then the reconcile comes back later. */
@@ -107,18 +108,17 @@ export class ShootControlPlaneWorkloads {
 
   /** Polls the kube-apiserver Deployment until a replica is ready; NotReadyError after API_SERVER_READY_TIMEOUT_MS. */
   private async waitForAPIServer(namespace: string, ctx: ComponentContext): Promise<void> {
-    const deadline = Date.now() + API_SERVER_READY_TIMEOUT_MS;
-    for (;;) {
-      const d = await this.client.get<WorkloadStatus>(Refs.deployment, COMPONENTS.kubeAPIServer.name, namespace, {
-        signal: ctx.signal,
-      });
-      if ((d?.status?.readyReplicas ?? 0) > 0) return;
-      if (Date.now() > deadline) {
-        throw new NotReadyError('kube-controller-manager and kube-scheduler wait for kube-apiserver to be ready');
-      }
-      await new Promise((r) => setTimeout(r, API_SERVER_POLL_MS));
-      ctx.signal.throwIfAborted();
-    }
+    await retryWhileNotReady(
+      async () => {
+        const d = await this.client.get<WorkloadStatus>(Refs.deployment, COMPONENTS.kubeAPIServer.name, namespace, {
+          signal: ctx.signal,
+        });
+        if ((d?.status?.readyReplicas ?? 0) === 0) {
+          throw new NotReadyError('kube-controller-manager and kube-scheduler wait for kube-apiserver to be ready');
+        }
+      },
+      { clock: realClock, forMs: API_SERVER_READY_TIMEOUT_MS, intervalMs: API_SERVER_POLL_MS, signal: ctx.signal },
+    );
   }
 
   private async apply(ref: ResourceRef, object: KubernetesObject, ctx: ComponentContext): Promise<void> {

@@ -11,7 +11,7 @@ import { isAlreadyExists } from '../../../runtime/errors.js';
 import { removeFinalizer } from '../../../runtime/finalizers.js';
 import type { Clock } from '../../../runtime/clock.js';
 import { applyAll, deleteAll, waitExtensionReady, waitExtensionsGone, waitGone } from '../../apply.js';
-import { NotReadyError, type ComponentContext, type DeployWaiter } from '../../component.js';
+import { NotReadyError, retryWhileNotReady, type ComponentContext, type DeployWaiter } from '../../component.js';
 import {
   inProjectNamespace,
   notInProjectNamespaceMessage,
@@ -121,16 +121,13 @@ export class APIServerService implements DeployWaiter {
    * `ready`, retried for a little while: reads come from the informer cache, so waiting for provider-local to set
    * the address costs the server nothing and spares the whole reconcile a second pass.
    */
-  async waitReady(clock: Clock, ctx: ComponentContext, timeoutMs = LOAD_BALANCER_WAIT_MS): Promise<V1Service> {
-    const deadline = clock.now() + timeoutMs;
-    for (;;) {
-      try {
-        return await this.ready();
-      } catch (e) {
-        if (!(e instanceof NotReadyError) || clock.now() >= deadline) throw e;
-      }
-      await clock.sleep(LOAD_BALANCER_POLL_MS, ctx.signal);
-    }
+  waitReady(clock: Clock, ctx: ComponentContext, timeoutMs = LOAD_BALANCER_WAIT_MS): Promise<V1Service> {
+    return retryWhileNotReady(() => this.ready(), {
+      clock,
+      forMs: timeoutMs,
+      intervalMs: LOAD_BALANCER_POLL_MS,
+      signal: ctx.signal,
+    });
   }
   /** The service once its load balancer has an address of each of the shoot's families. */
   async ready(): Promise<V1Service> {
