@@ -13,6 +13,8 @@ import { machinesOptions, startLocalServices } from '../src/app/local-environmen
 import type { SeedNetworks } from '../src/app/seed-nodes.js';
 import type { Shoot } from '../src/apis/core/v1beta1/shoot.js';
 import { Refs } from '../src/apis/refs.js';
+import { seedNamespaceName } from '../src/apis/core/v1beta1/names.js';
+import { quantityValue } from '../src/apis/validation/quantity.js';
 import { nodeReady, type NodeInfo } from '../src/extensions/provider-local/machine/api-client.js';
 import { featureGates } from '../src/featuregate/featuregate.js';
 import { shootAdminClient } from '../src/gardenlet/shoot/shoot-client.js';
@@ -46,6 +48,14 @@ export interface DensityBenchResult {
   /** MemAvailable's drop over the run, per shoot that fit. */
   readonly memoryPerShootMiB: number;
   readonly memTotalMiB: number;
+  /** At the end, per seed Node: its allocatable CPU and what the pods bound to it request, in cores. */
+  readonly seedCPURequests: readonly {
+    readonly node: string;
+    readonly allocatable: number;
+    readonly requested: number;
+  }[];
+  /** Restarts of the seed's containers over the run, by container name (probes that gave up on a busy host). */
+  readonly restarts: Readonly<Record<string, { readonly count: number; readonly last: string }>>;
   /** With the shoots that fit running and settled: the host's CPU by command name, and in all, in cores. */
   readonly steadyCPU: { readonly total: number; readonly byComm: readonly ProcessCPU[] };
 }
@@ -68,7 +78,7 @@ export async function runDensityBench(
     cp,
     featureGates({ IPv6SingleStack: true, DualStack: true }),
     silentLogger(),
-    { controlPlaneWorkloads: true, loadBalancerNetworks: LB_NETWORKS, tag: 'dnl', careSyncPeriodMs: 10_000 },
+    { controlPlaneWorkloads: true, loadBalancerNetworks: LB_NETWORKS, tag: 'dnl' },
   ).catch(async (e: unknown) => {
     await stop();
     throw e;
@@ -91,7 +101,10 @@ export async function runDensityBench(
       try {
         await nodeReadyWithin(client, name, started + DENSITY_READY_TIMEOUT_MS);
       } catch (e) {
-        stoppedBecause = `shoot ${name} had no Ready Node within ${DENSITY_READY_TIMEOUT_MS / 1000} s (${(e as Error).message})`;
+        const unscheduled = await unscheduledPods(client, name);
+        stoppedBecause =
+          `shoot ${name} had no Ready Node within ${DENSITY_READY_TIMEOUT_MS / 1000} s (${(e as Error).message})` +
+          (unscheduled.length > 0 ? `; the seed could not schedule ${unscheduled.join('; ')}` : '');
         break;
       }
       readySeconds.push((Date.now() - started) / 1000);
@@ -102,11 +115,15 @@ export async function runDensityBench(
     }
     const after = meminfo();
     const fit = readySeconds.length;
+    const seedCPURequests = await cpuRequestsByNode(client);
+    const restarts = await restartsByContainer(client);
     // What the shoots cost at rest: after the last one's start-up has settled.
     await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
     const steadyCPU = await cpuByProcess(STEADY_CPU_SECONDS);
     return {
       steadyCPU,
+      seedCPURequests,
+      restarts,
       fit,
       stoppedBecause,
       readySeconds,
@@ -117,6 +134,69 @@ export async function runDensityBench(
     await services.stop();
     await stop();
   }
+}
+
+/**
+ * The restarts of the seed's containers, summed by container name (only those that restarted), each with why one of
+ * them last stopped: its exit code and the end of its termination message (the end of its log).
+ */
+async function restartsByContainer(
+  client: Parameters<typeof createBenchSeed>[0],
+): Promise<Record<string, { count: number; last: string }>> {
+  type Terminated = { exitCode?: number; reason?: string; message?: string };
+  type Status = { name: string; restartCount?: number; lastState?: { terminated?: Terminated } };
+  type Pod = KubernetesObject & { status?: { containerStatuses?: Status[] } };
+  const restarts: Record<string, { count: number; last: string }> = {};
+  for (const pod of (await client.list<Pod>(Refs.pod, {})).items) {
+    for (const c of pod.status?.containerStatuses ?? []) {
+      if ((c.restartCount ?? 0) === 0) continue;
+      const t = c.lastState?.terminated;
+      const last = t
+        ? `exit ${t.exitCode ?? '?'} (${t.reason ?? '-'}): ${(t.message ?? '').trim().split('\n').slice(-2).join(' | ').slice(-300)}`
+        : 'no last state';
+      restarts[c.name] = { count: (restarts[c.name]?.count ?? 0) + c.restartCount!, last };
+    }
+  }
+  return restarts;
+}
+
+/** Per seed Node: its allocatable CPU, and the CPU that the pods bound to it and not finished request (cores). */
+async function cpuRequestsByNode(
+  client: Parameters<typeof createBenchSeed>[0],
+): Promise<{ node: string; allocatable: number; requested: number }[]> {
+  type Node = KubernetesObject & { status?: { allocatable?: Record<string, string> } };
+  type Pod = KubernetesObject & {
+    spec?: { nodeName?: string; containers?: { resources?: { requests?: Record<string, string> } }[] };
+    status?: { phase?: string };
+  };
+  const nodes = (await client.list<Node>(Refs.node, {})).items;
+  const pods = (await client.list<Pod>(Refs.pod, {})).items.filter(
+    (p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed',
+  );
+  const cpu = (value: string | undefined) => (value === undefined ? 0 : (quantityValue(value) ?? 0));
+  return nodes.map((node) => ({
+    node: node.metadata?.name ?? '?',
+    allocatable: cpu(node.status?.allocatable?.cpu),
+    requested: pods
+      .filter((p) => p.spec?.nodeName === node.metadata?.name)
+      .flatMap((p) => p.spec?.containers ?? [])
+      .reduce((sum, c) => sum + cpu(c.resources?.requests?.cpu), 0),
+  }));
+}
+
+/**
+ * The shoot's pods in its seed namespace that the seed's scheduler could not place, each with its reason: a seed is
+ * full by its Nodes' allocatable CPU and memory against the pods' requests before it is full by what they use.
+ */
+async function unscheduledPods(client: Parameters<typeof createBenchSeed>[0], name: string): Promise<string[]> {
+  const shoot = await client.get<Shoot & KubernetesObject>(Refs.shoot, name, BENCH_NAMESPACE);
+  if (!shoot) return [];
+  type Pod = KubernetesObject & { status?: { conditions?: { type: string; status: string; message?: string }[] } };
+  const pods = await client.list<Pod>(Refs.pod, { namespace: seedNamespaceName(shoot) });
+  return pods.items.flatMap((pod) => {
+    const scheduled = pod.status?.conditions?.find((c) => c.type === 'PodScheduled');
+    return scheduled?.status === 'False' ? [`${pod.metadata?.name}: ${scheduled.message ?? 'unschedulable'}`] : [];
+  });
 }
 
 /** Waits until the shoot's API server answers with one Ready Node; throws at the deadline saying how far it got. */

@@ -177,6 +177,14 @@ if (only === 'density') {
   for (const p of r.steadyCPU.byComm.slice(0, 15)) {
     console.log(`  ${p.comm}: ${p.cores.toFixed(3)} cores (${p.processes} processes)`);
   }
+  console.log(
+    `the seed's CPU requests at the end: ${r.seedCPURequests
+      .map((n) => `${n.node} ${n.requested.toFixed(2)} of ${n.allocatable.toFixed(2)} cores allocatable`)
+      .join('; ')}`,
+  );
+  const restarts = Object.entries(r.restarts);
+  console.log(`restarts of the seed's containers: ${restarts.length === 0 ? 'none' : ''}`);
+  for (const [container, { count, last }] of restarts) console.log(`  ${container}: ${count}; last: ${last}`);
 }
 
 if (!only || only === 'webhook') {

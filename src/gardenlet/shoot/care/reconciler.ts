@@ -38,7 +38,12 @@ export const CONDITION_API_SERVER_AVAILABLE = 'APIServerAvailable';
 export const CONDITION_CONTROL_PLANE_HEALTHY = 'ControlPlaneHealthy';
 export const CONDITION_EVERY_NODE_READY = 'EveryNodeReady';
 export const CONDITION_SYSTEM_COMPONENTS_HEALTHY = 'SystemComponentsHealthy';
-export const DEFAULT_CARE_SYNC_PERIOD_MS = 10_000;
+/**
+ * How often a healthy shoot is checked: Gardener's local setup's 30 s (its default is a minute). Each check reads the
+ * shoot's API server (its Nodes, system pods, webhooks) and its control plane in the seed: per shoot on a seed, so
+ * its period is what the checks cost a seed with many shoots. Changes of the Shoot are checked at once.
+ */
+export const DEFAULT_CARE_SYNC_PERIOD_MS = 30_000;
 /** While something is wrong, look again sooner: a restarted process should turn the condition back quickly. */
 const UNHEALTHY_SYNC_PERIOD_MS = 1_000;
 

@@ -18,6 +18,7 @@ import {
   type ControlPlaneWorkloadValues,
 } from './names.js';
 import { controlPlaneNetworkPolicies } from './policies.js';
+import { CPU_REQUESTS, LAST_WORDS, livenessProbe, readinessProbe, startupProbe } from './pod-settings.js';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { allowedTo } from '../network-policies.js';
 import {
@@ -69,14 +70,6 @@ export const kubeControllerManagerPodArgs = (values: ControlPlaneWorkloadValues)
 export const kubeSchedulerPodArgs = (values: ControlPlaneWorkloadValues) =>
   kubeSchedulerArgs(POD_FILES, podNetwork(values));
 
-const httpProbe = (path: string, port: number, scheme: 'HTTP' | 'HTTPS', initialDelaySeconds = 0) => ({
-  httpGet: { path, port, scheme },
-  initialDelaySeconds,
-  periodSeconds: 5,
-  timeoutSeconds: 3,
-  failureThreshold: 6,
-});
-
 function secretVolume(secretName: string, name = 'pki', items?: { key: string; path: string }[]) {
   return { name, secret: { secretName, defaultMode: 0o400, ...(items ? { items } : {}) } };
 }
@@ -127,7 +120,7 @@ function deployment(
           automountServiceAccountToken: false,
           enableServiceLinks: false,
           terminationGracePeriodSeconds: 15,
-          containers: [{ name: component.name, imagePullPolicy: 'IfNotPresent', ...container }],
+          containers: [{ name: component.name, imagePullPolicy: 'IfNotPresent', ...LAST_WORDS, ...container }],
           volumes,
         },
       },
@@ -141,6 +134,7 @@ function vpnSeedContainer(values: ControlPlaneWorkloadValues): Record<string, un
     name: VPN_SEED.name,
     image: IMAGES.machine,
     imagePullPolicy: 'IfNotPresent',
+    ...LAST_WORDS,
     args: [
       'overlay-peer',
       `--kubeconfig=${MOUNT}/${VPN_SEED.name}/kubeconfig`,
@@ -154,7 +148,7 @@ function vpnSeedContainer(values: ControlPlaneWorkloadValues): Record<string, un
     ],
     // Its own VXLAN device and routes in the pod's network namespace; nothing else.
     securityContext: { capabilities: { add: ['NET_ADMIN'] } },
-    resources: { requests: { cpu: '10m', memory: '40Mi' } },
+    resources: { requests: { cpu: CPU_REQUESTS.vpnSeed, memory: '40Mi' } },
     volumeMounts: [{ name: VPN_SEED.name, mountPath: `${MOUNT}/${VPN_SEED.name}`, readOnly: true }],
   };
 }
@@ -192,12 +186,14 @@ export function desiredControlPlaneWorkloads(values: ControlPlaneWorkloadValues)
               name: 'etcd',
               image: IMAGES.etcd,
               imagePullPolicy: 'IfNotPresent',
+              ...LAST_WORDS,
               command: ['/usr/local/bin/etcd'],
               args: etcdPodArgs(values),
               ports: [{ name: 'client', containerPort: ETCD_PORT, protocol: 'TCP' }],
-              readinessProbe: httpProbe('/health', ETCD_METRICS_PORT, 'HTTP'),
-              livenessProbe: httpProbe('/health', ETCD_METRICS_PORT, 'HTTP', 15),
-              resources: { requests: { cpu: '50m', memory: '100Mi' } },
+              readinessProbe: readinessProbe('/health', ETCD_METRICS_PORT, 'HTTP'),
+              livenessProbe: livenessProbe('/health', ETCD_METRICS_PORT, 'HTTP'),
+              startupProbe: startupProbe('/health', ETCD_METRICS_PORT, 'HTTP'),
+              resources: { requests: { cpu: CPU_REQUESTS.etcd, memory: '100Mi' } },
               volumeMounts: [
                 { name: 'data', mountPath: '/var/etcd' },
                 { name: 'pki', mountPath: POD_FILES.pki, readOnly: true },
@@ -231,9 +227,10 @@ export function desiredControlPlaneWorkloads(values: ControlPlaneWorkloadValues)
       command: ['/usr/local/bin/kube-apiserver'],
       args: kubeAPIServerPodArgs(values),
       ports: [{ name: 'https', containerPort: API_SERVER_PORT, protocol: 'TCP' }],
-      readinessProbe: httpProbe('/readyz', API_SERVER_PORT, 'HTTPS'),
-      livenessProbe: httpProbe('/livez', API_SERVER_PORT, 'HTTPS', 15),
-      resources: { requests: { cpu: '100m', memory: '300Mi' } },
+      readinessProbe: readinessProbe('/readyz', API_SERVER_PORT, 'HTTPS'),
+      livenessProbe: livenessProbe('/livez', API_SERVER_PORT, 'HTTPS'),
+      startupProbe: startupProbe('/livez', API_SERVER_PORT, 'HTTPS'),
+      resources: { requests: { cpu: CPU_REQUESTS.kubeAPIServer, memory: '300Mi' } },
       volumeMounts: [
         { name: 'pki', mountPath: POD_FILES.pki, readOnly: true },
         { name: 'cert-dir', mountPath: POD_FILES.certDir },
@@ -256,6 +253,7 @@ export function desiredControlPlaneWorkloads(values: ControlPlaneWorkloadValues)
     args: string[],
     port: number,
     files: string[],
+    cpu: string,
   ) =>
     deployment(
       values,
@@ -264,8 +262,9 @@ export function desiredControlPlaneWorkloads(values: ControlPlaneWorkloadValues)
         image,
         command: [`/usr/local/bin/${binary}`],
         args,
-        livenessProbe: httpProbe('/healthz', port, 'HTTPS', 15),
-        resources: { requests: { cpu: '20m', memory: '64Mi' } },
+        livenessProbe: livenessProbe('/healthz', port, 'HTTPS'),
+        startupProbe: startupProbe('/healthz', port, 'HTTPS'),
+        resources: { requests: { cpu, memory: '64Mi' } },
         volumeMounts: [
           { name: 'kubeconfig', mountPath: `${MOUNT}/kubeconfig`, readOnly: true },
           ...(files.length > 0 ? [{ name: 'pki', mountPath: POD_FILES.pki, readOnly: true }] : []),
@@ -296,6 +295,7 @@ export function desiredControlPlaneWorkloads(values: ControlPlaneWorkloadValues)
       kubeControllerManagerPodArgs(values),
       10257,
       ['ca.crt', 'ca.key', 'sa.key'],
+      CPU_REQUESTS.kubeControllerManager,
     ),
     controller(
       COMPONENTS.kubeScheduler,
@@ -304,6 +304,7 @@ export function desiredControlPlaneWorkloads(values: ControlPlaneWorkloadValues)
       kubeSchedulerPodArgs(values),
       10259,
       [],
+      CPU_REQUESTS.kubeScheduler,
     ),
     pdb(values, ETCD_NAME, COMPONENTS.etcd.labels),
     ...[COMPONENTS.kubeAPIServer, COMPONENTS.kubeControllerManager, COMPONENTS.kubeScheduler].map((c) =>
