@@ -18,7 +18,8 @@ import {
   validateAdminKubeconfigRequest,
   type AdminKubeconfigRequest,
 } from '../apis/authentication/v1alpha1/adminkubeconfigrequest.js';
-import { invalidStatus } from '../apis/field/index.js';
+import { failureStatus, invalidStatus } from '../apis/field/index.js';
+import { replyJSON } from './reply.js';
 import { AdminKubeconfigError, issueShootAdminKubeconfig, type AdminKubeconfig } from './admin-kubeconfig-issuer.js';
 import type { ResourceClient } from '../runtime/client.js';
 import { Refs, type ResourceRef } from '../apis/refs.js';
@@ -75,35 +76,6 @@ export interface AdminKubeconfigAPIOptions {
 /** Whether the path is one of this API's (the server sends the rest elsewhere). */
 export function isAdminKubeconfigAPIPath(path: string): boolean {
   return path === PREFIX || path.startsWith(`${PREFIX}/`);
-}
-
-interface Status {
-  apiVersion: 'v1';
-  kind: 'Status';
-  metadata: Record<string, never>;
-  status: 'Failure';
-  message: string;
-  reason: string;
-  details?: object;
-  code: number;
-}
-
-function status(code: number, reason: string, message: string, details?: object): Status {
-  return {
-    apiVersion: 'v1',
-    kind: 'Status',
-    metadata: {},
-    status: 'Failure',
-    message,
-    reason,
-    ...(details ? { details } : {}),
-    code,
-  };
-}
-
-function send(res: ServerResponse, code: number, body: object): void {
-  const text = JSON.stringify(body);
-  res.writeHead(code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) }).end(text);
 }
 
 function readJSON(req: IncomingMessage): Promise<unknown> {
@@ -184,25 +156,30 @@ export async function serveAdminKubeconfigAPI(
     logger.info({ path, reason: authn.error }, 'refused an unauthenticated request');
     // Drain the body: the connection stays usable.
     req.resume();
-    return send(res, 401, status(401, 'Unauthorized', 'Unauthorized'));
+    return replyJSON(res, 401, failureStatus(401, 'Unauthorized', 'Unauthorized'));
   }
   const { user } = authn;
 
   if (path === PREFIX) {
-    if (req.method !== 'GET') return send(res, 405, status(405, 'MethodNotAllowed', 'method not allowed: use GET'));
-    return send(res, 200, API_RESOURCE_LIST);
+    if (req.method !== 'GET')
+      return replyJSON(res, 405, failureStatus(405, 'MethodNotAllowed', 'method not allowed: use GET'));
+    return replyJSON(res, 200, API_RESOURCE_LIST);
   }
   const match = SUBRESOURCE_PATH.exec(path);
   if (!match) {
     req.resume();
-    return send(res, 404, status(404, 'NotFound', 'the server could not find the requested resource'));
+    return replyJSON(res, 404, failureStatus(404, 'NotFound', 'the server could not find the requested resource'));
   }
   const namespace = match[1]!;
   const name = match[3]!;
   if (req.method !== 'POST') {
     req.resume();
     res.setHeader('Allow', 'POST');
-    return send(res, 405, status(405, 'MethodNotAllowed', `the server does not allow this method on ${path}`));
+    return replyJSON(
+      res,
+      405,
+      failureStatus(405, 'MethodNotAllowed', `the server does not allow this method on ${path}`),
+    );
   }
 
   const decision = await allowed(opts.client, user, namespace, name);
@@ -213,10 +190,10 @@ export async function serveAdminKubeconfigAPI(
       `shoots.${ADMIN_KUBECONFIG_API_GROUP} ${JSON.stringify(name)} is forbidden: User ${JSON.stringify(user.username)} ` +
       `cannot create resource "shoots/${ADMIN_KUBECONFIG_SUBRESOURCE}" in API group "${ADMIN_KUBECONFIG_API_GROUP}" ` +
       `in the namespace ${JSON.stringify(namespace)}${decision.reason ? `: ${decision.reason}` : ''}`;
-    return send(
+    return replyJSON(
       res,
       403,
-      status(403, 'Forbidden', message, { name, group: ADMIN_KUBECONFIG_API_GROUP, kind: 'shoots' }),
+      failureStatus(403, 'Forbidden', message, { name, group: ADMIN_KUBECONFIG_API_GROUP, kind: 'shoots' }),
     );
   }
 
@@ -224,11 +201,15 @@ export async function serveAdminKubeconfigAPI(
   try {
     body = await readJSON(req);
   } catch (e) {
-    return send(res, 400, status(400, 'BadRequest', `the request body is no JSON object: ${(e as Error).message}`));
+    return replyJSON(
+      res,
+      400,
+      failureStatus(400, 'BadRequest', `the request body is no JSON object: ${(e as Error).message}`),
+    );
   }
   const { expirationSeconds, errors } = validateAdminKubeconfigRequest(body);
   if (errors.length > 0) {
-    return send(
+    return replyJSON(
       res,
       422,
       invalidStatus({ group: AUTHENTICATION_GROUP, kind: ADMIN_KUBECONFIG_REQUEST_KIND, name }, errors),
@@ -241,10 +222,10 @@ export async function serveAdminKubeconfigAPI(
   } catch (e) {
     if (!(e instanceof AdminKubeconfigError)) throw e;
     const code = { NotFound: 404, BadRequest: 400, Conflict: 409 }[e.reason];
-    return send(
+    return replyJSON(
       res,
       code,
-      status(code, e.reason, e.message, { name, group: ADMIN_KUBECONFIG_API_GROUP, kind: 'shoots' }),
+      failureStatus(code, e.reason, e.message, { name, group: ADMIN_KUBECONFIG_API_GROUP, kind: 'shoots' }),
     );
   }
   logger.info(
@@ -261,5 +242,5 @@ export async function serveAdminKubeconfigAPI(
       expirationTimestamp: issued.expirationTimestamp.toISOString().replace(/\.\d{3}Z$/, 'Z'),
     },
   };
-  send(res, 201, answer);
+  replyJSON(res, 201, answer);
 }

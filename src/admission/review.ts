@@ -15,7 +15,7 @@ import {
   type ExtensionAdmission,
 } from '../apis/admission.js';
 import type { Seed } from '../apis/core/v1beta1/seed.js';
-import { FieldPath, invalid, invalidStatus, type FieldError, type Status } from '../apis/field/index.js';
+import { failureStatus, FieldPath, invalid, invalidStatus, type FieldError, type Status } from '../apis/field/index.js';
 import { copyWith } from '../apis/meta/copy.js';
 import { deepEqual } from '../apis/meta/objects.js';
 import { withoutNulls } from '../apis/meta/nulls.js';
@@ -356,13 +356,5 @@ function seedContextOf(name: string, seed: unknown): SeedContext {
 
 function internalErrorStatus(e: unknown): Status {
   const message = e instanceof Error ? e.message : String(e);
-  return {
-    apiVersion: 'v1',
-    kind: 'Status',
-    metadata: {},
-    status: 'Failure',
-    message: `internal error of the gardener-ipv6 admission webhook: ${message}`,
-    reason: 'InternalError',
-    code: 500,
-  };
+  return failureStatus(500, 'InternalError', `internal error of the gardener-ipv6 admission webhook: ${message}`);
 }

@@ -12,7 +12,7 @@
  *   seed (the `<shoot>.ca-cluster` ConfigMap and `<shoot>.ca-client` InternalSecret, as Gardener's gardenlet writes).
  * A denial answers 403 Forbidden, as Gardener's SeedAuthorizer would.
  */
-import type { Status } from '../apis/field/index.js';
+import { failureStatus, type Status } from '../apis/field/index.js';
 import { SEED_LEASE_NAMESPACE } from '../apis/core/v1beta1/seed-lease.js';
 
 /** The fields of an AdmissionRequest (review.ts) the check reads. */
@@ -66,16 +66,7 @@ export interface SeedRestrictionLookups {
 }
 
 function forbidden(uid: string, message: string): SeedRestrictionResponse {
-  const status: Status = {
-    apiVersion: 'v1',
-    kind: 'Status',
-    metadata: {},
-    status: 'Failure',
-    message,
-    reason: 'Forbidden',
-    code: 403,
-  };
-  return { uid, allowed: false, status };
+  return { uid, allowed: false, status: failureStatus(403, 'Forbidden', message) };
 }
 
 function nameOf(request: SeedRestrictionRequest): string {

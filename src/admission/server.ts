@@ -8,6 +8,8 @@
  * own (decode.ts, in-flight.ts, review-queue.ts, metrics.ts).
  */
 import { readFile } from 'node:fs/promises';
+import { failureStatus, type StatusDetails } from '../apis/field/index.js';
+import { replyJSON } from './reply.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -498,33 +500,28 @@ function logReview(
 }
 
 function sendReview(res: ServerResponse, answer: AdmissionReviewResponse): void {
-  const body = JSON.stringify(answer);
-  res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }).end(body);
+  replyJSON(res, 200, answer);
 }
+
+/** apimachinery's reason for each code the server answers with. */
+const REASONS: Readonly<Record<number, string>> = {
+  400: 'BadRequest',
+  404: 'NotFound',
+  405: 'MethodNotAllowed',
+  413: 'RequestEntityTooLarge',
+  415: 'UnsupportedMediaType',
+  429: 'TooManyRequests',
+  500: 'InternalError',
+};
 
 /** An error answer, as a `Status` so that the API server's error message shows why. */
 function sendStatus(
   res: ServerResponse,
   code: number,
   message: string,
-  extra: { status?: { reason: string; details?: object }; headers?: Record<string, string> } = {},
+  extra: { details?: StatusDetails; headers?: Record<string, string> } = {},
 ): void {
-  const body = JSON.stringify({
-    apiVersion: 'v1',
-    kind: 'Status',
-    metadata: {},
-    status: 'Failure',
-    message,
-    ...extra.status,
-    code,
-  });
-  res
-    .writeHead(code, {
-      'Content-Type': 'application/json',
-      'Content-Length': Buffer.byteLength(body),
-      ...extra.headers,
-    })
-    .end(body);
+  replyJSON(res, code, failureStatus(code, REASONS[code] ?? 'Unknown', message, extra.details), extra.headers);
 }
 
 /** The denial of a review whose body was refused before it was parsed. */
@@ -535,15 +532,11 @@ function refusedReview(uid: string, message: string): AdmissionReviewResponse {
     response: {
       uid,
       allowed: false,
-      status: {
-        apiVersion: 'v1',
-        kind: 'Status',
-        metadata: {},
-        status: 'Failure',
-        message: `the gardener-ipv6 admission webhook refused the request before decoding it: ${message}`,
-        reason: 'BadRequest',
-        code: 400,
-      },
+      status: failureStatus(
+        400,
+        'BadRequest',
+        `the gardener-ipv6 admission webhook refused the request before decoding it: ${message}`,
+      ),
     },
   };
 }
@@ -551,7 +544,7 @@ function refusedReview(uid: string, message: string): AdmissionReviewResponse {
 /** As the API server's max-in-flight filter answers: 429 with Retry-After, which its clients honour by retrying. */
 function sendTooManyRequests(res: ServerResponse): void {
   sendStatus(res, 429, 'Too many requests, please try again later.', {
-    status: { reason: 'TooManyRequests', details: { retryAfterSeconds: RETRY_AFTER_SECONDS } },
+    details: { retryAfterSeconds: RETRY_AFTER_SECONDS },
     // The body is not read: the connection is not reused.
     headers: { 'Retry-After': String(RETRY_AFTER_SECONDS), Connection: 'close' },
   });

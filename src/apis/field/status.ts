@@ -15,8 +15,27 @@ export interface Status {
   status: 'Success' | 'Failure';
   message?: string;
   reason?: string;
-  details?: { name?: string; group?: string; kind?: string; causes?: StatusCause[] };
+  details?: StatusDetails;
   code: number;
+}
+
+/** apimachinery's `StatusDetails`: which object, why, and when to try again. */
+export interface StatusDetails {
+  name?: string;
+  group?: string;
+  kind?: string;
+  causes?: StatusCause[];
+  retryAfterSeconds?: number;
+}
+
+/**
+ * A `Failure` Status as apimachinery's `StatusError`s carry it: its code, reason (`NotFound`, `Forbidden`, ...) and
+ * message, with details when there are any. Every error this project answers with is one of these.
+ */
+export function failureStatus(code: number, reason: string, message: string, details?: StatusDetails): Status {
+  return details === undefined
+    ? { apiVersion: 'v1', kind: 'Status', metadata: {}, status: 'Failure', message, reason, code }
+    : { apiVersion: 'v1', kind: 'Status', metadata: {}, status: 'Failure', message, reason, details, code };
 }
 
 export interface ObjectIdentity {
