@@ -115,8 +115,10 @@ export async function runDensityBench(
     }
     const after = meminfo();
     const fit = readySeconds.length;
-    const seedCPURequests = await cpuRequestsByNode(client);
-    const restarts = await restartsByContainer(client);
+    // One read of the seed's pods serves both.
+    const seedPods = (await client.list<SeedPod>(Refs.pod, {})).items;
+    const seedCPURequests = await cpuRequestsByNode(client, seedPods);
+    const restarts = restartsByContainer(seedPods);
     // What the shoots cost at rest: after the last one's start-up has settled.
     await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
     const steadyCPU = await cpuByProcess(STEADY_CPU_SECONDS);
@@ -136,18 +138,26 @@ export async function runDensityBench(
   }
 }
 
+/** The parts of a seed pod the end-of-run report reads. */
+type SeedPod = KubernetesObject & {
+  spec?: { nodeName?: string; containers?: { resources?: { requests?: Record<string, string> } }[] };
+  status?: {
+    phase?: string;
+    containerStatuses?: {
+      name: string;
+      restartCount?: number;
+      lastState?: { terminated?: { exitCode?: number; reason?: string; message?: string } };
+    }[];
+  };
+};
+
 /**
  * The restarts of the seed's containers, summed by container name (only those that restarted), each with why one of
  * them last stopped: its exit code and the end of its termination message (the end of its log).
  */
-async function restartsByContainer(
-  client: Parameters<typeof createBenchSeed>[0],
-): Promise<Record<string, { count: number; last: string }>> {
-  type Terminated = { exitCode?: number; reason?: string; message?: string };
-  type Status = { name: string; restartCount?: number; lastState?: { terminated?: Terminated } };
-  type Pod = KubernetesObject & { status?: { containerStatuses?: Status[] } };
+function restartsByContainer(pods: readonly SeedPod[]): Record<string, { count: number; last: string }> {
   const restarts: Record<string, { count: number; last: string }> = {};
-  for (const pod of (await client.list<Pod>(Refs.pod, {})).items) {
+  for (const pod of pods) {
     for (const c of pod.status?.containerStatuses ?? []) {
       if ((c.restartCount ?? 0) === 0) continue;
       const t = c.lastState?.terminated;
@@ -163,16 +173,11 @@ async function restartsByContainer(
 /** Per seed Node: its allocatable CPU, and the CPU that the pods bound to it and not finished request (cores). */
 async function cpuRequestsByNode(
   client: Parameters<typeof createBenchSeed>[0],
+  seedPods: readonly SeedPod[],
 ): Promise<{ node: string; allocatable: number; requested: number }[]> {
   type Node = KubernetesObject & { status?: { allocatable?: Record<string, string> } };
-  type Pod = KubernetesObject & {
-    spec?: { nodeName?: string; containers?: { resources?: { requests?: Record<string, string> } }[] };
-    status?: { phase?: string };
-  };
   const nodes = (await client.list<Node>(Refs.node, {})).items;
-  const pods = (await client.list<Pod>(Refs.pod, {})).items.filter(
-    (p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed',
-  );
+  const pods = seedPods.filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed');
   const cpu = (value: string | undefined) => (value === undefined ? 0 : (quantityValue(value) ?? 0));
   return nodes.map((node) => ({
     node: node.metadata?.name ?? '?',

@@ -8,18 +8,18 @@
  * own (decode.ts, in-flight.ts, review-queue.ts, metrics.ts).
  */
 import { readFile } from 'node:fs/promises';
-import { failureStatus, type StatusDetails } from '../apis/field/index.js';
-import { replyJSON } from './reply.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import type { ExtensionAdmission } from '../apis/admission.js';
+import { failureStatus, type StatusDetails } from '../apis/field/index.js';
 import type { FeatureGates } from '../featuregate/featuregate.js';
 import { newLogger, type Logger } from '../runtime/log.js';
 import type { RegisteredExtensionTypes } from './extensions.js';
 import { BodyRefusal, parseReview, ReviewBodyReader, type BodyLimits } from './decode.js';
 import { InFlightBytes } from './in-flight.js';
+import { replyJSON } from './reply.js';
 import { SmallestFirstQueue } from './review-queue.js';
 import { AdmissionMetrics, ReviewResult } from './metrics.js';
 import {
