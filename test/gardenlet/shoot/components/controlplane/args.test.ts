@@ -6,6 +6,7 @@ import {
   controlPlaneFiles,
   kubeAPIServerArgs,
   kubeControllerManagerArgs,
+  kubeSchedulerArgs,
   nodeMaskArgs,
   type ControlPlaneSpec,
 } from '../../../../../src/gardenlet/shoot/components/controlplane/args.js';
@@ -98,5 +99,25 @@ describe('kube-controller-manager of a shoot', () => {
     expect(flag(args, 'allocate-node-cidrs')).toBe('false');
     expect(flag(args, 'cluster-cidr')).toBeUndefined();
     expect(flag(args, 'bind-address')).toBe('::');
+  });
+});
+
+describe('leader election of the controllers', () => {
+  const seconds = (args: string[], name: string) => Number(/^(\d+)s$/.exec(flag(args, name) ?? '')?.[1]);
+
+  it("keeps client-go's order (lease > renew deadline > 1.2 x retry period) in both, and releases on exit", () => {
+    const kcm = kubeControllerManagerArgs(ipv6, files, net);
+    for (const args of [kcm, kubeSchedulerArgs(files, net)]) {
+      expect(flag(args, 'leader-elect')).toBe('true');
+      const lease = seconds(args, 'leader-elect-lease-duration');
+      const renew = seconds(args, 'leader-elect-renew-deadline');
+      const retry = seconds(args, 'leader-elect-retry-period');
+      expect(lease).toBeGreaterThan(renew);
+      expect(renew).toBeGreaterThan(1.2 * retry);
+      // Renewed at most every 5 s, given up only after 30 s without an answer: a busy seed's pace.
+      expect(retry).toBeGreaterThanOrEqual(5);
+      expect(renew).toBeGreaterThanOrEqual(30);
+    }
+    expect(kcm).toContain('--feature-gates=ControllerManagerReleaseLeaderElectionLockOnExit=true');
   });
 });
