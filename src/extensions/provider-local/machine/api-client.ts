@@ -11,6 +11,8 @@ import { Agent, request } from 'node:https';
  * before the API server's own idle timeout.
  */
 const keepAlive = new Agent({ keepAlive: true, maxFreeSockets: 2, timeout: 30_000 });
+/** Watches hold their connection for minutes without a byte when nothing changes: no idle timeout. */
+const watches = new Agent({ keepAlive: false });
 
 export interface APIServerAccess {
   /** `https://[fd00:ff::10]:443`. */
@@ -80,6 +82,88 @@ export function requestJSON<T>(
     req.on('timeout', () => req.destroy(new Error(`${method} ${path}: no answer in ${timeoutMs}ms`)));
     req.on('error', reject);
     if (payload !== undefined) req.write(payload);
+    req.end();
+  });
+}
+
+/** One event of a watch, as the API server streams it. */
+export interface WatchEvent<T> {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+  object: T;
+}
+
+/**
+ * Streams the events of a watch (`path` with `watch=1` and where to start) to `onEvent` until the server ends it (at
+ * its `timeoutSeconds`: resolves) or it fails (an HTTP error, an ERROR event such as 410 Gone, a broken connection:
+ * rejects). Aborting `signal` resolves at once.
+ */
+export function watchJSON<T>(
+  server: APIServerAccess,
+  credentials: ClientCredentials,
+  path: string,
+  onEvent: (event: WatchEvent<T>) => void,
+  signal: AbortSignal,
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return resolve();
+    let done = false;
+    const finish = (err?: Error) => {
+      if (done) return;
+      done = true;
+      signal.removeEventListener('abort', onAbort);
+      req.destroy();
+      if (err === undefined || signal.aborted) resolve();
+      else reject(err);
+    };
+    const onAbort = () => finish();
+    const req = request(
+      new URL(path, server.url),
+      {
+        method: 'GET',
+        agent: watches,
+        ca: server.caPEM,
+        cert: credentials.certPEM,
+        key: credentials.keyPEM,
+        ...(server.tlsServerName ? { servername: server.tlsServerName } : {}),
+        headers: { accept: 'application/json' },
+      },
+      (res) => {
+        const status = res.statusCode ?? 0;
+        if (status !== 200) {
+          let text = '';
+          res.on('data', (c: Buffer) => (text += c.toString()));
+          res.on('end', () => finish(new HTTPError(status, text, `GET ${path}`)));
+          return;
+        }
+        res.setEncoding('utf8');
+        let buffered = '';
+        res.on('data', (chunk: string) => {
+          buffered += chunk;
+          let nl: number;
+          while (!done && (nl = buffered.indexOf('\n')) >= 0) {
+            const line = buffered.slice(0, nl).trim();
+            buffered = buffered.slice(nl + 1);
+            if (line === '') continue;
+            let event: WatchEvent<T>;
+            try {
+              event = JSON.parse(line) as WatchEvent<T>;
+            } catch {
+              return finish(new Error(`GET ${path}: malformed watch event`));
+            }
+            if (event.type === 'ERROR') {
+              const message = (event.object as { message?: string } | undefined)?.message ?? 'watch error';
+              return finish(new Error(`GET ${path}: ${message}`));
+            }
+            onEvent(event);
+          }
+        });
+        res.on('end', () => finish());
+        res.on('error', (e) => finish(e));
+        res.on('close', () => finish(new Error(`GET ${path}: watch connection closed`)));
+      },
+    );
+    signal.addEventListener('abort', onAbort, { once: true });
+    req.on('error', (e) => finish(e));
     req.end();
   });
 }

@@ -276,6 +276,7 @@ export class Machine {
     this.opts.snatToUpstreamDNS = settings.snatToUpstreamDNS;
     await this.network.programNATOutgoing();
     if (dnsNATChanged) this.network.forgetUpstreamDNSFlows();
+    this.nodeSync.resync();
     return true;
   }
 

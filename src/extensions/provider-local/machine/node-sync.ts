@@ -2,12 +2,14 @@
  * A machine's node sync: a loop that reads the Nodes with an identity that may list them (kube-proxy's, or the
  * kubelet's once it was issued one), and with it starts kube-proxy and the NetworkPolicy enforcer, writes the CNI
  * config once our Node has podCIDRs, publishes our Node's annotations and keeps the overlay and the pod network
- * (machine-network.ts) to the other Nodes.
+ * (machine-network.ts) to the other Nodes. It checks every NODE_SYNC_INTERVAL_MS, but reads from the API server
+ * only when something it acts on changed (resource-changes.ts: watches of the Nodes and the peers' Leases), when
+ * its own condition or user data is not published yet, or RESYNC_MS after its last read.
  */
 import { readFile, readlink } from 'node:fs/promises';
 import { dirname, isAbsolute, join } from 'node:path';
 import { NODE_APPLIED_USER_DATA_ANNOTATION } from '../../../apis/provider-local/v1alpha1/machine-user-data.js';
-import { requestJSON, type ClientCredentials, type NodeInfo } from './api-client.js';
+import { requestJSON, watchJSON, type ClientCredentials, type NodeInfo, type WatchEvent } from './api-client.js';
 import { CNI_BRIDGE, MACHINE_PATHS, cniConfig } from './config.js';
 import { writeFileInside } from './holder.js';
 import type { MachineNetwork } from './machine-network.js';
@@ -21,9 +23,15 @@ import {
 import { NetworkPolicyEnforcer, type EnforcerStatus } from './network-policy/enforcer.js';
 import { CONTROL_PLANE_PEER_LABEL, OVERLAY_UNDERLAY_ANNOTATION, type PeerLease } from './overlay.js';
 import { publishCondition, type NodeCondition } from './process-condition.js';
+import { RESYNC_MS, ResourceChanges, relevantNode, relevantPeerLease, watchPath } from './resource-changes.js';
 
-/** How often a machine reads the Nodes (its podCIDRs, the other machines' routes). */
+/** How often a machine checks whether it must read the Nodes (its podCIDRs, the other machines' routes). */
 export const NODE_SYNC_INTERVAL_MS = 2_000;
+
+const NODES_PATH = '/api/v1/nodes';
+const PEER_LEASES_PATH = `/apis/coordination.k8s.io/v1/namespaces/kube-system/leases?labelSelector=${encodeURIComponent(
+  CONTROL_PLANE_PEER_LABEL,
+)}`;
 
 /**
  * The credentials that may list the Nodes: kube-proxy's, or the kubelet's once it was issued one (undefined
@@ -60,6 +68,14 @@ export class NodeSync {
   private enforcer: NetworkPolicyEnforcer | undefined;
   /** Closes the enforcer's CNI hook socket; set while the hook serves (and the CNI config chains it). */
   private closeNetworkPolicyHook: (() => Promise<void>) | undefined;
+  /** The credentials of the last pass: the watches use them. */
+  private credentials: ClientCredentials | undefined;
+  private readonly nodes: ResourceChanges<NodeInfo>;
+  private readonly peerLeases: ResourceChanges<PeerLease>;
+  /** When the last pass that read everything succeeded; 0 until one did, or when one is asked for. */
+  private readAt = 0;
+  /** What the last pass published: the condition (as compared) and the user data checksum. */
+  private published: { condition: string; userData: string | undefined } | undefined;
 
   /**
    * @param startKubeProxy starts kube-proxy, once: the first sync that has credentials calls it
@@ -70,7 +86,23 @@ export class NodeSync {
     private readonly network: MachineNetwork,
     private readonly startKubeProxy: () => void,
     private readonly crashLoopCondition: () => NodeCondition,
-  ) {}
+  ) {
+    const watch =
+      <T>(path: string) =>
+      (resourceVersion: string, onEvent: (event: WatchEvent<T>) => void, signal: AbortSignal) => {
+        const credentials = this.credentials;
+        if (credentials === undefined) return Promise.reject(new Error('no credentials yet'));
+        return watchJSON(this.opts.apiServer, credentials, watchPath(path, resourceVersion), onEvent, signal);
+      };
+    const log = (line: string) => this.machine.log(line);
+    this.nodes = new ResourceChanges<NodeInfo>('Nodes', relevantNode, watch(NODES_PATH), log);
+    this.peerLeases = new ResourceChanges<PeerLease>(
+      'control plane peers',
+      relevantPeerLease,
+      watch(PEER_LEASES_PATH),
+      log,
+    );
+  }
 
   private get opts() {
     return this.machine.opts;
@@ -90,10 +122,26 @@ export class NodeSync {
     this.appliedUserData = checksum;
   }
 
-  /** Starts the loop: a pass now, then one every NODE_SYNC_INTERVAL_MS after the previous one ended. */
+  /** The next check reads everything again (the pod network's settings changed). */
+  resync(): void {
+    this.readAt = 0;
+  }
+
+  /** Whether a pass would change nothing: nothing it acts on changed since the last one, which was recent. */
+  private upToDate(): boolean {
+    if (this.readAt === 0 || Date.now() - this.readAt >= RESYNC_MS) return false;
+    if (this.cniWritten === undefined || this.nodes.hasChanged) return false;
+    if (this.network.overlay !== undefined && this.peerLeases.hasChanged) return false;
+    return (
+      this.published?.condition === conditionKey(this.crashLoopCondition()) &&
+      this.published.userData === this.appliedUserData
+    );
+  }
+
+  /** Starts the loop: a check now, then one every NODE_SYNC_INTERVAL_MS after the previous one ended. */
   start(): void {
     const tick = () => {
-      this.syncing = this.sync()
+      this.syncing = (this.upToDate() ? Promise.resolve() : this.sync())
         .catch((e: Error) => {
           if (this.lastSyncError !== e.message) this.machine.log(`node sync: ${e.message}`);
           this.lastSyncError = e.message;
@@ -109,6 +157,8 @@ export class NodeSync {
   cancel(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
+    this.nodes.stop();
+    this.peerLeases.stop();
   }
 
   /** Ends the loop after the pass under way, then the NetworkPolicy enforcer and its CNI hook. */
@@ -125,15 +175,26 @@ export class NodeSync {
   /** Forgets the CNI config written: the next deploy writes it again. */
   reset(): void {
     this.cniWritten = undefined;
+    this.readAt = 0;
   }
 
   /** One pass: the CNI config from our Node's podCIDRs, the routes to the other Nodes' podCIDRs. */
   async sync(): Promise<void> {
+    this.readAt = 0;
     const credentials = await nodeListCredentials(this.machine);
     if (credentials === undefined) return;
+    this.credentials = credentials;
     this.startKubeProxy();
     await this.startNetworkPolicyEnforcer(credentials);
-    const list = await requestJSON<{ items: NodeInfo[] }>(this.opts.apiServer, credentials, 'GET', '/api/v1/nodes');
+    const condition = this.crashLoopCondition();
+    const userData = this.appliedUserData;
+    this.nodes.listing();
+    const list = await requestJSON<{ items: NodeInfo[]; metadata?: { resourceVersion?: string } }>(
+      this.opts.apiServer,
+      credentials,
+      'GET',
+      NODES_PATH,
+    );
     this.lastSyncError = undefined;
     const self = list.items.find((n) => n.metadata.name === this.opts.name);
     const podCIDRs = self?.spec?.podCIDRs ?? [];
@@ -156,9 +217,13 @@ export class NodeSync {
     this.network.syncPodNetwork(list.items);
     // With the node's own identity: only it may write its Node's status.
     const own = 'credentials' in this.opts.join ? this.opts.join.credentials : credentials;
-    const condition = this.crashLoopCondition();
     if (self !== undefined && (await publishCondition(this.opts.apiServer, own, self, condition))) {
       this.machine.log(`${condition.type}=${condition.status}: ${condition.message}`);
+    }
+    this.nodes.listed(list.items, list.metadata?.resourceVersion);
+    if (self !== undefined) {
+      this.published = { condition: conditionKey(condition), userData };
+      this.readAt = Date.now();
     }
   }
 
@@ -206,14 +271,15 @@ export class NodeSync {
    * Nodes read them exists, or a failed request): the peers programmed so far stay.
    */
   private async controlPlanePeerLeases(credentials: ClientCredentials): Promise<PeerLease[] | undefined> {
-    const selector = encodeURIComponent(CONTROL_PLANE_PEER_LABEL);
     try {
-      const list = await requestJSON<{ items: PeerLease[] }>(
+      this.peerLeases.listing();
+      const list = await requestJSON<{ items: PeerLease[]; metadata?: { resourceVersion?: string } }>(
         this.opts.apiServer,
         credentials,
         'GET',
-        `/apis/coordination.k8s.io/v1/namespaces/kube-system/leases?labelSelector=${selector}`,
+        PEER_LEASES_PATH,
       );
+      this.peerLeases.listed(list.items, list.metadata?.resourceVersion);
       return list.items;
     } catch (e) {
       const message = (e as Error).message;
@@ -247,4 +313,8 @@ export class NodeSync {
     );
     this.machine.log(`published ${changed.map(([k, v]) => `${k}=${v}`).join(', ')}`);
   }
+}
+
+function conditionKey(c: NodeCondition): string {
+  return JSON.stringify([c.type, c.status, c.reason, c.message]);
 }

@@ -5,7 +5,8 @@
  * (`pods/proxy`, `services/proxy`, webhooks and aggregated APIs served in the shoot); the answers come back through
  * the overlay: the peer publishes itself in a Lease of the shoot's kube-system (renewed every PEER_LEASE_RENEW_MS,
  * deleted when it stops), from which the machines route its addresses back through the overlay (overlay.ts). The
- * Nodes are read, and the Lease written, with a client certificate bound to just that.
+ * Nodes are read, and the Lease written, with a client certificate bound to just that; read again when a watch says
+ * something the overlay uses changed (resource-changes.ts), or RESYNC_MS after the last read.
  */
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { ResourceClient } from '../../../runtime/client.js';
@@ -22,7 +23,9 @@ import {
   VXLANOverlay,
 } from './overlay.js';
 import { metav1MicroTime } from '../../../apis/meta/time.js';
+import { RESYNC_MS, ResourceChanges, WATCH_TIMEOUT_SECONDS, relevantNode } from './resource-changes.js';
 
+/** How often the peer checks whether its Lease is due or the Nodes changed. */
 export const OVERLAY_PEER_SYNC_MS = 2_000;
 /** How often the peer's Lease is renewed, and how long it counts without a renewal. */
 export const PEER_LEASE_RENEW_MS = 10_000;
@@ -82,6 +85,27 @@ export async function runOverlayPeer(opts: OverlayPeerOptions, signal: AbortSign
   let lastError: string | undefined;
   let lastRoutes = '';
   let renewedAt = 0;
+  let readAt = 0;
+  const nodes = new ResourceChanges<NodeInfo>(
+    'Nodes',
+    relevantNode,
+    (resourceVersion, onEvent, watchSignal) =>
+      new Promise<void>((resolve, reject) => {
+        const opts = { resourceVersion, allowWatchBookmarks: true, timeoutSeconds: WATCH_TIMEOUT_SECONDS };
+        client
+          .watch<NodeInfo & KubernetesObject>(
+            NODES,
+            opts,
+            (type, object) => onEvent({ type, object }),
+            (err) => (err === undefined ? resolve() : reject(err as Error)),
+          )
+          .then((handle) => {
+            if (watchSignal.aborted) return (handle.abort(), resolve());
+            watchSignal.addEventListener('abort', () => (handle.abort(), resolve()), { once: true });
+          }, reject);
+      }),
+    opts.log,
+  );
   try {
     while (!signal.aborted) {
       try {
@@ -93,14 +117,21 @@ export async function runOverlayPeer(opts: OverlayPeerOptions, signal: AbortSign
           });
           renewedAt = Date.now();
         }
-        const nodes = (await client.list<NodeInfo & { metadata: { name: string } }>(NODES, { signal })).items;
-        overlay.sync(nodes);
-        const routes = serviceRouteCommands(opts.serviceCIDRs, overlay.current());
-        for (const command of routes) run(command);
-        const summary = JSON.stringify(routes);
-        if (summary !== lastRoutes)
-          opts.log(`routes: ${routes.map((r) => `${r[3]} via ${r[5]}`).join(', ') || 'none'}`);
-        lastRoutes = summary;
+        if (nodes.hasChanged || Date.now() - readAt >= RESYNC_MS) {
+          readAt = 0;
+          nodes.listing();
+          const list = await client.list<NodeInfo & KubernetesObject>(NODES, { signal });
+          overlay.sync(list.items);
+          nodes.listed(list.items, list.resourceVersion);
+          const routes = serviceRouteCommands(opts.serviceCIDRs, overlay.current());
+          const summary = JSON.stringify(routes);
+          // Replaced when they change, and at each resync: a route someone removed comes back.
+          for (const command of routes) run(command);
+          if (summary !== lastRoutes)
+            opts.log(`routes: ${routes.map((r) => `${r[3]} via ${r[5]}`).join(', ') || 'none'}`);
+          lastRoutes = summary;
+          readAt = Date.now();
+        }
         lastError = undefined;
       } catch (e) {
         const message = (e as Error).message;
@@ -113,6 +144,7 @@ export async function runOverlayPeer(opts: OverlayPeerOptions, signal: AbortSign
       });
     }
   } finally {
+    nodes.stop();
     // Gone with the pod: the machines drop the peer at once instead of when its Lease runs out.
     await client
       .delete(LEASES, peerLeaseName(opts.name), 'kube-system', { signal: AbortSignal.timeout(3_000) })
