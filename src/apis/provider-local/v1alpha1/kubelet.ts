@@ -4,9 +4,44 @@
  * where the Shoot says nothing. The gardenlet renders them into that file; a machine without one (`up`'s seed Nodes)
  * uses them as they are.
  */
+import { labelValueErrors, qualifiedNameErrors } from '../../validation/object-meta.js';
 
 /** Where Gardener's OperatingSystemConfig carries the kubelet's configuration file. */
 export const KUBELET_CONFIG_FILE_PATH = '/var/lib/kubelet/config/kubelet';
+
+/**
+ * The labels the kubelet registers its Node with (its `--node-labels`, which its configuration file can't hold), one
+ * `key=value` per line: the pool's `worker.gardener.cloud/pool`, by which the gardenlet finds a pool's Nodes, as
+ * Gardener's kubelet unit sets it. They are a registration's: a Node registered already keeps the labels it has.
+ */
+export const KUBELET_NODE_LABELS_FILE_PATH = '/var/lib/kubelet/config/node-labels';
+
+/** The labels of a node-labels file; throws on a line that is not `key=value` with a valid label key and value. */
+export function parseNodeLabels(text: string): Record<string, string> {
+  const labels: Record<string, string> = {};
+  for (const [i, raw] of text.split('\n').entries()) {
+    const line = raw.trim();
+    if (line === '' || line.startsWith('#')) continue;
+    const eq = line.indexOf('=');
+    const [key, value] = eq < 0 ? [line, undefined] : [line.slice(0, eq), line.slice(eq + 1)];
+    const problems = value === undefined ? ['no "="'] : [...qualifiedNameErrors(key), ...labelValueErrors(value)];
+    if (problems.length > 0) {
+      throw new Error(
+        `${KUBELET_NODE_LABELS_FILE_PATH}: line ${i + 1} (${JSON.stringify(line)}): ${problems.join('; ')}`,
+      );
+    }
+    labels[key] = value!;
+  }
+  return labels;
+}
+
+/** A node-labels file's text for `labels`, keys sorted. */
+export function nodeLabelsFile(labels: Readonly<Record<string, string>>): string {
+  return Object.keys(labels)
+    .sort()
+    .map((k) => `${k}=${labels[k]}\n`)
+    .join('');
+}
 
 /**
  * The most processes and threads of one pod where the Shoot says nothing (`podPidsLimit`): the machines share one

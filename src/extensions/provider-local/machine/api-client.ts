@@ -170,7 +170,7 @@ export function watchJSON<T>(
 
 /** The parts of a Node a machine looks at. */
 export interface NodeInfo {
-  metadata: { name: string; annotations?: Record<string, string> };
+  metadata: { name: string; annotations?: Record<string, string>; labels?: Record<string, string> };
   spec?: { podCIDRs?: string[]; podCIDR?: string };
   status?: {
     addresses?: { type: string; address: string }[];

@@ -281,7 +281,16 @@ export function kubeconfig(opts: KubeconfigOptions): string {
 }
 
 /** kubelet's flags besides the config file. */
-export function kubeletArgs(opts: { nodeName: string; nodeIPs: string[]; bootstrap?: boolean }): string[] {
+export function kubeletArgs(opts: {
+  nodeName: string;
+  nodeIPs: string[];
+  bootstrap?: boolean;
+  /** The labels to register the Node with (`--node-labels`). */
+  nodeLabels?: Readonly<Record<string, string>>;
+}): string[] {
+  const labels = Object.entries(opts.nodeLabels ?? {})
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([k, v]) => `${k}=${v}`);
   return [
     `--config=${MACHINE_PATHS.kubeletConfig}`,
     `--kubeconfig=${MACHINE_PATHS.kubeletKubeconfig}`,
@@ -291,6 +300,7 @@ export function kubeletArgs(opts: { nodeName: string; nodeIPs: string[]; bootstr
     `--hostname-override=${opts.nodeName}`,
     // One address per family, primary first: the Node's InternalIPs, in this order.
     `--node-ip=${opts.nodeIPs.join(',')}`,
+    ...(labels.length > 0 ? [`--node-labels=${labels.join(',')}`] : []),
     '--v=1',
   ];
 }

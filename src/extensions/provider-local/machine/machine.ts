@@ -172,7 +172,7 @@ export class Machine {
       this.cgroup.create('system');
       await this.startHolder();
       await writeMachineConfigs(this.context());
-      await this.applyOperatingSystemConfig(this.opts.operatingSystemConfig, this.opts.sysctls);
+      const { nodeLabels } = await this.applyOperatingSystemConfig(this.opts.operatingSystemConfig, this.opts.sysctls);
       this.supervise('containerd', join(this.opts.binDir, 'containerd'), ['--config', MACHINE_PATHS.containerdConfig]);
       await waitForContainerd(machine, started + 60_000);
       await importImages(machine, this.opts.images);
@@ -183,6 +183,7 @@ export class Machine {
           nodeName: this.opts.name,
           nodeIPs: nodeIPsOf(this.opts),
           bootstrap: 'bootstrapToken' in this.opts.join,
+          nodeLabels,
         }),
       );
       // With a bootstrap token, kube-proxy waits for the kubelet's certificate (the node sync starts it).
@@ -244,12 +245,18 @@ export class Machine {
     })();
   }
 
-  /** The node agent's work (node-config.ts), at deploy and whenever the OSC or the worker's sysctls change. */
+  /**
+   * The node agent's work (node-config.ts), at deploy and whenever the OSC or the worker's sysctls change; the node
+   * sync then sets the labels it asks for on the Node.
+   */
   async applyOperatingSystemConfig(
     osc: { spec: { files?: File[] } },
     sysctls: Record<string, string> = {},
-  ): Promise<ApplyResult & { kubeletRestarted: boolean }> {
-    return applyMachineOperatingSystemConfig(this.context(), osc, sysctls, () => this.processes.find('kubelet'));
+  ): Promise<ApplyResult & { kubeletRestarted: boolean; nodeLabels: Record<string, string> }> {
+    const kubelet = () => this.processes.find('kubelet');
+    const result = await applyMachineOperatingSystemConfig(this.context(), osc, sysctls, kubelet);
+    this.nodeSync.labelsApplied(result.nodeLabels);
+    return result;
   }
 
   /** One pass of the node sync (node-sync.ts). */

@@ -9,7 +9,11 @@ import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { parse as parseYAML } from 'yaml';
 import type { File } from '../../../apis/extensions/v1alpha1/operatingsystemconfig.js';
-import { KUBELET_CONFIG_FILE_PATH } from '../../../apis/provider-local/v1alpha1/kubelet.js';
+import {
+  KUBELET_CONFIG_FILE_PATH,
+  KUBELET_NODE_LABELS_FILE_PATH,
+  parseNodeLabels,
+} from '../../../apis/provider-local/v1alpha1/kubelet.js';
 import type { SupervisedProcess } from '../../../system/supervisor.js';
 import {
   applyOperatingSystemConfig,
@@ -132,8 +136,9 @@ export async function applyMachineOperatingSystemConfig(
   osc: { spec: { files?: File[] } },
   sysctls: Record<string, string>,
   kubelet: () => SupervisedProcess | undefined,
-): Promise<ApplyResult & { kubeletRestarted: boolean }> {
+): Promise<ApplyResult & { kubeletRestarted: boolean; nodeLabels: Record<string, string> }> {
   const kubeletOptions = kubeletConfigFor(machine, osc);
+  const nodeLabels = nodeLabelsFor(machine, osc);
   const target = directoryTarget({ rootDir: machine.rootDir, netns: machine.netns });
   // A kernel parameter's value the kernel refuses is the configuration's problem, as is a file it can't decode.
   const configured: NodeAgentTarget = {
@@ -149,7 +154,17 @@ export async function applyMachineOperatingSystemConfig(
       : e;
   });
   for (const s of result.sysctls.skipped) machine.log(`sysctl ${s.key} skipped: ${s.reason}`);
-  return { ...result, kubeletRestarted: await updateKubeletConfig(machine, kubeletOptions, kubelet) };
+  return { ...result, kubeletRestarted: await updateKubeletConfig(machine, kubeletOptions, kubelet), nodeLabels };
+}
+
+/** The labels the OSC's node-labels file asks the kubelet to register its Node with (none without one). */
+function nodeLabelsFor(machine: MachineContext, osc: { spec: { files?: File[] } }): Record<string, string> {
+  const file = decodeFiles(osc.spec.files).files.find((f) => f.path === KUBELET_NODE_LABELS_FILE_PATH);
+  try {
+    return file ? parseNodeLabels(file.content.toString('utf8')) : {};
+  } catch (e) {
+    throw new MachineConfigurationError(`machine ${machine.opts.name}: ${(e as Error).message}`);
+  }
 }
 
 /** The kubelet configuration for an OSC: its kubelet file's settings (if it has one) with the machine's own. */

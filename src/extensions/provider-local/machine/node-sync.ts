@@ -65,6 +65,8 @@ export class NodeSync {
   private lastPeerLeaseError: string | undefined;
   /** The checksum of the user data applied last, published on our Node. */
   private appliedUserData: string | undefined;
+  /** The labels the user data gives our Node, published on it: a Node registered before has none of them. */
+  private nodeLabels: Readonly<Record<string, string>> = {};
   private enforcer: NetworkPolicyEnforcer | undefined;
   /** Closes the enforcer's CNI hook socket; set while the hook serves (and the CNI config chains it). */
   private closeNetworkPolicyHook: (() => Promise<void>) | undefined;
@@ -74,8 +76,9 @@ export class NodeSync {
   private readonly peerLeases: ResourceChanges<PeerLease>;
   /** When the last pass that read everything succeeded; 0 until one did, or when one is asked for. */
   private readAt = 0;
-  /** What the last pass published: the condition (as compared) and the user data checksum. */
-  private published: { condition: string; userData: string | undefined } | undefined;
+  /** What the last pass published: the condition (as compared), the user data checksum and the labels. */
+  private published:
+    { condition: string; userData: string | undefined; labels: Readonly<Record<string, string>> } | undefined;
 
   /**
    * @param startKubeProxy starts kube-proxy, once: the first sync that has credentials calls it
@@ -122,6 +125,11 @@ export class NodeSync {
     this.appliedUserData = checksum;
   }
 
+  /** Records the labels the user data gives our Node; the next Node sync sets those it lacks. */
+  labelsApplied(labels: Readonly<Record<string, string>>): void {
+    this.nodeLabels = labels;
+  }
+
   /** The next check reads everything again (the pod network's settings changed). */
   resync(): void {
     this.readAt = 0;
@@ -134,7 +142,8 @@ export class NodeSync {
     if (this.network.overlay !== undefined && this.peerLeases.hasChanged) return false;
     return (
       this.published?.condition === conditionKey(this.crashLoopCondition()) &&
-      this.published.userData === this.appliedUserData
+      this.published.userData === this.appliedUserData &&
+      this.published.labels === this.nodeLabels
     );
   }
 
@@ -188,6 +197,7 @@ export class NodeSync {
     await this.startNetworkPolicyEnforcer(credentials);
     const condition = this.crashLoopCondition();
     const userData = this.appliedUserData;
+    const labels = this.nodeLabels;
     this.nodes.listing();
     const list = await requestJSON<{ items: NodeInfo[]; metadata?: { resourceVersion?: string } }>(
       this.opts.apiServer,
@@ -210,7 +220,7 @@ export class NodeSync {
         this.machine.log(`CNI configured for ${podCIDRs.join(', ')}`);
       }
     }
-    if (self !== undefined) await this.publishAnnotations(self, credentials);
+    if (self !== undefined) await this.publishMetadata(self, credentials, labels);
     if (this.network.overlay !== undefined) {
       this.network.overlay.sync(list.items, await this.controlPlanePeerLeases(credentials));
     }
@@ -222,7 +232,7 @@ export class NodeSync {
     }
     this.nodes.listed(list.items, list.metadata?.resourceVersion);
     if (self !== undefined) {
-      this.published = { condition: conditionKey(condition), userData };
+      this.published = { condition: conditionKey(condition), userData, labels };
       this.readAt = Date.now();
     }
   }
@@ -291,27 +301,37 @@ export class NodeSync {
 
   /**
    * Says on our Node what the others and the gardenlet read there: the address our overlay runs over (where the
-   * other machines' overlays look for it) and the checksum of the user data applied last (as gardener-node-agent
-   * says which configuration it applied).
+   * other machines' overlays look for it), the checksum of the user data applied last (as gardener-node-agent says
+   * which configuration it applied), and the user data's labels (the kubelet sets them when it registers the Node;
+   * a Node registered before they were asked for gets them here).
    */
-  private async publishAnnotations(self: NodeInfo, credentials: ClientCredentials): Promise<void> {
+  private async publishMetadata(
+    self: NodeInfo,
+    credentials: ClientCredentials,
+    labels: Readonly<Record<string, string>>,
+  ): Promise<void> {
     const want: Record<string, string> = {};
     if (this.network.overlay !== undefined && this.opts.underlay !== undefined) {
       want[OVERLAY_UNDERLAY_ANNOTATION] = this.opts.underlay;
     }
     if (this.appliedUserData !== undefined) want[NODE_APPLIED_USER_DATA_ANNOTATION] = this.appliedUserData;
-    const changed = Object.entries(want).filter(([k, v]) => self.metadata.annotations?.[k] !== v);
-    if (changed.length === 0) return;
+    const annotations = Object.entries(want).filter(([k, v]) => self.metadata.annotations?.[k] !== v);
+    const missingLabels = Object.entries(labels).filter(([k, v]) => self.metadata.labels?.[k] !== v);
+    if (annotations.length === 0 && missingLabels.length === 0) return;
+    const metadata = {
+      ...(annotations.length > 0 ? { annotations: Object.fromEntries(annotations) } : {}),
+      ...(missingLabels.length > 0 ? { labels: Object.fromEntries(missingLabels) } : {}),
+    };
     await requestJSON(
       this.opts.apiServer,
       credentials,
       'PATCH',
       `/api/v1/nodes/${this.opts.name}`,
-      { metadata: { annotations: Object.fromEntries(changed) } },
+      { metadata },
       5_000,
       'application/merge-patch+json',
     );
-    this.machine.log(`published ${changed.map(([k, v]) => `${k}=${v}`).join(', ')}`);
+    this.machine.log(`published ${[...annotations, ...missingLabels].map(([k, v]) => `${k}=${v}`).join(', ')}`);
   }
 }
 

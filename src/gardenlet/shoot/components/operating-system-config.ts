@@ -3,7 +3,11 @@ import { stringify } from 'yaml';
 import type { Shoot, Worker } from '../../../apis/core/v1beta1/shoot.js';
 import { API_VERSION } from '../../../apis/extensions/v1alpha1/common.js';
 import type { OperatingSystemConfig } from '../../../apis/extensions/v1alpha1/operatingsystemconfig.js';
-import { KUBELET_CONFIG_FILE_PATH } from '../../../apis/provider-local/v1alpha1/kubelet.js';
+import {
+  KUBELET_CONFIG_FILE_PATH,
+  KUBELET_NODE_LABELS_FILE_PATH,
+  nodeLabelsFile,
+} from '../../../apis/provider-local/v1alpha1/kubelet.js';
 import type { IPFamily } from '../../../net/cidr.js';
 import { seedNamespaceName, shootLabels } from '../../../apis/core/v1beta1/names.js';
 import { effectiveKubeletConfig, KUBELET_UNIT, kubeletConfiguration } from './kubelet-config.js';
@@ -40,8 +44,9 @@ export function operatingSystemConfigName(shoot: Shoot, pool: string): string {
 
 /**
  * A pool's worker `OperatingSystemConfig`, one per pool as Gardener's: the kernel settings file and the unit that
- * applies it, and the kubelet's configuration file (the pool's kubelet settings, kubelet-config.ts) with the unit the
- * node agent restarts when it changes.
+ * applies it, and the kubelet's configuration file (the pool's kubelet settings, kubelet-config.ts) and the labels it
+ * registers its Node with (the pool's `worker.gardener.cloud/pool`, by which the gardenlet finds the pool's Nodes),
+ * with the unit the node agent restarts when they change.
  */
 export function desiredOperatingSystemConfig(shoot: Shoot, worker: Worker): OperatingSystemConfig {
   const image = (worker.machine?.image as { name?: unknown } | undefined)?.name;
@@ -70,10 +75,20 @@ export function desiredOperatingSystemConfig(shoot: Shoot, worker: Worker): Oper
           permissions: 0o600,
           content: { inline: { encoding: '', data: stringify(kubelet) } },
         },
+        {
+          path: KUBELET_NODE_LABELS_FILE_PATH,
+          permissions: 0o644,
+          content: { inline: { encoding: '', data: nodeLabelsFile({ [WORKER_POOL_LABEL]: worker.name }) } },
+        },
       ],
       units: [
         { name: SYSCTL_UNIT, command: 'restart', enable: true, filePaths: [SYSCTL_FILE_PATH] },
-        { name: KUBELET_UNIT, command: 'restart', enable: true, filePaths: [KUBELET_CONFIG_FILE_PATH] },
+        {
+          name: KUBELET_UNIT,
+          command: 'restart',
+          enable: true,
+          filePaths: [KUBELET_CONFIG_FILE_PATH, KUBELET_NODE_LABELS_FILE_PATH],
+        },
       ],
     },
   };

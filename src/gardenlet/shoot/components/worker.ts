@@ -38,17 +38,12 @@ import { ensureControlPlaneSecrets } from './control-plane.js';
 import { coreDNSReady } from './coredns.js';
 import { ensureBootstrapToken } from './machine-bootstrap.js';
 import { effectiveKubeletConfig } from './kubelet-config.js';
-import { operatingSystemConfigName } from './operating-system-config.js';
+import { operatingSystemConfigName, WORKER_POOL_LABEL } from './operating-system-config.js';
 import { machineNetworking, workerPools } from './workers.js';
 import type { HealthCheck, WorkersHealth } from '../care/health.js';
 import { type ManagedResource } from '../../../apis/resources/v1alpha1/managedresource.js';
 
 export const WORKER_TYPE = 'local';
-
-/** The name of a pool's i-th machine pod, which is its Node's: provider-local's StatefulSet `machine-<pool>`. */
-export function machinePodName(pool: string, index: number): string {
-  return `machine-${pool}-${index}`;
-}
 
 export function userDataSecretName(pool: string): string {
   return `worker-user-data-${pool}`;
@@ -279,7 +274,9 @@ export class ShootWorker implements DeployWaiter {
     const shootClient = await this.shootClient(ctx);
     try {
       const nodes = await shootClient.list(Refs.node, { signal: ctx.signal });
-      const machines = nodes.items.map((n) => n.metadata?.name ?? '').filter((name) => /^machine-/.test(name));
+      const machines = nodes.items
+        .filter((n) => n.metadata?.labels?.[WORKER_POOL_LABEL] !== undefined)
+        .map((n) => n.metadata?.name ?? '');
       if (machines.length > 0) {
         throw new NotReadyError(`waiting for the provider to delete the Nodes of the machines: ${machines.join(', ')}`);
       }
@@ -316,21 +313,26 @@ interface NodeStatus extends KubernetesObject {
 }
 
 /**
- * The wanted machines' Nodes whose applied user data (NODE_APPLIED_USER_DATA_ANNOTATION) is not their pool's
- * latest as the Worker's annotations say it; a pool without a checksum there is not judged.
+ * The pools' Nodes (by their `worker.gardener.cloud/pool` label, which the kubelet registers them with from the user
+ * data) whose applied user data (NODE_APPLIED_USER_DATA_ANNOTATION) is not their pool's latest as the Worker's
+ * annotations say it, and the pools with fewer Nodes than their minimum; a pool without a checksum there is not
+ * judged. Read once the Worker reports Succeeded: the Nodes of machines scaled away are gone by then.
  */
 export function nodesBehindUserData(
   nodes: readonly KubernetesObject[],
   shoot: Shoot,
   workerAnnotations: Readonly<Record<string, string>>,
 ): string[] {
-  const byName = new Map(nodes.map((n) => [n.metadata?.name ?? '', n]));
   return workerPools(shoot).flatMap((pool) => {
     const want = workerAnnotations[workerUserDataAnnotation(pool.name)];
     if (want === undefined) return [];
-    return Array.from({ length: Math.max(0, pool.minimum) }, (_, i) => machinePodName(pool.name, i)).filter(
-      (name) => byName.get(name)?.metadata?.annotations?.[NODE_APPLIED_USER_DATA_ANNOTATION] !== want,
-    );
+    const ofPool = nodes.filter((n) => n.metadata?.labels?.[WORKER_POOL_LABEL] === pool.name);
+    const behind = ofPool
+      .filter((n) => n.metadata?.annotations?.[NODE_APPLIED_USER_DATA_ANNOTATION] !== want)
+      .map((n) => n.metadata?.name ?? '');
+    const minimum = Math.max(0, pool.minimum);
+    const missing = ofPool.length < minimum ? [`pool ${pool.name}: ${ofPool.length} of ${minimum} Nodes`] : [];
+    return [...behind.sort(), ...missing];
   });
 }
 

@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { kubeletConfiguration } from '../../../../src/gardenlet/shoot/components/kubelet-config.js';
-import { KUBELET_CONFIG_FILE_PATH } from '../../../../src/apis/provider-local/v1alpha1/kubelet.js';
+import {
+  KUBELET_CONFIG_FILE_PATH,
+  KUBELET_NODE_LABELS_FILE_PATH,
+  nodeLabelsFile,
+  parseNodeLabels,
+} from '../../../../src/apis/provider-local/v1alpha1/kubelet.js';
 import {
   MACHINE_PATHS,
   kubeletConfigObject,
@@ -121,6 +126,25 @@ describe('machine configuration', () => {
       '--node-ip=fd00:10:1::a,10.10.0.10',
     );
     expect(kubeletArgs({ nodeName: 'm1', nodeIPs: ['fd00:10:1::a'] })).toContain('--hostname-override=m1');
+  });
+
+  it("kubelet flags: the user data's labels, sorted, as --node-labels; none without any", () => {
+    const labels = { 'worker.gardener.cloud/pool': 'w', 'a.example/b': '' };
+    expect(kubeletArgs({ nodeName: 'm1', nodeIPs: ['fd00::a'], nodeLabels: labels })).toContain(
+      '--node-labels=a.example/b=,worker.gardener.cloud/pool=w',
+    );
+    expect(kubeletArgs({ nodeName: 'm1', nodeIPs: ['fd00::a'], nodeLabels: {} }).join(' ')).not.toMatch(/node-labels/);
+  });
+
+  it('node labels file: key=value lines round-trip; a line that is not a label names its line and problem', () => {
+    const labels = { 'worker.gardener.cloud/pool': 'pool-1', tier: '' };
+    expect(nodeLabelsFile(labels)).toBe('tier=\nworker.gardener.cloud/pool=pool-1\n');
+    expect(parseNodeLabels(`# the pool\n\n${nodeLabelsFile(labels)}`)).toEqual(labels);
+    expect(() => parseNodeLabels('worker.gardener.cloud/pool\n')).toThrow(
+      `${KUBELET_NODE_LABELS_FILE_PATH}: line 1 ("worker.gardener.cloud/pool"): no "="`,
+    );
+    expect(() => parseNodeLabels('a=1\nbad key=x\n')).toThrow(/line 2 \("bad key=x"\): name part must consist/);
+    expect(() => parseNodeLabels(`a=${'v'.repeat(64)}`)).toThrow(/line 1 .*must be no more than 63 characters/);
   });
 
   it('kube-proxy: nftables mode, the shoot pods as cluster CIDR, conntrack limits left to the host', () => {

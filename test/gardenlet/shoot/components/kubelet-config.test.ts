@@ -1,16 +1,21 @@
 /**
  * The kubelet configuration file of each pool's worker OperatingSystemConfig: the Shoot's settings, a pool's
- * replacing them, the machines' defaults where nothing is set.
+ * replacing them, the machines' defaults where nothing is set; and the labels the kubelet registers its Node with.
  */
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { KubeletConfig, Shoot } from '../../../../src/apis/core/v1beta1/shoot.js';
 import {
   KUBELET_CONFIG_FILE_PATH,
+  KUBELET_NODE_LABELS_FILE_PATH,
   MACHINE_KUBELET_DEFAULTS,
+  parseNodeLabels,
 } from '../../../../src/apis/provider-local/v1alpha1/kubelet.js';
 import { kubeletConfiguration } from '../../../../src/gardenlet/shoot/components/kubelet-config.js';
-import { desiredOperatingSystemConfigs } from '../../../../src/gardenlet/shoot/components/operating-system-config.js';
+import {
+  desiredOperatingSystemConfigs,
+  WORKER_POOL_LABEL,
+} from '../../../../src/gardenlet/shoot/components/operating-system-config.js';
 import { ipv6ShootObject } from '../../../fixtures/objects.js';
 
 function shootWith(shootWide: KubeletConfig | undefined, pools: Record<string, KubeletConfig | undefined>): Shoot {
@@ -115,5 +120,16 @@ describe('the kubelet configuration of the worker OperatingSystemConfigs', () =>
   it('changes the file when a setting changes, and only then', () => {
     expect(kubeletConfiguration({ seccompDefault: true })).toEqual(kubeletConfiguration({ seccompDefault: true }));
     expect(kubeletConfiguration({ maxPods: 100 })).not.toEqual(kubeletConfiguration({ maxPods: 101 }));
+  });
+
+  it("gives each pool's Nodes the pool's label through the kubelet, restarting it when the labels change", () => {
+    for (const osc of desiredOperatingSystemConfigs(shootWith(undefined, { a: undefined, b: undefined }))) {
+      const pool = osc.metadata.labels![WORKER_POOL_LABEL]!;
+      const file = osc.spec.files!.find((f) => f.path === KUBELET_NODE_LABELS_FILE_PATH)!;
+      expect(parseNodeLabels(file.content.inline!.data)).toEqual({ [WORKER_POOL_LABEL]: pool });
+      expect(osc.spec.units!.find((u) => u.name === 'kubelet.service')?.filePaths).toContain(
+        KUBELET_NODE_LABELS_FILE_PATH,
+      );
+    }
   });
 });

@@ -9,6 +9,7 @@ import {
   staleUserDataSecrets,
   userDataSecretName,
 } from '../../../../src/gardenlet/shoot/components/worker.js';
+import { WORKER_POOL_LABEL } from '../../../../src/gardenlet/shoot/components/operating-system-config.js';
 import {
   machineBootstrapObjects,
   newBootstrapToken,
@@ -105,22 +106,27 @@ describe("the shoot's Worker", () => {
     expect(staleUserDataSecrets(undefined, shoot)).toEqual([]);
   });
 
-  it("names the wanted machines' Nodes that do not run their pool's latest user data", () => {
+  it("names the pools' Nodes, by their pool label, that do not run their pool's latest user data", () => {
     const [w, x] = [userDataChecksum('w-data'), userDataChecksum('x-data')];
-    const node = (name: string, applied?: string) => ({
-      metadata: { name, ...(applied ? { annotations: { [NODE_APPLIED_USER_DATA_ANNOTATION]: applied } } : {}) },
+    const node = (name: string, pool: string | undefined, applied?: string) => ({
+      metadata: {
+        name,
+        ...(pool ? { labels: { [WORKER_POOL_LABEL]: pool } } : {}),
+        ...(applied ? { annotations: { [NODE_APPLIED_USER_DATA_ANNOTATION]: applied } } : {}),
+      },
     });
     const annotations = { [workerUserDataAnnotation('w')]: w, [workerUserDataAnnotation('x')]: x };
-    const nodes = [node('machine-w-0', w), node('machine-w-1', x), node('machine-x-0'), node('machine-w-2', 'old')];
-    // machine-w-1 runs the other pool's data, machine-x-0 none yet; machine-w-2 is beyond the pool's minimum.
-    expect(nodesBehindUserData(nodes, shoot, annotations)).toEqual(['machine-w-1', 'machine-x-0']);
-    // A wanted machine without a Node is behind too; a pool without a checksum on the Worker is not judged.
-    expect(nodesBehindUserData([node('machine-w-0', w)], shoot, { [workerUserDataAnnotation('w')]: w })).toEqual([
-      'machine-w-1',
+    // Names say nothing: the label does. n2 runs the other pool's data, n3 none yet; a Node of no pool (a seed's,
+    // or one of another provider) is not judged.
+    const nodes = [node('n1', 'w', w), node('n2', 'w', x), node('n3', 'x'), node('other', undefined, 'old')];
+    expect(nodesBehindUserData(nodes, shoot, annotations)).toEqual(['n2', 'n3']);
+    // A pool with fewer Nodes than its minimum (2 for w) says so; a pool without a checksum on the Worker is not judged.
+    expect(nodesBehindUserData([node('n1', 'w', w)], shoot, { [workerUserDataAnnotation('w')]: w })).toEqual([
+      'pool w: 1 of 2 Nodes',
     ]);
-    expect(
-      nodesBehindUserData([node('machine-w-0', w), node('machine-w-1', w), node('machine-x-0', x)], shoot, annotations),
-    ).toEqual([]);
+    expect(nodesBehindUserData([node('a', 'w', w), node('b', 'w', w), node('c', 'x', x)], shoot, annotations)).toEqual(
+      [],
+    );
     expect(userDataChecksum('w-data')).toMatch(/^[0-9a-f]{64}$/);
     expect(userDataChecksum('w-data')).not.toBe(userDataChecksum('w-data '));
   });
