@@ -148,7 +148,12 @@ describe('desired objects of an IPv6 shoot', () => {
         enable: true,
         filePaths: ['/etc/sysctl.d/99-k8s-general.conf'],
       },
-      { name: 'kubelet.service', command: 'restart', enable: true, filePaths: ['/var/lib/kubelet/config/kubelet'] },
+      {
+        name: 'kubelet.service',
+        command: 'restart',
+        enable: true,
+        filePaths: ['/var/lib/kubelet/config/kubelet', '/var/lib/kubelet/config/node-labels'],
+      },
     ]);
   });
 

@@ -2,6 +2,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import type { Shoot } from '../../../../src/apis/core/v1beta1/shoot.js';
 import type { ResourceClient } from '../../../../src/runtime/client.js';
+import { WORKER_POOL_LABEL } from '../../../../src/gardenlet/shoot/components/operating-system-config.js';
 import { ErrorWithCodes, errorCodesOf, NotReadyError, StepError } from '../../../../src/gardenlet/component.js';
 import {
   ShootWorker,
@@ -85,11 +86,11 @@ describe("EveryNodeReady's message", () => {
 
 describe("the Nodes of machines that go: the provider's to delete, never the gardenlet's", () => {
   /** A shoot client with these Nodes that records deletions. */
-  const shootWith = (nodes: { name: string; ready: boolean }[], deleted: string[]) => async () =>
+  const shootWith = (nodes: { name: string; ready: boolean; pool?: string }[], deleted: string[]) => async () =>
     ({
       list: async () => ({
         items: nodes.map((n) => ({
-          metadata: { name: n.name },
+          metadata: { name: n.name, ...(n.pool ? { labels: { [WORKER_POOL_LABEL]: n.pool } } : {}) },
           status: { conditions: [{ type: 'Ready', status: n.ready ? 'True' : 'False' }] },
         })),
       }),
@@ -103,13 +104,19 @@ describe("the Nodes of machines that go: the provider's to delete, never the gar
       list: async () => ({ items: [] }),
       get: async () => ({ metadata: { name: 'kube-apiserver' }, status: { readyReplicas: 1 } }),
     } as unknown as ResourceClient;
-    const error = await new ShootWorker(seed, shoot, {}, shootWith([{ name: 'machine-w-0', ready: true }], deleted))
+    // The machines' Nodes are those of a pool (their worker.gardener.cloud/pool label), whatever their names.
+    const nodes = [
+      { name: 'n-0', ready: true, pool: 'w' },
+      { name: 'not-a-machine', ready: true },
+    ];
+    const error = await new ShootWorker(seed, shoot, {}, shootWith(nodes, deleted))
       .waitHibernated(ctx)
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(NotReadyError);
-    expect((error as Error).message).toBe('waiting for the provider to delete the Nodes of the machines: machine-w-0');
+    expect((error as Error).message).toBe('waiting for the provider to delete the Nodes of the machines: n-0');
     expect(deleted).toEqual([]);
     await new ShootWorker(seed, shoot, {}, shootWith([], deleted)).waitHibernated(ctx);
+    await new ShootWorker(seed, shoot, {}, shootWith([nodes[1]!], deleted)).waitHibernated(ctx);
   });
 
   it('counts the Node of a machine scaled away as not Ready while it is there, deleting none', async () => {
