@@ -7,11 +7,8 @@
 import type { KubernetesObject, V1StatefulSet } from '@kubernetes/client-node';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { Worker } from '../../src/apis/extensions/v1alpha1/worker.js';
-import {
-  JOIN_PROBLEM_CACHE_MS,
-  WorkerReconciler,
-  WORKER_FINALIZER,
-} from '../../src/extensions/provider-local/worker/reconciler.js';
+import { WorkerReconciler, WORKER_FINALIZER } from '../../src/extensions/provider-local/worker/reconciler.js';
+import { JOIN_PROBLEM_CACHE_MS } from '../../src/extensions/provider-local/worker/machine-readiness.js';
 import { Refs } from '../../src/apis/refs.js';
 import { IMAGES } from '../../src/imagevector/images.js';
 import { localCloudProfile } from '../../src/extensions/provider-local/cloudprofile.js';

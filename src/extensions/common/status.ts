@@ -9,6 +9,9 @@ import { metav1Time } from '../../apis/meta/time.js';
 
 export type OperationType = 'Create' | 'Reconcile' | 'Delete';
 
+/** Gardener's error code (`gardencorev1beta1.ErrorCode`) for a problem only a change of the object fixes. */
+export const ERR_CONFIGURATION_PROBLEM = 'ERR_CONFIGURATION_PROBLEM';
+
 /** What an operation on an extension object ended with, or where it stands. */
 export type ExtensionOutcome =
   | { readonly state: 'Succeeded'; readonly description: string }

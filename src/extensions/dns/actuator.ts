@@ -1,6 +1,7 @@
 /**
  * The provider part of the `local` DNS extension: what publishing and removing a DNSRecord means at a DNS server
- * that takes RFC 2136 updates (BIND9 in the local setup). The generic part (finalizer, status) is the reconciler's.
+ * that takes RFC 2136 updates (BIND9 in the local setup), and how it went, with Gardener's error codes. The generic
+ * part (finalizer, status, retries) is the extension reconciler's (src/extensions/common/reconciler.ts).
  */
 import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
 import type { DNSRecord } from '../../apis/extensions/v1alpha1/dnsrecord.js';
@@ -8,7 +9,8 @@ import { Refs } from '../../apis/refs.js';
 import { type ResourceClient } from '../../runtime/client.js';
 import { isForbidden } from '../../runtime/errors.js';
 import type { Logger } from '../../runtime/log.js';
-import { ConfigurationError } from './errors.js';
+import type { Actuator, ActuatorError, ActuatorOutcome } from '../common/reconciler.js';
+import { ConfigurationError, errorCodes } from './errors.js';
 import {
   deleteOwned,
   isOwnerRecordName,
@@ -214,12 +216,7 @@ export interface Published {
 }
 
 /** Gardener's split: the actuator does the provider work, the reconciler the bookkeeping. */
-export interface DNSRecordActuator {
-  /** Publishes the record (and removes an RRset it published before under another name or type). */
-  reconcile(record: DNSRecord, ctx: ActuatorContext): Promise<Published>;
-  /** Removes the record's RRset; succeeds when it is already gone. */
-  delete(record: DNSRecord, ctx: ActuatorContext): Promise<void>;
-}
+export type DNSRecordActuator = Actuator<DNSRecord, Published>;
 
 export interface LocalDNSActuatorOptions {
   readonly client: ResourceClient;
@@ -249,7 +246,39 @@ export class LocalDNSActuator implements DNSRecordActuator {
         }));
   }
 
-  async reconcile(record: DNSRecord, ctx: ActuatorContext): Promise<Published> {
+  /** Publishes the record (and removes an RRset it published before under another name or type). */
+  async reconcile(ctx: ActuatorContext, record: DNSRecord): Promise<ActuatorOutcome<Published>> {
+    try {
+      const published = await this.publish(record, ctx);
+      const { recordType, name } = record.spec;
+      return {
+        state: 'Succeeded',
+        description: `${recordType} ${name} published at ${published.server}`,
+        result: published,
+      };
+    } catch (e) {
+      return failed(e);
+    }
+  }
+
+  /** Removes the record's RRset; succeeds when it is already gone. */
+  async delete(ctx: ActuatorContext, record: DNSRecord): Promise<ActuatorOutcome<Published>> {
+    try {
+      await this.unpublish(record, ctx);
+      return { state: 'Succeeded', description: 'DNS record removed' };
+    } catch (e) {
+      // The record may still be published: the finalizer stays, the controller retries with backoff.
+      return failed(e);
+    }
+  }
+
+  /** `status.zone` and `status.providerStatus` of a published record. */
+  statusFields(_record: DNSRecord, outcome: ActuatorOutcome<Published>): Record<string, unknown> {
+    if (outcome.state !== 'Succeeded' || !outcome.result) return {};
+    return { zone: outcome.result.zone, providerStatus: outcome.result.providerStatus };
+  }
+
+  private async publish(record: DNSRecord, ctx: ActuatorContext): Promise<Published> {
     const owner = recordOwner(record);
     const provider = await this.provider(record, ctx);
     const rrset = desiredRRset(record, provider);
@@ -274,7 +303,7 @@ export class LocalDNSActuator implements DNSRecordActuator {
     };
   }
 
-  async delete(record: DNSRecord, ctx: ActuatorContext): Promise<void> {
+  private async unpublish(record: DNSRecord, ctx: ActuatorContext): Promise<void> {
     try {
       checkSecretNamespace(record);
     } catch (e) {
@@ -346,6 +375,11 @@ export class LocalDNSActuator implements DNSRecordActuator {
     if (!secret) throw new ConfigurationError(`secret ${namespace ?? ''}/${ref.name} (spec.secretRef) not found`);
     return providerFromSecret(secret);
   }
+}
+
+/** A failed publish or removal: its message, its error codes, and the error to retry with. */
+function failed(e: unknown): ActuatorError {
+  return { state: 'Error', description: e instanceof Error ? e.message : String(e), codes: errorCodes(e), error: e };
 }
 
 function withDot(zone: string): string {

@@ -1,17 +1,32 @@
 /**
- * What the calico Network extension makes of a Network, as pure functions: the rendered manifests in a Secret, the
- * ManagedResource `extension-networking-calico` that hands them to the shoot, and the Network's status.
+ * The calico Network extension's actuator. What it makes of a Network, as pure functions: the rendered manifests in a
+ * Secret, the ManagedResource `extension-networking-calico` that hands them to the shoot, and the Network's status;
+ * and the actuator that writes them (CalicoNetworkActuator). Deletion removes the ManagedResource, waits until it is
+ * gone (a resource manager may hold it with its own finalizer while it cleans up the shoot), then removes the Secret.
+ * The generic part (finalizer, status, retries) is the extension reconciler's (src/extensions/common/reconciler.ts).
  */
+import type { KubernetesObject } from '@kubernetes/client-node';
 import { managedResourceObjects, type ManifestSecret } from '../../apis/resources/v1alpha1/manifests.js';
 import type { Network } from '../../apis/extensions/v1alpha1/network.js';
 import { errorString, type ErrorList } from '../../apis/field/index.js';
+import { Refs } from '../../apis/refs.js';
 import { IP_FAMILIES, type IPFamily } from '../../net/cidr.js';
-import { extensionStatusPatch } from '../common/status.js';
+import type { ResourceClient } from '../../runtime/client.js';
+import { TerminalError, type ReconcileContext } from '../../runtime/controller.js';
+import type { Actuator, ActuatorOutcome } from '../common/reconciler.js';
+import { ERR_CONFIGURATION_PROBLEM, extensionStatusPatch } from '../common/status.js';
 import { CALICO_TYPE } from '../../apis/calico/v1alpha1/config.js';
 import { API_VERSION as CALICO_API_VERSION, decodeNetworkConfig } from '../../apis/calico/v1alpha1/config.js';
+import { ClusterShootReader, type ShootNetworkingSource } from './cluster.js';
 import { renderCalicoManifests, type CalicoChart, type ChartDefaults, type Manifest } from './manifests.js';
 import type { ManagedResource } from '../../apis/resources/v1alpha1/managedresource.js';
-import { calicoValues, type CalicoValues, type ShootNetworking } from './values.js';
+import {
+  calicoValues,
+  CalicoValuesError,
+  MissingPodCIDRError,
+  type CalicoValues,
+  type ShootNetworking,
+} from './values.js';
 
 export const EXTENSION_TYPE = CALICO_TYPE;
 export const MANAGED_RESOURCE_NAME = 'extension-networking-calico';
@@ -179,28 +194,36 @@ export function componentsHealth(
 /** `status.providerStatus` of a reconciled Network, as networking-calico writes it (it has no fields). */
 export const NETWORK_STATUS = { apiVersion: CALICO_API_VERSION, kind: 'NetworkStatus' } as const;
 
+/** What a Network reports of a success beside lastOperation: its families and the health of its components. */
+export interface NetworkResult {
+  readonly ipFamilies: readonly IPFamily[];
+  readonly health?: ComponentsHealth;
+}
+
 /**
- * The status merge patch for an outcome at time `now` (ms since the epoch): lastOperation, observedGeneration,
- * `ipFamilies` and `providerStatus` on success (IPv4 before IPv6), lastError set on Error and cleared (null) on
- * success.
+ * The Network's own status fields of a success at `lastUpdateTime` (lastOperation's): `ipFamilies` (IPv4 before
+ * IPv6), `providerStatus`, and the SystemComponentsHealthy condition, whose transition time stays while its status
+ * does.
  */
-export function networkStatusPatch(network: Network, outcome: NetworkOutcome, now: number): Record<string, unknown> {
-  const common = extensionStatusPatch(network, outcome, now);
-  const status: Record<string, unknown> = common;
-  if (outcome.state !== 'Succeeded') return status;
-  status.ipFamilies = IP_FAMILIES.filter((family) => outcome.ipFamilies.includes(family));
-  status.providerStatus = NETWORK_STATUS;
-  if (outcome.health !== undefined) {
-    const { lastUpdateTime } = common.lastOperation;
+export function networkStatusFields(
+  network: Network,
+  result: NetworkResult,
+  lastUpdateTime: string,
+): Record<string, unknown> {
+  const status: Record<string, unknown> = {
+    ipFamilies: IP_FAMILIES.filter((family) => result.ipFamilies.includes(family)),
+    providerStatus: NETWORK_STATUS,
+  };
+  if (result.health !== undefined) {
     const previous = network.status?.conditions?.find((c) => c.type === CONDITION_SYSTEM_COMPONENTS_HEALTHY);
     const others = (network.status?.conditions ?? []).filter((c) => c.type !== CONDITION_SYSTEM_COMPONENTS_HEALTHY);
     status.conditions = [
       ...others,
       {
         type: CONDITION_SYSTEM_COMPONENTS_HEALTHY,
-        ...outcome.health,
+        ...result.health,
         lastTransitionTime:
-          previous?.status === outcome.health.status && previous.lastTransitionTime
+          previous?.status === result.health.status && previous.lastTransitionTime
             ? previous.lastTransitionTime
             : lastUpdateTime,
         lastUpdateTime,
@@ -208,4 +231,118 @@ export function networkStatusPatch(network: Network, outcome: NetworkOutcome, no
     ];
   }
   return status;
+}
+
+/**
+ * The status merge patch for an outcome at time `now` (ms since the epoch): lastOperation, observedGeneration,
+ * lastError set on Error and cleared (null) on success, and on success the Network's own fields.
+ */
+export function networkStatusPatch(network: Network, outcome: NetworkOutcome, now: number): Record<string, unknown> {
+  const common = extensionStatusPatch(network, outcome, now);
+  if (outcome.state !== 'Succeeded') return common;
+  return { ...common, ...networkStatusFields(network, outcome, common.lastOperation.lastUpdateTime) };
+}
+
+export const FIELD_MANAGER = 'extension-networking-calico';
+/** How often deletion looks again whether the ManagedResource is gone. */
+export const DEFAULT_DELETE_POLL_MS = 5_000;
+
+export interface CalicoNetworkActuatorOptions {
+  readonly client: ResourceClient;
+  /** @default ClusterShootReader with `client` */
+  readonly shoots?: ShootNetworkingSource;
+  /** Overrides of the chart defaults (images). */
+  readonly chartValues?: Partial<ChartDefaults>;
+  /** @default DEFAULT_DELETE_POLL_MS */
+  readonly deletePollMs?: number;
+  /** See NetworkResourcesOptions.availableImages. */
+  readonly availableImages?: readonly string[];
+}
+
+/** Writes a Network's calico manifests (Secret and ManagedResource) and removes them again. */
+export class CalicoNetworkActuator implements Actuator<Network, NetworkResult> {
+  private readonly client: ResourceClient;
+  private readonly shoots: ShootNetworkingSource;
+
+  constructor(private readonly opts: CalicoNetworkActuatorOptions) {
+    this.client = opts.client;
+    this.shoots = opts.shoots ?? new ClusterShootReader(opts.client);
+  }
+
+  async reconcile(ctx: ReconcileContext, network: Network): Promise<ActuatorOutcome<NetworkResult>> {
+    let desired: NetworkResources;
+    try {
+      const shoot = await this.shoots.shootNetworking(network, ctx.signal);
+      desired = desiredNetworkResources(network, {
+        ...(shoot !== undefined ? { shoot } : {}),
+        chartValues: this.opts.chartValues ?? {},
+        ...(this.opts.availableImages !== undefined ? { availableImages: this.opts.availableImages } : {}),
+      });
+    } catch (e) {
+      const terminal =
+        e instanceof InvalidProviderConfigError ||
+        (e instanceof CalicoValuesError && !(e instanceof MissingPodCIDRError));
+      const description = errorMessage(e);
+      // A broken Network is fixed by changing it, which triggers a reconcile; retrying would not help.
+      return terminal
+        ? {
+            state: 'Error',
+            description,
+            codes: [ERR_CONFIGURATION_PROBLEM],
+            error: new TerminalError(description, { cause: e }),
+          }
+        : { state: 'Error', description, error: e };
+    }
+
+    const opts = { fieldManager: FIELD_MANAGER, force: true, signal: ctx.signal };
+    let applied: ManagedResource;
+    try {
+      await this.client.apply(Refs.secret, desired.secret as unknown as KubernetesObject, opts);
+      applied = (await this.client.apply(
+        Refs.managedResource,
+        desired.managedResource as unknown as KubernetesObject,
+        opts,
+      )) as unknown as ManagedResource;
+    } catch (e) {
+      return { state: 'Error', description: `cannot write the calico manifests: ${errorMessage(e)}`, error: e };
+    }
+    const description =
+      `calico deployed for ${desired.ipFamilies.join(' and ')} ` +
+      `(${desired.manifests.length} objects in ManagedResource ${MANAGED_RESOURCE_NAME})`;
+    const health = componentsHealth(
+      desired.withheld,
+      applied.status?.conditions?.find((c) => c.type === 'ResourcesHealthy'),
+    );
+    return { state: 'Succeeded', description, result: { ipFamilies: desired.ipFamilies, health } };
+  }
+
+  async delete(ctx: ReconcileContext, network: Network): Promise<ActuatorOutcome<NetworkResult>> {
+    const namespace = network.metadata.namespace;
+    const signal = ctx.signal;
+    await this.client.delete(Refs.managedResource, MANAGED_RESOURCE_NAME, namespace, { signal });
+    if (await this.client.get(Refs.managedResource, MANAGED_RESOURCE_NAME, namespace, { signal })) {
+      return {
+        state: 'Processing',
+        progress: 50,
+        description: `waiting until ManagedResource ${MANAGED_RESOURCE_NAME} is deleted`,
+        requeueAfter: this.opts.deletePollMs ?? DEFAULT_DELETE_POLL_MS,
+      };
+    }
+    await this.client.delete(Refs.secret, SECRET_NAME, namespace, { signal });
+    return { state: 'Succeeded', description: 'calico manifests removed' };
+  }
+
+  statusFields(
+    network: Network,
+    outcome: ActuatorOutcome<NetworkResult>,
+    lastUpdateTime: string,
+  ): Record<string, unknown> {
+    return outcome.state === 'Succeeded' && outcome.result
+      ? networkStatusFields(network, outcome.result, lastUpdateTime)
+      : {};
+  }
+}
+
+function errorMessage(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
 }

@@ -9,7 +9,8 @@ import { requestFor, type Controller } from '../../runtime/controller.js';
 import type { Manager } from '../../runtime/manager.js';
 import type { ChartDefaults } from './manifests.js';
 import { MANAGED_RESOURCE_NAME } from './actuator.js';
-import { isCalicoNetwork, NetworkReconciler, networkRef, type ShootNetworkingSource } from './reconciler.js';
+import type { ShootNetworkingSource } from './cluster.js';
+import { isCalicoNetwork, NetworkReconciler, networkRef } from './reconciler.js';
 import { specOrMetadataChanged } from '../../runtime/predicates.js';
 import { deepEqual } from '../../apis/meta/objects.js';
 

@@ -3,13 +3,8 @@ import { parse } from 'yaml';
 import type { Network } from '../../../src/apis/extensions/v1alpha1/network.js';
 import { Refs } from '../../../src/apis/refs.js';
 import { MANAGED_RESOURCE_NAME, SECRET_NAME } from '../../../src/extensions/network/actuator.js';
-import {
-  FINALIZER,
-  NetworkReconciler,
-  networkRef,
-  shootOf,
-  type ShootNetworkingSource,
-} from '../../../src/extensions/network/reconciler.js';
+import { shootOf, type ShootNetworkingSource } from '../../../src/extensions/network/cluster.js';
+import { FINALIZER, NetworkReconciler, networkRef } from '../../../src/extensions/network/reconciler.js';
 import { MissingPodCIDRError } from '../../../src/extensions/network/values.js';
 import { FakeClock } from '../../../src/runtime/clock.js';
 import { TerminalError } from '../../../src/runtime/controller.js';
