@@ -17,6 +17,23 @@ describe('generated CRDs', () => {
     }
   });
 
+  it("are the kinds docs/architecture.md lists as the chart's CRDs, all of them", () => {
+    const kinds = readdirSync(CRD_DIR)
+      .filter((f) => f.endsWith('.yaml'))
+      .map(
+        (f) => (parse(readFileSync(join(CRD_DIR, f), 'utf8')) as { spec: { names: { kind: string } } }).spec.names.kind,
+      )
+      .sort();
+    const doc = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'architecture.md'), 'utf8');
+    const sentence = /The CRDs \(`charts\/gardener-ipv6\/crds\/`[^:]*:([^.]*)\./.exec(doc)?.[1];
+    expect(sentence, 'the sentence on the CRDs in docs/architecture.md').toBeDefined();
+    const listed = sentence!
+      .split(/,|\band\b/)
+      .map((k) => k.trim())
+      .filter((k) => k !== '');
+    expect(listed).toEqual(kinds);
+  });
+
   it.each(allCRDs().map(({ fileName, crd }) => [fileName, crd] as const))('%s is a structural schema', (_, crd) => {
     const schema = (crd as { spec: { versions: { schema: { openAPIV3Schema: JSONSchemaProps } }[] } }).spec.versions[0]!
       .schema.openAPIV3Schema;
