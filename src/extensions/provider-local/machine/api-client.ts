@@ -37,6 +37,16 @@ export class HTTPError extends Error {
   }
 }
 
+/** The server to trust and the client certificate to show, for a request or a watch. */
+function tlsOptions(server: APIServerAccess, credentials: ClientCredentials) {
+  return {
+    ca: server.caPEM,
+    cert: credentials.certPEM,
+    key: credentials.keyPEM,
+    ...(server.tlsServerName ? { servername: server.tlsServerName } : {}),
+  };
+}
+
 export function requestJSON<T>(
   server: APIServerAccess,
   credentials: ClientCredentials,
@@ -53,10 +63,7 @@ export function requestJSON<T>(
       {
         method,
         agent: keepAlive,
-        ca: server.caPEM,
-        cert: credentials.certPEM,
-        key: credentials.keyPEM,
-        ...(server.tlsServerName ? { servername: server.tlsServerName } : {}),
+        ...tlsOptions(server, credentials),
         timeout: timeoutMs,
         headers: {
           accept: 'application/json',
@@ -121,10 +128,7 @@ export function watchJSON<T>(
       {
         method: 'GET',
         agent: watches,
-        ca: server.caPEM,
-        cert: credentials.certPEM,
-        key: credentials.keyPEM,
-        ...(server.tlsServerName ? { servername: server.tlsServerName } : {}),
+        ...tlsOptions(server, credentials),
         headers: { accept: 'application/json' },
       },
       (res) => {

@@ -195,18 +195,15 @@ export class NodeSync {
     this.credentials = credentials;
     this.startKubeProxy();
     await this.startNetworkPolicyEnforcer(credentials);
-    const condition = this.crashLoopCondition();
-    const userData = this.appliedUserData;
-    const labels = this.nodeLabels;
-    this.nodes.listing();
-    const list = await requestJSON<{ items: NodeInfo[]; metadata?: { resourceVersion?: string } }>(
-      this.opts.apiServer,
-      credentials,
-      'GET',
-      NODES_PATH,
-    );
+    // What this pass publishes, as it is now: what changes meanwhile is the next pass's.
+    const publishing = {
+      condition: this.crashLoopCondition(),
+      userData: this.appliedUserData,
+      labels: this.nodeLabels,
+    };
+    const nodes = await this.nodes.list(() => this.getList<NodeInfo>(NODES_PATH, credentials));
     this.lastSyncError = undefined;
-    const self = list.items.find((n) => n.metadata.name === this.opts.name);
+    const self = nodes.find((n) => n.metadata.name === this.opts.name);
     const podCIDRs = self?.spec?.podCIDRs ?? [];
     if (podCIDRs.length > 0) {
       const mtu = this.network.podMTU();
@@ -220,21 +217,34 @@ export class NodeSync {
         this.machine.log(`CNI configured for ${podCIDRs.join(', ')}`);
       }
     }
-    if (self !== undefined) await this.publishMetadata(self, credentials, labels);
+    if (self !== undefined) await this.publishMetadata(self, credentials, publishing);
     if (this.network.overlay !== undefined) {
-      this.network.overlay.sync(list.items, await this.controlPlanePeerLeases(credentials));
+      this.network.overlay.sync(nodes, await this.controlPlanePeerLeases(credentials));
     }
-    this.network.syncPodNetwork(list.items);
+    this.network.syncPodNetwork(nodes);
     // With the node's own identity: only it may write its Node's status.
     const own = 'credentials' in this.opts.join ? this.opts.join.credentials : credentials;
+    const { condition } = publishing;
     if (self !== undefined && (await publishCondition(this.opts.apiServer, own, self, condition))) {
       this.machine.log(`${condition.type}=${condition.status}: ${condition.message}`);
     }
-    this.nodes.listed(list.items, list.metadata?.resourceVersion);
     if (self !== undefined) {
-      this.published = { condition: conditionKey(condition), userData, labels };
+      this.published = { ...publishing, condition: conditionKey(condition) };
       this.readAt = Date.now();
     }
+  }
+
+  /** A list of `path` with the resourceVersion to watch it from. */
+  private async getList<T>(
+    path: string,
+    credentials: ClientCredentials,
+  ): Promise<{ items: T[]; resourceVersion?: string }> {
+    type List = { items: T[]; metadata?: { resourceVersion?: string } };
+    const list = await requestJSON<List>(this.opts.apiServer, credentials, 'GET', path);
+    return {
+      items: list.items,
+      ...(list.metadata?.resourceVersion ? { resourceVersion: list.metadata.resourceVersion } : {}),
+    };
   }
 
   /**
@@ -282,15 +292,7 @@ export class NodeSync {
    */
   private async controlPlanePeerLeases(credentials: ClientCredentials): Promise<PeerLease[] | undefined> {
     try {
-      this.peerLeases.listing();
-      const list = await requestJSON<{ items: PeerLease[]; metadata?: { resourceVersion?: string } }>(
-        this.opts.apiServer,
-        credentials,
-        'GET',
-        PEER_LEASES_PATH,
-      );
-      this.peerLeases.listed(list.items, list.metadata?.resourceVersion);
-      return list.items;
+      return await this.peerLeases.list(() => this.getList<PeerLease>(PEER_LEASES_PATH, credentials));
     } catch (e) {
       const message = (e as Error).message;
       if (message !== this.lastPeerLeaseError) this.machine.log(`control plane peers: ${message}`);
@@ -308,13 +310,13 @@ export class NodeSync {
   private async publishMetadata(
     self: NodeInfo,
     credentials: ClientCredentials,
-    labels: Readonly<Record<string, string>>,
+    { userData, labels }: { userData: string | undefined; labels: Readonly<Record<string, string>> },
   ): Promise<void> {
     const want: Record<string, string> = {};
     if (this.network.overlay !== undefined && this.opts.underlay !== undefined) {
       want[OVERLAY_UNDERLAY_ANNOTATION] = this.opts.underlay;
     }
-    if (this.appliedUserData !== undefined) want[NODE_APPLIED_USER_DATA_ANNOTATION] = this.appliedUserData;
+    if (userData !== undefined) want[NODE_APPLIED_USER_DATA_ANNOTATION] = userData;
     const annotations = Object.entries(want).filter(([k, v]) => self.metadata.annotations?.[k] !== v);
     const missingLabels = Object.entries(labels).filter(([k, v]) => self.metadata.labels?.[k] !== v);
     if (annotations.length === 0 && missingLabels.length === 0) return;

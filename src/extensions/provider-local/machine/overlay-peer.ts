@@ -119,10 +119,7 @@ export async function runOverlayPeer(opts: OverlayPeerOptions, signal: AbortSign
         }
         if (nodes.hasChanged || Date.now() - readAt >= RESYNC_MS) {
           readAt = 0;
-          nodes.listing();
-          const list = await client.list<NodeInfo & KubernetesObject>(NODES, { signal });
-          overlay.sync(list.items);
-          nodes.listed(list.items, list.resourceVersion);
+          overlay.sync(await nodes.list(() => client.list<NodeInfo & KubernetesObject>(NODES, { signal })));
           const routes = serviceRouteCommands(opts.serviceCIDRs, overlay.current());
           const summary = JSON.stringify(routes);
           // Replaced when they change, and at each resync: a route someone removed comes back.

@@ -60,6 +60,21 @@ export class ResourceChanges<T extends ListedObject> {
     return this.changed || this.watching === undefined;
   }
 
+  /** Reads the list with `read` and records it: `listing` before, `listed` after. */
+  async list(read: () => Promise<{ items: T[]; resourceVersion?: string }>): Promise<T[]> {
+    this.listing();
+    let got: { items: T[]; resourceVersion?: string };
+    try {
+      got = await read();
+    } catch (e) {
+      // Nothing to compare the events seen meanwhile with: the list counts as changed until one is read.
+      this.duringList = undefined;
+      throw e;
+    }
+    this.listed(got.items, got.resourceVersion);
+    return got.items;
+  }
+
   /** Called before reading the list. */
   listing(): void {
     this.duringList = [];

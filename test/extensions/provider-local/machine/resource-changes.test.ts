@@ -105,6 +105,20 @@ describe('ResourceChanges: what counts as a change since the last list', () => {
     changes.stop();
   });
 
+  it('list() reads and records in one step; a failed read is rethrown and leaves the list changed', async () => {
+    const w = scriptedWatch();
+    const changes = new ResourceChanges<Item>('things', relevant, w.watch, () => {});
+    await expect(changes.list(async () => Promise.reject(new Error('HTTP 503')))).rejects.toThrow('HTTP 503');
+    expect(changes.hasChanged).toBe(true);
+    expect(w.opened).toEqual([]);
+    expect(await changes.list(async () => ({ items: [item('a', '3')], resourceVersion: '3' }))).toEqual([
+      item('a', '3'),
+    ]);
+    expect(w.opened).toEqual(['3']);
+    expect(changes.hasChanged).toBe(false);
+    changes.stop();
+  });
+
   it("the node sync's views leave heartbeats and renewals out", () => {
     const node = (beat: string, ready = 'True') => ({
       metadata: { name: 'm-0', annotations: { a: '1' } },
