@@ -6,7 +6,7 @@ import type { ResourceClient } from '../runtime/client.js';
 import type { ResourceRef } from '../apis/refs.js';
 import { realClock, type Clock } from '../runtime/clock.js';
 import { NotReadyError, type ComponentContext } from './component.js';
-import { FIELD_MANAGER } from '../apis/core/v1beta1/names.js';
+import { Annotations, FIELD_MANAGER, OPERATION_RECONCILE } from '../apis/core/v1beta1/names.js';
 
 /** Any object with a name: our zod-typed kinds and client-node's types alike. */
 export interface NamedObject {
@@ -137,8 +137,8 @@ function lastWriteTime(object: ExtensionStatus): number | undefined {
 }
 
 /**
- * An extension resource is ready when its controller observed the current generation and the last operation
- * succeeded. An Error state is reported (the extension retries by itself), anything else is "not yet", until
+ * An extension resource is ready when its controller observed the current generation, the last operation
+ * succeeded and the operation annotation a deploy wrote (when it wrote one) is answered. An Error state is reported (the extension retries by itself), anything else is "not yet", until
  * `EXTENSION_PICKUP_TIMEOUT_MS` after its last write: then no extension is taking care of it, which is an error.
  */
 export async function waitExtensionReady(
@@ -154,7 +154,9 @@ export async function waitExtensionReady(
   if (!object) throw new NotReadyError(`${what} does not exist yet`);
   const observed = object.status?.observedGeneration;
   const operation = object.status?.lastOperation;
-  if (observed !== object.metadata?.generation || !operation) {
+  // Asked to reconcile with this deploy (the operation annotation) and not answered yet: an earlier success is not it.
+  const asked = object.metadata?.annotations?.[Annotations.operation] === OPERATION_RECONCILE;
+  const notPickedUp = (why: string) => {
     const timeoutMs = opts.pickupTimeoutMs ?? EXTENSION_PICKUP_TIMEOUT_MS;
     const written = lastWriteTime(object);
     const now = (opts.clock ?? realClock).now();
@@ -165,10 +167,12 @@ export async function waitExtensionReady(
           `${ref.kind}${type ? ` type ${JSON.stringify(type)}` : ''} seems to run in this installation`,
       );
     }
-    throw new NotReadyError(`${what} is not reconciled yet`);
-  }
+    return new NotReadyError(`${what} ${why}`);
+  };
+  if (observed !== object.metadata?.generation || !operation) throw notPickedUp('is not reconciled yet');
   if (operation.state === 'Error' || operation.state === 'Failed') {
     throw new Error(`${what} reports ${operation.state}: ${operation.description ?? ''}`);
   }
   if (operation.state !== 'Succeeded') throw new NotReadyError(`${what} is ${operation.state ?? 'pending'}`);
+  if (asked) throw notPickedUp('is not reconciled yet (its operation annotation is still there)');
 }

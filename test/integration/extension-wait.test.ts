@@ -64,4 +64,36 @@ describe('waiting for an extension resource', () => {
       NotReadyError,
     );
   });
+
+  it("waits for the extension to answer a deploy's operation annotation, an earlier success notwithstanding", async () => {
+    const namespace = await newTestNamespace();
+    await client.create(Refs.network, networkObject({}, { name: 'n', namespace }) as KubernetesObject);
+    const succeeded = {
+      status: {
+        observedGeneration: 1,
+        lastOperation: {
+          type: 'Reconcile',
+          state: 'Succeeded',
+          progress: 100,
+          description: 'ok',
+          lastUpdateTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+        },
+      },
+    };
+    await client.mergePatch(Refs.network, 'n', namespace, succeeded, { subresource: 'status' });
+    const wait = (clock: Clock = realClock) => waitExtensionReady(client, Refs.network, 'n', namespace, ctx, { clock });
+    await expect(wait()).resolves.toBeUndefined();
+    await client.mergePatch(Refs.network, 'n', namespace, {
+      metadata: { annotations: { 'gardener.cloud/operation': 'reconcile' } },
+    });
+    const error = await wait().catch((e: unknown) => e as Error);
+    expect(error).toBeInstanceOf(NotReadyError);
+    expect(error?.message).toContain('operation annotation');
+    // Nobody answers it within the pickup timeout: no extension runs.
+    expect(await wait(later).catch((e: unknown) => e)).not.toBeInstanceOf(NotReadyError);
+    await client.mergePatch(Refs.network, 'n', namespace, {
+      metadata: { annotations: { 'gardener.cloud/operation': null } },
+    });
+    await expect(wait()).resolves.toBeUndefined();
+  });
 });

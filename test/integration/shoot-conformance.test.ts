@@ -6,7 +6,8 @@
  *
  * GARDENER_IPV6_CONFORMANCE_FAMILY picks the shoot: `ipv6` (the default, in CI) on an IPv6 seed; `dual-stack` (IPv4
  * first) on a dual-stack seed, where KEP-563's `[Feature:IPv6DualStack]` tests and KEP-2681's host IP tests run too;
- * `ipv4` on the IPv4 Seed of a dual-stack seed cluster. GARDENER_IPV6_CONFORMANCE_FOCUS narrows the focus for a rerun.
+ * `ipv4` on the IPv4 Seed of a dual-stack seed cluster; `migrated`: an IPv4 shoot migrated to dual-stack once it runs,
+ * then the dual-stack set. GARDENER_IPV6_CONFORMANCE_FOCUS narrows the focus for a rerun.
  */
 import { join } from 'node:path';
 import type { KubernetesObject } from '@kubernetes/client-node';
@@ -26,6 +27,9 @@ import { machinesUnsupportedReason } from '../extensions/provider-local/machine/
 import { seedDualStackMigrationNetworks, seedIPv4Networks, seedIPv6Networks } from '../fixtures/objects.js';
 import type { SeedNetworks } from '../../src/apis/core/v1beta1/seed.js';
 import { SeedEnvironment } from '../support/seed-environment.js';
+import { waitFor } from '../support/wait.js';
+import type { Shoot } from '../../src/apis/core/v1beta1/shoot.js';
+import { DUAL_STACK_NODES_MIGRATION_READY } from '../../src/apis/core/v1beta1/dual-stack-migration.js';
 
 const unsupported = machinesUnsupportedReason();
 
@@ -43,6 +47,8 @@ interface ConformanceCase {
   readonly focus: string;
   /** How many tests the focus holds in the pinned release (passed or listed in the skip file). */
   readonly tests: number;
+  /** The families the shoot is migrated to once it runs, before the tests (`spec.networking.ipFamilies`). */
+  readonly migrateTo?: IPFamily[];
 }
 
 const CASES: Record<string, ConformanceCase> = {
@@ -63,6 +69,20 @@ const CASES: Record<string, ConformanceCase> = {
       seed: 'dual',
       networking: { ipFamilies: ['IPv4', 'IPv6'], nodes: '10.10.0.0/16', pods: '10.3.0.0/16', services: '10.4.0.0/16' },
     },
+    focus: `${SIG_NETWORK_CONFORMANCE}|\\[Feature:IPv6DualStack\\]|${HOST_IPS}`,
+    tests: 74,
+  },
+  // KEP-563's tests on a shoot that ran IPv4 and was migrated to dual-stack (docs/dual-stack-migration.md).
+  migrated: {
+    label: 'IPv4 → dual-stack migrated',
+    seedFamilies: ['IPv6', 'IPv4'],
+    seeds: { dual: seedDualStackMigrationNetworks },
+    shoot: {
+      name: 'cmig',
+      seed: 'dual',
+      networking: { ipFamilies: ['IPv4'], nodes: '10.10.0.0/16', pods: '10.3.0.0/16', services: '10.4.0.0/16' },
+    },
+    migrateTo: ['IPv4', 'IPv6'],
     focus: `${SIG_NETWORK_CONFORMANCE}|\\[Feature:IPv6DualStack\\]|${HOST_IPS}`,
     tests: 74,
   },
@@ -136,6 +156,22 @@ describe
         ['APIServerAvailable', 'ControlPlaneHealthy', 'EveryNodeReady', 'SystemComponentsHealthy'],
         300_000,
       );
+      if (CASE.migrateTo) {
+        await env.client.mergePatch(Refs.shoot, CASE.shoot.name, NAMESPACE, {
+          spec: { networking: { ipFamilies: CASE.migrateTo } },
+        });
+        await waitFor(
+          async () => {
+            const s = await env.client.get<Shoot & KubernetesObject>(Refs.shoot, CASE.shoot.name, NAMESPACE);
+            return (
+              s?.status?.observedGeneration === s?.metadata.generation &&
+              s?.status?.lastOperation?.state === 'Succeeded' &&
+              !(s?.status?.constraints ?? []).some((c) => c.type === DUAL_STACK_NODES_MIGRATION_READY)
+            );
+          },
+          { timeoutMs: 900_000, intervalMs: 1_000, message: `shoot ${CASE.shoot.name} migrated` },
+        );
+      }
       const kubeconfig = await env.writeShootKubeconfig(NAMESPACE, CASE.shoot.name);
       let output = '';
       const run = await runConformance({

@@ -7,6 +7,7 @@
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { ResourceRef } from '../../apis/refs.js';
+import { Annotations, OPERATION_RECONCILE } from '../../apis/core/v1beta1/names.js';
 import type { ResourceClient } from '../../runtime/client.js';
 import { realClock, type Clock } from '../../runtime/clock.js';
 import type { ReconcileContext, Reconciler, Request, Result } from '../../runtime/controller.js';
@@ -114,6 +115,16 @@ export class ExtensionReconciler<T extends ExtensionResource, R = never> impleme
     const outcome = await this.actuator.reconcile(ctx, object);
     await this.writeStatus(object, outcome, ctx);
     if (outcome.state !== 'Succeeded') return resultOf(outcome);
+    // As Gardener's extensions: the gardenlet's request to reconcile (written with each deploy) is answered.
+    if ((read.metadata?.annotations ?? {})[Annotations.operation] === OPERATION_RECONCILE) {
+      await this.client.mergePatch(
+        this.ref,
+        req.name,
+        req.namespace,
+        { metadata: { annotations: { [Annotations.operation]: null } } },
+        { signal: ctx.signal },
+      );
+    }
     ctx.logger.debug(outcome.description);
     return this.opts.resyncIntervalMs !== undefined ? { requeueAfter: this.opts.resyncIntervalMs } : undefined;
   }

@@ -105,6 +105,9 @@ interface PodSpecImages {
  * invalid providerConfig, CalicoValuesError when families and ranges don't fit, ManifestError when rendering fails.
  */
 export function desiredNetworkResources(network: Network, options: NetworkResourcesOptions = {}): NetworkResources {
+  if (options.shoot?.nodesMigrating && (network.spec.ipFamilies?.length ?? 0) > 1) {
+    network = { ...network, spec: { ...network.spec, ipFamilies: network.spec.ipFamilies!.slice(0, 1) } };
+  }
   const { config, errors } = decodeNetworkConfig(network.spec.providerConfig, network.spec.ipFamilies);
   if (errors.length > 0) throw new InvalidProviderConfigError(errors);
   const values = calicoValues(network, config, {

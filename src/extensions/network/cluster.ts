@@ -5,6 +5,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { GARDEN_NAMESPACE, Labels } from '../../apis/core/v1beta1/names.js';
 import type { Shoot } from '../../apis/core/v1beta1/shoot.js';
+import { nodesMigrating } from '../../apis/core/v1beta1/dual-stack-migration.js';
 import type { Network } from '../../apis/extensions/v1alpha1/network.js';
 import { Refs } from '../../apis/refs.js';
 import type { ResourceClient } from '../../runtime/client.js';
@@ -30,6 +31,7 @@ export function shootNetworkingOf(
   const nodes = shoot.spec.networking?.nodes;
   const kubeProxy = kubeProxyOf(shoot);
   return {
+    ...(nodesMigrating(shoot) ? { nodesMigrating: true } : {}),
     ...(nodes ? { nodes } : {}),
     ...(status?.nodes ? { statusNodes: [...status.nodes] } : {}),
     ...(status?.pods ? { statusPods: [...status.pods] } : {}),

@@ -3,6 +3,8 @@
  * `spec.type: calico` only; and the Cluster informer (the seed's copy of each Shoot), so that a dual-stack Network is
  * reconciled again as soon as its Shoot's `status.networking.pods` gets the second family's range.
  */
+import type { Shoot } from '../../apis/core/v1beta1/shoot.js';
+import { nodesMigrating } from '../../apis/core/v1beta1/dual-stack-migration.js';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { Refs } from '../../apis/refs.js';
 import { requestFor, type Controller } from '../../runtime/controller.js';
@@ -94,5 +96,9 @@ function shootNetworksChanged(obj: KubernetesObject, old: KubernetesObject): boo
   const oldShoot = shootInCluster(old);
   if (shoot === undefined || oldShoot === undefined) return shoot !== oldShoot;
   const networks = (o: KubernetesObject) => (o as { status?: { networking?: unknown } }).status?.networking;
-  return specOrMetadataChanged(shoot, oldShoot) || !deepEqual(networks(shoot), networks(oldShoot));
+  return (
+    specOrMetadataChanged(shoot, oldShoot) ||
+    !deepEqual(networks(shoot), networks(oldShoot)) ||
+    nodesMigrating(shoot as Shoot) !== nodesMigrating(oldShoot as Shoot)
+  );
 }

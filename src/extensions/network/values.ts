@@ -127,6 +127,11 @@ export interface ShootNetworking {
   readonly statusPods?: readonly string[];
   /** `spec.kubernetes.kubeProxy`. */
   readonly kubeProxy?: { readonly enabled?: boolean; readonly mode?: string };
+  /**
+   * The shoot's Nodes migrate to dual-stack (its `DualStackNodesMigrationReady` constraint is there and not True): a
+   * dual-stack Network runs its primary family only until then, as Gardener's calico extension does.
+   */
+  readonly nodesMigrating?: boolean;
 }
 
 export interface CalicoValuesOptions {

@@ -4,7 +4,8 @@
  * starts at once (by the time it is written the provider has usually set the address); the DNS records and the
  * control plane wait for it; the machines come when the control plane answers. Hibernation, as Gardener's: the
  * machines stop (the provider reads it from the Cluster), then the control plane scales to zero with its data kept;
- * the namespace, the Services, the DNS records and the extensions stay.
+ * the namespace, the Services, the DNS records and the extensions stay. A shoot migrating to dual-stack gets the
+ * migration's last steps after its machines (dual-stack-migration.ts).
  */
 import type { V1Service } from '@kubernetes/client-node';
 import type { Seed } from '../../apis/core/v1beta1/seed.js';
@@ -29,6 +30,7 @@ import {
   WorkerOperatingSystemConfig,
 } from './components/deployers.js';
 import type { HibernationPlan } from './hibernation.js';
+import { addDualStackMigrationTasks } from './dual-stack-migration.js';
 
 export interface ReconcileFlowValues {
   /** The seed's client. */
@@ -196,12 +198,14 @@ export function reconcileFlow(v: ReconcileFlowValues): ReconcileFlow {
         await worker(out(networks)).deploy(x);
       },
     });
-    flow.task({
+    const workerReady = flow.task({
       id: 'wait-worker',
       name: 'waiting for the Worker',
       dependencies: [deployWorker],
       run: (x, out) => worker(out(networks)).wait(x),
     });
+    // A dual-stack migration's last steps, once the machines are replaced (dual-stack-migration.ts).
+    addDualStackMigrationTasks(flow, v, networks, workerReady);
   }
   return { flow, networks };
 }

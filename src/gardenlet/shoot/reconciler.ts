@@ -30,6 +30,7 @@ import type { Flow, Outputs } from '../flow.js';
 import { patchStatusIfChanged } from '../../runtime/status.js';
 import { condition, lastOperation, mergeConditions } from '../../runtime/last-operation.js';
 import {
+  Annotations,
   apiServerDomain,
   inProjectNamespace,
   SHOOT_FINALIZER,
@@ -44,6 +45,8 @@ import { hibernationPlan } from './hibernation.js';
 import { seedNamespaceOwnership } from './ownership.js';
 import { reconcileFlow } from './reconcile-flow.js';
 import { deleteFlow } from './delete-flow.js';
+import { startDualStackMigration } from './dual-stack-migration.js';
+import { workerPools } from './components/workers.js';
 
 export const CONDITION_TYPE = 'NetworkingReady';
 /** How soon to look again while something is on its way (a load balancer address, an extension). */
@@ -57,7 +60,7 @@ export const NOT_READY_RETRY_MS = 10_000;
 /** Gardener's shoot sync period (gardenlet's default): an up-to-date shoot is reconciled again after this long. */
 export const DEFAULT_SYNC_PERIOD_MS = 60 * 60_000;
 /** Gardener's operation annotation: `reconcile` (or `retry`) runs the flow now; the gardenlet removes it. */
-export const OPERATION_ANNOTATION = 'gardener.cloud/operation';
+export const OPERATION_ANNOTATION = Annotations.operation;
 const RUN_NOW_OPERATIONS: readonly string[] = ['reconcile', 'retry'];
 
 /** Reads of the objects the controller watches; the manager's informer caches, or the server. */
@@ -249,6 +252,8 @@ export class ShootReconciler implements Reconciler {
     shoot = await this.begin(shoot, type, ctx);
     const runtime = this.controlPlaneRuntime(seed);
     const plan = hibernationPlan(shoot, runtime !== undefined);
+    const machinesRun = plan.machines === 'deploy' && workerPools(shoot).some((p) => p.minimum > 0);
+    shoot = await startDualStackMigration(this.client, this.garden, shoot, machinesRun, this.clock, ctx.signal);
     const advertisedAddresses = (['external', 'internal'] as const).map((name) => ({
       name,
       url: `https://${apiServerDomain(shoot, name, this.options.dns.domain)}`,

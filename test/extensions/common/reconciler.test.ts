@@ -146,6 +146,19 @@ describe('ExtensionReconciler', () => {
     expect(stored()!.status).toMatchObject({ lastOperation: { type: 'Reconcile', state: 'Succeeded' } });
   });
 
+  it("answers the gardenlet's operation annotation once it succeeded, and not before", async () => {
+    const asked = network();
+    asked.metadata!.annotations = { 'gardener.cloud/operation': 'reconcile', other: 'kept' };
+    api.upsert(ref, asked);
+    actuator.reconcileOutcome = { state: 'Processing', progress: 40, description: 'on its way', requeueAfter: 5_000 };
+    await reconciler().reconcile(req, ctx());
+    expect(stored()!.metadata?.annotations).toEqual({ 'gardener.cloud/operation': 'reconcile', other: 'kept' });
+    actuator.reconcileOutcome = { state: 'Succeeded', description: 'done' };
+    await reconciler().reconcile(req, ctx());
+    expect(stored()!.metadata?.annotations).toEqual({ other: 'kept' });
+    expect(stored()!.status).toMatchObject({ lastOperation: { state: 'Succeeded' } });
+  });
+
   it('reports progress and looks again after the time the actuator asks for', async () => {
     api.upsert(ref, network());
     actuator.reconcileOutcome = { state: 'Processing', progress: 40, description: 'on its way', requeueAfter: 5_000 };

@@ -13,12 +13,16 @@ import { reconcileFlow } from '../../../src/gardenlet/shoot/reconcile-flow.js';
 import type { ResourceClient } from '../../../src/runtime/client.js';
 import { realClock } from '../../../src/runtime/clock.js';
 import { seedIPv6Networks, seedObject, shootObject } from '../../fixtures/objects.js';
+import { DUAL_STACK_NODES_MIGRATION_READY } from '../../../src/apis/core/v1beta1/dual-stack-migration.js';
 
 type Graph = ReturnType<ReturnType<typeof reconcileFlow>['flow']['graph']>;
 
-function graphOf(opts: { hibernate: boolean; controlPlaneWorkloads: boolean }): Graph {
-  const shoot = shootObject({ ipFamilies: ['IPv6'] });
+function graphOf(opts: { hibernate: boolean; controlPlaneWorkloads: boolean; migrating?: boolean }): Graph {
+  const shoot = shootObject({ ipFamilies: opts.migrating ? ['IPv4', 'IPv6'] : ['IPv6'] });
   shoot.spec.hibernation = { enabled: opts.hibernate };
+  if (opts.migrating) {
+    shoot.status = { constraints: [{ type: DUAL_STACK_NODES_MIGRATION_READY, status: 'Progressing' }] } as never;
+  }
   const unused = new Proxy({} as ResourceClient, {
     get: (_, key) => {
       throw new Error(`the flow's graph was built with a call to the client (${String(key)})`);
@@ -45,6 +49,7 @@ const describeGraph = (graph: Graph) =>
 
 const AWAKE = graphOf({ hibernate: false, controlPlaneWorkloads: true });
 const HIBERNATING = graphOf({ hibernate: true, controlPlaneWorkloads: true });
+const MIGRATING = graphOf({ hibernate: false, controlPlaneWorkloads: true, migrating: true });
 
 describe('the shoot reconcile flow', () => {
   it('deploys the control plane, waits for it and the extensions, then deploys the Worker (awake)', () => {
@@ -79,6 +84,19 @@ describe('the shoot reconcile flow', () => {
     }
   });
 
+  it("ends a dual-stack migration after the Worker: the Nodes, the network's switch, then CoreDNS's Service", () => {
+    expect(describeGraph(MIGRATING).slice(AWAKE.length)).toEqual([
+      'wait-dual-stack-nodes <- wait-worker',
+      'deploy-dual-stack-network <- wait-dual-stack-nodes, compute-networks',
+      'wait-dual-stack-network <- deploy-dual-stack-network',
+      'deploy-dual-stack-pod-network <- wait-dual-stack-network',
+      'wait-dual-stack-pod-network <- deploy-dual-stack-pod-network',
+      'finish-dual-stack-migration <- wait-dual-stack-pod-network',
+      'wait-dual-stack-coredns <- finish-dual-stack-migration',
+    ]);
+    expect(describeGraph(MIGRATING).slice(0, AWAKE.length)).toEqual(describeGraph(AWAKE));
+  });
+
   it('has neither control plane nor machines in objects-only mode', () => {
     const ids = graphOf({ hibernate: false, controlPlaneWorkloads: false }).map((t) => t.id);
     expect(ids).not.toContain('deploy-control-plane');
@@ -105,13 +123,13 @@ function documentedTasks(): Map<string, { name: string; after: string[] }> {
 describe("docs/architecture.md's flow tables", () => {
   const documented = documentedTasks();
 
-  it('list every task of the awake and the hibernating flow, and nothing else', () => {
-    const tasks = new Set([...AWAKE, ...HIBERNATING].map((t) => t.id));
+  it('list every task of the awake, the hibernating and the migrating flow, and nothing else', () => {
+    const tasks = new Set([...AWAKE, ...HIBERNATING, ...MIGRATING].map((t) => t.id));
     expect([...documented.keys()].sort()).toEqual([...tasks].sort());
   });
 
   it("give each task the flow's name and the tasks it runs after", () => {
-    for (const task of [...AWAKE, ...HIBERNATING]) {
+    for (const task of [...AWAKE, ...HIBERNATING, ...MIGRATING]) {
       expect(documented.get(task.id), task.id).toEqual({ name: task.name, after: task.dependencies });
     }
   });

@@ -36,7 +36,16 @@ export const Labels = {
 export const Annotations = {
   /** Gardener's annotation on the seed namespace: the UID of the shoot that owns it. */
   shootUID: 'shoot.gardener.cloud/uid',
+  /**
+   * Gardener's operation annotation: `reconcile` on a Shoot runs its flow now; on an extension object, written with
+   * each deploy, it asks its extension to reconcile it, and the extension removes it once it succeeded (so the wait
+   * never takes an earlier success for this one's).
+   */
+  operation: 'gardener.cloud/operation',
 } as const;
+
+/** The operation annotation's value that asks for a reconcile. */
+export const OPERATION_RECONCILE = 'reconcile';
 
 /** The project of a shoot: its namespace is `garden-<project>` (the `garden` namespace is project `garden`). */
 export function projectName(shoot: Shoot): string {

@@ -24,6 +24,12 @@ export function userDataChecksum(text: string): string {
 }
 
 /** The Worker's annotation with the checksum of pool `pool`'s user data. */
+/**
+ * On the Worker, beside the user data checksums: the IP families the gardenlet wrote the machines' user data with
+ * (`IPv4,IPv6`), which the machines' node addresses and pod ranges are of.
+ */
+export const MACHINE_FAMILIES_ANNOTATION = 'local.provider.extensions.gardener.cloud/machine-ip-families';
+
 export function workerUserDataAnnotation(pool: string): string {
   return `checksum/user-data-${pool}`;
 }

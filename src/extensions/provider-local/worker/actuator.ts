@@ -3,8 +3,8 @@
  * per pool (machine-pods.ts), laid out and planned as pool-plan.ts decides: node addresses from the shoot's node
  * ranges as the namespace's Cluster holds them, sizes from its CloudProfile, no machines for a hibernated shoot.
  * StatefulSets of pools that are gone are deleted. A pool's user data checksum on the Worker is copied onto its
- * machine pods: the pod update makes the seed's kubelet refresh the mounted user data at once, so a changed kernel
- * setting reaches the machines in seconds, not at the kubelet's next periodic sync (a minute by default). It reports
+ * machine pods (pool-networks.ts), so a changed kernel setting reaches the machines in seconds. Machines of an
+ * outdated template are replaced one at a time, drained first, each with a new Node (machine-rollout.ts). It reports
  * `status.machineDeployments` and, once nothing is drained or stopping, how ready the machines are
  * (machine-readiness.ts). Deletion deletes them all and succeeds only once their pods are gone: the machines stop
  * before the shoot's control plane does. The generic part (finalizer, status, retries) is the extension reconciler's
@@ -19,15 +19,10 @@
 import type { KubernetesObject, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import { clusterShoot, type Cluster } from '../../../apis/extensions/v1alpha1/cluster.js';
 import type { Worker } from '../../../apis/extensions/v1alpha1/worker.js';
-import {
-  MACHINE_POD_USER_DATA_ANNOTATION,
-  workerUserDataAnnotation,
-} from '../../../apis/provider-local/v1alpha1/machine-user-data.js';
 import { Refs } from '../../../apis/refs.js';
 import type { ResourceClient } from '../../../runtime/client.js';
 import { realClock, type Clock } from '../../../runtime/clock.js';
 import { TerminalError, type ReconcileContext } from '../../../runtime/controller.js';
-import { isNotFound } from '../../../runtime/errors.js';
 import type { Actuator, ActuatorError, ActuatorOutcome } from '../../common/reconciler.js';
 import { ERR_CONFIGURATION_PROBLEM } from '../../common/status.js';
 import { procHostKernel, type HostKernel } from '../machine/kubelet-host.js';
@@ -47,6 +42,7 @@ import {
   MACHINES_STARTING_AT_ONCE,
   desiredMachineStatefulSet,
   machinePodNetworkPolicies,
+  statefulSetTemplateChecksum,
   machineStatefulSetName,
   namedPools,
   userDataOf,
@@ -62,6 +58,15 @@ import {
   type MachineLayout,
 } from './pool-plan.js';
 import { openShootClient } from './shoot-access.js';
+import { announceUserData, workerMachineNetworks } from './pool-networks.js';
+import {
+  machinePodState,
+  poolRollout,
+  replaceMachine,
+  rolloutCalls,
+  rolloutDescription,
+  type PoolRollout,
+} from './machine-rollout.js';
 
 export const WORKER_FIELD_MANAGER = 'provider-local-worker';
 
@@ -156,7 +161,7 @@ export class WorkerActuator implements Actuator<Worker> {
       const drains = await this.drain(drainer, surplus.machines, ctx);
       const left = await this.deleteDrained(namespace, surplus, new Map(drains.map((d) => [d.machine, d.done])), ctx);
       const pods = await this.machinePods(namespace, ctx);
-      if (drainer) await this.tidyNodes(drainer, namespace, new Set(), ctx);
+      if (drainer) await this.tidyNodes(drainer, namespace, new Set(), new Set(), ctx);
       if (left.length > 0 || pods.length > 0 || surplus.sets.length > 0) {
         const draining = drainDescription(drains);
         const description = draining !== '' ? draining : `waiting for ${pods.length} machine pods to stop`;
@@ -205,16 +210,32 @@ export class WorkerActuator implements Actuator<Worker> {
     const drained = new Map(drains.map((d) => [d.machine, d.done]));
 
     const replicas = plans.map((plan, i) => poolReplicas(plan, currents[i]!, drained, atOnce));
+    const templates: (string | undefined)[] = [];
     for (const [i, pool] of pools.entries()) {
-      const statefulSet = this.machineStatefulSet(namespace, pool, layout, replicas[i]!);
+      const networks = workerMachineNetworks(worker, layout);
+      const statefulSet = this.machineStatefulSet(namespace, pool, layout, networks, replicas[i]!);
+      templates.push(statefulSetTemplateChecksum(statefulSet));
       await this.client.apply(Refs.statefulSet, statefulSet as KubernetesObject, this.applyOptions(ctx));
     }
     const starting = plans.some((plan, i) => replicas[i]! < plan.wanted);
     await this.deleteDrained(namespace, surplus, drained, ctx);
     const machinePods = await this.machinePods(namespace, ctx);
-    await this.announceUserData(worker, machinePods, ctx);
+    await announceUserData(this.client, worker, machinePods, ctx.signal);
+    // Outdated machines replaced one at a time per pool, while nothing scales or hibernates.
+    const rollouts = pools.map((pool, i) => {
+      const steady = !layout.hibernated && replicas[i] === plans[i]!.wanted && plans[i]!.going.length === 0;
+      const pods = machinePods.filter((p) => p.metadata?.labels?.[MACHINE_LABELS.pool] === pool.name);
+      const none: PoolRollout = { outdated: [], replace: undefined };
+      const rollout = steady ? poolRollout(plans[i]!.kept, pods.map(machinePodState), templates[i] ?? '') : none;
+      return { pool: pool.name, rollout, timeoutMs: this.drainTimeout(pool), step: undefined as string | undefined };
+    });
+    const calls = rolloutCalls(this.client, namespace, drainer, ctx.signal);
+    for (const r of rollouts) {
+      if (r.rollout.replace !== undefined) r.step = await replaceMachine(r.rollout.replace, r.timeoutMs, calls);
+    }
+    const replacing = new Set(rollouts.flatMap((r) => (r.rollout.replace ? [r.rollout.replace] : [])));
     const stopping = drainer
-      ? await this.tidyNodes(drainer, namespace, new Set(plans.flatMap((p) => p.kept)), ctx)
+      ? await this.tidyNodes(drainer, namespace, new Set(plans.flatMap((p) => p.kept)), replacing, ctx)
       : [];
 
     const draining = drainDescription(drains);
@@ -225,7 +246,13 @@ export class WorkerActuator implements Actuator<Worker> {
       const description = `waiting for machines to stop before their Nodes go: ${stopping.join(', ')}`;
       return { state: 'Processing', progress: 45, description, requeueAfter: WORKER_POLL_MS };
     }
-    return this.readiness.outcome(ctx, namespace, plans, starting, atOnce, machinePods);
+    const readiness = await this.readiness.outcome(ctx, namespace, plans, starting, atOnce, machinePods);
+    const rolling = rolloutDescription(rollouts);
+    if (rolling === '') return readiness;
+    // Not done while a machine of an outdated template is left; a machine that can't start stays an Error.
+    if (readiness.state === 'Succeeded')
+      return { state: 'Processing', progress: 60, description: rolling, requeueAfter: WORKER_POLL_MS };
+    return { ...readiness, description: `${readiness.description}; ${rolling}` };
   }
 
   /** The replicas and ready machines of each pool's StatefulSet now. */
@@ -249,17 +276,23 @@ export class WorkerActuator implements Actuator<Worker> {
   }
 
   /** A pool's StatefulSet of machine pods, with `replicas` of them for now. */
-  private machineStatefulSet(namespace: string, pool: NamedPool, layout: MachineLayout, replicas: number) {
+  private machineStatefulSet(
+    namespace: string,
+    pool: NamedPool,
+    layout: MachineLayout,
+    networks: { nodeCIDRs: readonly string[]; podCIDRs: readonly string[] },
+    replicas: number,
+  ) {
     return desiredMachineStatefulSet({
       namespace,
       pool,
       userData: userDataOf(pool) as { name: string; key: string },
-      nodeCIDRs: layout.nodeCIDRs,
+      nodeCIDRs: networks.nodeCIDRs,
       firstMachine: layout.offsets.get(pool.name) ?? 0,
       replicas,
       ...(this.opts.image ? { image: this.opts.image } : {}),
       ...(this.opts.machineUserNamespaces === false ? { userNamespace: false } : {}),
-      podCIDRs: layout.podCIDRs,
+      podCIDRs: networks.podCIDRs,
       resources: layout.resources.get(pool.name)!,
     });
   }
@@ -275,28 +308,6 @@ export class WorkerActuator implements Actuator<Worker> {
       signal: ctx.signal,
     });
     return pods.items;
-  }
-
-  /** Writes each pool's user data checksum (the Worker's annotation) onto its machine pods that lack it. */
-  private async announceUserData(worker: Worker, pods: readonly V1Pod[], ctx: ReconcileContext): Promise<void> {
-    const annotations = worker.metadata.annotations ?? {};
-    for (const pod of pods) {
-      const pool = pod.metadata?.labels?.[MACHINE_LABELS.pool];
-      const want = pool === undefined ? undefined : annotations[workerUserDataAnnotation(pool)];
-      if (want === undefined || pod.metadata?.annotations?.[MACHINE_POD_USER_DATA_ANNOTATION] === want) continue;
-      try {
-        await this.client.mergePatch(
-          Refs.pod,
-          pod.metadata?.name ?? '',
-          worker.metadata.namespace ?? '',
-          { metadata: { annotations: { [MACHINE_POD_USER_DATA_ANNOTATION]: want } } },
-          { signal: ctx.signal },
-        );
-      } catch (e) {
-        // A pod deleted meanwhile is replaced by one that mounts the current user data.
-        if (!isNotFound(e)) throw e;
-      }
-    }
   }
 
   private drainTimeout(pool: Parameters<typeof drainTimeoutMs>[0]): number {
@@ -365,10 +376,14 @@ export class WorkerActuator implements Actuator<Worker> {
     drainer: MachineDrainer,
     namespace: string,
     keep: ReadonlySet<string>,
+    replacing: ReadonlySet<string>,
     ctx: ReconcileContext,
   ): Promise<string[]> {
     const [nodes, pods] = await Promise.all([drainer.nodes(ctx.signal), this.machinePods(namespace, ctx)]);
-    for (const node of nodes) if (keep.has(node.metadata?.name ?? '')) await drainer.release(node, ctx.signal);
+    for (const node of nodes) {
+      const name = node.metadata?.name ?? '';
+      if (keep.has(name) && !replacing.has(name)) await drainer.release(node, ctx.signal);
+    }
     const machinePods = new Set(pods.map((p) => p.metadata?.name ?? ''));
     const names = nodes.map((n) => n.metadata?.name ?? '');
     for (const node of nodesOfGoneMachines(names, keep, machinePods)) await drainer.remove(node, ctx.signal);

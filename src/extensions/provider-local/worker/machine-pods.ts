@@ -10,12 +10,18 @@
  * The pod's name is the Node's: `machine-<pool>-<ordinal>`, stable, so a machine pod deleted by hand comes back as the
  * same Node; scaling down removes the highest ordinals, as a MachineDeployment would remove machines.
  */
-import type { V1NetworkPolicy, V1ResourceRequirements, V1StatefulSet } from '@kubernetes/client-node';
+import type {
+  V1NetworkPolicy,
+  V1PodTemplateSpec,
+  V1ResourceRequirements,
+  V1StatefulSet,
+} from '@kubernetes/client-node';
 import type { Worker, WorkerPool } from '../../../apis/extensions/v1alpha1/worker.js';
 import { IMAGES } from '../../../imagevector/images.js';
 import { networkPolicyObject } from '../../../apis/core/v1beta1/network-policy.js';
 import { MACHINE_POD_PATHS, MACHINE_READINESS } from '../machine/pod-agent.js';
 import { ALLOWED_SOURCE_PREFIXES_ANNOTATION } from '../machine/network-policy/anti-spoofing.js';
+import { MACHINE_TEMPLATE_ANNOTATION, machineTemplateChecksum } from './machine-rollout.js';
 
 export const WORKER_TYPE = 'local';
 /** Labels of the machine pods: every machine of a Worker, and of one pool. */
@@ -110,6 +116,12 @@ export function desiredMachineStatefulSet(values: MachinePodValues): V1StatefulS
   const { pool, namespace } = values;
   const name = machineStatefulSetName(pool.name);
   const selector = { [MACHINE_LABELS.app]: MACHINE_LABELS.role, [MACHINE_LABELS.pool]: pool.name };
+  const template = machinePodTemplate(values, selector);
+  const checksum = machineTemplateChecksum(template);
+  template.metadata = {
+    ...template.metadata,
+    annotations: { ...template.metadata?.annotations, [MACHINE_TEMPLATE_ANNOTATION]: checksum },
+  };
   return {
     apiVersion: 'apps/v1',
     kind: 'StatefulSet',
@@ -119,77 +131,88 @@ export function desiredMachineStatefulSet(values: MachinePodValues): V1StatefulS
       replicas: values.replicas ?? Math.max(0, pool.minimum ?? 0),
       // Machines come and go independently of each other, as a MachineDeployment's.
       podManagementPolicy: 'Parallel',
+      // The Worker replaces outdated machines itself, drained first and with a new Node (machine-rollout.ts).
+      updateStrategy: { type: 'OnDelete' },
       selector: { matchLabels: selector },
-      template: {
-        metadata: {
-          labels: { ...selector, ...MACHINE_NETWORK_LABELS },
-          ...(values.podCIDRs !== undefined && values.podCIDRs.length > 0
-            ? { annotations: { [ALLOWED_SOURCE_PREFIXES_ANNOTATION]: JSON.stringify(values.podCIDRs) } }
-            : {}),
-        },
-        spec: {
-          // Machines of a pool spread over the seed's Nodes where they can.
-          affinity: {
-            podAntiAffinity: {
-              preferredDuringSchedulingIgnoredDuringExecution: [
-                {
-                  weight: 100,
-                  podAffinityTerm: { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: selector } },
-                },
-              ],
-            },
-          },
-          // Root in the machine, and in every pod on it, is an unprivileged user of the seed's host.
-          ...(values.userNamespace === false ? {} : { hostUsers: false }),
-          automountServiceAccountToken: false,
-          enableServiceLinks: false,
-          terminationGracePeriodSeconds: MACHINE_TERMINATION_GRACE_SECONDS,
-          containers: [
+      template,
+    },
+  };
+}
+
+/** The checksum of the machine template of a pool's StatefulSet (the annotation its pods carry). */
+export function statefulSetTemplateChecksum(set: V1StatefulSet | undefined): string | undefined {
+  return set?.spec?.template.metadata?.annotations?.[MACHINE_TEMPLATE_ANNOTATION];
+}
+
+function machinePodTemplate(values: MachinePodValues, selector: Record<string, string>): V1PodTemplateSpec {
+  return {
+    metadata: {
+      labels: { ...selector, ...MACHINE_NETWORK_LABELS },
+      ...(values.podCIDRs !== undefined && values.podCIDRs.length > 0
+        ? { annotations: { [ALLOWED_SOURCE_PREFIXES_ANNOTATION]: JSON.stringify(values.podCIDRs) } }
+        : {}),
+    },
+    spec: {
+      // Machines of a pool spread over the seed's Nodes where they can.
+      affinity: {
+        podAntiAffinity: {
+          preferredDuringSchedulingIgnoredDuringExecution: [
             {
-              name: 'machine',
-              image: values.image ?? IMAGES.machine,
-              imagePullPolicy: 'IfNotPresent',
-              args: ['machine', `--user-data=${MACHINE_POD_PATHS.userData}`],
-              env: [
-                { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
-                { name: 'POD_IPS', valueFrom: { fieldRef: { fieldPath: 'status.podIPs' } } },
-                { name: MACHINE_POD_ENV.nodeCIDRs, value: values.nodeCIDRs.join(',') },
-                { name: MACHINE_POD_ENV.firstMachine, value: String(values.firstMachine) },
-              ],
-              // A node: its own containers, mounts, cgroups and kernel settings of its network namespace, all in
-              // the pod's user namespace (hostUsers above). Its image is read-only: what it writes is on volumes.
-              securityContext: { privileged: true, readOnlyRootFilesystem: true },
-              // Why the agent stopped, in the pod's status: its own last words, else the end of its log.
-              terminationMessagePath: MACHINE_POD_PATHS.terminationLog,
-              terminationMessagePolicy: 'FallbackToLogsOnError',
-              // Over the network: the seed runs nothing inside a machine.
-              ports: [{ name: 'readiness', containerPort: MACHINE_READINESS.port, protocol: 'TCP' }],
-              readinessProbe: {
-                httpGet: { path: MACHINE_READINESS.path, port: 'readiness' },
-                periodSeconds: READINESS_PERIOD_SECONDS,
-              },
-              resources: values.resources,
-              volumeMounts: [
-                { name: 'user-data', mountPath: dirOf(MACHINE_POD_PATHS.userData), readOnly: true },
-                { name: 'state', mountPath: MACHINE_POD_PATHS.stateDir },
-                { name: 'tmp', mountPath: MACHINE_POD_PATHS.tmpDir },
-              ],
+              weight: 100,
+              podAffinityTerm: { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: selector } },
             },
-          ],
-          volumes: [
-            {
-              name: 'user-data',
-              secret: {
-                secretName: values.userData.name,
-                items: [{ key: values.userData.key, path: baseOf(MACHINE_POD_PATHS.userData) }],
-              },
-            },
-            // containerd's overlay snapshots need a filesystem that is no overlay itself.
-            { name: 'state', emptyDir: {} },
-            { name: 'tmp', emptyDir: {} },
           ],
         },
       },
+      // Root in the machine, and in every pod on it, is an unprivileged user of the seed's host.
+      ...(values.userNamespace === false ? {} : { hostUsers: false }),
+      automountServiceAccountToken: false,
+      enableServiceLinks: false,
+      terminationGracePeriodSeconds: MACHINE_TERMINATION_GRACE_SECONDS,
+      containers: [
+        {
+          name: 'machine',
+          image: values.image ?? IMAGES.machine,
+          imagePullPolicy: 'IfNotPresent',
+          args: ['machine', `--user-data=${MACHINE_POD_PATHS.userData}`],
+          env: [
+            { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+            { name: 'POD_IPS', valueFrom: { fieldRef: { fieldPath: 'status.podIPs' } } },
+            { name: MACHINE_POD_ENV.nodeCIDRs, value: values.nodeCIDRs.join(',') },
+            { name: MACHINE_POD_ENV.firstMachine, value: String(values.firstMachine) },
+          ],
+          // A node: its own containers, mounts, cgroups and kernel settings of its network namespace, all in
+          // the pod's user namespace (hostUsers above). Its image is read-only: what it writes is on volumes.
+          securityContext: { privileged: true, readOnlyRootFilesystem: true },
+          // Why the agent stopped, in the pod's status: its own last words, else the end of its log.
+          terminationMessagePath: MACHINE_POD_PATHS.terminationLog,
+          terminationMessagePolicy: 'FallbackToLogsOnError',
+          // Over the network: the seed runs nothing inside a machine.
+          ports: [{ name: 'readiness', containerPort: MACHINE_READINESS.port, protocol: 'TCP' }],
+          readinessProbe: {
+            httpGet: { path: MACHINE_READINESS.path, port: 'readiness' },
+            periodSeconds: READINESS_PERIOD_SECONDS,
+          },
+          resources: values.resources,
+          volumeMounts: [
+            { name: 'user-data', mountPath: dirOf(MACHINE_POD_PATHS.userData), readOnly: true },
+            { name: 'state', mountPath: MACHINE_POD_PATHS.stateDir },
+            { name: 'tmp', mountPath: MACHINE_POD_PATHS.tmpDir },
+          ],
+        },
+      ],
+      volumes: [
+        {
+          name: 'user-data',
+          secret: {
+            secretName: values.userData.name,
+            items: [{ key: values.userData.key, path: baseOf(MACHINE_POD_PATHS.userData) }],
+          },
+        },
+        // containerd's overlay snapshots need a filesystem that is no overlay itself.
+        { name: 'state', emptyDir: {} },
+        { name: 'tmp', emptyDir: {} },
+      ],
     },
   };
 }

@@ -47,6 +47,8 @@ export function poolSpecProblems(worker: Worker, host: HostKernel): string[] {
 export interface MachineLayout {
   /** A hibernated shoot's pools have no machines, whatever their minimum (as Gardener's worker actuators). */
   readonly hibernated: boolean;
+  /** The shoot's `spec.networking.nodes`. */
+  readonly nodes: string | undefined;
   readonly nodeCIDRs: readonly string[];
   readonly podCIDRs: readonly string[];
   /** Per pool: its machines' resources, as a VM of its machine type in the shoot's CloudProfile is sized. */
@@ -86,7 +88,8 @@ export function machineLayout(
     return { problem: `the shoot's node ranges: ${(e as Error).message}` };
   }
   const hibernated = clusterHibernationEnabled(cluster);
-  return { hibernated, nodeCIDRs, podCIDRs: shootPodCIDRs(cluster), resources, offsets };
+  const nodes = shoot?.spec?.networking?.nodes;
+  return { hibernated, nodes, nodeCIDRs, podCIDRs: shootPodCIDRs(cluster), resources, offsets };
 }
 
 /** The machines of a pool: how many it should have, those it keeps and those that go. */

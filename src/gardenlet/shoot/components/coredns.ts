@@ -12,6 +12,8 @@ import type { IPFamily } from '../../../net/cidr.js';
 import { IMAGES } from '../../../imagevector/images.js';
 
 export const COREDNS_NAMESPACE = 'kube-system';
+/** On CoreDNS's pod template: the IP families of its Service. */
+export const COREDNS_FAMILIES_ANNOTATION = 'networking.gardener.cloud/ip-families';
 export const COREDNS_FIELD_MANAGER = 'gardener-ipv6-provider-local';
 /** The upstream that is the node's resolvers: CoreDNS runs with `dnsPolicy: Default`, its resolv.conf the node's. */
 export const COREDNS_NODE_RESOLVERS = '/etc/resolv.conf';
@@ -142,7 +144,9 @@ export function coreDNSObjects(opts: CoreDNSOptions): { ref: ResourceRef; object
           replicas: opts.replicas ?? 1,
           selector: { matchLabels: LABELS },
           template: {
-            metadata: { labels: LABELS },
+            // Its pods are replaced when the Service gains a family (a dual-stack migration), so that every one
+            // has an address of each (a pod's addresses are those of the Node it started on).
+            metadata: { labels: LABELS, annotations: { [COREDNS_FAMILIES_ANNOTATION]: opts.families.join(',') } },
             spec: {
               serviceAccountName: 'coredns',
               // CoreDNS must not resolve through itself.
@@ -205,4 +209,38 @@ export async function coreDNSReady(client: ResourceClient): Promise<boolean> {
     KubernetesObject & { spec?: { replicas?: number }; status?: { availableReplicas?: number } }
   >(COREDNS_RESOURCES.deployment, 'coredns', COREDNS_NAMESPACE);
   return d !== undefined && (d.status?.availableReplicas ?? 0) >= (d.spec?.replicas ?? 1);
+}
+
+/**
+ * Why CoreDNS does not serve `families` families yet (its Service short of a ClusterIP per family, its Deployment not
+ * rolled out to available pods of its current template), or undefined once it does.
+ */
+export async function coreDNSNotServing(
+  client: ResourceClient,
+  families: number,
+  signal?: AbortSignal,
+): Promise<string | undefined> {
+  const opts = signal ? { signal } : {};
+  const service = await client.get<KubernetesObject & { spec?: { clusterIPs?: string[] } }>(
+    COREDNS_RESOURCES.service,
+    'kube-dns',
+    COREDNS_NAMESPACE,
+    opts,
+  );
+  const ips = service?.spec?.clusterIPs?.length ?? 0;
+  if (ips < families) return `CoreDNS's Service has ${ips} of ${families} ClusterIPs yet`;
+  const d = await client.get<
+    KubernetesObject & {
+      spec?: { replicas?: number };
+      status?: { observedGeneration?: number; replicas?: number; updatedReplicas?: number; availableReplicas?: number };
+    }
+  >(COREDNS_RESOURCES.deployment, 'coredns', COREDNS_NAMESPACE, opts);
+  const want = d?.spec?.replicas ?? 1;
+  const rolled =
+    d !== undefined &&
+    (d.status?.observedGeneration ?? 0) >= (d.metadata?.generation ?? 1) &&
+    (d.status?.updatedReplicas ?? 0) >= want &&
+    (d.status?.availableReplicas ?? 0) >= want &&
+    (d.status?.replicas ?? 0) === want;
+  return rolled ? undefined : 'CoreDNS is not available yet';
 }

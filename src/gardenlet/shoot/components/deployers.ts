@@ -13,6 +13,8 @@ import type { Clock } from '../../../runtime/clock.js';
 import { applyAll, deleteAll, waitExtensionReady, waitExtensionsGone, waitGone } from '../../apply.js';
 import { NotReadyError, retryWhileNotReady, type ComponentContext, type DeployWaiter } from '../../component.js';
 import {
+  Annotations,
+  OPERATION_RECONCILE,
   inProjectNamespace,
   notInProjectNamespaceMessage,
   seedNamespaceName,
@@ -162,7 +164,10 @@ export class NetworkExtension implements DeployWaiter {
   ) {}
   async deploy(ctx: ComponentContext) {
     const network = desiredNetwork(this.shoot);
-    if (network) await applyAll(this.client, Refs.network, [network], ctx);
+    if (!network) return;
+    // The extension reads the shoot from its Cluster too (a dual-stack migration's stage): reconciled at each deploy.
+    network.metadata.annotations = { ...network.metadata.annotations, [Annotations.operation]: OPERATION_RECONCILE };
+    await applyAll(this.client, Refs.network, [network], ctx);
   }
   async wait(ctx: ComponentContext) {
     if (desiredNetwork(this.shoot)) {

@@ -7,6 +7,7 @@
  * NetworkPolicy enforcers (Pods, Namespaces, NetworkPolicies), the Leases of the overlay's control plane peers, and
  * CoreDNS.
  */
+import { dnsServiceFamiliesInEffect } from '../../../apis/core/v1beta1/dual-stack-migration.js';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { randomInt } from 'node:crypto';
 import type { NetworkingStatus, Shoot } from '../../../apis/core/v1beta1/shoot.js';
@@ -225,7 +226,10 @@ export class MachineBootstrap implements DeployWaiter {
       shootClient.close();
     }
     // CoreDNS and its policy go through the resource manager, as Gardener's shoot-core ManagedResources do.
-    const { families, clusterDNS } = machineNetworking(this.shoot, this.networking);
+    const networks = machineNetworking(this.shoot, this.networking);
+    // During a dual-stack migration the Service keeps the primary family until the network runs both.
+    const families = dnsServiceFamiliesInEffect(networks.families, this.shoot);
+    const clusterDNS = networks.clusterDNS.slice(0, families.length);
     const machines = (this.shoot.spec.provider?.workers ?? []).reduce((n, w) => n + (w.minimum ?? 0), 0);
     const { secret, managedResource } = coreDNSManagedResource(seedNamespaceName(this.shoot), {
       clusterIPs: clusterDNS,

@@ -10,6 +10,10 @@
  * Kept as one file (over 400 lines): the one component of the shoot's machines, its desired objects and the health it
  * waits for together, as Gardener's `worker` component has them.
  */
+import {
+  dnsServiceFamiliesInEffect,
+  networkFamiliesInEffect,
+} from '../../../apis/core/v1beta1/dual-stack-migration.js';
 import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
 import type { NetworkingStatus, Shoot } from '../../../apis/core/v1beta1/shoot.js';
 import { API_VERSION } from '../../../apis/extensions/v1alpha1/common.js';
@@ -21,6 +25,7 @@ import {
   USER_DATA_KEY,
   userDataChecksum,
   workerUserDataAnnotation,
+  MACHINE_FAMILIES_ANNOTATION,
   type MachineUserDataInput,
   type PodNetworkPool,
 } from '../../../apis/provider-local/v1alpha1/machine-user-data.js';
@@ -31,11 +36,11 @@ import { calicoPoolSettings, calicoSNATToUpstreamDNS } from '../../../apis/calic
 import type { ResourceClient } from '../../../runtime/client.js';
 import { applyAll, deleteAll } from '../../apply.js';
 import { ErrorWithCodes, NotReadyError, type ComponentContext, type DeployWaiter } from '../../component.js';
-import { seedNamespaceName, shootLabels } from '../../../apis/core/v1beta1/names.js';
+import { Annotations, OPERATION_RECONCILE, seedNamespaceName, shootLabels } from '../../../apis/core/v1beta1/names.js';
 import { Refs } from '../../../apis/refs.js';
 import { ensureShootAccessSecret, shootAdminClient, shootAPIServerURL } from '../shoot-client.js';
 import { ensureControlPlaneSecrets } from './control-plane.js';
-import { coreDNSReady } from './coredns.js';
+import { coreDNSNotServing, coreDNSReady } from './coredns.js';
 import { ensureBootstrapToken } from './machine-bootstrap.js';
 import { effectiveKubeletConfig } from './kubelet-config.js';
 import { operatingSystemConfigName, WORKER_POOL_LABEL } from './operating-system-config.js';
@@ -70,7 +75,8 @@ export function podNetworkSettings(shoot: Shoot): { pools: PodNetworkPool[]; sna
   const none = { pools: [], snatToUpstreamDNS: false };
   const networking = shoot.spec.networking;
   if (networking?.type !== CALICO_TYPE) return none;
-  const families = shootIPFamilies(shoot);
+  // As calico's: one family until a dual-stack migration's Nodes have both (dual-stack-migration.ts).
+  const families = networkFamiliesInEffect(shootIPFamilies(shoot), shoot);
   const { config, errors } = decodeNetworkConfig(networking.providerConfig, families);
   if (errors.length > 0) return none;
   return {
@@ -191,9 +197,12 @@ export class ShootWorker implements DeployWaiter {
       stringData: { [USER_DATA_KEY]: text },
     }));
     const worker = desiredWorker(this.shoot);
-    worker.metadata.annotations = Object.fromEntries(
-      texts.map(([pool, text]) => [workerUserDataAnnotation(pool), userDataChecksum(text)]),
-    );
+    // The provider reads the shoot from its Cluster too (its machines' networks, hibernation): reconciled at each deploy.
+    worker.metadata.annotations = {
+      ...Object.fromEntries(texts.map(([pool, text]) => [workerUserDataAnnotation(pool), userDataChecksum(text)])),
+      [Annotations.operation]: OPERATION_RECONCILE,
+      [MACHINE_FAMILIES_ANNOTATION]: machineNetworking(this.shoot, this.networking).families.join(','),
+    };
     const previous = await this.client.get<Worker & KubernetesObject>(
       Refs.worker,
       this.shoot.metadata.name ?? '',
@@ -218,6 +227,7 @@ export class ShootWorker implements DeployWaiter {
     );
     const last = worker?.status?.lastOperation;
     const current = worker?.status?.observedGeneration === worker?.metadata.generation;
+    const asked = worker?.metadata.annotations?.[Annotations.operation] === OPERATION_RECONCILE;
     // As Gardener's extension checks: a reported error fails the step, with its codes (the provider keeps trying:
     // so does the reconcile); e.g. a machine that can't start, named with its cause.
     const lastError = worker?.status?.lastError;
@@ -231,6 +241,7 @@ export class ShootWorker implements DeployWaiter {
     if (!current || last?.state !== 'Succeeded') {
       throw new NotReadyError(`Worker: ${last ? `${last.state}: ${last.description}` : 'not reconciled yet'}`);
     }
+    if (asked) throw new NotReadyError('Worker: not reconciled yet since it was deployed');
     const shootClient = await this.shootClient(ctx);
     try {
       // The Nodes of machines scaled away are the provider's to delete (as machine-controller-manager's): it reports
@@ -245,7 +256,10 @@ export class ShootWorker implements DeployWaiter {
       if (behind.length > 0) {
         throw new NotReadyError(`Nodes not running their pool's latest user data yet: ${behind.join(', ')}`);
       }
-      if (!(await coreDNSReady(shootClient))) throw new NotReadyError('CoreDNS is not available yet');
+      // Serving the shoot's families (a dual-stack migration's last step gives its Service the second).
+      const families = dnsServiceFamiliesInEffect(shootIPFamilies(this.shoot), this.shoot).length;
+      const why = await coreDNSNotServing(shootClient, families, ctx.signal);
+      if (why !== undefined) throw new NotReadyError(why);
     } finally {
       shootClient.close();
     }

@@ -1,3 +1,5 @@
+import { ALLOWED_SOURCE_PREFIXES_ANNOTATION } from '../../../../src/extensions/provider-local/machine/network-policy/anti-spoofing.js';
+import { MACHINE_TEMPLATE_ANNOTATION } from '../../../../src/extensions/provider-local/worker/machine-rollout.js';
 import { describe, expect, it } from 'vitest';
 import type { Worker } from '../../../../src/apis/extensions/v1alpha1/worker.js';
 import { IMAGES } from '../../../../src/imagevector/images.js';
@@ -101,11 +103,26 @@ describe("provider-local's machine pods", () => {
   });
 
   it("lets the machine send from its shoot's pod ranges, as calico's annotation says (pools without outgoing NAT)", () => {
-    expect(sts.spec?.template.metadata?.annotations).toBeUndefined();
+    expect(sts.spec?.template.metadata?.annotations?.[ALLOWED_SOURCE_PREFIXES_ANNOTATION]).toBeUndefined();
     const withPods = desiredMachineStatefulSet({ ...values, podCIDRs: ['fd00:10:3::/56', '10.3.0.0/16'] });
-    expect(withPods.spec?.template.metadata?.annotations).toEqual({
-      'cni.projectcalico.org/allowedSourcePrefixes': '["fd00:10:3::/56","10.3.0.0/16"]',
-    });
+    expect(withPods.spec?.template.metadata?.annotations?.[ALLOWED_SOURCE_PREFIXES_ANNOTATION]).toBe(
+      '["fd00:10:3::/56","10.3.0.0/16"]',
+    );
+  });
+
+  it('marks its pods with the checksum of their template, and leaves replacing them to the Worker', () => {
+    const checksum = sts.spec?.template.metadata?.annotations?.[MACHINE_TEMPLATE_ANNOTATION];
+    expect(checksum).toMatch(/^[0-9a-f]{16}$/);
+    expect(sts.spec?.updateStrategy).toEqual({ type: 'OnDelete' });
+    // The same values, the same checksum; a machine built differently (a second family's node range), another.
+    expect(desiredMachineStatefulSet(values).spec?.template.metadata?.annotations?.[MACHINE_TEMPLATE_ANNOTATION]).toBe(
+      checksum,
+    );
+    const dual = desiredMachineStatefulSet({ ...values, nodeCIDRs: [...values.nodeCIDRs, 'fd00:fe::/64'] });
+    expect(dual.spec?.template.metadata?.annotations?.[MACHINE_TEMPLATE_ANNOTATION]).not.toBe(checksum);
+    // Only the replicas change: not a new template.
+    const scaled = desiredMachineStatefulSet({ ...values, replicas: 5 });
+    expect(scaled.spec?.template.metadata?.annotations?.[MACHINE_TEMPLATE_ANNOTATION]).toBe(checksum);
   });
 
   it("mounts the pool's user data where the agent reads it and keeps the node state in an emptyDir", () => {

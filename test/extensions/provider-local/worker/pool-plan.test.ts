@@ -143,6 +143,7 @@ describe("the layout of a Worker's machines", () => {
     const layout = machineLayout(cluster({ ipFamilies: ['IPv6', 'IPv4'], nodes: 'fd00:10:1:100::/56' }), pools);
     expect(layout).toEqual({
       hibernated: false,
+      nodes: 'fd00:10:1:100::/56',
       nodeCIDRs: ['fd00:10:1:100::/56', '10.255.255.0/24'],
       podCIDRs: [],
       resources: new Map([
