@@ -331,18 +331,25 @@ export const PROJECT_NAMESPACE_POD_SECURITY = {
 } as const;
 
 /**
- * Applies the CloudProfile `local`, the Seeds (the example IPv6 Seed unless given) and the example IPv6 Shoot and
- * waits until the Shoot's last operation succeeded; `signal` ends the wait (`up` stopped by a signal).
+ * Applies the CloudProfile `local`, the Seeds (the example IPv6 Seed unless given) and an example Shoot (the IPv6
+ * one unless given) and waits until the Shoot's last operation succeeded; `signal` ends the wait (`up` stopped by a signal).
  */
 export async function applyExampleShoot(
   client: ResourceClient,
-  opts: { timeoutMs?: number; signal?: AbortSignal; seeds?: readonly KubernetesObject[] } = {},
+  opts: {
+    timeoutMs?: number;
+    signal?: AbortSignal;
+    seeds?: readonly KubernetesObject[];
+    /** The example Shoot's file, put on the first of `seeds`. @default EXAMPLE_SHOOT on its own Seed */
+    shoot?: string;
+  } = {},
 ): Promise<Shoot> {
   const deadline = Date.now() + (opts.timeoutMs ?? 300_000);
   const { signal } = opts;
   await waitForAdmission(client, deadline, signal);
   const seeds = opts.seeds ?? [example(EXAMPLE_SEED)];
-  const shoot = example(EXAMPLE_SHOOT);
+  const shoot = example(opts.shoot ?? EXAMPLE_SHOOT) as KubernetesObject & { spec: { seedName?: string } };
+  if (opts.shoot !== undefined) shoot.spec.seedName = seeds[0]?.metadata?.name ?? shoot.spec.seedName;
   const namespace = shoot.metadata?.namespace ?? 'garden-local';
   const apply = (ref: (typeof Refs)[keyof typeof Refs], object: KubernetesObject) =>
     client.apply(ref, object, { fieldManager: 'gardener-ipv6-up', force: true, ...(signal ? { signal } : {}) });

@@ -1,7 +1,7 @@
 /**
- * The seeds `up --seeds` knows, one seed cluster each: the examples' Seeds `local-ipv6` (the garden's own cluster,
- * as in Gardener's local setup, where the garden's runtime cluster is also the first seed) and `local-dual` (a seed
- * cluster of its own, with its own API server, Nodes and gardenlet). What a seed's Nodes are made of beyond its
+ * The seeds `up --seeds` knows, one seed cluster each: the examples' Seeds `local-ipv6` and `local-dual`. The first
+ * listed is the garden's own cluster (as in Gardener's local setup, where the garden's runtime cluster is also the
+ * first seed), each further one a seed cluster of its own, with its own API server, Nodes and gardenlet. What a seed's Nodes are made of beyond its
  * Seed's `spec.networks` is chosen here: a Seed has one range per field, of its primary family, so a dual-stack
  * seed's IPv6 ranges are the environment's, as a dual-stack kind cluster's configuration holds them.
  */
@@ -29,6 +29,11 @@ export interface LocalSeed {
   readonly tag: string;
   /** Its Nodes are `<prefix>-0`, `<prefix>-1`, ... */
   readonly nodeNamePrefix: string;
+  /**
+   * The example Shoot `up` creates on it when it is the garden's own seed (its `seedName` set to this seed's): the
+   * IPv6 one, or on the dual-stack seed the IPv4 one, to migrate to dual-stack.
+   */
+  readonly exampleShoot: string;
 }
 
 interface LocalSeedPlan {
@@ -40,6 +45,7 @@ interface LocalSeedPlan {
   readonly loadBalancerNetworks: LoadBalancerNetworks;
   readonly tag: string;
   readonly nodeNamePrefix: string;
+  readonly exampleShoot: string;
 }
 
 const PLANS: Record<LocalSeedKind, LocalSeedPlan> = {
@@ -48,6 +54,7 @@ const PLANS: Record<LocalSeedKind, LocalSeedPlan> = {
     loadBalancerNetworks: DEFAULT_LOAD_BALANCER_NETWORKS,
     tag: 'seed',
     nodeNamePrefix: 'seed',
+    exampleShoot: 'shoot-ipv6.yaml',
   },
   'dual-stack': {
     example: 'seed-dual-stack.yaml',
@@ -57,12 +64,13 @@ const PLANS: Record<LocalSeedKind, LocalSeedPlan> = {
     loadBalancerNetworks: { IPv6: 'fd00:ff:1::/64', IPv4: '10.19.0.0/24' },
     tag: 'sd2',
     nodeNamePrefix: 'dual',
+    exampleShoot: 'shoot-ipv4.yaml',
   },
 };
 
 /**
- * `--seeds ipv6,dual-stack`: the seeds of an environment, the garden's own first. Throws a message naming the
- * flag's problem.
+ * `--seeds ipv6,dual-stack`: the seeds of an environment, the garden's own first (any of them). Throws a message
+ * naming the flag's problem.
  */
 export function parseSeedsOption(list: string): LocalSeedKind[] {
   const entries = list
@@ -78,9 +86,6 @@ export function parseSeedsOption(list: string): LocalSeedKind[] {
   }
   const dup = entries.find((e, i) => entries.indexOf(e) !== i);
   if (dup !== undefined) throw new Error(`--seeds: ${dup} is listed twice`);
-  if (entries[0] !== 'ipv6') {
-    throw new Error("--seeds: the first seed is the garden's own cluster, which is IPv6: start the list with ipv6");
-  }
   return entries as LocalSeedKind[];
 }
 
@@ -95,5 +100,6 @@ export function localSeed(kind: LocalSeedKind): LocalSeed {
     loadBalancerNetworks: plan.loadBalancerNetworks,
     tag: plan.tag,
     nodeNamePrefix: plan.nodeNamePrefix,
+    exampleShoot: plan.exampleShoot,
   };
 }

@@ -136,7 +136,9 @@ export async function shootSummary(
     lines.push(`  ${record.spec.recordType} ${record.spec.name} -> ${answer}`);
   }
   const name = apiServerDomain(shoot, 'external', DEFAULT_DOMAIN);
-  lines.push(`  try: dig @${bind.address} -p ${bind.port} AAAA ${name}`);
+  // AAAA where the shoot has one; an IPv4 shoot has an A record only.
+  const type = records.some((r) => r.spec.recordType === 'AAAA') || records.length === 0 ? 'AAAA' : 'A';
+  lines.push(`  try: dig @${bind.address} -p ${bind.port} ${type} ${name}`);
   if (env.controlPlaneWorkloads) {
     lines.push(...(await workloadsSummary(client, shoot, namespace, env.gardenKubeconfig, env.shootKubeconfig)));
     return lines;

@@ -259,6 +259,7 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
         applyExampleShoot(client, {
           signal: stops.signal,
           seeds: seeds.map((s) => s.seed),
+          shoot: gardenSeed.exampleShoot,
         }).catch(failed('the example shoot')),
         ...seeds.slice(1).map((seed) =>
           seedClusterReady(
@@ -294,7 +295,8 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
     }
     const seedNames = seeds.length > 1 ? ` on seeds ${seeds.map((s) => s.seed.metadata?.name).join(', ')}` : '';
     io.out(
-      `ready: API server ${cp.server} with ${cp.crds.length} CRDs${seedNames} and an IPv6 shoot` +
+      `ready: API server ${cp.server} with ${cp.crds.length} CRDs${seedNames} and an ` +
+        `${gardenSeed.exampleShoot === 'shoot-ipv4.yaml' ? 'IPv4' : 'IPv6'} shoot` +
         `${services.controlPlaneWorkloads ? ' with its own control plane on the seed' : ' (objects only: shoot control planes need seed Nodes, which need root)'}; Ctrl-C to stop\n`,
     );
 

@@ -15,6 +15,9 @@ describe('--seeds', () => {
     ['ipv6', ['ipv6']],
     ['ipv6,dual-stack', ['ipv6', 'dual-stack']],
     [' ipv6 , dual-stack ', ['ipv6', 'dual-stack']],
+    // The dual-stack seed as the garden's own cluster: up's environment to rehearse a migration in.
+    ['dual-stack', ['dual-stack']],
+    ['dual-stack,ipv6', ['dual-stack', 'ipv6']],
   ])('%j is %j', (list, kinds) => {
     expect(parseSeedsOption(list)).toEqual(kinds);
   });
@@ -23,7 +26,6 @@ describe('--seeds', () => {
     ['', /a comma-separated list of ipv6, dual-stack/],
     ['ipv6,ipv4', /unknown seed "ipv4": one of ipv6, dual-stack/],
     ['ipv6,dual-stack,ipv6', /ipv6 is listed twice/],
-    ['dual-stack,ipv6', /the first seed is the garden's own cluster, which is IPv6/],
   ])('refuses %j, saying why', (list, message) => {
     expect(() => parseSeedsOption(list)).toThrow(message);
   });
@@ -67,6 +69,10 @@ describe('the local seeds', () => {
     for (const a of first)
       for (const b of second) expect(overlaps(a, b), `${formatCIDR(a)} and ${formatCIDR(b)}`).toBe(false);
     for (const c of second) expect(overlaps(c, mustParseCIDR('172.18.0.0/16')), formatCIDR(c)).toBe(false);
+  });
+
+  it('give up an example shoot of a family each has: IPv6, and IPv4 (to migrate) on the dual-stack one', () => {
+    expect(seeds.map((s) => s.exampleShoot)).toEqual(['shoot-ipv6.yaml', 'shoot-ipv4.yaml']);
   });
 
   it('name their bridges and Nodes apart', () => {
