@@ -112,13 +112,23 @@ export class JSONBodyScanner {
       }
       const byte = chunk[i]!;
       switch (byte) {
-        case QUOTE:
+        case QUOTE: {
+          // A string no search needs (below the tracked depths, or once the uid is found): skipped here, without
+          // the capture's bookkeeping, when it ends in this chunk.
+          if (depth > TRACKED_DEPTH || this.uidValue !== undefined) {
+            const end = closingQuote(chunk, i + 1, length);
+            if (end >= 0) {
+              i = end;
+              break;
+            }
+          }
           inString = true;
           stringStart = i + 1;
           this.capturing = this.wanted(depth);
           this.pieces = undefined;
           this.capturedBytes = 0;
           break;
+        }
         case OPEN_BRACKET:
         case OPEN_BRACE:
           depth++;
