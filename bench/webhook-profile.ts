@@ -12,6 +12,7 @@
  * costs).
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
+import { answerText } from '../src/admission/answer-json.js';
 import { ReviewBodyReader } from '../src/admission/decode.js';
 import { DEFAULT_REGISTERED_EXTENSION_TYPES } from '../src/admission/extensions.js';
 import { MachineTotal } from '../src/admission/machine-total.js';
@@ -89,7 +90,8 @@ function oneReview(mode: AdmissionMode): string {
   const answer = answerAdmissionReview(reader.review(), ctx, mode);
   if (answer instanceof Promise) throw new Error('a lookup was not answered from the maps');
   if (!answer.response.allowed) throw new Error(`denied: ${JSON.stringify(answer.response.status)}`);
-  return JSON.stringify(answer);
+  // As the server encodes it.
+  return answerText(answer).text;
 }
 
 const deadline = performance.now() + seconds * 1000;

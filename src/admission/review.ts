@@ -23,6 +23,7 @@ import { isPlainJSON } from '../apis/meta/plain-json.js';
 import { CloudProfiles, DNSRecords, lookupKind, Networks, Seeds, Shoots, type KindInfo } from '../apis/registry.js';
 import { cloudProfileReference } from '../apis/core/v1beta1/helpers.js';
 import type { FeatureGates } from '../featuregate/featuregate.js';
+import { PatchedResponse } from './answer-json.js';
 import { defaultingPatch } from './defaulting-patch.js';
 import { seedRestriction } from './seed-restriction.js';
 
@@ -250,12 +251,7 @@ function mutateWith(request: AdmissionRequest, ctx: AdmissionContext, context: S
 
   const patch = defaultingPatch(request.object, result.object);
   if (patch.length === 0) return { uid: request.uid, allowed: true };
-  return {
-    uid: request.uid,
-    allowed: true,
-    patchType: 'JSONPatch',
-    patch: Buffer.from(JSON.stringify(patch)).toString('base64'),
-  };
+  return new PatchedResponse(request.uid, patch);
 }
 
 interface SeedContext {

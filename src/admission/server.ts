@@ -19,7 +19,8 @@ import { newLogger, type Logger } from '../runtime/log.js';
 import type { RegisteredExtensionTypes } from './extensions.js';
 import { BodyRefusal, parseReview, ReviewBodyReader, type BodyLimits } from './decode.js';
 import { InFlightBytes } from './in-flight.js';
-import { replyJSON } from './reply.js';
+import { answerText } from './answer-json.js';
+import { replyJSON, replyJSONText } from './reply.js';
 import { SmallestFirstQueue } from './review-queue.js';
 import { AdmissionMetrics, ReviewResult } from './metrics.js';
 import {
@@ -500,7 +501,8 @@ function logReview(
 }
 
 function sendReview(res: ServerResponse, answer: AdmissionReviewResponse): void {
-  replyJSON(res, 200, answer);
+  const { text, bytes } = answerText(answer);
+  replyJSONText(res, 200, text, bytes);
 }
 
 /** apimachinery's reason for each code the server answers with. */
