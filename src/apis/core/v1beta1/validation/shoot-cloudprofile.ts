@@ -39,8 +39,16 @@ export function validateShootAgainstCloudProfile(
   ];
   const region = shoot.spec.region;
   if (region !== undefined && region !== old?.spec.region) {
-    const regions = (profile.spec.regions ?? []).map((r) => r.name);
-    if (!regions.includes(region)) errors.push(notSupported(SPEC.child('region'), region, regions));
+    const regions = profile.spec.regions ?? [];
+    if (!regions.some((r) => r.name === region)) {
+      errors.push(
+        notSupported(
+          SPEC.child('region'),
+          region,
+          regions.map((r) => r.name),
+        ),
+      );
+    }
   }
   const type = shoot.spec.provider?.type;
   if (type !== profile.spec.type) {
@@ -93,6 +101,8 @@ function validateKubernetesVersion(
     ];
   }
   if (value === oldVersion) return [];
+  // The list of the usable ones only for the error that names them.
+  if (versions.some((v) => v.version === value && (opts.expiredAllowed || !isExpired(v, opts.now)))) return [];
   const usable = versions.filter((v) => opts.expiredAllowed || !isExpired(v, opts.now));
   if (usable.some((v) => v.version === value)) return [];
   return [
@@ -141,13 +151,14 @@ function validateMachineType(worker: Worker, path: FieldPath, types: readonly Ma
   const name = worker.machine?.type ?? '';
   const architecture = worker.machine?.architecture ?? DEFAULT_ARCHITECTURE;
   const fits = (t: MachineType) => t.usable !== false && (t.architecture ?? DEFAULT_ARCHITECTURE) === architecture;
+  const type = types.find((t) => t.name === name);
+  // The supported types only for the error that names them.
+  if (type !== undefined && fits(type)) return [];
   const supported = types
     .filter(fits)
     .map((t) => t.name)
     .sort();
-  const type = types.find((t) => t.name === name);
   if (type === undefined) return [notSupported(path, name, supported)];
-  if (fits(type)) return [];
   const problems = [
     ...(type.usable === false ? ['is unusable'] : []),
     ...((type.architecture ?? DEFAULT_ARCHITECTURE) !== architecture
@@ -178,6 +189,16 @@ function validateMachineImage(
     const semver = parseSemVer(version);
     return semver !== undefined && compareSemVer(semver, oldVersion) >= 0;
   };
+  const image = worker.machine?.image;
+  // The version the pool names, looked up without the list of every supported one, which only an error names.
+  const named = image?.version ? imageVersion(images, image.name ?? '', image.version) : undefined;
+  if (
+    named !== undefined &&
+    active(named.version, isExpired(named, ctx.now)) &&
+    (named.architectures ?? []).includes(architecture)
+  ) {
+    return [];
+  }
   const all = new Map<string, { active: boolean; architecture: boolean }>();
   for (const image of images) {
     for (const version of image.versions) {
@@ -192,7 +213,6 @@ function validateMachineImage(
     .map(([key]) => key)
     .sort();
   const supported = `supported machine image versions are: [${valid.join(' ')}]`;
-  const image = worker.machine?.image;
   const found = image?.version ? all.get(`${image.name ?? ''}:${image.version}`) : undefined;
   if (found === undefined)
     return [invalid(path, image ?? null, `machine image version is not supported, ${supported}`)];
@@ -208,4 +228,25 @@ function validateMachineImage(
       `machine image version '${image!.name}:${image!.version}' ${problems.join(', ')}, ${supported}`,
     ),
   ];
+}
+
+/**
+ * The last version of `images` whose `name:version` is `name:version` (the key validateMachineImage's map is read
+ * with, the last of equal keys winning), compared without making the keys.
+ */
+function imageVersion(
+  images: readonly MachineImage[],
+  name: string,
+  version: string,
+): MachineImage['versions'][number] | undefined {
+  const key = `${name}:${version}`;
+  let found: MachineImage['versions'][number] | undefined;
+  for (const image of images) {
+    if (!key.startsWith(image.name) || key.charCodeAt(image.name.length) !== 0x3a) continue;
+    const length = key.length - image.name.length - 1;
+    for (const candidate of image.versions) {
+      if (candidate.version.length === length && key.endsWith(candidate.version)) found = candidate;
+    }
+  }
+  return found;
 }
