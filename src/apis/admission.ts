@@ -156,12 +156,13 @@ export function defaultObject(
   const cloudProfile = input.cloudProfiles
     ? cloudProfileContext(input.object, input.cloudProfiles, input.now ?? new Date())
     : undefined;
+  // The defaulted Shoot and its spec are defaultShoot's copies: the steps after it write into them.
   if (cloudProfile && 'profile' in cloudProfile) {
-    const context = { now: cloudProfile.now, ...(old !== undefined ? { old: old as Shoot } : {}) };
+    const context = { now: cloudProfile.now, owned: true, ...(old !== undefined ? { old: old as Shoot } : {}) };
     object = applyCloudProfileDefaults(object as Shoot, cloudProfile.profile, context);
   }
   const seed = input.decodedSeed ?? (input.seed === undefined ? undefined : decodeSeed(input.seed));
-  if (seed) object = applySeedShootDefaults(object as Shoot, seed);
+  if (seed) object = applySeedShootDefaults(object as Shoot, seed, true);
   return {
     kind,
     id,

@@ -15,6 +15,7 @@ import type { Shoot, Worker } from './shoot.js';
 /** The IPv6 node mask kube-controller-manager gets unless the user chose one: one /64 per node. */
 export const DEFAULT_NODE_CIDR_MASK_SIZE_IPV6 = 64;
 
+/** The defaulted Shoot: a copy, and so is its `spec` (the steps below may write into them, given `owned`). */
 export function defaultShoot(input: Shoot): Shoot {
   const networking = copyWith(input.spec.networking);
   if (!networking.ipFamilies || networking.ipFamilies.length === 0) networking.ipFamilies = ['IPv4'];
@@ -63,12 +64,15 @@ export function defaultSeed(input: Seed): Seed {
 /**
  * The mutating admission step for a shoot on a seed: missing pods/services come from the seed's shoot defaults,
  * when the default is of the shoot's primary family. Workerless shoots get no pods: they must not have any.
+ * `owned`: `input` and its `spec` are the caller's own copies ({@link defaultShoot}'s), written into rather than
+ * copied once more.
  */
-export function applySeedShootDefaults(input: Shoot, seed: Seed): Shoot {
+export function applySeedShootDefaults(input: Shoot, seed: Seed, owned = false): Shoot {
   const defaults = seed.spec.networks?.shootDefaults;
   if (!input.spec.networking || !defaults) return input;
   const networking = copyWith(input.spec.networking);
-  const shoot: Shoot = copyWith(input, { spec: copyWith(input.spec, { networking }) });
+  const shoot: Shoot = owned ? input : copyWith(input, { spec: copyWith(input.spec, { networking }) });
+  if (owned) shoot.spec.networking = networking;
   const primary = networking.ipFamilies?.[0] ?? 'IPv4';
   const ofPrimaryFamily = (value: string | undefined) => {
     const cidr = value === undefined ? undefined : parseCIDR(value);
@@ -128,12 +132,13 @@ export function defaultCloudProfile(input: CloudProfile): CloudProfile {
  * - a worker pool without a machine image gets the profile's first image (its newest such version), one with an
  *   image name only that image's newest version; a pool of `old` keeps its image when the new one names none, or
  *   names the same image without a version.
- * What can't be defaulted stays as it is, for validation to refuse (validateShootAgainstCloudProfile).
+ * What can't be defaulted stays as it is, for validation to refuse (validateShootAgainstCloudProfile). `owned`: as
+ * for {@link applySeedShootDefaults}.
  */
 export function applyCloudProfileDefaults(
   input: Shoot,
   profile: CloudProfile,
-  opts: { old?: Shoot; now: Date },
+  opts: { old?: Shoot; now: Date; owned?: boolean },
 ): Shoot {
   const versions = profile.spec.kubernetes?.versions ?? [];
   const expand = (version: string | undefined): string | undefined => {
@@ -145,7 +150,8 @@ export function applyCloudProfileDefaults(
   const version = expand(input.spec.kubernetes?.version);
   if (version !== undefined) {
     const kubernetes = copyWith(input.spec.kubernetes, { version });
-    shoot = copyWith(input, { spec: copyWith(input.spec, { kubernetes }) });
+    if (opts.owned) input.spec.kubernetes = kubernetes;
+    else shoot = copyWith(input, { spec: copyWith(input.spec, { kubernetes }) });
   }
   const workers = input.spec.provider?.workers;
   if (!workers?.length) return shoot;
@@ -169,7 +175,9 @@ export function applyCloudProfileDefaults(
   });
   if (!changed) return shoot;
   const provider = copyWith(shoot.spec.provider, { workers: defaulted });
-  return copyWith(shoot, { spec: copyWith(shoot.spec, { provider }) });
+  if (!opts.owned) return copyWith(shoot, { spec: copyWith(shoot.spec, { provider }) });
+  shoot.spec.provider = provider;
+  return shoot;
 }
 
 type ShootMachineImage = NonNullable<NonNullable<Worker['machine']>['image']>;

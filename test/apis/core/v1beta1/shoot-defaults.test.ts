@@ -4,10 +4,17 @@
  */
 import { describe, expect, it } from 'vitest';
 import { admit } from '../../../../src/apis/admission.js';
-import { defaultShoot, ipv4NodeCIDRMaskSize } from '../../../../src/apis/core/v1beta1/defaults.js';
+import {
+  applyCloudProfileDefaults,
+  applySeedShootDefaults,
+  defaultCloudProfile,
+  defaultShoot,
+  ipv4NodeCIDRMaskSize,
+} from '../../../../src/apis/core/v1beta1/defaults.js';
 import type { Shoot } from '../../../../src/apis/core/v1beta1/shoot.js';
 import type { FeatureGates } from '../../../../src/featuregate/featuregate.js';
 import {
+  cloudProfileObject,
   dualStackShootObject,
   gateSets,
   ipv4ShootObject,
@@ -212,6 +219,33 @@ describe('Shoot defaulting: purity and idempotence', () => {
     expect(object).toEqual(before);
     expect(defaultShoot(once)).toEqual(once);
   });
+});
+
+describe("Shoot defaulting: the admission's steps written into defaultShoot's copies", () => {
+  it.each<[string, Shoot]>([
+    ['IPv4', ipv4ShootObject()],
+    ['IPv6', ipv6ShootObject()],
+    ['dual-stack', dualStackShootObject({ workerMaxPods: [250] })],
+    ['workerless', shootObject({ workers: 0 })],
+    ['a partial version and pools without images', withPartialVersion(ipv6ShootObject())],
+  ])('%s: give what the copying steps give, and leave the input as it was', (_, object) => {
+    const before = structuredClone(object);
+    const profile = defaultCloudProfile(cloudProfileObject());
+    const seed = seedObject({ shootDefaults: { pods: '100.96.0.0/11', services: '100.64.0.0/13' } });
+    const now = new Date('2026-01-01T00:00:00Z');
+    const copying = applySeedShootDefaults(applyCloudProfileDefaults(defaultShoot(object), profile, { now }), seed);
+    const owned = defaultShoot(object);
+    const written = applySeedShootDefaults(applyCloudProfileDefaults(owned, profile, { now, owned: true }), seed, true);
+    expect(JSON.stringify(written)).toBe(JSON.stringify(copying));
+    expect(written).toBe(owned);
+    expect(object).toEqual(before);
+  });
+
+  function withPartialVersion(shoot: Shoot): Shoot {
+    shoot.spec.kubernetes = { ...shoot.spec.kubernetes, version: '1.37' };
+    for (const worker of shoot.spec.provider?.workers ?? []) if (worker.machine) delete worker.machine.image;
+    return shoot;
+  }
 });
 
 describe('Shoot through admit(): Gardener fields, raw extensions and the input object', () => {
