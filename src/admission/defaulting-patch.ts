@@ -3,8 +3,8 @@
  * its defaulted self.
  */
 
-/** Fields of the object the API server owns, or that no defaulting may change. */
-const NEVER_PATCHED: ReadonlySet<string> = new Set(['apiVersion', 'kind', 'metadata']);
+/** Fields of the object the API server owns, or that no defaulting may change (compared, not looked up in a set). */
+const neverPatched = (key: string) => key === 'apiVersion' || key === 'kind' || key === 'metadata';
 
 /** An RFC 6902 operation of the defaulting patch; `value` is the defaulted object's own (not a copy). */
 export type PatchOperation = { op: 'add' | 'replace'; path: string; value: unknown } | { op: 'remove'; path: string };
@@ -40,22 +40,22 @@ interface DiffFrame {
   readonly base: Container;
   readonly target: Container;
   readonly path: string;
-  /** `base`'s keys, without null-valued ones of objects (and without the never-patched ones at the root). */
+  /** `base`'s keys, null-valued ones of objects (and the never-patched ones at the root) among them. */
   readonly keys: string[];
   /** Index into `keys` of the next key to visit, descending; -1 once all were. */
   next: number;
+  /** Keys visited so far that count: not null-valued in an object, not never-patched at the root. */
+  kept: number;
   removed: boolean;
   readonly root: boolean;
+  readonly array: boolean;
 }
 
 type Container = Record<string, unknown> | unknown[];
 
 function diffFrame(base: Container, target: Container, path: string, root = false): DiffFrame {
-  const array = Array.isArray(base);
-  const keys = Object.keys(base).filter(
-    (key) => (array || (base as Record<string, unknown>)[key] !== null) && !(root && NEVER_PATCHED.has(key)),
-  );
-  return { base, target, path, keys, next: keys.length - 1, removed: false, root };
+  const keys = Object.keys(base);
+  return { base, target, path, keys, next: keys.length - 1, kept: 0, removed: false, root, array: Array.isArray(base) };
 }
 
 /** Replaces and removes for `frame`'s keys from `next` down; stops at a pair of containers to descend into. */
@@ -66,6 +66,9 @@ function diffOldKeys(frame: DiffFrame, ops: PatchOperation[]): DiffFrame | undef
   while (frame.next >= 0) {
     const key = frame.keys[frame.next--]!;
     const oldValue = base[key];
+    // A null-valued key of an object counts as absent; the root's never-patched keys are not looked at.
+    if ((oldValue === null && !frame.array) || (frame.root && neverPatched(key))) continue;
+    frame.kept++;
     if (!Object.prototype.hasOwnProperty.call(target, key) || (target[key] === undefined && !targetIsArray)) {
       ops.push({ op: 'remove', path: childPath(frame, key) });
       frame.removed = true;
@@ -87,11 +90,11 @@ function addNewKeys(frame: DiffFrame, ops: PatchOperation[]): void {
   const target = frame.target as Record<string, unknown>;
   const keys = Object.keys(target);
   let count = keys.length;
-  if (frame.root) for (const key of NEVER_PATCHED) if (Object.prototype.hasOwnProperty.call(target, key)) count--;
-  if (!frame.removed && count === frame.keys.length) return;
-  const array = Array.isArray(base);
+  if (frame.root) for (const key of keys) if (neverPatched(key)) count--;
+  if (!frame.removed && count === frame.kept) return;
+  const array = frame.array;
   for (const key of keys) {
-    if (frame.root && NEVER_PATCHED.has(key)) continue;
+    if (frame.root && neverPatched(key)) continue;
     const value = target[key];
     if (value === undefined) continue;
     if (Object.prototype.hasOwnProperty.call(base, key) && (array || base[key] !== null)) continue;
