@@ -23,7 +23,7 @@ import { isPlainJSON } from '../apis/meta/plain-json.js';
 import { CloudProfiles, DNSRecords, lookupKind, Networks, Seeds, Shoots, type KindInfo } from '../apis/registry.js';
 import { cloudProfileReference } from '../apis/core/v1beta1/helpers.js';
 import type { FeatureGates } from '../featuregate/featuregate.js';
-import { PatchedResponse } from './answer-json.js';
+import { AllowedResponse, PatchedResponse } from './answer-json.js';
 import { defaultingPatch } from './defaulting-patch.js';
 import { seedRestriction } from './seed-restriction.js';
 
@@ -181,11 +181,11 @@ function admittedKind(request: AdmissionRequest): KindInfo<unknown> | undefined 
 
 function validateRequest(request: AdmissionRequest, ctx: AdmissionContext): MaybePromise<AdmissionResponse> {
   const kind = admittedKind(request);
-  if (!kind) return { uid: request.uid, allowed: true };
+  if (!kind) return new AllowedResponse(request.uid);
   // An update that leaves the spec alone (finalizers, labels, annotations) is always admitted: otherwise an object
   // that became invalid under newer rules, or whose seed is gone, could never lose its finalizer.
   if (request.operation === 'UPDATE' && specUnchanged(request.object, request.oldObject)) {
-    return { uid: request.uid, allowed: true };
+    return new AllowedResponse(request.uid);
   }
 
   return shootContext(kind, request.object, ctx, (context) => validateWith(request, ctx, kind, context));
@@ -203,7 +203,7 @@ function validateWith(
   if (kind === Shoots && ctx.extensions && result.object !== undefined) {
     errors.push(...validateShootExtensionTypes(result.object as Shoot, ctx.extensions));
   }
-  if (errors.length === 0) return { uid: request.uid, allowed: true };
+  if (errors.length === 0) return new AllowedResponse(request.uid);
   return { uid: request.uid, allowed: false, status: invalidStatus(result.id, errors) };
 }
 
@@ -237,7 +237,7 @@ function specUnchanged(object: unknown, oldObject: unknown): boolean {
 
 function mutateRequest(request: AdmissionRequest, ctx: AdmissionContext): MaybePromise<AdmissionResponse> {
   const kind = admittedKind(request);
-  if (!kind) return { uid: request.uid, allowed: true };
+  if (!kind) return new AllowedResponse(request.uid);
   return shootContext(kind, request.object, ctx, (context) => mutateWith(request, ctx, context));
 }
 
@@ -247,10 +247,10 @@ function mutateWith(request: AdmissionRequest, ctx: AdmissionContext, context: S
   const input = admissionInput(request, ctx, context, false);
   const result = context.cloudProfile ? withStoredObject(request, input, defaultObject) : defaultObject(input);
   // Malformed: nothing to default; the validating webhook tells the client what is wrong.
-  if (result.object === undefined) return { uid: request.uid, allowed: true };
+  if (result.object === undefined) return new AllowedResponse(request.uid);
 
   const patch = defaultingPatch(request.object, result.object);
-  if (patch.length === 0) return { uid: request.uid, allowed: true };
+  if (patch.length === 0) return new AllowedResponse(request.uid);
   return new PatchedResponse(request.uid, patch);
 }
 

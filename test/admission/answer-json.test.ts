@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { answerText, PatchedResponse } from '../../src/admission/answer-json.js';
+import { AllowedResponse, answerText, PatchedResponse } from '../../src/admission/answer-json.js';
 import type { PatchOperation } from '../../src/admission/defaulting-patch.js';
 import { failureStatus } from '../../src/apis/field/index.js';
 
@@ -18,6 +18,13 @@ const operations: fc.Arbitrary<PatchOperation[]> = fc.array(
   ),
   { maxLength: 8 },
 );
+
+describe('AllowedResponse', () => {
+  it('is the literal it replaces', () => {
+    expect(JSON.stringify(new AllowedResponse('ü'))).toBe(JSON.stringify({ uid: 'ü', allowed: true }));
+    expect(new AllowedResponse('u')).toEqual({ uid: 'u', allowed: true });
+  });
+});
 
 describe('PatchedResponse', () => {
   it('is the literal it replaces, its patch the base64 of the JSON of the operations (property)', () => {
@@ -43,13 +50,14 @@ describe('PatchedResponse', () => {
 });
 
 describe('answerText', () => {
-  it("is JSON.stringify's text of a patched answer, and its UTF-8 length (property)", () => {
+  it("is JSON.stringify's text of an allowing answer, patched or not, and its UTF-8 length (property)", () => {
     fc.assert(
       fc.property(fc.string({ unit: 'binary' }), operations, (uid, patch) => {
-        const reply = answer(new PatchedResponse(uid, patch));
-        const { text, bytes } = answerText(reply);
-        expect(text).toBe(JSON.stringify(reply));
-        expect(bytes).toBe(Buffer.byteLength(text));
+        for (const reply of [answer(new PatchedResponse(uid, patch)), answer(new AllowedResponse(uid))]) {
+          const { text, bytes } = answerText(reply);
+          expect(text).toBe(JSON.stringify(reply));
+          expect(bytes).toBe(Buffer.byteLength(text));
+        }
       }),
     );
   });
@@ -60,6 +68,7 @@ describe('answerText', () => {
       answer({ uid: 'ü"\\', allowed: false, status: failureStatus(422, 'Invalid', 'spec.x: Invalid value') }),
       answer({ uid: 'u', allowed: true, patchType: 'JSONPatch', patch: 'a"b' }),
       { ...answer(new PatchedResponse('u', [])), apiVersion: 'admission.k8s.io/v1beta1' },
+      { ...answer(new AllowedResponse('u')), kind: 'Other' },
     ];
     for (const reply of others) {
       expect(answerText(reply)).toEqual({
