@@ -94,12 +94,17 @@ export function validateObjectMeta(
     for (const msg of qualifiedNameErrors(key)) errors.push(invalid(path.child('labels'), key, msg));
     for (const msg of labelValueErrors(value)) errors.push(invalid(path.child('labels'), value, msg));
   }
-  let annotationBytes = 0;
+  // Their size in UTF-8 is at most 3 bytes per UTF-16 code unit: counted (a call into C++ per string) only when
+  // that bound is over the limit.
+  let annotationUnits = 0;
   for (const [key, value] of Object.entries(m.annotations ?? {})) {
     for (const msg of qualifiedNameErrors(key.toLowerCase())) errors.push(invalid(path.child('annotations'), key, msg));
-    annotationBytes += Buffer.byteLength(key) + Buffer.byteLength(value);
+    annotationUnits += key.length + value.length;
   }
-  if (annotationBytes > TOTAL_ANNOTATION_SIZE_LIMIT_BYTES) {
+  if (
+    3 * annotationUnits > TOTAL_ANNOTATION_SIZE_LIMIT_BYTES &&
+    annotationBytes(m.annotations ?? {}) > TOTAL_ANNOTATION_SIZE_LIMIT_BYTES
+  ) {
     errors.push(tooLong(path.child('annotations'), '', TOTAL_ANNOTATION_SIZE_LIMIT_BYTES));
   }
   (m.finalizers ?? []).forEach((finalizer, i) => {
@@ -107,4 +112,10 @@ export function validateObjectMeta(
       errors.push(invalid(path.child('finalizers').index(i), finalizer, msg));
   });
   return errors;
+}
+
+function annotationBytes(annotations: Record<string, string>): number {
+  let bytes = 0;
+  for (const [key, value] of Object.entries(annotations)) bytes += Buffer.byteLength(key) + Buffer.byteLength(value);
+  return bytes;
 }

@@ -101,6 +101,9 @@ describe('object metadata, as the API server checks it', () => {
         message: 'Too long: may not be more than 262144 bytes',
       },
     ]);
+    // Bytes of UTF-8, not characters: 2 bytes each, one byte over the limit with the key, and one byte under.
+    expect(causes(shoot((s) => (s.metadata.annotations = { a: 'é'.repeat(128 * 1024) })))).toEqual(huge);
+    expect(causes(shoot((s) => (s.metadata.annotations = { a: 'é'.repeat(128 * 1024 - 1) })))).toEqual([]);
   });
 
   it.each([
