@@ -106,7 +106,10 @@ export class JSONBodyScanner {
         }
         inString = false;
         if (depth <= TRACKED_DEPTH)
-          this.endString(depth, this.capturing ? this.text(chunk, stringStart, end) : undefined);
+          this.endString(
+            depth,
+            this.capturing ? this.text(chunk, stringStart, end, this.expectKey[depth]!) : undefined,
+          );
         i = end;
         continue;
       }
@@ -198,11 +201,17 @@ export class JSONBodyScanner {
     (this.pieces ??= []).push(Buffer.from(chunk.subarray(start, end)));
   }
 
-  /** The wanted string ending at `end` of `chunk`, unescaped; undefined when too long or not a valid string. */
-  private text(chunk: Uint8Array, start: number, end: number): string | undefined {
+  /**
+   * The wanted string ending at `end` of `chunk`, unescaped; undefined when too long or not a valid string. A `key`
+   * only matters as `request` or `uid` (what the uid search compares keys with): without escapes it is compared with
+   * those, not made, and any other is undefined.
+   */
+  private text(chunk: Uint8Array, start: number, end: number, key = false): string | undefined {
     this.capturing = false;
     if (this.capturedBytes + end - start > CAPTURED_STRING_BYTES) return undefined;
     if (!this.pieces) {
+      const name = key ? searchedKey(chunk, start, end) : null;
+      if (name !== null) return name;
       const plain = plainText(chunk, start, end);
       if (plain !== undefined) return plain;
     }
@@ -270,6 +279,21 @@ function closingQuote(chunk: Uint8Array, from: number, length: number): number {
   let trailing = 0;
   while (length - trailing - 1 >= i && chunk[length - trailing - 1] === BACKSLASH) trailing++;
   return trailing % 2 === 1 ? ESCAPE_PENDING : -1;
+}
+
+const REQUEST = 'request';
+const UID = 'uid';
+
+/**
+ * `request` or `uid` when the bytes of a key are that name, undefined when they are another; null when they hold an
+ * escape (the key is then unescaped and compared as a string).
+ */
+function searchedKey(chunk: Uint8Array, start: number, end: number): string | undefined | null {
+  for (let i = start; i < end; i++) if (chunk[i] === BACKSLASH) return null;
+  const name = end - start === REQUEST.length ? REQUEST : end - start === UID.length ? UID : undefined;
+  if (name === undefined) return undefined;
+  for (let i = 0; i < name.length; i++) if (chunk[start + i] !== name.charCodeAt(i)) return undefined;
+  return name;
 }
 
 /**
