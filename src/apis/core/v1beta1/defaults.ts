@@ -15,7 +15,10 @@ import type { Shoot, Worker } from './shoot.js';
 /** The IPv6 node mask kube-controller-manager gets unless the user chose one: one /64 per node. */
 export const DEFAULT_NODE_CIDR_MASK_SIZE_IPV6 = 64;
 
-/** The defaulted Shoot: a copy, and so is its `spec` (the steps below may write into them, given `owned`). */
+/**
+ * The defaulted Shoot: a copy, and so are its `spec` and `spec.networking` (the steps below may write into them, given
+ * `owned`).
+ */
 export function defaultShoot(input: Shoot): Shoot {
   const networking = copyWith(input.spec.networking);
   if (!networking.ipFamilies || networking.ipFamilies.length === 0) networking.ipFamilies = ['IPv4'];
@@ -64,15 +67,14 @@ export function defaultSeed(input: Seed): Seed {
 /**
  * The mutating admission step for a shoot on a seed: missing pods/services come from the seed's shoot defaults,
  * when the default is of the shoot's primary family. Workerless shoots get no pods: they must not have any.
- * `owned`: `input` and its `spec` are the caller's own copies ({@link defaultShoot}'s), written into rather than
- * copied once more.
+ * `owned`: `input`, its `spec` and `spec.networking` are the caller's own copies ({@link defaultShoot}'s), written
+ * into rather than copied once more.
  */
 export function applySeedShootDefaults(input: Shoot, seed: Seed, owned = false): Shoot {
   const defaults = seed.spec.networks?.shootDefaults;
   if (!input.spec.networking || !defaults) return input;
-  const networking = copyWith(input.spec.networking);
+  const networking = owned ? input.spec.networking : copyWith(input.spec.networking);
   const shoot: Shoot = owned ? input : copyWith(input, { spec: copyWith(input.spec, { networking }) });
-  if (owned) shoot.spec.networking = networking;
   const primary = networking.ipFamilies?.[0] ?? 'IPv4';
   const ofPrimaryFamily = (value: string | undefined) => {
     const cidr = value === undefined ? undefined : parseCIDR(value);

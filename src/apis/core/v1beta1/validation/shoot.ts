@@ -7,7 +7,7 @@
  */
 import { duplicate, FieldPath, forbidden, invalid, required, tooLong, type ErrorList } from '../../../field/index.js';
 import type { FeatureGates } from '../../../../featuregate/featuregate.js';
-import type { CIDR } from '../../../../net/cidr.js';
+import { parseCIDR, type CIDR } from '../../../../net/cidr.js';
 import {
   cidrField,
   intersects,
@@ -473,6 +473,7 @@ const SHOOT_KINDS = [
   ['services', 'service'],
   ['pods', 'pod'],
 ] as const;
+const SEED_NAME = FieldPath.root('spec', 'seedName');
 const SEED_KINDS = [
   ['services', 'service'],
   ['pods', 'pod'],
@@ -484,7 +485,7 @@ const SEED_KINDS = [
  */
 export function validateShootAgainstSeed(shoot: Shoot, seed: Seed): ErrorList {
   const errors: ErrorList = [];
-  const seedName = FieldPath.root('spec', 'seedName');
+  const seedName = SEED_NAME;
   const seedFamilies = seed.spec.networks?.ipFamilies?.length ? seed.spec.networks.ipFamilies : ['IPv4'];
   const shootFamilies = shootIPFamilies(shoot);
   if (!shootFamilies.every((family) => seedFamilies.includes(family))) {
@@ -510,7 +511,7 @@ export function validateShootAgainstSeed(shoot: Shoot, seed: Seed): ErrorList {
   const seedCIDRs: Record<string, CIDR | undefined> = {};
   for (const [name] of SEED_KINDS) {
     const value = seedNetworks[name];
-    seedCIDRs[name] = value === undefined ? undefined : cidrField(FieldPath.root('seed'), value).cidr;
+    seedCIDRs[name] = value === undefined ? undefined : parseCIDR(value);
   }
   for (const [name, kind] of SHOOT_KINDS) {
     const value = networking[name];
