@@ -169,8 +169,8 @@ export const EXPECTED_WORKLOAD_GRANTS: string[] = [
   ...allow(Refs.configMap, ['create', 'patch', 'delete']),
   ...allow(Refs.internalSecret, ['create', 'patch', 'delete']),
   ...allow(Refs.service, ['create', 'patch', 'delete'], { names: [ETCD_CLIENT_SERVICE] }),
-  // Health (list), the etcd data cleanup pods (apply).
-  ...allow(Refs.pod, ['list', 'create', 'patch']),
+  // Health (list), the etcd data cleanup pods (apply), provider-local's machine of an outdated template (delete).
+  ...allow(Refs.pod, ['list', 'create', 'patch', 'delete']),
   // provider-local: why a machine's kubelet has not joined yet, from its agent's log.
   ...allow(Refs.pod, ['get'], { sub: 'log' }),
   ...allow(Refs.node, ['list']),
