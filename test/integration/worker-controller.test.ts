@@ -14,6 +14,7 @@ import { IMAGES } from '../../src/imagevector/images.js';
 import { localCloudProfile } from '../../src/extensions/provider-local/cloudprofile.js';
 import { MACHINES_STARTING_AT_ONCE } from '../../src/extensions/provider-local/worker/machine-pods.js';
 import {
+  MACHINE_FAMILIES_ANNOTATION,
   MACHINE_POD_USER_DATA_ANNOTATION,
   userDataChecksum,
   workerUserDataAnnotation,
@@ -690,6 +691,101 @@ describe("provider-local's Worker controller", () => {
     expect(await drainer.reconcile(req, ctx())).toBeUndefined();
     expect(await node(node0)).toBeUndefined();
     expect(await get(namespace)).toBeUndefined();
+  });
+
+  it('replaces machines of an outdated template one at a time: drained, their Node and pod deleted', async () => {
+    const namespace = await newTestNamespace('worker');
+    const p = `r${namespace.slice(-5)}`;
+    const names = [`machine-${p}-0`, `machine-${p}-1`];
+    await createCluster(namespace, { ipFamilies: ['IPv4'], nodes: '10.10.0.0/16' });
+    await shootAccess(namespace);
+    const req = { namespace, name: 'local' };
+    const ready = { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] };
+    /** A machine as the StatefulSet controller makes it of `revision`, Running and Ready, and its Node. */
+    const machine = async (name: string, revision: string) => {
+      await client.create(Refs.pod, {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: {
+          name,
+          namespace,
+          labels: { app: 'machine', 'worker.gardener.cloud/pool': p, 'controller-revision-hash': revision },
+        },
+        spec: { containers: [{ name: 'machine', image: 'machine' }] },
+      } as KubernetesObject);
+      await client.mergePatch(Refs.pod, name, namespace, { status: ready }, { subresource: 'status' });
+      await client.create(Refs.node, { apiVersion: 'v1', kind: 'Node', metadata: { name } } as KubernetesObject);
+    };
+    for (const name of names) onTestFinished(() => client.delete(Refs.node, name).then(() => undefined));
+    /** What the StatefulSet controller would write: its current revision, every machine ready. */
+    const observed = async (revision: string) => {
+      const set = (await machineSets(namespace))[0]!;
+      await client.mergePatch(
+        Refs.statefulSet,
+        set.metadata!.name!,
+        namespace,
+        {
+          status: {
+            observedGeneration: set.metadata?.generation,
+            replicas: 2,
+            readyReplicas: 2,
+            updateRevision: revision,
+            currentRevision: revision,
+          },
+        },
+        { subresource: 'status' },
+      );
+    };
+    const state = async () => (await get(namespace))?.status?.lastOperation;
+    for (const name of names) await machine(name, 'r1');
+    await client.create(Refs.worker, {
+      ...worker(namespace, [pool(p, 2)]),
+      metadata: { name: 'local', namespace, annotations: { [MACHINE_FAMILIES_ANNOTATION]: 'IPv4' } },
+    } as KubernetesObject);
+    await reconciler.reconcile(req, ctx());
+    expect((await machineSets(namespace))[0]!.spec!.updateStrategy).toEqual({ type: 'OnDelete' });
+    expect(env((await machineSets(namespace))[0]!).NODE_CIDRS).toBe('10.10.0.0/16');
+    await observed('r1');
+    expect(await reconciler.reconcile(req, ctx())).toBeUndefined();
+
+    // The shoot gains IPv6 (its Cluster first): its machines are built as before until the gardenlet says both.
+    await client.mergePatch(Refs.cluster, namespace, undefined, {
+      spec: { shoot: { spec: { networking: { ipFamilies: ['IPv4', 'IPv6'] } } } },
+    });
+    await reconciler.reconcile(req, ctx());
+    expect(env((await machineSets(namespace))[0]!).NODE_CIDRS).toBe('10.10.0.0/16');
+    await client.mergePatch(Refs.worker, 'local', namespace, {
+      metadata: { annotations: { [MACHINE_FAMILIES_ANNOTATION]: 'IPv4,IPv6' } },
+    });
+    await reconciler.reconcile(req, ctx());
+    expect(env((await machineSets(namespace))[0]!).NODE_CIDRS).toBe('10.10.0.0/16,fd00:fe::/64');
+    // Its controller has not said the new revision yet: nothing is replaced, the Worker is not done.
+    expect(await reconciler.reconcile(req, ctx())).toEqual({ requeueAfter: expect.any(Number) });
+    for (const name of names) expect(await client.get(Refs.pod, name, namespace)).toBeDefined();
+
+    // The new revision: the highest machine goes first, drained (nothing on it), its Node and pod deleted.
+    await observed('r2');
+    expect(await reconciler.reconcile(req, ctx())).toEqual({ requeueAfter: expect.any(Number) });
+    expect((await state())?.description).toBe(
+      `pool ${p}: 2 machines of an outdated template left, replacing machine ${names[1]}: drained, its Node and its ` +
+        'pod deleted',
+    );
+    expect(await client.get(Refs.node, names[1]!)).toBeUndefined();
+    expect((await client.get(Refs.pod, names[1]!, namespace))?.metadata?.deletionTimestamp ?? 'gone').toBeTruthy();
+    expect(await client.get(Refs.node, names[0]!)).toBeDefined();
+    await client.delete(Refs.pod, names[1]!, namespace, { gracePeriodSeconds: 0 });
+    // Until the new machine is there and Ready, the next one waits.
+    await reconciler.reconcile(req, ctx());
+    expect(await client.get(Refs.node, names[0]!)).toBeDefined();
+    expect((await state())?.description).toBe(`pool ${p}: 1 machine of an outdated template left`);
+    await machine(names[1]!, 'r2');
+    await reconciler.reconcile(req, ctx());
+    expect(await client.get(Refs.node, names[0]!)).toBeUndefined();
+    await client.delete(Refs.pod, names[0]!, namespace, { gracePeriodSeconds: 0 });
+    await machine(names[0]!, 'r2');
+    expect(await reconciler.reconcile(req, ctx())).toBeUndefined();
+    expect((await state())?.state).toBe('Succeeded');
+    for (const name of names) expect(await client.get(Refs.node, name)).toBeDefined();
   });
 
   it('deletes the Nodes of every machine when the shoot hibernates, and is done only once they are gone', async () => {

@@ -42,7 +42,6 @@ import {
   MACHINES_STARTING_AT_ONCE,
   desiredMachineStatefulSet,
   machinePodNetworkPolicies,
-  statefulSetTemplateChecksum,
   machineStatefulSetName,
   namedPools,
   userDataOf,
@@ -60,6 +59,7 @@ import {
 import { openShootClient } from './shoot-access.js';
 import { announceUserData, workerMachineNetworks } from './pool-networks.js';
 import {
+  currentRevision,
   machinePodState,
   poolRollout,
   replaceMachine,
@@ -210,12 +210,16 @@ export class WorkerActuator implements Actuator<Worker> {
     const drained = new Map(drains.map((d) => [d.machine, d.done]));
 
     const replicas = plans.map((plan, i) => poolReplicas(plan, currents[i]!, drained, atOnce));
-    const templates: (string | undefined)[] = [];
+    const revisions: (string | undefined)[] = [];
     for (const [i, pool] of pools.entries()) {
       const networks = workerMachineNetworks(worker, layout);
       const statefulSet = this.machineStatefulSet(namespace, pool, layout, networks, replicas[i]!);
-      templates.push(statefulSetTemplateChecksum(statefulSet));
-      await this.client.apply(Refs.statefulSet, statefulSet as KubernetesObject, this.applyOptions(ctx));
+      const applied = await this.client.apply(
+        Refs.statefulSet,
+        statefulSet as KubernetesObject,
+        this.applyOptions(ctx),
+      );
+      revisions.push(currentRevision(applied as V1StatefulSet));
     }
     const starting = plans.some((plan, i) => replicas[i]! < plan.wanted);
     await this.deleteDrained(namespace, surplus, drained, ctx);
@@ -226,7 +230,7 @@ export class WorkerActuator implements Actuator<Worker> {
       const steady = !layout.hibernated && replicas[i] === plans[i]!.wanted && plans[i]!.going.length === 0;
       const pods = machinePods.filter((p) => p.metadata?.labels?.[MACHINE_LABELS.pool] === pool.name);
       const none: PoolRollout = { outdated: [], replace: undefined };
-      const rollout = steady ? poolRollout(plans[i]!.kept, pods.map(machinePodState), templates[i] ?? '') : none;
+      const rollout = steady ? poolRollout(plans[i]!.kept, pods.map(machinePodState), revisions[i]) : none;
       return { pool: pool.name, rollout, timeoutMs: this.drainTimeout(pool), step: undefined as string | undefined };
     });
     const calls = rolloutCalls(this.client, namespace, drainer, ctx.signal);

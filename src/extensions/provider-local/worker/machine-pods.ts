@@ -21,7 +21,6 @@ import { IMAGES } from '../../../imagevector/images.js';
 import { networkPolicyObject } from '../../../apis/core/v1beta1/network-policy.js';
 import { MACHINE_POD_PATHS, MACHINE_READINESS } from '../machine/pod-agent.js';
 import { ALLOWED_SOURCE_PREFIXES_ANNOTATION } from '../machine/network-policy/anti-spoofing.js';
-import { MACHINE_TEMPLATE_ANNOTATION, machineTemplateChecksum } from './machine-rollout.js';
 
 export const WORKER_TYPE = 'local';
 /** Labels of the machine pods: every machine of a Worker, and of one pool. */
@@ -116,12 +115,6 @@ export function desiredMachineStatefulSet(values: MachinePodValues): V1StatefulS
   const { pool, namespace } = values;
   const name = machineStatefulSetName(pool.name);
   const selector = { [MACHINE_LABELS.app]: MACHINE_LABELS.role, [MACHINE_LABELS.pool]: pool.name };
-  const template = machinePodTemplate(values, selector);
-  const checksum = machineTemplateChecksum(template);
-  template.metadata = {
-    ...template.metadata,
-    annotations: { ...template.metadata?.annotations, [MACHINE_TEMPLATE_ANNOTATION]: checksum },
-  };
   return {
     apiVersion: 'apps/v1',
     kind: 'StatefulSet',
@@ -134,14 +127,9 @@ export function desiredMachineStatefulSet(values: MachinePodValues): V1StatefulS
       // The Worker replaces outdated machines itself, drained first and with a new Node (machine-rollout.ts).
       updateStrategy: { type: 'OnDelete' },
       selector: { matchLabels: selector },
-      template,
+      template: machinePodTemplate(values, selector),
     },
   };
-}
-
-/** The checksum of the machine template of a pool's StatefulSet (the annotation its pods carry). */
-export function statefulSetTemplateChecksum(set: V1StatefulSet | undefined): string | undefined {
-  return set?.spec?.template.metadata?.annotations?.[MACHINE_TEMPLATE_ANNOTATION];
 }
 
 function machinePodTemplate(values: MachinePodValues, selector: Record<string, string>): V1PodTemplateSpec {

@@ -2,34 +2,35 @@
  * Rolling a pool's machines to a new machine template, as machine-controller-manager rolls a MachineDeployment to a
  * new machine class: one machine at a time, drained first, replaced by a new machine with a new Node. What a machine
  * is built with (its node addresses of every family, the pod ranges it may send from, its size, its image) is its
- * pod's template; a checksum of it is an annotation of the template and so of every machine pod, and a pod whose
- * checksum is not the StatefulSet's current one is an outdated machine. The StatefulSet's `OnDelete` update strategy
- * leaves the replacing to this: the Node goes with the old machine (a Node's `podCIDRs` can't change, so a machine
- * that gains an IP family needs a new Node), and the StatefulSet creates the new machine under the same name.
+ * pod's template. The StatefulSet's `OnDelete` update strategy leaves the replacing to this: its controller labels
+ * each pod with the revision of the template it was made from (`controller-revision-hash`) and says which revision is
+ * current (`status.updateRevision`, once it observed the StatefulSet's generation); a pod of another revision is an
+ * outdated machine. The Node goes with the old machine (a Node's `podCIDRs` can't change, so a machine that gains an
+ * IP family needs a new Node), and the StatefulSet creates the new machine under the same name.
  *
  * The next machine is replaced once every machine of the current template is Ready (maxUnavailable 1, maxSurge 0:
  * the names are fixed), highest ordinal first, as a StatefulSet rolls. Nothing is replaced while the pool scales or
  * the shoot hibernates.
  */
-import { createHash } from 'node:crypto';
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import { Refs } from '../../../apis/refs.js';
 import type { ResourceClient } from '../../../runtime/client.js';
 import type { MachineDrainer } from './drain.js';
 
-/** On a machine pod (through its StatefulSet's template): the checksum of the template it was created from. */
-export const MACHINE_TEMPLATE_ANNOTATION = 'local.provider.extensions.gardener.cloud/machine-template';
+/** The StatefulSet controller's label of a pod: the revision of the template it was made from. */
+export const REVISION_LABEL = 'controller-revision-hash';
 
-/** The checksum of a machine pod template (without its own annotation): what tells an outdated machine. */
-export function machineTemplateChecksum(template: unknown): string {
-  return createHash('sha256').update(JSON.stringify(template)).digest('hex').slice(0, 16);
+/** The StatefulSet's current template revision, once its controller observed its generation. */
+export function currentRevision(set: V1StatefulSet | undefined): string | undefined {
+  const observed = (set?.status?.observedGeneration ?? 0) >= (set?.metadata?.generation ?? 1);
+  return observed ? set?.status?.updateRevision : undefined;
 }
 
 /** A machine pod as the rollout judges it. */
 export interface MachinePodState {
   readonly name: string;
-  /** The checksum of the template it was created from. */
-  readonly template: string | undefined;
+  /** The revision of the template it was made from; undefined for a pod no StatefulSet controller made. */
+  readonly revision: string | undefined;
   readonly ready: boolean;
   readonly deleting: boolean;
 }
@@ -37,7 +38,7 @@ export interface MachinePodState {
 export function machinePodState(pod: V1Pod): MachinePodState {
   return {
     name: pod.metadata?.name ?? '',
-    template: pod.metadata?.annotations?.[MACHINE_TEMPLATE_ANNOTATION],
+    revision: pod.metadata?.labels?.[REVISION_LABEL],
     ready: pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
     deleting: pod.metadata?.deletionTimestamp !== undefined,
   };
@@ -50,25 +51,26 @@ export interface PoolRollout {
 }
 
 /**
- * The rollout of a pool whose machines should be `wanted` (by name, ordinal order) of template `template`, with
- * `pods` the pool's machine pods now. A machine is replaced only when every wanted machine has a pod, none is
- * stopping, and every one of the current template is Ready.
+ * The rollout of a pool whose machines should be `wanted` (by name, ordinal order) of revision `revision` (none:
+ * not known yet, nothing is outdated), with `pods` the pool's machine pods now. A machine is replaced only when
+ * every wanted machine has a pod, none is stopping, and every one of the current revision is Ready.
  */
 export function poolRollout(
   wanted: readonly string[],
   pods: readonly MachinePodState[],
-  template: string,
+  revision: string | undefined,
 ): PoolRollout {
   const byName = new Map(pods.map((p) => [p.name, p]));
-  const outdated = wanted.filter((name) => {
+  const current = (name: string) => {
     const pod = byName.get(name);
-    return pod !== undefined && pod.template !== template;
-  });
+    return pod?.revision === undefined || pod.revision === revision;
+  };
+  const outdated = revision === undefined ? [] : wanted.filter((name) => byName.has(name) && !current(name));
   if (outdated.length === 0) return { outdated, replace: undefined };
   const settled =
     wanted.every((name) => byName.has(name)) &&
     pods.every((p) => !p.deleting) &&
-    wanted.every((name) => byName.get(name)!.template !== template || byName.get(name)!.ready);
+    wanted.every((name) => !current(name) || byName.get(name)!.ready);
   return { outdated, replace: settled ? outdated[outdated.length - 1] : undefined };
 }
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
-  MACHINE_TEMPLATE_ANNOTATION,
+  REVISION_LABEL,
+  currentRevision,
   machinePodState,
   poolRollout,
   replaceMachine,
@@ -10,9 +11,9 @@ import {
 } from '../../../../src/extensions/provider-local/worker/machine-rollout.js';
 
 const WANTED = ['machine-w-0', 'machine-w-1', 'machine-w-2'];
-const pod = (name: string, template: string, ready = true, deleting = false): MachinePodState => ({
+const pod = (name: string, revision: string | undefined, ready = true, deleting = false): MachinePodState => ({
   name,
-  template,
+  revision,
   ready,
   deleting,
 });
@@ -56,19 +57,42 @@ describe('a pool rolling to a new machine template', () => {
     expect(poolRollout(WANTED, pods, 'new').replace).toBe('machine-w-1');
   });
 
-  it('reads a pod: its template annotation, Ready condition and deletion', () => {
+  it('reads a pod: the revision its StatefulSet controller made it of, its Ready condition and deletion', () => {
     expect(
       machinePodState({
-        metadata: { name: 'machine-w-0', annotations: { [MACHINE_TEMPLATE_ANNOTATION]: 'abc' } },
+        metadata: { name: 'machine-w-0', labels: { [REVISION_LABEL]: 'machine-w-abc' } },
         status: { conditions: [{ type: 'Ready', status: 'True' }] },
       }),
-    ).toEqual({ name: 'machine-w-0', template: 'abc', ready: true, deleting: false });
+    ).toEqual({ name: 'machine-w-0', revision: 'machine-w-abc', ready: true, deleting: false });
     expect(machinePodState({ metadata: { name: 'm', deletionTimestamp: new Date() } })).toEqual({
       name: 'm',
-      template: undefined,
+      revision: undefined,
       ready: false,
       deleting: true,
     });
+  });
+
+  it("knows the StatefulSet's current revision only once its controller observed its generation", () => {
+    const set = (generation: number, observed: number) => ({
+      metadata: { generation },
+      status: { observedGeneration: observed, updateRevision: 'machine-w-new', replicas: 2 },
+    });
+    expect(currentRevision(set(3, 3))).toBe('machine-w-new');
+    // Its template just changed: the revision it says is still the one before.
+    expect(currentRevision(set(4, 3))).toBeUndefined();
+    expect(currentRevision(undefined)).toBeUndefined();
+  });
+
+  it('judges nothing outdated without a current revision, nor a pod no StatefulSet controller made', () => {
+    expect(
+      poolRollout(
+        WANTED,
+        WANTED.map((n) => pod(n, 'old')),
+        undefined,
+      ),
+    ).toEqual({ outdated: [], replace: undefined });
+    const byHand = [pod('machine-w-0', undefined), pod('machine-w-1', 'new'), pod('machine-w-2', 'new')];
+    expect(poolRollout(WANTED, byHand, 'new')).toEqual({ outdated: [], replace: undefined });
   });
 
   it('says per pool how many outdated machines are left and what the step did', () => {
