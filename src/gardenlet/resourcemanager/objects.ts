@@ -158,6 +158,8 @@ interface WorkloadStatus {
   updatedNumberScheduled?: number;
   numberAvailable?: number;
   conditions?: { type: string; status: string; reason?: string; message?: string }[];
+  currentRevision?: string;
+  updateRevision?: string;
 }
 
 /** The health of an object as it is in the target cluster, by the rules of Gardener's health checks per kind. */
@@ -177,6 +179,12 @@ export function healthOf(o: KubernetesObject): Health {
       if (ready < want)
         return { healthy: false, progressing: true, message: `${name}: ${ready}/${want} replicas ready` };
       if (stale || updated < want) return { healthy: true, progressing: true, message: `${name}: rolling out` };
+      // Pods of an earlier template still run (a Deployment's surge, a StatefulSet's rolling update not done yet).
+      const earlier =
+        o.kind === 'Deployment'
+          ? (status.replicas ?? 0) > updated
+          : status.updateRevision !== undefined && status.currentRevision !== status.updateRevision;
+      if (earlier) return { healthy: true, progressing: true, message: `${name}: pods of an earlier template left` };
       return { healthy: true, progressing: false };
     }
     case 'DaemonSet': {

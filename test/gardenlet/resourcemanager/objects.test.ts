@@ -107,6 +107,23 @@ describe('healthOf', () => {
     expect(healthOf(ds).healthy).toBe(false);
   });
 
+  it('is progressing while pods of an earlier template are left', () => {
+    // A surge: the new pods ready, an old one not gone yet.
+    expect(healthOf(deployment({ observedGeneration: 2, replicas: 3, readyReplicas: 3, updatedReplicas: 2 }))).toEqual({
+      healthy: true,
+      progressing: true,
+      message: 'Deployment n/d: pods of an earlier template left',
+    });
+    const statefulSet = (currentRevision: string) => ({
+      kind: 'StatefulSet',
+      metadata: { name: 's', namespace: 'n', generation: 1 },
+      spec: { replicas: 1 },
+      status: { observedGeneration: 1, readyReplicas: 1, updatedReplicas: 1, currentRevision, updateRevision: 's-2' },
+    });
+    expect(healthOf(statefulSet('s-1')).progressing).toBe(true);
+    expect(healthOf(statefulSet('s-2'))).toEqual({ healthy: true, progressing: false });
+  });
+
   it('wants definitions established and takes other kinds as healthy', () => {
     const crd = (status: string) => ({
       kind: 'CustomResourceDefinition',

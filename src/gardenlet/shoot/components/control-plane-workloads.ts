@@ -11,6 +11,7 @@ import {
   type ControlPlaneWorkloadValues,
 } from './controlplane/names.js';
 import { desiredControlPlaneWorkloads, etcdCleanupPod } from './controlplane/workloads.js';
+import { healthOf } from '../../resourcemanager/objects.js';
 import { certificateInputsHash, controlPlaneSecrets } from './controlplane/secrets.js';
 import type { KubernetesObject, V1Secret, V1Service } from '@kubernetes/client-node';
 import type { ControlPlaneHealth } from '../care/health.js';
@@ -21,11 +22,14 @@ import { apiServerURL, API_SERVER_PORT, type ControlPlaneSpec } from './controlp
 import type { ControlPlaneSecrets } from './controlplane/certificates.js';
 import { shootGet } from '../shoot-get.js';
 import type { IPFamily } from '../../../net/cidr.js';
-import { type CertificatePair } from '../../../pki/certificates.js';
+import { issueCertificate, type CertificatePair } from '../../../pki/certificates.js';
+import type { Lease } from '../../../runtime/leader-election.js';
+import { LEADING_CONTROLLERS, notLeading, type ControllerPod } from './controlplane/leadership.js';
 import type { ResourceClient } from '../../../runtime/client.js';
 import { type ResourceRef, Refs } from '../../../apis/refs.js';
 import { NotReadyError, retryWhileNotReady, type ComponentContext } from '../../component.js';
 import { realClock } from '../../../runtime/clock.js';
+import { formatLabelSelector } from '../../../apis/meta/label-selector.js';
 import { CA_SECRET_NAME, FIELD_MANAGER, shootLabels } from '../../../apis/core/v1beta1/names.js';
 
 /** How long a deploy waits for kube-apiserver before the controllers; then the reconcile comes back later. */
@@ -138,21 +142,53 @@ export class ShootControlPlaneWorkloads {
     return nodes[0]!;
   }
 
-  /** Ready when every workload has its replicas ready and the API server answers /readyz at its address. */
-  async wait(spec: ControlPlaneSpec, caPEM: string, ctx: ComponentContext): Promise<void> {
+  /**
+   * Ready when every workload is rolled out (its replicas ready, no pod of an earlier template left), the API server
+   * answers /readyz at its address, and a current pod of each controller leads (controlplane/leadership.ts).
+   */
+  async wait(spec: ControlPlaneSpec, ca: CertificatePair, ctx: ComponentContext): Promise<void> {
     const notReady = await workloadsNotReady(this.client, spec.name, ctx.signal);
     if (notReady.length > 0) throw new NotReadyError(`control plane workloads not ready: ${notReady.join(', ')}`);
     const url = apiServerURL(spec);
     let reason: string;
     try {
       // Anonymous: /readyz is public, as in every cluster; the CA is the shoot's.
-      const probe = await shootGet(url, caPEM, undefined, '/readyz', 2_000);
-      if (probe.status === 200) return;
+      const probe = await shootGet(url, ca.certPEM, undefined, '/readyz', 2_000);
+      if (probe.status === 200) return await this.waitForLeaders(spec.name, url, ca, ctx);
       reason = `HTTP ${probe.status}`;
     } catch (e) {
+      if (e instanceof NotReadyError) throw e;
       reason = (e as Error).message;
     }
     throw new NotReadyError(`kube-apiserver at ${url} is not ready yet (${reason})`);
+  }
+
+  private async waitForLeaders(namespace: string, url: string, ca: CertificatePair, ctx: ComponentContext) {
+    const credentials = await issueCertificate(ca, {
+      commonName: 'gardener-ipv6:gardenlet',
+      organizations: ['system:masters'],
+      usages: ['client'],
+      notAfter: new Date(Date.now() + 5 * 60_000),
+    });
+    const reasons: string[] = [];
+    for (const controller of LEADING_CONTROLLERS) {
+      const path = `/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/${controller.name}`;
+      const [answer, pods] = await Promise.all([
+        shootGet(url, ca.certPEM, credentials, path, 5_000),
+        this.client.list<ControllerPod>(Refs.pod, {
+          namespace,
+          labelSelector: formatLabelSelector({ matchLabels: controller.labels }),
+          signal: ctx.signal,
+        }),
+      ]);
+      if (answer.status !== 200 && answer.status !== 404) {
+        throw new NotReadyError(`reading the Lease of ${controller.name}: HTTP ${answer.status}`);
+      }
+      const lease = answer.status === 200 ? (JSON.parse(answer.body) as Lease) : undefined;
+      const reason = notLeading(controller.name, lease, pods.items, new Date());
+      if (reason !== undefined) reasons.push(reason);
+    }
+    if (reasons.length > 0) throw new NotReadyError(reasons.join('; '));
   }
 
   /**
@@ -195,13 +231,9 @@ export class ShootControlPlaneWorkloads {
     const byName = new Map<string, Record<string, string>>(Object.values(COMPONENTS).map((c) => [c.name, c.labels]));
     const pods: string[] = [];
     for (const [, name] of workloads) {
-      const labels = byName.get(name) ?? {};
-      const selector = Object.entries(labels)
-        .map(([k, v]) => `${k}=${v}`)
-        .join(',');
       const list = await this.client.list<PodObject>(Refs.pod, {
         namespace,
-        labelSelector: selector,
+        labelSelector: formatLabelSelector({ matchLabels: byName.get(name) ?? {} }),
         signal: ctx.signal,
       });
       pods.push(...list.items.map((p) => `pod ${p.metadata?.name ?? '?'}`));
@@ -266,14 +298,17 @@ const WORKLOADS: readonly [ResourceRef, string][] = [
   [Refs.deployment, COMPONENTS.kubeScheduler.name],
 ];
 
-/** The workloads that lack ready replicas, as `name (ready/wanted ready)`. */
+/** The workloads not rolled out yet (replicas not ready, or pods of an earlier template left), with why. */
 async function workloadsNotReady(client: ResourceClient, namespace: string, signal?: AbortSignal): Promise<string[]> {
   const notReady: string[] = [];
   for (const [ref, name] of WORKLOADS) {
     const w = await client.get<WorkloadStatus>(ref, name, namespace, signal ? { signal } : {});
-    const want = w?.spec?.replicas ?? 1;
-    if ((w?.status?.readyReplicas ?? 0) < want)
-      notReady.push(`${name} (${w?.status?.readyReplicas ?? 0}/${want} ready)`);
+    if (w === undefined) {
+      notReady.push(`${name} (not there)`);
+      continue;
+    }
+    const health = healthOf(w);
+    if (!health.healthy || health.progressing) notReady.push(health.message ?? name);
   }
   return notReady;
 }

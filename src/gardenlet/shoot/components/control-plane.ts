@@ -245,10 +245,10 @@ export class ShootControlPlane implements DeployWaiter {
     await this.workloads().deploy(spec, { ...secrets, etcdCA }, ctx);
   }
 
-  /** Ready once the API server answers /readyz at its load-balancer address. */
+  /** Ready once rolled out, the API server answers /readyz at its load-balancer address and the controllers lead. */
   async wait(ctx: ComponentContext): Promise<void> {
     const secrets = await ensureControlPlaneSecrets(this.client, this.shoot, ctx);
-    await this.workloads().wait(this.spec(), secrets.ca.certPEM, ctx);
+    await this.workloads().wait(this.spec(), secrets.ca, ctx);
   }
 
   /** Scales the control plane to zero for hibernation, keeping its data; NotReadyError until its pods are gone. */
