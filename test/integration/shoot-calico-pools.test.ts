@@ -177,11 +177,7 @@ describe.skipIf(unsupported !== undefined).sequential("calico's pool settings on
 
   afterAll(async () => {
     if (client) {
-      await client.delete(Refs.shoot, NAME, NAMESPACE).catch(() => {});
-      await waitFor(async () => !(await client.get(Refs.shoot, NAME, NAMESPACE)), {
-        timeoutMs: 120_000,
-        message: `shoot ${NAME} deleted`,
-      }).catch(() => {});
+      await env.deleteShoot(NAMESPACE, NAME, 120_000).catch(() => {});
     }
     await env.stop();
   }, 240_000);

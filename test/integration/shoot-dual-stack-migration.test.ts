@@ -430,10 +430,6 @@ describe.skipIf(unsupported !== undefined).sequential('an IPv4 shoot migrated to
   }, 120_000);
 
   it('is deleted', async () => {
-    await client.delete(Refs.shoot, NAME, NAMESPACE);
-    await waitFor(async () => !(await client.get(Refs.shoot, NAME, NAMESPACE)), {
-      timeoutMs: 240_000,
-      message: `shoot ${NAME} deleted`,
-    });
+    await env.deleteShoot(NAMESPACE, NAME, 240_000);
   }, 300_000);
 });

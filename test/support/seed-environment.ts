@@ -42,6 +42,23 @@ export interface SeedEnvironmentOptions {
   readonly careSyncPeriodMs?: number;
 }
 
+/** Where an environment's start or stop spends its time, one line on stderr (the CI log's figures per file). */
+class PhaseTimer {
+  private readonly started = Date.now();
+  private last = this.started;
+  private readonly phases: string[] = [];
+  constructor(private readonly title: string) {}
+  mark(phase: string): void {
+    const now = Date.now();
+    this.phases.push(`${phase} ${((now - this.last) / 1000).toFixed(1)} s`);
+    this.last = now;
+  }
+  report(): void {
+    const total = ((Date.now() - this.started) / 1000).toFixed(1);
+    process.stderr.write(`${this.title} in ${total} s: ${this.phases.join(', ')}\n`);
+  }
+}
+
 export class SeedEnvironment {
   kubectlBin!: string;
   dir!: string;
@@ -53,12 +70,14 @@ export class SeedEnvironment {
 
   /** Starts every part; what started before a failure is stopped by {@link stop}. */
   async start(opts: SeedEnvironmentOptions): Promise<void> {
+    const phases = new PhaseTimer(`[seed-environment ${opts.tag}] up`);
     this.kubectlBin = (await ensureBinaries({ names: ['kubectl'] })).kubectl;
     this.dir = mkdtempSync(join(process.env.GARDENER_IPV6_TMPDIR || tmpdir(), 'gardener-ipv6-test-'));
     this.network = new SeedNodeNetwork(opts.cluster, opts.tag);
     this.network.deploy();
     this.cp = await startControlPlane(this.network.controlPlaneOptions());
     this.client = new ResourceClient(this.cp.kubeConfig());
+    phases.mark('control plane');
     // As `up`: the services first, so that the seed's Nodes and CoreDNS resolve through the environment's BIND9.
     this.services = await startLocalServices(this.cp, opts.gates, silentLogger(), {
       controlPlaneWorkloads: true,
@@ -66,6 +85,7 @@ export class SeedEnvironment {
       tag: opts.tag,
       ...(opts.careSyncPeriodMs !== undefined ? { careSyncPeriodMs: opts.careSyncPeriodMs } : {}),
     });
+    phases.mark('services');
     this.nodes = SeedNodes.forCluster(this.cp, {
       count: 2,
       network: this.network,
@@ -74,17 +94,26 @@ export class SeedEnvironment {
       upstreamDNS: [this.services.bind.address],
     });
     await this.nodes.deploy();
+    phases.mark('seed Nodes started');
     await this.nodes.wait();
+    phases.mark('seed Nodes Ready');
     await createProjectAndSeeds(this.client, opts.namespace, opts.seeds);
+    phases.mark('seeds');
+    phases.report();
   }
 
   async stop(): Promise<void> {
+    const phases = new PhaseTimer('[seed-environment] stopped');
     await this.services?.stop();
+    phases.mark('services');
     await this.nodes?.destroy();
+    phases.mark('seed Nodes');
     this.client?.close();
     await this.cp?.stop();
     this.network?.destroy();
     if (this.dir) rmSync(this.dir, { recursive: true, force: true });
+    phases.mark('control plane');
+    phases.report();
   }
 
   /** Waits until the shoot's last operation succeeded with each of `conditions` True, saying what it had last. */
@@ -102,6 +131,35 @@ export class SeedEnvironment {
     ).catch((e: Error) => {
       throw new Error(`${e.message}; last: ${last}`);
     });
+  }
+
+  /**
+   * Deletes the shoot and waits until it is gone; one line on stderr with how long each step of its delete operation
+   * took (its last operation's descriptions, polled every half second).
+   */
+  async deleteShoot(namespace: string, name: string, timeoutMs: number): Promise<void> {
+    const started = Date.now();
+    const steps: { description: string; at: number }[] = [];
+    await this.client.delete(Refs.shoot, name, namespace);
+    await waitFor(
+      async () => {
+        const s = await this.client.get<Shoot & KubernetesObject>(Refs.shoot, name, namespace);
+        const description = s?.status?.lastOperation?.description;
+        if (description !== undefined && steps.at(-1)?.description !== description) {
+          steps.push({ description, at: Date.now() });
+        }
+        return s === undefined;
+      },
+      { timeoutMs, intervalMs: 500, message: `shoot ${name} deleted` },
+    );
+    const ended = Date.now();
+    const timeline = steps.map((step, i) => {
+      const until = steps[i + 1]?.at ?? ended;
+      return `${((until - step.at) / 1000).toFixed(1)} s ${step.description}`;
+    });
+    process.stderr.write(
+      `[seed-environment] shoot ${name} deleted in ${((ended - started) / 1000).toFixed(1)} s: ${timeline.join(' | ')}\n`,
+    );
   }
 
   /** `gardener-ipv6 kubeconfig --pin-address` for the shoot, written into the environment's folder. */
