@@ -176,7 +176,14 @@ export function reconcileFlow(v: ReconcileFlowValues): ReconcileFlow {
       ? flow.task({
           id: 'wait-machines-stopped',
           name: 'waiting for the machines to stop',
-          dependencies: [networks, ...ready],
+          dependencies: [
+            flow.task({
+              id: 'stop-machines',
+              name: 'asking the provider to stop the machines',
+              dependencies: [networks, ...ready],
+              run: (x, out) => worker(out(networks)).stopMachines(x),
+            }),
+          ],
           run: (x, out) => worker(out(networks)).waitHibernated(x),
         })
       : undefined;

@@ -72,10 +72,11 @@ describe('the shoot reconcile flow', () => {
   });
 
   it('stops the machines after every wait, then the control plane (hibernating)', () => {
-    expect(describeGraph(HIBERNATING).slice(-4)).toEqual([
+    expect(describeGraph(HIBERNATING).slice(-5)).toEqual([
       'wait-network <- deploy-network',
       'wait-dns-records <- deploy-dns-records',
-      'wait-machines-stopped <- compute-networks, wait-network, wait-dns-records',
+      'stop-machines <- compute-networks, wait-network, wait-dns-records',
+      'wait-machines-stopped <- stop-machines',
       'hibernate-control-plane <- wait-machines-stopped',
     ]);
     const ids = new Set(HIBERNATING.map((t) => t.id));

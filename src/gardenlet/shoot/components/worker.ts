@@ -149,6 +149,28 @@ export function staleUserDataSecrets(previous: Pick<Worker, 'spec'> | undefined,
     .map(userDataSecretName);
 }
 
+/**
+ * Throws until the provider reconciled the Worker since it was last asked to (Gardener's operation annotation gone,
+ * its generation observed, `Succeeded`): NotReadyError, or the provider's error with its codes (a machine that can't
+ * start, named with its cause; the provider keeps trying, so does the reconcile).
+ */
+function assertReconciled(worker: (Worker & KubernetesObject) | undefined, shoot: Shoot): void {
+  const last = worker?.status?.lastOperation;
+  const current = worker?.status?.observedGeneration === worker?.metadata.generation;
+  const asked = worker?.metadata.annotations?.[Annotations.operation] === OPERATION_RECONCILE;
+  const lastError = worker?.status?.lastError;
+  if (current && (last?.state === 'Error' || last?.state === 'Failed') && lastError?.description) {
+    throw new ErrorWithCodes(
+      `Worker ${seedNamespaceName(shoot)}/${shoot.metadata.name ?? ''} reports ${last.state}: ${lastError.description}`,
+      lastError.codes ?? [],
+    );
+  }
+  if (!current || last?.state !== 'Succeeded') {
+    throw new NotReadyError(`Worker: ${last ? `${last.state}: ${last.description}` : 'not reconciled yet'}`);
+  }
+  if (asked) throw new NotReadyError('Worker: not reconciled yet since it was last asked to');
+}
+
 export class ShootWorker implements DeployWaiter {
   constructor(
     private readonly client: ResourceClient,
@@ -219,29 +241,8 @@ export class ShootWorker implements DeployWaiter {
 
   /** Ready when the provider reconciled the Worker and the shoot has every Node Ready and CoreDNS available. */
   async wait(ctx: ComponentContext): Promise<void> {
-    const worker = await this.client.get<Worker & KubernetesObject>(
-      Refs.worker,
-      this.shoot.metadata.name ?? '',
-      seedNamespaceName(this.shoot),
-      { signal: ctx.signal },
-    );
-    const last = worker?.status?.lastOperation;
-    const current = worker?.status?.observedGeneration === worker?.metadata.generation;
-    const asked = worker?.metadata.annotations?.[Annotations.operation] === OPERATION_RECONCILE;
-    // As Gardener's extension checks: a reported error fails the step, with its codes (the provider keeps trying:
-    // so does the reconcile); e.g. a machine that can't start, named with its cause.
-    const lastError = worker?.status?.lastError;
-    if (current && (last?.state === 'Error' || last?.state === 'Failed') && lastError?.description) {
-      throw new ErrorWithCodes(
-        `Worker ${seedNamespaceName(this.shoot)}/${this.shoot.metadata.name ?? ''} reports ${last.state}: ` +
-          lastError.description,
-        lastError.codes ?? [],
-      );
-    }
-    if (!current || last?.state !== 'Succeeded') {
-      throw new NotReadyError(`Worker: ${last ? `${last.state}: ${last.description}` : 'not reconciled yet'}`);
-    }
-    if (asked) throw new NotReadyError('Worker: not reconciled yet since it was deployed');
+    const worker = await this.getWorker(ctx);
+    assertReconciled(worker, this.shoot);
     const shootClient = await this.shootClient(ctx);
     try {
       // The Nodes of machines scaled away are the provider's to delete (as machine-controller-manager's): it reports
@@ -265,18 +266,44 @@ export class ShootWorker implements DeployWaiter {
     }
   }
 
+  private getWorker(ctx: ComponentContext): Promise<(Worker & KubernetesObject) | undefined> {
+    return this.client.get<Worker & KubernetesObject>(
+      Refs.worker,
+      this.shoot.metadata.name ?? '',
+      seedNamespaceName(this.shoot),
+      { signal: ctx.signal },
+    );
+  }
+
   /**
-   * Hibernated once the provider stopped every machine (it reads the hibernation from the Cluster, as Gardener's
-   * worker actuators do) and deleted their Nodes, as machine-controller-manager deletes the Node of a machine it
-   * deletes, while the API server still answers: machines that come back at wake-up register anew.
+   * Asks the provider to reconcile the Worker once more, as the gardenlet's deploy does, when a hibernation leaves its
+   * spec as it is: the provider reads the hibernation from the Cluster and stops every machine. Nothing without a
+   * Worker (a shoot hibernated before it had one).
+   */
+  async stopMachines(ctx: ComponentContext): Promise<void> {
+    const name = this.shoot.metadata.name ?? '';
+    const namespace = seedNamespaceName(this.shoot);
+    const worker = await this.client.get<KubernetesObject>(Refs.worker, name, namespace, { signal: ctx.signal });
+    if (worker === undefined) return;
+    await this.client.mergePatch(
+      Refs.worker,
+      name,
+      namespace,
+      { metadata: { annotations: { [Annotations.operation]: OPERATION_RECONCILE } } },
+      { signal: ctx.signal },
+    );
+  }
+
+  /**
+   * Hibernated once the provider reconciled the Worker for the hibernation (it reports `Succeeded` once no machine is
+   * left, as Gardener's worker actuators with every pool at zero) and no machine's Node is left in the shoot: the
+   * provider deletes the Node of a machine it stopped, as machine-controller-manager does, while the API server still
+   * answers, so that machines that come back at wake-up register anew.
    */
   async waitHibernated(ctx: ComponentContext): Promise<void> {
     const namespace = seedNamespaceName(this.shoot);
-    const pods = await this.client.list(Refs.pod, { namespace, labelSelector: 'app=machine', signal: ctx.signal });
-    if (pods.items.length > 0) {
-      const names = pods.items.map((p) => p.metadata?.name ?? '?').join(', ');
-      throw new NotReadyError(`waiting for the machines to stop: ${names}`);
-    }
+    const worker = await this.getWorker(ctx);
+    if (worker !== undefined) assertReconciled(worker, this.shoot);
     const apiServer = await this.client.get<{ status?: { readyReplicas?: number } } & KubernetesObject>(
       Refs.deployment,
       'kube-apiserver',

@@ -100,9 +100,13 @@ describe("the Nodes of machines that go: the provider's to delete, never the gar
 
   it("waits for a hibernated shoot until the provider deleted its machines' Nodes, deleting none", async () => {
     const deleted: string[] = [];
+    const reconciled = {
+      metadata: { name: 'local', generation: 2 },
+      status: { observedGeneration: 2, lastOperation: { state: 'Succeeded', description: 'ready' } },
+    };
     const seed = {
-      list: async () => ({ items: [] }),
-      get: async () => ({ metadata: { name: 'kube-apiserver' }, status: { readyReplicas: 1 } }),
+      get: async (ref: { kind: string }) =>
+        ref.kind === 'Worker' ? reconciled : { metadata: { name: 'kube-apiserver' }, status: { readyReplicas: 1 } },
     } as unknown as ResourceClient;
     // The machines' Nodes are those of a pool (their worker.gardener.cloud/pool label), whatever their names.
     const nodes = [
@@ -117,6 +121,51 @@ describe("the Nodes of machines that go: the provider's to delete, never the gar
     expect(deleted).toEqual([]);
     await new ShootWorker(seed, shoot, {}, shootWith([], deleted)).waitHibernated(ctx);
     await new ShootWorker(seed, shoot, {}, shootWith([nodes[1]!], deleted)).waitHibernated(ctx);
+  });
+
+  it("waits for a hibernated shoot's Worker until the provider reconciled it since it was asked to", async () => {
+    const patches: unknown[] = [];
+    let worker: Record<string, unknown> | undefined = {
+      metadata: { name: 'local', generation: 2 },
+      status: { observedGeneration: 2, lastOperation: { state: 'Succeeded', description: 'ready' } },
+    };
+    const seed = {
+      get: async (ref: { kind: string }) => (ref.kind === 'Worker' ? worker : undefined),
+      mergePatch: async (_ref: unknown, _name: string, _ns: string, patch: unknown) => {
+        patches.push(patch);
+        worker = {
+          ...worker,
+          metadata: { name: 'local', generation: 2, annotations: { 'gardener.cloud/operation': 'reconcile' } },
+        };
+      },
+    } as unknown as ResourceClient;
+    const machines = new ShootWorker(seed, shoot, {}, shootWith([], []));
+    await machines.stopMachines(ctx);
+    expect(patches).toEqual([{ metadata: { annotations: { 'gardener.cloud/operation': 'reconcile' } } }]);
+    // The earlier success is not this one's.
+    expect(((await machines.waitHibernated(ctx).catch((e: unknown) => e)) as Error).message).toBe(
+      'Worker: not reconciled yet since it was last asked to',
+    );
+    worker = {
+      ...worker,
+      status: {
+        observedGeneration: 2,
+        lastOperation: { state: 'Processing', description: 'pool w: 1 machine stopping' },
+      },
+    };
+    expect(((await machines.waitHibernated(ctx).catch((e: unknown) => e)) as Error).message).toBe(
+      'Worker: Processing: pool w: 1 machine stopping',
+    );
+    worker = {
+      metadata: { name: 'local', generation: 2 },
+      status: { observedGeneration: 2, lastOperation: { state: 'Succeeded', description: 'no machines' } },
+    };
+    await machines.waitHibernated(ctx);
+    // No Worker (hibernated before it had one): nothing to ask, nothing to wait for.
+    worker = undefined;
+    await machines.stopMachines(ctx);
+    expect(patches).toHaveLength(1);
+    await machines.waitHibernated(ctx);
   });
 
   it('counts the Node of a machine scaled away as not Ready while it is there, deleting none', async () => {
