@@ -50,8 +50,13 @@ export interface LocalServices {
   /** Stops the webhook and the controllers (a gardenlet that went away); startGardenlet() brings them back. */
   stopGardenlet(): Promise<void>;
   startGardenlet(): Promise<void>;
-  /** Stops everything; with a `deadline` (ms since epoch), the processes still running then are killed. */
-  stop(opts?: { deadline?: number }): Promise<void>;
+  /**
+   * Stops everything; with a `deadline` (ms since epoch), the processes still running then are killed. With
+   * `keepLoadBalancerNetwork` the load-balancer bridge stays, for the caller to delete (`loadBalancerNetwork.destroy()`)
+   * once its API server stopped: a bridge deleted under a running kube-apiserver stalls its last requests to itself
+   * (its identity Lease's deletion on exit, until a 10-s timeout).
+   */
+  stop(opts?: { deadline?: number; keepLoadBalancerNetwork?: boolean }): Promise<void>;
 }
 
 export interface LocalServicesOptions {
@@ -212,7 +217,7 @@ export async function startLocalServices(
       running = false;
       if (ownBind) await bind.stop(stopOpts);
       loadBalancerRoutes?.removeAll();
-      lbNetwork?.destroy();
+      if (stopOpts.keepLoadBalancerNetwork !== true) lbNetwork?.destroy();
     },
   };
   return services;

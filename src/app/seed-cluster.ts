@@ -145,13 +145,16 @@ export class SeedCluster {
 
   /** Stops the gardenlet, the Nodes and the control plane, and removes their networks and files. */
   async destroy(opts: { deadline?: number } = {}): Promise<void> {
-    await Promise.all([this.services?.stop(opts), this.nodes?.destroy(opts)]);
+    const loadBalancerNetwork = this.services?.loadBalancerNetwork;
+    await Promise.all([this.services?.stop({ ...opts, keepLoadBalancerNetwork: true }), this.nodes?.destroy(opts)]);
     this.services = undefined;
     this.nodes = undefined;
     this.client?.close();
     this.client = undefined;
     await this.cp?.stop(opts);
     this.cp = undefined;
+    // After its API server: see LocalServices.stop.
+    loadBalancerNetwork?.destroy();
     this.network?.destroy();
     this.network = undefined;
   }

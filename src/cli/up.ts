@@ -326,7 +326,7 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
       timed(
         'services',
         services
-          ?.stop({ deadline })
+          ?.stop({ deadline, keepLoadBalancerNetwork: true })
           .catch((e: unknown) => io.err(`error while stopping the services: ${(e as Error).message}\n`)),
       ),
       timed(
@@ -350,6 +350,8 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
       await timed('control plane', cp.stop({ deadline }));
       io.err(`stopped; removed the control plane and its files (${took.join(', ')})\n`);
     }
+    // After the API server: see LocalServices.stop.
+    services?.loadBalancerNetwork?.destroy();
     seedNetwork?.destroy();
     runFolder.leave();
     stops.dispose();

@@ -104,12 +104,13 @@ export class SeedEnvironment {
 
   async stop(): Promise<void> {
     const phases = new PhaseTimer('[seed-environment] stopped');
-    await this.services?.stop();
+    await this.services?.stop({ keepLoadBalancerNetwork: true });
     phases.mark('services');
     await this.nodes?.destroy();
     phases.mark('seed Nodes');
     this.client?.close();
     await this.cp?.stop();
+    this.services?.loadBalancerNetwork?.destroy();
     this.network?.destroy();
     if (this.dir) rmSync(this.dir, { recursive: true, force: true });
     phases.mark('control plane');
