@@ -10,10 +10,8 @@ import { DNS_SECRET_NAME } from '../../src/gardenlet/shoot/components/dns-record
 import { COMPONENTS, ETCD_CLIENT_SERVICE, VPN_SEED } from '../../src/gardenlet/shoot/components/controlplane/names.js';
 import { CONTROL_PLANE_POLICY_NAMES } from '../../src/gardenlet/shoot/components/controlplane/policies.js';
 import { MACHINE_POLICY_NAMES } from '../../src/extensions/provider-local/worker/machine-pods.js';
-import {
-  BOOTSTRAP_TOKEN_SECRET,
-  COREDNS_MANAGED_RESOURCE,
-} from '../../src/gardenlet/shoot/components/machine-bootstrap.js';
+import { BOOTSTRAP_TOKEN_SECRET } from '../../src/gardenlet/shoot/components/secrets.js';
+import { COREDNS_MANAGED_RESOURCE } from '../../src/gardenlet/shoot/components/coredns.js';
 import {
   CA_SECRET_NAME,
   ETCD_CA_SECRET_NAME,
@@ -145,7 +143,7 @@ export const EXPECTED_CLUSTER_GRANTS: Record<ChartComponent, string[]> = {
 
 /**
  * What the gardenlet calls besides, when shoots run as workloads of the cluster (`controlPlaneWorkloads`, on unless
- * false): src/gardenlet/shoot/components/{control-plane,control-plane-workloads,worker,machine-bootstrap}.ts,
+ * false): src/gardenlet/shoot/components/{controlplane/control-plane,controlplane/seed-workloads,secrets,worker,machine-bootstrap}.ts,
  * src/gardenlet/shoot/shoot-client.ts and provider-local's Worker controller (src/extensions/provider-local/worker).
  */
 export const EXPECTED_WORKLOAD_GRANTS: string[] = [

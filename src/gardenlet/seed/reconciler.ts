@@ -18,7 +18,7 @@ import { addFinalizer, hasFinalizer, removeFinalizer } from '../../runtime/final
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { GARDEN_NAMESPACE, Labels } from '../../apis/core/v1beta1/names.js';
 import { Refs } from '../../apis/refs.js';
-import { EgressNetworkPolicies } from '../shoot/components/deployers.js';
+import { EgressNetworkPolicies } from '../shoot/components/network-policies.js';
 
 export interface SeedReconcilerOptions {
   /** The seed's client: its `garden` namespace and the egress NetworkPolicies there. */

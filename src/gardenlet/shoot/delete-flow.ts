@@ -8,17 +8,15 @@ import type { ResourceClient } from '../../runtime/client.js';
 import { Flow, type TaskHandle } from '../flow.js';
 import type { DeployWaiter } from '../component.js';
 import type { DNSProviderConfig } from './components/dns-records.js';
-import { ShootControlPlane, type ControlPlaneRuntime } from './components/control-plane.js';
+import { ShootControlPlane, type ControlPlaneRuntime } from './components/controlplane/control-plane.js';
 import { ShootCluster } from './components/cluster.js';
 import { ShootWorker } from './components/worker.js';
-import {
-  APIServerDNSRecords,
-  APIServerService,
-  destroyNetworkPolicies,
-  NetworkExtension,
-  SeedNamespace,
-  WorkerOperatingSystemConfig,
-} from './components/deployers.js';
+import { APIServerDNSRecords } from './components/dns-records.js';
+import { APIServerService } from './components/apiserver-service.js';
+import { destroyNetworkPolicies } from './components/network-policies.js';
+import { NetworkExtension } from './components/network.js';
+import { SeedNamespace } from './components/namespace.js';
+import { WorkerOperatingSystemConfig } from './components/operating-system-config.js';
 
 export interface DeleteFlowValues {
   /** The seed's client. */

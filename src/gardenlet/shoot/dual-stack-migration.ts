@@ -37,9 +37,9 @@ import { NotReadyError, type ComponentContext } from '../component.js';
 import type { Flow } from '../flow.js';
 import { type TaskHandle } from '../flow.js';
 import { ShootCluster } from './components/cluster.js';
-import { coreDNSNotServing } from './components/coredns.js';
-import { NetworkExtension } from './components/deployers.js';
-import { MachineBootstrap } from './components/machine-bootstrap.js';
+import { ShootCoreDNS } from './components/coredns.js';
+import { NetworkExtension } from './components/network.js';
+import type { ShootSecretValues } from './components/secrets.js';
 import { ShootWorker } from './components/worker.js';
 import { shootAdminClient } from './shoot-client.js';
 
@@ -116,9 +116,14 @@ export interface MigrationTaskValues {
 export function addDualStackMigrationTasks(
   flow: Flow,
   v: MigrationTaskValues,
-  networks: TaskHandle<NetworkingStatus>,
-  workerReady: TaskHandle<unknown>,
+  tasks: {
+    readonly networks: TaskHandle<NetworkingStatus>;
+    readonly secrets: TaskHandle<ShootSecretValues>;
+    /** What the migration's steps come after: the machines and CoreDNS ready. */
+    readonly after: TaskHandle<unknown>;
+  },
 ): void {
+  const { networks, secrets } = tasks;
   if (nodesMigrationConstraint(v.shoot) === undefined) return;
   const families = shootIPFamilies(v.shoot).length;
   const shootWith = (constraints: Condition[], networking: NetworkingStatus): Shoot => ({
@@ -128,7 +133,7 @@ export function addDualStackMigrationTasks(
   const nodesMigrated = flow.task({
     id: 'wait-dual-stack-nodes',
     name: 'waiting for every Node to have pod ranges of both IP families',
-    dependencies: [workerReady],
+    dependencies: [tasks.after],
     run: async (x) => {
       const nodes = await listShootNodes(v.client, v.shoot, x);
       const previous = nodesMigrationConstraint(v.shoot);
@@ -161,8 +166,11 @@ export function addDualStackMigrationTasks(
   const podNetworkDeployed = flow.task({
     id: 'deploy-dual-stack-pod-network',
     name: "switching the machines' pod network to both IP families",
-    dependencies: [networkSwitched],
-    run: (x, out) => new ShootWorker(v.client, out(networkDeployed), out(networks)).deploy(x),
+    dependencies: [networkSwitched, secrets],
+    run: (x, out) =>
+      new ShootWorker(v.client, out(networkDeployed), out(networks), {
+        secrets: { caPEM: out(secrets).ca.certPEM, bootstrapToken: out(secrets).bootstrapToken },
+      }).deploy(x),
   });
   const podNetworkSwitched = flow.task({
     id: 'wait-dual-stack-pod-network',
@@ -178,7 +186,7 @@ export function addDualStackMigrationTasks(
       const shoot = await writeNodesMigrationConstraint(v.garden, v.shoot, undefined, x.signal);
       const done = shootWith(shoot.status?.constraints ?? [], out(networks));
       await new ShootCluster(v.client, done, v.seed, v.cloudProfile).deploy(x);
-      await new MachineBootstrap(v.client, done, out(networks)).deploy(x);
+      await new ShootCoreDNS(v.client, done, out(networks)).deploy(x);
       return done;
     },
   });
@@ -186,15 +194,7 @@ export function addDualStackMigrationTasks(
     id: 'wait-dual-stack-coredns',
     name: 'waiting for CoreDNS of both IP families',
     dependencies: [finished],
-    run: async (x, out) => {
-      const shootClient = await shootAdminClient(v.client, out(finished), x);
-      try {
-        const why = await coreDNSNotServing(shootClient, families, x.signal);
-        if (why !== undefined) throw new NotReadyError(why);
-      } finally {
-        shootClient.close();
-      }
-    },
+    run: (x, out) => new ShootCoreDNS(v.client, out(finished), out(networks)).wait(x),
   });
 }
 

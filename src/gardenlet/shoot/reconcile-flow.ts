@@ -16,19 +16,18 @@ import type { Clock } from '../../runtime/clock.js';
 import { Flow, type TaskHandle } from '../flow.js';
 import type { ComponentContext } from '../component.js';
 import type { DNSProviderConfig } from './components/dns-records.js';
-import { ShootControlPlane, type ControlPlaneRuntime } from './components/control-plane.js';
+import { ShootControlPlane, type ControlPlaneRuntime } from './components/controlplane/control-plane.js';
 import { ShootCluster } from './components/cluster.js';
-import { ShootWorker } from './components/worker.js';
+import { ShootWorker, type MachineSecrets } from './components/worker.js';
 import { MachineBootstrap } from './components/machine-bootstrap.js';
-import {
-  APIServerDNSRecords,
-  APIServerService,
-  EgressNetworkPolicies,
-  NetworkExtension,
-  SeedNamespace,
-  shootNetworkPolicyValues,
-  WorkerOperatingSystemConfig,
-} from './components/deployers.js';
+import { ShootCoreDNS } from './components/coredns.js';
+import { ShootSecrets, type ShootSecretValues } from './components/secrets.js';
+import { APIServerDNSRecords, releaseDNSSecret } from './components/dns-records.js';
+import { APIServerService } from './components/apiserver-service.js';
+import { EgressNetworkPolicies, shootNetworkPolicyValues } from './components/network-policies.js';
+import { NetworkExtension } from './components/network.js';
+import { SeedNamespace } from './components/namespace.js';
+import { WorkerOperatingSystemConfig } from './components/operating-system-config.js';
 import type { HibernationPlan } from './hibernation.js';
 import { addDualStackMigrationTasks } from './dual-stack-migration.js';
 
@@ -71,10 +70,20 @@ export function reconcileFlow(v: ReconcileFlowValues): ReconcileFlow {
     id: 'deploy-namespace',
     name: 'deploying the seed namespace',
     run: async (x) => {
-      await new SeedNamespace(client, garden, shoot).deploy(x);
+      // Deleted under the shoot: its DNS records go with it, and they need their secret until then.
+      await new SeedNamespace(client, garden, shoot, (ns, y) => releaseDNSSecret(client, ns, y)).deploy(x);
       await new ShootCluster(client, shoot, seed, v.cloudProfile).deploy(x);
     },
   });
+  // The control plane and the machines read the shoot's secrets from here; they go with the seed namespace.
+  const secrets = controlPlaneUp
+    ? flow.task({
+        id: 'deploy-secrets',
+        name: "deploying the shoot's secrets",
+        dependencies: [namespace],
+        run: (x) => new ShootSecrets(client, shoot).deploy(x),
+      })
+    : undefined;
   const apiServerService = flow.task({
     id: 'deploy-kube-apiserver-service',
     name: 'deploying the kube-apiserver service',
@@ -133,12 +142,13 @@ export function reconcileFlow(v: ReconcileFlowValues): ReconcileFlow {
     const controlPlane = flow.task({
       id: 'deploy-control-plane',
       name: 'deploying the control plane',
-      dependencies: [loadBalancer, networks],
+      dependencies: [loadBalancer, networks, secrets!],
       run: async (x, out) => {
         const cp = new ShootControlPlane(client, garden, shoot, v.runtime!, {
           networking: out(networks),
           service: out(loadBalancer),
           domain: v.dns.domain,
+          secrets: out(secrets!),
         });
         await cp.deploy(x);
         return cp;
@@ -196,14 +206,22 @@ export function reconcileFlow(v: ReconcileFlowValues): ReconcileFlow {
     });
   }
   if (v.plan.machines === 'deploy') {
+    const shootSecrets = secrets!;
     const deployWorker = flow.task({
       id: 'deploy-worker',
       name: 'deploying the machine bootstrap and the Worker',
-      dependencies: [networks, ...ready],
+      dependencies: [networks, shootSecrets, ...ready],
       run: async (x, out) => {
-        await new MachineBootstrap(client, shoot, out(networks)).deploy(x);
-        await worker(out(networks)).deploy(x);
+        await new MachineBootstrap(client, shoot, out(shootSecrets).bootstrapToken).deploy(x);
+        const machines = new ShootWorker(client, shoot, out(networks), { secrets: machineSecrets(out(shootSecrets)) });
+        await machines.deploy(x);
       },
+    });
+    const coreDNS = flow.task({
+      id: 'deploy-coredns',
+      name: 'deploying CoreDNS',
+      dependencies: [networks, ...ready],
+      run: (x, out) => new ShootCoreDNS(client, shoot, out(networks)).deploy(x),
     });
     const workerReady = flow.task({
       id: 'wait-worker',
@@ -211,8 +229,19 @@ export function reconcileFlow(v: ReconcileFlowValues): ReconcileFlow {
       dependencies: [deployWorker],
       run: (x, out) => worker(out(networks)).wait(x),
     });
+    const coreDNSReady = flow.task({
+      id: 'wait-coredns',
+      name: 'waiting for CoreDNS',
+      dependencies: [coreDNS, workerReady],
+      run: (x, out) => new ShootCoreDNS(client, shoot, out(networks)).wait(x),
+    });
     // A dual-stack migration's last steps, once the machines are replaced (dual-stack-migration.ts).
-    addDualStackMigrationTasks(flow, v, networks, workerReady);
+    addDualStackMigrationTasks(flow, v, { networks, secrets: shootSecrets, after: coreDNSReady });
   }
   return { flow, networks };
+}
+
+/** What the machines boot with of the shoot's secrets. */
+export function machineSecrets(secrets: ShootSecretValues): MachineSecrets {
+  return { caPEM: secrets.ca.certPEM, bootstrapToken: secrets.bootstrapToken };
 }

@@ -38,7 +38,7 @@ import {
 } from '../../apis/core/v1beta1/names.js';
 import { Refs } from '../../apis/refs.js';
 import type { DNSProviderConfig } from './components/dns-records.js';
-import { deleteGardenCAObjects, type ControlPlaneRuntime } from './components/control-plane.js';
+import { deleteGardenCAObjects, type ControlPlaneRuntime } from './components/controlplane/control-plane.js';
 import { isIPFamily } from '../../apis/validation/ip-families.js';
 import { API_SERVER_SERVICE_NAME } from './components/apiserver-service.js';
 import { hibernationPlan } from './hibernation.js';

@@ -24,7 +24,7 @@ import {
 } from '../../apis/core/v1beta1/names.js';
 import { Refs } from '../../apis/refs.js';
 import { API_SERVER_SERVICE_NAME, ingressIPsByFamily } from './components/apiserver-service.js';
-import { ensureControlPlaneSecrets } from './components/control-plane.js';
+import { ensureControlPlaneSecrets } from './components/secrets.js';
 
 const CLIENT_VALIDITY_MS = 15 * 60_000;
 /** The extensions' access (the `gardener` Secret): issued anew once less than a third of it is left. */

@@ -55,6 +55,7 @@ describe('the shoot reconcile flow', () => {
   it('deploys the control plane, waits for it and the extensions, then deploys the Worker (awake)', () => {
     expect(describeGraph(AWAKE)).toEqual([
       'deploy-namespace',
+      'deploy-secrets <- deploy-namespace',
       'deploy-kube-apiserver-service <- deploy-namespace',
       'compute-networks <- deploy-namespace',
       'deploy-network <- compute-networks',
@@ -62,12 +63,14 @@ describe('the shoot reconcile flow', () => {
       'deploy-network-policies <- compute-networks',
       'wait-kube-apiserver-load-balancer <- deploy-kube-apiserver-service',
       'deploy-dns-records <- wait-kube-apiserver-load-balancer',
-      'deploy-control-plane <- wait-kube-apiserver-load-balancer, compute-networks',
+      'deploy-control-plane <- wait-kube-apiserver-load-balancer, compute-networks, deploy-secrets',
       'wait-control-plane <- deploy-control-plane',
       'wait-network <- deploy-network',
       'wait-dns-records <- deploy-dns-records',
-      'deploy-worker <- compute-networks, wait-control-plane, wait-network, wait-dns-records',
+      'deploy-worker <- compute-networks, deploy-secrets, wait-control-plane, wait-network, wait-dns-records',
+      'deploy-coredns <- compute-networks, wait-control-plane, wait-network, wait-dns-records',
       'wait-worker <- deploy-worker',
+      'wait-coredns <- deploy-coredns, wait-worker',
     ]);
   });
 
@@ -87,10 +90,10 @@ describe('the shoot reconcile flow', () => {
 
   it("ends a dual-stack migration after the Worker: the Nodes, the network's switch, then CoreDNS's Service", () => {
     expect(describeGraph(MIGRATING).slice(AWAKE.length)).toEqual([
-      'wait-dual-stack-nodes <- wait-worker',
+      'wait-dual-stack-nodes <- wait-coredns',
       'deploy-dual-stack-network <- wait-dual-stack-nodes, compute-networks',
       'wait-dual-stack-network <- deploy-dual-stack-network',
-      'deploy-dual-stack-pod-network <- wait-dual-stack-network',
+      'deploy-dual-stack-pod-network <- wait-dual-stack-network, deploy-secrets',
       'wait-dual-stack-pod-network <- deploy-dual-stack-pod-network',
       'finish-dual-stack-migration <- wait-dual-stack-pod-network',
       'wait-dual-stack-coredns <- finish-dual-stack-migration',

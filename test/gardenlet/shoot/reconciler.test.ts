@@ -11,7 +11,7 @@ import { localCloudProfile } from '../../../src/extensions/provider-local/cloudp
 import { SHOOT_FINALIZER } from '../../../src/apis/core/v1beta1/names.js';
 import { Refs } from '../../../src/apis/refs.js';
 import { localDNSProvider } from '../../../src/gardenlet/dns-provider.js';
-import { LOAD_BALANCER_WAIT_MS } from '../../../src/gardenlet/shoot/components/deployers.js';
+import { LOAD_BALANCER_WAIT_MS } from '../../../src/gardenlet/shoot/components/apiserver-service.js';
 import { ShootReconciler, type ShootReader } from '../../../src/gardenlet/shoot/reconciler.js';
 import { ResourceClient } from '../../../src/runtime/client.js';
 import { FakeClock } from '../../../src/runtime/clock.js';

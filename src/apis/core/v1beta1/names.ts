@@ -24,6 +24,12 @@ export const API_SERVER_DEPLOYMENT_NAME = 'kube-apiserver';
 export const SHOOT_ACCESS_SECRET_NAME = 'gardener';
 export const SHOOT_ACCESS_KUBECONFIG_KEY = 'kubeconfig';
 
+/** A worker pool's machines (their Nodes, as the kubelet registers them from the user data) carry their pool's name. */
+export const WORKER_POOL_LABEL = 'worker.gardener.cloud/pool';
+
+/** The shoot API server's sidecar into the machines' overlay: its name, and the user its certificate names. */
+export const VPN_SEED = { name: 'vpn-seed', user: 'gardener-ipv6:vpn-seed' } as const;
+
 export const Labels = {
   role: 'gardener.cloud/role',
   project: 'project.gardener.cloud/name',

@@ -24,3 +24,10 @@ export function networkPolicyObject(
     spec: spec as V1NetworkPolicy['spec'],
   };
 }
+
+/** The labels that let a pod use the gardenlet's egress policies: `networking.gardener.cloud/<target>: allowed`. */
+export function allowedTo(
+  ...targets: ('to-dns' | 'to-public-networks' | 'to-private-networks' | 'to-blocked-cidrs')[]
+) {
+  return Object.fromEntries(targets.map((t) => [`${POLICY_LABEL_PREFIX}/${t}`, 'allowed'])) as Record<string, string>;
+}

@@ -3,13 +3,23 @@
  * binary (in an image built here, see provider-local's machine/images.ts), a `kube-dns` Service on the cluster DNS address the
  * kubelets use (the 10th address of the primary service range), for the shoot's families, and the RBAC to read
  * Services and EndpointSlices. Names outside the cluster's zones go to the `upstreams`: for a shoot the node's own
- * resolvers ({@link COREDNS_NODE_RESOLVERS}, as Gardener's Corefile); without upstreams they get NXDOMAIN.
+ * resolvers ({@link COREDNS_NODE_RESOLVERS}, as Gardener's Corefile); without upstreams they get NXDOMAIN. The shoot's
+ * is the component {@link ShootCoreDNS}: a ManagedResource the resource manager applies to the shoot.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
+import { dnsServiceFamiliesInEffect } from '../../../apis/core/v1beta1/dual-stack-migration.js';
+import { shootIPFamilies } from '../../../apis/core/v1beta1/helpers.js';
+import { FIELD_MANAGER, seedNamespaceName } from '../../../apis/core/v1beta1/names.js';
+import type { NetworkingStatus, Shoot } from '../../../apis/core/v1beta1/shoot.js';
+import { managedResourceObjects, type NamedManifest } from '../../../apis/resources/v1alpha1/manifests.js';
 import { type ResourceClient } from '../../../runtime/client.js';
+import { apiVersionOf } from '../../../runtime/paths.js';
 import { Refs, type ResourceRef } from '../../../apis/refs.js';
 import type { IPFamily } from '../../../net/cidr.js';
 import { IMAGES } from '../../../imagevector/images.js';
+import { NotReadyError, type ComponentContext, type DeployWaiter } from '../../component.js';
+import { shootAdminClient } from '../shoot-client.js';
+import { machineNetworking, workerPools } from './workers.js';
 
 export const COREDNS_NAMESPACE = 'kube-system';
 /** On CoreDNS's pod template: the IP families of its Service. */
@@ -243,4 +253,98 @@ export async function coreDNSNotServing(
     (d.status?.availableReplicas ?? 0) >= want &&
     (d.status?.replicas ?? 0) === want;
   return rolled ? undefined : 'CoreDNS is not available yet';
+}
+
+/** The ManagedResource (and its Secret) of the shoot's CoreDNS, Gardener's `shoot-core-coredns`. */
+export const COREDNS_MANAGED_RESOURCE = 'shoot-core-coredns';
+
+/**
+ * CoreDNS's objects and the NetworkPolicy `gardener.cloud--allow-dns` (DNS queries to CoreDNS from anywhere, so
+ * that policies elsewhere never cut it off and nothing else reaches it), as a Secret of manifests and the
+ * ManagedResource that hands them to the shoot.
+ */
+export function coreDNSManagedResource(
+  seedNamespace: string,
+  opts: CoreDNSOptions,
+): { secret: KubernetesObject; managedResource: KubernetesObject } {
+  const objects: KubernetesObject[] = coreDNSObjects(opts).map(({ ref, object }) => ({
+    apiVersion: apiVersionOf(ref),
+    kind: ref.kind,
+    ...object,
+  }));
+  objects.push({
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'NetworkPolicy',
+    metadata: { name: 'gardener.cloud--allow-dns', namespace: 'kube-system' },
+    spec: {
+      podSelector: { matchLabels: { 'k8s-app': 'kube-dns' } },
+      policyTypes: ['Ingress'],
+      ingress: [
+        {
+          ports: [
+            { protocol: 'UDP', port: 53 },
+            { protocol: 'TCP', port: 53 },
+          ],
+        },
+      ],
+    },
+  } as KubernetesObject);
+  const { secret, managedResource } = managedResourceObjects(
+    seedNamespace,
+    COREDNS_MANAGED_RESOURCE,
+    objects as unknown as NamedManifest[],
+  );
+  return { secret: secret as KubernetesObject, managedResource: managedResource as KubernetesObject };
+}
+
+/**
+ * The shoot's CoreDNS through the resource manager, as Gardener's shoot-core ManagedResources: deployed once the
+ * control plane answers, ready once it serves the shoot's families in effect (during a dual-stack migration its
+ * Service keeps the primary family until the network runs both).
+ */
+export class ShootCoreDNS implements DeployWaiter {
+  constructor(
+    private readonly client: ResourceClient,
+    private readonly shoot: Shoot,
+    private readonly networking: NetworkingStatus,
+    /** A client of the shoot's API server, closed after use. */
+    private readonly shootClient: (ctx: ComponentContext) => Promise<ResourceClient> = (ctx) =>
+      shootAdminClient(client, shoot, ctx),
+  ) {}
+
+  async deploy(ctx: ComponentContext): Promise<void> {
+    const networks = machineNetworking(this.shoot, this.networking);
+    const families = dnsServiceFamiliesInEffect(networks.families, this.shoot);
+    const machines = (this.shoot.spec.provider?.workers ?? []).reduce((n, w) => n + (w.minimum ?? 0), 0);
+    const { secret, managedResource } = coreDNSManagedResource(seedNamespaceName(this.shoot), {
+      clusterIPs: networks.clusterDNS.slice(0, families.length),
+      families,
+      replicas: Math.min(2, Math.max(1, machines)),
+      // As Gardener's: names outside the cluster go to the machine's own resolvers (CoreDNS runs with dnsPolicy
+      // Default, so /etc/resolv.conf is the kubelet's resolvConf, which lists them).
+      upstreams: [COREDNS_NODE_RESOLVERS],
+    });
+    const opts = { fieldManager: FIELD_MANAGER, force: true, signal: ctx.signal };
+    await this.client.apply(Refs.secret, secret, opts);
+    await this.client.apply(Refs.managedResource, managedResource, opts);
+  }
+
+  /**
+   * Serving the shoot's families in effect. Pools at minimum 0 (to be scaled up later): CoreDNS has nowhere to run
+   * until then, and the care controller's SystemComponentsHealthy says so.
+   */
+  async wait(ctx: ComponentContext): Promise<void> {
+    if (workerPools(this.shoot).every((p) => p.minimum <= 0)) return;
+    const families = dnsServiceFamiliesInEffect(shootIPFamilies(this.shoot), this.shoot).length;
+    const shootClient = await this.shootClient(ctx);
+    try {
+      const why = await coreDNSNotServing(shootClient, families, ctx.signal);
+      if (why !== undefined) throw new NotReadyError(why);
+    } finally {
+      shootClient.close();
+    }
+  }
+
+  /** Nothing to remove: the ManagedResource goes with the seed namespace, CoreDNS with the shoot. */
+  async destroy(): Promise<void> {}
 }

@@ -1,32 +1,20 @@
 /**
  * What a shoot needs before machines can join it, written into the shoot by the gardenlet as Gardener's shoot-system
- * components are: a bootstrap token (its id and secret kept in the seed namespace, created once), the RBAC of TLS
+ * components are: the bootstrap token (secrets.ts keeps it in the seed namespace) as a Secret, the RBAC of TLS
  * bootstrapping (bootstrappers may ask for node client certificates, which kube-controller-manager approves and
  * signs; nodes may renew theirs), `system:nodes` bound to `system:node-proxier` (the machine's kube-proxy and its
  * overlay read Services, EndpointSlices and Nodes with the node's certificate), the read access of the machines'
- * NetworkPolicy enforcers (Pods, Namespaces, NetworkPolicies), the Leases of the overlay's control plane peers, and
- * CoreDNS.
+ * NetworkPolicy enforcers (Pods, Namespaces, NetworkPolicies) and the Leases of the overlay's control plane peers.
+ * CoreDNS is a component of its own (coredns.ts).
  */
-import { dnsServiceFamiliesInEffect } from '../../../apis/core/v1beta1/dual-stack-migration.js';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { randomInt } from 'node:crypto';
-import type { NetworkingStatus, Shoot } from '../../../apis/core/v1beta1/shoot.js';
-import { BOOTSTRAP_TOKEN_PATTERN } from '../../../apis/provider-local/v1alpha1/machine-user-data.js';
+import type { Shoot } from '../../../apis/core/v1beta1/shoot.js';
 import { type ResourceClient } from '../../../runtime/client.js';
 import { Refs, type ResourceRef } from '../../../apis/refs.js';
 import type { ComponentContext, DeployWaiter } from '../../component.js';
-import { FIELD_MANAGER } from '../../../apis/core/v1beta1/names.js';
+import { FIELD_MANAGER, VPN_SEED } from '../../../apis/core/v1beta1/names.js';
 import { shootAdminClient } from '../shoot-client.js';
-import { getOrCreateSecret } from './control-plane.js';
-import { COREDNS_NODE_RESOLVERS, coreDNSObjects, type CoreDNSOptions } from './coredns.js';
-import { apiVersionOf } from '../../../runtime/paths.js';
-import { seedNamespaceName } from '../../../apis/core/v1beta1/names.js';
-import { managedResourceObjects, type NamedManifest } from '../../../apis/resources/v1alpha1/manifests.js';
-import { VPN_SEED } from './controlplane/names.js';
-import { machineNetworking } from './workers.js';
 
-/** The seed namespace's Secret with the machines' bootstrap token. */
-export const BOOTSTRAP_TOKEN_SECRET = 'machine-bootstrap-token';
 /** The group the token's users are in besides `system:bootstrappers`. */
 export const BOOTSTRAPPERS_GROUP = 'system:bootstrappers:gardener-ipv6:machines';
 
@@ -79,17 +67,6 @@ function overlayPeerRBAC(): { ref: ResourceRef; object: KubernetesObject }[] {
   ];
 }
 
-const TOKEN_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
-
-function randomToken(length: number): string {
-  return Array.from({ length }, () => TOKEN_ALPHABET[randomInt(TOKEN_ALPHABET.length)]).join('');
-}
-
-/** A new bootstrap token, `<6>.<16>` of [a-z0-9]. */
-export function newBootstrapToken(): { id: string; secret: string } {
-  return { id: randomToken(6), secret: randomToken(16) };
-}
-
 /** The token's Secret in the shoot's kube-system and the bindings of TLS bootstrapping. */
 export function machineBootstrapObjects(token: {
   id: string;
@@ -134,7 +111,7 @@ export function machineBootstrapObjects(token: {
       'system:nodes',
     ),
     binding('node-proxier', 'system:node-proxier', 'system:nodes'),
-    // kube-apiserver's sidecar into the overlay lists the Nodes (control-plane-workloads.ts).
+    // kube-apiserver's sidecar into the overlay lists the Nodes (controlplane/seed-workloads.ts).
     {
       ref: CLUSTER_ROLE_BINDING,
       object: {
@@ -184,39 +161,17 @@ export function networkPolicyEnforcerRBAC(): { ref: ResourceRef; object: Kuberne
   ];
 }
 
-/** The shoot's bootstrap token (`<id>.<secret>`), created on first use and kept in the seed namespace. */
-export async function ensureBootstrapToken(
-  client: ResourceClient,
-  shoot: Shoot,
-  ctx: ComponentContext,
-): Promise<string> {
-  const data = await getOrCreateSecret(
-    client,
-    shoot,
-    BOOTSTRAP_TOKEN_SECRET,
-    async () => {
-      const token = newBootstrapToken();
-      return { 'token-id': token.id, 'token-secret': token.secret };
-    },
-    ctx,
-  );
-  const text = (key: string) => Buffer.from(data[key] ?? '', 'base64').toString('utf8');
-  const token = `${text('token-id')}.${text('token-secret')}`;
-  if (!BOOTSTRAP_TOKEN_PATTERN.test(token))
-    throw new Error(`Secret ${BOOTSTRAP_TOKEN_SECRET} holds no valid bootstrap token`);
-  return token;
-}
-
-/** The bootstrap token and the RBAC in the shoot; CoreDNS's ManagedResource in the seed namespace. */
+/** The bootstrap token (from the shoot's secrets, secrets.ts) and the RBAC in the shoot. */
 export class MachineBootstrap implements DeployWaiter {
   constructor(
     private readonly client: ResourceClient,
     private readonly shoot: Shoot,
-    private readonly networking: NetworkingStatus,
+    /** `<id>.<secret>` */
+    private readonly bootstrapToken: string,
   ) {}
 
   async deploy(ctx: ComponentContext): Promise<void> {
-    const [id, tokenSecret] = (await ensureBootstrapToken(this.client, this.shoot, ctx)).split('.') as [string, string];
+    const [id, tokenSecret] = this.bootstrapToken.split('.') as [string, string];
     const shootClient = await shootAdminClient(this.client, this.shoot, ctx);
     try {
       for (const { ref, object } of machineBootstrapObjects({ id, secret: tokenSecret })) {
@@ -225,70 +180,8 @@ export class MachineBootstrap implements DeployWaiter {
     } finally {
       shootClient.close();
     }
-    // CoreDNS and its policy go through the resource manager, as Gardener's shoot-core ManagedResources do.
-    const networks = machineNetworking(this.shoot, this.networking);
-    // During a dual-stack migration the Service keeps the primary family until the network runs both.
-    const families = dnsServiceFamiliesInEffect(networks.families, this.shoot);
-    const clusterDNS = networks.clusterDNS.slice(0, families.length);
-    const machines = (this.shoot.spec.provider?.workers ?? []).reduce((n, w) => n + (w.minimum ?? 0), 0);
-    const { secret, managedResource } = coreDNSManagedResource(seedNamespaceName(this.shoot), {
-      clusterIPs: clusterDNS,
-      families,
-      replicas: Math.min(2, Math.max(1, machines)),
-      // As Gardener's: names outside the cluster go to the machine's own resolvers (CoreDNS runs with dnsPolicy
-      // Default, so /etc/resolv.conf is the kubelet's resolvConf, which lists them).
-      upstreams: [COREDNS_NODE_RESOLVERS],
-    });
-    await this.client.apply(Refs.secret, secret, { fieldManager: FIELD_MANAGER, force: true, signal: ctx.signal });
-    await this.client.apply(Refs.managedResource, managedResource, {
-      fieldManager: FIELD_MANAGER,
-      force: true,
-      signal: ctx.signal,
-    });
   }
 
   /** Nothing to remove: it goes with the shoot's API server. */
   async destroy(): Promise<void> {}
-}
-
-/** The ManagedResource (and its Secret) of the shoot's CoreDNS, Gardener's `shoot-core-coredns`. */
-export const COREDNS_MANAGED_RESOURCE = 'shoot-core-coredns';
-
-/**
- * CoreDNS's objects and the NetworkPolicy `gardener.cloud--allow-dns` (DNS queries to CoreDNS from anywhere, so
- * that policies elsewhere never cut it off and nothing else reaches it), as a Secret of manifests and the
- * ManagedResource that hands them to the shoot.
- */
-export function coreDNSManagedResource(
-  seedNamespace: string,
-  opts: CoreDNSOptions,
-): { secret: KubernetesObject; managedResource: KubernetesObject } {
-  const objects: KubernetesObject[] = coreDNSObjects(opts).map(({ ref, object }) => ({
-    apiVersion: apiVersionOf(ref),
-    kind: ref.kind,
-    ...object,
-  }));
-  objects.push({
-    apiVersion: 'networking.k8s.io/v1',
-    kind: 'NetworkPolicy',
-    metadata: { name: 'gardener.cloud--allow-dns', namespace: 'kube-system' },
-    spec: {
-      podSelector: { matchLabels: { 'k8s-app': 'kube-dns' } },
-      policyTypes: ['Ingress'],
-      ingress: [
-        {
-          ports: [
-            { protocol: 'UDP', port: 53 },
-            { protocol: 'TCP', port: 53 },
-          ],
-        },
-      ],
-    },
-  } as KubernetesObject);
-  const { secret, managedResource } = managedResourceObjects(
-    seedNamespace,
-    COREDNS_MANAGED_RESOURCE,
-    objects as unknown as NamedManifest[],
-  );
-  return { secret: secret as KubernetesObject, managedResource: managedResource as KubernetesObject };
 }

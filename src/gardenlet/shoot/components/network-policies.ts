@@ -5,7 +5,7 @@
  */
 import { clusterDNSAddress } from '../../../apis/core/v1beta1/networks.js';
 import type { V1NetworkPolicy, V1NetworkPolicyPeer } from '@kubernetes/client-node';
-import { networkPolicyObject, POLICY_LABEL_PREFIX } from '../../../apis/core/v1beta1/network-policy.js';
+import { allowedTo, networkPolicyObject, POLICY_LABEL_PREFIX } from '../../../apis/core/v1beta1/network-policy.js';
 import type { Seed } from '../../../apis/core/v1beta1/seed.js';
 import type { NetworkingStatus } from '../../../apis/core/v1beta1/shoot.js';
 import { isIPFamily } from '../../../apis/validation/ip-families.js';
@@ -19,13 +19,14 @@ import {
   type IPFamily,
 } from '../../../net/cidr.js';
 
-/** The labels that let a pod use the egress policies below: `networking.gardener.cloud/<target>: allowed`. */
-export function allowedTo(
-  ...targets: ('to-dns' | 'to-public-networks' | 'to-private-networks' | 'to-blocked-cidrs')[]
-) {
-  return Object.fromEntries(targets.map((t) => [`${POLICY_LABEL_PREFIX}/${t}`, 'allowed'])) as Record<string, string>;
-}
+import type { Shoot } from '../../../apis/core/v1beta1/shoot.js';
+import type { ResourceClient } from '../../../runtime/client.js';
+import { applyAll, deleteAll } from '../../apply.js';
+import type { ComponentContext, DeployWaiter } from '../../component.js';
+import { seedNamespaceName, shootLabels } from '../../../apis/core/v1beta1/names.js';
+import { Refs } from '../../../apis/refs.js';
 
+export { allowedTo };
 /** Ranges that are not the public internet, per family. */
 export const PRIVATE_RANGES: Readonly<Record<IPFamily, readonly string[]>> = {
   IPv4: ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '100.64.0.0/10'],
@@ -185,4 +186,32 @@ export function desiredNetworkPolicies(values: NetworkPolicyValues): V1NetworkPo
 export function staleNetworkPolicyNames(values: NetworkPolicyValues): string[] {
   const wanted = new Set(desiredNetworkPolicies(values).map((p) => p.metadata?.name));
   return Object.values(NetworkPolicyName).filter((name) => !wanted.has(name));
+}
+
+/** The egress NetworkPolicies of a namespace (a shoot's, or `garden` for the seed). */
+export class EgressNetworkPolicies implements DeployWaiter {
+  constructor(
+    private readonly client: ResourceClient,
+    private readonly values: NetworkPolicyValues,
+  ) {}
+  async deploy(ctx: ComponentContext) {
+    await applyAll(this.client, Refs.networkPolicy, desiredNetworkPolicies(this.values), ctx);
+    await deleteAll(this.client, Refs.networkPolicy, staleNetworkPolicyNames(this.values), this.values.namespace, ctx);
+  }
+  destroy(ctx: ComponentContext) {
+    return destroyNetworkPolicies(this.client, this.values.namespace, ctx);
+  }
+}
+
+/** Deletes the policies this component manages, by name: no seed needed. */
+export function destroyNetworkPolicies(
+  client: ResourceClient,
+  namespace: string,
+  ctx: ComponentContext,
+): Promise<void> {
+  return deleteAll(client, Refs.networkPolicy, Object.values(NetworkPolicyName), namespace, ctx);
+}
+
+export function shootNetworkPolicyValues(shoot: Shoot, seed: Seed, networking: NetworkingStatus): NetworkPolicyValues {
+  return { namespace: seedNamespaceName(shoot), seed, shootNetworks: networking, labels: shootLabels(shoot) };
 }

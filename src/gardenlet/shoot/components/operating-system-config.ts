@@ -9,11 +9,16 @@ import {
   nodeLabelsFile,
 } from '../../../apis/provider-local/v1alpha1/kubelet.js';
 import type { IPFamily } from '../../../net/cidr.js';
-import { seedNamespaceName, shootLabels } from '../../../apis/core/v1beta1/names.js';
+import { seedNamespaceName, shootLabels, WORKER_POOL_LABEL } from '../../../apis/core/v1beta1/names.js';
 import { effectiveKubeletConfig, KUBELET_UNIT, kubeletConfiguration } from './kubelet-config.js';
+import { operatingSystemConfigName, operatingSystemConfigPrefix } from './workers.js';
+import type { ResourceClient } from '../../../runtime/client.js';
+import { applyAll, deleteAll, waitExtensionsGone } from '../../apply.js';
+import type { ComponentContext, DeployWaiter } from '../../component.js';
+import { Refs } from '../../../apis/refs.js';
 
 /** The label of a worker OperatingSystemConfig with its pool's name, as Gardener's `worker.gardener.cloud/pool`. */
-export const WORKER_POOL_LABEL = 'worker.gardener.cloud/pool';
+export { WORKER_POOL_LABEL };
 
 export const SYSCTL_FILE_PATH = '/etc/sysctl.d/99-k8s-general.conf';
 export const SYSCTL_UNIT = 'systemd-sysctl.service';
@@ -32,15 +37,7 @@ export function sysctlLines(families: readonly IPFamily[]): string[] {
     .map((key) => `${key} = 1`);
 }
 
-/** The prefix of a shoot's worker OperatingSystemConfigs' names: `<shoot>-worker-<pool>`. */
-export function operatingSystemConfigPrefix(shoot: Shoot): string {
-  return `${shoot.metadata.name ?? ''}-worker-`;
-}
-
-/** The name of a pool's worker OperatingSystemConfig. */
-export function operatingSystemConfigName(shoot: Shoot, pool: string): string {
-  return `${operatingSystemConfigPrefix(shoot)}${pool}`;
-}
+export { operatingSystemConfigName, operatingSystemConfigPrefix };
 
 /**
  * A pool's worker `OperatingSystemConfig`, one per pool as Gardener's: the kernel settings file and the unit that
@@ -97,4 +94,44 @@ export function desiredOperatingSystemConfig(shoot: Shoot, worker: Worker): Oper
 /** Every pool's worker OperatingSystemConfig. */
 export function desiredOperatingSystemConfigs(shoot: Shoot): OperatingSystemConfig[] {
   return (shoot.spec.provider?.workers ?? []).map((worker) => desiredOperatingSystemConfig(shoot, worker));
+}
+
+/**
+ * The worker OperatingSystemConfigs, one per pool (`<shoot>-worker-<pool>`); those of pools the shoot no longer has
+ * go, and so does every one when it has no workers.
+ */
+export class WorkerOperatingSystemConfig implements DeployWaiter {
+  constructor(
+    private readonly client: ResourceClient,
+    private readonly shoot: Shoot,
+  ) {}
+  /** The names of the shoot's worker OSCs the seed namespace holds. */
+  private async present(ctx: ComponentContext): Promise<string[]> {
+    const prefix = operatingSystemConfigPrefix(this.shoot);
+    const list = await this.client.list(Refs.operatingSystemConfig, {
+      namespace: seedNamespaceName(this.shoot),
+      signal: ctx.signal,
+    });
+    return list.items.map((o) => o.metadata?.name ?? '').filter((name) => name.startsWith(prefix));
+  }
+  async deploy(ctx: ComponentContext) {
+    const desired = desiredOperatingSystemConfigs(this.shoot);
+    await applyAll(this.client, Refs.operatingSystemConfig, desired, ctx);
+    const wanted = new Set(desired.map((o) => o.metadata.name));
+    const stale = (await this.present(ctx)).filter((name) => !wanted.has(name));
+    await deleteAll(this.client, Refs.operatingSystemConfig, stale, seedNamespaceName(this.shoot), ctx);
+  }
+  async destroy(ctx: ComponentContext) {
+    await deleteAll(
+      this.client,
+      Refs.operatingSystemConfig,
+      await this.present(ctx),
+      seedNamespaceName(this.shoot),
+      ctx,
+    );
+  }
+  async waitCleanup(ctx: ComponentContext) {
+    const namespace = seedNamespaceName(this.shoot);
+    await waitExtensionsGone(this.client, Refs.operatingSystemConfig, await this.present(ctx), namespace, ctx);
+  }
 }

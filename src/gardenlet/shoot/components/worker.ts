@@ -3,17 +3,12 @@
  * `Worker` `<shoot>` in the seed namespace, one user data Secret per pool that the Worker's pools reference (what a
  * machine boots with: the API server, the bootstrap token, the networks, the worker OperatingSystemConfig's files
  * and the pool's kernel settings), and waits until the provider reports the Worker reconciled and the shoot has
- * every Node Ready, running its pool's latest user data (the checksums of machine-user-data.ts), and CoreDNS
- * available. The provider (provider-local's Worker controller) is never called directly; it reaches the shoot (to
- * drain the Nodes of machines that go) through the seed namespace's `gardener` Secret, written before the Worker.
- *
- * Kept as one file (over 400 lines): the one component of the shoot's machines, its desired objects and the health it
- * waits for together, as Gardener's `worker` component has them.
+ * every Node Ready, running its pool's latest user data (the checksums of machine-user-data.ts). The provider
+ * (provider-local's Worker controller) is never called directly; it reaches the shoot (to drain the Nodes of machines
+ * that go) through the seed namespace's `gardener` Secret, written before the Worker. The care controller's checks of
+ * the machines are in ../care/machines.ts.
  */
-import {
-  dnsServiceFamiliesInEffect,
-  networkFamiliesInEffect,
-} from '../../../apis/core/v1beta1/dual-stack-migration.js';
+import { networkFamiliesInEffect } from '../../../apis/core/v1beta1/dual-stack-migration.js';
 import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
 import type { NetworkingStatus, Shoot } from '../../../apis/core/v1beta1/shoot.js';
 import { API_VERSION } from '../../../apis/extensions/v1alpha1/common.js';
@@ -36,17 +31,17 @@ import { calicoPoolSettings, calicoSNATToUpstreamDNS } from '../../../apis/calic
 import type { ResourceClient } from '../../../runtime/client.js';
 import { applyAll, deleteAll } from '../../apply.js';
 import { ErrorWithCodes, NotReadyError, type ComponentContext, type DeployWaiter } from '../../component.js';
-import { Annotations, OPERATION_RECONCILE, seedNamespaceName, shootLabels } from '../../../apis/core/v1beta1/names.js';
+import {
+  Annotations,
+  OPERATION_RECONCILE,
+  seedNamespaceName,
+  shootLabels,
+  WORKER_POOL_LABEL,
+} from '../../../apis/core/v1beta1/names.js';
 import { Refs } from '../../../apis/refs.js';
 import { ensureShootAccessSecret, shootAdminClient, shootAPIServerURL } from '../shoot-client.js';
-import { ensureControlPlaneSecrets } from './control-plane.js';
-import { coreDNSNotServing, coreDNSReady } from './coredns.js';
-import { ensureBootstrapToken } from './machine-bootstrap.js';
 import { effectiveKubeletConfig } from './kubelet-config.js';
-import { operatingSystemConfigName, WORKER_POOL_LABEL } from './operating-system-config.js';
-import { machineNetworking, workerPools } from './workers.js';
-import type { HealthCheck, WorkersHealth } from '../care/health.js';
-import { type ManagedResource } from '../../../apis/resources/v1alpha1/managedresource.js';
+import { machineNetworking, operatingSystemConfigName, workerPools } from './workers.js';
 
 export const WORKER_TYPE = 'local';
 
@@ -171,15 +166,28 @@ function assertReconciled(worker: (Worker & KubernetesObject) | undefined, shoot
   if (asked) throw new NotReadyError('Worker: not reconciled yet since it was last asked to');
 }
 
+/** What the machines boot with from the shoot's secrets (the flow's `deploy-secrets`): only `deploy` needs them. */
+export interface MachineSecrets {
+  readonly caPEM: string;
+  /** `<id>.<secret>` */
+  readonly bootstrapToken: string;
+}
+
 export class ShootWorker implements DeployWaiter {
+  private readonly shootClient: (ctx: ComponentContext) => Promise<ResourceClient>;
+
   constructor(
     private readonly client: ResourceClient,
     private readonly shoot: Shoot,
     private readonly networking: NetworkingStatus,
-    /** A client of the shoot's API server, closed after use. */
-    private readonly shootClient: (ctx: ComponentContext) => Promise<ResourceClient> = (ctx) =>
-      shootAdminClient(client, shoot, ctx),
-  ) {}
+    private readonly opts: {
+      readonly secrets?: MachineSecrets;
+      /** A client of the shoot's API server, closed after use. @default the shoot's admin client */
+      readonly shootClient?: (ctx: ComponentContext) => Promise<ResourceClient>;
+    } = {},
+  ) {
+    this.shootClient = opts.shootClient ?? ((ctx) => shootAdminClient(client, shoot, ctx));
+  }
 
   async deploy(ctx: ComponentContext): Promise<void> {
     const namespace = seedNamespaceName(this.shoot);
@@ -197,17 +205,14 @@ export class ShootWorker implements DeployWaiter {
         throw new NotReadyError(`OperatingSystemConfig ${namespace}/${oscName} does not exist yet`);
       files.set(pool.name, osc.spec.files ?? []);
     }
-    const [{ ca }, apiServerURL, bootstrapToken] = await Promise.all([
-      ensureControlPlaneSecrets(this.client, this.shoot, ctx),
-      shootAPIServerURL(this.client, this.shoot, ctx),
-      ensureBootstrapToken(this.client, this.shoot, ctx),
-    ]);
+    const machineSecrets = this.opts.secrets;
+    if (machineSecrets === undefined) throw new Error("the Worker's machines need the shoot's CA and bootstrap token");
+    const apiServerURL = await shootAPIServerURL(this.client, this.shoot, ctx);
     const userData = desiredUserData({
       shoot: this.shoot,
       networking: this.networking,
       apiServerURL,
-      caPEM: ca.certPEM,
-      bootstrapToken,
+      ...machineSecrets,
       files,
     });
     const texts = [...userData].map(([pool, data]) => [pool, JSON.stringify(data)] as const);
@@ -239,7 +244,7 @@ export class ShootWorker implements DeployWaiter {
     await deleteAll(this.client, Refs.secret, staleUserDataSecrets(previous, this.shoot), namespace, ctx);
   }
 
-  /** Ready when the provider reconciled the Worker and the shoot has every Node Ready and CoreDNS available. */
+  /** Ready when the provider reconciled the Worker and the shoot has every Node Ready on its pool's latest user data. */
   async wait(ctx: ComponentContext): Promise<void> {
     const worker = await this.getWorker(ctx);
     assertReconciled(worker, this.shoot);
@@ -248,8 +253,7 @@ export class ShootWorker implements DeployWaiter {
       // The Nodes of machines scaled away are the provider's to delete (as machine-controller-manager's): it reports
       // Succeeded once they are gone.
       const nodes = await shootClient.list<NodeStatus>(Refs.node, { signal: ctx.signal });
-      // Pools at minimum 0 (to be scaled up later): nothing to be Ready, and CoreDNS has nowhere to run until then
-      // (the care controller's SystemComponentsHealthy says so).
+      // Pools at minimum 0 (to be scaled up later): nothing to be Ready.
       if (workerPools(this.shoot).every((p) => p.minimum <= 0)) return;
       const notReady = notReadyNodes(nodes.items);
       if (notReady.length > 0) throw new NotReadyError(`Nodes not Ready yet: ${notReady.join(', ')}`);
@@ -257,10 +261,6 @@ export class ShootWorker implements DeployWaiter {
       if (behind.length > 0) {
         throw new NotReadyError(`Nodes not running their pool's latest user data yet: ${behind.join(', ')}`);
       }
-      // Serving the shoot's families (a dual-stack migration's last step gives its Service the second).
-      const families = dnsServiceFamiliesInEffect(shootIPFamilies(this.shoot), this.shoot).length;
-      const why = await coreDNSNotServing(shootClient, families, ctx.signal);
-      if (why !== undefined) throw new NotReadyError(why);
     } finally {
       shootClient.close();
     }
@@ -349,7 +349,7 @@ export class ShootWorker implements DeployWaiter {
   }
 }
 
-interface NodeStatus extends KubernetesObject {
+export interface NodeStatus extends KubernetesObject {
   status?: { conditions?: { type: string; status: string; message?: string }[] };
 }
 
@@ -392,73 +392,4 @@ export function notReadyNodes(nodes: readonly NodeStatus[]): string[] {
         .map((c) => (c.message ? `${c.type}: ${c.message}` : c.type));
       return `${n.metadata?.name ?? ''}${problems.length > 0 ? ` (${problems.join('; ')})` : ''}`;
     });
-}
-
-/**
- * EveryNodeReady's check with what the provider says of the machines while it is not done (which machine is not
- * ready and why, see provider-local's machine-problems.ts), as Gardener's care controller takes the Worker's health.
- */
-export function withWorkerProgress(check: HealthCheck, worker: Pick<Worker, 'status'> | undefined): HealthCheck {
-  const operation = worker?.status?.lastOperation;
-  if (check.ok || !operation?.description || operation.state === 'Succeeded') return check;
-  return { ...check, message: `${check.message} (Worker: ${operation.state}: ${operation.description})` };
-}
-
-/**
- * EveryNodeReady and SystemComponentsHealthy of a shoot whose machines are machine pods, as Gardener's care
- * controller judges them: from the shoot's Nodes (as many as the pools' minimum, all Ready) and CoreDNS, read
- * through the shoot's API server.
- */
-export async function machinePodsHealth(
-  client: ResourceClient,
-  shoot: Shoot,
-  managedResourcesOf: (seedNamespace: string) => Promise<ManagedResource[]> = async (namespace) =>
-    (await client.list<ManagedResource & KubernetesObject>(Refs.managedResource, { namespace })).items,
-  openShootClient: (ctx: ComponentContext) => Promise<ResourceClient> = (ctx) => shootAdminClient(client, shoot, ctx),
-): Promise<WorkersHealth> {
-  const want = workerPools(shoot).reduce((n, p) => n + Math.max(0, p.minimum), 0);
-  let shootClient: ResourceClient | undefined;
-  try {
-    shootClient = await openShootClient({ signal: AbortSignal.timeout(10_000) });
-    const nodes = (await shootClient.list<NodeStatus>(Refs.node, {})).items;
-    const notReady = notReadyNodes(nodes);
-    const nodeCheck: HealthCheck =
-      nodes.length < want
-        ? { ok: false, reason: 'MissingNodes', message: `${nodes.length} of ${want} machines have a Node` }
-        : notReady.length > 0
-          ? { ok: false, reason: 'NodeUnhealthy', message: `Nodes not Ready: ${notReady.join(', ')}` }
-          : { ok: true, reason: 'EveryNodeReady', message: `All ${nodes.length} Nodes are Ready.` };
-    // Only to say more: a Worker that can't be read leaves the check as it is.
-    const worker = nodeCheck.ok
-      ? undefined
-      : await client
-          .get<Worker & KubernetesObject>(Refs.worker, shoot.metadata.name ?? '', seedNamespaceName(shoot))
-          .catch(() => undefined);
-    const nodesHealth = withWorkerProgress(nodeCheck, worker);
-    // The seed namespace's ManagedResources (CoreDNS, the network extension's objects): applied and healthy.
-    const managed = await managedResourcesOf(seedNamespaceName(shoot));
-    const unhealthy = managed.flatMap((mr) => {
-      for (const type of ['ResourcesApplied', 'ResourcesHealthy']) {
-        const c = mr.status?.conditions?.find((x) => x.type === type);
-        if (c?.status !== 'True')
-          return [`ManagedResource ${mr.metadata.name}: ${c?.message || `${type} not reported yet`}`];
-      }
-      return [];
-    });
-    const system: HealthCheck = !(await coreDNSReady(shootClient))
-      ? { ok: false, reason: 'DeploymentUnhealthy', message: 'Deployment kube-system/coredns is not available' }
-      : unhealthy.length > 0
-        ? { ok: false, reason: 'ResourcesUnhealthy', message: unhealthy.join('; ') }
-        : {
-            ok: true,
-            reason: 'SystemComponentsRunning',
-            message: 'CoreDNS is available; the ManagedResources are healthy.',
-          };
-    return { nodes: nodesHealth, system };
-  } catch (e) {
-    const failed = { ok: false, reason: 'HealthCheckFailed', message: (e as Error).message };
-    return { nodes: failed, system: failed };
-  } finally {
-    shootClient?.close();
-  }
 }

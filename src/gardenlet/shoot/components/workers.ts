@@ -44,3 +44,13 @@ export function machineNetworking(
     clusterDNS: services.map((c) => formatIP(clusterDNSAddress(parseCIDR(c)!))),
   };
 }
+
+/** The prefix of a shoot's worker OperatingSystemConfigs' names: `<shoot>-worker-<pool>`. */
+export function operatingSystemConfigPrefix(shoot: Shoot): string {
+  return `${shoot.metadata.name ?? ''}-worker-`;
+}
+
+/** The name of a pool's worker OperatingSystemConfig. */
+export function operatingSystemConfigName(shoot: Shoot, pool: string): string {
+  return `${operatingSystemConfigPrefix(shoot)}${pool}`;
+}

@@ -11,8 +11,8 @@ const ROOT = join(import.meta.dirname, '..', '..', '..', '..');
 /** Where the care checks' reasons are given: the care reconciler and the checks of the components it asks. */
 const SOURCES = [
   'src/gardenlet/shoot/care/reconciler.ts',
-  'src/gardenlet/shoot/components/control-plane-workloads.ts',
-  'src/gardenlet/shoot/components/worker.ts',
+  'src/gardenlet/shoot/components/controlplane/seed-workloads.ts',
+  'src/gardenlet/shoot/care/machines.ts',
 ];
 
 /** The text without what is in parentheses (a reason's explanation names other things in backticks). */

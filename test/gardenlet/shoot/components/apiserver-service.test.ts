@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   APIServerService,
   LOAD_BALANCER_ADDRESS_CONDITION,
-} from '../../../../src/gardenlet/shoot/components/deployers.js';
+} from '../../../../src/gardenlet/shoot/components/apiserver-service.js';
 import type { ResourceClient } from '../../../../src/runtime/client.js';
 import { shootObject } from '../../../fixtures/objects.js';
 

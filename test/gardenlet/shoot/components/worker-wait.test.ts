@@ -4,12 +4,8 @@ import type { Shoot } from '../../../../src/apis/core/v1beta1/shoot.js';
 import type { ResourceClient } from '../../../../src/runtime/client.js';
 import { WORKER_POOL_LABEL } from '../../../../src/gardenlet/shoot/components/operating-system-config.js';
 import { ErrorWithCodes, errorCodesOf, NotReadyError, StepError } from '../../../../src/gardenlet/component.js';
-import {
-  ShootWorker,
-  machinePodsHealth,
-  notReadyNodes,
-  withWorkerProgress,
-} from '../../../../src/gardenlet/shoot/components/worker.js';
+import { ShootWorker, notReadyNodes } from '../../../../src/gardenlet/shoot/components/worker.js';
+import { machinePodsHealth, withWorkerProgress } from '../../../../src/gardenlet/shoot/care/machines.js';
 
 const shoot = {
   metadata: { name: 'local', namespace: 'garden-local' },
@@ -113,14 +109,14 @@ describe("the Nodes of machines that go: the provider's to delete, never the gar
       { name: 'n-0', ready: true, pool: 'w' },
       { name: 'not-a-machine', ready: true },
     ];
-    const error = await new ShootWorker(seed, shoot, {}, shootWith(nodes, deleted))
+    const error = await new ShootWorker(seed, shoot, {}, { shootClient: shootWith(nodes, deleted) })
       .waitHibernated(ctx)
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(NotReadyError);
     expect((error as Error).message).toBe('waiting for the provider to delete the Nodes of the machines: n-0');
     expect(deleted).toEqual([]);
-    await new ShootWorker(seed, shoot, {}, shootWith([], deleted)).waitHibernated(ctx);
-    await new ShootWorker(seed, shoot, {}, shootWith([nodes[1]!], deleted)).waitHibernated(ctx);
+    await new ShootWorker(seed, shoot, {}, { shootClient: shootWith([], deleted) }).waitHibernated(ctx);
+    await new ShootWorker(seed, shoot, {}, { shootClient: shootWith([nodes[1]!], deleted) }).waitHibernated(ctx);
   });
 
   it("waits for a hibernated shoot's Worker until the provider reconciled it since it was asked to", async () => {
@@ -139,7 +135,7 @@ describe("the Nodes of machines that go: the provider's to delete, never the gar
         };
       },
     } as unknown as ResourceClient;
-    const machines = new ShootWorker(seed, shoot, {}, shootWith([], []));
+    const machines = new ShootWorker(seed, shoot, {}, { shootClient: shootWith([], []) });
     await machines.stopMachines(ctx);
     expect(patches).toEqual([{ metadata: { annotations: { 'gardener.cloud/operation': 'reconcile' } } }]);
     // The earlier success is not this one's.
@@ -181,7 +177,9 @@ describe("the Nodes of machines that go: the provider's to delete, never the gar
       { name: 'machine-w-0', ready: true },
       { name: 'machine-w-1', ready: false },
     ];
-    const error = await new ShootWorker(seed, shoot, {}, shootWith(nodes, deleted)).wait(ctx).catch((e: unknown) => e);
+    const error = await new ShootWorker(seed, shoot, {}, { shootClient: shootWith(nodes, deleted) })
+      .wait(ctx)
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(NotReadyError);
     expect((error as Error).message).toBe('Nodes not Ready yet: machine-w-1');
     expect(deleted).toEqual([]);

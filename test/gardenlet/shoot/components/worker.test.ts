@@ -10,10 +10,8 @@ import {
   userDataSecretName,
 } from '../../../../src/gardenlet/shoot/components/worker.js';
 import { WORKER_POOL_LABEL } from '../../../../src/gardenlet/shoot/components/operating-system-config.js';
-import {
-  machineBootstrapObjects,
-  newBootstrapToken,
-} from '../../../../src/gardenlet/shoot/components/machine-bootstrap.js';
+import { machineBootstrapObjects } from '../../../../src/gardenlet/shoot/components/machine-bootstrap.js';
+import { newBootstrapToken } from '../../../../src/gardenlet/shoot/components/secrets.js';
 import {
   BOOTSTRAP_TOKEN_PATTERN,
   NODE_APPLIED_USER_DATA_ANNOTATION,

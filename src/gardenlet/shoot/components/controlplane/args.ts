@@ -1,7 +1,7 @@
 /**
  * The command lines of a shoot's control plane, as pure functions of the shoot's networks, its load-balancer
  * addresses and where its pods run (ControlPlaneNetwork): etcd, kube-apiserver, kube-controller-manager (with node
- * IPAM) and kube-scheduler, each a pod of the seed namespace (control-plane-workloads.ts).
+ * IPAM) and kube-scheduler, each a pod of the seed namespace (seed-workloads.ts).
  */
 import { join } from 'node:path';
 import { urlHost } from '../../../../system/net.js';

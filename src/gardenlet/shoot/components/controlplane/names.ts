@@ -31,7 +31,7 @@ export const COMPONENTS = {
  * kube-apiserver's sidecar into the shoot's networks (`gardener-ipv6 overlay-peer`, from the machine image): its
  * Secret (a kubeconfig whose user may list Nodes) and the user the shoot binds to that.
  */
-export const VPN_SEED = { name: 'vpn-seed', user: 'gardener-ipv6:vpn-seed' } as const;
+export { VPN_SEED } from '../../../../apis/core/v1beta1/names.js';
 
 export interface ControlPlaneWorkloadValues {
   readonly namespace: string;

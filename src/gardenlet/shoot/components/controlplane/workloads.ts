@@ -20,7 +20,7 @@ import {
 import { controlPlaneNetworkPolicies } from './policies.js';
 import { CPU_REQUESTS, LAST_WORDS, livenessProbe, readinessProbe, startupProbe } from './pod-settings.js';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { allowedTo } from '../network-policies.js';
+import { allowedTo } from '../../../../apis/core/v1beta1/network-policy.js';
 import {
   controlPlaneFiles,
   etcdArgs,

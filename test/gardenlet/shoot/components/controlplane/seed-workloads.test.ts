@@ -1,23 +1,23 @@
 import { X509Certificate } from 'node:crypto';
 import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import type { ControlPlaneSpec } from '../../../../src/gardenlet/shoot/components/controlplane/args.js';
+import type { ControlPlaneSpec } from '../../../../../src/gardenlet/shoot/components/controlplane/args.js';
 import {
   ETCD_HOST_DIR,
   INPUTS_ANNOTATION,
   type ControlPlaneWorkloadValues,
-} from '../../../../src/gardenlet/shoot/components/controlplane/names.js';
+} from '../../../../../src/gardenlet/shoot/components/controlplane/names.js';
 import {
   certificateInputsHash,
   controlPlaneSecrets,
-} from '../../../../src/gardenlet/shoot/components/controlplane/secrets.js';
+} from '../../../../../src/gardenlet/shoot/components/controlplane/secrets.js';
 import {
   desiredControlPlaneWorkloads,
   etcdCleanupPod,
-} from '../../../../src/gardenlet/shoot/components/controlplane/workloads.js';
-import { ETCD_VERSION, IMAGES, KUBERNETES_VERSION } from '../../../../src/imagevector/images.js';
-import { createCA, createSigningKeyPair } from '../../../../src/pki/certificates.js';
-import { pinnedVersions } from '../../../../src/localenv/binaries.js';
+} from '../../../../../src/gardenlet/shoot/components/controlplane/workloads.js';
+import { ETCD_VERSION, IMAGES, KUBERNETES_VERSION } from '../../../../../src/imagevector/images.js';
+import { createCA, createSigningKeyPair } from '../../../../../src/pki/certificates.js';
+import { pinnedVersions } from '../../../../../src/localenv/binaries.js';
 
 const spec: ControlPlaneSpec = {
   name: 'shoot--p--s',

@@ -9,28 +9,29 @@ import {
   INPUTS_ANNOTATION,
   VPN_SEED,
   type ControlPlaneWorkloadValues,
-} from './controlplane/names.js';
-import { desiredControlPlaneWorkloads, etcdCleanupPod } from './controlplane/workloads.js';
-import { healthOf } from '../../resourcemanager/objects.js';
-import { certificateInputsHash, controlPlaneSecrets } from './controlplane/secrets.js';
+} from './names.js';
+import { desiredControlPlaneWorkloads, etcdCleanupPod } from './workloads.js';
+import { healthOf } from '../../../resourcemanager/objects.js';
+import { certificateInputsHash, controlPlaneSecrets } from './secrets.js';
 import type { KubernetesObject, V1Secret, V1Service } from '@kubernetes/client-node';
-import type { ControlPlaneHealth } from '../care/health.js';
-import { urlHost } from '../../../system/net.js';
-import { API_SERVER_SERVICE_NAME, ingressIPsByFamily } from './apiserver-service.js';
-import type { Shoot } from '../../../apis/core/v1beta1/shoot.js';
-import { apiServerURL, API_SERVER_PORT, type ControlPlaneSpec } from './controlplane/args.js';
-import type { ControlPlaneSecrets } from './controlplane/certificates.js';
-import { shootGet } from '../shoot-get.js';
-import type { IPFamily } from '../../../net/cidr.js';
-import { issueCertificate, type CertificatePair } from '../../../pki/certificates.js';
-import type { Lease } from '../../../runtime/leader-election.js';
-import { LEADING_CONTROLLERS, notLeading, type ControllerPod } from './controlplane/leadership.js';
-import type { ResourceClient } from '../../../runtime/client.js';
-import { type ResourceRef, Refs } from '../../../apis/refs.js';
-import { NotReadyError, retryWhileNotReady, type ComponentContext } from '../../component.js';
-import { realClock } from '../../../runtime/clock.js';
-import { formatLabelSelector } from '../../../apis/meta/label-selector.js';
-import { CA_SECRET_NAME, FIELD_MANAGER, shootLabels } from '../../../apis/core/v1beta1/names.js';
+import type { ControlPlaneHealth } from '../../care/health.js';
+import { urlHost } from '../../../../system/net.js';
+import { API_SERVER_SERVICE_NAME } from '../../../../apis/core/v1beta1/names.js';
+import { ingressIPsByFamily } from '../../../../net/load-balancer.js';
+import type { Shoot } from '../../../../apis/core/v1beta1/shoot.js';
+import { apiServerURL, API_SERVER_PORT, type ControlPlaneSpec } from './args.js';
+import type { ControlPlaneSecrets } from './certificates.js';
+import { shootGet } from '../../shoot-get.js';
+import type { IPFamily } from '../../../../net/cidr.js';
+import { issueCertificate, type CertificatePair } from '../../../../pki/certificates.js';
+import type { Lease } from '../../../../runtime/leader-election.js';
+import { LEADING_CONTROLLERS, notLeading, type ControllerPod } from './leadership.js';
+import type { ResourceClient } from '../../../../runtime/client.js';
+import { type ResourceRef, Refs } from '../../../../apis/refs.js';
+import { NotReadyError, retryWhileNotReady, type ComponentContext } from '../../../component.js';
+import { realClock } from '../../../../runtime/clock.js';
+import { formatLabelSelector } from '../../../../apis/meta/label-selector.js';
+import { CA_SECRET_NAME, FIELD_MANAGER, shootLabels } from '../../../../apis/core/v1beta1/names.js';
 
 /** How long a deploy waits for kube-apiserver before the controllers; then the reconcile comes back later. */
 const API_SERVER_READY_TIMEOUT_MS = 90_000;

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import type { Shoot } from '../../../../src/apis/core/v1beta1/shoot.js';
+import type { Shoot } from '../../../../../src/apis/core/v1beta1/shoot.js';
 import {
   controlPlaneSpec,
   desiredCAClusterConfigMap,
   nodeMaskSizes,
-} from '../../../../src/gardenlet/shoot/components/control-plane.js';
-import { NotReadyError } from '../../../../src/gardenlet/component.js';
-import { mergeConditions } from '../../../../src/runtime/last-operation.js';
+} from '../../../../../src/gardenlet/shoot/components/controlplane/control-plane.js';
+import { NotReadyError } from '../../../../../src/gardenlet/component.js';
+import { mergeConditions } from '../../../../../src/runtime/last-operation.js';
 
 function shoot(networking: Record<string, unknown>, kcm?: Record<string, number>, workers = true): Shoot {
   return {

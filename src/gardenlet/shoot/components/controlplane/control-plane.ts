@@ -1,35 +1,32 @@
 /**
- * The shoot's control plane: its CA and service-account key in Secrets of the seed namespace (created once, kept
- * for the shoot's life, as Gardener's secrets manager does), the `<shoot>.ca-cluster` ConfigMap in the project
- * namespace for users, the `<shoot>.ca-client` InternalSecret there for the garden's `shoots/adminkubeconfig` (the
+ * The shoot's control plane, from the shoot's secrets (secrets.ts, handed on by the flow): the `<shoot>.ca-cluster`
+ * ConfigMap in the project namespace for users, the `<shoot>.ca-client` InternalSecret there for the garden's `shoots/adminkubeconfig` (the
  * seed may be another cluster), and the control plane itself at the load-balancer addresses: workloads in the seed
- * (control-plane-workloads.ts).
+ * (seed-workloads.ts).
  */
-import type { V1ConfigMap, V1Secret, V1Service } from '@kubernetes/client-node';
-import type { NetworkingStatus, Shoot } from '../../../apis/core/v1beta1/shoot.js';
-import { shootIPFamilies } from '../../../apis/core/v1beta1/helpers.js';
-import { isIPFamily } from '../../../apis/validation/ip-families.js';
-import type { ControlPlaneSpec } from './controlplane/args.js';
-import type { ControlPlaneSecrets } from './controlplane/certificates.js';
-import type { IPFamily } from '../../../net/cidr.js';
-import { cidrsByFamilies } from '../../../apis/core/v1beta1/networks.js';
-import { createCA, createSigningKeyPair, type CertificatePair } from '../../../pki/certificates.js';
-import { type ResourceClient } from '../../../runtime/client.js';
-import { isAlreadyExists } from '../../../runtime/errors.js';
-import { applyAll, deleteAll } from '../../apply.js';
-import { NotReadyError, type ComponentContext, type DeployWaiter } from '../../component.js';
+import type { V1ConfigMap, V1Service } from '@kubernetes/client-node';
+import type { NetworkingStatus, Shoot } from '../../../../apis/core/v1beta1/shoot.js';
+import { shootIPFamilies } from '../../../../apis/core/v1beta1/helpers.js';
+import { isIPFamily } from '../../../../apis/validation/ip-families.js';
+import type { ControlPlaneSpec } from './args.js';
+import type { ControlPlaneSecrets } from './certificates.js';
+import type { IPFamily } from '../../../../net/cidr.js';
+import { cidrsByFamilies } from '../../../../apis/core/v1beta1/networks.js';
+import type { CertificatePair } from '../../../../pki/certificates.js';
+import { type ResourceClient } from '../../../../runtime/client.js';
+import { applyAll, deleteAll } from '../../../apply.js';
+import { NotReadyError, type ComponentContext, type DeployWaiter } from '../../../component.js';
 import {
   apiServerDomain,
   CA_SECRET_NAME,
-  ETCD_CA_SECRET_NAME,
   SERVICE_ACCOUNT_KEY_SECRET_NAME,
   seedNamespaceName,
   shootLabels,
-} from '../../../apis/core/v1beta1/names.js';
-import { Refs } from '../../../apis/refs.js';
-import { caClientName, type InternalSecret } from '../../../apis/core/v1beta1/internalsecret.js';
-import { ingressIPsByFamily } from './apiserver-service.js';
-import { ShootControlPlaneWorkloads } from './control-plane-workloads.js';
+} from '../../../../apis/core/v1beta1/names.js';
+import { Refs } from '../../../../apis/refs.js';
+import { caClientName, type InternalSecret } from '../../../../apis/core/v1beta1/internalsecret.js';
+import { ingressIPsByFamily } from '../../../../net/load-balancer.js';
+import { ShootControlPlaneWorkloads } from './seed-workloads.js';
 
 export { CA_SECRET_NAME, SERVICE_ACCOUNT_KEY_SECRET_NAME };
 
@@ -48,9 +45,6 @@ export async function deleteGardenCAObjects(
     ctx,
   );
 }
-/** How long a shoot's CA lives (Gardener's: ten years). */
-const CA_VALIDITY_MS = 10 * 365 * 24 * 3600_000;
-
 export function caClusterName(shoot: Shoot): string {
   return `${shoot.metadata.name ?? ''}.ca-cluster`;
 }
@@ -127,87 +121,6 @@ export function controlPlaneSpec(
 }
 
 const b64 = (text: string) => Buffer.from(text).toString('base64');
-const unb64 = (text: string | undefined) => Buffer.from(text ?? '', 'base64').toString('utf8');
-
-/** Reads a Secret, or creates it with `make()`'s data when it doesn't exist yet; never replaces one. */
-export async function getOrCreateSecret(
-  client: ResourceClient,
-  shoot: Shoot,
-  name: string,
-  make: () => Promise<Record<string, string>>,
-  ctx: ComponentContext,
-): Promise<Record<string, string>> {
-  const namespace = seedNamespaceName(shoot);
-  const read = async () => (await client.get<V1Secret>(Refs.secret, name, namespace, { signal: ctx.signal }))?.data;
-  const existing = await read();
-  if (existing) return existing;
-  const data = Object.fromEntries(Object.entries(await make()).map(([k, v]) => [k, b64(v)]));
-  const secret: V1Secret = {
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: { name, namespace, labels: { ...shootLabels(shoot), 'gardener.cloud/purpose': name } },
-    type: 'Opaque',
-    data,
-  };
-  try {
-    await client.create(Refs.secret, secret, { signal: ctx.signal });
-    return data;
-  } catch (e) {
-    // Another reconcile created it first: that one counts.
-    if (!isAlreadyExists(e)) throw e;
-    return (await read()) ?? data;
-  }
-}
-
-/** A CA kept in the Secret `name` of the seed namespace (`ca.crt`, `ca.key`), created on first use. */
-async function getOrCreateCA(
-  client: ResourceClient,
-  shoot: Shoot,
-  name: string,
-  commonNamePrefix: string,
-  ctx: ComponentContext,
-): Promise<CertificatePair> {
-  const data = await getOrCreateSecret(
-    client,
-    shoot,
-    name,
-    async () => {
-      const pair = await createCA(`${commonNamePrefix}-${seedNamespaceName(shoot)}`, {
-        notAfter: new Date(Date.now() + CA_VALIDITY_MS),
-      });
-      return { 'ca.crt': pair.certPEM, 'ca.key': pair.keyPEM };
-    },
-    ctx,
-  );
-  return { certPEM: unb64(data['ca.crt']), keyPEM: unb64(data['ca.key']) };
-}
-
-/** The shoot's CA and service-account key pair, created on first use. */
-export async function ensureControlPlaneSecrets(
-  client: ResourceClient,
-  shoot: Shoot,
-  ctx: ComponentContext,
-): Promise<ControlPlaneSecrets> {
-  const [ca, sa] = await Promise.all([
-    getOrCreateCA(client, shoot, CA_SECRET_NAME, 'shoot-ca', ctx),
-    getOrCreateSecret(
-      client,
-      shoot,
-      SERVICE_ACCOUNT_KEY_SECRET_NAME,
-      async () => {
-        const pair = await createSigningKeyPair();
-        return { id_rsa: pair.privatePEM, 'id_rsa.pub': pair.publicPEM };
-      },
-      ctx,
-    ),
-  ]);
-  return { ca, serviceAccount: { privatePEM: unb64(sa.id_rsa), publicPEM: unb64(sa['id_rsa.pub']) } };
-}
-
-/** etcd's CA (`ca-etcd`), created on first use and kept for the shoot's life. */
-export function ensureEtcdCA(client: ResourceClient, shoot: Shoot, ctx: ComponentContext): Promise<CertificatePair> {
-  return getOrCreateCA(client, shoot, ETCD_CA_SECRET_NAME, 'etcd-ca', ctx);
-}
 
 /** Where the control plane runs: workloads in the seed (which has Nodes), of the seed's IP families. */
 export interface ControlPlaneRuntime {
@@ -221,8 +134,14 @@ export class ShootControlPlane implements DeployWaiter {
     private readonly garden: ResourceClient,
     private readonly shoot: Shoot,
     private readonly runtime: ControlPlaneRuntime,
-    /** The networks and load-balancer service, known once the flow got that far (not needed to destroy). */
-    private readonly inputs?: { networking: NetworkingStatus; service: V1Service; domain: string },
+    /** The networks, load-balancer service and secrets, known once the flow got that far (not needed to destroy). */
+    private readonly inputs?: {
+      networking: NetworkingStatus;
+      service: V1Service;
+      domain: string;
+      /** The shoot's secrets (secrets.ts, the flow's `deploy-secrets`). */
+      secrets: ControlPlaneSecrets & { readonly etcdCA: CertificatePair };
+    },
   ) {}
 
   private spec(): ControlPlaneSpec {
@@ -234,21 +153,22 @@ export class ShootControlPlane implements DeployWaiter {
     return new ShootControlPlaneWorkloads(this.client, this.shoot, this.runtime.seedFamilies);
   }
 
+  private secrets(): ControlPlaneSecrets & { readonly etcdCA: CertificatePair } {
+    if (this.inputs === undefined) throw new Error('the control plane needs its secrets');
+    return this.inputs.secrets;
+  }
+
   async deploy(ctx: ComponentContext): Promise<void> {
     const spec = this.spec();
-    const [secrets, etcdCA] = await Promise.all([
-      ensureControlPlaneSecrets(this.client, this.shoot, ctx),
-      ensureEtcdCA(this.client, this.shoot, ctx),
-    ]);
-    await applyAll(this.garden, Refs.configMap, [desiredCAClusterConfigMap(this.shoot, secrets.ca.certPEM)], ctx);
-    await applyAll(this.garden, Refs.internalSecret, [desiredCAClientInternalSecret(this.shoot, secrets.ca)], ctx);
-    await this.workloads().deploy(spec, { ...secrets, etcdCA }, ctx);
+    const { ca, serviceAccount, etcdCA } = this.secrets();
+    await applyAll(this.garden, Refs.configMap, [desiredCAClusterConfigMap(this.shoot, ca.certPEM)], ctx);
+    await applyAll(this.garden, Refs.internalSecret, [desiredCAClientInternalSecret(this.shoot, ca)], ctx);
+    await this.workloads().deploy(spec, { ca, serviceAccount, etcdCA }, ctx);
   }
 
   /** Ready once rolled out, the API server answers /readyz at its load-balancer address and the controllers lead. */
   async wait(ctx: ComponentContext): Promise<void> {
-    const secrets = await ensureControlPlaneSecrets(this.client, this.shoot, ctx);
-    await this.workloads().wait(this.spec(), secrets.ca, ctx);
+    await this.workloads().wait(this.spec(), this.secrets().ca, ctx);
   }
 
   /** Scales the control plane to zero for hibernation, keeping its data; NotReadyError until its pods are gone. */
