@@ -164,7 +164,8 @@ export class WorkerActuator implements Actuator<Worker> {
       if (drainer) await this.tidyNodes(drainer, namespace, new Set(), new Set(), ctx);
       if (left.length > 0 || pods.length > 0 || surplus.sets.length > 0) {
         const draining = drainDescription(drains);
-        const description = draining !== '' ? draining : `waiting for ${pods.length} machine pods to stop`;
+        const stopping = `waiting for ${pods.length} machine ${pods.length === 1 ? 'pod' : 'pods'} to stop`;
+        const description = draining !== '' ? draining : stopping;
         return { state: 'Processing', progress: 50, description, requeueAfter: WORKER_POLL_MS };
       }
     } finally {

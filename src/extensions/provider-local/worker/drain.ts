@@ -9,7 +9,8 @@
  *
  * When every machine goes (hibernation, the Worker's deletion) the drain is forceful, as Gardener marks the machines
  * for forceful deletion then "to avoid respecting of PDBs/SLAs": the pods are deleted, not evicted (no PDB could be
- * met with every Node cordoned), and still waited for within the timeout.
+ * met with every Node cordoned), and not waited for, as machine-controller-manager's forced drain skips waiting for
+ * pod termination: the machine goes at once, its kubelet stopping what still runs.
  *
  * The functions are pure; MachineDrainer does the calls against the shoot's API server.
  */
@@ -172,15 +173,21 @@ export class MachineDrainer {
       this.logger.warn({ node: machine, pods: left, timeoutMs }, 'drain timed out, the machine goes anyway');
       return { machine, done: true, podsLeft: blocking.length, timedOut: true };
     }
+    if (force) {
+      // With each pod's own grace period: the machine's kubelet stops them as the machine stops.
+      for (const pod of podsToEvict(pods.items, machine)) {
+        await this.shoot
+          .delete(Refs.pod, pod.metadata?.name ?? '', pod.metadata?.namespace ?? '', { signal })
+          .catch((e: unknown) => {
+            if (!isNotFound(e)) throw e;
+          });
+      }
+      return { machine, done: true, podsLeft: 0 };
+    }
     for (const pod of podsToEvict(pods.items, machine)) {
       const name = pod.metadata?.name ?? '';
       const namespace = pod.metadata?.namespace ?? '';
       try {
-        if (force) {
-          // With the pod's own grace period: its kubelet still stops it.
-          await this.shoot.delete(Refs.pod, name, namespace, { signal });
-          continue;
-        }
         await this.shoot.createSubresource(
           Refs.pod,
           name,
