@@ -50,7 +50,13 @@ export interface FlowRunOptions {
    * or `forMs` have passed since it first ran; then its NotReadyError ends the run. Without it, the first
    * NotReadyError does.
    */
-  readonly retryNotReady?: { readonly forMs: number; readonly intervalMs: number; readonly clock: Clock };
+  readonly retryNotReady?: {
+    readonly forMs: number;
+    readonly intervalMs: number;
+    readonly clock: Clock;
+    /** No more looking again once it aborts (the controller stops): a task not ready then ends the run. */
+    readonly until?: AbortSignal;
+  };
 }
 
 interface Task {
@@ -97,6 +103,7 @@ export class Flow {
     const running = new Map<Task, Promise<void>>();
     const failures: { task: Task; error: unknown }[] = [];
     const retry = opts.retryNotReady;
+    const stopped = (): boolean => retry?.until?.aborted === true;
     const attempt = async (task: Task): Promise<unknown> => {
       const began = retry?.clock.now() ?? 0;
       for (;;) {
@@ -108,9 +115,14 @@ export class Flow {
             error instanceof NotReadyError &&
             failures.length === 0 &&
             !ctx.signal.aborted &&
+            !stopped() &&
             retry.clock.now() + retry.intervalMs - began <= retry.forMs;
           if (!again) throw error;
-          await retry.clock.sleep(retry.intervalMs, ctx.signal);
+          await retry.clock.sleep(
+            retry.intervalMs,
+            retry.until ? AbortSignal.any([ctx.signal, retry.until]) : ctx.signal,
+          );
+          if (stopped()) throw error;
         }
       }
     };

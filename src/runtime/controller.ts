@@ -23,6 +23,12 @@ export interface Result {
 export interface ReconcileContext {
   /** Aborts when the reconcile times out; pass it to every call that can wait. */
   signal: AbortSignal;
+  /**
+   * Aborts when the controller stops taking work (`stop()` began): a reconcile that waits in place (a flow task
+   * looking again) stops waiting and returns, as controller-runtime's reconcilers see their context cancelled at
+   * shutdown; the calls it makes meanwhile go on until `signal` aborts. Unset: never.
+   */
+  stopping?: AbortSignal;
   /** Carries controller, namespace, name and reconcileID. */
   logger: Logger;
 }
@@ -96,6 +102,8 @@ export class Controller {
   private active = 0;
   /** The signals of the reconciles in flight, aborted when stop() stops waiting for them. */
   private readonly inFlightAborts = new Set<AbortController>();
+  /** Aborted when stop() begins (ReconcileContext.stopping). */
+  private readonly stopping = new AbortController();
   private state: 'new' | 'started' | 'stopped' = 'new';
 
   constructor(opts: ControllerOptions) {
@@ -161,12 +169,14 @@ export class Controller {
   }
 
   /**
-   * Stops taking work (queued keys are dropped) and waits for the reconciles in flight; after `timeoutMs` it aborts
-   * their signals (their API calls fail at once, e.g. against an API server whose etcd died) and returns.
+   * Stops taking work (queued keys are dropped), tells the reconciles in flight (their `stopping` signal: one waiting
+   * in place returns) and waits for them; after `timeoutMs` it aborts their signals (their API calls fail at once,
+   * e.g. against an API server whose etcd died) and returns.
    */
   async stop(opts: { timeoutMs?: number } = {}): Promise<void> {
     if (this.state === 'stopped') return;
     this.state = 'stopped';
+    this.stopping.abort(new Error(`controller ${this.name} stopping`));
     this.queue.shutdown();
     const all = Promise.all(this.running).then(() => true);
     if (opts.timeoutMs === undefined) {
@@ -219,7 +229,12 @@ export class Controller {
     this.active++;
     this.metrics.activeWorkers.set(labels, this.active);
     try {
-      const result = (await this.reconciler.reconcile(req, { signal: abort.signal, logger })) ?? {};
+      const result =
+        (await this.reconciler.reconcile(req, {
+          signal: abort.signal,
+          stopping: this.stopping.signal,
+          logger,
+        })) ?? {};
       if (result.requeueAfter !== undefined && result.requeueAfter > 0) {
         this.queue.forget(key);
         this.queue.addAfter(key, result.requeueAfter);

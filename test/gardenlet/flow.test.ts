@@ -191,6 +191,33 @@ describe('a task graph', () => {
     expect(looks).toBe(2);
   });
 
+  it('stops retrying in place once its `until` aborts (the controller stops): the run ends not ready at once', async () => {
+    const clock = new FakeClock();
+    const stopping = new AbortController();
+    let looks = 0;
+    const flow = new Flow('test');
+    flow.task({
+      id: 'wait',
+      name: 'waiting',
+      run: async () => {
+        looks++;
+        throw new NotReadyError(`look ${looks}`);
+      },
+    });
+    const outcome = flow.run(ctx, {
+      retryNotReady: { forMs: 60_000, intervalMs: 1_000, clock, until: stopping.signal },
+    });
+    await vi.waitFor(() => expect(clock.pendingTimers()).toBe(1));
+    await clock.advance(1_000);
+    await vi.waitFor(() => expect(looks).toBe(2));
+    // Stopping in the middle of a wait: no third look, no waiting out the interval.
+    stopping.abort();
+    const failure = (await outcome).failure;
+    expect(failure?.error).toBeInstanceOf(NotReadyError);
+    expect(failure?.error.message).toBe('waiting: look 2');
+    expect(looks).toBe(2);
+  });
+
   it("keeps a nested StepError's own task name", async () => {
     const flow = new Flow('test');
     flow.task({ id: 'outer', name: 'outer', run: () => Promise.reject(new StepError('inner step', new Error('x'))) });

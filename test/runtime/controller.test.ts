@@ -238,6 +238,24 @@ describe('Controller', () => {
     expect(started).toEqual(['a']);
   });
 
+  it('tells reconciles in flight that it stops (their `stopping`) at once, and aborts their signal only later', async () => {
+    let ctxSeen: { signal: AbortSignal; stopping?: AbortSignal } | undefined;
+    const { clock, controller } = setup((_, ctx) => {
+      ctxSeen = ctx;
+      return new Promise<void>(() => {});
+    });
+    await controller.start();
+    controller.enqueue({ name: 'waiting' });
+    await settle();
+    expect(ctxSeen?.stopping?.aborted).toBe(false);
+    const stopping = controller.stop({ timeoutMs: 500 });
+    expect(ctxSeen?.stopping?.aborted).toBe(true);
+    expect(ctxSeen?.signal.aborted).toBe(false);
+    await clock.advance(500);
+    await stopping;
+    expect(ctxSeen?.signal.aborted).toBe(true);
+  });
+
   it('stop with a timeout returns although a reconcile hangs', async () => {
     const { clock, controller } = setup(() => new Promise<void>(() => {}));
     await controller.start();

@@ -379,7 +379,14 @@ export class ShootReconciler implements Reconciler {
     const outcome = await flow.run(
       { signal: ctx.signal },
       this.notReadyRetryMs > 0
-        ? { retryNotReady: { forMs: this.notReadyRetryMs, intervalMs: NOT_READY_REQUEUE_MS, clock: this.clock } }
+        ? {
+            retryNotReady: {
+              forMs: this.notReadyRetryMs,
+              intervalMs: NOT_READY_REQUEUE_MS,
+              clock: this.clock,
+              ...(ctx.stopping ? { until: ctx.stopping } : {}),
+            },
+          }
         : {},
     );
     if (!outcome.failure) return { output: outcome.output };
