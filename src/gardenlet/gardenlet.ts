@@ -17,7 +17,7 @@ import { SeedRegistrationReconciler } from './seed/registration.js';
 import type { Seed } from '../apis/core/v1beta1/seed.js';
 import type { DNSProviderConfig } from './shoot/components/dns-records.js';
 import { ShootReconciler, type ShootReader } from './shoot/reconciler.js';
-import { controlPlaneWorkloadsHealth } from './shoot/components/controlplane/seed-workloads.js';
+import { controlPlaneWorkloadsHealth } from './shoot/care/control-plane.js';
 import { machinePodsHealth } from './shoot/care/machines.js';
 import { addResourceManager } from './resourcemanager/controller.js';
 import { type ManagedResource } from '../apis/resources/v1alpha1/managedresource.js';

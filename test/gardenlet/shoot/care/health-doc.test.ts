@@ -11,7 +11,7 @@ const ROOT = join(import.meta.dirname, '..', '..', '..', '..');
 /** Where the care checks' reasons are given: the care reconciler and the checks of the components it asks. */
 const SOURCES = [
   'src/gardenlet/shoot/care/reconciler.ts',
-  'src/gardenlet/shoot/components/controlplane/seed-workloads.ts',
+  'src/gardenlet/shoot/care/control-plane.ts',
   'src/gardenlet/shoot/care/machines.ts',
 ];
 

@@ -13,13 +13,9 @@ import {
 import { desiredControlPlaneWorkloads, etcdCleanupPod } from './workloads.js';
 import { healthOf } from '../../../resourcemanager/objects.js';
 import { certificateInputsHash, controlPlaneSecrets } from './secrets.js';
-import type { KubernetesObject, V1Secret, V1Service } from '@kubernetes/client-node';
-import type { ControlPlaneHealth } from '../../care/health.js';
-import { urlHost } from '../../../../system/net.js';
-import { API_SERVER_SERVICE_NAME } from '../../../../apis/core/v1beta1/names.js';
-import { ingressIPsByFamily } from '../../../../net/load-balancer.js';
+import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
 import type { Shoot } from '../../../../apis/core/v1beta1/shoot.js';
-import { apiServerURL, API_SERVER_PORT, type ControlPlaneSpec } from './args.js';
+import { apiServerURL, type ControlPlaneSpec } from './args.js';
 import type { ControlPlaneSecrets } from './certificates.js';
 import { shootGet } from '../../shoot-get.js';
 import type { IPFamily } from '../../../../net/cidr.js';
@@ -31,7 +27,7 @@ import { type ResourceRef, Refs } from '../../../../apis/refs.js';
 import { NotReadyError, retryWhileNotReady, type ComponentContext } from '../../../component.js';
 import { realClock } from '../../../../runtime/clock.js';
 import { formatLabelSelector } from '../../../../apis/meta/label-selector.js';
-import { CA_SECRET_NAME, FIELD_MANAGER, shootLabels } from '../../../../apis/core/v1beta1/names.js';
+import { FIELD_MANAGER, shootLabels } from '../../../../apis/core/v1beta1/names.js';
 
 /** How long a deploy waits for kube-apiserver before the controllers; then the reconcile comes back later. */
 const API_SERVER_READY_TIMEOUT_MS = 90_000;
@@ -258,8 +254,8 @@ export class ShootControlPlaneWorkloads {
 
   /**
    * Done when no control plane pod is left and etcd's data is gone from every Ready Node: a pod per Node removes the
-   * shoot's folder below ETCD_HOST_DIR (where etcd ran, and anywhere it may have run before); the pods go with the
-   * seed namespace.
+   * shoot's folder below ETCD_HOST_DIR (where etcd ran, and anywhere it may have run before), as soon as etcd's pod is
+   * gone (while the other pods still stop); the pods go with the seed namespace.
    */
   async waitCleanup(namespace: string, ctx: ComponentContext): Promise<void> {
     // The seed namespace is deleted only after this was done: a deletion that runs again finds it going or gone.
@@ -267,11 +263,9 @@ export class ShootControlPlaneWorkloads {
     if (ns === undefined || ns.metadata?.deletionTimestamp !== undefined) return;
     const pods = (await this.client.list<PodObject>(Refs.pod, { namespace, signal: ctx.signal })).items;
     const controlPlane = pods.filter((p) => !p.metadata?.name?.startsWith(CLEANUP_POD_PREFIX));
-    if (controlPlane.length > 0) {
-      throw new NotReadyError(
-        `control plane pods still running: ${controlPlane.map((p) => p.metadata?.name).join(', ')}`,
-      );
-    }
+    const running = `control plane pods still running: ${controlPlane.map((p) => p.metadata?.name).join(', ')}`;
+    // etcd's data goes once etcd stopped writing it.
+    if (controlPlane.some(isEtcdPod)) throw new NotReadyError(running);
     const pending: string[] = [];
     for (const node of await this.readyNodes(ctx)) {
       const name = `${CLEANUP_POD_PREFIX}${node}`;
@@ -285,8 +279,18 @@ export class ShootControlPlaneWorkloads {
         pending.push(node);
       }
     }
-    if (pending.length > 0) throw new NotReadyError(`removing etcd's data from Nodes ${pending.join(', ')}`);
+    const waiting = [
+      ...(controlPlane.length > 0 ? [running] : []),
+      ...(pending.length > 0 ? [`removing etcd's data from Nodes ${pending.join(', ')}`] : []),
+    ];
+    if (waiting.length > 0) throw new NotReadyError(waiting.join('; '));
   }
+}
+
+/** A pod of etcd's StatefulSet (by its labels). */
+function isEtcdPod(pod: KubernetesObject): boolean {
+  const labels = pod.metadata?.labels ?? {};
+  return Object.entries(COMPONENTS.etcd.labels).every(([key, value]) => labels[key] === value);
 }
 
 const CLEANUP_POD_PREFIX = 'etcd-data-cleanup-';
@@ -300,7 +304,11 @@ const WORKLOADS: readonly [ResourceRef, string][] = [
 ];
 
 /** The workloads not rolled out yet (replicas not ready, or pods of an earlier template left), with why. */
-async function workloadsNotReady(client: ResourceClient, namespace: string, signal?: AbortSignal): Promise<string[]> {
+export async function workloadsNotReady(
+  client: ResourceClient,
+  namespace: string,
+  signal?: AbortSignal,
+): Promise<string[]> {
   const notReady: string[] = [];
   for (const [ref, name] of WORKLOADS) {
     const w = await client.get<WorkloadStatus>(ref, name, namespace, signal ? { signal } : {});
@@ -312,64 +320,6 @@ async function workloadsNotReady(client: ResourceClient, namespace: string, sign
     if (!health.healthy || health.progressing) notReady.push(health.message ?? name);
   }
   return notReady;
-}
-
-/**
- * The care controller's view of a control plane running as workloads: APIServerAvailable from /readyz at the
- * load-balancer address of the shoot's primary family (its CA from the `ca` Secret), ControlPlaneHealthy from the
- * workloads' ready replicas. Undefined while the seed namespace has no control plane.
- */
-export async function controlPlaneWorkloadsHealth(
-  client: ResourceClient,
-  namespace: string,
-): Promise<ControlPlaneHealth | undefined> {
-  const [service, ca] = await Promise.all([
-    client.get<V1Service>(Refs.service, API_SERVER_SERVICE_NAME, namespace),
-    client.get<V1Secret>(Refs.secret, CA_SECRET_NAME, namespace),
-  ]);
-  if (service === undefined || ca === undefined) return undefined;
-  const family = service.spec?.ipFamilies?.[0];
-  const address = family === 'IPv4' || family === 'IPv6' ? ingressIPsByFamily(service)[family][0] : undefined;
-  let apiServer: ControlPlaneHealth['apiServer'];
-  if (address === undefined) {
-    apiServer = {
-      ok: false,
-      reason: 'HealthzRequestFailed',
-      message: 'the API server has no load-balancer address yet',
-    };
-  } else {
-    const url = `https://${urlHost(address)}:${API_SERVER_PORT}`;
-    try {
-      const caPEM = Buffer.from(ca.data?.['ca.crt'] ?? '', 'base64').toString('utf8');
-      const probe = await shootGet(url, caPEM, undefined, '/readyz', 2_000);
-      apiServer =
-        probe.status === 200
-          ? { ok: true, reason: 'HealthzRequestSucceeded', message: `API server at ${url} is ready.` }
-          : {
-              ok: false,
-              reason: 'HealthzRequestFailed',
-              message: `API server at ${url} answered /readyz with HTTP ${probe.status}`,
-            };
-    } catch (e) {
-      apiServer = {
-        ok: false,
-        reason: 'HealthzRequestFailed',
-        message: `API server at ${url} did not answer /readyz: ${(e as Error).message}`,
-      };
-    }
-  }
-  const notReady = await workloadsNotReady(client, namespace);
-  return {
-    apiServer,
-    controlPlane:
-      notReady.length > 0
-        ? { ok: false, reason: 'DeploymentUnhealthy', message: `not ready: ${notReady.join(', ')}` }
-        : {
-            ok: true,
-            reason: 'ControlPlaneRunning',
-            message: 'etcd, kube-apiserver, kube-controller-manager and kube-scheduler are ready in the seed.',
-          },
-  };
 }
 
 interface PodObject extends KubernetesObject {
