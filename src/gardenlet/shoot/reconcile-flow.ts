@@ -179,8 +179,27 @@ export function reconcileFlow(v: ReconcileFlowValues): ReconcileFlow {
       }),
     );
   }
+  if (v.plan.machines === 'hibernate' || v.plan.controlPlane === 'hibernate') {
+    addHibernationTasks(flow, v, networks, ready);
+  }
+  if (v.plan.machines === 'deploy') addMachineTasks(flow, v, { networks, secrets: secrets!, ready });
+  return { flow, networks };
+}
+
+/** What the machines boot with of the shoot's secrets. */
+export function machineSecrets(secrets: ShootSecretValues): MachineSecrets {
+  return { caPEM: secrets.ca.certPEM, bootstrapToken: secrets.bootstrapToken };
+}
+
+/** Hibernating: the machines first, while their API server still answers, then the control plane. */
+function addHibernationTasks(
+  flow: Flow,
+  v: ReconcileFlowValues,
+  networks: TaskHandle<NetworkingStatus>,
+  ready: readonly TaskHandle<unknown>[],
+): void {
+  const { client, garden, shoot } = v;
   const worker = (networking: NetworkingStatus) => new ShootWorker(client, shoot, networking);
-  // Hibernating: the machines first, while their API server still answers, then the control plane.
   const stopped =
     v.plan.machines === 'hibernate'
       ? flow.task({
@@ -205,43 +224,50 @@ export function reconcileFlow(v: ReconcileFlowValues): ReconcileFlow {
       run: (x) => new ShootControlPlane(client, garden, shoot, v.runtime!).hibernate(x),
     });
   }
-  if (v.plan.machines === 'deploy') {
-    const shootSecrets = secrets!;
-    const deployWorker = flow.task({
-      id: 'deploy-worker',
-      name: 'deploying the machine bootstrap and the Worker',
-      dependencies: [networks, shootSecrets, ...ready],
-      run: async (x, out) => {
-        await new MachineBootstrap(client, shoot, out(shootSecrets).bootstrapToken).deploy(x);
-        const machines = new ShootWorker(client, shoot, out(networks), { secrets: machineSecrets(out(shootSecrets)) });
-        await machines.deploy(x);
-      },
-    });
-    const coreDNS = flow.task({
-      id: 'deploy-coredns',
-      name: 'deploying CoreDNS',
-      dependencies: [networks, ...ready],
-      run: (x, out) => new ShootCoreDNS(client, shoot, out(networks)).deploy(x),
-    });
-    const workerReady = flow.task({
-      id: 'wait-worker',
-      name: 'waiting for the Worker',
-      dependencies: [deployWorker],
-      run: (x, out) => worker(out(networks)).wait(x),
-    });
-    const coreDNSReady = flow.task({
-      id: 'wait-coredns',
-      name: 'waiting for CoreDNS',
-      dependencies: [coreDNS, workerReady],
-      run: (x, out) => new ShootCoreDNS(client, shoot, out(networks)).wait(x),
-    });
-    // A dual-stack migration's last steps, once the machines are replaced (dual-stack-migration.ts).
-    addDualStackMigrationTasks(flow, v, { networks, secrets: shootSecrets, after: coreDNSReady });
-  }
-  return { flow, networks };
 }
 
-/** What the machines boot with of the shoot's secrets. */
-export function machineSecrets(secrets: ShootSecretValues): MachineSecrets {
-  return { caPEM: secrets.ca.certPEM, bootstrapToken: secrets.bootstrapToken };
+/**
+ * The machines, once the control plane and the extensions are ready: the machine bootstrap and the Worker, CoreDNS
+ * beside them, each waited for; then a dual-stack migration's last steps, if the shoot migrates.
+ */
+function addMachineTasks(
+  flow: Flow,
+  v: ReconcileFlowValues,
+  tasks: {
+    readonly networks: TaskHandle<NetworkingStatus>;
+    readonly secrets: TaskHandle<ShootSecretValues>;
+    readonly ready: readonly TaskHandle<unknown>[];
+  },
+): void {
+  const { client, shoot } = v;
+  const { networks, secrets, ready } = tasks;
+  const deployWorker = flow.task({
+    id: 'deploy-worker',
+    name: 'deploying the machine bootstrap and the Worker',
+    dependencies: [networks, secrets, ...ready],
+    run: async (x, out) => {
+      await new MachineBootstrap(client, shoot, out(secrets).bootstrapToken).deploy(x);
+      await new ShootWorker(client, shoot, out(networks), { secrets: machineSecrets(out(secrets)) }).deploy(x);
+    },
+  });
+  const coreDNS = flow.task({
+    id: 'deploy-coredns',
+    name: 'deploying CoreDNS',
+    dependencies: [networks, ...ready],
+    run: (x, out) => new ShootCoreDNS(client, shoot, out(networks)).deploy(x),
+  });
+  const workerReady = flow.task({
+    id: 'wait-worker',
+    name: 'waiting for the Worker',
+    dependencies: [deployWorker],
+    run: (x, out) => new ShootWorker(client, shoot, out(networks)).wait(x),
+  });
+  const coreDNSReady = flow.task({
+    id: 'wait-coredns',
+    name: 'waiting for CoreDNS',
+    dependencies: [coreDNS, workerReady],
+    run: (x, out) => new ShootCoreDNS(client, shoot, out(networks)).wait(x),
+  });
+  // A dual-stack migration's last steps, once the machines are replaced (dual-stack-migration.ts).
+  addDualStackMigrationTasks(flow, v, { networks, secrets, after: coreDNSReady });
 }
