@@ -15,7 +15,7 @@ import {
 } from './field/index.js';
 import type { FeatureGates } from '../featuregate/featuregate.js';
 import type { CloudProfile } from './core/v1beta1/cloudprofile.js';
-import { applyCloudProfileDefaults, applySeedShootDefaults } from './core/v1beta1/defaults.js';
+import { applyCloudProfileDefaults, applySeedShootDefaults, defaultShootUpdate } from './core/v1beta1/defaults.js';
 import { cloudProfileReference } from './core/v1beta1/helpers.js';
 import type { Seed } from './core/v1beta1/seed.js';
 import type { Shoot } from './core/v1beta1/shoot.js';
@@ -150,7 +150,9 @@ export function defaultObject(
   const decoded = decode(kind, input.object);
   if (decoded.value === undefined) return { kind, id, object: undefined, errors: decoded.errors };
   const old = input.oldObject === undefined ? undefined : decodeOld(kind, input.oldObject);
-  let object = kind.default(decoded.value);
+  let object = kind.default(
+    kind === Shoots && old !== undefined ? defaultShootUpdate(decoded.value as Shoot, old as Shoot) : decoded.value,
+  );
   if (kind !== Shoots) return { kind, id, object, errors: [], ...(old !== undefined ? { old } : {}) };
 
   const cloudProfile = input.cloudProfiles

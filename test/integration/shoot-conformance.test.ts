@@ -7,7 +7,7 @@
  * GARDENER_IPV6_CONFORMANCE_FAMILY picks the shoot: `ipv6` (the default, in CI) on an IPv6 seed; `dual-stack` (IPv4
  * first) on a dual-stack seed, where KEP-563's `[Feature:IPv6DualStack]` tests and KEP-2681's host IP tests run too;
  * `ipv4` on the IPv4 Seed of a dual-stack seed cluster; `migrated`: an IPv4 shoot migrated to dual-stack once it runs,
- * then the dual-stack set. GARDENER_IPV6_CONFORMANCE_FOCUS narrows the focus for a rerun.
+ * then the dual-stack set; `migrated-ipv6`: the same from an IPv6 shoot ([IPv6] → [IPv6, IPv4]). GARDENER_IPV6_CONFORMANCE_FOCUS narrows the focus for a rerun.
  */
 import { join } from 'node:path';
 import type { KubernetesObject } from '@kubernetes/client-node';
@@ -24,7 +24,12 @@ import {
   SIG_NETWORK_CONFORMANCE,
 } from '../../hack/conformance.js';
 import { machinesUnsupportedReason } from '../extensions/provider-local/machine/shoot-env.js';
-import { seedDualStackMigrationNetworks, seedIPv4Networks, seedIPv6Networks } from '../fixtures/objects.js';
+import {
+  seedDualStackIPv6MigrationNetworks,
+  seedDualStackMigrationNetworks,
+  seedIPv4Networks,
+  seedIPv6Networks,
+} from '../fixtures/objects.js';
 import type { SeedNetworks } from '../../src/apis/core/v1beta1/seed.js';
 import { SeedEnvironment } from '../support/seed-environment.js';
 import { waitFor } from '../support/wait.js';
@@ -83,6 +88,25 @@ const CASES: Record<string, ConformanceCase> = {
       networking: { ipFamilies: ['IPv4'], nodes: '10.10.0.0/16', pods: '10.3.0.0/16', services: '10.4.0.0/16' },
     },
     migrateTo: ['IPv4', 'IPv6'],
+    focus: `${SIG_NETWORK_CONFORMANCE}|\\[Feature:IPv6DualStack\\]|${HOST_IPS}`,
+    tests: 74,
+  },
+  // The same on a shoot that ran IPv6 and was migrated to [IPv6, IPv4], its IPv4 ranges from its Seed's shootDefaults.
+  'migrated-ipv6': {
+    label: 'IPv6 → dual-stack migrated',
+    seedFamilies: ['IPv6', 'IPv4'],
+    seeds: { dual6: seedDualStackIPv6MigrationNetworks },
+    shoot: {
+      name: 'cmig6',
+      seed: 'dual6',
+      networking: {
+        ipFamilies: ['IPv6'],
+        nodes: 'fd00:10:1:100::/64',
+        pods: 'fd00:10:3::/56',
+        services: 'fd00:10:4::/112',
+      },
+    },
+    migrateTo: ['IPv6', 'IPv4'],
     focus: `${SIG_NETWORK_CONFORMANCE}|\\[Feature:IPv6DualStack\\]|${HOST_IPS}`,
     tests: 74,
   },

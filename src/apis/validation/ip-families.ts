@@ -55,7 +55,8 @@ export function validateIPFamilies(
 }
 
 /**
- * IP family changes on update: immutable without DualStack; with it, only the IPv4 ⇄ [IPv4, IPv6] migrations.
+ * IP family changes on update: immutable without DualStack; with it, a single-stack list gains the other family as
+ * its second ([IPv4] → [IPv4, IPv6], [IPv6] → [IPv6, IPv4], as Gardener's), and [IPv4, IPv6] may go back to [IPv4].
  */
 export function validateIPFamiliesUpdate(
   newFamilies: readonly string[] | undefined,
@@ -68,7 +69,7 @@ export function validateIPFamiliesUpdate(
   if (sameList(next, prev)) return [];
   if (!gates.DualStack) return [invalid(path, next, 'field is immutable')];
   const key = (l: readonly string[]) => l.join(',');
-  const allowed = new Set(['IPv4=>IPv4,IPv6', 'IPv4,IPv6=>IPv4']);
+  const allowed = new Set(['IPv4=>IPv4,IPv6', 'IPv6=>IPv6,IPv4', 'IPv4,IPv6=>IPv4']);
   if (allowed.has(`${key(prev)}=>${key(next)}`)) return [];
   return [
     forbidden(

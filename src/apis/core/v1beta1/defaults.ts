@@ -32,6 +32,27 @@ export function defaultShoot(input: Shoot): Shoot {
   return shoot;
 }
 
+/**
+ * Defaulting on update, before {@link defaultShoot}: an IPv6 single-stack shoot that becomes [IPv6, IPv4] keeps its
+ * IPv6 node mask, which `nodeCIDRMaskSize` held and `nodeCIDRMaskSizeIPv6` holds on a dual-stack shoot (where
+ * `nodeCIDRMaskSize` is the IPv4 one, defaulted then). Only when the update leaves both fields as they were stored;
+ * returns `next` itself otherwise, else a copy of the path it writes.
+ */
+export function defaultShootUpdate(next: Shoot, prev: Shoot): Shoot {
+  const families = next.spec.networking?.ipFamilies ?? [];
+  if (!isIPv6SingleStack(prev.spec.networking?.ipFamilies) || families.length !== 2 || families[0] !== 'IPv6') {
+    return next;
+  }
+  const kcm = next.spec.kubernetes?.kubeControllerManager;
+  const prevKCM = prev.spec.kubernetes?.kubeControllerManager;
+  if (kcm?.nodeCIDRMaskSize === undefined || kcm.nodeCIDRMaskSizeIPv6 !== undefined) return next;
+  if (kcm.nodeCIDRMaskSize !== prevKCM?.nodeCIDRMaskSize) return next;
+  const moved = copyWith(kcm, { nodeCIDRMaskSizeIPv6: kcm.nodeCIDRMaskSize });
+  delete moved.nodeCIDRMaskSize;
+  const kubernetes = copyWith(next.spec.kubernetes, { kubeControllerManager: moved });
+  return copyWith(next, { spec: copyWith(next.spec, { kubernetes }) });
+}
+
 /** 32 − ceil(log2(2 × maxPods)): room for twice the pods of a node, so addresses can be reused after a restart. */
 export function ipv4NodeCIDRMaskSize(maxPods: number): number | undefined {
   if (!Number.isInteger(maxPods) || maxPods < 1) return undefined;

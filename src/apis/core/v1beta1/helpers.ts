@@ -51,3 +51,9 @@ export function cloudProfileReference(shoot: unknown): CloudProfileReference | u
   }
   return undefined;
 }
+
+/** The IPv6 node mask of an IPv6 single-stack shoot: `nodeCIDRMaskSizeIPv6`, else `nodeCIDRMaskSize` (defaulted). */
+export function ipv6SingleStackNodeMask(shoot: Shoot): number | undefined {
+  const kcm = shoot.spec.kubernetes?.kubeControllerManager;
+  return kcm?.nodeCIDRMaskSizeIPv6 ?? kcm?.nodeCIDRMaskSize;
+}

@@ -14,6 +14,7 @@ import {
   ipv4ShootObject,
   ipv6ShootObject,
   seedObject,
+  shootKCM,
   shootObject,
   type Cause,
 } from '../../../fixtures/objects.js';
@@ -160,14 +161,14 @@ describe('Shoot update: ipFamilies', () => {
     });
   });
 
-  describe('DualStack on: only [IPv4] → [IPv4, IPv6] and back', () => {
+  describe('DualStack on: a second family added, and [IPv4, IPv6] back to [IPv4]', () => {
     it.each<[string[], string[], Cause[]]>([
       [['IPv4'], ['IPv4', 'IPv6'], []],
+      [['IPv6'], ['IPv6', 'IPv4'], []],
       [[], ['IPv4', 'IPv6'], []],
       [['IPv4', 'IPv6'], ['IPv4'], []],
       [['IPv4', 'IPv6'], [], []],
       [['IPv4', 'IPv6'], ['IPv4', 'IPv6'], []],
-      [['IPv6'], ['IPv6', 'IPv4'], [unsupported('IPv6', 'IPv6 IPv4')]],
       [['IPv6', 'IPv4'], ['IPv6'], [unsupported('IPv6 IPv4', 'IPv6')]],
       [['IPv4'], ['IPv6'], [unsupported('IPv4', 'IPv6')]],
       [['IPv6'], ['IPv4'], [unsupported('IPv6', 'IPv4')]],
@@ -180,14 +181,45 @@ describe('Shoot update: ipFamilies', () => {
     });
   });
 
-  it('quotes the exact detail of the spec for [IPv6] → [IPv6, IPv4]', () => {
+  it('quotes the exact detail for a change of the primary family', () => {
     const errors = admit({
-      object: families(['IPv6', 'IPv4']),
+      object: families(['IPv4', 'IPv6']),
       oldObject: families(['IPv6']),
       gates: gateSets.all,
     }).errors;
     expect(errors.map((e) => e.detail)).toEqual([
-      'unsupported IP family update: oldIPFamilies=[IPv6], newIPFamilies=[IPv6 IPv4]',
+      'unsupported IP family update: oldIPFamilies=[IPv6], newIPFamilies=[IPv4 IPv6]',
+    ]);
+  });
+
+  it('lets a shoot with workers migrate [IPv6] → [IPv6, IPv4]: its IPv6 node mask moves to nodeCIDRMaskSizeIPv6', () => {
+    const ipv6ToDual = (options: Parameters<typeof ipv6ShootObject>[0] = {}) =>
+      ipv6ShootObject({ ipFamilies: ['IPv6', 'IPv4'], ...options });
+    // The stored shoot holds the defaulted IPv6 mask in nodeCIDRMaskSize; the patch changes nothing but the families.
+    for (const [stored, expected] of [
+      [{}, 64],
+      [{ nodeCIDRMaskSize: 70 }, 70],
+      [{ nodeCIDRMaskSizeIPv6: 72 }, 72],
+    ] as const) {
+      const prev = ipv6ShootObject(stored);
+      const defaultedPrev = admit({ object: prev, gates: gateSets.all }).object as Shoot;
+      const next = structuredClone(defaultedPrev);
+      next.spec.networking!.ipFamilies = ['IPv6', 'IPv4'];
+      const result = admit({ object: next, oldObject: defaultedPrev, gates: gateSets.all });
+      expect(causesOf(result.errors)).toEqual([]);
+      expect(shootKCM(result.object)).toEqual({ nodeCIDRMaskSize: 24, nodeCIDRMaskSizeIPv6: expected });
+      // The validating webhook sees the mutated object: the same again.
+      const again = admit({ object: result.object, oldObject: defaultedPrev, gates: gateSets.all });
+      expect(causesOf(again.errors)).toEqual([]);
+      expect(shootKCM(again.object)).toEqual(shootKCM(result.object));
+    }
+    // Another IPv6 mask than the stored one is a change of an immutable field.
+    expect(
+      admitUpdate(ipv6ToDual({ nodeCIDRMaskSize: 24, nodeCIDRMaskSizeIPv6: 70 }), ipv6ShootObject(), gateSets.all),
+    ).toEqual([immutable(`${KCM}.nodeCIDRMaskSize`, '24')]);
+    // Without the family change the mask stays immutable.
+    expect(admitUpdate(ipv6ShootObject({ nodeCIDRMaskSize: 70 }), ipv6ShootObject(), gateSets.all)).toEqual([
+      immutable(`${KCM}.nodeCIDRMaskSize`, '70'),
     ]);
   });
 

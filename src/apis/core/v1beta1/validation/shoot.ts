@@ -27,7 +27,7 @@ import {
 } from '../../../validation/ip-families.js';
 import { dns1123LabelErrors } from '../../../validation/dns-name.js';
 import { validateDuration, validateKubeletConfig } from './kubelet.js';
-import { hasWorkers, highestMaxPods, shootIPFamilies } from '../helpers.js';
+import { hasWorkers, highestMaxPods, ipv6SingleStackNodeMask, shootIPFamilies } from '../helpers.js';
 import { CONSTRAINT_HIBERNATION_POSSIBLE, cronError, hibernationEnabled, validTimeZone } from '../hibernation.js';
 import type { Seed } from '../seed.js';
 import type { Shoot } from '../shoot.js';
@@ -431,8 +431,15 @@ export function validateShootUpdate(next: Shoot, prev: Shoot, gates: FeatureGate
   }
   const newKCM = next.spec.kubernetes?.kubeControllerManager ?? {};
   const oldKCM = prev.spec.kubernetes?.kubeControllerManager ?? {};
-  // `nodeCIDRMaskSize` is immutable outright (as in Gardener); `nodeCIDRMaskSizeIPv6` only once set.
-  if (newKCM.nodeCIDRMaskSize !== oldKCM.nodeCIDRMaskSize) {
+  // `nodeCIDRMaskSize` is immutable outright (as in Gardener), but where an IPv6 single-stack shoot gains IPv4: its
+  // IPv6 node mask moves to `nodeCIDRMaskSizeIPv6` and `nodeCIDRMaskSize` becomes the IPv4 one (defaults.ts,
+  // defaultShootUpdate). `nodeCIDRMaskSizeIPv6` is immutable once set.
+  const movingIPv6Mask =
+    isIPv6SingleStack(shootIPFamilies(prev)) &&
+    shootIPFamilies(next).length === 2 &&
+    newKCM.nodeCIDRMaskSizeIPv6 !== undefined &&
+    newKCM.nodeCIDRMaskSizeIPv6 === ipv6SingleStackNodeMask(prev);
+  if (newKCM.nodeCIDRMaskSize !== oldKCM.nodeCIDRMaskSize && !movingIPv6Mask) {
     errors.push(invalid(KCM.child('nodeCIDRMaskSize'), newKCM.nodeCIDRMaskSize ?? null, 'field is immutable'));
   }
   // The way back from dual-stack drops the IPv6 family, and with it the IPv6 node mask (else the migration the
