@@ -25,6 +25,7 @@ const CASES: Record<string, { gates: string; seed?: string; shoot?: boolean; rej
     shoot: true,
     rejectedWithout: true,
   },
+  'seed-dual-stack-ipv6.yaml': { gates: 'IPv6SingleStack=true,DualStack=true', rejectedWithout: true },
   'network-ipv6.yaml': { gates: '' },
   'dnsrecord-aaaa.yaml': { gates: '' },
   'worker-local.yaml': { gates: '' },

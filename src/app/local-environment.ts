@@ -347,14 +347,19 @@ export async function applyExampleShoot(
     seeds?: readonly KubernetesObject[];
     /** The example Shoot's file, put on the first of `seeds`. @default EXAMPLE_SHOOT on its own Seed */
     shoot?: string;
+    /** Ranges set in the example Shoot's `spec.networking` beside the file's. */
+    shootNetworking?: { readonly pods: string; readonly services: string };
   } = {},
 ): Promise<Shoot> {
   const deadline = Date.now() + (opts.timeoutMs ?? 300_000);
   const { signal } = opts;
   await waitForAdmission(client, deadline, signal);
   const seeds = opts.seeds ?? [example(EXAMPLE_SEED)];
-  const shoot = example(opts.shoot ?? EXAMPLE_SHOOT) as KubernetesObject & { spec: { seedName?: string } };
+  const shoot = example(opts.shoot ?? EXAMPLE_SHOOT) as KubernetesObject & {
+    spec: { seedName?: string; networking?: Record<string, unknown> };
+  };
   if (opts.shoot !== undefined) shoot.spec.seedName = seeds[0]?.metadata?.name ?? shoot.spec.seedName;
+  if (opts.shootNetworking) shoot.spec.networking = { ...shoot.spec.networking, ...opts.shootNetworking };
   const namespace = shoot.metadata?.namespace ?? 'garden-local';
   const apply = (ref: (typeof Refs)[keyof typeof Refs], object: KubernetesObject) =>
     client.apply(ref, object, { fieldManager: 'gardener-ipv6-up', force: true, ...(signal ? { signal } : {}) });

@@ -1,5 +1,6 @@
 /**
- * The seeds `up --seeds` knows, one seed cluster each: the examples' Seeds `local-ipv6` and `local-dual`. The first
+ * The seeds `up --seeds` knows, one seed cluster each: the examples' Seeds `local-ipv6`, `local-dual` and
+ * `local-dual6`. The first
  * listed is the garden's own cluster (as in Gardener's local setup, where the garden's runtime cluster is also the
  * first seed), each further one a seed cluster of its own, with its own API server, Nodes and gardenlet. What a seed's Nodes are made of beyond its
  * Seed's `spec.networks` is chosen here: a Seed has one range per field, of its primary family, so a dual-stack
@@ -14,7 +15,7 @@ import {
 import { example } from './local-environment.js';
 import { seedNetworks, type SeedNetworks } from './seed-nodes.js';
 
-export const LOCAL_SEED_KINDS = ['ipv6', 'dual-stack'] as const;
+export const LOCAL_SEED_KINDS = ['ipv6', 'dual-stack', 'dual-stack-ipv6'] as const;
 export type LocalSeedKind = (typeof LOCAL_SEED_KINDS)[number];
 
 export interface LocalSeed {
@@ -31,9 +32,12 @@ export interface LocalSeed {
   readonly nodeNamePrefix: string;
   /**
    * The example Shoot `up` creates on it when it is the garden's own seed (its `seedName` set to this seed's): the
-   * IPv6 one, or on the dual-stack seed the IPv4 one, to migrate to dual-stack.
+   * IPv6 one, or on the dual-stack seed the IPv4 one, to migrate to dual-stack; on the dual-stack seed of IPv6 first
+   * the IPv6 one, to migrate to [IPv6, IPv4].
    */
   readonly exampleShoot: string;
+  /** Ranges the example Shoot gets beside its own: those its Seed's shootDefaults can't give. */
+  readonly exampleShootNetworking?: { readonly pods: string; readonly services: string };
 }
 
 interface LocalSeedPlan {
@@ -46,6 +50,7 @@ interface LocalSeedPlan {
   readonly tag: string;
   readonly nodeNamePrefix: string;
   readonly exampleShoot: string;
+  readonly exampleShootNetworking?: { readonly pods: string; readonly services: string };
 }
 
 const PLANS: Record<LocalSeedKind, LocalSeedPlan> = {
@@ -65,6 +70,16 @@ const PLANS: Record<LocalSeedKind, LocalSeedPlan> = {
     tag: 'sd2',
     nodeNamePrefix: 'dual',
     exampleShoot: 'shoot-ipv4.yaml',
+  },
+  'dual-stack-ipv6': {
+    example: 'seed-dual-stack-ipv6.yaml',
+    secondary: { nodes: '10.16.0.0/24', pods: '10.14.0.0/16', services: '10.15.0.0/16' },
+    loadBalancerNetworks: { IPv6: 'fd00:ff:2::/64', IPv4: '10.17.0.0/24' },
+    tag: 'sd6',
+    nodeNamePrefix: 'dual6',
+    exampleShoot: 'shoot-ipv6.yaml',
+    // The Seed's shootDefaults are IPv4 (the migration's second family): the IPv6 shoot's own ranges are set.
+    exampleShootNetworking: { pods: 'fd00:12:3::/56', services: 'fd00:12:4::/112' },
   },
 };
 
@@ -101,5 +116,6 @@ export function localSeed(kind: LocalSeedKind): LocalSeed {
     tag: plan.tag,
     nodeNamePrefix: plan.nodeNamePrefix,
     exampleShoot: plan.exampleShoot,
+    ...(plan.exampleShootNetworking ? { exampleShootNetworking: plan.exampleShootNetworking } : {}),
   };
 }

@@ -260,6 +260,7 @@ export async function up(opts: UpOptions, io: UpIO): Promise<number> {
           signal: stops.signal,
           seeds: seeds.map((s) => s.seed),
           shoot: gardenSeed.exampleShoot,
+          ...(gardenSeed.exampleShootNetworking ? { shootNetworking: gardenSeed.exampleShootNetworking } : {}),
         }).catch(failed('the example shoot')),
         ...seeds.slice(1).map((seed) =>
           seedClusterReady(

@@ -54,8 +54,8 @@ describe('gardener-ipv6', () => {
   });
 
   it.each([
-    ['ipv4', 'unknown seed "ipv4": one of ipv6, dual-stack'],
-    ['', 'a comma-separated list of ipv6, dual-stack'],
+    ['ipv4', 'unknown seed "ipv4": one of ipv6, dual-stack, dual-stack-ipv6'],
+    ['', 'a comma-separated list of ipv6, dual-stack, dual-stack-ipv6'],
     ['ipv6,ipv6', 'ipv6 is listed twice'],
   ])('up --seeds %s: exit 2 and one line, nothing started', async (list, message) => {
     expect(await cli(['up', '--seeds', list])).toEqual({ code: 2, stdout: '', stderr: `error: --seeds: ${message}\n` });
@@ -99,8 +99,9 @@ describe('gardener-ipv6', () => {
     expect(help).toContain('--seed-nodes <n> how many Nodes the seed cluster gets (root; 0: shoots are objects only');
     expect(help).toContain('--no-machines give the seed no Nodes: the shoots are objects only');
     expect(help).toContain(
-      "--seeds <list> seed clusters, the garden's own first: ipv6, dual-stack (with an IPv4 shoot to migrate), or " +
-        'both (the second a cluster with its own gardenlet) (default: "ipv6")',
+      "--seeds <list> seed clusters, the garden's own first: ipv6, dual-stack (with an IPv4 shoot to migrate), " +
+        'dual-stack-ipv6 (IPv6 first, with an IPv6 shoot to migrate), or several (each further one a cluster with ' +
+        'its own gardenlet) (default: "ipv6")',
     );
     expect(help).not.toContain('control-plane-workloads');
   });

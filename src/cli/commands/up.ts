@@ -21,8 +21,8 @@ export function addUpCommand(program: Command, { io, setExitCode }: CommandConte
     .option('--seed-nodes <n>', 'how many Nodes the seed cluster gets (root; 0: shoots are objects only; default 2)')
     .option(
       '--seeds <list>',
-      "seed clusters, the garden's own first: ipv6, dual-stack (with an IPv4 shoot to migrate), or both (the second " +
-        'a cluster with its own gardenlet)',
+      "seed clusters, the garden's own first: ipv6, dual-stack (with an IPv4 shoot to migrate), dual-stack-ipv6 " +
+        '(IPv6 first, with an IPv6 shoot to migrate), or several (each further one a cluster with its own gardenlet)',
       'ipv6',
     )
     .option('--feature-gates <list>', FEATURE_GATES_HELP, 'IPv6SingleStack=true,DualStack=true')
