@@ -7,8 +7,8 @@
  * seed there (the Node's CNI chain asks the chart's enforcer for each pod's port on the bridge); deleting it leaves
  * nothing of it on the seed. A dual-stack kind cluster then joins that garden as a second seed
  * (`hack/local/seed-up.sh dual --garden ipv6`): its gardenlet reaches the garden with credentials of its own, which
- * the garden refuses for another seed's objects; a dual-stack shoot created in the garden without a seed lands on it
- * and answers at both addresses; a stopped gardenlet turns its Seed `GardenletReady` Unknown and a started one heals
+ * the garden refuses for another seed's objects; an IPv4 shoot created in the garden without a seed lands on it, is
+ * migrated to dual-stack by a patch of its families and answers at both addresses; a stopped gardenlet turns its Seed `GardenletReady` Unknown and a started one heals
  * it. `hack/local/down.sh` leaves no cluster, route or Docker network behind.
  *
  * Docker's networks and the cluster's API server live in the host's network namespace: when `npm test` runs vitest
@@ -581,16 +581,15 @@ describe.skipIf(reason !== undefined)('a kind dual-stack cluster as a second see
   });
 
   it(
-    'runs a dual-stack shoot created without a seed, which answers at its A and its AAAA address',
+    'runs a shoot created IPv4 without a seed and migrated to dual-stack, which answers at its A and AAAA address',
     async () => {
       const manifest = readFileSync(join(ROOT, 'examples', 'shoot-dual-stack.yaml'), 'utf8');
       expect(manifest).toContain(`  seedName: ${SEED}\n`);
+      expect(manifest).toContain('    ipFamilies:\n      - IPv4\n      - IPv6\n');
+      // The dual-stack example as an IPv4 shoot: only this seed has IPv4, so the scheduler puts it here.
+      const ipv4 = manifest.replace(`  seedName: ${SEED}\n`, '').replace('      - IPv6\n', '');
       ok(
-        onHost(
-          join(ROOT, '.cache', 'bin', 'kubectl'),
-          ['--kubeconfig', kubeconfig, 'apply', '-f', '-'],
-          manifest.replace(`  seedName: ${SEED}\n`, ''),
-        ),
+        onHost(join(ROOT, '.cache', 'bin', 'kubectl'), ['--kubeconfig', kubeconfig, 'apply', '-f', '-'], ipv4),
         'kubectl apply shoot',
       );
       await waitFor(() => shootState(SHOOT) === 'Succeeded', {
@@ -598,6 +597,51 @@ describe.skipIf(reason !== undefined)('a kind dual-stack cluster as a second see
         intervalMs: 5_000,
         message: `shoot ${SHOOT} Succeeded`,
       });
+      const generation = json<{ metadata: { generation: number } }>(
+        '--kubeconfig',
+        kubeconfig,
+        '-n',
+        'garden-local',
+        'get',
+        'shoot',
+        SHOOT,
+      ).metadata.generation;
+      // The migration, by the patch alone (docs/dual-stack-migration.md).
+      ok(
+        onHost(join(ROOT, '.cache', 'bin', 'kubectl'), [
+          '--kubeconfig',
+          kubeconfig,
+          '-n',
+          'garden-local',
+          'patch',
+          'shoot',
+          SHOOT,
+          '--type',
+          'merge',
+          '-p',
+          '{"spec":{"networking":{"ipFamilies":["IPv4","IPv6"]}}}',
+        ]),
+        'kubectl patch shoot',
+      );
+      await waitFor(
+        () => {
+          const s = json<{
+            metadata: { generation: number };
+            status?: {
+              observedGeneration?: number;
+              lastOperation?: { state?: string };
+              constraints?: { type: string }[];
+            };
+          }>('--kubeconfig', kubeconfig, '-n', 'garden-local', 'get', 'shoot', SHOOT);
+          return (
+            s.metadata.generation > generation &&
+            s.status?.observedGeneration === s.metadata.generation &&
+            s.status?.lastOperation?.state === 'Succeeded' &&
+            !(s.status?.constraints ?? []).some((c) => c.type === 'DualStackNodesMigrationReady')
+          );
+        },
+        { timeoutMs: 10 * 60_000, intervalMs: 5_000, message: `shoot ${SHOOT} migrated to [IPv4, IPv6]` },
+      );
       const shoot = json<Conditioned>('--kubeconfig', kubeconfig, '-n', 'garden-local', 'get', 'shoot', SHOOT);
       expect(shoot.spec?.seedName).toBe(SEED);
       // Its control plane and machine run in the seed cluster, not in the garden's.
