@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Refs } from '../../src/apis/refs.js';
 import type { Request } from '../../src/runtime/controller.js';
 import { silentLogger } from '../../src/runtime/log.js';
-import { LeadershipLostError, Manager, installSignalHandlers, type ManagerOptions } from '../../src/runtime/manager.js';
+import { LeadershipLostError, Manager, type ManagerOptions } from '../../src/runtime/manager.js';
 import { Metrics } from '../../src/runtime/metrics.js';
 import { waitFor } from '../support/wait.js';
 import { FakeApiServer } from './fake-apiserver.js';
@@ -171,21 +171,5 @@ describe('Manager', () => {
     await expect(manager.done).rejects.toBeInstanceOf(LeadershipLostError);
     expect(manager.isLeader()).toBe(false);
     await waitFor(() => server.openWatches() === 0, wait);
-  });
-
-  it('installSignalHandlers stops gracefully on a signal and exits 0', async () => {
-    const { manager } = newManager('m');
-    await manager.start();
-    const exits: number[] = [];
-    const uninstall = installSignalHandlers(manager, { exit: (code) => exits.push(code), signals: ['SIGUSR2'] });
-    try {
-      process.emit('SIGUSR2', 'SIGUSR2');
-      await waitFor(() => exits.length === 1, wait);
-      expect(exits).toEqual([0]);
-      await manager.done;
-    } finally {
-      uninstall();
-    }
-    expect(process.listenerCount('SIGUSR2')).toBe(0);
   });
 });
