@@ -109,7 +109,7 @@ export function reconcileFlow(v: ReconcileFlowValues): ReconcileFlow {
     dependencies: [networks],
     run: (x) => network.deploy(x),
   });
-  flow.task({
+  const operatingSystemConfig = flow.task({
     id: 'deploy-operating-system-config',
     name: 'deploying the OperatingSystemConfig',
     dependencies: [namespace],
@@ -182,7 +182,9 @@ export function reconcileFlow(v: ReconcileFlowValues): ReconcileFlow {
   if (v.plan.machines === 'hibernate' || v.plan.controlPlane === 'hibernate') {
     addHibernationTasks(flow, v, networks, ready);
   }
-  if (v.plan.machines === 'deploy') addMachineTasks(flow, v, { networks, secrets: secrets!, ready });
+  if (v.plan.machines === 'deploy') {
+    addMachineTasks(flow, v, { networks, secrets: secrets!, operatingSystemConfig, ready });
+  }
   return { flow, networks };
 }
 
@@ -227,7 +229,7 @@ function addHibernationTasks(
 }
 
 /**
- * The machines, once the control plane and the extensions are ready: the machine bootstrap and the Worker, CoreDNS
+ * The machines, once the control plane and the extensions are ready: the machine bootstrap, then the Worker, CoreDNS
  * beside them, each waited for; then a dual-stack migration's last steps, if the shoot migrates.
  */
 function addMachineTasks(
@@ -236,19 +238,25 @@ function addMachineTasks(
   tasks: {
     readonly networks: TaskHandle<NetworkingStatus>;
     readonly secrets: TaskHandle<ShootSecretValues>;
+    /** The machines' user data holds the OperatingSystemConfig's files. */
+    readonly operatingSystemConfig: TaskHandle<unknown>;
     readonly ready: readonly TaskHandle<unknown>[];
   },
 ): void {
   const { client, shoot } = v;
   const { networks, secrets, ready } = tasks;
+  // In the shoot, through its API server: what a machine's kubelet joins with.
+  const bootstrap = flow.task({
+    id: 'deploy-machine-bootstrap',
+    name: 'deploying the machine bootstrap',
+    dependencies: [secrets, ...ready],
+    run: (x, out) => new MachineBootstrap(client, shoot, out(secrets).bootstrapToken).deploy(x),
+  });
   const deployWorker = flow.task({
     id: 'deploy-worker',
-    name: 'deploying the machine bootstrap and the Worker',
-    dependencies: [networks, secrets, ...ready],
-    run: async (x, out) => {
-      await new MachineBootstrap(client, shoot, out(secrets).bootstrapToken).deploy(x);
-      await new ShootWorker(client, shoot, out(networks), { secrets: machineSecrets(out(secrets)) }).deploy(x);
-    },
+    name: 'deploying the Worker',
+    dependencies: [networks, secrets, tasks.operatingSystemConfig, bootstrap],
+    run: (x, out) => new ShootWorker(client, shoot, out(networks), { secrets: machineSecrets(out(secrets)) }).deploy(x),
   });
   const coreDNS = flow.task({
     id: 'deploy-coredns',
