@@ -22,13 +22,13 @@ import { parseHostIPs } from '../../src/extensions/provider-local/loadbalancer/i
 import { IMAGES } from '../../src/imagevector/images.js';
 import { projectRoot } from '../../src/system/project.js';
 import { SEED_LEASE_NAMESPACE } from '../../src/apis/core/v1beta1/seed-lease.js';
-import { NETWORK_POLICY, POD } from '../../src/extensions/provider-local/machine/network-policy/enforcer.js';
 import { generateCertificates } from '../../src/localenv/certs.js';
 import {
   allow,
   CHART_COMPONENTS,
   CONTROLLERS,
   EXPECTED_CLUSTER_GRANTS,
+  EXPECTED_ENFORCER_GRANTS,
   EXPECTED_WORKLOAD_GRANTS,
   grants,
   type ChartComponent,
@@ -271,12 +271,7 @@ describe.each(Object.keys(PRESETS) as Preset[])('helm template with the %s value
     expect(container!.readinessProbe?.exec?.command).toEqual(['cat', '/tmp/ready']);
     // What the enforcer's informers list and watch, and its Node's pod ranges: nothing else.
     const role = named<Role>(objects, 'ClusterRole', name);
-    expect(role.rules.flatMap(grants).sort()).toEqual(
-      [
-        ...[POD, Refs.namespace, NETWORK_POLICY].flatMap((ref) => allow(ref, ['list', 'watch'])),
-        ...allow(Refs.node, ['get']),
-      ].sort(),
-    );
+    expect(role.rules.flatMap(grants).sort()).toEqual([...EXPECTED_ENFORCER_GRANTS].sort());
     expect(named<Binding>(objects, 'ClusterRoleBinding', name).subjects).toEqual([
       { kind: 'ServiceAccount', name, namespace: NAMESPACE },
     ]);

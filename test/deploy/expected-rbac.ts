@@ -20,6 +20,7 @@ import {
 } from '../../src/apis/core/v1beta1/names.js';
 import { NetworkPolicyName } from '../../src/gardenlet/shoot/components/network-policies.js';
 import { EventRef } from '../../src/runtime/events.js';
+import { NETWORK_POLICY, POD } from '../../src/extensions/provider-local/machine/network-policy/enforcer.js';
 
 /** Component of the chart → the `--components` value its Deployment runs. */
 export const CHART_COMPONENTS = {
@@ -190,6 +191,12 @@ export const EXPECTED_WORKLOAD_GRANTS: string[] = [
   ...allow(Refs.managedResource, ['get', 'list', 'watch', 'create', 'patch', 'delete']),
   ...allow(Refs.managedResource, ['patch'], { sub: 'status' }),
   ...allow(Refs.secret, ['get'], { names: [`managedresource-${COREDNS_MANAGED_RESOURCE}`, CALICO_SECRET_NAME] }),
+];
+
+/** The network-policy enforcer's: what its informers list and watch, and its Node's pod ranges; nothing else. */
+export const EXPECTED_ENFORCER_GRANTS: string[] = [
+  ...[POD, Refs.namespace, NETWORK_POLICY].flatMap((ref) => allow(ref, ['list', 'watch'])),
+  ...allow(Refs.node, ['get']),
 ];
 
 /** A grant string back as SubjectAccessReview resource attributes. */
