@@ -22,7 +22,7 @@ import {
 } from './network-policy/cni-hook.js';
 import { NetworkPolicyEnforcer, type EnforcerStatus } from './network-policy/enforcer.js';
 import { CONTROL_PLANE_PEER_LABEL, OVERLAY_UNDERLAY_ANNOTATION, type PeerLease } from './overlay.js';
-import { publishCondition, type NodeCondition } from './process-condition.js';
+import { conditionKey, publishCondition, type NodeCondition } from './process-condition.js';
 import { RESYNC_MS, ResourceChanges, relevantNode, relevantPeerLease, watchPath } from './resource-changes.js';
 
 /** How often a machine checks whether it must read the Nodes (its podCIDRs, the other machines' routes). */
@@ -335,8 +335,4 @@ export class NodeSync {
     );
     this.machine.log(`published ${[...annotations, ...missingLabels].map(([k, v]) => `${k}=${v}`).join(', ')}`);
   }
-}
-
-function conditionKey(c: NodeCondition): string {
-  return JSON.stringify([c.type, c.status, c.reason, c.message]);
 }

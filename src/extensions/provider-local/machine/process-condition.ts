@@ -82,12 +82,15 @@ export function crashLoopCondition(
   };
 }
 
+/** What a condition says (type, status, reason, message), times left out: equal keys need no write. */
+export function conditionKey(c: { type: string; status: string; reason?: string; message?: string }): string {
+  return JSON.stringify([c.type, c.status, c.reason, c.message]);
+}
+
 /** The status patch that sets `want` on a Node that has `node`'s conditions; undefined when it has it already. */
 export function conditionPatch(node: NodeInfo, want: NodeCondition, now: number): object | undefined {
   const current = node.status?.conditions?.find((c) => c.type === want.type);
-  if (current?.status === want.status && current.reason === want.reason && current.message === want.message) {
-    return undefined;
-  }
+  if (current !== undefined && conditionKey(current) === conditionKey(want)) return undefined;
   const time = metav1Time(now);
   const transition = current?.status === want.status ? {} : { lastTransitionTime: time };
   // A strategic merge patch: conditions merge by type, the kubelet's stay as they are.
