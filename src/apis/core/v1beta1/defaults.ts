@@ -6,7 +6,7 @@
 import { isIPv6SingleStack } from '../../validation/ip-families.js';
 import { parseCIDR } from '../../../net/cidr.js';
 import { copyWith } from '../../meta/copy.js';
-import { hasWorkers, highestMaxPods } from './helpers.js';
+import { hasWorkers, highestMaxPods, ipv6ShootGainsIPv4 } from './helpers.js';
 import { MachineImageUpdateStrategy, type CloudProfile, type MachineImage } from './cloudprofile.js';
 import { latestDefaultableVersion, partialVersion } from './versions.js';
 import type { Seed } from './seed.js';
@@ -39,10 +39,7 @@ export function defaultShoot(input: Shoot): Shoot {
  * returns `next` itself otherwise, else a copy of the path it writes.
  */
 export function defaultShootUpdate(next: Shoot, prev: Shoot): Shoot {
-  const families = next.spec.networking?.ipFamilies ?? [];
-  if (!isIPv6SingleStack(prev.spec.networking?.ipFamilies) || families.length !== 2 || families[0] !== 'IPv6') {
-    return next;
-  }
+  if (!ipv6ShootGainsIPv4(next, prev)) return next;
   const kcm = next.spec.kubernetes?.kubeControllerManager;
   const prevKCM = prev.spec.kubernetes?.kubeControllerManager;
   if (kcm?.nodeCIDRMaskSize === undefined || kcm.nodeCIDRMaskSizeIPv6 !== undefined) return next;

@@ -1,4 +1,5 @@
 import { FieldPath } from '../../field/index.js';
+import { isIPv6SingleStack } from '../../validation/ip-families.js';
 import type { Shoot } from './shoot.js';
 
 export const DEFAULT_MAX_PODS = 110;
@@ -56,4 +57,18 @@ export function cloudProfileReference(shoot: unknown): CloudProfileReference | u
 export function ipv6SingleStackNodeMask(shoot: Shoot): number | undefined {
   const kcm = shoot.spec.kubernetes?.kubeControllerManager;
   return kcm?.nodeCIDRMaskSizeIPv6 ?? kcm?.nodeCIDRMaskSize;
+}
+
+/**
+ * Whether the update makes an IPv6 single-stack shoot [IPv6, IPv4]: the one change where its IPv6 node mask moves
+ * from `nodeCIDRMaskSize` to `nodeCIDRMaskSizeIPv6` (defaulting and update validation both ask).
+ */
+export function ipv6ShootGainsIPv4(next: Shoot, prev: Shoot): boolean {
+  const families = next.spec.networking?.ipFamilies ?? [];
+  return (
+    isIPv6SingleStack(prev.spec.networking?.ipFamilies) &&
+    families.length === 2 &&
+    families[0] === 'IPv6' &&
+    families[1] === 'IPv4'
+  );
 }

@@ -27,7 +27,13 @@ import {
 } from '../../../validation/ip-families.js';
 import { dns1123LabelErrors } from '../../../validation/dns-name.js';
 import { validateDuration, validateKubeletConfig } from './kubelet.js';
-import { hasWorkers, highestMaxPods, ipv6SingleStackNodeMask, shootIPFamilies } from '../helpers.js';
+import {
+  hasWorkers,
+  highestMaxPods,
+  ipv6ShootGainsIPv4,
+  ipv6SingleStackNodeMask,
+  shootIPFamilies,
+} from '../helpers.js';
 import { CONSTRAINT_HIBERNATION_POSSIBLE, cronError, hibernationEnabled, validTimeZone } from '../hibernation.js';
 import type { Seed } from '../seed.js';
 import type { Shoot } from '../shoot.js';
@@ -435,8 +441,7 @@ export function validateShootUpdate(next: Shoot, prev: Shoot, gates: FeatureGate
   // IPv6 node mask moves to `nodeCIDRMaskSizeIPv6` and `nodeCIDRMaskSize` becomes the IPv4 one (defaults.ts,
   // defaultShootUpdate). `nodeCIDRMaskSizeIPv6` is immutable once set.
   const movingIPv6Mask =
-    isIPv6SingleStack(shootIPFamilies(prev)) &&
-    shootIPFamilies(next).length === 2 &&
+    ipv6ShootGainsIPv4(next, prev) &&
     newKCM.nodeCIDRMaskSizeIPv6 !== undefined &&
     newKCM.nodeCIDRMaskSizeIPv6 === ipv6SingleStackNodeMask(prev);
   if (newKCM.nodeCIDRMaskSize !== oldKCM.nodeCIDRMaskSize && !movingIPv6Mask) {
