@@ -335,6 +335,12 @@ export const PROJECT_NAMESPACE_POD_SECURITY = {
   'pod-security.kubernetes.io/enforce-version': 'latest',
 } as const;
 
+/** The pod and service ranges an example Shoot is given where its Seed's shootDefaults can't give them. */
+export interface ExampleShootRanges {
+  readonly pods: string;
+  readonly services: string;
+}
+
 /**
  * Applies the CloudProfile `local`, the Seeds (the example IPv6 Seed unless given) and an example Shoot (the IPv6
  * one unless given) and waits until the Shoot's last operation succeeded; `signal` ends the wait (`up` stopped by a signal).
@@ -348,7 +354,7 @@ export async function applyExampleShoot(
     /** The example Shoot's file, put on the first of `seeds`. @default EXAMPLE_SHOOT on its own Seed */
     shoot?: string;
     /** Ranges set in the example Shoot's `spec.networking` beside the file's. */
-    shootNetworking?: { readonly pods: string; readonly services: string };
+    shootNetworking?: ExampleShootRanges;
   } = {},
 ): Promise<Shoot> {
   const deadline = Date.now() + (opts.timeoutMs ?? 300_000);

@@ -12,7 +12,7 @@ import {
   DEFAULT_LOAD_BALANCER_NETWORKS,
   type LoadBalancerNetworks,
 } from '../extensions/provider-local/loadbalancer/pool.js';
-import { example } from './local-environment.js';
+import { example, type ExampleShootRanges } from './local-environment.js';
 import { seedNetworks, type SeedNetworks } from './seed-nodes.js';
 
 export const LOCAL_SEED_KINDS = ['ipv6', 'dual-stack', 'dual-stack-ipv6'] as const;
@@ -37,7 +37,7 @@ export interface LocalSeed {
    */
   readonly exampleShoot: string;
   /** Ranges the example Shoot gets beside its own: those its Seed's shootDefaults can't give. */
-  readonly exampleShootNetworking?: { readonly pods: string; readonly services: string };
+  readonly exampleShootNetworking?: ExampleShootRanges;
 }
 
 interface LocalSeedPlan {
@@ -50,7 +50,7 @@ interface LocalSeedPlan {
   readonly tag: string;
   readonly nodeNamePrefix: string;
   readonly exampleShoot: string;
-  readonly exampleShootNetworking?: { readonly pods: string; readonly services: string };
+  readonly exampleShootNetworking?: ExampleShootRanges;
 }
 
 const PLANS: Record<LocalSeedKind, LocalSeedPlan> = {
