@@ -1,10 +1,10 @@
 /**
  * The seeds `up --seeds` knows, one seed cluster each: the examples' Seeds `local-ipv6`, `local-dual` and
- * `local-dual6`. The first
- * listed is the garden's own cluster (as in Gardener's local setup, where the garden's runtime cluster is also the
- * first seed), each further one a seed cluster of its own, with its own API server, Nodes and gardenlet. What a seed's Nodes are made of beyond its
- * Seed's `spec.networks` is chosen here: a Seed has one range per field, of its primary family, so a dual-stack
- * seed's IPv6 ranges are the environment's, as a dual-stack kind cluster's configuration holds them.
+ * `local-dual6`. The first listed is the garden's own cluster (as in Gardener's local setup, where the garden's
+ * runtime cluster is also the first seed), each further one a seed cluster of its own, with its own API server, Nodes
+ * and gardenlet. What a seed's Nodes are made of beyond its Seed's `spec.networks` is chosen here: a Seed has one
+ * range per field, of its primary family, so a dual-stack seed's ranges of its second family are the environment's,
+ * as a dual-stack kind cluster's configuration holds them.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Seed } from '../apis/core/v1beta1/seed.js';
