@@ -30,6 +30,7 @@ import { containsCIDR, mustParseCIDR } from '../../src/net/cidr.js';
 import { IMAGES } from '../../src/imagevector/images.js';
 import { SEED_POD_PIDS_LIMIT } from '../../src/apis/provider-local/v1alpha1/kubelet.js';
 import { TO_KUBE_APISERVER_LABEL } from '../../src/gardenlet/shoot/components/controlplane/names.js';
+import { DUAL_STACK_NODES_MIGRATION_READY } from '../../src/apis/core/v1beta1/dual-stack-migration.js';
 import { tcpConnectScript } from '../support/seed-pod.js';
 import { waitFor } from '../support/wait.js';
 
@@ -604,53 +605,43 @@ describe.skipIf(reason !== undefined)('a kind dual-stack cluster as a second see
         intervalMs: 5_000,
         message: `shoot ${SHOOT} Succeeded`,
       });
-      const generation = json<{ metadata: { generation: number } }>(
-        '--kubeconfig',
-        kubeconfig,
-        '-n',
-        'garden-local',
-        'get',
-        'shoot',
-        SHOOT,
-      ).metadata.generation;
-      // The migration, by the patch alone (docs/dual-stack-migration.md).
-      ok(
-        onHost(join(ROOT, '.cache', 'bin', 'kubectl'), [
-          '--kubeconfig',
-          kubeconfig,
-          '-n',
-          'garden-local',
-          'patch',
-          'shoot',
-          SHOOT,
-          '--type',
-          'merge',
-          '-p',
-          '{"spec":{"networking":{"ipFamilies":["IPv4","IPv6"]}}}',
-        ]),
-        'kubectl patch shoot',
-      );
-      await waitFor(
-        () => {
-          const s = json<{
+      const gardenShoot = () =>
+        json<
+          Conditioned & {
             metadata: { generation: number };
             status?: {
               observedGeneration?: number;
               lastOperation?: { state?: string };
               constraints?: { type: string }[];
             };
-          }>('--kubeconfig', kubeconfig, '-n', 'garden-local', 'get', 'shoot', SHOOT);
+          }
+        >('--kubeconfig', kubeconfig, '-n', 'garden-local', 'get', 'shoot', SHOOT);
+      const generation = gardenShoot().metadata.generation;
+      // The migration, by the patch alone (docs/dual-stack-migration.md).
+      garden(
+        '-n',
+        'garden-local',
+        'patch',
+        'shoot',
+        SHOOT,
+        '--type',
+        'merge',
+        '-p',
+        '{"spec":{"networking":{"ipFamilies":["IPv4","IPv6"]}}}',
+      );
+      await waitFor(
+        () => {
+          const s = gardenShoot();
           return (
             s.metadata.generation > generation &&
             s.status?.observedGeneration === s.metadata.generation &&
             s.status?.lastOperation?.state === 'Succeeded' &&
-            !(s.status?.constraints ?? []).some((c) => c.type === 'DualStackNodesMigrationReady')
+            !(s.status?.constraints ?? []).some((c) => c.type === DUAL_STACK_NODES_MIGRATION_READY)
           );
         },
         { timeoutMs: 10 * 60_000, intervalMs: 5_000, message: `shoot ${SHOOT} migrated to [IPv4, IPv6]` },
       );
-      const shoot = json<Conditioned>('--kubeconfig', kubeconfig, '-n', 'garden-local', 'get', 'shoot', SHOOT);
-      expect(shoot.spec?.seedName).toBe(SEED);
+      expect(gardenShoot().spec?.seedName).toBe(SEED);
       // Its control plane and machine run in the seed cluster, not in the garden's.
       expect(seed('get', 'namespace', namespace, '-o', 'name')).toBe(`namespace/${namespace}\n`);
       expect(garden('get', 'namespaces', '-o', 'name')).not.toContain(namespace);
