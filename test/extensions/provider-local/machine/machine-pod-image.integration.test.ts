@@ -8,7 +8,17 @@
  * the test dies): the shims, runc and the containers' cgroups (paths relative to runc's own) are all below it.
  */
 import { spawnSync } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -84,9 +94,15 @@ describe.runIf(reason === undefined).sequential("the machine pods' image in a ma
   };
 
   let runs = 0;
-  /** Runs a command in a new container of the image; its exit code, stdout, and stdout and stderr. */
+  /**
+   * Runs a command in a new container of the image; its exit code, stdout, and stdout and stderr. The command writes
+   * both to files of a bind-mounted folder rather than through ctr's FIFOs: ctr may end before it has copied what a
+   * short-lived task printed, and it adds warnings of its own (containerd's cgroup v1 deprecation) on stderr.
+   */
   const runInImage = (command: string[]) => {
     const id = `pod-image-test-${++runs}`;
+    const out = join(dir, id);
+    mkdirSync(out);
     const result = ctr([
       '-n',
       'k8s.io',
@@ -97,11 +113,22 @@ describe.runIf(reason === undefined).sequential("the machine pods' image in a ma
       // Relative: below runc's own cgroup, containerd's.
       '--cgroup',
       id,
+      '--mount',
+      `type=bind,src=${out},dst=/out,options=rbind:rw`,
       MACHINE_POD_IMAGE,
       id,
+      'sh',
+      '-c',
+      'exec "$@" >/out/stdout 2>/out/stderr',
+      'sh',
       ...command,
     ]);
-    return { status: result.status, stdout: result.stdout, output: `${result.stdout}${result.stderr}` };
+    const read = (name: string) => (existsSync(join(out, name)) ? readFileSync(join(out, name), 'utf8') : '');
+    const stdout = read('stdout');
+    if (result.status !== 0 && stdout === '' && read('stderr') === '') {
+      process.stderr.write(`[machine pod image] ctr run ${id}: ${result.stderr}\n`);
+    }
+    return { status: result.status, stdout, output: `${stdout}${read('stderr')}` };
   };
 
   beforeAll(async () => {
