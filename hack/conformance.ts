@@ -1,14 +1,15 @@
 /**
- * `npm run conformance -- --shoot garden-local/local [--focus REGEX]`: runs Kubernetes' own end-to-end tests
+ * `npm run conformance -- --shoot garden-local/local [--set sig-network,netpol]`: runs Kubernetes' own end-to-end tests
  * (`e2e.test` of the pinned release, hack/ensure-binaries.sh) against a shoot, with an admin kubeconfig of it (as
  * `gardener-ipv6 kubeconfig --pin-address`), prints the passed/failed/skipped counts and keeps the JUnit report
  * (`junit_01.xml`) and the suite's output (`e2e.log`) in the report folder.
  * Tests that can't apply to the local shoots are listed, each with its reason, in hack/conformance-skips.yaml.
  *
  * Options: --kubeconfig FILE (the garden's; $KUBECONFIG when omitted), --shoot-kubeconfig FILE (instead of --shoot),
- * --focus REGEX (default: the sig-network conformance tests), --skip-file FILE, --report-dir DIR (default
- * .cache/conformance/<time>), --timeout 90m (each test's), --procs N (tests at once; default 4, or
- * GARDENER_IPV6_CONFORMANCE_PROCS).
+ * --set NAME[,NAME] (named sets of tests, {@link TEST_SETS}; default `conformance`), --focus REGEX (instead of the
+ * sets, or within them when both are given), --skip-file FILE, --report-dir DIR (default .cache/conformance/<time>),
+ * --timeout 90m (each test's), --procs N (tests at once; default 4, or GARDENER_IPV6_CONFORMANCE_PROCS), --list (print
+ * the selected tests, serial ones marked, and the listed skips, without a cluster).
  *
  * Parallel runs without Ginkgo's server: the Ginkgo CLI's parallel nodes report to a server that listens on 127.0.0.1
  * alone (internal/parallel_support in Ginkgo v2), which `npm test`'s IPv6-only namespace and an IPv6-only host don't
@@ -34,6 +35,61 @@ export const SIG_NETWORK_CONFORMANCE = String.raw`\[sig-network\].*\[Conformance
  */
 export const HOST_IPS = String.raw`\[sig-node\] (Pods should get a host IP|Downward API should provide (host IP|hostIPs))`;
 export const DEFAULT_SKIP_FILE = join(ROOT, 'hack', 'conformance-skips.yaml');
+
+/** Which tests of the suite a run takes, by full name. */
+export type TestFilter = (name: string) => boolean;
+
+export interface TestSet {
+  readonly description: string;
+  readonly includes: TestFilter;
+}
+
+/** Tags of tests that need a feature a cluster may lack, its whole self, or much time (upstream's CI runs them apart). */
+const SPECIAL_TAGS = /\[(Feature:[^\]]*|Serial|Disruptive|Slow|Flaky)\]/;
+
+/** The named sets of `--set`: what each runs of the pinned suite. */
+export const TEST_SETS = {
+  conformance: {
+    description: 'the [sig-network] … [Conformance] tests',
+    includes: (name) => new RegExp(SIG_NETWORK_CONFORMANCE).test(name),
+  },
+  'sig-network': {
+    description: 'every [sig-network] test without a Feature, Serial, Disruptive, Slow or Flaky tag',
+    includes: (name) => name.startsWith('[sig-network] ') && !SPECIAL_TAGS.test(name),
+  },
+  netpol: {
+    description: 'the [Feature:NetworkPolicy] tests',
+    includes: (name) => name.includes('[Feature:NetworkPolicy]'),
+  },
+  'dual-stack': {
+    description: "KEP-563's [Feature:IPv6DualStack] tests and KEP-2681's host IP tests",
+    includes: (name) => name.includes('[Feature:IPv6DualStack]') || new RegExp(HOST_IPS).test(name),
+  },
+} as const satisfies Record<string, TestSet>;
+
+export type TestSetName = keyof typeof TEST_SETS;
+
+/** The sets' names as given (`--set a,b`); an unknown name is an error naming the known ones. */
+export function parseTestSets(value: string): TestSetName[] {
+  const names = value.split(',').map((n) => n.trim());
+  for (const name of names) {
+    if (!Object.hasOwn(TEST_SETS, name)) {
+      throw new Error(`--set ${value}: unknown set ${JSON.stringify(name)}; known: ${Object.keys(TEST_SETS).join(', ')}`);
+    }
+  }
+  return [...new Set(names)] as TestSetName[];
+}
+
+/**
+ * The tests of any of `sets`, narrowed to `focus` (a regular expression over the full name) when given; `focus`
+ * alone when no set is given; the `conformance` set when neither is.
+ */
+export function testFilter(sets: readonly TestSetName[] = [], focus?: string): TestFilter {
+  const focused = focus === undefined ? undefined : new RegExp(focus);
+  const named = sets.length === 0 && focused === undefined ? (['conformance'] as const) : sets;
+  return (name) =>
+    (named.length === 0 || named.some((set) => TEST_SETS[set].includes(name))) && (focused?.test(name) ?? true);
+}
 
 export interface SkipEntry {
   /** A regular expression matched against the test's full name. */
@@ -114,19 +170,22 @@ export interface Summary {
   readonly skippedByTest: TestResult[];
 }
 
-/** Whether a test's full name is in the focus, and whether the skip file lists it. */
-function testMatchers(focus: string, skips: readonly SkipEntry[]) {
-  const focused = new RegExp(focus);
+/** Whether a test's full name is in the run (a filter, or a regular expression), and whether the skip file lists it. */
+function testMatchers(select: TestFilter | string, skips: readonly SkipEntry[]) {
   const patterns = skips.map((s) => new RegExp(s.test));
   return {
-    focused: (name: string) => focused.test(name),
+    focused: typeof select === 'string' ? testFilter([], select) : select,
     isListed: (name: string) => patterns.some((p) => p.test(name)),
   };
 }
 
 /** The results of the focused tests; the others (Ginkgo reports every spec, unfocused ones skipped) are left out. */
-export function summarize(results: readonly TestResult[], focus: string, skips: readonly SkipEntry[]): Summary {
-  const { focused, isListed } = testMatchers(focus, skips);
+export function summarize(
+  results: readonly TestResult[],
+  select: TestFilter | string,
+  skips: readonly SkipEntry[],
+): Summary {
+  const { focused, isListed } = testMatchers(select, skips);
   const mine = results.filter((r) => focused(r.name));
   return {
     passed: mine.filter((r) => r.state === 'passed'),
@@ -139,6 +198,9 @@ export function summarize(results: readonly TestResult[], focus: string, skips: 
 export interface ConformanceOptions {
   /** The shoot's kubeconfig. */
   readonly kubeconfig: string;
+  /** Named sets of tests. @default ['conformance'] unless `focus` is given */
+  readonly sets?: readonly TestSetName[];
+  /** A regular expression over the tests' full names: instead of the sets, or within them. */
   readonly focus?: string;
   readonly skipFile?: string;
   readonly reportDir: string;
@@ -210,8 +272,12 @@ export interface Selection {
 }
 
 /** The focused tests of NAMES, without the listed ones, in the order they run. */
-export function selectTests(names: readonly string[], focus: string, skips: readonly SkipEntry[]): Selection {
-  const { focused, isListed } = testMatchers(focus, skips);
+export function selectTests(
+  names: readonly string[],
+  select: TestFilter | string,
+  skips: readonly SkipEntry[],
+): Selection {
+  const { focused, isListed } = testMatchers(select, skips);
   const mine = [...new Set(names)].filter(focused);
   const run = mine.filter((n) => !isListed(n));
   const serial = (n: string) => /\[(Serial|Disruptive)\]/.test(n);
@@ -290,9 +356,22 @@ export function junitXml(results: readonly TestResult[], seconds: number): strin
   ].join('\n');
 }
 
+/** Every test of the suite by full name (`e2e.test --list-tests`), its temporary files in `tmp`. */
+export function listTests(binaries: E2EBinaries, tmp: string): string[] {
+  const list = spawnSync(binaries.e2eTest, ['--list-tests'], {
+    encoding: 'utf8',
+    maxBuffer: 64 << 20,
+    env: { ...process.env, TMPDIR: tmp },
+  });
+  if (list.status !== 0) {
+    throw new Error(`${binaries.e2eTest} --list-tests failed (exit ${list.status}): ${list.stderr}`);
+  }
+  return parseTestList(list.stdout);
+}
+
 /** Runs each focused test in an e2e.test process of its own against the cluster of `kubeconfig`, PROCS at a time. */
 export async function runConformance(opts: ConformanceOptions): Promise<ConformanceRun> {
-  const focus = opts.focus ?? SIG_NETWORK_CONFORMANCE;
+  const select = testFilter(opts.sets, opts.focus);
   const skips = readSkips(opts.skipFile ?? DEFAULT_SKIP_FILE);
   const binaries = opts.binaries ?? ensureE2EBinaries();
   const binDir = opts.binDir ?? join(ROOT, '.cache', 'bin');
@@ -301,18 +380,15 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
   // A report folder used before keeps nothing of that run's tests.
   rmSync(join(opts.reportDir, 'tests'), { recursive: true, force: true });
   mkdirSync(opts.reportDir, { recursive: true });
-  // The suite leaves temporary folders behind whenever it loads (kubectl's kuberc tests make theirs), to list too.
+  // The suite leaves temporary folders behind whenever it loads (kubectl's kuberc tests make theirs).
   const tmp = mkdtempSync(join(tmpdir(), 'conformance-'));
-  const list = spawnSync(binaries.e2eTest, ['--list-tests'], {
-    encoding: 'utf8',
-    maxBuffer: 64 << 20,
-    env: { ...process.env, TMPDIR: tmp },
-  });
-  if (list.status !== 0) {
+  let selection: Selection;
+  try {
+    selection = selectTests(listTests(binaries, tmp), select, skips);
+  } catch (e) {
     rmSync(tmp, { recursive: true, force: true });
-    throw new Error(`${binaries.e2eTest} --list-tests failed (exit ${list.status}): ${list.stderr}`);
+    throw e;
   }
-  const selection = selectTests(parseTestList(list.stdout), focus, skips);
   const suiteFlags = [
     `--kubeconfig=${opts.kubeconfig}`,
     // No cloud: tests that need one skip themselves.
@@ -382,7 +458,7 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
   ];
   const junit = join(opts.reportDir, 'junit_01.xml');
   writeFileSync(junit, junitXml(all, seconds));
-  return { ...summarize(all, focus, skips), exitCode, junit, seconds };
+  return { ...summarize(all, select, skips), exitCode, junit, seconds };
 }
 
 export function formatSummary(run: ConformanceRun): string {
@@ -405,6 +481,28 @@ async function main(argv: string[]): Promise<number> {
     if (!/^[1-9]\d*$/.test(v)) throw new Error(`${flag} ${v}: must be a positive number`);
     return Number(v);
   };
+  const sets = value('--set') === undefined ? undefined : parseTestSets(value('--set')!);
+  if (argv.includes('--list')) {
+    const tmp = mkdtempSync(join(tmpdir(), 'conformance-'));
+    try {
+      const selection = selectTests(
+        listTests(ensureE2EBinaries(), tmp),
+        testFilter(sets, value('--focus')),
+        readSkips(value('--skip-file') ?? DEFAULT_SKIP_FILE),
+      );
+      const lines = [
+        ...selection.parallel,
+        ...selection.serial.map((n) => `${n} (serial)`),
+        ...selection.listed.map((n) => `${n} (listed skip)`),
+        `${selection.parallel.length + selection.serial.length} tests (${selection.serial.length} serial), ` +
+          `${selection.listed.length} listed skips`,
+      ];
+      process.stdout.write(lines.join('\n') + '\n');
+      return 0;
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  }
   const shoot = value('--shoot');
   let kubeconfig = value('--shoot-kubeconfig');
   const reportDir = resolve(
@@ -428,6 +526,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const run = await runConformance({
     kubeconfig,
+    sets,
     focus: value('--focus'),
     skipFile: value('--skip-file'),
     reportDir,

@@ -13,12 +13,14 @@ import {
   junitXml,
   parseJUnit,
   parseTestList,
+  parseTestSets,
   readSkips,
   resultOf,
   selectTests,
   SIG_NETWORK_CONFORMANCE,
   summarize,
   testCommand,
+  testFilter,
 } from '../../hack/conformance.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'conformance-test-'));
@@ -103,6 +105,35 @@ describe('npm run conformance', () => {
       serial: [names[3]],
       listed: [names[1]],
     });
+  });
+
+  it('runs named sets of tests, narrowed by a focus, the Conformance set when given neither', () => {
+    const names = [
+      '[sig-network] DNS should provide DNS for services  [Conformance]',
+      '[sig-network] Services should be able to up and down services',
+      '[sig-network] Services should work after the service has been recreated [Slow]',
+      '[sig-network] KubeProxy should update conntrack entries [Serial]',
+      '[sig-network] DNS should work with a service name that starts with a digit [FeatureGate:RelaxedServiceNameValidation]',
+      '[sig-network] Netpol NetworkPolicy between server and client should support allow-all policy [Feature:NetworkPolicy]',
+      '[sig-network] [Feature:IPv6DualStack] should have ipv4 and ipv6 internal node ip',
+      '[sig-node] Pods should get a host IP [NodeConformance] [Conformance]',
+      '[sig-node] Downward API should provide hostIPs as an env var [NodeConformance]',
+      '[sig-storage] Secrets should be consumable from pods in volume [NodeConformance] [Conformance]',
+    ];
+    const picked = (filter: (name: string) => boolean) => names.flatMap((n, i) => (filter(n) ? [i] : []));
+    expect(picked(testFilter())).toEqual([0]);
+    expect(picked(testFilter(['conformance']))).toEqual([0]);
+    // A feature gate is no [Feature:…] tag: the test runs where the API server has the gate on.
+    expect(picked(testFilter(['sig-network']))).toEqual([0, 1, 4]);
+    expect(picked(testFilter(['netpol']))).toEqual([5]);
+    expect(picked(testFilter(['dual-stack']))).toEqual([6, 7, 8]);
+    expect(picked(testFilter(['conformance', 'dual-stack']))).toEqual([0, 6, 7, 8]);
+    expect(picked(testFilter(['sig-network'], 'Services'))).toEqual([1]);
+    expect(picked(testFilter([], 'Secrets'))).toEqual([9]);
+    expect(parseTestSets('sig-network, netpol,netpol')).toEqual(['sig-network', 'netpol']);
+    expect(() => parseTestSets('sig-network,storage')).toThrow(
+      '--set sig-network,storage: unknown set "storage"; known: conformance, sig-network, netpol, dual-stack',
+    );
   });
 
   it('focuses a test by its full name alone, even where another name begins with it', () => {

@@ -7,7 +7,9 @@
  * GARDENER_IPV6_CONFORMANCE_FAMILY picks the shoot: `ipv6` (the default, in CI) on an IPv6 seed; `dual-stack` (IPv4
  * first) on a dual-stack seed, where KEP-563's `[Feature:IPv6DualStack]` tests and KEP-2681's host IP tests run too;
  * `ipv4` on the IPv4 Seed of a dual-stack seed cluster; `migrated`: an IPv4 shoot migrated to dual-stack once it runs,
- * then the dual-stack set; `migrated-ipv6`: the same from an IPv6 shoot ([IPv6] → [IPv6, IPv4]). GARDENER_IPV6_CONFORMANCE_FOCUS narrows the focus for a rerun.
+ * then the dual-stack set; `migrated-ipv6`: the same from an IPv6 shoot ([IPv6] → [IPv6, IPv4]).
+ * GARDENER_IPV6_CONFORMANCE_SETS runs other named sets on the same shoot (`sig-network,netpol`, hack/conformance.ts);
+ * GARDENER_IPV6_CONFORMANCE_FOCUS narrows them for a rerun.
  */
 import { join } from 'node:path';
 import type { KubernetesObject } from '@kubernetes/client-node';
@@ -19,9 +21,10 @@ import type { IPFamily } from '../../src/net/cidr.js';
 import {
   ensureE2EBinaries,
   formatSummary,
-  HOST_IPS,
+  parseTestSets,
   runConformance,
-  SIG_NETWORK_CONFORMANCE,
+  TEST_SETS,
+  type TestSetName,
 } from '../../hack/conformance.js';
 import { machinesUnsupportedReason } from '../extensions/provider-local/machine/shoot-env.js';
 import {
@@ -49,8 +52,8 @@ interface ConformanceCase {
   readonly seedFamilies: IPFamily[];
   readonly seeds: Record<string, SeedNetworks>;
   readonly shoot: { readonly name: string; readonly seed: string; readonly networking: Record<string, unknown> };
-  readonly focus: string;
-  /** How many tests the focus holds in the pinned release (passed or listed in the skip file). */
+  readonly sets: readonly TestSetName[];
+  /** How many tests the sets hold in the pinned release (passed or listed in the skip file). */
   readonly tests: number;
   /** The families the shoot is migrated to once it runs, before the tests (`spec.networking.ipFamilies`). */
   readonly migrateTo?: IPFamily[];
@@ -62,7 +65,7 @@ const CASES: Record<string, ConformanceCase> = {
     seedFamilies: ['IPv6'],
     seeds: { ipv6: seedIPv6Networks },
     shoot: { name: 'c6', seed: 'ipv6', networking: { ipFamilies: ['IPv6'], nodes: 'fd00:10:1:100::/64' } },
-    focus: SIG_NETWORK_CONFORMANCE,
+    sets: ['conformance'],
     tests: 47,
   },
   'dual-stack': {
@@ -74,7 +77,7 @@ const CASES: Record<string, ConformanceCase> = {
       seed: 'dual',
       networking: { ipFamilies: ['IPv4', 'IPv6'], nodes: '10.10.0.0/16', pods: '10.3.0.0/16', services: '10.4.0.0/16' },
     },
-    focus: `${SIG_NETWORK_CONFORMANCE}|\\[Feature:IPv6DualStack\\]|${HOST_IPS}`,
+    sets: ['conformance', 'dual-stack'],
     tests: 74,
   },
   // KEP-563's tests on a shoot that ran IPv4 and was migrated to dual-stack (docs/dual-stack-migration.md).
@@ -88,7 +91,7 @@ const CASES: Record<string, ConformanceCase> = {
       networking: { ipFamilies: ['IPv4'], nodes: '10.10.0.0/16', pods: '10.3.0.0/16', services: '10.4.0.0/16' },
     },
     migrateTo: ['IPv4', 'IPv6'],
-    focus: `${SIG_NETWORK_CONFORMANCE}|\\[Feature:IPv6DualStack\\]|${HOST_IPS}`,
+    sets: ['conformance', 'dual-stack'],
     tests: 74,
   },
   // The same on a shoot that ran IPv6 and was migrated to [IPv6, IPv4], its IPv4 ranges from its Seed's shootDefaults.
@@ -107,7 +110,7 @@ const CASES: Record<string, ConformanceCase> = {
       },
     },
     migrateTo: ['IPv6', 'IPv4'],
-    focus: `${SIG_NETWORK_CONFORMANCE}|\\[Feature:IPv6DualStack\\]|${HOST_IPS}`,
+    sets: ['conformance', 'dual-stack'],
     tests: 74,
   },
   ipv4: {
@@ -119,7 +122,7 @@ const CASES: Record<string, ConformanceCase> = {
       seed: 'ipv4',
       networking: { nodes: '10.20.0.0/16', pods: '10.21.0.0/16', services: '10.22.0.0/16' },
     },
-    focus: SIG_NETWORK_CONFORMANCE,
+    sets: ['conformance'],
     tests: 47,
   },
 };
@@ -135,8 +138,13 @@ const SEED_CLUSTER = {
   pods: ['fd00:21:1::/56', '10.38.0.0/16'].slice(0, CASE.seedFamilies.length),
   services: ['fd00:21:2::/112', '10.39.0.0/16'].slice(0, CASE.seedFamilies.length),
 };
-/** A narrower focus for a rerun of some tests (the count below then doesn't apply). */
-const FOCUS = process.env.GARDENER_IPV6_CONFORMANCE_FOCUS || CASE.focus;
+/** Other sets than the case's own (`sig-network,netpol`): the count below then doesn't apply. */
+const SETS = process.env.GARDENER_IPV6_CONFORMANCE_SETS
+  ? parseTestSets(process.env.GARDENER_IPV6_CONFORMANCE_SETS)
+  : CASE.sets;
+/** A narrower focus within the sets, for a rerun of some tests (the count below then doesn't apply either). */
+const FOCUS = process.env.GARDENER_IPV6_CONFORMANCE_FOCUS || undefined;
+const OWN_SETS = FOCUS === undefined && SETS === CASE.sets;
 
 const env = new SeedEnvironment();
 
@@ -161,7 +169,7 @@ describe
       await env.stop();
     }, 120_000);
 
-    it(`passes the ${FOCUS === SIG_NETWORK_CONFORMANCE ? 'sig-network conformance' : 'focused'} tests but the listed skips`, async () => {
+    it(`passes ${SETS.map((set) => TEST_SETS[set].description).join(', ')}${FOCUS ? ` (focused)` : ''} but the listed skips`, async () => {
       await env.client.create(Refs.shoot, {
         apiVersion: 'core.gardener.cloud/v1beta1',
         kind: 'Shoot',
@@ -200,6 +208,7 @@ describe
       let output = '';
       const run = await runConformance({
         kubeconfig,
+        sets: SETS,
         focus: FOCUS,
         reportDir: join(projectRoot(), '.cache', 'conformance', FAMILY),
         timeout: '50m',
@@ -208,8 +217,8 @@ describe
       process.stderr.write(`[conformance ${FAMILY}] ${formatSummary(run)}`);
       expect(run.failed.map((r) => `${r.name}: ${r.message}`)).toEqual([]);
       expect(run.exitCode, output.slice(-4000)).toBe(0);
-      // Every test of the focus is accounted for: none may skip itself unnoticed.
-      if (FOCUS === CASE.focus) {
+      // Every test of the sets is accounted for: none may skip itself unnoticed.
+      if (OWN_SETS) {
         expect(run.skippedByTest.map((r) => `${r.name}: ${r.message}`)).toEqual([]);
         expect(run.passed.length + run.listed.length).toBe(CASE.tests);
       }
