@@ -12,11 +12,14 @@
 #                            built from github.com/containernetworking/plugins ($CNI_PLUGINS_VERSION)
 #   coredns                  built from github.com/coredns/coredns ($COREDNS_VERSION)
 #   kubeadm                  built from k8s.io/kubernetes     ($KUBERNETES_VERSION)
+#   agnhost, regression-issue-74839
+#                            the e2e tests' servers, from test/images of the same module
 #   e2e.test                 Kubernetes' end-to-end test binary (test/e2e of the same module), for `npm run
 #                            conformance` (hack/conformance.ts)
 #   agnhost-rootfs           a folder: Debian bookworm (debootstrap minbase) with the tools the e2e tests exec in
-#                            agnhost's image (sh, nc, curl, dig, ip, iperf, socat), as upstream's Alpine-based one,
-#                            and the files its Dockerfile adds (porter's key pair from the Kubernetes module, ...)
+#                            agnhost's image (sh, nc, curl, wget, dig, ip, iperf, socat), as upstream's Alpine-based one,
+#                            and the files its Dockerfile adds (porter's key pair from the Kubernetes module, ...);
+#                            with iptables, conntrack and ipset also the e2e tests' distroless-iptables image
 #   crictl                   built from sigs.k8s.io/cri-tools ($CRI_TOOLS_VERSION)
 #   kind                     built from sigs.k8s.io/kind      ($KIND_VERSION)
 # The control plane needs the first group (plus etcd and helm); the machines of the local provider need the
@@ -46,12 +49,13 @@ BIN_DIR="$CACHE_DIR/bin"
 BUILD_DIR="$CACHE_DIR/build"
 CONTROL_PLANE=(kube-apiserver kube-controller-manager kube-scheduler etcd kubectl helm)
 NODE=(kubelet kube-proxy pause containerd containerd-shim-runc-v2 ctr runc cni-bridge cni-host-local cni-loopback cni-portmap
-  coredns agnhost agnhost-rootfs)
+  coredns agnhost agnhost-rootfs regression-issue-74839)
 KIND=(kubeadm crictl kind)
 TEST=(e2e.test)
 ALL=("${CONTROL_PLANE[@]}" "${NODE[@]}" "${KIND[@]}" "${TEST[@]}")
-# What upstream's agnhost image adds to Alpine (test/images/agnhost/Dockerfile), as Debian packages.
-AGNHOST_PACKAGES=bash,bind9-dnsutils,curl,netcat-openbsd,iproute2,iperf,socat,ca-certificates
+# What upstream's agnhost image adds to Alpine (test/images/agnhost/Dockerfile), as Debian packages; wget is
+# busybox's applet there; iptables, conntrack and ipset are what its distroless-iptables image has.
+AGNHOST_PACKAGES=bash,bind9-dnsutils,curl,netcat-openbsd,iproute2,iperf,socat,ca-certificates,wget,conntrack,iptables,ipset
 DEBIAN_MIRROR="${GARDENER_IPV6_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 
 log() { printf '[ensure-binaries] %s\n' "$*" >&2; }
@@ -68,6 +72,7 @@ recipe() {
       ;;
     pause) echo "k8s.io/kubernetes@$KUBERNETES_VERSION build/pause recipe=1" ;;
     agnhost) echo "k8s.io/kubernetes@$KUBERNETES_VERSION test/images/agnhost recipe=1" ;;
+    regression-issue-74839) echo "k8s.io/kubernetes@$KUBERNETES_VERSION test/images/regression-issue-74839 recipe=1" ;;
     e2e.test) echo "k8s.io/kubernetes@$KUBERNETES_VERSION test/e2e recipe=1" ;;
     agnhost-rootfs) echo "debian bookworm minbase $AGNHOST_PACKAGES k8s.io/kubernetes@$KUBERNETES_VERSION recipe=2" ;;
     etcd) echo "go.etcd.io/etcd/server/v3@$ETCD_VERSION recipe=1" ;;
@@ -199,6 +204,8 @@ version_of() {
     cni-*) CNI_COMMAND=VERSION "$bin" </dev/null 2>/dev/null | head -n1 ;;
     coredns) "$bin" -version 2>/dev/null | head -n1 ;;
     e2e.test) echo "k8s.io/kubernetes@$KUBERNETES_VERSION test/e2e" ;;
+    # A server with no version flag: it would start.
+    regression-issue-74839) echo "k8s.io/kubernetes@$KUBERNETES_VERSION test/images/regression-issue-74839" ;;
     agnhost-rootfs) echo "$(du -sm "$bin" | cut -f1) MB" ;;
     ctr | runc | containerd*) "$bin" --version 2>/dev/null | head -n1 ;;
     *) "$bin" --version 2>/dev/null | head -n1 ;;
@@ -279,7 +286,8 @@ kube_ldflags() {
 # The group a binary is built in: the binaries of one module come from one `go build`, and groups build side by side.
 group_of() {
   case "$1" in
-    kube-apiserver | kube-controller-manager | kube-scheduler | kubectl | kubelet | kube-proxy | kubeadm | agnhost)
+    kube-apiserver | kube-controller-manager | kube-scheduler | kubectl | kubelet | kube-proxy | kubeadm | agnhost | \
+      regression-issue-74839)
       echo kubernetes
       ;;
     e2e.test) echo e2e ;;
@@ -299,6 +307,8 @@ build_group() {
       for name in "$@"; do
         case "$name" in
           agnhost) pairs+=("agnhost=k8s.io/kubernetes/test/images/agnhost") ;; # Kubernetes' e2e test server
+          # The e2e conntrack test's server that answers with out-of-window TCP packets.
+          regression-issue-74839) pairs+=("$name=k8s.io/kubernetes/test/images/regression-issue-74839") ;;
           *) pairs+=("$name=k8s.io/kubernetes/cmd/$name") ;;
         esac
       done

@@ -9,7 +9,10 @@ import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { projectRoot } from '../system/project.js';
 
-/** The machines' binaries: node components, the sandbox binary, CNI plugins, CoreDNS and agnhost (their images). */
+/**
+ * The machines' binaries: node components, the sandbox binary, CNI plugins, CoreDNS and the e2e tests' servers
+ * (their images).
+ */
 export const NODE_BINARY_NAMES = [
   'kubelet',
   'kube-proxy',
@@ -25,6 +28,7 @@ export const NODE_BINARY_NAMES = [
   'coredns',
   'agnhost',
   'agnhost-rootfs',
+  'regression-issue-74839',
 ] as const;
 
 export const BINARY_NAMES = [

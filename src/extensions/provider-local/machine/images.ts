@@ -112,6 +112,29 @@ export function glibcDNSTestingImageSpec(rootfs: string, corednsBinary: string):
   };
 }
 
+/** The e2e tests' host tools image (test/utils/image/manifest.go): what `KubeProxy` tests exec on a node's network. */
+export const E2E_DISTROLESS_IPTABLES_IMAGE = 'registry.k8s.io/build-image/distroless-iptables:v0.9.7';
+
+/**
+ * Upstream's is Debian's iptables, ip6tables, conntrack and ipset on a distroless base with a shell: `rootfs`, which
+ * has them (hack/ensure-binaries.sh agnhost-rootfs).
+ */
+export function distrolessIptablesImageSpec(rootfs: string): ImageSpec {
+  return { name: E2E_DISTROLESS_IPTABLES_IMAGE, ...treeSpec(rootfs), cmd: ['bash'] };
+}
+
+/** The e2e conntrack test's server (test/utils/image/manifest.go), which answers with out-of-window TCP packets. */
+export const E2E_REGRESSION_ISSUE_74839_IMAGE = 'registry.k8s.io/e2e-test-images/regression-issue-74839:1.5';
+
+/** Upstream's is the static binary at / on Debian's base image, which it doesn't use: the binary alone. */
+export function regressionIssue74839ImageSpec(binary: string): ImageSpec {
+  return {
+    name: E2E_REGRESSION_ISSUE_74839_IMAGE,
+    files: [{ path: 'regression-issue-74839', source: binary }],
+    entrypoint: ['/regression-issue-74839'],
+  };
+}
+
 export function corednsImageSpec(corednsBinary: string): ImageSpec {
   return { name: COREDNS_IMAGE, files: [{ path: 'coredns', source: corednsBinary }], entrypoint: ['/coredns'] };
 }
@@ -140,7 +163,8 @@ export function controlPlaneImageSpecs(binDir: string): ImageSpec[] {
 
 /**
  * The images every machine gets: the sandbox (also under the e2e tests' name for it), the test image, CoreDNS, and
- * the e2e tests' agnhost, glibc-dns-testing and busybox, built from the binaries in `binDir`.
+ * the e2e tests' agnhost, glibc-dns-testing, distroless-iptables, regression-issue-74839 and busybox, built from the
+ * binaries in `binDir`.
  */
 export function buildMachineImages(binDir: string, cacheDir: string): Promise<BuiltImage[]> {
   return Promise.all([
@@ -153,6 +177,8 @@ export function buildMachineImages(binDir: string, cacheDir: string): Promise<Bu
       cacheDir,
     ),
     buildImage(glibcDNSTestingImageSpec(join(binDir, 'agnhost-rootfs'), join(binDir, 'coredns')), cacheDir),
+    buildImage(distrolessIptablesImageSpec(join(binDir, 'agnhost-rootfs')), cacheDir),
+    buildImage(regressionIssue74839ImageSpec(join(binDir, 'regression-issue-74839')), cacheDir),
     buildImage(e2eBusyboxImageSpec(busyboxApplets()), cacheDir),
   ]);
 }

@@ -25,6 +25,7 @@ import {
   TEST_IMAGE,
   pauseImageSpec,
   agnhostImageSpec,
+  distrolessIptablesImageSpec,
   testImageSpec,
 } from '../../../../src/extensions/provider-local/machine/images.js';
 import {
@@ -153,6 +154,16 @@ describe('OCI images without a registry', () => {
     expect(listing).toMatch(/^drwxrwxrwt .* tmp\/$/m);
     expect(listing).toMatch(/^-rwsr-xr-x .* usr\/bin\/passwd$/m);
     expect(listing).toMatch(/^lrwxrwxrwx .* usr\/bin\/sh -> dash$/m);
+  });
+
+  it("the e2e tests' distroless-iptables is the root file system under the name their KubeProxy tests run", () => {
+    const rootfs = join(dir, 'iptables-rootfs');
+    mkdirSync(join(rootfs, 'usr', 'sbin'), { recursive: true });
+    writeFileSync(join(rootfs, 'usr', 'sbin', 'conntrack'), 'conntrack', { mode: 0o755 });
+    const spec = distrolessIptablesImageSpec(rootfs);
+    expect(spec.name).toBe('registry.k8s.io/build-image/distroless-iptables:v0.9.7');
+    expect(spec.files).toEqual([{ path: 'usr/sbin/conntrack', source: join(rootfs, 'usr/sbin/conntrack'), mode: 0o755 }]);
+    expect(spec.entrypoint).toBeUndefined();
   });
 
   it('removes archives of the same image unused for an hour when it builds a new one, and keeps recent ones', async () => {
