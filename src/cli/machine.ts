@@ -17,6 +17,8 @@ export interface MachineCommandOptions {
   readonly podIps?: string;
   readonly nodeCidrs?: string;
   readonly firstMachineIndex?: string;
+  readonly zones?: string;
+  readonly region?: string;
   readonly userData: string;
   /** Where the last words go. @default MACHINE_POD_PATHS.terminationLog */
   readonly terminationLog?: string;
@@ -40,6 +42,8 @@ export async function runMachineCommand(opts: MachineCommandOptions, io: CliIO):
   const nodeCIDRs = list(opts.nodeCidrs ?? process.env[MACHINE_POD_ENV.nodeCIDRs] ?? '');
   const firstText = opts.firstMachineIndex ?? process.env[MACHINE_POD_ENV.firstMachine] ?? '0';
   const firstMachine = /^\d+$/.test(firstText) ? Number(firstText) : NaN;
+  const zones = list(opts.zones ?? process.env[MACHINE_POD_ENV.zones] ?? '');
+  const region = opts.region ?? process.env[MACHINE_POD_ENV.region];
   if (nodeName === '') return fail('--node-name (or $NODE_NAME) is required', MACHINE_AGENT_EXIT.usage);
   if (podIPs.length === 0) return fail('--pod-ips (or $POD_IPS) is required', MACHINE_AGENT_EXIT.usage);
   if (nodeCIDRs.length === 0) {
@@ -54,7 +58,10 @@ export async function runMachineCommand(opts: MachineCommandOptions, io: CliIO):
   const log = timestamped((text) => io.err(text));
   try {
     await untilSignalled((signal) =>
-      runMachinePod({ nodeName, podIPs, nodeCIDRs, firstMachine, paths: { userData: opts.userData }, log }, signal),
+      runMachinePod(
+        { nodeName, podIPs, nodeCIDRs, firstMachine, zones, region, paths: { userData: opts.userData }, log },
+        signal,
+      ),
     );
     return MACHINE_AGENT_EXIT.stopped;
   } catch (e) {

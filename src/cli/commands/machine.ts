@@ -11,6 +11,8 @@ export function addMachineCommand(program: Command, { io, setExitCode }: Command
     .option('--pod-ips <list>', "the pod's addresses ($POD_IPS: status.podIPs)")
     .option('--node-cidrs <list>', "the shoot's node range per family, in family order ($NODE_CIDRS)")
     .option('--first-machine-index <n>', "the pool's first machine in the node ranges ($FIRST_MACHINE_INDEX)")
+    .option('--zones <list>', "the pool's zones: the machine is in the one of its ordinal, round robin ($ZONES)")
+    .option('--region <name>', "the shoot's region, the Node's topology label ($REGION)")
     .option('--user-data <file>', "the pool's user data", '/etc/gardener-ipv6/user-data/userData')
     .action(async (opts: MachineCommandOptions) => {
       const { runMachineCommand } = await import('../machine.js');

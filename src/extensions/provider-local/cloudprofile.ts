@@ -17,6 +17,9 @@ export const MACHINE_IMAGE = { name: 'local', version: '1.0.0' } as const;
 /** The Kubernetes version of the pinned binaries, as a CloudProfile lists it (`1.37.1`). */
 export const LOCAL_KUBERNETES_VERSION = KUBERNETES_VERSION.replace(/^v/, '');
 
+/** The zones of the region `local`: labels of the machines, which all run on the seed's Nodes. */
+export const LOCAL_ZONES = ['0', '1', '2'] as const;
+
 export function localCloudProfile(): CloudProfile {
   return {
     apiVersion: API_VERSION,
@@ -24,7 +27,8 @@ export function localCloudProfile(): CloudProfile {
     metadata: { name: CLOUD_PROFILE_NAME },
     spec: {
       type: PROVIDER_TYPE,
-      regions: [{ name: REGION }],
+      // Zones as Gardener's provider-local names them: a pool's machines are spread over those it lists.
+      regions: [{ name: REGION, zones: LOCAL_ZONES.map((name) => ({ name })) }],
       kubernetes: { versions: [{ version: LOCAL_KUBERNETES_VERSION }] },
       // A machine is a network namespace of its seed Node, not a VM: these figures are nominal, as Gardener's.
       machineTypes: [{ name: MACHINE_TYPE, cpu: '1', gpu: '0', memory: '8Gi' }],

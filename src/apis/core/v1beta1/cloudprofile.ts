@@ -87,6 +87,7 @@ export const RegionSchema = z.strictObject({
   labels: StringMapSchema.optional(),
   accessRestrictions: z.array(AccessRestrictionSchema).optional(),
 });
+export type Region = z.infer<typeof RegionSchema>;
 
 export const VolumeTypeSchema = z.strictObject({
   class: z.string(),

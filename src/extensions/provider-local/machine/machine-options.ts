@@ -77,6 +77,11 @@ export interface MachineOptions {
   operatingSystemConfig: { spec: { files?: File[] } };
   /** The worker pool's `sysctls`, overriding the OSC's. */
   sysctls?: Record<string, string>;
+  /**
+   * Labels the Node gets from its machine, as a cloud's Nodes get theirs from the cloud (its region and zone): with the
+   * OSC's, which win where both name a key. @default none
+   */
+  nodeLabels?: Readonly<Record<string, string>>;
   /** Image archives imported into containerd before the kubelet starts (pause, test, CoreDNS images). */
   images: BuiltImage[];
   /** The host's kernel, as the kubelet checks it (kubelet-host.ts). @default this host's /proc */

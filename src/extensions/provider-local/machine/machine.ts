@@ -254,7 +254,8 @@ export class Machine {
     sysctls: Record<string, string> = {},
   ): Promise<ApplyResult & { kubeletRestarted: boolean; nodeLabels: Record<string, string> }> {
     const kubelet = () => this.processes.find('kubelet');
-    const result = await applyMachineOperatingSystemConfig(this.context(), osc, sysctls, kubelet);
+    const applied = await applyMachineOperatingSystemConfig(this.context(), osc, sysctls, kubelet);
+    const result = { ...applied, nodeLabels: { ...this.opts.nodeLabels, ...applied.nodeLabels } };
     this.nodeSync.labelsApplied(result.nodeLabels);
     return result;
   }

@@ -100,6 +100,10 @@ export interface MachinePodOptions {
   readonly nodeCIDRs: readonly string[];
   /** The index of the pool's first machine in the node ranges; the pod's ordinal is added to it. */
   readonly firstMachine: number;
+  /** The pool's zones: the machine is in the one of its ordinal, round robin ({@link machineTopologyLabels}). */
+  readonly zones?: readonly string[];
+  /** The shoot's region. */
+  readonly region?: string;
   readonly paths?: Partial<MachinePodPaths>;
   /** @default MACHINE_READINESS.port */
   readonly readinessPort?: number;
@@ -130,6 +134,28 @@ export function machineIndex(nodeName: string, firstMachine: number): number {
   const ordinal = /-(\d+)$/.exec(nodeName)?.[1];
   if (ordinal === undefined) throw new Error(`the machine pod's name ${nodeName} has no ordinal (<pool>-<n>)`);
   return firstMachine + Number(ordinal);
+}
+
+/** The Node's labels for its place: `topology.kubernetes.io/region`, and `zone` where the pool has zones. */
+export const TOPOLOGY_LABELS = {
+  region: 'topology.kubernetes.io/region',
+  zone: 'topology.kubernetes.io/zone',
+} as const;
+
+/**
+ * The topology labels of a pool's machine, as a cloud's Nodes have them: the region, and the zone of the pod's
+ * ordinal, round robin over the pool's zones (so that `n` machines over `z` zones put `ceil(n/z)` in the first
+ * `n mod z` zones and `floor(n/z)` in the others, as Gardener distributes a pool's machines over its zones).
+ */
+export function machineTopologyLabels(
+  nodeName: string,
+  zones: readonly string[] = [],
+  region?: string,
+): Record<string, string> {
+  const labels: Record<string, string> = {};
+  if (region !== undefined && region !== '') labels[TOPOLOGY_LABELS.region] = region;
+  if (zones.length > 0) labels[TOPOLOGY_LABELS.zone] = zones[machineIndex(nodeName, 0) % zones.length]!;
+  return labels;
 }
 
 /** The Node's addresses, one per family of the shoot, each as a host address (`/128`, `/32`). */
@@ -180,6 +206,7 @@ export function machineOptions(
     snatToUpstreamDNS: userData.podNetwork.snatToUpstreamDNS,
     operatingSystemConfig: { spec: { files: userData.files } },
     sysctls: userData.sysctls,
+    nodeLabels: machineTopologyLabels(opts.nodeName, opts.zones, opts.region),
     images: imageArchives(paths.imagesDir),
     log: opts.log,
   };

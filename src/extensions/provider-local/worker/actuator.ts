@@ -214,7 +214,7 @@ export class WorkerActuator implements Actuator<Worker> {
     const revisions: (string | undefined)[] = [];
     for (const [i, pool] of pools.entries()) {
       const networks = workerMachineNetworks(worker, layout);
-      const statefulSet = this.machineStatefulSet(namespace, pool, layout, networks, replicas[i]!);
+      const statefulSet = this.machineStatefulSet(namespace, pool, layout, networks, replicas[i]!, worker.spec.region);
       const applied = await this.client.apply(
         Refs.statefulSet,
         statefulSet as KubernetesObject,
@@ -287,6 +287,7 @@ export class WorkerActuator implements Actuator<Worker> {
     layout: MachineLayout,
     networks: { nodeCIDRs: readonly string[]; podCIDRs: readonly string[] },
     replicas: number,
+    region: string | undefined,
   ) {
     return desiredMachineStatefulSet({
       namespace,
@@ -294,6 +295,7 @@ export class WorkerActuator implements Actuator<Worker> {
       userData: userDataOf(pool) as { name: string; key: string },
       nodeCIDRs: networks.nodeCIDRs,
       firstMachine: layout.offsets.get(pool.name) ?? 0,
+      ...(region ? { region } : {}),
       replicas,
       ...(this.opts.image ? { image: this.opts.image } : {}),
       ...(this.opts.machineUserNamespaces === false ? { userNamespace: false } : {}),

@@ -57,6 +57,10 @@ export const MACHINE_POD_ENV = {
   nodeCIDRs: 'NODE_CIDRS',
   /** The index of the pool's first machine in the node ranges: the pod's ordinal is added to it. */
   firstMachine: 'FIRST_MACHINE_INDEX',
+  /** The pool's zones, comma-separated: the machine of ordinal `i` is in the `i mod n`th (pod-agent.ts). */
+  zones: 'ZONES',
+  /** The shoot's region, the Node's `topology.kubernetes.io/region`. */
+  region: 'REGION',
 } as const;
 
 /**
@@ -94,6 +98,8 @@ export interface MachinePodValues {
   readonly nodeCIDRs: readonly string[];
   /** The index of the pool's first machine in the node ranges (node-addresses.ts). */
   readonly firstMachine: number;
+  /** The shoot's region (the Worker's `spec.region`), the Nodes' topology label. */
+  readonly region?: string;
   /** How many machines run now: the pool's minimum, or fewer while they start a few at a time. */
   readonly replicas?: number;
   /**
@@ -168,6 +174,10 @@ function machinePodTemplate(values: MachinePodValues, selector: Record<string, s
             { name: 'POD_IPS', valueFrom: { fieldRef: { fieldPath: 'status.podIPs' } } },
             { name: MACHINE_POD_ENV.nodeCIDRs, value: values.nodeCIDRs.join(',') },
             { name: MACHINE_POD_ENV.firstMachine, value: String(values.firstMachine) },
+            ...(values.pool.zones !== undefined && values.pool.zones.length > 0
+              ? [{ name: MACHINE_POD_ENV.zones, value: values.pool.zones.join(',') }]
+              : []),
+            ...(values.region ? [{ name: MACHINE_POD_ENV.region, value: values.region }] : []),
           ],
           // A node: its own containers, mounts, cgroups and kernel settings of its network namespace, all in
           // the pod's user namespace (hostUsers above). Its image is read-only: what it writes is on volumes.

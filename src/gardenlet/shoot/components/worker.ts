@@ -129,6 +129,8 @@ export function desiredWorker(shoot: Shoot): Worker {
           ...(kubelet !== undefined ? { kubeletConfig: kubelet } : {}),
           // machine-controller-manager's settings (the drain timeout), as Gardener copies them.
           ...(w.machineControllerManager ? { machineControllerManager: w.machineControllerManager } : {}),
+          // The zones the provider spreads the pool's machines over.
+          ...(w.zones !== undefined && w.zones.length > 0 ? { zones: w.zones } : {}),
         };
       }),
     },

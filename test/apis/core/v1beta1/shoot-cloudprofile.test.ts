@@ -236,6 +236,36 @@ describe('a worker pool, against the CloudProfile', () => {
   });
 });
 
+describe("a pool's zones, from the region's", () => {
+  const zoned = (zones: string[]) => shoot('1.37.1', undefined, (s) => (s.spec.provider!.workers![0]!.zones = zones));
+
+  it('takes zones of the region, and refuses one it does not list, naming it', () => {
+    expect(admitWith(zoned(['a', 'b'])).causes).toEqual([]);
+    expect(admitWith(zoned(['a', 'c'])).causes).toEqual([
+      notSupported('spec.provider.workers[0].zones[1]', 'c', ['a', 'b']),
+    ]);
+  });
+
+  it("keeps a zone the pool had after the region dropped it; a new one must be the region's", () => {
+    const old = admitWith(zoned(['a', 'c']), { profile: cloudProfileObject() }).shoot;
+    expect(admitWith(zoned(['a', 'c']), { old }).causes).toEqual([]);
+    expect(admitWith(zoned(['a', 'c', 'd']), { old }).causes).toEqual([
+      notSupported('spec.provider.workers[0].zones[2]', 'd', ['a', 'b']),
+    ]);
+  });
+
+  it("refuses every zone in a region that has none, and leaves an unknown region to the region's error", () => {
+    const remote = zoned(['a']);
+    remote.spec.region = 'remote';
+    expect(admitWith(remote).causes).toEqual([
+      { field: 'spec.provider.workers[0].zones[0]', reason: 'FieldValueNotSupported', message: 'Unsupported value: "a"' },
+    ]);
+    const mars = zoned(['a']);
+    mars.spec.region = 'mars';
+    expect(admitWith(mars).causes).toEqual([notSupported('spec.region', 'mars', ['local', 'remote'])]);
+  });
+});
+
 describe('the CloudProfile itself', () => {
   it.each<[string, (s: Shoot) => void, Cause[]]>([
     [

@@ -81,6 +81,25 @@ describe('Shoot create: worker pool sizes', () => {
     ]);
   });
 
+  it('refuses a zone named twice, and a maximum below the number of zones (a machine in each)', () => {
+    const errors = (shoot: Shoot) => causesOf(validateShoot(shoot, gateSets.none));
+    const zoned = (minimum: number, maximum: number, zones: string[]) => {
+      const shoot = withPool(minimum, maximum);
+      shoot.spec.provider!.workers![0]!.zones = zones;
+      return shoot;
+    };
+    expect(errors(zoned(3, 3, ['0', '1', '2']))).toEqual([]);
+    // A pool that is off has no machine to place.
+    expect(errors(zoned(0, 0, ['0', '1', '2']))).toEqual([]);
+    expect(errors(zoned(1, 2, ['0', '1', '2']))).toEqual([
+      forbidden('spec.provider.workers[0].maximum', 'Forbidden: maximum value must not be less than the number of zones'),
+    ]);
+    expect(errors(zoned(2, 2, ['0', '1', '0']))).toEqual([
+      forbidden('spec.provider.workers[0].maximum', 'Forbidden: maximum value must not be less than the number of zones'),
+      { field: 'spec.provider.workers[0].zones[2]', reason: 'FieldValueDuplicate', message: 'Duplicate value: "0"' },
+    ]);
+  });
+
   it("refuses machineControllerManager durations that don't parse or are negative, and negative counts", () => {
     const shoot = withPool(1, 1);
     shoot.spec.provider!.workers![0]!.machineControllerManager = {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   machineIndex,
   machineOptions,
+  machineTopologyLabels,
   MACHINE_POD_PATHS,
   MACHINE_READINESS,
   nodeAddresses,
@@ -22,6 +23,23 @@ describe('a machine pod underlay', () => {
   it('is refused without the primary family, and for a malformed address', () => {
     expect(() => underlayAddress(['IPv4', 'IPv6'], ['fd00:10:1::5'])).toThrow(/no IPv4 address/);
     expect(() => underlayAddress(['IPv6'], ['fd00::zz'])).toThrow(/POD_IPS: "fd00::zz" is not an IP address/);
+  });
+});
+
+describe("a machine pod's Node topology labels", () => {
+  it("spread a pool's machines over its zones by ordinal, the first zones taking one more, with the region", () => {
+    const zoneOf = (i: number, zones: string[]) =>
+      machineTopologyLabels(`machine-w-${i}`, zones, 'local')['topology.kubernetes.io/zone'];
+    expect([0, 1, 2, 3, 4].map((i) => zoneOf(i, ['0', '1', '2']))).toEqual(['0', '1', '2', '0', '1']);
+    expect(machineTopologyLabels('machine-w-4', ['a', 'b'], 'local')).toEqual({
+      'topology.kubernetes.io/region': 'local',
+      'topology.kubernetes.io/zone': 'a',
+    });
+  });
+
+  it('are the region alone for a pool without zones, and none without a region either', () => {
+    expect(machineTopologyLabels('machine-w-0', [], 'local')).toEqual({ 'topology.kubernetes.io/region': 'local' });
+    expect(machineTopologyLabels('machine-w-0')).toEqual({});
   });
 });
 

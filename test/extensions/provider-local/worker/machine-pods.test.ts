@@ -95,6 +95,15 @@ describe("provider-local's machine pods", () => {
     expect(container.resources).toEqual(values.resources);
   });
 
+  it("tells the machines the pool's zones and the region, for their Nodes' topology labels", () => {
+    const zoned = desiredMachineStatefulSet({ ...values, pool: { ...pool, zones: ['0', '1'] }, region: 'local' });
+    const env = zoned.spec!.template.spec!.containers[0]!.env!;
+    expect(env.slice(-2)).toEqual([
+      { name: MACHINE_POD_ENV.zones, value: '0,1' },
+      { name: MACHINE_POD_ENV.region, value: 'local' },
+    ]);
+  });
+
   it("runs the machine in the host's user namespace only when told (a seed without user namespaces, the bench)", () => {
     const uncontained = desiredMachineStatefulSet({ ...values, userNamespace: false }).spec!.template.spec!;
     expect(uncontained.hostUsers).toBeUndefined();

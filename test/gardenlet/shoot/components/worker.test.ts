@@ -91,6 +91,24 @@ describe("the shoot's Worker", () => {
     expect(validateWorker(desiredWorker(withDrain))).toEqual([]);
   });
 
+  it("copies each pool's zones and the shoot's region, for the provider to spread the machines over", () => {
+    const zoned = {
+      ...shoot,
+      spec: {
+        ...shoot.spec,
+        region: 'local',
+        provider: {
+          type: 'local',
+          workers: [{ ...shoot.spec.provider!.workers![0]!, zones: ['0', '1'] }, shoot.spec.provider!.workers![1]!],
+        },
+      },
+    } as Shoot;
+    const worker = desiredWorker(zoned);
+    expect(worker.spec.region).toBe('local');
+    expect(worker.spec.pools?.map((p) => p.zones)).toEqual([['0', '1'], undefined]);
+    expect(validateWorker(worker)).toEqual([]);
+  });
+
   it('drops the user data of pools the Worker had and the shoot no longer has, and of no other', () => {
     const previous = desiredWorker({
       ...shoot,

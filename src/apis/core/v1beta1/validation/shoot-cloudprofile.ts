@@ -5,7 +5,7 @@
  * its profile dropped what it uses.
  */
 import { FieldPath, invalid, notSupported, type ErrorList } from '../../../field/index.js';
-import type { CloudProfile, ExpirableVersion, MachineImage, MachineType } from '../cloudprofile.js';
+import type { CloudProfile, ExpirableVersion, MachineImage, MachineType, Region } from '../cloudprofile.js';
 import { DEFAULT_ARCHITECTURE } from '../defaults.js';
 import type { Shoot, Worker } from '../shoot.js';
 import { compareSemVer, isExpired, isPreview, parseSemVer, partialVersion } from '../versions.js';
@@ -61,6 +61,7 @@ export function validateShootAgainstCloudProfile(
   (shoot.spec.provider?.workers ?? []).forEach((worker, i) => {
     const oldWorker = old?.spec.provider?.workers?.find((w) => w.name === worker.name);
     errors.push(...validateWorker(worker, oldWorker, i, profile, ctx));
+    errors.push(...validateZones(worker, oldWorker, i, profile.spec.regions?.find((r) => r.name === region)));
     const poolVersion = worker.kubernetes?.version;
     if (poolVersion !== undefined) {
       const oldPoolVersion = oldWorker?.kubernetes?.version ?? old?.spec.kubernetes?.version;
@@ -143,6 +144,22 @@ function validateWorker(
       ...validateMachineImage(worker, old, machinePath.child('image'), profile.spec.machineImages ?? [], ctx),
     );
   }
+  return errors;
+}
+
+/**
+ * A pool's zones are the region's (a zone the pool had already may stay after the profile dropped it). Without a
+ * region of the profile's, the region's own error says enough.
+ */
+function validateZones(worker: Worker, old: Worker | undefined, i: number, region: Region | undefined): ErrorList {
+  if (region === undefined) return [];
+  const known = (region.zones ?? []).map((z) => z.name);
+  const errors: ErrorList = [];
+  (worker.zones ?? []).forEach((zone, j) => {
+    if (!known.includes(zone) && !(old?.zones ?? []).includes(zone)) {
+      errors.push(notSupported(WORKERS.index(i).child('zones').index(j), zone, known));
+    }
+  });
   return errors;
 }
 

@@ -138,8 +138,9 @@ function validateWorkerNames(shoot: Shoot): ErrorList {
 }
 
 /**
- * Pool sizes as Gardener checks them: minimum and maximum not negative, maximum not below minimum. (Pools that are
- * all empty are allowed: such a shoot succeeds without Nodes.)
+ * Pool sizes as Gardener checks them: minimum and maximum not negative, maximum not below minimum nor below the count
+ * of the pool's zones, each zone named once. (Pools that are all empty are allowed: such a shoot succeeds without
+ * Nodes.)
  */
 function validateWorkerSizes(shoot: Shoot): ErrorList {
   const errors: ErrorList = [];
@@ -155,6 +156,14 @@ function validateWorkerSizes(shoot: Shoot): ErrorList {
     if (maximum < minimum) {
       errors.push(forbidden(path.index(i).child('maximum'), 'maximum value must not be less than minimum value'));
     }
+    const zones = worker.zones ?? [];
+    // A pool's machines are spread over its zones, at least one in each.
+    if (maximum > 0 && maximum < zones.length) {
+      errors.push(forbidden(path.index(i).child('maximum'), 'maximum value must not be less than the number of zones'));
+    }
+    zones.forEach((zone, j) => {
+      if (zones.indexOf(zone) !== j) errors.push(duplicate(path.index(i).child('zones').index(j), zone));
+    });
   });
   return errors;
 }
