@@ -11,7 +11,8 @@
  * host, no file the machine or the seed executes, mount or read no disk, see no process of the host, read nothing
  * of the environment's files, find no other machine's containerd and load no kernel module. A privileged pod that
  * takes another pod's address, or root in a machine's network that takes kube-apiserver's, sends nothing as it (counted
- * where it would arrive); a pod's fork bomb ends at the pod's PID limit, and machine pods have the seed's. A second
+ * where it would arrive); a pod's fork bomb ends at the pod's PID limit, and machine pods have the seed's; a pod that
+ * writes past its ephemeral-storage limit is evicted. A second
  * shoot on the same seed: root in the first shoot's machine gets no answer from its kube-apiserver, etcd and kubelet,
  * nor from the seed's API server, all of which answer their own clients; machines have their machine type's CPU and
  * memory as cgroup limits, and one of a type the seed cannot fit stays Pending with the reason on its Worker.
@@ -461,6 +462,47 @@ describe.skipIf(unsupported !== undefined).sequential("a shoot's kubelet setting
       expect(limits, machine.name).toEqual([String(SEED_POD_PIDS_LIMIT)]);
     }
   }, 180_000);
+
+  it("evicts a pod that writes past its ephemeral-storage limit, and reports each Node's file system", async () => {
+    // The kubelet measures what pods write (its Summary API, which its eviction manager reads): a pod over its limit
+    // is evicted, not left to fill the disk every machine of the host shares.
+    const nodes = await shootNodes();
+    for (const { name } of nodes) {
+      const summary = JSON.parse(await kubectl(['get', '--raw', `/api/v1/nodes/${name}/proxy/stats/summary`])) as {
+        node: { fs?: { capacityBytes?: number; availableBytes?: number } };
+      };
+      expect(summary.node.fs?.capacityBytes, name).toBeGreaterThan(0);
+      expect(summary.node.fs?.availableBytes, name).toBeGreaterThan(0);
+    }
+    // Not waited for Ready: it may be evicted before.
+    const manifest = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'disk-filler', namespace: 'default' },
+      spec: {
+        terminationGracePeriodSeconds: 1,
+        containers: [
+          {
+            name: 'filler',
+            image: TEST_IMAGE,
+            command: ['sh', '-c', 'dd if=/dev/urandom of=/filler bs=1M count=10 && exec sleep 3600'],
+            resources: { limits: { 'ephemeral-storage': '5Mi' } },
+          },
+        ],
+      },
+    };
+    await kubectl(['apply', '-f', testFile('disk-filler.json', JSON.stringify(manifest))]);
+    await waitFor(
+      async () => {
+        const pod = JSON.parse(await kubectl(['get', 'pod', 'disk-filler', '-o', 'json'])) as {
+          status: { phase?: string; reason?: string };
+        };
+        return pod.status.phase === 'Failed' && pod.status.reason === 'Evicted';
+      },
+      { timeoutMs: 90_000, intervalMs: 1_000, message: 'pod disk-filler evicted' },
+    );
+    await kubectl(['delete', 'pod', 'disk-filler', '--wait=false']);
+  }, 150_000);
 
   it("gives a machine no answer from another shoot's API server, etcd and kubelet, nor from the seed's API server", async () => {
     await client.apply(

@@ -175,8 +175,12 @@ const KUBELET_DEFAULTS: Readonly<Record<string, unknown>> = {
  * - `oomScoreAdj: 0`: the kubelet's default -999 needs CAP_SYS_RESOURCE, which this host's processes lack, and would
  *   protect it at the host's expense;
  * - no certificate rotation or serving certificates of its own: the machine joins with a bootstrap token and the
- *   client certificate it is issued; no local storage isolation: the machines share the host's disk and can't
- *   measure their own.
+ *   client certificate it is issued;
+ * - local storage isolation (the default, spelled out): the kubelet measures each pod's writable layers, logs and
+ *   emptyDirs and evicts a pod over its `ephemeral-storage` limit, so that no shoot pod fills the host's disk; the
+ *   Node's ephemeral-storage capacity is that of the host's file system the machine's state is on, which the machines
+ *   share as VMs share a thin-provisioned disk. Without it the kubelet collects no file system statistics at all, and
+ *   its Summary API (`stats/summary`, what `kubectl top` and the eviction manager read) fails.
  */
 function machineOwnedKubeletSettings(opts: KubeletConfigOptions): Record<string, unknown> {
   return {
@@ -195,7 +199,7 @@ function machineOwnedKubeletSettings(opts: KubeletConfigOptions): Record<string,
     resolvConf: MACHINE_PATHS.resolvConf,
     rotateCertificates: false,
     serverTLSBootstrap: false,
-    localStorageCapacityIsolation: false,
+    localStorageCapacityIsolation: true,
   };
 }
 
@@ -315,7 +319,8 @@ export interface KubeProxyConfigOptions {
 
 /**
  * kube-proxy in nftables mode. `conntrack.maxPerCore: 0` leaves nf_conntrack_max alone, which is read-only in a
- * network namespace other than the host's (kind does the same).
+ * network namespace other than the host's (kind does the same); the TCP timeouts are the network namespace's own and
+ * writable in it, so kube-proxy sets its defaults (established 24h, CLOSE_WAIT 1h) as on any node.
  */
 export function kubeProxyConfig(opts: KubeProxyConfigOptions): string {
   return stringify({
@@ -329,7 +334,7 @@ export function kubeProxyConfig(opts: KubeProxyConfigOptions): string {
     healthzBindAddress: '[::]:10256',
     metricsBindAddress: '[::1]:10249',
     oomScoreAdj: 0,
-    conntrack: { maxPerCore: 0, min: 0, tcpEstablishedTimeout: '0s', tcpCloseWaitTimeout: '0s' },
+    conntrack: { maxPerCore: 0, min: 0 },
     nftables: { syncPeriod: '30s', minSyncPeriod: '1s' },
   });
 }

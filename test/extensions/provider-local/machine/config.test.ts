@@ -74,6 +74,8 @@ describe('machine configuration', () => {
       address: '::',
       healthzBindAddress: '::1',
       readOnlyPort: 0,
+      // Pods' writes are measured and limited, and the Summary API has the node's file system.
+      localStorageCapacityIsolation: true,
     });
     expect(config.authentication.anonymous.enabled).toBe(false);
     // Who may use the kubelet API is the API server's decision (SubjectAccessReview), not any holder of a CA cert.
@@ -147,7 +149,7 @@ describe('machine configuration', () => {
     expect(() => parseNodeLabels(`a=${'v'.repeat(64)}`)).toThrow(/line 1 .*must be no more than 63 characters/);
   });
 
-  it('kube-proxy: nftables mode, the shoot pods as cluster CIDR, conntrack limits left to the host', () => {
+  it("kube-proxy: nftables mode, the shoot pods as cluster CIDR, conntrack's table size left to the host", () => {
     const config = parse(
       kubeProxyConfig({
         nodeName: 'm1',
@@ -164,6 +166,9 @@ describe('machine configuration', () => {
       conntrack: { maxPerCore: 0 },
       healthzBindAddress: '[::]:10256',
     });
+    // The network namespace's own TCP timeouts: kube-proxy's defaults, as on any node.
+    expect(config.conntrack.tcpCloseWaitTimeout).toBeUndefined();
+    expect(config.conntrack.tcpEstablishedTimeout).toBeUndefined();
   });
 
   it.each([
