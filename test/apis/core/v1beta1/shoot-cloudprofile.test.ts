@@ -258,7 +258,11 @@ describe("a pool's zones, from the region's", () => {
     const remote = zoned(['a']);
     remote.spec.region = 'remote';
     expect(admitWith(remote).causes).toEqual([
-      { field: 'spec.provider.workers[0].zones[0]', reason: 'FieldValueNotSupported', message: 'Unsupported value: "a"' },
+      {
+        field: 'spec.provider.workers[0].zones[0]',
+        reason: 'FieldValueNotSupported',
+        message: 'Unsupported value: "a"',
+      },
     ]);
     const mars = zoned(['a']);
     mars.spec.region = 'mars';

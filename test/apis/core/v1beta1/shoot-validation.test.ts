@@ -92,10 +92,16 @@ describe('Shoot create: worker pool sizes', () => {
     // A pool that is off has no machine to place.
     expect(errors(zoned(0, 0, ['0', '1', '2']))).toEqual([]);
     expect(errors(zoned(1, 2, ['0', '1', '2']))).toEqual([
-      forbidden('spec.provider.workers[0].maximum', 'Forbidden: maximum value must not be less than the number of zones'),
+      forbidden(
+        'spec.provider.workers[0].maximum',
+        'Forbidden: maximum value must not be less than the number of zones',
+      ),
     ]);
     expect(errors(zoned(2, 2, ['0', '1', '0']))).toEqual([
-      forbidden('spec.provider.workers[0].maximum', 'Forbidden: maximum value must not be less than the number of zones'),
+      forbidden(
+        'spec.provider.workers[0].maximum',
+        'Forbidden: maximum value must not be less than the number of zones',
+      ),
       { field: 'spec.provider.workers[0].zones[2]', reason: 'FieldValueDuplicate', message: 'Duplicate value: "0"' },
     ]);
   });

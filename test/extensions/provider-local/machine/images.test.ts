@@ -162,7 +162,9 @@ describe('OCI images without a registry', () => {
     writeFileSync(join(rootfs, 'usr', 'sbin', 'conntrack'), 'conntrack', { mode: 0o755 });
     const spec = distrolessIptablesImageSpec(rootfs);
     expect(spec.name).toBe('registry.k8s.io/build-image/distroless-iptables:v0.9.7');
-    expect(spec.files).toEqual([{ path: 'usr/sbin/conntrack', source: join(rootfs, 'usr/sbin/conntrack'), mode: 0o755 }]);
+    expect(spec.files).toEqual([
+      { path: 'usr/sbin/conntrack', source: join(rootfs, 'usr/sbin/conntrack'), mode: 0o755 },
+    ]);
     expect(spec.entrypoint).toBeUndefined();
   });
 

@@ -61,7 +61,14 @@ export function validateShootAgainstCloudProfile(
   (shoot.spec.provider?.workers ?? []).forEach((worker, i) => {
     const oldWorker = old?.spec.provider?.workers?.find((w) => w.name === worker.name);
     errors.push(...validateWorker(worker, oldWorker, i, profile, ctx));
-    errors.push(...validateZones(worker, oldWorker, i, profile.spec.regions?.find((r) => r.name === region)));
+    errors.push(
+      ...validateZones(
+        worker,
+        oldWorker,
+        i,
+        profile.spec.regions?.find((r) => r.name === region),
+      ),
+    );
     const poolVersion = worker.kubernetes?.version;
     if (poolVersion !== undefined) {
       const oldPoolVersion = oldWorker?.kubernetes?.version ?? old?.spec.kubernetes?.version;
