@@ -187,7 +187,15 @@ export class AntiSpoofing {
     return present;
   }
 
+  /**
+   * Removes a port's element and chain; a port that another removal took meanwhile (a sandbox's teardown and the
+   * collection of gone ports) is no failure.
+   */
   private async delete(hostInterface: string): Promise<void> {
-    await runNft(antiSpoofingRemoveScript(hostInterface), ['-f', '-'], this.netns);
+    try {
+      await runNft(antiSpoofingRemoveScript(hostInterface), ['-f', '-'], this.netns);
+    } catch (e) {
+      if ((await portsIn(this.netns)).includes(hostInterface)) throw e;
+    }
   }
 }
