@@ -74,7 +74,9 @@ export function parseTestSets(value: string): TestSetName[] {
   const names = value.split(',').map((n) => n.trim());
   for (const name of names) {
     if (!Object.hasOwn(TEST_SETS, name)) {
-      throw new Error(`--set ${value}: unknown set ${JSON.stringify(name)}; known: ${Object.keys(TEST_SETS).join(', ')}`);
+      throw new Error(
+        `--set ${value}: unknown set ${JSON.stringify(name)}; known: ${Object.keys(TEST_SETS).join(', ')}`,
+      );
     }
   }
   return [...new Set(names)] as TestSetName[];
