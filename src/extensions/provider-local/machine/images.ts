@@ -117,10 +117,11 @@ export const E2E_DISTROLESS_IPTABLES_IMAGE = 'registry.k8s.io/build-image/distro
 
 /**
  * Upstream's is Debian's iptables, ip6tables, conntrack and ipset on a distroless base with a shell: `rootfs`, which
- * has them (hack/ensure-binaries.sh agnhost-rootfs).
+ * has them (hack/ensure-binaries.sh agnhost-rootfs), in the very layer of glibc-dns-testing (the same files, CoreDNS
+ * among them), which a machine's containerd then stores and unpacks once for both.
  */
-export function distrolessIptablesImageSpec(rootfs: string): ImageSpec {
-  return { name: E2E_DISTROLESS_IPTABLES_IMAGE, ...treeSpec(rootfs), cmd: ['bash'] };
+export function distrolessIptablesImageSpec(rootfs: string, corednsBinary: string): ImageSpec {
+  return { ...glibcDNSTestingImageSpec(rootfs, corednsBinary), name: E2E_DISTROLESS_IPTABLES_IMAGE };
 }
 
 /** The e2e conntrack test's server (test/utils/image/manifest.go), which answers with out-of-window TCP packets. */
@@ -177,7 +178,7 @@ export function buildMachineImages(binDir: string, cacheDir: string): Promise<Bu
       cacheDir,
     ),
     buildImage(glibcDNSTestingImageSpec(join(binDir, 'agnhost-rootfs'), join(binDir, 'coredns')), cacheDir),
-    buildImage(distrolessIptablesImageSpec(join(binDir, 'agnhost-rootfs')), cacheDir),
+    buildImage(distrolessIptablesImageSpec(join(binDir, 'agnhost-rootfs'), join(binDir, 'coredns')), cacheDir),
     buildImage(regressionIssue74839ImageSpec(join(binDir, 'regression-issue-74839')), cacheDir),
     buildImage(e2eBusyboxImageSpec(busyboxApplets()), cacheDir),
   ]);

@@ -26,6 +26,7 @@ import {
   pauseImageSpec,
   agnhostImageSpec,
   distrolessIptablesImageSpec,
+  glibcDNSTestingImageSpec,
   testImageSpec,
 } from '../../../../src/extensions/provider-local/machine/images.js';
 import {
@@ -156,16 +157,21 @@ describe('OCI images without a registry', () => {
     expect(listing).toMatch(/^lrwxrwxrwx .* usr\/bin\/sh -> dash$/m);
   });
 
-  it("the e2e tests' distroless-iptables is the root file system under the name their KubeProxy tests run", () => {
+  it("the e2e tests' distroless-iptables is the root file system in glibc-dns-testing's very layer", async () => {
     const rootfs = join(dir, 'iptables-rootfs');
     mkdirSync(join(rootfs, 'usr', 'sbin'), { recursive: true });
     writeFileSync(join(rootfs, 'usr', 'sbin', 'conntrack'), 'conntrack', { mode: 0o755 });
-    const spec = distrolessIptablesImageSpec(rootfs);
+    const spec = distrolessIptablesImageSpec(rootfs, fakeBinary);
     expect(spec.name).toBe('registry.k8s.io/build-image/distroless-iptables:v0.9.7');
-    expect(spec.files).toEqual([
-      { path: 'usr/sbin/conntrack', source: join(rootfs, 'usr/sbin/conntrack'), mode: 0o755 },
-    ]);
-    expect(spec.entrypoint).toBeUndefined();
+    expect(spec.files).toContainEqual({
+      path: 'usr/sbin/conntrack',
+      source: join(rootfs, 'usr/sbin/conntrack'),
+      mode: 0o755,
+    });
+    // The same layer: a machine's containerd keeps and unpacks it once for both images.
+    const glibc = glibcDNSTestingImageSpec(rootfs, fakeBinary);
+    expect(glibc.name).not.toBe(spec.name);
+    expect(await layerBlob(layerEntries(spec))).toEqual(await layerBlob(layerEntries(glibc)));
   });
 
   it('removes archives of the same image unused for an hour when it builds a new one, and keeps recent ones', async () => {
