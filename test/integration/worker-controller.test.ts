@@ -165,10 +165,11 @@ describe("provider-local's Worker controller", () => {
       ['machine-a', 2],
       ['machine-b', 1],
     ]);
-    // The node ranges per family (the IPv4 one provider-local's default), pool b's machines after a's maximum.
+    // The node ranges per family (the IPv4 one provider-local's default), pool b's machines after a's maximum; the
+    // Worker's region, the Nodes' topology label (the pools have no zones).
     expect(sets.map(env)).toEqual([
-      { NODE_CIDRS: 'fd00:10:1:100::/56,10.255.255.0/24', FIRST_MACHINE_INDEX: '0' },
-      { NODE_CIDRS: 'fd00:10:1:100::/56,10.255.255.0/24', FIRST_MACHINE_INDEX: '4' },
+      { NODE_CIDRS: 'fd00:10:1:100::/56,10.255.255.0/24', FIRST_MACHINE_INDEX: '0', REGION: 'local' },
+      { NODE_CIDRS: 'fd00:10:1:100::/56,10.255.255.0/24', FIRST_MACHINE_INDEX: '4', REGION: 'local' },
     ]);
     const container = sets[0]!.spec!.template.spec!.containers[0]!;
     expect(container.image).toBe(IMAGES.machine);
