@@ -58,17 +58,11 @@ export function validateShootAgainstCloudProfile(
       JSON.stringify(profile.spec.type ?? '');
     return [...errors, invalid(SPEC.child('provider', 'type'), type ?? '', detail)];
   }
+  const shootRegion = profile.spec.regions?.find((r) => r.name === region);
   (shoot.spec.provider?.workers ?? []).forEach((worker, i) => {
     const oldWorker = old?.spec.provider?.workers?.find((w) => w.name === worker.name);
     errors.push(...validateWorker(worker, oldWorker, i, profile, ctx));
-    errors.push(
-      ...validateZones(
-        worker,
-        oldWorker,
-        i,
-        profile.spec.regions?.find((r) => r.name === region),
-      ),
-    );
+    errors.push(...validateZones(worker, oldWorker, i, shootRegion));
     const poolVersion = worker.kubernetes?.version;
     if (poolVersion !== undefined) {
       const oldPoolVersion = oldWorker?.kubernetes?.version ?? old?.spec.kubernetes?.version;
@@ -159,13 +153,14 @@ function validateWorker(
  * region of the profile's, the region's own error says enough.
  */
 function validateZones(worker: Worker, old: Worker | undefined, i: number, region: Region | undefined): ErrorList {
-  if (region === undefined) return [];
+  const zones = worker.zones ?? [];
+  if (region === undefined || zones.length === 0) return [];
   const known = (region.zones ?? []).map((z) => z.name);
+  // Sets: the lists come from the request, and a long one must not cost its square.
+  const allowed = new Set([...known, ...(old?.zones ?? [])]);
   const errors: ErrorList = [];
-  (worker.zones ?? []).forEach((zone, j) => {
-    if (!known.includes(zone) && !(old?.zones ?? []).includes(zone)) {
-      errors.push(notSupported(WORKERS.index(i).child('zones').index(j), zone, known));
-    }
+  zones.forEach((zone, j) => {
+    if (!allowed.has(zone)) errors.push(notSupported(WORKERS.index(i).child('zones').index(j), zone, known));
   });
   return errors;
 }

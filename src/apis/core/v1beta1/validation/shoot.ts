@@ -161,8 +161,10 @@ function validateWorkerSizes(shoot: Shoot): ErrorList {
     if (maximum > 0 && maximum < zones.length) {
       errors.push(forbidden(path.index(i).child('maximum'), 'maximum value must not be less than the number of zones'));
     }
+    const seen = new Set<string>();
     zones.forEach((zone, j) => {
-      if (zones.indexOf(zone) !== j) errors.push(duplicate(path.index(i).child('zones').index(j), zone));
+      if (seen.has(zone)) errors.push(duplicate(path.index(i).child('zones').index(j), zone));
+      seen.add(zone);
     });
   });
   return errors;
