@@ -46,12 +46,14 @@ export interface TestSet {
 
 /** Tags of tests that need a feature a cluster may lack, its whole self, or much time (upstream's CI runs them apart). */
 const SPECIAL_TAGS = /\[(Feature:[^\]]*|Serial|Disruptive|Slow|Flaky)\]/;
+const SIG_NETWORK_CONFORMANCE_RE = new RegExp(SIG_NETWORK_CONFORMANCE);
+const HOST_IPS_RE = new RegExp(HOST_IPS);
 
 /** The named sets of `--set`: what each runs of the pinned suite. */
 export const TEST_SETS = {
   conformance: {
     description: 'the [sig-network] … [Conformance] tests',
-    includes: (name) => new RegExp(SIG_NETWORK_CONFORMANCE).test(name),
+    includes: (name) => SIG_NETWORK_CONFORMANCE_RE.test(name),
   },
   'sig-network': {
     description: 'every [sig-network] test without a Feature, Serial, Disruptive, Slow or Flaky tag',
@@ -63,7 +65,7 @@ export const TEST_SETS = {
   },
   'dual-stack': {
     description: "KEP-563's [Feature:IPv6DualStack] tests and KEP-2681's host IP tests",
-    includes: (name) => name.includes('[Feature:IPv6DualStack]') || new RegExp(HOST_IPS).test(name),
+    includes: (name) => name.includes('[Feature:IPv6DualStack]') || HOST_IPS_RE.test(name),
   },
 } as const satisfies Record<string, TestSet>;
 
