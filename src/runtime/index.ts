@@ -13,3 +13,4 @@ export * from './metrics.js';
 export * from './paths.js';
 export * from './queue.js';
 export * from './retry.js';
+export * from './steps.js';
