@@ -3,13 +3,15 @@
  * (`e2e.test` of the pinned release, hack/ensure-binaries.sh) against a shoot, with an admin kubeconfig of it (as
  * `gardener-ipv6 kubeconfig --pin-address`), prints the passed/failed/skipped counts and keeps the JUnit report
  * (`junit_01.xml`) and the suite's output (`e2e.log`) in the report folder.
- * Tests that can't apply to the local shoots are listed, each with its reason, in hack/conformance-skips.yaml.
+ * Tests that can't apply to the local shoots are listed, each with its reason, in hack/conformance-skips.yaml; an
+ * entry with `when` applies only to shoots of that trait ({@link ShootTraits}).
  *
  * Options: --kubeconfig FILE (the garden's; $KUBECONFIG when omitted), --shoot-kubeconfig FILE (instead of --shoot),
  * --set NAME[,NAME] (named sets of tests, {@link TEST_SETS}; default `conformance`), --focus REGEX (instead of the
  * sets, or within them when both are given), --skip-file FILE, --report-dir DIR (default .cache/conformance/<time>),
  * --timeout 90m (each test's), --procs N (tests at once; default 4, or GARDENER_IPV6_CONFORMANCE_PROCS), --list (print
- * the selected tests, serial ones marked, and the listed skips, without a cluster).
+ * the selected tests, serial ones marked, and the listed skips, without a cluster), --overlay (the cluster's pods reach
+ * other Nodes through a tunnel: for --shoot-kubeconfig and --list; with --shoot it is read from the Shoot).
  *
  * Parallel runs without Ginkgo's server: the Ginkgo CLI's parallel nodes report to a server that listens on 127.0.0.1
  * alone (internal/parallel_support in Ginkgo v2), which `npm test`'s IPv6-only namespace and an IPv6-only host don't
@@ -23,6 +25,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parse } from 'yaml';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { Shoot } from '../src/apis/core/v1beta1/shoot.js';
+import { podNetworkSettings } from '../src/gardenlet/shoot/components/worker.js';
 import { NETNS_ENV } from '../src/system/netns.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -95,10 +100,34 @@ export function testFilter(sets: readonly TestSetName[] = [], focus?: string): T
     (named.length === 0 || named.some((set) => TEST_SETS[set].includes(name))) && (focused?.test(name) ?? true);
 }
 
+/**
+ * What a shoot under test is, as far as a test's applying depends on it: `overlay`, its pods reach other Nodes
+ * through calico's tunnel (a pool of mode `Always`), from the tunnel address calico gives each Node.
+ */
+export interface ShootTraits {
+  readonly overlay: boolean;
+}
+
+/** The traits a skip can be conditional on (`when`). */
+export const SKIP_CONDITIONS = ['overlay'] as const satisfies readonly (keyof ShootTraits)[];
+export type SkipCondition = (typeof SKIP_CONDITIONS)[number];
+
 export interface SkipEntry {
   /** A regular expression matched against the test's full name. */
   readonly test: string;
   readonly reason: string;
+  /** Only on a shoot of this trait; on every shoot when absent. */
+  readonly when?: SkipCondition;
+}
+
+/** A Shoot's traits: whether the pools its network puts in force tunnel between Nodes, as the machines decide it. */
+export function shootTraits(shoot: Shoot): ShootTraits {
+  return { overlay: podNetworkSettings(shoot).pools.some((p) => p.mode === 'Always') };
+}
+
+/** The entries that apply to a shoot of TRAITS: the unconditional ones, and those whose trait it has. */
+export function skipsFor(skips: readonly SkipEntry[], traits: ShootTraits | undefined): SkipEntry[] {
+  return skips.filter((s) => s.when === undefined || traits?.[s.when] === true);
 }
 
 /** The skip file's entries; each needs a test pattern that compiles and a reason. */
@@ -112,8 +141,13 @@ export function readSkips(file: string): SkipEntry[] {
     if (typeof entry.reason !== 'string' || entry.reason.trim() === '') {
       throw new Error(`${file}: skips[${i}].reason: Required value: say why the test can't apply`);
     }
+    if (entry.when !== undefined && !(SKIP_CONDITIONS as readonly unknown[]).includes(entry.when)) {
+      throw new Error(
+        `${file}: skips[${i}].when: Unsupported value: ${JSON.stringify(entry.when)}: supported values: ${SKIP_CONDITIONS.map((c) => `"${c}"`).join(', ')}`,
+      );
+    }
     new RegExp(entry.test);
-    return { test: entry.test, reason: entry.reason };
+    return { test: entry.test, reason: entry.reason, ...(entry.when === undefined ? {} : { when: entry.when }) };
   });
 }
 
@@ -207,6 +241,8 @@ export interface ConformanceOptions {
   /** A regular expression over the tests' full names: instead of the sets, or within them. */
   readonly focus?: string;
   readonly skipFile?: string;
+  /** What the shoot is, for the skips conditional on it; unknown: those don't apply. */
+  readonly traits?: ShootTraits;
   readonly reportDir: string;
   /** Each e2e.test process's Ginkgo timeout, e.g. `90m`. */
   readonly timeout?: string;
@@ -376,7 +412,7 @@ export function listTests(binaries: E2EBinaries, tmp: string): string[] {
 /** Runs each focused test in an e2e.test process of its own against the cluster of `kubeconfig`, PROCS at a time. */
 export async function runConformance(opts: ConformanceOptions): Promise<ConformanceRun> {
   const select = testFilter(opts.sets, opts.focus);
-  const skips = readSkips(opts.skipFile ?? DEFAULT_SKIP_FILE);
+  const skips = skipsFor(readSkips(opts.skipFile ?? DEFAULT_SKIP_FILE), opts.traits);
   const binaries = opts.binaries ?? ensureE2EBinaries();
   const binDir = opts.binDir ?? join(ROOT, '.cache', 'bin');
   const procs = opts.procs ?? defaultProcs();
@@ -476,6 +512,25 @@ export function formatSummary(run: ConformanceRun): string {
   return lines.join('\n') + '\n';
 }
 
+/** The traits of the Shoot NAMESPACE/NAME, read from the garden. */
+async function readShootTraits(ref: string, gardenKubeconfig: string | undefined): Promise<ShootTraits> {
+  const [{ ResourceClient }, { loadKubeConfig }, { Refs }, { parseShootRef }] = await Promise.all([
+    import('../src/runtime/client.js'),
+    import('../src/cli/run.js'),
+    import('../src/apis/refs.js'),
+    import('../src/cli/kubeconfig.js'),
+  ]);
+  const { namespace, name } = parseShootRef(ref);
+  const client = new ResourceClient(loadKubeConfig(gardenKubeconfig));
+  try {
+    const shoot = await client.get<Shoot & KubernetesObject>(Refs.shoot, name, namespace);
+    if (!shoot) throw new Error(`shoot ${ref} not found`);
+    return shootTraits(shoot);
+  } finally {
+    client.close();
+  }
+}
+
 async function main(argv: string[]): Promise<number> {
   const value = (flag: string) => {
     const i = argv.indexOf(flag);
@@ -486,13 +541,15 @@ async function main(argv: string[]): Promise<number> {
     return Number(v);
   };
   const sets = value('--set') === undefined ? undefined : parseTestSets(value('--set')!);
+  // Traits stated for a shoot the runner can't read (--shoot-kubeconfig, --list): `--overlay`.
+  const stated: ShootTraits | undefined = argv.includes('--overlay') ? { overlay: true } : undefined;
   if (argv.includes('--list')) {
     const tmp = mkdtempSync(join(tmpdir(), 'conformance-'));
     try {
       const selection = selectTests(
         listTests(ensureE2EBinaries(), tmp),
         testFilter(sets, value('--focus')),
-        readSkips(value('--skip-file') ?? DEFAULT_SKIP_FILE),
+        skipsFor(readSkips(value('--skip-file') ?? DEFAULT_SKIP_FILE), stated),
       );
       const lines = [
         ...selection.parallel,
@@ -512,11 +569,13 @@ async function main(argv: string[]): Promise<number> {
   const reportDir = resolve(
     value('--report-dir') ?? join(ROOT, '.cache', 'conformance', new Date().toISOString().replace(/[:.]/g, '-')),
   );
+  let traits = stated;
   if (!kubeconfig) {
     if (!shoot) {
       process.stderr.write('error: --shoot NAMESPACE/NAME (or --shoot-kubeconfig FILE) is required\n');
       return 2;
     }
+    traits = await readShootTraits(shoot, value('--kubeconfig'));
     const { runKubeconfig } = await import('../src/cli/kubeconfig.js');
     let out = '';
     const code = await runKubeconfig(
@@ -533,6 +592,7 @@ async function main(argv: string[]): Promise<number> {
     sets,
     focus: value('--focus'),
     skipFile: value('--skip-file'),
+    traits,
     reportDir,
     timeout: value('--timeout'),
     procs: value('--procs') === undefined ? undefined : positive('--procs', value('--procs')!),

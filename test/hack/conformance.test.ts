@@ -2,10 +2,12 @@
  * The conformance runner's reading of Ginkgo's JUnit report and of the skip file (hack/conformance.ts); the run
  * itself is test/integration/shoot-conformance.test.ts.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import type { Shoot } from '../../src/apis/core/v1beta1/shoot.js';
 import {
   DEFAULT_SKIP_FILE,
   defaultProcs,
@@ -17,6 +19,8 @@ import {
   readSkips,
   resultOf,
   selectTests,
+  shootTraits,
+  skipsFor,
   SIG_NETWORK_CONFORMANCE,
   summarize,
   testCommand,
@@ -79,6 +83,43 @@ describe('npm run conformance', () => {
     expect(() => readSkips(file)).toThrow(/Invalid regular expression/);
     writeFileSync(file, 'skips:\n  - test: "x"\n    reason: because\n');
     expect(readSkips(file)).toEqual([{ test: 'x', reason: 'because' }]);
+  });
+
+  it('takes a skip conditional on a trait it knows, and names the field of one it does not', () => {
+    const file = join(dir, 'skips.yaml');
+    writeFileSync(file, 'skips:\n  - test: "x"\n    reason: because\n    when: overlay\n');
+    expect(readSkips(file)).toEqual([{ test: 'x', reason: 'because', when: 'overlay' }]);
+    writeFileSync(file, 'skips:\n  - test: "x"\n    reason: because\n    when: ipip\n');
+    expect(() => readSkips(file)).toThrow('skips[0].when: Unsupported value: "ipip": supported values: "overlay"');
+  });
+
+  it('applies a conditional skip only to a shoot known to have the trait', () => {
+    const skips = [
+      { test: 'a', reason: 'always' },
+      { test: 'b', reason: 'tunnelled', when: 'overlay' as const },
+    ];
+    expect(skipsFor(skips, { overlay: true }).map((s) => s.test)).toEqual(['a', 'b']);
+    expect(skipsFor(skips, { overlay: false }).map((s) => s.test)).toEqual(['a']);
+    expect(skipsFor(skips, undefined).map((s) => s.test)).toEqual(['a']);
+    const selection = selectTests(['a', 'b'], 'a|b', skipsFor(skips, { overlay: false }));
+    expect(selection).toEqual({ parallel: ['b'], serial: [], listed: ['a'] });
+  });
+
+  it("reads a shoot's overlay from the pools its network puts in force", () => {
+    const example = (name: string) =>
+      parse(readFileSync(join(__dirname, '..', '..', 'examples', `shoot-${name}.yaml`), 'utf8')) as Shoot;
+    const ipv4 = example('ipv4');
+    expect(shootTraits(ipv4)).toEqual({ overlay: true });
+    // calico's default for IPv4 without a NetworkConfig: an IP-in-IP pool of mode Always.
+    const { providerConfig: _, ...bare } = ipv4.spec.networking!;
+    expect(shootTraits({ ...ipv4, spec: { ...ipv4.spec, networking: bare } })).toEqual({ overlay: true });
+    const off = {
+      ...ipv4.spec.networking!,
+      providerConfig: { ...(ipv4.spec.networking!.providerConfig as object), overlay: { enabled: false } },
+    };
+    expect(shootTraits({ ...ipv4, spec: { ...ipv4.spec, networking: off } })).toEqual({ overlay: false });
+    expect(shootTraits(example('ipv6'))).toEqual({ overlay: false });
+    expect(shootTraits(example('dual-stack'))).toEqual({ overlay: false });
   });
 
   it('has a committed skip file that reads', () => {
