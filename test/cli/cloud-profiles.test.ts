@@ -56,7 +56,7 @@ describe('CloudProfiles in the input', () => {
       {
         reason: 'FieldValueNotSupported',
         field: 'spec.provider.workers[0].machine.type',
-        message: 'Unsupported value: "xl": supported values: "local"',
+        message: 'Unsupported value: "xl": supported values: "local", "local-2cpu"',
       },
     ]);
 

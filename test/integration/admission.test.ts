@@ -562,7 +562,7 @@ describe('admission against the CloudProfile, behind kube-apiserver', () => {
       {
         reason: 'FieldValueNotSupported',
         field: 'spec.provider.workers[1].machine.type',
-        message: 'Unsupported value: "m5.large": supported values: "local"',
+        message: 'Unsupported value: "m5.large": supported values: "local", "local-2cpu"',
       },
       {
         reason: 'FieldValueInvalid',

@@ -1,8 +1,9 @@
 /**
  * Kubernetes' own judgement of a shoot (needs root): the `[sig-network] … [Conformance]` tests of the pinned release's
  * e2e suite (`e2e.test`, through hack/conformance.ts as `npm run conformance` runs them) against a shoot with two
- * machines in the zones of the region `local` (six for the `sig-network` set). Every test passes but those
- * hack/conformance-skips.yaml lists with a reason; the JUnit report stays in .cache/conformance/<family>.
+ * machines in the zones of the region `local` (six for the `sig-network` set; of two CPUs for the `dual-stack` set).
+ * Every test passes but those hack/conformance-skips.yaml lists with a reason (those of a trait the shoot has, such
+ * as calico's overlay); the JUnit report stays in .cache/conformance/<family>.
  *
  * GARDENER_IPV6_CONFORMANCE_FAMILY picks the shoot: `ipv6` (the default, in CI) on an IPv6 seed; `dual-stack` (IPv4
  * first) on a dual-stack seed, where KEP-563's `[Feature:IPv6DualStack]` tests and KEP-2681's host IP tests run too;
@@ -15,7 +16,7 @@ import { join } from 'node:path';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { featureGates } from '../../src/featuregate/featuregate.js';
-import { LOCAL_ZONES } from '../../src/extensions/provider-local/cloudprofile.js';
+import { LOCAL_ZONES, MACHINE_TYPE, MACHINE_TYPE_2CPU } from '../../src/extensions/provider-local/cloudprofile.js';
 import { Refs } from '../../src/apis/refs.js';
 import { projectRoot } from '../../src/system/project.js';
 import type { IPFamily } from '../../src/net/cidr.js';
@@ -24,6 +25,7 @@ import {
   formatSummary,
   parseTestSets,
   runConformance,
+  shootTraits,
   TEST_SETS,
   type TestSetName,
 } from '../../hack/conformance.js';
@@ -151,6 +153,11 @@ const OWN_SETS = FOCUS === undefined && SETS === CASE.sets;
  * zones with two schedulable Nodes each.
  */
 const MACHINES = SETS.includes('sig-network') ? 6 : 2;
+/**
+ * Machines of two CPUs for the dual-stack set: its Downward API host IP tests give their pod a CPU limit of 1250m,
+ * which a machine of one CPU can't run on this cgroup v1 host (cloudprofile.ts).
+ */
+const MACHINE = SETS.includes('dual-stack') ? MACHINE_TYPE_2CPU : MACHINE_TYPE;
 /** As many zones as machines, at most the region's three (a pool's maximum may not be below its zones' count). */
 const ZONES = LOCAL_ZONES.slice(0, MACHINES);
 /** The case's own sets take up to an hour here; sig-network, netpol and dual-stack together about three times that. */
@@ -192,7 +199,7 @@ describe
             region: 'local',
             provider: {
               type: 'local',
-              workers: [{ name: 'w', machine: { type: 'local' }, minimum: MACHINES, maximum: MACHINES, zones: ZONES }],
+              workers: [{ name: 'w', machine: { type: MACHINE }, minimum: MACHINES, maximum: MACHINES, zones: ZONES }],
             },
             networking: { type: 'calico', ...CASE.shoot.networking },
           },
@@ -220,11 +227,13 @@ describe
           );
         }
         const kubeconfig = await env.writeShootKubeconfig(NAMESPACE, CASE.shoot.name);
+        const shoot = await env.client.get<Shoot & KubernetesObject>(Refs.shoot, CASE.shoot.name, NAMESPACE);
         let output = '';
         const run = await runConformance({
           kubeconfig,
           sets: SETS,
           focus: FOCUS,
+          traits: shootTraits(shoot!),
           reportDir: join(projectRoot(), '.cache', 'conformance', FAMILY),
           timeout: '50m',
           log: (chunk) => (output += chunk),

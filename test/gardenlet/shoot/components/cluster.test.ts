@@ -43,7 +43,12 @@ describe("the shoot's Cluster", () => {
       apiVersion: 'core.gardener.cloud/v1beta1',
       kind: 'CloudProfile',
       metadata: { name: 'local', generation: 3 },
-      spec: { machineTypes: [{ name: 'local', cpu: '1', memory: '8Gi' }] },
+      spec: {
+        machineTypes: [
+          { name: 'local', cpu: '1', memory: '8Gi' },
+          { name: 'local-2cpu', cpu: '2', memory: '8Gi' },
+        ],
+      },
     });
     expect(JSON.stringify(cluster)).not.toContain('managedFields');
   });
