@@ -75,7 +75,7 @@ export function answerText(answer: { apiVersion: string; kind: string; response:
     return { text, bytes: Buffer.byteLength(text) };
   }
   const uid = JSON.stringify(response.uid);
-  const uidBytes = Buffer.byteLength(uid);
+  const uidBytes = utf8Length(uid);
   if (response instanceof AllowedResponse) {
     return { text: HEAD + uid + ALLOWED_TAIL, bytes: HEAD.length + uidBytes + ALLOWED_TAIL.length };
   }
@@ -83,4 +83,10 @@ export function answerText(answer: { apiVersion: string; kind: string; response:
     text: HEAD + uid + PATCHED_MIDDLE + response.patch + PATCHED_TAIL,
     bytes: HEAD.length + uidBytes + PATCHED_MIDDLE.length + response.patch.length + PATCHED_TAIL.length,
   };
+}
+
+/** `Buffer.byteLength(text)`, without its call into C++ for ASCII (a uid always is: the API server makes UUIDs). */
+function utf8Length(text: string): number {
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7f) return Buffer.byteLength(text);
+  return text.length;
 }

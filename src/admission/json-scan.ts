@@ -64,6 +64,16 @@ export class JSONBodyScanner {
   private pieces: Buffer[] | undefined;
   private capturedBytes = 0;
   private uidValue: string | undefined;
+  /**
+   * A uid of printable ASCII within one chunk (every uid the API server writes) is kept as where it is, and made a
+   * string only when asked for: only a refused body needs it (a decoded one has it from JSON.parse), and making it
+   * cost more than the scan of the bytes around it. The chunk is the caller's, which keeps the body's chunks as they
+   * came anyway (see decode.ts).
+   */
+  private uidChunk: Uint8Array | undefined;
+  private uidStart = 0;
+  private uidEnd = 0;
+  private uidFound = false;
 
   constructor(readonly limits: JSONScanLimits) {}
 
@@ -74,6 +84,10 @@ export class JSONBodyScanner {
 
   /** `request.uid`, once scanned (the first one: the API server writes it before the objects). */
   get uid(): string | undefined {
+    if (this.uidChunk !== undefined) {
+      this.uidValue = latin1(this.uidChunk, this.uidStart, this.uidEnd);
+      this.uidChunk = undefined;
+    }
     return this.uidValue;
   }
 
@@ -105,11 +119,21 @@ export class JSONBodyScanner {
           break;
         }
         inString = false;
-        if (depth <= TRACKED_DEPTH)
-          this.endString(
-            depth,
-            this.capturing ? this.text(chunk, stringStart, end, this.expectKey[depth]!) : undefined,
-          );
+        if (depth <= TRACKED_DEPTH) {
+          if (
+            this.capturing &&
+            !this.expectKey[depth]! &&
+            this.isUidValue(depth) &&
+            this.keepUid(chunk, stringStart, end)
+          ) {
+            this.capturing = false;
+          } else {
+            this.endString(
+              depth,
+              this.capturing ? this.text(chunk, stringStart, end, this.expectKey[depth]!) : undefined,
+            );
+          }
+        }
         i = end;
         continue;
       }
@@ -118,7 +142,7 @@ export class JSONBodyScanner {
         case QUOTE: {
           // A string no search needs (below the tracked depths, or once the uid is found): skipped here, without
           // the capture's bookkeeping, when it ends in this chunk.
-          if (depth > TRACKED_DEPTH || this.uidValue !== undefined) {
+          if (depth > TRACKED_DEPTH || this.uidFound) {
             const end = closingQuote(chunk, i + 1, length);
             if (end >= 0) {
               i = end;
@@ -180,7 +204,7 @@ export class JSONBodyScanner {
 
   /** The strings the uid search reads: keys of the root and of `request`, and `request.uid` itself, until found. */
   private wanted(depth: number): boolean {
-    if (this.uidValue !== undefined) return false;
+    if (this.uidFound) return false;
     if (depth === 1) return this.expectKey[1]!;
     return (
       depth === 2 &&
@@ -209,11 +233,9 @@ export class JSONBodyScanner {
   private text(chunk: Uint8Array, start: number, end: number, key = false): string | undefined {
     this.capturing = false;
     if (this.capturedBytes + end - start > CAPTURED_STRING_BYTES) return undefined;
-    if (!this.pieces) {
-      const name = key ? searchedKey(chunk, start, end) : null;
+    if (!this.pieces && key) {
+      const name = searchedKey(chunk, start, end);
       if (name !== null) return name;
-      const plain = plainText(chunk, start, end);
-      if (plain !== undefined) return plain;
     }
     const tail = Buffer.from(chunk.buffer, chunk.byteOffset + start, end - start);
     const raw = this.pieces ? Buffer.concat([...this.pieces, tail]) : tail;
@@ -233,16 +255,26 @@ export class JSONBodyScanner {
       this.keys[depth] = text;
       return;
     }
-    if (
-      depth === 2 &&
-      this.uidValue === undefined &&
-      this.isObject[1] &&
-      this.keys[1] === 'request' &&
-      this.keys[2] === 'uid' &&
-      text !== undefined
-    ) {
+    if (this.isUidValue(depth) && text !== undefined) {
       this.uidValue = text;
+      this.uidFound = true;
     }
+  }
+
+  /** Whether a value string ending at `depth` is `request.uid`, the first one. */
+  private isUidValue(depth: number): boolean {
+    return depth === 2 && !this.uidFound && this.isObject[1]! && this.keys[1] === 'request' && this.keys[2] === 'uid';
+  }
+
+  /** Keeps where the uid is, when it is printable ASCII without escapes in this one chunk; false otherwise. */
+  private keepUid(chunk: Uint8Array, start: number, end: number): boolean {
+    if (this.pieces !== undefined || end - start > CAPTURED_STRING_BYTES || !isPlainText(chunk, start, end))
+      return false;
+    this.uidChunk = chunk;
+    this.uidStart = start;
+    this.uidEnd = end;
+    this.uidFound = true;
+    return true;
   }
 }
 
@@ -296,17 +328,16 @@ function searchedKey(chunk: Uint8Array, start: number, end: number): string | un
   return name;
 }
 
-/**
- * The bytes as a string when they are printable ASCII without escapes (every key and uid the API server writes),
- * built here rather than through a Buffer and a call into C++ per string: a paced webhook runs each review with its
- * code out of cache, and those calls were most of the scan's cost. Undefined otherwise.
- */
-function plainText(chunk: Uint8Array, start: number, end: number): string | undefined {
-  let text = '';
+/** Whether the bytes are printable ASCII without escapes: their string is their bytes as they are. */
+function isPlainText(chunk: Uint8Array, start: number, end: number): boolean {
   for (let i = start; i < end; i++) {
     const byte = chunk[i]!;
-    if (byte === BACKSLASH || byte < 0x20 || byte > 0x7e) return undefined;
-    text += String.fromCharCode(byte);
+    if (byte === BACKSLASH || byte < 0x20 || byte > 0x7e) return false;
   }
-  return text;
+  return true;
+}
+
+/** Bytes of ASCII as a string. */
+function latin1(chunk: Uint8Array, start: number, end: number): string {
+  return Buffer.from(chunk.buffer, chunk.byteOffset + start, end - start).toString('latin1');
 }

@@ -145,6 +145,23 @@ describe('JSONBodyScanner', () => {
       expect(scanner.uid).toBe('the-uid');
     }
   });
+  it('reads a uid of any characters, escaped or not, wherever the chunks break', () => {
+    const text = (uid: string) => `{"kind":"AdmissionReview","request":{"uid":"${uid}","object":{"uid":"not-this"}}}`;
+    const cases: [written: string, uid: string][] = [
+      ['6f1c0a00-0000-4000-8000-000000000001', '6f1c0a00-0000-4000-8000-000000000001'],
+      ['ü-ñ-✓', 'ü-ñ-✓'],
+      ['x\\u0041y', 'xAy'],
+    ];
+    for (const [written, uid] of cases) {
+      for (let cut = 0; cut <= Buffer.byteLength(text(written)); cut++) {
+        const scanner = new JSONBodyScanner(LIMITS);
+        for (const chunk of chunksOf(text(written), [cut])) scanner.write(chunk);
+        expect(scanner.uid).toBe(uid);
+        // Asked again, the same.
+        expect(scanner.uid).toBe(uid);
+      }
+    }
+  });
 });
 
 describe('the decode path on deep and wide JSON (fuzz)', () => {
