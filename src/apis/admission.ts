@@ -108,20 +108,26 @@ export function admit(input: AdmissionInput): AdmissionResult {
   const { kind, id, object, errors: decodeErrors, seed, cloudProfile, old } = defaultObject(input);
   if (object === undefined) return { kind, id, object, errors: decodeErrors };
 
-  let errors = old !== undefined ? kind.validateUpdate(object, old, input.gates) : kind.validate(object, input.gates);
-  if (seed) errors = [...errors, ...validateShootAgainstSeed(object as Shoot, seed)];
-  if (cloudProfile && 'error' in cloudProfile) errors = [...errors, cloudProfile.error];
+  // One list, each step's errors appended in the order they are reported (not a copy of the list per step).
+  const metadata = (object as { metadata?: ObjectMeta }).metadata;
+  const errors: FieldError[] = [];
+  append(errors, validateObjectMeta(metadata, { namespaced: kind.scope === 'Namespaced', name: kind.nameRule }));
+  append(
+    errors,
+    old !== undefined ? kind.validateUpdate(object, old, input.gates) : kind.validate(object, input.gates),
+  );
+  if (seed) append(errors, validateShootAgainstSeed(object as Shoot, seed));
+  if (cloudProfile && 'error' in cloudProfile) errors.push(cloudProfile.error);
   if (cloudProfile && 'profile' in cloudProfile) {
     const context = { now: cloudProfile.now, ...(old !== undefined ? { old: old as Shoot } : {}) };
-    errors = [...errors, ...validateShootAgainstCloudProfile(object as Shoot, cloudProfile.profile, context)];
+    append(errors, validateShootAgainstCloudProfile(object as Shoot, cloudProfile.profile, context));
   }
-  if (input.extensionAdmission) errors = [...errors, ...input.extensionAdmission(kind, object, old)];
-  const metadata = (object as { metadata?: ObjectMeta }).metadata;
-  errors = [
-    ...validateObjectMeta(metadata, { namespaced: kind.scope === 'Namespaced', name: kind.nameRule }),
-    ...errors,
-  ];
+  if (input.extensionAdmission) append(errors, input.extensionAdmission(kind, object, old));
   return { kind, id, object, errors };
+}
+
+function append(errors: FieldError[], more: ErrorList): void {
+  for (let i = 0; i < more.length; i++) errors.push(more[i]!);
 }
 
 /**
@@ -138,22 +144,40 @@ export type ExtensionAdmission = (kind: KindInfo<unknown>, object: unknown, old?
 type CloudProfileContext = { readonly profile: CloudProfile; readonly now: Date } | { readonly error: FieldError };
 
 /**
+ * What {@link defaultObject} returns: always every key, unset ones undefined (conditional spreads made a new object
+ * per part and a shape per combination).
+ */
+export interface DefaultedObject extends AdmissionResult {
+  readonly seed: Seed | undefined;
+  readonly cloudProfile: CloudProfileContext | undefined;
+  readonly old: unknown;
+}
+
+/**
  * Decode and default `object`, with the defaults of its seed and of its CloudProfile for a Shoot, without validating
  * it: the mutating webhook's step (`errors` are the decoding errors only). `old` is the stored object, decoded and
  * defaulted, for an update; throws UnknownKindError when it can't be.
  */
-export function defaultObject(
-  input: AdmissionInput,
-): AdmissionResult & { seed?: Seed; cloudProfile?: CloudProfileContext; old?: unknown } {
+export function defaultObject(input: AdmissionInput): DefaultedObject {
   const kind = identify(input.object);
   const id = identityOf(kind, input.object);
   const decoded = decode(kind, input.object);
-  if (decoded.value === undefined) return { kind, id, object: undefined, errors: decoded.errors };
+  if (decoded.value === undefined) {
+    return {
+      kind,
+      id,
+      object: undefined,
+      errors: decoded.errors,
+      seed: undefined,
+      cloudProfile: undefined,
+      old: undefined,
+    };
+  }
   const old = input.oldObject === undefined ? undefined : decodeOld(kind, input.oldObject);
   let object = kind.default(
     kind === Shoots && old !== undefined ? defaultShootUpdate(decoded.value as Shoot, old as Shoot) : decoded.value,
   );
-  if (kind !== Shoots) return { kind, id, object, errors: [], ...(old !== undefined ? { old } : {}) };
+  if (kind !== Shoots) return { kind, id, object, errors: [], seed: undefined, cloudProfile: undefined, old };
 
   const cloudProfile = input.cloudProfiles
     ? cloudProfileContext(input.object, input.cloudProfiles, input.now ?? new Date())
@@ -165,15 +189,7 @@ export function defaultObject(
   }
   const seed = input.decodedSeed ?? (input.seed === undefined ? undefined : decodeSeed(input.seed));
   if (seed) object = applySeedShootDefaults(object as Shoot, seed, true);
-  return {
-    kind,
-    id,
-    object,
-    errors: [],
-    ...(seed ? { seed } : {}),
-    ...(cloudProfile ? { cloudProfile } : {}),
-    ...(old !== undefined ? { old } : {}),
-  };
+  return { kind, id, object, errors: [], seed, cloudProfile, old };
 }
 
 /** The stored object of an update, decoded and defaulted; it must be of the same kind and decode. */
