@@ -11,7 +11,11 @@
 export const DEFAULT_TURN_BUDGET_MS = 2;
 
 export class SmallestFirstQueue {
-  private readonly waiting: { readonly size: number; readonly start: () => void }[] = [];
+  private readonly waiting: {
+    readonly size: number;
+    readonly task: () => unknown;
+    readonly onError: (error: unknown) => void;
+  }[] = [];
   private scheduled = false;
   /** What runs when the current turn ends; undefined outside a turn. */
   private turnEnds: (() => void)[] | undefined;
@@ -23,7 +27,7 @@ export class SmallestFirstQueue {
    * promise rejects, hands its error to `onError`; a task never holds the queue while it waits for I/O.
    */
   add(size: number, task: () => unknown, onError: (error: unknown) => void): void {
-    this.waiting.push({ size, start: () => start(task, onError) });
+    this.waiting.push({ size, task, onError });
     this.schedule();
   }
 
@@ -59,8 +63,9 @@ export class SmallestFirstQueue {
         let smallest = 0;
         for (let i = 1; i < this.waiting.length; i++)
           if (this.waiting[i]!.size < this.waiting[smallest]!.size) smallest = i;
-        const [next] = this.waiting.splice(smallest, 1);
-        next?.start();
+        // The first is the smallest in a burst of ordinary reviews: taken without splice's array of what it removed.
+        const next = smallest === 0 ? this.waiting.shift() : this.waiting.splice(smallest, 1)[0];
+        if (next !== undefined) start(next.task, next.onError);
       } while (this.waiting.length > 0 && performance.now() - started < this.turnBudgetMs);
     } finally {
       this.turnEnds = undefined;

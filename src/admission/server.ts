@@ -280,15 +280,20 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
     cost?: number,
   ): void {
     let released = cost === undefined;
+    // Set once the review is queued: from then on the bytes stay counted until it ran, client or not.
+    let queued = false;
     const release = (): void => {
       if (released) return;
       released = true;
       inFlight.release(cost!);
     };
     if (cost !== undefined) {
-      // Given back once the body is refused or answered; a client gone while it waited gets nothing.
+      // Given back once the body is refused or answered; a client gone while it waited gets nothing. One listener
+      // for the response's life, not one added and removed per request (`once` wraps it, `off` searches for it).
       if (req.socket.destroyed) return release();
-      res.once('close', release);
+      res.on('close', () => {
+        if (!queued) release();
+      });
     }
     readBody(req, bodyLimits, announced, (error, body) => {
       if (body === undefined) {
@@ -300,7 +305,7 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
       }
       // Queued, the body is held until its review ran, whether or not its client is still there: the bytes are given
       // back then (a client that sends a body and goes must not take its bytes out of the count).
-      res.off('close', release);
+      queued = true;
       reviews.add(
         body.bytes.length,
         () => {
