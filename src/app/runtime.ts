@@ -1,19 +1,12 @@
 /**
  * One process with the project's server-side parts, as `gardener-ipv6 run` and `up` start it: the admission webhook
- * (HTTPS on IPv6), and on one Manager the gardenlet's controllers and the network and DNS extensions.
+ * (HTTPS on IPv6), and on one Manager the gardenlet's controllers and the network and DNS extensions. It starts as
+ * ordered steps with their undo (src/runtime/steps.ts): a failed start and stop() undo them, last first.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { DEFAULT_REGISTERED_EXTENSION_TYPES, type RegisteredExtensionTypes } from '../admission/extensions.js';
 import { startAdmissionServer, type AdmissionServer } from '../admission/server.js';
-import {
-  deployLocalAPIService,
-  destroyLocalAPIService,
-  LOCAL_API_SERVICE_REFERENCE,
-  serviceDNSName,
-} from '../admission/apiservice.js';
+import { deployLocalAPIService, destroyLocalAPIService } from '../admission/apiservice.js';
 import { readRequestHeaderConfig } from '../admission/front-proxy.js';
 import {
   desiredWebhookConfigurations,
@@ -29,9 +22,11 @@ import type { ProviderLocalOptions } from '../extensions/provider-local/controll
 import { ResourceClient } from '../runtime/client.js';
 import type { Logger } from '../runtime/log.js';
 import { Manager } from '../runtime/manager.js';
+import { Steps, type Step, type UndoOptions } from '../runtime/steps.js';
 import { COMPONENTS, type Component } from './components.js';
 import { sharedReaders, syncedLookup, type SharedReaders } from './readers.js';
 import { extensionAdmission } from './extension-admission.js';
+import { isLoopback, webhookTLS, type WebhookTLS } from './webhook-tls.js';
 import { MachineTotal } from '../admission/machine-total.js';
 import { localMachineSlots, type LocalAdmissionConfig } from '../extensions/provider-local/admission.js';
 
@@ -114,143 +109,141 @@ export interface Runtime {
 /** The default of {@link RuntimeOptions.shutdownTimeoutMs}: within a pod's default 30 s termination grace period. */
 export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
 
-interface WebhookTLS {
-  cert: string;
-  key: string;
-  ca: string;
-  cleanup(): void;
+/** What the start's steps share and record, for the steps after them and their undo. */
+interface RuntimeStart {
+  readonly options: RuntimeOptions;
+  readonly components: ReadonlySet<Component>;
+  readonly client: ResourceClient;
+  readonly manager: Manager;
+  readonly garden: ReturnType<Manager['cluster']> | undefined;
+  readonly readers: SharedReaders;
+  /** The webhook configurations are registered with the API server (and unregistered on stop). */
+  readonly registered: boolean;
+  readonly apiServiceRegistered: boolean;
+  readonly advertiseHost: string;
+  readonly shutdownTimeoutMs: number;
+  tls?: WebhookTLS;
+  webhook?: AdmissionServer;
 }
 
-async function webhookTLS(options: WebhookOptions): Promise<WebhookTLS> {
-  if (options.certDir) {
-    const read = (name: string) => readFileSync(join(options.certDir!, name), 'utf8');
-    return { cert: read('tls.crt'), key: read('tls.key'), ca: read('ca.crt'), cleanup: () => {} };
-  }
-  const dir = mkdtempSync(join(process.env.GARDENER_IPV6_TMPDIR ?? tmpdir(), 'gardener-ipv6-webhook-'));
-  const advertise = options.advertiseHost ?? '::1';
-  const { generateCertificates } = await import('../localenv/certs.js');
-  const certs = await generateCertificates(dir, {
-    ipAddresses: [...new Set(['::1', advertise])],
-    // The aggregator checks the name of the Service the APIService names.
-    dnsNames: ['localhost', serviceDNSName(LOCAL_API_SERVICE_REFERENCE)],
-    days: 365,
-  });
+/** How long an undo may take: `shutdownTimeoutMs`, or less when the stop's deadline is closer. */
+function budgetMs(s: RuntimeStart, opts: UndoOptions): number {
+  return Math.max(0, Math.min(s.shutdownTimeoutMs, (opts.deadline ?? Infinity) - Date.now()));
+}
+
+type RuntimeStep = Step<RuntimeStart>;
+
+const webhookCertificates: RuntimeStep = {
+  name: "make the webhook's certificates",
+  run: async (s) => void (s.tls = await webhookTLS(s.options.webhook ?? {})),
+  undo: (s) => s.tls?.cleanup(),
+};
+
+const startWebhook: RuntimeStep = {
+  name: 'start the webhook',
+  run: async (s) => {
+    const { logger } = s.options;
+    const requestHeader = await readRequestHeaderConfig(s.client).catch((e: unknown) => {
+      logger.warn({ err: e }, 'reading the request-header configuration failed: shoots/adminkubeconfig answers 401');
+      return undefined;
+    });
+    if (requestHeader === undefined) {
+      logger.warn('the API server has no aggregation layer (requestheader flags): shoots/adminkubeconfig answers 401');
+    }
+    s.options.signal?.throwIfAborted();
+    s.webhook = await startAdmissionServer(admissionServerOptions(s, requestHeader));
+  },
+  // A failed start has no request in flight to wait for.
+  undo: (s, opts) => s.webhook?.close({ graceMs: opts.reason === 'failure' ? 0 : budgetMs(s, opts) }),
+};
+
+function admissionServerOptions(
+  s: RuntimeStart,
+  requestHeader: Awaited<ReturnType<typeof readRequestHeaderConfig>> | undefined,
+): Parameters<typeof startAdmissionServer>[0] {
+  const { options, readers, manager, client } = s;
+  const webhookOptions = options.webhook ?? {};
+  const { seeds, cloudProfiles, shoots } = readers;
+  // Follows the shared Shoot informer from its first list on (attached before the manager starts it).
+  const machines = new MachineTotal(localMachineSlots).attach(shoots.informer);
   return {
-    cert: readFileSync(certs.serverCert, 'utf8'),
-    key: readFileSync(certs.serverKey, 'utf8'),
-    ca: readFileSync(certs.caCert, 'utf8'),
-    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+    tls: { cert: s.tls!.cert, key: s.tls!.key },
+    gates: options.gates,
+    extensions: webhookOptions.extensions ?? DEFAULT_REGISTERED_EXTENSION_TYPES,
+    // provider-local checks against the machines of the installation's shoots in the cache (unsynced: none yet),
+    // a running total kept by the cache's events rather than a sum over every Shoot at each review.
+    extensionAdmission: extensionAdmission(webhookOptions.providerLocal, {
+      othersThan: (namespace, name) => machines.othersThan(namespace, name),
+      stored: (namespace, name) => (name === undefined ? undefined : shoots.informer.get(name, namespace)),
+    }),
+    // From the caches: once synced, a name they lack is none at once; only before that is the API server asked.
+    lookupSeed: syncedLookup(seeds),
+    lookupCloudProfile: syncedLookup(cloudProfiles),
+    // The seed restriction's Shoots: the cache as it is (a gardenlet's write of a Shoot it just saw is judged).
+    lookupShoot: (namespace, name) => shoots.informer.get(name, namespace),
+    ready: () => seeds.hasSynced() && cloudProfiles.hasSynced() && shoots.hasSynced(),
+    metrics: manager.metrics.registry,
+    host: webhookOptions.host ?? '::',
+    port: webhookOptions.port ?? 9443,
+    logger: options.logger.child({ component: 'admission' }),
+    adminKubeconfig: { client, requestHeader, logger: options.logger.child({ component: 'adminkubeconfig' }) },
   };
 }
 
-function isLoopback(host: string): boolean {
-  const bare = host.replace(/^\[(.*)\]$/, '$1');
-  return bare === '::1' || bare === 'localhost' || bare.startsWith('127.');
-}
-
-export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
-  const components = new Set(options.components ?? COMPONENTS);
-  if (options.garden !== undefined) {
-    const gardenOnly = ['admission', 'scheduler'].filter((c) => components.has(c as Component));
-    if (gardenOnly.length > 0) {
-      throw new Error(`${gardenOnly.join(' and ')} run in the garden: not with a separate garden kubeconfig`);
+const registerWebhooks: RuntimeStep = {
+  name: 'register the webhooks',
+  run: async (s) => {
+    const { client, tls, webhook, advertiseHost } = s;
+    const { logger, signal } = s.options;
+    const url = webhookBaseURL(advertiseHost, webhook!.port);
+    await deployWebhookConfigurations(
+      client,
+      desiredWebhookConfigurations({ caBundle: tls!.ca, url }),
+      signal ? { signal } : {},
+    );
+    logger.info({ url }, 'registered the admission webhooks');
+    if (!s.apiServiceRegistered) {
+      logger.info(
+        { advertiseHost },
+        'shoots/adminkubeconfig not registered: the API server reaches no aggregated API at a loopback address',
+      );
+      return;
     }
-  }
-  const { logger } = options;
-  const client = new ResourceClient(options.kubeConfig);
-  let webhook: AdmissionServer | undefined;
-  let tls: WebhookTLS | undefined;
-  const registered = components.has('admission') && (options.webhook?.register ?? true);
-  const advertiseHost = options.webhook?.advertiseHost ?? '::1';
-  const apiServiceRegistered = registered && !isLoopback(advertiseHost);
-  const shutdownTimeoutMs = options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
+    await deployLocalAPIService(client, {
+      caBundle: tls!.ca,
+      address: advertiseHost.replace(/^\[(.*)\]$/, '$1'),
+      port: webhook!.port,
+      ...(signal ? { signal } : {}),
+    });
+    logger.info({ apiService: 'v1alpha1.core.gardener.cloud' }, 'registered shoots/adminkubeconfig');
+  },
+  // Before the webhook closes: a registered webhook that no longer answers blocks every write (failurePolicy Fail).
+  // Bounded: against an API server that stopped answering (its etcd died), a request would wait for the server's
+  // own 34 s timeout.
+  undo: async (s, opts) => {
+    const { logger } = s.options;
+    const bound = { signal: AbortSignal.timeout(budgetMs(s, opts)) };
+    // Its own client: the manager's closes its connections when it stops.
+    const unregisterClient = new ResourceClient(s.options.kubeConfig);
+    await Promise.all([
+      destroyWebhookConfigurations(unregisterClient, undefined, bound).catch((err: unknown) =>
+        logger.warn({ err }, 'unregistering the webhooks failed'),
+      ),
+      s.apiServiceRegistered
+        ? destroyLocalAPIService(unregisterClient, bound).catch((err: unknown) =>
+            logger.warn({ err }, 'unregistering shoots/adminkubeconfig failed'),
+          )
+        : undefined,
+    ]);
+    unregisterClient.close();
+  },
+};
 
-  const manager = new Manager({
-    kubeConfig: options.kubeConfig,
-    logger,
-    client,
-    gracefulShutdownMs: shutdownTimeoutMs,
-    ...(options.health ? { health: options.health } : {}),
-    ...(options.leaderElection ? { leaderElection: options.leaderElection } : {}),
-  });
-  const garden = options.garden !== undefined ? manager.cluster(options.garden, { name: 'garden' }) : undefined;
-  // One cache per kind for the components of the process that read it; the informers start with the manager.
-  const readers = sharedReaders(manager, garden);
-
-  const { signal } = options;
-  // A stop during start: the manager's start (informers syncing) returns, the other steps are checked after.
-  const onAbort = () => void manager.stop();
-  signal?.addEventListener('abort', onAbort, { once: true });
-  let configured = false;
-  try {
-    signal?.throwIfAborted();
-    if (components.has('admission')) {
-      const webhookOptions = options.webhook ?? {};
-      tls = await webhookTLS(webhookOptions);
-      signal?.throwIfAborted();
-      const { seeds, cloudProfiles, shoots } = readers;
-      // Follows the shared Shoot informer from its first list on (attached before the manager starts it).
-      const machines = new MachineTotal(localMachineSlots).attach(shoots.informer);
-      const requestHeader = await readRequestHeaderConfig(client).catch((e: unknown) => {
-        logger.warn({ err: e }, 'reading the request-header configuration failed: shoots/adminkubeconfig answers 401');
-        return undefined;
-      });
-      if (requestHeader === undefined) {
-        logger.warn(
-          'the API server has no aggregation layer (requestheader flags): shoots/adminkubeconfig answers 401',
-        );
-      }
-      signal?.throwIfAborted();
-      webhook = await startAdmissionServer({
-        tls: { cert: tls.cert, key: tls.key },
-        gates: options.gates,
-        extensions: webhookOptions.extensions ?? DEFAULT_REGISTERED_EXTENSION_TYPES,
-        // provider-local checks against the machines of the installation's shoots in the cache (unsynced: none yet),
-        // a running total kept by the cache's events rather than a sum over every Shoot at each review.
-        extensionAdmission: extensionAdmission(webhookOptions.providerLocal, {
-          othersThan: (namespace, name) => machines.othersThan(namespace, name),
-          stored: (namespace, name) => (name === undefined ? undefined : shoots.informer.get(name, namespace)),
-        }),
-        // From the caches: once synced, a name they lack is none at once; only before that is the API server asked.
-        lookupSeed: syncedLookup(seeds),
-        lookupCloudProfile: syncedLookup(cloudProfiles),
-        // The seed restriction's Shoots: the cache as it is (a gardenlet's write of a Shoot it just saw is judged).
-        lookupShoot: (namespace, name) => shoots.informer.get(name, namespace),
-        ready: () => seeds.hasSynced() && cloudProfiles.hasSynced() && shoots.hasSynced(),
-        metrics: manager.metrics.registry,
-        host: webhookOptions.host ?? '::',
-        port: webhookOptions.port ?? 9443,
-        logger: logger.child({ component: 'admission' }),
-        adminKubeconfig: { client, requestHeader, logger: logger.child({ component: 'adminkubeconfig' }) },
-      });
-      if (registered) {
-        const url = webhookBaseURL(webhookOptions.advertiseHost ?? '::1', webhook.port);
-        configured = true;
-        await deployWebhookConfigurations(
-          client,
-          desiredWebhookConfigurations({ caBundle: tls.ca, url }),
-          signal ? { signal } : {},
-        );
-        logger.info({ url }, 'registered the admission webhooks');
-        if (apiServiceRegistered) {
-          await deployLocalAPIService(client, {
-            caBundle: tls.ca,
-            address: advertiseHost.replace(/^\[(.*)\]$/, '$1'),
-            port: webhook.port,
-            ...(signal ? { signal } : {}),
-          });
-          logger.info({ apiService: 'v1alpha1.core.gardener.cloud' }, 'registered shoots/adminkubeconfig');
-        } else {
-          logger.info(
-            { advertiseHost },
-            'shoots/adminkubeconfig not registered: the API server reaches no aggregated API at a loopback address',
-          );
-        }
-      }
-    }
-
-    // Each component's code is loaded only when it runs: the chart runs one component per Deployment, and the webhook's
-    // process then holds neither the gardenlet's nor the extensions' modules (a smaller heap to mark, less to start).
+// Each component's code is loaded only when it runs: the chart runs one component per Deployment, and the webhook's
+// process then holds neither the gardenlet's nor the extensions' modules (a smaller heap to mark, less to start).
+const addControllers: RuntimeStep = {
+  name: 'add the controllers',
+  run: async ({ components, manager, options, garden, readers }) => {
     if (components.has('gardenlet')) {
       const { addGardenletControllers } = await import('../gardenlet/gardenlet.js');
       addGardenletControllers(manager, {
@@ -285,62 +278,86 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       const { addSeedLifecycleController } = await import('../controllermanager/seed-lifecycle.js');
       addSeedLifecycleController(manager, options.seedLifecycle);
     }
-    signal?.throwIfAborted();
-    await manager.start();
-    signal?.throwIfAborted();
-  } catch (e) {
-    // Nothing started outlives a failed start: the webhook's port, its certificates' folder, the health server, and
-    // webhook configurations that would point at a port nobody serves (bounded: the API server may not answer).
-    await webhook?.close({ graceMs: 0 });
-    if (configured) {
-      const unregisterClient = new ResourceClient(options.kubeConfig);
-      const bound = { signal: AbortSignal.timeout(shutdownTimeoutMs) };
-      await Promise.all([
-        destroyWebhookConfigurations(unregisterClient, undefined, bound).catch((err: unknown) =>
-          logger.warn({ err }, 'unregistering the webhooks failed'),
-        ),
-        apiServiceRegistered
-          ? destroyLocalAPIService(unregisterClient, bound).catch((err: unknown) =>
-              logger.warn({ err }, 'unregistering shoots/adminkubeconfig failed'),
-            )
-          : undefined,
-      ]);
-      unregisterClient.close();
+  },
+};
+
+function startManager(registered: boolean): RuntimeStep {
+  return {
+    name: 'start the manager',
+    run: (s) => s.manager.start(),
+    // The controllers stop while the webhooks are unregistered; the webhook closes after both.
+    undo: (s) => s.manager.stop(),
+    undoAlongsidePrevious: registered,
+  };
+}
+
+function runtimeStart(options: RuntimeOptions): Steps<RuntimeStart> {
+  const components = new Set(options.components ?? COMPONENTS);
+  if (options.garden !== undefined) {
+    const gardenOnly = ['admission', 'scheduler'].filter((c) => components.has(c as Component));
+    if (gardenOnly.length > 0) {
+      throw new Error(`${gardenOnly.join(' and ')} run in the garden: not with a separate garden kubeconfig`);
     }
-    tls?.cleanup();
-    await manager.stop();
+  }
+  const client = new ResourceClient(options.kubeConfig);
+  const shutdownTimeoutMs = options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
+  const manager = new Manager({
+    kubeConfig: options.kubeConfig,
+    logger: options.logger,
+    client,
+    gracefulShutdownMs: shutdownTimeoutMs,
+    ...(options.health ? { health: options.health } : {}),
+    ...(options.leaderElection ? { leaderElection: options.leaderElection } : {}),
+  });
+  const garden = options.garden !== undefined ? manager.cluster(options.garden, { name: 'garden' }) : undefined;
+  const admission = components.has('admission');
+  const registered = admission && (options.webhook?.register ?? true);
+  const advertiseHost = options.webhook?.advertiseHost ?? '::1';
+  const steps: RuntimeStep[] = [
+    ...(admission ? [webhookCertificates, startWebhook] : []),
+    ...(registered ? [registerWebhooks] : []),
+    addControllers,
+    startManager(registered),
+  ];
+  return new Steps('runtime', steps, {
+    options,
+    components,
+    client,
+    manager,
+    garden,
+    // One cache per kind for the components of the process that read it; the informers start with the manager.
+    readers: sharedReaders(manager, garden),
+    registered,
+    apiServiceRegistered: registered && !isLoopback(advertiseHost),
+    advertiseHost,
+    shutdownTimeoutMs,
+  });
+}
+
+export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
+  const start = runtimeStart(options);
+  const { manager, readers } = start.state;
+  const { signal } = options;
+  // A stop during start: the manager's start (informers syncing) returns, the other steps are checked after.
+  const onAbort = () => void manager.stop();
+  signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    // Nothing started outlives a failed start: the webhook's port, its certificates' folder, the health server, and
+    // webhook configurations that would point at a port nobody serves.
+    await start.run(signal ? { signal } : {});
+  } catch (e) {
+    // A step cut short by the stop fails for that reason.
     throw signal?.aborted ? signal.reason : e;
   } finally {
     signal?.removeEventListener('abort', onAbort);
   }
-
   return {
     manager,
     readers,
-    webhook,
+    webhook: start.state.webhook,
     async stop(stopOpts = {}) {
-      // Unregister before closing: a registered webhook that no longer answers blocks every write (failurePolicy Fail).
-      // Both steps are bounded: against an API server that stopped answering (its etcd died), a request would wait
-      // for the server's own 34 s timeout.
-      const budgetMs = (): number =>
-        Math.max(0, Math.min(shutdownTimeoutMs, (stopOpts.deadline ?? Infinity) - Date.now()));
-      const bound = { signal: AbortSignal.timeout(budgetMs()) };
-      // Its own client: the manager's closes its connections when it stops.
-      const unregisterClient = new ResourceClient(options.kubeConfig);
-      const unregister = registered
-        ? destroyWebhookConfigurations(unregisterClient, undefined, bound).catch((e: unknown) =>
-            logger.warn({ err: e }, 'unregistering the webhooks failed'),
-          )
-        : undefined;
-      const unregisterAPIService = apiServiceRegistered
-        ? destroyLocalAPIService(unregisterClient, bound).catch((e: unknown) =>
-            logger.warn({ err: e }, 'unregistering shoots/adminkubeconfig failed'),
-          )
-        : undefined;
-      await Promise.all([manager.stop(), unregister, unregisterAPIService]);
-      unregisterClient.close();
-      await webhook?.close({ graceMs: budgetMs() });
-      tls?.cleanup();
+      const failures = await start.undo({ reason: 'stop', ...stopOpts });
+      if (failures.length > 0) throw failures[0]!.error;
     },
   };
 }

@@ -48,8 +48,13 @@ export interface StepsOptions {
 }
 
 export interface RunOptions {
-  /** Checked before each step and after the last: once aborted, the steps done are undone and the run rejects. */
+  /**
+   * Checked before each step and after the last: once aborted, the steps done are undone and the run rejects with
+   * its reason.
+   */
   readonly signal?: AbortSignal;
+  /** Told of the failure before the undos run (so that what failed is said before what the stop says). */
+  readonly onFailure?: (error: unknown) => void;
 }
 
 /** One run of a list of steps over one state: run it once, undo it once. */
@@ -64,10 +69,7 @@ export class Steps<S> {
     private readonly opts: StepsOptions = {},
   ) {}
 
-  /**
-   * Runs the steps in order. On a failure, undoes the steps done and rejects with the step's error, or with the
-   * signal's reason when the run was stopped (a step cut short by the stop fails for that reason).
-   */
+  /** Runs the steps in order. On a failure, undoes the steps done and rejects with the failure. */
   async run(opts: RunOptions = {}): Promise<void> {
     try {
       for (const step of this.steps) {
@@ -78,8 +80,9 @@ export class Steps<S> {
       }
       opts.signal?.throwIfAborted();
     } catch (error) {
+      opts.onFailure?.(error);
       await this.undo({ reason: 'failure' });
-      throw opts.signal?.aborted ? opts.signal.reason : error;
+      throw error;
     }
   }
 

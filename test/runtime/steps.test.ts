@@ -87,21 +87,23 @@ describe('Steps', () => {
     expect(steps.state).toEqual(['run a', 'undo a (failure)']);
   });
 
-  it("rejects with the signal's reason when a step fails because of the stop", async () => {
-    const stop = new AbortController();
+  it('tells of the failure before the undos run', async () => {
     const steps = new Steps(
       'test',
       [
-        logged('a', {
+        logged('a'),
+        logged('b', {
           run: () => {
-            stop.abort(new Error('SIGTERM'));
-            throw new Error('aborted request');
+            throw new Error('b failed');
           },
         }),
       ],
       [],
     );
-    await expect(steps.run({ signal: stop.signal })).rejects.toThrow('SIGTERM');
+    await expect(steps.run({ onFailure: (e) => steps.state.push(`failed: ${(e as Error).message}`) })).rejects.toThrow(
+      'b failed',
+    );
+    expect(steps.state).toEqual(['run a', 'failed: b failed', 'undo b (failure)', 'undo a (failure)']);
   });
 
   it('undoes the steps marked alongside together with the one before them', async () => {
