@@ -3,12 +3,8 @@
  * stops it otherwise is also its container's termination message.
  */
 import { MachineConfigurationError } from '../extensions/provider-local/machine/node-config.js';
-import {
-  MACHINE_AGENT_EXIT,
-  runMachinePod,
-  writeTerminationMessage,
-} from '../extensions/provider-local/machine/pod-agent.js';
-import { MACHINE_POD_ENV } from '../extensions/provider-local/worker/machine-pods.js';
+import { runMachinePod, writeTerminationMessage } from '../extensions/provider-local/machine/pod-agent.js';
+import { MACHINE_AGENT_EXIT, MACHINE_POD_ENV } from '../extensions/provider-local/machine-contract.js';
 import type { CliIO } from './io.js';
 import { timestamped, untilSignalled } from './signals.js';
 
@@ -37,8 +33,8 @@ export async function runMachineCommand(opts: MachineCommandOptions, io: CliIO):
     writeTerminationMessage(message, opts.terminationLog);
     return code;
   };
-  const nodeName = opts.nodeName ?? process.env.NODE_NAME ?? '';
-  const podIPs = list(opts.podIps ?? process.env.POD_IPS ?? '');
+  const nodeName = opts.nodeName ?? process.env[MACHINE_POD_ENV.nodeName] ?? '';
+  const podIPs = list(opts.podIps ?? process.env[MACHINE_POD_ENV.podIPs] ?? '');
   const nodeCIDRs = list(opts.nodeCidrs ?? process.env[MACHINE_POD_ENV.nodeCIDRs] ?? '');
   const firstText = opts.firstMachineIndex ?? process.env[MACHINE_POD_ENV.firstMachine] ?? '0';
   const firstMachine = /^\d+$/.test(firstText) ? Number(firstText) : NaN;

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runMachineCommand } from '../../src/cli/machine.js';
-import { MACHINE_AGENT_EXIT } from '../../src/extensions/provider-local/machine/pod-agent.js';
+import { MACHINE_AGENT_EXIT } from '../../src/extensions/provider-local/machine-contract.js';
 
 describe("the machine agent's last words", () => {
   let dir: string;

@@ -28,32 +28,19 @@ import { machineAddresses, nodeNetwork } from '../worker/node-addresses.js';
 import { type BuiltImage } from './image-archive.js';
 import { readContentDirs } from './content-store.js';
 import { MACHINE_POD_BIN_DIR, MACHINE_POD_CNI_DIR, MACHINE_POD_IMAGES_DIR } from './pod-image.js';
+import { MACHINE_POD_MOUNTS, MACHINE_READINESS } from '../machine-contract.js';
 import { Machine } from './machine.js';
 import type { MachineOptions } from './machine-options.js';
 import { resolvConfNameservers } from './config.js';
 import { apiServerUnreachable, JOIN_PROBLEM_MARK, joinProblemToReport } from './join-problem.js';
 
-/** Where things are in the machine image and the machine pod. */
+/** Where things are in the machine pod (machine-contract.ts) and in its image. */
 export const MACHINE_POD_PATHS = {
-  userData: '/etc/gardener-ipv6/user-data/userData',
-  /** An emptyDir: containerd's snapshots need a filesystem other than the container's overlay. */
-  stateDir: '/var/lib/gardener-ipv6-machine',
+  ...MACHINE_POD_MOUNTS,
   binDir: MACHINE_POD_BIN_DIR,
   imagesDir: MACHINE_POD_IMAGES_DIR,
-  /** An emptyDir: the image itself is read-only. */
-  tmpDir: '/tmp',
-  /** The pod's own resolvers, from the seed's kubelet: the machine's upstream resolvers. */
-  resolvConf: '/etc/resolv.conf',
-  /** The container's `terminationMessagePath` (Kubernetes' default). */
-  terminationLog: '/dev/termination-log',
 } as const;
 export type MachinePodPaths = Record<keyof typeof MACHINE_POD_PATHS, string>;
-
-/**
- * The agent's readiness endpoint (`GET /readyz` on every address of the pod): 200 once the Node is Ready, else 503
- * with why not. The seed's kubelet probes it over the network, so nothing on the seed runs a command in the machine.
- */
-export const MACHINE_READINESS = { port: 10270, path: '/readyz' } as const;
 
 /** How often the user data is read again. */
 export const USER_DATA_POLL_MS = 3_000;
@@ -61,18 +48,6 @@ export const USER_DATA_POLL_MS = 3_000;
 const READY_REPORT_MS = 180_000;
 /** A Node not Ready this long after the machine started fails the machine: machine-controller-manager's default. */
 export const MACHINE_CREATION_TIMEOUT_MS = 20 * 60_000;
-
-/** The agent's exit codes, which the Worker controller reads from the pod's status. */
-export const MACHINE_AGENT_EXIT = {
-  /** Stopped by a signal. */
-  stopped: 0,
-  /** The machine could not be started or failed to start. */
-  failed: 1,
-  /** Missing or malformed inputs (flags, environment). */
-  usage: 2,
-  /** What the machine's configuration asks can't be had (a kernel parameter's value, a kubelet setting). */
-  configuration: 3,
-} as const;
 
 /** The most Kubernetes keeps of a termination message. */
 const TERMINATION_MESSAGE_BYTES = 4096;

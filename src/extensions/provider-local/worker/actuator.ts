@@ -37,7 +37,6 @@ import {
   type MachineToDrain,
 } from './drain.js';
 import {
-  MACHINE_LABELS,
   MACHINE_POLICY_NAMES,
   MACHINES_STARTING_AT_ONCE,
   desiredMachineStatefulSet,
@@ -46,6 +45,7 @@ import {
   namedPools,
   userDataOf,
 } from './machine-pods.js';
+import { MACHINE_LABELS } from '../machine-contract.js';
 import { MachineReadiness, WORKER_POLL_MS, type MachineReadinessOptions } from './machine-readiness.js';
 import { invalidOvercommit, type MachineOvercommit } from './machine-resources.js';
 import {

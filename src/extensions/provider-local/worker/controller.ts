@@ -8,7 +8,7 @@ import { Refs } from '../../../apis/refs.js';
 import { requestFor, type Controller } from '../../../runtime/controller.js';
 import type { Manager } from '../../../runtime/manager.js';
 import { specOrMetadataChanged } from '../../../runtime/predicates.js';
-import { MACHINE_LABELS } from './machine-pods.js';
+import { MACHINE_LABELS } from '../machine-contract.js';
 import { isLocalWorker, WorkerReconciler } from './reconciler.js';
 import { clusterMachineTypes, type MachineOvercommit } from './machine-resources.js';
 import { clusterHibernationEnabled, type Cluster } from '../../../apis/extensions/v1alpha1/cluster.js';

@@ -19,16 +19,15 @@ import type {
 import type { Worker, WorkerPool } from '../../../apis/extensions/v1alpha1/worker.js';
 import { IMAGES } from '../../../imagevector/images.js';
 import { networkPolicyObject } from '../../../apis/core/v1beta1/network-policy.js';
-import { MACHINE_POD_PATHS, MACHINE_READINESS } from '../machine/pod-agent.js';
-import { ALLOWED_SOURCE_PREFIXES_ANNOTATION } from '../machine/network-policy/anti-spoofing.js';
+import {
+  ALLOWED_SOURCE_PREFIXES_ANNOTATION,
+  MACHINE_LABELS,
+  MACHINE_POD_ENV,
+  MACHINE_POD_MOUNTS,
+  MACHINE_READINESS,
+} from '../machine-contract.js';
 
 export const WORKER_TYPE = 'local';
-/** Labels of the machine pods: every machine of a Worker, and of one pool. */
-export const MACHINE_LABELS = {
-  app: 'app',
-  role: 'machine',
-  pool: 'worker.gardener.cloud/pool',
-} as const;
 /**
  * What a machine reaches under its namespace's `deny-all`, with the seed's egress policies (Gardener's labels): what
  * a cloud machine reaches, DNS, the public and the private networks. Its own paths (to the other machines and
@@ -50,18 +49,6 @@ export const MACHINE_POLICY_NAMES = {
 const READINESS_PERIOD_SECONDS = 2;
 /** Time to stop the machine's processes (kubelet, containerd and its pods) before the seed kills the pod. */
 export const MACHINE_TERMINATION_GRACE_SECONDS = 30;
-
-/** What the agent of a machine pod learns from its environment besides its name and pod IPs. */
-export const MACHINE_POD_ENV = {
-  /** The node range of each family, comma-separated, in family order. */
-  nodeCIDRs: 'NODE_CIDRS',
-  /** The index of the pool's first machine in the node ranges: the pod's ordinal is added to it. */
-  firstMachine: 'FIRST_MACHINE_INDEX',
-  /** The pool's zones, comma-separated: the machine of ordinal `i` is in the `i mod n`th (pod-agent.ts). */
-  zones: 'ZONES',
-  /** The shoot's region, the Node's `topology.kubernetes.io/region`. */
-  region: 'REGION',
-} as const;
 
 /**
  * How many machines of a pool start at once, as machine-controller-manager's `maxSurge` bounds a rollout: each one
@@ -168,10 +155,10 @@ function machinePodTemplate(values: MachinePodValues, selector: Record<string, s
           name: 'machine',
           image: values.image ?? IMAGES.machine,
           imagePullPolicy: 'IfNotPresent',
-          args: ['machine', `--user-data=${MACHINE_POD_PATHS.userData}`],
+          args: ['machine', `--user-data=${MACHINE_POD_MOUNTS.userData}`],
           env: [
-            { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
-            { name: 'POD_IPS', valueFrom: { fieldRef: { fieldPath: 'status.podIPs' } } },
+            { name: MACHINE_POD_ENV.nodeName, valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+            { name: MACHINE_POD_ENV.podIPs, valueFrom: { fieldRef: { fieldPath: 'status.podIPs' } } },
             { name: MACHINE_POD_ENV.nodeCIDRs, value: values.nodeCIDRs.join(',') },
             { name: MACHINE_POD_ENV.firstMachine, value: String(values.firstMachine) },
             ...(values.pool.zones !== undefined && values.pool.zones.length > 0
@@ -183,7 +170,7 @@ function machinePodTemplate(values: MachinePodValues, selector: Record<string, s
           // the pod's user namespace (hostUsers above). Its image is read-only: what it writes is on volumes.
           securityContext: { privileged: true, readOnlyRootFilesystem: true },
           // Why the agent stopped, in the pod's status: its own last words, else the end of its log.
-          terminationMessagePath: MACHINE_POD_PATHS.terminationLog,
+          terminationMessagePath: MACHINE_POD_MOUNTS.terminationLog,
           terminationMessagePolicy: 'FallbackToLogsOnError',
           // Over the network: the seed runs nothing inside a machine.
           ports: [{ name: 'readiness', containerPort: MACHINE_READINESS.port, protocol: 'TCP' }],
@@ -193,9 +180,9 @@ function machinePodTemplate(values: MachinePodValues, selector: Record<string, s
           },
           resources: values.resources,
           volumeMounts: [
-            { name: 'user-data', mountPath: dirOf(MACHINE_POD_PATHS.userData), readOnly: true },
-            { name: 'state', mountPath: MACHINE_POD_PATHS.stateDir },
-            { name: 'tmp', mountPath: MACHINE_POD_PATHS.tmpDir },
+            { name: 'user-data', mountPath: dirOf(MACHINE_POD_MOUNTS.userData), readOnly: true },
+            { name: 'state', mountPath: MACHINE_POD_MOUNTS.stateDir },
+            { name: 'tmp', mountPath: MACHINE_POD_MOUNTS.tmpDir },
           ],
         },
       ],
@@ -204,7 +191,7 @@ function machinePodTemplate(values: MachinePodValues, selector: Record<string, s
           name: 'user-data',
           secret: {
             secretName: values.userData.name,
-            items: [{ key: values.userData.key, path: baseOf(MACHINE_POD_PATHS.userData) }],
+            items: [{ key: values.userData.key, path: baseOf(MACHINE_POD_MOUNTS.userData) }],
           },
         },
         // containerd's overlay snapshots need a filesystem that is no overlay itself.

@@ -6,7 +6,7 @@
  * its agent said in its log why its kubelet has not joined (join-problem.ts): progress, not a failure.
  */
 import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
-import { MACHINE_AGENT_EXIT } from '../machine/pod-agent.js';
+import { MACHINE_AGENT_EXIT } from '../machine-contract.js';
 import { JOIN_PROBLEM_AFTER_MS, JOIN_PROBLEM_MARK } from '../machine/join-problem.js';
 
 /** Gardener's error codes (`gardencorev1beta1.ErrorCode`) a machine's problem can carry. */

@@ -13,7 +13,8 @@ import type { Clock } from '../../../runtime/clock.js';
 import type { ReconcileContext } from '../../../runtime/controller.js';
 import type { ActuatorOutcome } from '../../common/reconciler.js';
 import { JOIN_PROBLEM_REPEAT_MS } from '../machine/join-problem.js';
-import { MACHINE_LABELS, machineStatefulSetName } from './machine-pods.js';
+import { machineStatefulSetName } from './machine-pods.js';
+import { MACHINE_LABELS } from '../machine-contract.js';
 import {
   describeMachineProblems,
   joinProblemFromLog,

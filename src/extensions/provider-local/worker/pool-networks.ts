@@ -17,7 +17,7 @@ import { isNotFound } from '../../../runtime/errors.js';
 import { Refs } from '../../../apis/refs.js';
 import { IP_FAMILIES, parseCIDR, type IPFamily } from '../../../net/cidr.js';
 import type { ResourceClient } from '../../../runtime/client.js';
-import { MACHINE_LABELS } from './machine-pods.js';
+import { MACHINE_LABELS } from '../machine-contract.js';
 import { nodeCIDRsOf } from './node-addresses.js';
 import type { MachineLayout } from './pool-plan.js';
 

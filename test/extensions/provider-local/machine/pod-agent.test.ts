@@ -4,11 +4,11 @@ import {
   machineOptions,
   machineTopologyLabels,
   MACHINE_POD_PATHS,
-  MACHINE_READINESS,
   nodeAddresses,
   serveReadiness,
   underlayAddress,
 } from '../../../../src/extensions/provider-local/machine/pod-agent.js';
+import { MACHINE_READINESS } from '../../../../src/extensions/provider-local/machine-contract.js';
 import { parseMachineUserData } from '../../../../src/apis/provider-local/v1alpha1/machine-user-data.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

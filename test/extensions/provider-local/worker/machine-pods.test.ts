@@ -1,4 +1,3 @@
-import { ALLOWED_SOURCE_PREFIXES_ANNOTATION } from '../../../../src/extensions/provider-local/machine/network-policy/anti-spoofing.js';
 import { describe, expect, it } from 'vitest';
 import type { Worker } from '../../../../src/apis/extensions/v1alpha1/worker.js';
 import { IMAGES } from '../../../../src/imagevector/images.js';
@@ -6,11 +5,15 @@ import {
   boundedReplicas,
   machinePodNetworkPolicies,
   desiredMachineStatefulSet,
-  MACHINE_POD_ENV,
   namedPools,
   userDataOf,
 } from '../../../../src/extensions/provider-local/worker/machine-pods.js';
-import { MACHINE_POD_PATHS, MACHINE_READINESS } from '../../../../src/extensions/provider-local/machine/pod-agent.js';
+import { MACHINE_POD_PATHS } from '../../../../src/extensions/provider-local/machine/pod-agent.js';
+import {
+  ALLOWED_SOURCE_PREFIXES_ANNOTATION,
+  MACHINE_POD_ENV,
+  MACHINE_READINESS,
+} from '../../../../src/extensions/provider-local/machine-contract.js';
 
 const worker: Worker = {
   apiVersion: 'extensions.gardener.cloud/v1alpha1',

@@ -14,6 +14,7 @@
  */
 import { formatCIDR, formatIP, parseCIDR, parseIP, type IP } from '../../../../net/cidr.js';
 import { runNft } from '../nft.js';
+import { ALLOWED_SOURCE_PREFIXES_ANNOTATION } from '../../machine-contract.js';
 
 /** The table the enforcer keeps in each machine's network namespace. */
 export const ANTI_SPOOFING_TABLE = 'gardener-ipv6-anti-spoofing';
@@ -30,13 +31,6 @@ export interface PodPort extends BridgePort {
   /** Further sources the pod may send from (its ALLOWED_SOURCE_PREFIXES_ANNOTATION). */
   readonly allowedSourcePrefixes?: readonly string[];
 }
-
-/**
- * calico's pod annotation for sources a workload may send from besides its own addresses: a JSON list of CIDRs. A
- * machine pod carries its shoot's pod ranges there, which its pods' traffic leaves with when the shoot's pool has
- * no outgoing NAT.
- */
-export const ALLOWED_SOURCE_PREFIXES_ANNOTATION = 'cni.projectcalico.org/allowedSourcePrefixes';
 
 /** The CIDRs of a pod's ALLOWED_SOURCE_PREFIXES_ANNOTATION, canonical; none when it has none or a bad one. */
 export function allowedSourcePrefixes(annotations: Readonly<Record<string, string>> | undefined): string[] {
