@@ -94,9 +94,3 @@ export function planUp(opts: UpOptions, io: UpIO): UpPlan {
   }
   return { seeds, seedNodeCount, workloads: seedNodeCount > 0 };
 }
-
-/**
- * How `up` is stopped: SIGINT or SIGTERM, its parent going away, or a part of it that died. Listens from the start:
- * a Ctrl-C while starting stops as soon as the step running finished (the wait for the example shoot is cut short), a
- * second one exits at once (the exit handler then kills the children and removes their files).
- */

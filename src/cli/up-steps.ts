@@ -34,6 +34,11 @@ import {
   type UpPlan,
 } from './up-options.js';
 
+/**
+ * How `up` is stopped: SIGINT or SIGTERM, its parent going away, or a part of it that died. Listens from the start:
+ * a Ctrl-C while starting stops as soon as the step running finished (the wait for the example shoot is cut short), a
+ * second one exits at once (the exit handler then kills the children and removes their files).
+ */
 export class UpStop {
   readonly signals: StopSignals;
   /** Rejects once the stop is asked for: what a step's long wait races. */
