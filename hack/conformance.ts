@@ -27,6 +27,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parse } from 'yaml';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Shoot } from '../src/apis/core/v1beta1/shoot.js';
+import { errorString, notSupported } from '../src/apis/field/errors.js';
+import { FieldPath } from '../src/apis/field/path.js';
 import { podNetworkSettings } from '../src/gardenlet/shoot/components/worker.js';
 import { NETNS_ENV } from '../src/system/netns.js';
 
@@ -142,9 +144,8 @@ export function readSkips(file: string): SkipEntry[] {
       throw new Error(`${file}: skips[${i}].reason: Required value: say why the test can't apply`);
     }
     if (entry.when !== undefined && !(SKIP_CONDITIONS as readonly unknown[]).includes(entry.when)) {
-      throw new Error(
-        `${file}: skips[${i}].when: Unsupported value: ${JSON.stringify(entry.when)}: supported values: ${SKIP_CONDITIONS.map((c) => `"${c}"`).join(', ')}`,
-      );
+      const path = FieldPath.root('skips').index(i).child('when');
+      throw new Error(`${file}: ${errorString(notSupported(path, entry.when, SKIP_CONDITIONS))}`);
     }
     new RegExp(entry.test);
     return { test: entry.test, reason: entry.reason, ...(entry.when === undefined ? {} : { when: entry.when }) };
