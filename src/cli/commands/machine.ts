@@ -1,5 +1,6 @@
 /** `gardener-ipv6 machine`: its flags, its help and what runs it. */
 import type { Command } from 'commander';
+import { MACHINE_POD_MOUNTS } from '../../extensions/provider-local/machine-contract.js';
 import type { MachineCommandOptions } from '../machine.js';
 import { type CommandContext } from './options.js';
 
@@ -13,7 +14,7 @@ export function addMachineCommand(program: Command, { io, setExitCode }: Command
     .option('--first-machine-index <n>', "the pool's first machine in the node ranges ($FIRST_MACHINE_INDEX)")
     .option('--zones <list>', "the pool's zones: the machine is in the one of its ordinal, round robin ($ZONES)")
     .option('--region <name>', "the shoot's region, the Node's topology label ($REGION)")
-    .option('--user-data <file>', "the pool's user data", '/etc/gardener-ipv6/user-data/userData')
+    .option('--user-data <file>', "the pool's user data", MACHINE_POD_MOUNTS.userData)
     .action(async (opts: MachineCommandOptions) => {
       const { runMachineCommand } = await import('../machine.js');
       setExitCode(await runMachineCommand(opts, io));
