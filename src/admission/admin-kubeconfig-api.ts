@@ -18,8 +18,8 @@ import {
   validateAdminKubeconfigRequest,
   type AdminKubeconfigRequest,
 } from '../apis/authentication/v1alpha1/adminkubeconfigrequest.js';
-import { failureStatus, invalidStatus } from '../apis/field/index.js';
-import { replyJSON } from './reply.js';
+import { invalidStatus } from '../apis/field/index.js';
+import { replyJSON, replyMethodNotAllowed, replyStatus } from './reply.js';
 import { AdminKubeconfigError, issueShootAdminKubeconfig, type AdminKubeconfig } from './admin-kubeconfig-issuer.js';
 import type { ResourceClient } from '../runtime/client.js';
 import { Refs, type ResourceRef } from '../apis/refs.js';
@@ -156,30 +156,24 @@ export async function serveAdminKubeconfigAPI(
     logger.info({ path, reason: authn.error }, 'refused an unauthenticated request');
     // Drain the body: the connection stays usable.
     req.resume();
-    return replyJSON(res, 401, failureStatus(401, 'Unauthorized', 'Unauthorized'));
+    return replyStatus(res, 401, 'Unauthorized');
   }
   const { user } = authn;
 
   if (path === PREFIX) {
-    if (req.method !== 'GET')
-      return replyJSON(res, 405, failureStatus(405, 'MethodNotAllowed', 'method not allowed: use GET'));
+    if (req.method !== 'GET') return replyMethodNotAllowed(res, 'GET', 'method not allowed: use GET');
     return replyJSON(res, 200, API_RESOURCE_LIST);
   }
   const match = SUBRESOURCE_PATH.exec(path);
   if (!match) {
     req.resume();
-    return replyJSON(res, 404, failureStatus(404, 'NotFound', 'the server could not find the requested resource'));
+    return replyStatus(res, 404, 'the server could not find the requested resource');
   }
   const namespace = match[1]!;
   const name = match[3]!;
   if (req.method !== 'POST') {
     req.resume();
-    res.setHeader('Allow', 'POST');
-    return replyJSON(
-      res,
-      405,
-      failureStatus(405, 'MethodNotAllowed', `the server does not allow this method on ${path}`),
-    );
+    return replyMethodNotAllowed(res, 'POST', `the server does not allow this method on ${path}`);
   }
 
   const decision = await allowed(opts.client, user, namespace, name);
@@ -190,22 +184,14 @@ export async function serveAdminKubeconfigAPI(
       `shoots.${ADMIN_KUBECONFIG_API_GROUP} ${JSON.stringify(name)} is forbidden: User ${JSON.stringify(user.username)} ` +
       `cannot create resource "shoots/${ADMIN_KUBECONFIG_SUBRESOURCE}" in API group "${ADMIN_KUBECONFIG_API_GROUP}" ` +
       `in the namespace ${JSON.stringify(namespace)}${decision.reason ? `: ${decision.reason}` : ''}`;
-    return replyJSON(
-      res,
-      403,
-      failureStatus(403, 'Forbidden', message, { name, group: ADMIN_KUBECONFIG_API_GROUP, kind: 'shoots' }),
-    );
+    return replyStatus(res, 403, message, { details: { name, group: ADMIN_KUBECONFIG_API_GROUP, kind: 'shoots' } });
   }
 
   let body: unknown;
   try {
     body = await readJSON(req);
   } catch (e) {
-    return replyJSON(
-      res,
-      400,
-      failureStatus(400, 'BadRequest', `the request body is no JSON object: ${(e as Error).message}`),
-    );
+    return replyStatus(res, 400, `the request body is no JSON object: ${(e as Error).message}`);
   }
   const { expirationSeconds, errors } = validateAdminKubeconfigRequest(body);
   if (errors.length > 0) {
@@ -222,11 +208,7 @@ export async function serveAdminKubeconfigAPI(
   } catch (e) {
     if (!(e instanceof AdminKubeconfigError)) throw e;
     const code = { NotFound: 404, BadRequest: 400, Conflict: 409 }[e.reason];
-    return replyJSON(
-      res,
-      code,
-      failureStatus(code, e.reason, e.message, { name, group: ADMIN_KUBECONFIG_API_GROUP, kind: 'shoots' }),
-    );
+    return replyStatus(res, code, e.message, { details: { name, group: ADMIN_KUBECONFIG_API_GROUP, kind: 'shoots' } });
   }
   logger.info(
     { user: user.username, namespace, name, expirationSeconds, expires: issued.expirationTimestamp.toISOString() },
