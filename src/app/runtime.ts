@@ -1,19 +1,13 @@
 /**
- * One process with the project's server-side parts, as `gardener-ipv6 run` and `up` start it: the admission webhook
- * (HTTPS on IPv6), and on one Manager the gardenlet's controllers and the network and DNS extensions. It starts as
- * ordered steps with their undo (src/runtime/steps.ts): a failed start and stop() undo them, last first.
+ * One process with the project's server-side parts, as `gardener-ipv6 run` and `up` start it: on one Manager the
+ * admission webhook (HTTPS on IPv6, a component of the manager: webhook-component.ts), the gardenlet's controllers and
+ * the network and DNS extensions. It starts as ordered steps with their undo (src/runtime/steps.ts): a failed start
+ * and stop() undo them, last first.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import { DEFAULT_REGISTERED_EXTENSION_TYPES, type RegisteredExtensionTypes } from '../admission/extensions.js';
-import { startAdmissionServer, type AdmissionServer } from '../admission/server.js';
-import { deployLocalAPIService, destroyLocalAPIService } from '../admission/apiservice.js';
-import { readRequestHeaderConfig } from '../admission/front-proxy.js';
-import {
-  desiredWebhookConfigurations,
-  deployWebhookConfigurations,
-  destroyWebhookConfigurations,
-  webhookBaseURL,
-} from '../admission/webhook-configurations.js';
+import type { RequestHeaderConfig } from '../admission/front-proxy.js';
+import type { AdmissionServer, AdmissionServerOptions } from '../admission/server.js';
 import type { DNSExtensionOptions } from '../extensions/dns/controller.js';
 import type { NetworkExtensionOptions } from '../extensions/network/controller.js';
 import type { FeatureGates } from '../featuregate/featuregate.js';
@@ -22,10 +16,11 @@ import type { ProviderLocalOptions } from '../extensions/provider-local/controll
 import { ResourceClient } from '../runtime/client.js';
 import type { Logger } from '../runtime/log.js';
 import { Manager } from '../runtime/manager.js';
-import { Steps, type Step, type UndoOptions } from '../runtime/steps.js';
+import { Steps, type Step } from '../runtime/steps.js';
 import { COMPONENTS, type Component } from './components.js';
 import { sharedReaders, syncedLookup, type SharedReaders } from './readers.js';
 import { extensionAdmission } from './extension-admission.js';
+import { WebhookComponent } from './webhook-component.js';
 import { isLoopback, webhookTLS, type WebhookTLS } from './webhook-tls.js';
 import { MachineTotal } from '../admission/machine-total.js';
 import { localMachineSlots, type LocalAdmissionConfig } from '../extensions/provider-local/admission.js';
@@ -123,12 +118,14 @@ interface RuntimeStart {
   readonly advertiseHost: string;
   readonly shutdownTimeoutMs: number;
   tls?: WebhookTLS;
-  webhook?: AdmissionServer;
+  webhook?: WebhookComponent;
+  /** The stop's deadline (ms since the epoch), once stop() was called with one. */
+  stopDeadline?: number;
 }
 
-/** How long an undo may take: `shutdownTimeoutMs`, or less when the stop's deadline is closer. */
-function budgetMs(s: RuntimeStart, opts: UndoOptions): number {
-  return Math.max(0, Math.min(s.shutdownTimeoutMs, (opts.deadline ?? Infinity) - Date.now()));
+/** How long a part's stop may take: `shutdownTimeoutMs`, or less when the stop's deadline is closer. */
+function budgetMs(s: RuntimeStart): number {
+  return Math.max(0, Math.min(s.shutdownTimeoutMs, (s.stopDeadline ?? Infinity) - Date.now()));
 }
 
 type RuntimeStep = Step<RuntimeStart>;
@@ -139,28 +136,27 @@ const webhookCertificates: RuntimeStep = {
   undo: (s) => s.tls?.cleanup(),
 };
 
-const startWebhook: RuntimeStep = {
-  name: 'start the webhook',
-  run: async (s) => {
-    const { logger } = s.options;
-    const requestHeader = await readRequestHeaderConfig(s.client).catch((e: unknown) => {
-      logger.warn({ err: e }, 'reading the request-header configuration failed: shoots/adminkubeconfig answers 401');
-      return undefined;
+// The manager starts it before its informers and stops it after its controllers, on every replica.
+const addWebhook: RuntimeStep = {
+  name: 'add the webhook',
+  run: (s) => {
+    const { options, client, tls, registered, advertiseHost, apiServiceRegistered } = s;
+    s.webhook = new WebhookComponent({
+      server: (requestHeader) => admissionServerOptions(s, requestHeader),
+      client,
+      kubeConfig: options.kubeConfig,
+      logger: options.logger,
+      ...(registered ? { registration: { caBundle: tls!.ca, advertiseHost, apiService: apiServiceRegistered } } : {}),
+      stopBudgetMs: () => budgetMs(s),
     });
-    if (requestHeader === undefined) {
-      logger.warn('the API server has no aggregation layer (requestheader flags): shoots/adminkubeconfig answers 401');
-    }
-    s.options.signal?.throwIfAborted();
-    s.webhook = await startAdmissionServer(admissionServerOptions(s, requestHeader));
+    s.manager.addComponent(s.webhook);
   },
-  // A failed start has no request in flight to wait for.
-  undo: (s, opts) => s.webhook?.close({ graceMs: opts.reason === 'failure' ? 0 : budgetMs(s, opts) }),
 };
 
 function admissionServerOptions(
   s: RuntimeStart,
-  requestHeader: Awaited<ReturnType<typeof readRequestHeaderConfig>> | undefined,
-): Parameters<typeof startAdmissionServer>[0] {
+  requestHeader: RequestHeaderConfig | undefined,
+): AdmissionServerOptions {
   const { options, readers, manager, client } = s;
   const webhookOptions = options.webhook ?? {};
   const { seeds, cloudProfiles, shoots } = readers;
@@ -189,55 +185,6 @@ function admissionServerOptions(
     adminKubeconfig: { client, requestHeader, logger: options.logger.child({ component: 'adminkubeconfig' }) },
   };
 }
-
-const registerWebhooks: RuntimeStep = {
-  name: 'register the webhooks',
-  run: async (s) => {
-    const { client, tls, webhook, advertiseHost } = s;
-    const { logger, signal } = s.options;
-    const url = webhookBaseURL(advertiseHost, webhook!.port);
-    await deployWebhookConfigurations(
-      client,
-      desiredWebhookConfigurations({ caBundle: tls!.ca, url }),
-      signal ? { signal } : {},
-    );
-    logger.info({ url }, 'registered the admission webhooks');
-    if (!s.apiServiceRegistered) {
-      logger.info(
-        { advertiseHost },
-        'shoots/adminkubeconfig not registered: the API server reaches no aggregated API at a loopback address',
-      );
-      return;
-    }
-    await deployLocalAPIService(client, {
-      caBundle: tls!.ca,
-      address: advertiseHost.replace(/^\[(.*)\]$/, '$1'),
-      port: webhook!.port,
-      ...(signal ? { signal } : {}),
-    });
-    logger.info({ apiService: 'v1alpha1.core.gardener.cloud' }, 'registered shoots/adminkubeconfig');
-  },
-  // Before the webhook closes: a registered webhook that no longer answers blocks every write (failurePolicy Fail).
-  // Bounded: against an API server that stopped answering (its etcd died), a request would wait for the server's
-  // own 34 s timeout.
-  undo: async (s, opts) => {
-    const { logger } = s.options;
-    const bound = { signal: AbortSignal.timeout(budgetMs(s, opts)) };
-    // Its own client: the manager's closes its connections when it stops.
-    const unregisterClient = new ResourceClient(s.options.kubeConfig);
-    await Promise.all([
-      destroyWebhookConfigurations(unregisterClient, undefined, bound).catch((err: unknown) =>
-        logger.warn({ err }, 'unregistering the webhooks failed'),
-      ),
-      s.apiServiceRegistered
-        ? destroyLocalAPIService(unregisterClient, bound).catch((err: unknown) =>
-            logger.warn({ err }, 'unregistering shoots/adminkubeconfig failed'),
-          )
-        : undefined,
-    ]);
-    unregisterClient.close();
-  },
-};
 
 // Each component's code is loaded only when it runs: the chart runs one component per Deployment, and the webhook's
 // process then holds neither the gardenlet's nor the extensions' modules (a smaller heap to mark, less to start).
@@ -281,15 +228,15 @@ const addControllers: RuntimeStep = {
   },
 };
 
-function startManager(registered: boolean): RuntimeStep {
-  return {
-    name: 'start the manager',
-    run: (s) => s.manager.start(),
-    // The controllers stop while the webhooks are unregistered; the webhook closes after both.
-    undo: (s) => s.manager.stop(),
-    undoAlongsidePrevious: registered,
-  };
-}
+// Its stop unregisters the webhooks while the controllers stop; the webhook closes after both.
+const startManager: RuntimeStep = {
+  name: 'start the manager',
+  run: (s) => s.manager.start(),
+  undo: (s, opts) => {
+    s.stopDeadline = opts.deadline;
+    return s.manager.stop();
+  },
+};
 
 function runtimeStart(options: RuntimeOptions): Steps<RuntimeStart> {
   const components = new Set(options.components ?? COMPONENTS);
@@ -313,12 +260,7 @@ function runtimeStart(options: RuntimeOptions): Steps<RuntimeStart> {
   const admission = components.has('admission');
   const registered = admission && (options.webhook?.register ?? true);
   const advertiseHost = options.webhook?.advertiseHost ?? '::1';
-  const steps: RuntimeStep[] = [
-    ...(admission ? [webhookCertificates, startWebhook] : []),
-    ...(registered ? [registerWebhooks] : []),
-    addControllers,
-    startManager(registered),
-  ];
+  const steps: RuntimeStep[] = [...(admission ? [webhookCertificates, addWebhook] : []), addControllers, startManager];
   return new Steps('runtime', steps, {
     options,
     components,
@@ -354,7 +296,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   return {
     manager,
     readers,
-    webhook: start.state.webhook,
+    webhook: start.state.webhook?.server,
     async stop(stopOpts = {}) {
       const failures = await start.undo({ reason: 'stop', ...stopOpts });
       if (failures.length > 0) throw failures[0]!.error;

@@ -53,6 +53,24 @@ export interface ClusterAccess {
   ): Informer<T>;
 }
 
+/**
+ * A part of the process the manager runs besides its controllers, as controller-runtime's webhook server is one of
+ * its Runnables: the admission webhook. Components run on every replica, leading or not (a standby's webhook answers
+ * the API server too); they start after the health server and before the informers (a webhook serves while the caches
+ * sync) and stop after the controllers and the informers, last first.
+ */
+export interface ManagerComponent {
+  /** What it is ("admission webhook"), for the log. */
+  readonly name: string;
+  /**
+   * Starts it. `stopping` aborts when the manager's stop begins, before the controllers stop: what the component lets
+   * go of first (a webhook unregisters itself), and what cuts a start still running short.
+   */
+  start(stopping: AbortSignal): Promise<void>;
+  /** Stops it, waiting up to `timeoutMs` for its work in flight. Called once its start began, even if that failed. */
+  stop(opts: { timeoutMs: number }): Promise<void>;
+}
+
 /** Rejects {@link Manager.done} when the lease was lost: the process should exit and restart. */
 export class LeadershipLostError extends Error {
   override readonly name = 'LeadershipLostError';
@@ -60,9 +78,9 @@ export class LeadershipLostError extends Error {
 
 /**
  * Holds what controllers share (client, logger, metrics, informers) and runs them in order:
- * `start()`: health server → informers (on every replica, so a standby has warm caches) → wait for their first
- * lists → controllers, directly or only while leading. `stop()`: the reverse, waiting for reconciles in flight and
- * releasing the lease. `done` settles when the manager stopped, rejecting with LeadershipLostError when the lease
+ * `start()`: health server → components (on every replica) → informers (on every replica, so a standby has warm
+ * caches) → wait for their first lists → controllers, directly or only while leading. `stop()`: the reverse, waiting
+ * for reconciles in flight and releasing the lease; the components are told at its beginning. `done` settles when the manager stopped, rejecting with LeadershipLostError when the lease
  * was lost (then everything has already been stopped).
  */
 export class Manager implements ClusterAccess {
@@ -76,6 +94,11 @@ export class Manager implements ClusterAccess {
   /** The clients of the clusters added with cluster(), closed when the manager stops. */
   private readonly clusterClients: ResourceClient[] = [];
   private readonly controllers: Controller[] = [];
+  private readonly components: ManagerComponent[] = [];
+  /** The components whose start began: what stop() stops. */
+  private readonly startedComponents: ManagerComponent[] = [];
+  /** Aborted as stop() begins: the components' `stopping`. */
+  private readonly stopping = new AbortController();
   private elector?: LeaderElector;
   private health?: HealthServer;
   private state: 'new' | 'starting' | 'started' | 'stopping' | 'stopped' = 'new';
@@ -165,6 +188,12 @@ export class Manager implements ClusterAccess {
     this.controllers.push(controller);
   }
 
+  /** Runs `component` with the manager, on every replica: see {@link ManagerComponent}. */
+  addComponent(component: ManagerComponent): void {
+    if (this.state !== 'new') throw new Error('components must be added before start()');
+    this.components.push(component);
+  }
+
   /** All informers synced (what /readyz reports). */
   isReady(): boolean {
     return this.state === 'started' && [...this.informers.values()].every((i) => i.hasSynced());
@@ -190,6 +219,8 @@ export class Manager implements ClusterAccess {
       });
       this.logger.info({ port: this.health.port }, 'serving /healthz, /readyz and /metrics');
     }
+    await this.startComponents();
+    if (this.isStopping()) return;
     await this.startInformers();
     if (this.isStopping()) return;
     this.state = 'started';
@@ -226,11 +257,13 @@ export class Manager implements ClusterAccess {
     }
     this.state = 'stopping';
     this.logger.info('stopping');
+    this.stopping.abort();
     try {
       if (this.elector) await this.elector.stop();
       else await this.stopControllers();
       for (const informer of this.informers.values()) informer.stop();
       await Promise.all([...this.informers.values()].map((i) => i.stopped()));
+      await this.stopComponents();
       await this.health?.close();
       this.client.close();
       for (const client of this.clusterClients) client.close();
@@ -244,6 +277,32 @@ export class Manager implements ClusterAccess {
 
   private isStopping(): boolean {
     return this.state === 'stopping' || this.state === 'stopped';
+  }
+
+  /** Starts the components in order; one that fails stops the manager, and start() rejects with its error. */
+  private async startComponents(): Promise<void> {
+    for (const component of this.components) {
+      if (this.isStopping()) return;
+      this.startedComponents.push(component);
+      try {
+        await component.start(this.stopping.signal);
+      } catch (e) {
+        // Cut short by the stop: start() returns, as when stopped while the informers sync.
+        if (this.isStopping()) return;
+        await this.stop();
+        throw e;
+      }
+    }
+  }
+
+  /** Stops the components that began to start, last first; one that fails is logged, the others stop all the same. */
+  private async stopComponents(): Promise<void> {
+    const timeoutMs = this.opts.gracefulShutdownMs ?? DEFAULT_GRACEFUL_SHUTDOWN_MS;
+    for (const component of this.startedComponents.splice(0).reverse()) {
+      await component.stop({ timeoutMs }).catch((err: unknown) => {
+        this.logger.error({ err, component: component.name }, 'stopping a component failed');
+      });
+    }
   }
 
   private async startInformers(): Promise<void> {

@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Refs } from '../../src/apis/refs.js';
 import type { Request } from '../../src/runtime/controller.js';
 import { silentLogger } from '../../src/runtime/log.js';
-import { LeadershipLostError, Manager, type ManagerOptions } from '../../src/runtime/manager.js';
+import { LeadershipLostError, Manager, type ManagerComponent, type ManagerOptions } from '../../src/runtime/manager.js';
 import { Metrics } from '../../src/runtime/metrics.js';
 import { waitFor } from '../support/wait.js';
 import { FakeApiServer } from './fake-apiserver.js';
@@ -171,5 +171,97 @@ describe('Manager', () => {
     await expect(manager.done).rejects.toBeInstanceOf(LeadershipLostError);
     expect(manager.isLeader()).toBe(false);
     await waitFor(() => server.openWatches() === 0, wait);
+  });
+});
+
+/** A component that logs its start and stop, and what of the manager it saw then. */
+function loggedComponent(log: string[], what: () => string, overrides: Partial<ManagerComponent> = {}) {
+  const component: ManagerComponent & { stopping?: AbortSignal } = {
+    name: 'webhook',
+    start: async (stopping) => {
+      component.stopping = stopping;
+      stopping.addEventListener('abort', () => log.push(`stopping told (${what()})`), { once: true });
+      log.push(`start (${what()})`);
+    },
+    stop: async ({ timeoutMs }) => void log.push(`stop ${timeoutMs} ms (${what()})`),
+    ...overrides,
+  };
+  return component;
+}
+
+describe('Manager components', () => {
+  it('start after the health server and before the informers list; are told at the stop, stopped after the informers', async () => {
+    const log: string[] = [];
+    const { manager } = newManager('m', { gracefulShutdownMs: 1234 });
+    const lists = () => `${server.requestsWhere({ method: 'GET', watch: false }).length} lists`;
+    let informerStopped = false;
+    manager.addComponent(
+      loggedComponent(
+        log,
+        () => `health ${manager.healthPort() !== undefined}, ${lists()}, informer stopped ${informerStopped}`,
+      ),
+    );
+    await manager.start();
+    expect(log).toEqual(['start (health true, 0 lists, informer stopped false)']);
+    void manager
+      .informer(cm, { namespace: 'default' })
+      .stopped()
+      .then(() => (informerStopped = true));
+    await manager.stop();
+    expect(log.slice(1)).toEqual([
+      // Before the controllers stop: what the component lets go of first.
+      'stopping told (health true, 1 lists, informer stopped false)',
+      'stop 1234 ms (health true, 1 lists, informer stopped true)',
+    ]);
+    expect(() => manager.addComponent(loggedComponent([], () => ''))).toThrow(/before start/);
+  });
+
+  it('run on a standby replica too: only the controllers wait for the lease', async () => {
+    const one = newManager('one', { leaderElection: leaderElection('one') });
+    await one.manager.start();
+    await waitFor(() => one.manager.isLeader(), wait);
+    const log: string[] = [];
+    const two = newManager('two', { leaderElection: leaderElection('two') });
+    two.manager.addComponent(loggedComponent(log, () => `leader ${two.manager.isLeader()}`));
+    await two.manager.start();
+    expect(log).toEqual(['start (leader false)']);
+    expect(two.manager.isLeader()).toBe(false);
+  });
+
+  it('one that fails to start: start() rejects with its error, after stopping it and the health server', async () => {
+    const log: string[] = [];
+    const { manager } = newManager('m');
+    const failing = loggedComponent(log, () => '', {
+      start: async () => {
+        log.push('start');
+        throw new Error('listen EADDRINUSE');
+      },
+    });
+    manager.addComponent(failing);
+    manager.addComponent(loggedComponent(log, () => 'second'));
+    await expect(manager.start()).rejects.toThrow('listen EADDRINUSE');
+    expect(log).toEqual(['start', 'stop 30000 ms ()']);
+    await manager.done;
+    expect(server.requestsWhere({ method: 'GET' })).toEqual([]);
+  });
+
+  it('stopped while one starts: its start is cut short through `stopping`, it is stopped, start() returns', async () => {
+    const log: string[] = [];
+    const { manager } = newManager('m');
+    const component = loggedComponent(log, () => '', {
+      start: (stopping) =>
+        new Promise<void>((_, reject) => {
+          log.push('start');
+          stopping.addEventListener('abort', () => reject(stopping.reason), { once: true });
+        }),
+    });
+    manager.addComponent(component);
+    const starting = manager.start();
+    await waitFor(() => log.includes('start'), wait);
+    await manager.stop();
+    await starting;
+    expect(log).toEqual(['start', 'stop 30000 ms ()']);
+    expect(manager.isReady()).toBe(false);
+    expect(server.requestsWhere({ method: 'GET' })).toEqual([]);
   });
 });
