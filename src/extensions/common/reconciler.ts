@@ -143,16 +143,29 @@ export class ExtensionReconciler<T extends ExtensionResource, R = never> impleme
 
   /** Merge-patches the status; skipped when nothing but timestamps would change (no needless watch events). */
   private async writeStatus(object: T, outcome: ActuatorOutcome<R>, ctx: ReconcileContext): Promise<void> {
-    const common = extensionStatusPatch(object, outcome, this.clock.now());
-    const own = this.actuator.statusFields?.(object, outcome, common.lastOperation.lastUpdateTime);
+    const patch = actuatorStatusPatch(this.actuator, object, outcome, this.clock.now());
     try {
-      await patchStatusIfChanged(this.client, this.ref, object, { ...common, ...own }, { signal: ctx.signal });
+      await patchStatusIfChanged(this.client, this.ref, object, patch, { signal: ctx.signal });
     } catch (e) {
       if (outcome.state !== 'Error') throw e;
       // The operation's error matters more; the status is written again on the retry.
       ctx.logger.warn({ err: e }, `cannot write the error to the ${this.ref.kind} status`);
     }
   }
+}
+
+/**
+ * The status merge patch the reconciler writes for `outcome` at `now` (ms since the epoch): the common part
+ * (lastOperation, observedGeneration, lastError) and the actuator's own fields, which share lastOperation's time.
+ */
+export function actuatorStatusPatch<T extends ExtensionObject, R>(
+  actuator: Pick<Actuator<T, R>, 'statusFields'>,
+  object: T,
+  outcome: ActuatorOutcome<R>,
+  now: number,
+): Record<string, unknown> {
+  const common = extensionStatusPatch(object, outcome, now);
+  return { ...common, ...actuator.statusFields?.(object, outcome, common.lastOperation.lastUpdateTime) };
 }
 
 /** The controller's result of an outcome that is not a success: look again later, or fail. */

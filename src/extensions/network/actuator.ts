@@ -14,7 +14,7 @@ import { IP_FAMILIES, type IPFamily } from '../../net/cidr.js';
 import type { ResourceClient } from '../../runtime/client.js';
 import { TerminalError, type ReconcileContext } from '../../runtime/controller.js';
 import type { Actuator, ActuatorOutcome } from '../common/reconciler.js';
-import { ERR_CONFIGURATION_PROBLEM, extensionStatusPatch } from '../common/status.js';
+import { ERR_CONFIGURATION_PROBLEM } from '../common/status.js';
 import { CALICO_TYPE } from '../../apis/calico/v1alpha1/config.js';
 import { API_VERSION as CALICO_API_VERSION, decodeNetworkConfig } from '../../apis/calico/v1alpha1/config.js';
 import { ClusterShootReader, type ShootNetworkingSource } from './cluster.js';
@@ -146,18 +146,6 @@ export {
   manifestSecretKey as secretDataKey,
 } from '../../apis/resources/v1alpha1/manifests.js';
 
-/** What a reconcile of a Network ended with. */
-export type NetworkOutcome =
-  | {
-      readonly state: 'Succeeded';
-      readonly ipFamilies: readonly IPFamily[];
-      readonly description: string;
-      /** The health of what the extension hands to the shoot: `status.conditions` SystemComponentsHealthy. */
-      readonly health?: ComponentsHealth;
-    }
-  | { readonly state: 'Processing'; readonly progress: number; readonly description: string }
-  | { readonly state: 'Error'; readonly description: string; readonly codes?: readonly string[] };
-
 /** SystemComponentsHealthy of a Network: its ManagedResource's health, False while workloads are withheld. */
 export interface ComponentsHealth {
   readonly status: 'True' | 'False' | 'Unknown';
@@ -236,14 +224,15 @@ export function networkStatusFields(
   return status;
 }
 
-/**
- * The status merge patch for an outcome at time `now` (ms since the epoch): lastOperation, observedGeneration,
- * lastError set on Error and cleared (null) on success, and on success the Network's own fields.
- */
-export function networkStatusPatch(network: Network, outcome: NetworkOutcome, now: number): Record<string, unknown> {
-  const common = extensionStatusPatch(network, outcome, now);
-  if (outcome.state !== 'Succeeded') return common;
-  return { ...common, ...networkStatusFields(network, outcome, common.lastOperation.lastUpdateTime) };
+/** The actuator's own status fields of an outcome: a success's {@link networkStatusFields}, nothing otherwise. */
+export function calicoStatusFields(
+  network: Network,
+  outcome: ActuatorOutcome<NetworkResult>,
+  lastUpdateTime: string,
+): Record<string, unknown> {
+  return outcome.state === 'Succeeded' && outcome.result
+    ? networkStatusFields(network, outcome.result, lastUpdateTime)
+    : {};
 }
 
 export const FIELD_MANAGER = 'extension-networking-calico';
@@ -340,9 +329,7 @@ export class CalicoNetworkActuator implements Actuator<Network, NetworkResult> {
     outcome: ActuatorOutcome<NetworkResult>,
     lastUpdateTime: string,
   ): Record<string, unknown> {
-    return outcome.state === 'Succeeded' && outcome.result
-      ? networkStatusFields(network, outcome.result, lastUpdateTime)
-      : {};
+    return calicoStatusFields(network, outcome, lastUpdateTime);
   }
 }
 

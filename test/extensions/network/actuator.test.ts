@@ -5,10 +5,11 @@ import {
   desiredNetworkResources,
   InvalidProviderConfigError,
   MANAGED_RESOURCE_NAME,
-  networkStatusPatch,
+  calicoStatusFields,
   SECRET_NAME,
   secretDataKey,
 } from '../../../src/extensions/network/actuator.js';
+import { actuatorStatusPatch } from '../../../src/extensions/common/reconciler.js';
 import { managedResourceCRD } from '../../../src/apis/resources/v1alpha1/managedresource-crd.js';
 import type { Manifest } from '../../../src/extensions/network/manifests.js';
 import { CalicoValuesError, MissingPodCIDRError } from '../../../src/extensions/network/values.js';
@@ -99,12 +100,17 @@ describe('secretDataKey', () => {
   });
 });
 
-describe('networkStatusPatch', () => {
+describe("a Network's status patch", () => {
   const network = { ...ipv4Network(), metadata: { ...ipv4Network().metadata, generation: 3 } };
 
   it('on success: families IPv4 first, the NetworkStatus, lastOperation Succeeded, observedGeneration, lastError cleared', () => {
     expect(
-      networkStatusPatch(network, { state: 'Succeeded', ipFamilies: ['IPv6', 'IPv4'], description: 'done' }, NOW),
+      actuatorStatusPatch(
+        { statusFields: calicoStatusFields },
+        network,
+        { state: 'Succeeded', result: { ipFamilies: ['IPv6', 'IPv4'] }, description: 'done' },
+        NOW,
+      ),
     ).toEqual({
       ipFamilies: ['IPv4', 'IPv6'],
       providerStatus: { apiVersion: 'calico.networking.extensions.gardener.cloud/v1alpha1', kind: 'NetworkStatus' },
@@ -121,9 +127,10 @@ describe('networkStatusPatch', () => {
   });
 
   it('on error: lastError with codes, families untouched', () => {
-    const status = networkStatusPatch(
+    const status = actuatorStatusPatch(
+      { statusFields: calicoStatusFields },
       network,
-      { state: 'Error', description: 'broken', codes: ['ERR_CONFIGURATION_PROBLEM'] },
+      { state: 'Error', description: 'broken', codes: ['ERR_CONFIGURATION_PROBLEM'], error: new Error('broken') },
       NOW,
     );
     expect(status).toEqual({
