@@ -9,6 +9,7 @@ import { Manager, type ManagerOptions } from '../../src/runtime/manager.js';
 import { Metrics } from '../../src/runtime/metrics.js';
 import { waitFor } from '../support/wait.js';
 import { FakeApiServer } from '../runtime/fake-apiserver.js';
+import { fastLeaderElection } from '../support/leader-election.js';
 
 const wait = { timeoutMs: 5000, intervalMs: 5 };
 
@@ -75,21 +76,12 @@ function healthz(webhook: WebhookComponent): Promise<number | string> {
 const registered = () =>
   server.objects(WebhookConfigurationRefs.mutating).length + server.objects(WebhookConfigurationRefs.validating).length;
 
-const leaderElection = (identity: string): ManagerOptions['leaderElection'] => ({
-  name: 'lock',
-  namespace: 'garden',
-  identity,
-  leaseDurationMs: 1500,
-  renewDeadlineMs: 1000,
-  retryPeriodMs: 200,
-});
-
 describe('the webhook as a component of the manager', () => {
   it('serves and registers on a standby replica as on the leader', async () => {
-    const one = withWebhook({ leaderElection: leaderElection('one') });
+    const one = withWebhook({ leaderElection: fastLeaderElection('one') });
     await one.manager.start();
     await waitFor(() => one.manager.isLeader(), wait);
-    const two = withWebhook({ leaderElection: leaderElection('two') });
+    const two = withWebhook({ leaderElection: fastLeaderElection('two') });
     await two.manager.start();
     expect(two.manager.isLeader()).toBe(false);
     expect(await healthz(two.webhook)).toBe(200);

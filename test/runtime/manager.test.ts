@@ -7,6 +7,7 @@ import { LeadershipLostError, Manager, type ManagerComponent, type ManagerOption
 import { Metrics } from '../../src/runtime/metrics.js';
 import { waitFor } from '../support/wait.js';
 import { FakeApiServer } from './fake-apiserver.js';
+import { fastLeaderElection } from '../support/leader-election.js';
 
 const wait = { timeoutMs: 5000, intervalMs: 5 };
 const cm = Refs.configMap;
@@ -48,17 +49,6 @@ function newManager(identity: string, opts: Partial<ManagerOptions> = {}) {
     })
     .watch(informer);
   return { manager, reconciled, identity };
-}
-
-function leaderElection(identity: string): ManagerOptions['leaderElection'] {
-  return {
-    name: 'lock',
-    namespace: 'garden',
-    identity,
-    leaseDurationMs: 1500,
-    renewDeadlineMs: 1000,
-    retryPeriodMs: 200,
-  };
 }
 
 describe('Manager', () => {
@@ -142,12 +132,12 @@ describe('Manager', () => {
 
   it('runs controllers only on the leader; a standby with warm caches takes over on release', async () => {
     server.upsert(cm, { metadata: { name: 'a', namespace: 'default' } } as KubernetesObject);
-    const one = newManager('one', { leaderElection: leaderElection('one') });
+    const one = newManager('one', { leaderElection: fastLeaderElection('one') });
     await one.manager.start();
     await waitFor(() => one.manager.isLeader(), wait);
     await waitFor(() => one.reconciled.length === 1, wait);
 
-    const two = newManager('two', { leaderElection: leaderElection('two') });
+    const two = newManager('two', { leaderElection: fastLeaderElection('two') });
     await two.manager.start();
     expect(two.manager.isReady()).toBe(true); // caches synced on the standby too
     server.upsert(cm, { metadata: { name: 'b', namespace: 'default' } } as KubernetesObject);
@@ -164,7 +154,7 @@ describe('Manager', () => {
   });
 
   it('stops everything and rejects done when the lease is lost', async () => {
-    const { manager } = newManager('m', { leaderElection: leaderElection('m') });
+    const { manager } = newManager('m', { leaderElection: fastLeaderElection('m') });
     await manager.start();
     await waitFor(() => manager.isLeader(), wait);
     server.addFault({ method: 'PUT', pathPrefix: '/apis/coordination.k8s.io', fault: { kind: 'status', code: 500 } });
@@ -217,11 +207,11 @@ describe('Manager components', () => {
   });
 
   it('run on a standby replica too: only the controllers wait for the lease', async () => {
-    const one = newManager('one', { leaderElection: leaderElection('one') });
+    const one = newManager('one', { leaderElection: fastLeaderElection('one') });
     await one.manager.start();
     await waitFor(() => one.manager.isLeader(), wait);
     const log: string[] = [];
-    const two = newManager('two', { leaderElection: leaderElection('two') });
+    const two = newManager('two', { leaderElection: fastLeaderElection('two') });
     two.manager.addComponent(loggedComponent(log, () => `leader ${two.manager.isLeader()}`));
     await two.manager.start();
     expect(log).toEqual(['start (leader false)']);
