@@ -9,8 +9,13 @@
  *   npx tsx bench/cpu-profile.ts DIR
  *
  * Prints the reviews per second it answered and their CPU (a hot loop: relative shares, not the paced webhook's cold
- * costs).
+ * costs). Two more figures, each after the loop:
+ *
+ *   --evict KIB   a review's cost after KIB of other memory was touched (as TLS, HTTP and the kernel touch it between
+ *                 reviews in the server) against its hot cost, reviews of both kinds interleaved in one loop
+ *   --allocation  the heap each kind of review allocates (V8's sampling heap profiler, collected objects included)
  */
+import { Session } from 'node:inspector/promises';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { answerText } from '../src/admission/answer-json.js';
 import { ReviewBodyReader } from '../src/admission/decode.js';
@@ -106,3 +111,64 @@ console.log(
     `${((used.user + used.system) / reviews).toFixed(1)} µs CPU per review ` +
     `(${storedShootCount} stored Shoots, ${body.length} bytes per body)`,
 );
+
+const evictKiB = numberOf('--evict', 0);
+if (evictKiB > 0) {
+  const { hot, cold } = coldCost(evictKiB, 20_000);
+  console.log(
+    `after touching ${evictKiB} KiB: ${cold.toFixed(1)} µs per review, hot ${hot.toFixed(1)} µs: ` +
+      `${(cold / hot).toFixed(2)}x`,
+  );
+}
+if (args.includes('--allocation')) {
+  for (const mode of ['mutate', 'validate'] as const) {
+    console.log(`${mode}: ${((await allocatedPerReview(mode, 20_000)) / 1024).toFixed(1)} KiB allocated per review`);
+  }
+}
+
+/**
+ * Mean wall time of a review right after `kib` KiB of other memory were written (every cache line of it) and of one
+ * right after another review, alternating, so that the host's drift falls on both alike.
+ */
+function coldCost(kib: number, count: number): { hot: number; cold: number } {
+  const other = new Float64Array((kib * 1024) / 8);
+  let hot = 0;
+  let cold = 0;
+  for (let i = 0; i < count; i++) {
+    const evicted = i % 4 >= 2;
+    if (evicted) for (let j = 0; j < other.length; j += 8) other[j]!++;
+    const started = process.hrtime.bigint();
+    oneReview(i % 2 === 0 ? 'mutate' : 'validate');
+    const took = Number(process.hrtime.bigint() - started) / 1000;
+    if (evicted) cold += took;
+    else hot += took;
+  }
+  return { hot: hot / (count / 2), cold: cold / (count / 2) };
+}
+
+/** Bytes a review of `mode` allocates, collected or not, from V8's sampling heap profiler over `count` reviews. */
+async function allocatedPerReview(mode: AdmissionMode, count: number): Promise<number> {
+  const session = new Session();
+  session.connect();
+  try {
+    // Node's types lack the two `include…` parameters (V8 has them since 10.x).
+    const sampling: object = {
+      samplingInterval: 512,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    };
+    await session.post('HeapProfiler.startSampling', sampling);
+    for (let i = 0; i < count; i++) oneReview(mode);
+    const { profile } = await session.post('HeapProfiler.stopSampling');
+    let bytes = 0;
+    const stack = [profile.head];
+    while (stack.length > 0) {
+      const node = stack.pop()!;
+      bytes += node.selfSize;
+      stack.push(...node.children);
+    }
+    return bytes / count;
+  } finally {
+    session.disconnect();
+  }
+}
