@@ -26,6 +26,7 @@ import { localDNSProvider } from '../../src/gardenlet/dns-provider.js';
 import { addSchedulerController } from '../../src/scheduler/scheduler.js';
 import { addGardenletControllers } from '../../src/gardenlet/gardenlet.js';
 import { addProviderLocalControllers } from '../../src/extensions/provider-local/controller.js';
+import { SEED_LEASE_NAMESPACE } from '../../src/apis/core/v1beta1/seed-lease.js';
 import { Refs, type ResourceRef } from '../../src/apis/refs.js';
 import { startBind9, type Bind9 } from '../../src/localenv/bind9.js';
 import { ResourceClient } from '../../src/runtime/client.js';
@@ -110,6 +111,13 @@ let installOutput: string;
 
 beforeAll(async () => {
   await helmBinary();
+  // A gardenlet of the garden may have made the seed lease Namespace before the release (seed-lifecycle.test.ts's does
+  // on this server): the release installs beside it, without taking it over.
+  await admin
+    .create(Refs.namespace, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: SEED_LEASE_NAMESPACE } })
+    .catch((e: unknown) => {
+      if (asApiError(e)?.code !== 409) throw e;
+    });
   const install = helm(
     helmArgs(
       'install',
