@@ -161,7 +161,7 @@ export async function serveAdminKubeconfigAPI(
   const { user } = authn;
 
   if (path === PREFIX) {
-    if (req.method !== 'GET') return replyMethodNotAllowed(res, 'GET', 'method not allowed: use GET');
+    if (req.method !== 'GET') return replyMethodNotAllowed(res, 'GET');
     return replyJSON(res, 200, API_RESOURCE_LIST);
   }
   const match = SUBRESOURCE_PATH.exec(path);

@@ -9,7 +9,7 @@ import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import type { X509Certificate } from 'node:crypto';
 import type { V1ConfigMap } from '@kubernetes/client-node';
-import type { ResourceClient } from '../runtime/client.js';
+import type { CallOptions, ResourceClient } from '../runtime/client.js';
 import { Refs } from '../apis/refs.js';
 
 export const AUTHENTICATION_CONFIGMAP = { namespace: 'kube-system', name: 'extension-apiserver-authentication' };
@@ -42,11 +42,15 @@ function stringList(text: string | undefined): string[] {
 }
 
 /** The request-header configuration the API server published; undefined when it has no aggregation layer. */
-export async function readRequestHeaderConfig(client: ResourceClient): Promise<RequestHeaderConfig | undefined> {
+export async function readRequestHeaderConfig(
+  client: ResourceClient,
+  opts: CallOptions = {},
+): Promise<RequestHeaderConfig | undefined> {
   const cm = await client.get<V1ConfigMap>(
     Refs.configMap,
     AUTHENTICATION_CONFIGMAP.name,
     AUTHENTICATION_CONFIGMAP.namespace,
+    opts,
   );
   const data = cm?.data ?? {};
   const clientCA = data['requestheader-client-ca-file'];

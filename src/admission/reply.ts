@@ -53,7 +53,11 @@ export function replyStatus(
 }
 
 /** 405 naming the methods the path takes (`Allow`). */
-export function replyMethodNotAllowed(res: ServerResponse, allow: string, message: string): void {
+export function replyMethodNotAllowed(
+  res: ServerResponse,
+  allow: string,
+  message = `method not allowed: use ${allow}`,
+): void {
   res.setHeader('Allow', allow);
   replyStatus(res, 405, message);
 }

@@ -86,7 +86,7 @@ export class ReviewRequestHandler {
     const query = url.indexOf('?');
     const path = query < 0 ? url : url.slice(0, query);
     if (path === '/healthz' || path === '/readyz') {
-      if (req.method !== 'GET' && req.method !== 'HEAD') return notAllowed(res, 'GET, HEAD');
+      if (req.method !== 'GET' && req.method !== 'HEAD') return replyMethodNotAllowed(res, 'GET, HEAD');
       const ok = path === '/healthz' || isReady(config.ready);
       res
         .writeHead(ok ? 200 : 503, { 'Content-Type': 'text/plain; charset=utf-8' })
@@ -98,7 +98,7 @@ export class ReviewRequestHandler {
     }
     const mode = Object.prototype.hasOwnProperty.call(MODES, path) ? MODES[path] : undefined;
     if (mode === undefined) return replyStatus(res, 404, `no handler for ${path}`);
-    if (req.method !== 'POST') return notAllowed(res, 'POST');
+    if (req.method !== 'POST') return replyMethodNotAllowed(res, 'POST');
     const contentType = req.headers['content-type'];
     if (contentType !== undefined && !/^application\/json\b/i.test(contentType)) {
       return replyStatus(
@@ -331,10 +331,6 @@ function logReview(
 function sendReview(res: ServerResponse, answer: AdmissionReviewResponse): void {
   const { text, bytes } = answerText(answer);
   replyJSONText(res, 200, text, bytes);
-}
-
-function notAllowed(res: ServerResponse, allow: string): void {
-  replyMethodNotAllowed(res, allow, `method not allowed: use ${allow}`);
 }
 
 /** The denial of a review whose body was refused before it was parsed. */

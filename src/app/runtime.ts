@@ -144,7 +144,6 @@ const addWebhook: RuntimeStep = {
     s.webhook = new WebhookComponent({
       server: (requestHeader) => admissionServerOptions(s, requestHeader),
       client,
-      kubeConfig: options.kubeConfig,
       logger: options.logger,
       ...(registered ? { registration: { caBundle: tls!.ca, advertiseHost, apiService: apiServiceRegistered } } : {}),
       stopBudgetMs: () => budgetMs(s),

@@ -9,7 +9,6 @@
  * beside the controllers' stop; it closes once they stopped too: a registered webhook that no longer answers blocks
  * every write (failurePolicy Fail), and the controllers write until they stop.
  */
-import type { KubeConfig } from '@kubernetes/client-node';
 import { deployLocalAPIService, destroyLocalAPIService } from '../admission/apiservice.js';
 import { readRequestHeaderConfig, type RequestHeaderConfig } from '../admission/front-proxy.js';
 import { startAdmissionServer, type AdmissionServer, type AdmissionServerOptions } from '../admission/server.js';
@@ -19,7 +18,7 @@ import {
   destroyWebhookConfigurations,
   webhookBaseURL,
 } from '../admission/webhook-configurations.js';
-import { ResourceClient } from '../runtime/client.js';
+import type { ResourceClient } from '../runtime/client.js';
 import type { Logger } from '../runtime/log.js';
 import type { ManagerComponent } from '../runtime/manager.js';
 
@@ -35,10 +34,8 @@ export interface WebhookRegistration {
 export interface WebhookComponentOptions {
   /** The server's options, given the request-header configuration (undefined: `shoots/adminkubeconfig` answers 401). */
   readonly server: (requestHeader: RequestHeaderConfig | undefined) => AdmissionServerOptions;
-  /** Registers: the manager's. */
+  /** Reads the request-header configuration, registers and unregisters: the manager's. */
   readonly client: ResourceClient;
-  /** Reads the request-header configuration and unregisters with clients of their own (see readUntilStopped). */
-  readonly kubeConfig: KubeConfig;
   readonly logger: Logger;
   /** Register with the API server; none: a Helm deployment registers through its Service. */
   readonly registration?: WebhookRegistration;
@@ -76,7 +73,8 @@ export class WebhookComponent implements ManagerComponent {
 
   private async listenAndRegister(stopping: AbortSignal): Promise<void> {
     const { logger, registration, client } = this.opts;
-    const requestHeader = await readUntilStopped(this.opts.kubeConfig, stopping).catch((e: unknown) => {
+    // Cut short by the stop: an API server that does not answer would otherwise hold the start, and the stop with it.
+    const requestHeader = await readRequestHeaderConfig(client, { signal: stopping }).catch((e: unknown) => {
       logger.warn({ err: e }, 'reading the request-header configuration failed: shoots/adminkubeconfig answers 401');
       return undefined;
     });
@@ -101,42 +99,23 @@ export class WebhookComponent implements ManagerComponent {
       // Bounded: against an API server that stopped answering (its etcd died), a request would wait for the
       // server's own 34 s timeout.
       const bound = { signal: AbortSignal.timeout(this.budgetMs()) };
-      const unregisterClient = new ResourceClient(this.opts.kubeConfig);
+      // The manager's client: the manager closes it after its components stopped.
+      const { client } = this.opts;
       await Promise.all([
-        destroyWebhookConfigurations(unregisterClient, undefined, bound).catch((err: unknown) =>
+        destroyWebhookConfigurations(client, undefined, bound).catch((err: unknown) =>
           logger.warn({ err }, 'unregistering the webhooks failed'),
         ),
         registration.apiService
-          ? destroyLocalAPIService(unregisterClient, bound).catch((err: unknown) =>
+          ? destroyLocalAPIService(client, bound).catch((err: unknown) =>
               logger.warn({ err }, 'unregistering shoots/adminkubeconfig failed'),
             )
           : undefined,
       ]);
-      unregisterClient.close();
     })());
   }
 
   private budgetMs(): number {
     return Math.max(0, this.opts.stopBudgetMs());
-  }
-}
-
-/**
- * The request-header configuration, read with a client of its own that the stop closes: the read takes no signal,
- * and an API server that does not answer would hold the start (and the stop, which waits for it).
- */
-async function readUntilStopped(
-  kubeConfig: KubeConfig,
-  stopping: AbortSignal,
-): Promise<RequestHeaderConfig | undefined> {
-  const client = new ResourceClient(kubeConfig);
-  const onStop = () => client.close();
-  stopping.addEventListener('abort', onStop, { once: true });
-  try {
-    return await readRequestHeaderConfig(client);
-  } finally {
-    stopping.removeEventListener('abort', onStop);
-    client.close();
   }
 }
 

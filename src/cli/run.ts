@@ -26,14 +26,11 @@ export async function resolveControlPlaneWorkloads(
 ): Promise<boolean> {
   if (mode !== 'auto') return mode === 'true';
   const client = new ResourceClient(kubeConfig);
-  // Stopped meanwhile: closing the client fails the request (an API server that does not answer would hold it).
-  const onAbort = () => client.close();
-  signal?.addEventListener('abort', onAbort, { once: true });
   try {
-    const nodes = await client.list(Refs.node, { limit: 50 });
+    // Stopped meanwhile: the signal fails the request (an API server that does not answer would hold it).
+    const nodes = await client.list(Refs.node, { limit: 50, ...(signal ? { signal } : {}) });
     return nodes.items.length > 0;
   } finally {
-    signal?.removeEventListener('abort', onAbort);
     client.close();
   }
 }

@@ -80,8 +80,9 @@ export class LeadershipLostError extends Error {
  * Holds what controllers share (client, logger, metrics, informers) and runs them in order:
  * `start()`: health server → components (on every replica) → informers (on every replica, so a standby has warm
  * caches) → wait for their first lists → controllers, directly or only while leading. `stop()`: the reverse, waiting
- * for reconciles in flight and releasing the lease; the components are told at its beginning. `done` settles when the manager stopped, rejecting with LeadershipLostError when the lease
- * was lost (then everything has already been stopped).
+ * for reconciles in flight and releasing the lease; the components are told at its beginning. `done` settles when
+ * the manager stopped, rejecting with LeadershipLostError when the lease was lost (then everything has already been
+ * stopped).
  */
 export class Manager implements ClusterAccess {
   readonly kubeConfig: KubeConfig;

@@ -52,7 +52,6 @@ function withWebhook(opts: Partial<ManagerOptions> = {}) {
       logger: silentLogger(),
     }),
     client: manager.client,
-    kubeConfig: server.kubeConfig(),
     logger: silentLogger(),
     registration: { caBundle: tls.ca, advertiseHost: '::1', apiService: false },
     stopBudgetMs: () => 5_000,
