@@ -93,6 +93,21 @@ export const Refs = {
     kind: 'EndpointSlice',
     namespaced: true,
   },
+  serviceAccount: { group: '', version: 'v1', plural: 'serviceaccounts', kind: 'ServiceAccount', namespaced: true },
+  clusterRole: {
+    group: 'rbac.authorization.k8s.io',
+    version: 'v1',
+    plural: 'clusterroles',
+    kind: 'ClusterRole',
+    namespaced: false,
+  },
+  clusterRoleBinding: {
+    group: 'rbac.authorization.k8s.io',
+    version: 'v1',
+    plural: 'clusterrolebindings',
+    kind: 'ClusterRoleBinding',
+    namespaced: false,
+  },
   subjectAccessReview: {
     group: 'authorization.k8s.io',
     version: 'v1',

@@ -19,20 +19,6 @@ import type { ResourceClient } from '../runtime/client.js';
 export const SEEDS_CLUSTER_ROLE = 'gardener.cloud:system:seeds';
 
 const RBAC = 'rbac.authorization.k8s.io';
-const CLUSTER_ROLE: ResourceRef = {
-  group: RBAC,
-  version: 'v1',
-  plural: 'clusterroles',
-  kind: 'ClusterRole',
-  namespaced: false,
-};
-const CLUSTER_ROLE_BINDING: ResourceRef = {
-  group: RBAC,
-  version: 'v1',
-  plural: 'clusterrolebindings',
-  kind: 'ClusterRoleBinding',
-  namespaced: false,
-};
 
 /**
  * What the gardenlet's code does in the garden (src/gardenlet with a separate garden): watch Shoots, Seeds and
@@ -74,9 +60,9 @@ export function seedAccessObjects(): { ref: ResourceRef; object: KubernetesObjec
       ref: Refs.namespace,
       object: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: SEED_LEASE_NAMESPACE } } as KubernetesObject,
     },
-    { ref: CLUSTER_ROLE, object: seedsClusterRole() },
+    { ref: Refs.clusterRole, object: seedsClusterRole() },
     {
-      ref: CLUSTER_ROLE_BINDING,
+      ref: Refs.clusterRoleBinding,
       object: {
         apiVersion: `${RBAC}/v1`,
         kind: 'ClusterRoleBinding',

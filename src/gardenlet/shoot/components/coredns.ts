@@ -43,24 +43,12 @@ export interface CoreDNSOptions {
 }
 
 export const COREDNS_RESOURCES = {
-  serviceAccount: { group: '', version: 'v1', plural: 'serviceaccounts', kind: 'ServiceAccount', namespaced: true },
+  serviceAccount: Refs.serviceAccount,
   configMap: Refs.configMap,
   service: Refs.service,
-  clusterRole: {
-    group: 'rbac.authorization.k8s.io',
-    version: 'v1',
-    plural: 'clusterroles',
-    kind: 'ClusterRole',
-    namespaced: false,
-  },
-  clusterRoleBinding: {
-    group: 'rbac.authorization.k8s.io',
-    version: 'v1',
-    plural: 'clusterrolebindings',
-    kind: 'ClusterRoleBinding',
-    namespaced: false,
-  },
-  deployment: { group: 'apps', version: 'v1', plural: 'deployments', kind: 'Deployment', namespaced: true },
+  clusterRole: Refs.clusterRole,
+  clusterRoleBinding: Refs.clusterRoleBinding,
+  deployment: Refs.deployment,
 } as const satisfies Record<string, ResourceRef>;
 
 /**

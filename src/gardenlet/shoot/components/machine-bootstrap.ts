@@ -18,14 +18,6 @@ import { shootAdminClient } from '../shoot-client.js';
 /** The group the token's users are in besides `system:bootstrappers`. */
 export const BOOTSTRAPPERS_GROUP = 'system:bootstrappers:gardener-ipv6:machines';
 
-const CLUSTER_ROLE_BINDING: ResourceRef = {
-  group: 'rbac.authorization.k8s.io',
-  version: 'v1',
-  plural: 'clusterrolebindings',
-  kind: 'ClusterRoleBinding',
-  namespaced: false,
-};
-
 const ROLE: ResourceRef = {
   group: 'rbac.authorization.k8s.io',
   version: 'v1',
@@ -73,7 +65,7 @@ export function machineBootstrapObjects(token: {
   secret: string;
 }): { ref: ResourceRef; object: KubernetesObject }[] {
   const binding = (name: string, role: string, group: string) => ({
-    ref: CLUSTER_ROLE_BINDING,
+    ref: Refs.clusterRoleBinding,
     object: {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'ClusterRoleBinding',
@@ -113,7 +105,7 @@ export function machineBootstrapObjects(token: {
     binding('node-proxier', 'system:node-proxier', 'system:nodes'),
     // kube-apiserver's sidecar into the overlay lists the Nodes (controlplane/seed-workloads.ts).
     {
-      ref: CLUSTER_ROLE_BINDING,
+      ref: Refs.clusterRoleBinding,
       object: {
         apiVersion: 'rbac.authorization.k8s.io/v1',
         kind: 'ClusterRoleBinding',
@@ -134,7 +126,7 @@ export const NETWORK_POLICY_ENFORCER_ROLE = 'gardener-ipv6:network-policy-enforc
 export function networkPolicyEnforcerRBAC(): { ref: ResourceRef; object: KubernetesObject }[] {
   return [
     {
-      ref: { ...CLUSTER_ROLE_BINDING, plural: 'clusterroles', kind: 'ClusterRole' },
+      ref: Refs.clusterRole,
       object: {
         apiVersion: 'rbac.authorization.k8s.io/v1',
         kind: 'ClusterRole',
@@ -146,7 +138,7 @@ export function networkPolicyEnforcerRBAC(): { ref: ResourceRef; object: Kuberne
       } as KubernetesObject,
     },
     {
-      ref: CLUSTER_ROLE_BINDING,
+      ref: Refs.clusterRoleBinding,
       object: {
         apiVersion: 'rbac.authorization.k8s.io/v1',
         kind: 'ClusterRoleBinding',
