@@ -3,8 +3,9 @@
  * `npm run bench -- api`, `-- cli`, `-- reconcile [--sizes 200,1000]`, `-- garden [--shoots 2,10]`, `-- machines` (a shoot on a seed with Nodes),
  * `-- density [--max-shoots N]` (shoots with a machine each on one seed until it is full; only when named),
  * `-- network-policies`, `-- webhook-decode`, `-- webhook-attack` or `-- webhook [--rounds 2] [--duration 10] [--slice 2] [--rss-seconds 60] [--rss-warmup-seconds 90]
- * [--cpu-prof DIR] [--loads 200,1000,max] [--targets valid,valid+seed,invalid,invalid+seed]` runs one of them (the
- * webhook benchmark needs h2load: Debian's `nghttp2-client`; `--rss-seconds 0` leaves out its RSS phase).
+ * [--cpu-prof DIR] [--loads 200,1000,max] [--targets valid,valid+seed,invalid,invalid+seed]` or `-- webhook-writes
+ * [--slice 5] [--slices 3]` runs one of them (the webhook benchmarks need h2load: Debian's `nghttp2-client`;
+ * `--rss-seconds 0` leaves out the RSS phase).
  */
 import { runApiBench } from './api.js';
 import { CLI_TARGET_MS, runCliBench } from './cli.js';
@@ -16,6 +17,7 @@ import { runNetworkPolicyBench } from './network-policies.js';
 import { runNetworkPolicyFootprintBench } from './network-policy-footprint.js';
 import { formatWebhookBench, runWebhookBench, type Target } from './webhook.js';
 import { runWebhookAttackBench } from './webhook-attack.js';
+import { formatWebhookWritesBench, runWebhookWritesBench } from './webhook-writes.js';
 import { runWebhookDecodeBench } from './webhook-decode.js';
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
@@ -32,6 +34,7 @@ const flagValues = new Set(
     '--rss-warmup-seconds',
     '--cpu-prof',
     '--max-shoots',
+    '--slices',
   ].map(valueOf),
 );
 const only = args.find((a) => !a.startsWith('--') && !flagValues.has(a));
@@ -203,4 +206,12 @@ if (!only || only === 'webhook') {
     ...(targets ? { targets: targets.split(',') as Exclude<Target, 'baseline'>[] } : {}),
   });
   console.log(formatWebhookBench(result));
+}
+
+if (!only || only === 'webhook-writes') {
+  console.log(
+    '\n# Shoot writes through kube-apiserver: the admission webhook registered, against the bare server registered',
+  );
+  const result = await runWebhookWritesBench({ sliceSeconds: numberOf('--slice'), slices: numberOf('--slices') });
+  console.log(formatWebhookWritesBench(result));
 }

@@ -58,13 +58,13 @@ export interface WebhookBenchOptions {
   readonly targets?: readonly Exclude<Target, 'baseline'>[];
 }
 
-const CONNECTIONS = 10;
+export const CONNECTIONS = 10;
 /** Not measured at the start of each h2load run (connecting, TLS handshakes). */
 const WARM_UP_MS = 300;
 /** Reviews per second of the paced loads; `undefined` is full speed. */
 export const LOADS = [200, 1000, undefined] as const;
 export type Load = number | undefined;
-const SEED_NAME = 'bench-seed';
+export const SEED_NAME = 'bench-seed';
 
 export type Target = 'baseline' | 'valid' | 'valid+seed' | 'invalid' | 'invalid+seed';
 export const TARGETS: readonly Target[] = ['baseline', 'valid', 'valid+seed', 'invalid', 'invalid+seed'];
@@ -118,7 +118,8 @@ export interface WebhookBenchResult {
   readonly sliceSeconds: number;
 }
 
-function shootReview(target: Exclude<Target, 'baseline'>): string {
+/** The Shoot of a scenario: the API benchmark's IPv6 Shoot, with or without seed context, valid or not. */
+export function benchShootOf(target: Exclude<Target, 'baseline'>): KubernetesObject {
   const shoot = benchShoot(1, 'ipv6') as {
     spec: Record<string, unknown> & { networking: Record<string, unknown>; kubernetes: { version: string } };
   };
@@ -135,7 +136,11 @@ function shootReview(target: Exclude<Target, 'baseline'>): string {
   if (target === 'invalid') shoot.spec.networking.pods = '100.96.0.0/11';
   // Overlaps the seed's pod network: only the seed context finds that.
   if (target === 'invalid+seed') shoot.spec.networking.nodes = 'fd00:10:1::/64';
-  return shootCreateReview(shoot);
+  return shoot as KubernetesObject;
+}
+
+function shootReview(target: Exclude<Target, 'baseline'>): string {
+  return shootCreateReview(benchShootOf(target));
 }
 
 function post(port: number, path: string, body: string, ca: Buffer): Promise<{ status: number; body: string }> {
@@ -185,7 +190,7 @@ async function preflight(port: number, bodies: Record<Target, string>, ca: Buffe
 }
 
 /** utime + stime of a process, in microseconds. */
-function cpuMicros(pid: number): number {
+export function cpuMicros(pid: number): number {
   const stat = readProcStat(pid);
   if (stat === undefined) throw new Error(`process ${pid} is gone`);
   return (stat.cpuTicks * 1_000_000) / CLOCK_TICKS;
@@ -222,7 +227,7 @@ async function apiRequestCounts(kc: KubeConfig): Promise<{ seeds: number; all: n
   return { seeds, all };
 }
 
-interface H2LoadRun {
+export interface H2LoadRun {
   readonly reviews: number;
   readonly errors: number;
   readonly seconds: number;
@@ -234,16 +239,10 @@ interface H2LoadRun {
  * {@link h2loadOnce}, again for up to a minute while h2load is missing: a long run outlasts a reinstall of the host's
  * packages (nghttp2-client) by whatever else runs there.
  */
-async function h2load(
-  port: number,
-  bodyFile: string,
-  seconds: number,
-  load: Load,
-  logFile: string,
-): Promise<H2LoadRun> {
+export async function h2load(request: H2LoadRequest, seconds: number, load: Load, logFile: string): Promise<H2LoadRun> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await h2loadOnce(port, bodyFile, seconds, load, logFile);
+      return await h2loadOnce(request, seconds, load, logFile);
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 30) throw e;
       await new Promise((r) => setTimeout(r, 2_000));
@@ -251,8 +250,23 @@ async function h2load(
   }
 }
 
-function h2loadOnce(port: number, bodyFile: string, seconds: number, load: Load, logFile: string): Promise<H2LoadRun> {
+/** What h2load sends: every connection takes the URIs in turn, each with the body and the headers. */
+export interface H2LoadRequest {
+  readonly uris: readonly string[];
+  readonly bodyFile: string;
+  readonly headers?: readonly string[];
+}
+
+/** A review on each path of the webhook in turn, as the API server sends them for a write. */
+function reviewRequest(port: number, bodyFile: string): H2LoadRequest {
+  const base = `https://[::1]:${port}`;
+  return { uris: [`${base}/mutate?timeout=10s`, `${base}/validate?timeout=10s`], bodyFile };
+}
+
+function h2loadOnce(request: H2LoadRequest, seconds: number, load: Load, logFile: string): Promise<H2LoadRun> {
   const args = [
+    // HTTP/1.1, as the API server's webhook client speaks to a Node HTTPS server (h2load's counts of an HTTP/2 run
+    // with a warm-up are not the main duration's).
     '--h1',
     '-c',
     String(CONNECTIONS),
@@ -263,13 +277,13 @@ function h2loadOnce(port: number, bodyFile: string, seconds: number, load: Load,
     `${WARM_UP_MS}ms`,
     '-H',
     'content-type: application/json',
+    ...(request.headers ?? []).flatMap((header) => ['-H', header]),
     '-d',
-    bodyFile,
+    request.bodyFile,
     '--log-file',
     logFile,
     ...(load === undefined ? [] : ['--rps', String(load / CONNECTIONS)]),
-    `https://[::1]:${port}/mutate?timeout=10s`,
-    `https://[::1]:${port}/validate?timeout=10s`,
+    ...request.uris,
   ];
   // h2load appends to its log file.
   rmSync(logFile, { force: true });
@@ -305,10 +319,10 @@ function h2loadOnce(port: number, bodyFile: string, seconds: number, load: Load,
   });
 }
 
-const percentile = (sorted: readonly number[], p: number) =>
+export const percentile = (sorted: readonly number[], p: number) =>
   sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 
-interface ServerProcess {
+export interface ServerProcess {
   readonly child: ChildProcess;
   readonly port: number;
   readonly logFile: string;
@@ -323,7 +337,7 @@ const ROOT = join(import.meta.dirname, '..');
  * that what is measured is what ships, not the TypeScript loader) under the image's node flags, logging JSON lines at
  * the default level.
  */
-async function startWebhook(
+export async function startWebhook(
   kubeconfig: string,
   certDir: string,
   dir: string,
@@ -372,7 +386,7 @@ async function startWebhook(
 }
 
 /** The bare HTTPS baseline (bench/baseline-server.mjs), plain node with the webhook's flags. */
-async function startBaseline(certDir: string, dir: string, cpuProfileDir?: string): Promise<ServerProcess> {
+export async function startBaseline(certDir: string, dir: string, cpuProfileDir?: string): Promise<ServerProcess> {
   const logFile = join(dir, 'baseline.log');
   const child = spawn(
     process.execPath,
@@ -423,7 +437,7 @@ async function waitReady(healthPort: number): Promise<void> {
   throw new Error('the webhook did not get ready within 60 s');
 }
 
-async function stopServer(server: ServerProcess): Promise<void> {
+export async function stopServer(server: ServerProcess): Promise<void> {
   if (server.child.exitCode !== null || server.child.signalCode !== null) return;
   const exited = new Promise((resolve) => server.child.once('exit', resolve));
   server.child.kill('SIGTERM');
@@ -484,7 +498,7 @@ export async function runWebhookBench(opts: WebhookBenchOptions = {}): Promise<W
 
     // Warm-up (JIT, connections): a few seconds of each scenario at full speed, not measured.
     for (const target of targets) {
-      await h2load(serverOf(target).port, bodyFiles[target], 2, undefined, join(dir, 'warmup.log'));
+      await h2load(reviewRequest(serverOf(target).port, bodyFiles[target]), 2, undefined, join(dir, 'warmup.log'));
     }
 
     const runs = new Map<
@@ -506,7 +520,12 @@ export async function runWebhookBench(opts: WebhookBenchOptions = {}): Promise<W
               requests: await apiRequestCounts(kc),
               log: statSync(server.logFile).size,
             };
-            const run = await h2load(server.port, bodyFiles[target], sliceSeconds, load, join(dir, 'latency.log'));
+            const run = await h2load(
+              reviewRequest(server.port, bodyFiles[target]),
+              sliceSeconds,
+              load,
+              join(dir, 'latency.log'),
+            );
             const requests = await apiRequestCounts(kc);
             const key = JSON.stringify([target, load ?? null]);
             const measured = {
@@ -568,12 +587,22 @@ export async function runWebhookBench(opts: WebhookBenchOptions = {}): Promise<W
       const warmupSamples: number[] = [];
       let sampler = setInterval(() => warmupSamples.push(rssMiB(webhook.child.pid!)), 1000);
       if (rssWarmupSeconds > 0) {
-        await h2load(webhook.port, bodyFiles['valid+seed'], rssWarmupSeconds, 1000, join(dir, 'rss.log'));
+        await h2load(
+          reviewRequest(webhook.port, bodyFiles['valid+seed']),
+          rssWarmupSeconds,
+          1000,
+          join(dir, 'rss.log'),
+        );
       }
       clearInterval(sampler);
       const samples: number[] = [];
       sampler = setInterval(() => samples.push(rssMiB(webhook.child.pid!)), 1000);
-      const rssRun = await h2load(webhook.port, bodyFiles['valid+seed'], rssSeconds, 1000, join(dir, 'rss.log'));
+      const rssRun = await h2load(
+        reviewRequest(webhook.port, bodyFiles['valid+seed']),
+        rssSeconds,
+        1000,
+        join(dir, 'rss.log'),
+      );
       clearInterval(sampler);
       return {
         seconds: rssSeconds,
