@@ -111,6 +111,18 @@ function seedRestrictionRules(): V1RuleWithOperations[] {
   ];
 }
 
+/**
+ * The API server calls the validating webhook for creates and for updates that change the spec only: it admits every
+ * update that leaves the spec alone (review.ts: an object that became invalid under newer rules must still lose its
+ * finalizer), so the gardenlet's finalizer, label and annotation writes need no review. Where CEL can't tell the two
+ * specs equal (a null beside an absent field, no spec), the webhook is called and decides as before.
+ */
+export const SPEC_CHANGED_MATCH_CONDITION = {
+  name: 'spec-changed',
+  expression:
+    "request.operation != 'UPDATE' || !has(object.spec) || !has(oldObject.spec) || object.spec != oldObject.spec",
+} as const;
+
 /** The API server calls the seed restriction for gardenlets' garden credentials only. */
 export const SEED_RESTRICTION_MATCH_CONDITION = {
   name: 'gardenlets-only',
@@ -174,7 +186,12 @@ export function desiredWebhookConfigurations(opts: WebhookConfigurationOptions):
       kind: 'ValidatingWebhookConfiguration',
       metadata,
       webhooks: [
-        { name: VALIDATING_WEBHOOK_NAME, clientConfig: clientConfig(opts, WEBHOOK_PATHS.validate), ...common },
+        {
+          name: VALIDATING_WEBHOOK_NAME,
+          clientConfig: clientConfig(opts, WEBHOOK_PATHS.validate),
+          ...common,
+          matchConditions: [{ ...SPEC_CHANGED_MATCH_CONDITION }],
+        },
         {
           name: SEED_RESTRICTION_WEBHOOK_NAME,
           clientConfig: clientConfig(opts, WEBHOOK_PATHS.seedRestriction),

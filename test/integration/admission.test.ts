@@ -9,6 +9,8 @@
  * webhooks, and all are deleted in afterAll.
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
@@ -19,8 +21,11 @@ import {
   deployWebhookConfigurations,
   desiredWebhookConfigurations,
   destroyWebhookConfigurations,
+  FIELD_MANAGER,
   MUTATING_WEBHOOK_NAME,
   VALIDATING_WEBHOOK_NAME,
+  webhookBaseURL,
+  WebhookConfigurationRefs,
 } from '../../src/admission/webhook-configurations.js';
 import type { CloudProfile } from '../../src/apis/core/v1beta1/cloudprofile.js';
 import type { Shoot } from '../../src/apis/core/v1beta1/shoot.js';
@@ -66,6 +71,8 @@ const configName = (gates: Gates) => `gardener-ipv6-test-${run}-${gates}`;
 const labels = (gates: Gates) => ({ [RUN_LABEL]: `${run}-${gates}` });
 
 let certDir: string | undefined;
+/** The webhook servers' certificate for [::1], and its CA. */
+let tls: { cert: Buffer; key: Buffer; ca: Buffer };
 const servers: AdmissionServer[] = [];
 const deployed: string[] = [];
 const seeds: string[] = [];
@@ -149,6 +156,7 @@ beforeAll(async () => {
     readFile(certs.serverKey),
     readFile(certs.caCert),
   ]);
+  tls = { cert, key, ca };
   await Promise.all([seedInformer.start(), profileInformer.start(), shootInformer.start()]);
   for (const gates of ['off', 'on', 'profiles', 'machines'] as const) {
     const server = await startAdmissionServer({
@@ -214,6 +222,84 @@ describe('admission webhook behind kube-apiserver', () => {
       clientConfig: { url: `https://[::1]:${servers[0]!.port}/validate` },
     });
     expect(MUTATING_WEBHOOK_NAME).toBe('default.gardener-ipv6.gardener.cloud');
+  });
+
+  it('is not asked about an update that leaves the spec alone, and is about one that changes it', async () => {
+    // A validating webhook that fails every call it gets (failurePolicy Fail): a write sent to it fails.
+    const calls: string[] = [];
+    const failing = https.createServer({ cert: tls.cert, key: tls.key }, (req, res) => {
+      calls.push(`${req.method} ${req.url}`);
+      req.resume();
+      res.writeHead(500).end();
+    });
+    await new Promise<void>((resolve) => failing.listen({ host: '::1', port: 0 }, resolve));
+    const name = `gardener-ipv6-test-${run}-spec-changed`;
+    const selected = { [RUN_LABEL]: `${run}-spec-changed` };
+    try {
+      const { validating } = desiredWebhookConfigurations({
+        caBundle: tls.ca,
+        url: webhookBaseURL('::1', (failing.address() as AddressInfo).port),
+        name,
+        objectSelector: { matchLabels: selected },
+      });
+      deployed.push(name);
+      await client.apply(
+        WebhookConfigurationRefs.validating,
+        validating as KubernetesObject & { metadata: { name: string } },
+        {
+          fieldManager: FIELD_MANAGER,
+          force: true,
+        },
+      );
+      const namespace = await newTestNamespace('admission');
+      // Created without the label that makes the configuration match it (a create is always sent).
+      const record = dnsRecord(namespace, 'off');
+      record.metadata = { name: 'spec-changed', namespace, labels: {} };
+      await client.create(Refs.dnsRecord, record);
+      const update = (change: (r: DNSRecord & Obj) => void) =>
+        retryOnConflict(async () => {
+          const current = (await client.get<DNSRecord & Obj>(Refs.dnsRecord, 'spec-changed', namespace))!;
+          change(current);
+          return client.update(Refs.dnsRecord, current);
+        });
+      // Labelled by an update that leaves the spec alone: it goes through whether the configuration is in force yet or
+      // not.
+      await update((r) => (r.metadata.labels = selected));
+      // The API server picks the configuration up through an informer: in force once a spec change fails there.
+      let ttl = 100;
+      let stored: number | undefined;
+      await waitFor(
+        async () => {
+          try {
+            await update((r) => (r.spec.ttl = ++ttl));
+            stored = ttl;
+            return false;
+          } catch (e) {
+            if (asApiError(e)?.message.includes(`failed calling webhook "${VALIDATING_WEBHOOK_NAME}"`)) return true;
+            throw e;
+          }
+        },
+        { timeoutMs: 20_000, message: 'the failing validating webhook in force' },
+      );
+      const sent = calls.length;
+      expect(sent).toBeGreaterThan(0);
+
+      // Labels and annotations only: not sent, so the write goes through though the webhook fails every call.
+      const annotated = await update((r) => {
+        r.metadata.annotations = { ...r.metadata.annotations, note: 'metadata only' };
+      });
+      expect(annotated.metadata?.annotations?.note).toBe('metadata only');
+      expect(calls).toHaveLength(sent);
+      // A spec change is sent, and fails there.
+      const error = await rejection(update((r) => (r.spec.ttl = 300)));
+      expect(error.message).toContain(`failed calling webhook "${VALIDATING_WEBHOOK_NAME}"`);
+      expect(calls.length).toBeGreaterThan(sent);
+      expect((await client.get<DNSRecord & Obj>(Refs.dnsRecord, 'spec-changed', namespace))!.spec.ttl).toBe(stored);
+    } finally {
+      await destroyWebhookConfigurations(client, name);
+      failing.closeAllConnections();
+      await new Promise((resolve) => failing.close(resolve));
+    }
   });
 
   it('rejects an IPv6 shoot with the gate off, with the causes of the Status', async () => {
