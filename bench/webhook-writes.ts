@@ -11,9 +11,7 @@
  * defaults the Shoot's pod network and refuses an invalid Shoot, the bare server neither), and runs at full speed;
  * the two take turns slice by slice.
  */
-import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import https from 'node:https';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, type KubernetesObject } from '@kubernetes/client-node';
@@ -23,17 +21,18 @@ import {
   webhookBaseURL,
 } from '../src/admission/webhook-configurations.js';
 import { Refs } from '../src/apis/refs.js';
-import { generateCertificates } from '../src/localenv/certs.js';
 import { startControlPlane } from '../src/localenv/control-plane.js';
-import { localCloudProfile } from '../src/extensions/provider-local/cloudprofile.js';
 import { ResourceClient } from '../src/runtime/client.js';
-import { benchSeed } from './objects.js';
 import {
   benchShootOf,
   cpuMicros,
+  createSeedAndCloudProfile,
+  fmt,
   h2load,
   percentile,
-  SEED_NAME,
+  post,
+  requireH2load,
+  serverCertificates,
   startBaseline,
   startWebhook,
   stopServer,
@@ -78,9 +77,7 @@ const SERVICE_ACCOUNT = 'bench-writer';
 const BASELINE_ECHO_PATH = '/echo';
 
 export async function runWebhookWritesBench(opts: WebhookWritesOptions = {}): Promise<WebhookWritesBenchResult> {
-  if (spawnSync('h2load', ['--version']).status !== 0) {
-    throw new Error("h2load is missing: install Debian's nghttp2-client (apt-get install -y nghttp2-client)");
-  }
+  requireH2load();
   const sliceSeconds = Math.max(1, Math.round(opts.sliceSeconds ?? 5));
   const slices = Math.max(1, opts.slices ?? 3);
   const dir = mkdtempSync(join(tmpdir(), 'gardener-ipv6-bench-writes-'));
@@ -89,19 +86,11 @@ export async function runWebhookWritesBench(opts: WebhookWritesOptions = {}): Pr
   try {
     const kc = cp.kubeConfig();
     const client = new ResourceClient(kc);
-    const seed = benchSeed(0, 'ipv6') as KubernetesObject;
-    seed.metadata = { name: SEED_NAME };
-    await client.create(Refs.seed, seed);
-    await client.create(Refs.cloudProfile, localCloudProfile() as KubernetesObject);
+    await createSeedAndCloudProfile(client);
     await client.create(Refs.namespace, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
     const token = await writerToken(kc.makeApiClient(CoreV1Api), client);
 
-    const certDir = join(dir, 'certs');
-    mkdirSync(certDir);
-    const certs = await generateCertificates(certDir, { ipAddresses: ['::1'], dnsNames: ['localhost'], days: 1 });
-    copyFileSync(certs.serverCert, join(certDir, 'tls.crt'));
-    copyFileSync(certs.serverKey, join(certDir, 'tls.key'));
-    const ca = readFileSync(certs.caCert);
+    const { certDir, ca } = await serverCertificates(dir);
 
     const baseline = await startBaseline(certDir, dir);
     servers.push(baseline);
@@ -124,6 +113,11 @@ export async function runWebhookWritesBench(opts: WebhookWritesOptions = {}): Pr
     const invalid = JSON.stringify(benchShootOf('invalid+seed'));
     const bodyFile = join(dir, 'shoot.json');
     writeFileSync(bodyFile, valid);
+    const apiCA = readFileSync(cp.certs.caCert);
+    const dryRunCreate = async (body: string) => {
+      const answer = await post(`${shootsURL}?dryRun=All`, body, apiCA, { Authorization: `Bearer ${token}` });
+      return { status: answer.status, body: parseOrText(answer.body) };
+    };
     const request = {
       uris: [`${shootsURL}?dryRun=All&fieldManager=bench`],
       bodyFile,
@@ -137,10 +131,7 @@ export async function runWebhookWritesBench(opts: WebhookWritesOptions = {}): Pr
       await deployWebhookConfigurations(client, configurationsOf(target));
       const deadline = Date.now() + 60_000;
       for (;;) {
-        const [created, refused] = await Promise.all([
-          dryRunCreate(shootsURL, valid, token, cp.certs.caCert),
-          dryRunCreate(shootsURL, invalid, token, cp.certs.caCert),
-        ]);
+        const [created, refused] = await Promise.all([dryRunCreate(valid), dryRunCreate(invalid)]);
         const defaulted = (created.body as { spec?: { networking?: { pods?: string } } }).spec?.networking?.pods;
         const calls =
           created.status === 201 &&
@@ -226,49 +217,14 @@ async function writerToken(core: CoreV1Api, client: ResourceClient): Promise<str
   return request.status!.token;
 }
 
-function dryRunCreate(
-  url: string,
-  body: string,
-  token: string,
-  caFile: string,
-): Promise<{ status: number; body: unknown }> {
-  return new Promise((resolve, reject) => {
-    const req = https.request(
-      `${url}?dryRun=All`,
-      {
-        method: 'POST',
-        ca: readFileSync(caFile),
-        agent: false,
-        headers: {
-          Authorization: `Bearer ${token}`,
-          'Content-Type': 'application/json',
-          'Content-Length': Buffer.byteLength(body),
-        },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString();
-          let parsed: unknown = text;
-          try {
-            parsed = JSON.parse(text);
-          } catch {
-            // A body that is no JSON is kept as text for the error message.
-          }
-          resolve({ status: res.statusCode ?? 0, body: parsed });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
+/** A body as JSON, or as its text when it is none (for an error message). */
+function parseOrText(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
 }
-
-const fmt = (n: number, digits = 0) =>
-  Number.isFinite(n)
-    ? n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
-    : '-';
 
 export function formatWebhookWritesBench(r: WebhookWritesBenchResult): string {
   const lines = [

@@ -18,6 +18,7 @@ import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import { webhookBaseURL } from '../src/admission/webhook-configurations.js';
 import { Refs } from '../src/apis/refs.js';
 import { generateCertificates } from '../src/localenv/certs.js';
 import { startControlPlane } from '../src/localenv/control-plane.js';
@@ -143,17 +144,21 @@ function shootReview(target: Exclude<Target, 'baseline'>): string {
   return shootCreateReview(benchShootOf(target));
 }
 
-function post(port: number, path: string, body: string, ca: Buffer): Promise<{ status: number; body: string }> {
+/** POSTs a JSON body over HTTPS (trusting `ca`) on a connection of its own: the answer's status and text. */
+export function post(
+  url: string,
+  body: string,
+  ca: Buffer,
+  headers: Readonly<Record<string, string>> = {},
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = https.request(
+      url,
       {
-        host: '::1',
-        port,
-        path,
         method: 'POST',
         ca,
         agent: false,
-        headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) },
+        headers: { ...headers, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) },
       },
       (res) => {
         const chunks: Buffer[] = [];
@@ -175,10 +180,10 @@ async function preflight(port: number, bodies: Record<Target, string>, ca: Buffe
     'invalid+seed': { allowed: false },
   };
   for (const [target, want] of Object.entries(expect) as [Exclude<Target, 'baseline'>, { allowed: boolean }][]) {
-    const validate = JSON.parse((await post(port, '/validate', bodies[target], ca)).body) as {
+    const validate = JSON.parse((await post(`${webhookBaseURL('::1', port)}/validate`, bodies[target], ca)).body) as {
       response: { allowed: boolean; status?: { message?: string } };
     };
-    const mutate = JSON.parse((await post(port, '/mutate', bodies[target], ca)).body) as {
+    const mutate = JSON.parse((await post(`${webhookBaseURL('::1', port)}/mutate`, bodies[target], ca)).body) as {
       response: { allowed: boolean };
     };
     if (validate.response.allowed !== want.allowed || !mutate.response.allowed) {
@@ -259,7 +264,7 @@ export interface H2LoadRequest {
 
 /** A review on each path of the webhook in turn, as the API server sends them for a write. */
 function reviewRequest(port: number, bodyFile: string): H2LoadRequest {
-  const base = `https://[::1]:${port}`;
+  const base = webhookBaseURL('::1', port);
   return { uris: [`${base}/mutate?timeout=10s`, `${base}/validate?timeout=10s`], bodyFile };
 }
 
@@ -444,10 +449,34 @@ export async function stopServer(server: ServerProcess): Promise<void> {
   await exited;
 }
 
-export async function runWebhookBench(opts: WebhookBenchOptions = {}): Promise<WebhookBenchResult> {
+/** Throws unless h2load runs here. */
+export function requireH2load(): void {
   if (spawnSync('h2load', ['--version']).status !== 0) {
     throw new Error("h2load is missing: install Debian's nghttp2-client (apt-get install -y nghttp2-client)");
   }
+}
+
+/** The Seed the Shoots with seed context name, and the CloudProfile they all name, as `up` creates it. */
+export async function createSeedAndCloudProfile(client: ResourceClient): Promise<void> {
+  const seed = benchSeed(0, 'ipv6') as KubernetesObject;
+  seed.metadata = { name: SEED_NAME };
+  await client.create(Refs.seed, seed);
+  await client.create(Refs.cloudProfile, localCloudProfile() as KubernetesObject);
+}
+
+/** The servers' certificate for [::1] in `dir`/certs (tls.crt, tls.key, ca.crt), and its CA. */
+export async function serverCertificates(dir: string): Promise<{ certDir: string; ca: Buffer }> {
+  const certDir = join(dir, 'certs');
+  mkdirSync(certDir);
+  const certs = await generateCertificates(certDir, { ipAddresses: ['::1'], dnsNames: ['localhost'], days: 1 });
+  copyFileSync(certs.serverCert, join(certDir, 'tls.crt'));
+  copyFileSync(certs.serverKey, join(certDir, 'tls.key'));
+  copyFileSync(certs.caCert, join(certDir, 'ca.crt'));
+  return { certDir, ca: readFileSync(certs.caCert) };
+}
+
+export async function runWebhookBench(opts: WebhookBenchOptions = {}): Promise<WebhookBenchResult> {
+  requireH2load();
   const durationSeconds = opts.durationSeconds ?? 10;
   // h2load takes whole seconds.
   const sliceSeconds = Math.max(1, Math.round(Math.min(opts.sliceSeconds ?? 2, durationSeconds)));
@@ -463,19 +492,8 @@ export async function runWebhookBench(opts: WebhookBenchOptions = {}): Promise<W
   try {
     const kc = cp.kubeConfig();
     const client = new ResourceClient(kc);
-    const seed = benchSeed(0, 'ipv6') as KubernetesObject;
-    seed.metadata = { name: SEED_NAME };
-    await client.create(Refs.seed, seed);
-    // The CloudProfile the Shoots name, as `up` creates it.
-    await client.create(Refs.cloudProfile, localCloudProfile() as KubernetesObject);
-
-    const certDir = join(dir, 'certs');
-    mkdirSync(certDir);
-    const certs = await generateCertificates(certDir, { ipAddresses: ['::1'], dnsNames: ['localhost'], days: 1 });
-    copyFileSync(certs.serverCert, join(certDir, 'tls.crt'));
-    copyFileSync(certs.serverKey, join(certDir, 'tls.key'));
-    copyFileSync(certs.caCert, join(certDir, 'ca.crt'));
-    const ca = readFileSync(certs.caCert);
+    await createSeedAndCloudProfile(client);
+    const { certDir, ca } = await serverCertificates(dir);
 
     const bodies = {} as Record<Target, string>;
     const bodyFiles = {} as Record<Target, string>;
@@ -621,7 +639,7 @@ export async function runWebhookBench(opts: WebhookBenchOptions = {}): Promise<W
   }
 }
 
-const fmt = (n: number, digits = 0) =>
+export const fmt = (n: number, digits = 0) =>
   Number.isFinite(n)
     ? n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
     : '-';
